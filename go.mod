@@ -1,0 +1,3 @@
+module github.com/ocannlgen/ocannlgen
+
+go 1.26

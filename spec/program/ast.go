@@ -1,0 +1,328 @@
+// Package program parses the ocannlgen tensor-program language: the text
+// held by `//ocannl:` directives and by .ocl files. It is modelled on
+// OCANNL's %op / %cd syntax; see docs/language.md for the grammar.
+//
+// The parser is purely syntactic. Names are resolved, shapes inferred and
+// specs parsed by package inference.
+package program
+
+import "fmt"
+
+// Pos is a source position: 1-based line and byte column.
+type Pos struct {
+	Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// Program is a parsed program: its statements in source order.
+type Program struct {
+	Stmts []Stmt
+}
+
+// Stmt is a statement. Concrete types: *InputStmt, *LeafStmt, *ParamStmt,
+// *LetStmt, *DimStmt, *AssignStmt.
+type Stmt interface {
+	StmtPos() Pos
+}
+
+// InputStmt is `input NAME : shape [= init]`: a data leaf with exactly the
+// given shape.
+type InputStmt struct {
+	Pos   Pos
+	Name  string
+	Shape *ShapeDecl
+	Init  *Init // nil when absent (zeros)
+}
+
+// LeafStmt is `leaf NAME [: shape] [= init]`: a non-learnable leaf whose
+// unknown ('?') or absent rows are inferred from use.
+type LeafStmt struct {
+	Pos   Pos
+	Name  string
+	Shape *ShapeDecl // nil when absent: all rows unknown
+	Init  *Init      // nil when absent
+}
+
+// ParamStmt is `param NAME [= init] { field }`: a learnable parameter
+// whose shape is inferred from use.
+type ParamStmt struct {
+	Pos    Pos
+	Name   string
+	Init   *Init // nil: default random init
+	Fields []Field
+}
+
+// LetStmt is `[let] NAME = expr`.
+type LetStmt struct {
+	Pos  Pos
+	Name string
+	Expr Expr
+}
+
+// DimStmt is `dim NAME = INT`: sets the size of a captured label.
+type DimStmt struct {
+	Pos   Pos
+	Name  string
+	Value int
+}
+
+// AssignStmt is an assignment in the producer regime (OCANNL's %cd):
+// `target ACCUM rhs [~logic:"..."]`.
+type AssignStmt struct {
+	Pos Pos
+	// Target is the assigned tensor's name; Inline is true when written
+	// `{ NAME }` (a new tensor introduced by this assignment).
+	Target    string
+	TargetPos Pos
+	Inline    bool
+	// Accum is the assignment operator as written: "=:", "=+", "=:+",
+	// "=-", "=:-", "=*", "=:*", "=/", "=:/", "=@^", "=:@^", "=@-", "=:@-".
+	Accum string
+	// Op is the primitive applied to the operands: a FUNC name for a unary
+	// primitive ("id", "relu", ...), a binary operator ("+", "-", "*",
+	// "/", "*.", "/.", "**.", "<", "=", "<>") or "" when the right-hand
+	// side is a bare expression (identity).
+	Op string
+	// Args are the operands: one for unary/identity, two for binary.
+	Args []Expr
+	// Logic is the ~logic string: "." (default), "@", "T" or an einsum spec.
+	Logic    string
+	LogicPos Pos // position of the string literal's opening quote; zero if absent
+}
+
+// StmtPos implements Stmt.
+func (s *InputStmt) StmtPos() Pos { return s.Pos }
+
+// StmtPos implements Stmt.
+func (s *LeafStmt) StmtPos() Pos { return s.Pos }
+
+// StmtPos implements Stmt.
+func (s *ParamStmt) StmtPos() Pos { return s.Pos }
+
+// StmtPos implements Stmt.
+func (s *LetStmt) StmtPos() Pos { return s.Pos }
+
+// StmtPos implements Stmt.
+func (s *DimStmt) StmtPos() Pos { return s.Pos }
+
+// StmtPos implements Stmt.
+func (s *AssignStmt) StmtPos() Pos { return s.Pos }
+
+// ShapeDecl is a declared shape `[batch |] [input ->] output`. A nil row
+// pointer means the kind was omitted (an empty row).
+type ShapeDecl struct {
+	Pos    Pos
+	Batch  *RowDecl
+	Input  *RowDecl
+	Output *RowDecl
+}
+
+// RowDecl is one declared row: '?' (Unknown) or a list of dims (possibly empty).
+type RowDecl struct {
+	Pos     Pos
+	Unknown bool
+	Dims    []DimDecl
+}
+
+// DimDecl is `INT[:basis]`.
+type DimDecl struct {
+	Pos   Pos
+	Size  int
+	Basis string // "" when not written (the default basis)
+}
+
+// InitKind tells how a declared tensor is initialized.
+type InitKind int
+
+// Init kinds.
+const (
+	// InitRange fills each cell with its row-major offset (memory order
+	// batch, output, input).
+	InitRange InitKind = iota
+	// InitNumber fills every cell with Number.
+	InitNumber
+	// InitLiteral fills the cells from Literal, whose nesting also gives the shape.
+	InitLiteral
+)
+
+// Init is an initializer.
+type Init struct {
+	Pos     Pos
+	Kind    InitKind
+	Number  float64
+	Literal *Literal
+}
+
+// Field is a parameter field `o=[16]`, `i=[2;3]` or `b=[4]`.
+type Field struct {
+	Pos  Pos
+	Kind byte // 'o', 'i' or 'b'
+	Dims []int
+}
+
+// Expr is an expression. Concrete types: *Ident, *Number, *Literal,
+// *Unary, *Binary, *Pow, *Einsum, *Concat, *Slice, *Ternary,
+// *InlineParam, *DimRef.
+type Expr interface {
+	ExprPos() Pos
+}
+
+// Ident is a reference to a named tensor.
+type Ident struct {
+	Pos  Pos
+	Name string
+}
+
+// Number is a numeric constant: a scalar whose single axis is the
+// claim-free broadcast unit.
+type Number struct {
+	Pos   Pos
+	Value float64
+	Text  string
+}
+
+// LitKind is the axis kind a literal container introduces.
+type LitKind int
+
+// Literal container kinds.
+const (
+	// LitOutput is `[ a; b ]`.
+	LitOutput LitKind = iota
+	// LitInput is `( a, b )`.
+	LitInput
+	// LitBatch is `[| a; b |]`.
+	LitBatch
+)
+
+// Literal is a tensor literal. Items are *Number for numeric cells, nested
+// *Literal for higher rank, or arbitrary expressions (then the literal
+// stacks them along a new axis of its kind).
+type Literal struct {
+	Pos   Pos
+	Kind  LitKind
+	Items []Expr
+}
+
+// Unary is a function application `FUNC expr` (relu, exp, neg, ...).
+// Unary minus on a non-numeric operand is parsed as Func "neg".
+type Unary struct {
+	Pos  Pos
+	Func string
+	X    Expr
+}
+
+// Binary is an infix operation: "*" (compose / matmul), "*." (pointwise
+// multiply), "/." (pointwise divide), "+", "-", and the comparisons
+// "<", "=", "<>".
+type Binary struct {
+	Pos  Pos // position of the operator
+	Op   string
+	X, Y Expr
+}
+
+// Pow is `expr **. NUMBER`.
+type Pow struct {
+	Pos Pos
+	X   Expr
+	Exp float64
+}
+
+// Capture is one entry of a capture list `["h"; "d"]`.
+type Capture struct {
+	Pos  Pos // position of the string literal's opening quote
+	Name string
+}
+
+// Einsum is a spec-carrying operation:
+// binary "+*", "@^+", "+++" (Y != nil) and unary "++", "@^^" (Y == nil).
+type Einsum struct {
+	Pos      Pos // position of the operator
+	Op       string
+	Spec     string
+	SpecPos  Pos // position of the spec string's opening quote
+	Captures []Capture
+	X, Y     Expr
+}
+
+// Concat is `(e1, e2, ...) ++^ "spec" [captures]`.
+type Concat struct {
+	Pos      Pos // position of the operator
+	Operands []Expr
+	Spec     string
+	SpecPos  Pos
+	Captures []Capture
+}
+
+// Slice is `expr @| INT`: the leftmost batch axis taken at a static index.
+type Slice struct {
+	Pos   Pos
+	X     Expr
+	Index int
+}
+
+// Ternary is `where c a b` or `fma a b c`.
+type Ternary struct {
+	Pos     Pos
+	Op      string // "where" or "fma"
+	A, B, C Expr
+}
+
+// InlineParam is `{ NAME [= expr] { ; field } }`: a learnable parameter
+// declared inline (OCANNL's `{ w }`, `{ b = 0.; o=[16] }`).
+type InlineParam struct {
+	Pos    Pos
+	Name   string
+	Init   Expr // nil when absent; a *Number or *Literal in practice
+	Fields []Field
+}
+
+// DimRef is `dim NAME`: a scalar holding a captured label's solved size.
+type DimRef struct {
+	Pos  Pos
+	Name string
+}
+
+// ExprPos implements Expr.
+func (e *Ident) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Number) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Literal) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Unary) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Binary) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Pow) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Einsum) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Concat) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Slice) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Ternary) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *InlineParam) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *DimRef) ExprPos() Pos { return e.Pos }
+
+// Error is a syntax error at a position.
+type Error struct {
+	Pos Pos
+	Msg string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg) }
