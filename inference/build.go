@@ -1,0 +1,1118 @@
+package inference
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec"
+	"github.com/ocannlgen/ocannlgen/spec/program"
+)
+
+// builder elaborates a program into a graph and emits each operation's
+// shape constraints into the solver as it goes (the online Stage 1).
+type builder struct {
+	s     *solver
+	g     *Graph
+	names map[string]int // name -> tensor
+	// captures maps a captured label to its variable in the latest spec
+	// application that captured it.
+	captures map[string]capture
+	pending  map[string]pendingDim
+	dimRefs  []int // DimScalar tensors, resolved after inference
+	anon     map[string]int
+}
+
+type capture struct {
+	isRow bool
+	d     dim
+	rv    int32
+	o     int32
+}
+
+type pendingDim struct {
+	value int
+	pos   Pos
+}
+
+func pos(p program.Pos) Pos { return Pos{Line: p.Line, Col: p.Col} }
+
+func errAt(kind ErrorKind, p Pos, format string, args ...any) *Error {
+	return &Error{Kind: kind, Pos: p, Msg: fmt.Sprintf(format, args...)}
+}
+
+func newBuilder() *builder {
+	return &builder{
+		s:        newSolver(),
+		g:        &Graph{},
+		names:    map[string]int{},
+		captures: map[string]capture{},
+		pending:  map[string]pendingDim{},
+		anon:     map[string]int{},
+	}
+}
+
+// newTensor adds a tensor with fresh open rows.
+func (b *builder) newTensor(name string, kind TensorKind, p Pos) *Tensor {
+	t := &Tensor{ID: len(b.g.Tensors), Name: name, Kind: kind, Pos: p, Op: -1}
+	b.g.Tensors = append(b.g.Tensors, t)
+	o := b.s.addOrigin(origin{op: fmt.Sprintf("%s %s", kind, name), pos: p})
+	for k := range 3 {
+		t.rows[k] = openRow(b.s.newRowVar(int32(t.ID), int8(k), o))
+	}
+	return t
+}
+
+func (b *builder) name(t *Tensor, name string, kind TensorKind) {
+	b.names[name] = t.ID
+	b.g.Named = append(b.g.Named, NamedTensor{Name: name, Kind: kind, Tensor: t.ID})
+}
+
+func (b *builder) define(name string, p Pos) error {
+	if _, ok := b.names[name]; ok {
+		return errAt(KindName, p, "%q is already defined", name)
+	}
+	return nil
+}
+
+func declRow(d *program.RowDecl) (dims []dim, unknown bool) {
+	if d == nil {
+		return nil, false
+	}
+	if d.Unknown {
+		return nil, true
+	}
+	for _, x := range d.Dims {
+		basis := x.Basis
+		if basis == "" {
+			basis = BasisDefault
+		}
+		dims = append(dims, dconst(x.Size, basis))
+	}
+	return dims, false
+}
+
+func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) {
+	rows := [3]*program.RowDecl{sd.Batch, sd.Input, sd.Output}
+	for k, rd := range rows {
+		dims, unknown := declRow(rd)
+		if !unknown {
+			t.rows[k] = closedRow(dims...)
+		}
+	}
+}
+
+func (b *builder) stmt(st program.Stmt) error {
+	switch st := st.(type) {
+	case *program.InputStmt:
+		p := pos(st.Pos)
+		if err := b.define(st.Name, p); err != nil {
+			return err
+		}
+		t := b.newTensor(st.Name, Input, p)
+		b.setDeclShape(t, st.Shape)
+		if err := b.setInit(t, st.Init); err != nil {
+			return err
+		}
+		b.name(t, st.Name, Input)
+	case *program.LeafStmt:
+		p := pos(st.Pos)
+		if err := b.define(st.Name, p); err != nil {
+			return err
+		}
+		t := b.newTensor(st.Name, Leaf, p)
+		if st.Shape != nil {
+			b.setDeclShape(t, st.Shape)
+		}
+		if err := b.setInit(t, st.Init); err != nil {
+			return err
+		}
+		b.name(t, st.Name, Leaf)
+	case *program.ParamStmt:
+		p := pos(st.Pos)
+		if err := b.define(st.Name, p); err != nil {
+			return err
+		}
+		t, err := b.newParam(st.Name, p, st.Fields)
+		if err != nil {
+			return err
+		}
+		if err := b.setInit(t, st.Init); err != nil {
+			return err
+		}
+		if st.Init == nil {
+			t.Init = TensorInit{Kind: InitRandom}
+		}
+		b.name(t, st.Name, Param)
+	case *program.LetStmt:
+		p := pos(st.Pos)
+		if err := b.define(st.Name, p); err != nil {
+			return err
+		}
+		id, err := b.expr(st.Expr, st.Name)
+		if err != nil {
+			return err
+		}
+		t := b.g.Tensors[id]
+		if t.Op >= 0 && t.Kind == Result && strings.HasPrefix(t.Name, "_") {
+			t.Name = st.Name
+		}
+		kind := t.Kind
+		if kind == Result || kind == Number || kind == Literal || kind == DimScalar {
+			kind = Result
+		}
+		b.name(t, st.Name, kind)
+	case *program.DimStmt:
+		return b.setDim(st.Name, st.Value, pos(st.Pos))
+	case *program.AssignStmt:
+		return b.assign(st)
+	default:
+		return errAt(KindParse, pos(st.StmtPos()), "unsupported statement %T", st)
+	}
+	return nil
+}
+
+func (b *builder) newParam(name string, p Pos, fields []program.Field) (*Tensor, error) {
+	t := b.newTensor(name, Param, p)
+	t.rows[spec.Batch] = closedRow()
+	for _, f := range fields {
+		dims := make([]dim, len(f.Dims))
+		for i, n := range f.Dims {
+			if n <= 0 {
+				return nil, errAt(KindParse, pos(f.Pos), "dimension %d in field %c of %q must be positive", n, f.Kind, name)
+			}
+			dims[i] = dconst(n, BasisDefault)
+		}
+		switch f.Kind {
+		case 'o':
+			t.rows[spec.Output] = closedRow(dims...)
+		case 'i':
+			t.rows[spec.Input] = closedRow(dims...)
+		case 'b':
+			t.rows[spec.Batch] = closedRow(dims...)
+		default:
+			return nil, errAt(KindParse, pos(f.Pos), "unknown field %q (want o, i or b)", string(f.Kind))
+		}
+	}
+	t.Init = TensorInit{Kind: InitRandom}
+	return t, nil
+}
+
+func (b *builder) setInit(t *Tensor, in *program.Init) error {
+	if in == nil {
+		return nil
+	}
+	switch in.Kind {
+	case program.InitRange:
+		t.Init = TensorInit{Kind: InitRange}
+	case program.InitNumber:
+		t.Init = TensorInit{Kind: InitConst, Value: in.Number}
+	case program.InitLiteral:
+		shape, values, err := numericLiteral(in.Literal)
+		if err != nil {
+			return err
+		}
+		t.Init = TensorInit{Kind: InitValues, Values: values}
+		// A literal init gives the shape where the declaration left it open.
+		for k := range 3 {
+			r := b.s.resolveRow(t.rows[k])
+			if r.open() {
+				t.rows[k] = closedRow(shape[k]...)
+			} else {
+				o := b.s.addOrigin(origin{op: fmt.Sprintf("initializer of %s", t.Name), pos: pos(in.Pos)})
+				b.s.push(constraint{k: cRowEq, r1: t.rows[k], r2: closedRow(shape[k]...), origin: o})
+			}
+		}
+	}
+	return nil
+}
+
+// numericLiteral computes the shape and memory-order values of a literal
+// whose leaves are all numbers. ok is false (with a nil error) when some
+// item is not numeric.
+func numericLiteral(l *program.Literal) (shape [3][]dim, values []float64, err error) {
+	// axes in nesting order: kind and size
+	type axis struct {
+		kind spec.Kind
+		size int
+	}
+	var axes []axis
+	var flat []float64
+	var walk func(e program.Expr, depth int) error
+	walk = func(e program.Expr, depth int) error {
+		switch e := e.(type) {
+		case *program.Number:
+			if depth != len(axes) {
+				return errAt(KindParse, pos(e.Pos), "ragged literal: a number where a nested literal was expected")
+			}
+			flat = append(flat, e.Value)
+			return nil
+		case *program.Literal:
+			k := litKind(e.Kind)
+			if depth == len(axes) {
+				if len(flat) > 0 {
+					return errAt(KindParse, pos(e.Pos), "ragged literal: a nested literal where a number was expected")
+				}
+				axes = append(axes, axis{k, len(e.Items)})
+			} else if axes[depth].kind != k || axes[depth].size != len(e.Items) {
+				return errAt(KindParse, pos(e.Pos), "ragged literal: expected %d items of kind %s, found %d of kind %s",
+					axes[depth].size, axes[depth].kind, len(e.Items), k)
+			}
+			if len(e.Items) == 0 {
+				return errAt(KindParse, pos(e.Pos), "empty literal")
+			}
+			for _, it := range e.Items {
+				if err := walk(it, depth+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return errAt(KindParse, pos(e.ExprPos()), "literal items must be numbers or nested literals here")
+	}
+	if err := walk(l, 0); err != nil {
+		return shape, nil, err
+	}
+	// Nesting order to memory order (batch, output, input; within a kind,
+	// the outer container first).
+	var perm []int
+	for _, k := range spec.MemoryOrder {
+		for i, a := range axes {
+			if a.kind == k {
+				perm = append(perm, i)
+				shape[k] = append(shape[k], dconst(a.size, BasisDefault))
+			}
+		}
+	}
+	sizes := make([]int, len(axes))
+	for i, a := range axes {
+		sizes[i] = a.size
+	}
+	values = make([]float64, len(flat))
+	idx := make([]int, len(axes)) // memory-order multi-index
+	for m := range values {
+		// nesting-order offset of the memory-order index idx
+		off := 0
+		nest := make([]int, len(axes))
+		for j, p := range perm {
+			nest[p] = idx[j]
+		}
+		for i := range axes {
+			off = off*sizes[i] + nest[i]
+		}
+		values[m] = flat[off]
+		for j := len(idx) - 1; j >= 0; j-- {
+			idx[j]++
+			if idx[j] < sizes[perm[j]] {
+				break
+			}
+			idx[j] = 0
+		}
+	}
+	return shape, values, nil
+}
+
+func litKind(k program.LitKind) spec.Kind {
+	switch k {
+	case program.LitBatch:
+		return spec.Batch
+	case program.LitInput:
+		return spec.Input
+	}
+	return spec.Output
+}
+
+func isNumericLiteral(l *program.Literal) bool {
+	for _, it := range l.Items {
+		switch it := it.(type) {
+		case *program.Number:
+		case *program.Literal:
+			if !isNumericLiteral(it) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// anonName generates a stable name for an anonymous intermediate.
+func (b *builder) anonName(hint string) string {
+	if hint == "" {
+		hint = "t"
+	}
+	b.anon[hint]++
+	return fmt.Sprintf("_%s.%d", hint, b.anon[hint])
+}
+
+func (b *builder) use(id int) { b.g.Tensors[id].uses++ }
+
+// newOp records an operation with a fresh result tensor.
+func (b *builder) newOp(op *Op, hint string) *Tensor {
+	t := b.newTensor(b.anonName(hint), Result, op.Pos)
+	op.LHS = t.ID
+	t.Op = len(b.g.Ops)
+	b.addOp(op)
+	return t
+}
+
+func (b *builder) addOp(op *Op) {
+	var names []string
+	for _, r := range op.RHS {
+		names = append(names, b.g.Tensors[r].Name)
+		b.use(r)
+	}
+	if op.Desc == "" {
+		op.Desc = "operation"
+	}
+	if len(names) > 0 {
+		op.Desc += " of " + strings.Join(names, ", ")
+	}
+	op.origin = b.s.addOrigin(origin{op: op.Desc, pos: op.Pos})
+	b.g.Ops = append(b.g.Ops, op)
+}
+
+var unaryFuncs = map[string]bool{
+	"relu": true, "sat01": true, "exp": true, "log": true, "exp2": true, "log2": true,
+	"sin": true, "cos": true, "sqrt": true, "recip": true, "recip_sqrt": true, "neg": true,
+	"tanh": true, "not": true, "id": true,
+}
+
+var binaryPrims = map[string]string{
+	"+": "add", "-": "sub", "*.": "mul", "/.": "div", "<": "lt", "=": "eq", "<>": "ne",
+	"*": "mul", "/": "div", "**.": "pow",
+}
+
+func (b *builder) expr(e program.Expr, hint string) (int, error) {
+	switch e := e.(type) {
+	case *program.Ident:
+		id, ok := b.names[e.Name]
+		if !ok {
+			return 0, errAt(KindName, pos(e.Pos), "undefined name %q", e.Name)
+		}
+		return id, nil
+	case *program.Number:
+		return b.number(e.Value, pos(e.Pos)).ID, nil
+	case *program.Literal:
+		if isNumericLiteral(e) {
+			shape, values, err := numericLiteral(e)
+			if err != nil {
+				return 0, err
+			}
+			t := b.newTensor(b.anonName("lit"), Literal, pos(e.Pos))
+			for k := range 3 {
+				t.rows[k] = closedRow(shape[k]...)
+			}
+			t.Init = TensorInit{Kind: InitValues, Values: values}
+			return t.ID, nil
+		}
+		return b.stack(e, hint)
+	case *program.Unary:
+		if !unaryFuncs[e.Func] {
+			return 0, errAt(KindParse, pos(e.Pos), "unknown function %q", e.Func)
+		}
+		x, err := b.expr(e.X, hint)
+		if err != nil {
+			return 0, err
+		}
+		op := &Op{Kind: OpPointwise, Prim: e.Func, RHS: []int{x}, Pos: pos(e.Pos), Desc: fmt.Sprintf("pointwise %s", e.Func)}
+		return b.emit(op, hint)
+	case *program.Binary:
+		x, err := b.expr(e.X, hint)
+		if err != nil {
+			return 0, err
+		}
+		y, err := b.expr(e.Y, hint)
+		if err != nil {
+			return 0, err
+		}
+		prim, ok := binaryPrims[e.Op]
+		if !ok {
+			return 0, errAt(KindParse, pos(e.Pos), "unknown operator %q", e.Op)
+		}
+		op := &Op{Kind: OpPointwise, Prim: prim, RHS: []int{x, y}, Pos: pos(e.Pos), Desc: fmt.Sprintf("pointwise %q", e.Op)}
+		if e.Op == "*" {
+			op.Kind = OpCompose
+			op.Desc = `compose "*"`
+		}
+		return b.emit(op, hint)
+	case *program.Pow:
+		x, err := b.expr(e.X, hint)
+		if err != nil {
+			return 0, err
+		}
+		n := b.number(e.Exp, pos(e.Pos))
+		op := &Op{Kind: OpPointwise, Prim: "pow", RHS: []int{x, n.ID}, Pos: pos(e.Pos), Desc: `pointwise "**."`}
+		return b.emit(op, hint)
+	case *program.Ternary:
+		var args []int
+		for _, a := range []program.Expr{e.A, e.B, e.C} {
+			id, err := b.expr(a, hint)
+			if err != nil {
+				return 0, err
+			}
+			args = append(args, id)
+		}
+		op := &Op{Kind: OpPointwise, Prim: e.Op, RHS: args, Pos: pos(e.Pos), Desc: fmt.Sprintf("pointwise %s", e.Op)}
+		return b.emit(op, hint)
+	case *program.Einsum:
+		return b.einsumExpr(e, hint)
+	case *program.Concat:
+		var args []int
+		for _, a := range e.Operands {
+			id, err := b.expr(a, hint)
+			if err != nil {
+				return 0, err
+			}
+			args = append(args, id)
+		}
+		op := &Op{Kind: OpBlock, Prim: "id", Accum: "add", InitNeutral: true, RHS: args, Pos: pos(e.Pos),
+			SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos), Desc: fmt.Sprintf("concatenation \"++^\" %q", e.Spec)}
+		return b.specOp(op, e.Captures, hint)
+	case *program.Slice:
+		x, err := b.expr(e.X, hint)
+		if err != nil {
+			return 0, err
+		}
+		if e.Index < 0 {
+			return 0, errAt(KindFixedIndex, pos(e.Pos), "slice index %d is negative", e.Index)
+		}
+		op := &Op{Kind: OpSlice, Prim: "id", RHS: []int{x}, Index: e.Index, Pos: pos(e.Pos), Desc: fmt.Sprintf("batch slice \"@|\" %d", e.Index)}
+		return b.emit(op, hint)
+	case *program.InlineParam:
+		return b.inlineParam(e)
+	case *program.DimRef:
+		t := b.newTensor(b.anonName("dim_"+e.Name), DimScalar, pos(e.Pos))
+		b.scalarRows(t)
+		t.DimName = e.Name
+		if c, ok := b.captures[e.Name]; ok {
+			t.dimCap = &c
+		}
+		b.dimRefs = append(b.dimRefs, t.ID)
+		return t.ID, nil
+	}
+	return 0, errAt(KindParse, pos(e.ExprPos()), "unsupported expression %T", e)
+}
+
+// specStart is the position of a spec's first character, given the
+// position of its opening quote.
+func specStart(p program.Pos) Pos { return Pos{Line: p.Line, Col: p.Col + 1} }
+
+func (b *builder) scalarRows(t *Tensor) {
+	t.rows[spec.Batch] = closedRow()
+	t.rows[spec.Input] = closedRow()
+	t.rows[spec.Output] = closedRow(bcastUnit)
+}
+
+func (b *builder) number(v float64, p Pos) *Tensor {
+	t := b.newTensor(b.anonName("num"), Number, p)
+	b.scalarRows(t)
+	t.Init = TensorInit{Kind: InitConst, Value: v}
+	return t
+}
+
+func (b *builder) inlineParam(e *program.InlineParam) (int, error) {
+	p := pos(e.Pos)
+	if id, ok := b.names[e.Name]; ok {
+		t := b.g.Tensors[id]
+		if t.Kind != Param || e.Init != nil || len(e.Fields) > 0 {
+			return 0, errAt(KindName, p, "%q is already defined", e.Name)
+		}
+		return id, nil
+	}
+	t, err := b.newParam(e.Name, p, e.Fields)
+	if err != nil {
+		return 0, err
+	}
+	switch in := e.Init.(type) {
+	case nil:
+	case *program.Number:
+		t.Init = TensorInit{Kind: InitConst, Value: in.Value}
+	case *program.Literal:
+		if !isNumericLiteral(in) {
+			return 0, errAt(KindParse, pos(in.Pos), "a parameter's initial value must be a number or a numeric literal")
+		}
+		if err := b.setInit(t, &program.Init{Pos: in.Pos, Kind: program.InitLiteral, Literal: in}); err != nil {
+			return 0, err
+		}
+	default:
+		return 0, errAt(KindParse, pos(e.Init.ExprPos()), "a parameter's initial value must be a number or a numeric literal")
+	}
+	b.name(t, e.Name, Param)
+	return t.ID, nil
+}
+
+// stack elaborates a literal whose items are tensor expressions: the items
+// are stacked along a new leading axis of the literal's kind.
+func (b *builder) stack(e *program.Literal, hint string) (int, error) {
+	var args []int
+	for _, it := range e.Items {
+		id, err := b.expr(it, hint)
+		if err != nil {
+			return 0, err
+		}
+		args = append(args, id)
+	}
+	if len(args) == 0 {
+		return 0, errAt(KindParse, pos(e.Pos), "empty literal")
+	}
+	op := &Op{Kind: OpStack, Prim: "id", RHS: args, Index: int(litKind(e.Kind)), Pos: pos(e.Pos), Desc: "stacking literal"}
+	return b.emit(op, hint)
+}
+
+func (b *builder) einsumExpr(e *program.Einsum, hint string) (int, error) {
+	x, err := b.expr(e.X, hint)
+	if err != nil {
+		return 0, err
+	}
+	args := []int{x}
+	if e.Y != nil {
+		y, err := b.expr(e.Y, hint)
+		if err != nil {
+			return 0, err
+		}
+		args = append(args, y)
+	}
+	op := &Op{Kind: OpEinsum, RHS: args, Pos: pos(e.Pos), SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos),
+		InitNeutral: true, Desc: fmt.Sprintf("einsum %q %q", e.Op, e.Spec)}
+	switch e.Op {
+	case "+*":
+		op.Prim, op.Accum = "mul", "add"
+	case "+++":
+		op.Prim, op.Accum = "add", "add"
+	case "++":
+		op.Prim, op.Accum = "id", "add"
+	case "@^^":
+		op.Prim, op.Accum = "id", "max"
+	case "@^+":
+		op.Prim, op.Accum = "add", "max"
+	default:
+		return 0, errAt(KindParse, pos(e.Pos), "unknown einsum operator %q", e.Op)
+	}
+	return b.specOp(op, e.Captures, hint)
+}
+
+// specOp parses the op's spec, checks arity, creates the result and emits
+// the constraints, then binds the captures.
+func (b *builder) specOp(op *Op, caps []program.Capture, hint string) (int, error) {
+	sp, err := spec.ParseEinsum(op.SpecSrc)
+	if err != nil {
+		return 0, b.specErr(err, op)
+	}
+	op.Spec = sp
+	if len(sp.RHS) != len(op.RHS) {
+		return 0, &Error{Kind: KindArity, Pos: op.Pos, Msg: fmt.Sprintf("spec %q has %d argument slot(s) but the operation has %d operand(s)", op.SpecSrc, len(sp.RHS), len(op.RHS))}
+	}
+	t := b.newOp(op, hint)
+	env, err := b.emitSpec(op, t.ID)
+	if err != nil {
+		return 0, err
+	}
+	if err := b.bindCaptures(op, env, caps); err != nil {
+		return 0, err
+	}
+	if err := b.s.run(); err != nil {
+		return 0, err
+	}
+	return t.ID, nil
+}
+
+func (b *builder) specErr(err error, op *Op) error {
+	var se *spec.Error
+	if errors.As(err, &se) {
+		p := op.SpecPos
+		p.Col += se.Col - 1
+		return &Error{Kind: KindParse, Pos: p, SpecCol: se.Col, Msg: fmt.Sprintf("in spec %q: %s", op.SpecSrc, se.Msg), Err: err}
+	}
+	return &Error{Kind: KindParse, Pos: op.SpecPos, Msg: err.Error(), Err: err}
+}
+
+// emit creates the result of a non-spec op, emits its constraints and solves.
+func (b *builder) emit(op *Op, hint string) (int, error) {
+	t := b.newOp(op, hint)
+	b.emitOp(op)
+	if err := b.s.run(); err != nil {
+		return 0, err
+	}
+	return t.ID, nil
+}
+
+func (b *builder) rowIneq(res, opnd row, o int32) {
+	b.s.push(constraint{k: cRowIneq, r1: res, r2: opnd, origin: o})
+}
+
+func (b *builder) rowEq(r1, r2 row, o int32) {
+	b.s.push(constraint{k: cRowEq, r1: r1, r2: r2, origin: o})
+}
+
+// emitOp emits the constraints of a non-spec operation (digest §2.3).
+func (b *builder) emitOp(op *Op) {
+	cur := b.g.Tensors[op.LHS]
+	o := op.origin
+	switch op.Kind {
+	case OpPointwise:
+		for _, r := range op.RHS {
+			for k := range 3 {
+				b.rowIneq(cur.rows[k], b.g.Tensors[r].rows[k], o)
+			}
+		}
+	case OpCompose:
+		s1, s2 := b.g.Tensors[op.RHS[0]], b.g.Tensors[op.RHS[1]]
+		s1.usedInSpec = true
+		b.rowIneq(s1.rows[spec.Input], s2.rows[spec.Output], o)
+		b.rowIneq(cur.rows[spec.Batch], s1.rows[spec.Batch], o)
+		b.rowIneq(cur.rows[spec.Batch], s2.rows[spec.Batch], o)
+		b.rowIneq(cur.rows[spec.Input], s2.rows[spec.Input], o)
+		b.rowIneq(cur.rows[spec.Output], s1.rows[spec.Output], o)
+	case OpTranspose:
+		s1 := b.g.Tensors[op.RHS[0]]
+		b.rowIneq(cur.rows[spec.Batch], s1.rows[spec.Batch], o)
+		b.rowIneq(cur.rows[spec.Input], s1.rows[spec.Output], o)
+		b.rowIneq(cur.rows[spec.Output], s1.rows[spec.Input], o)
+	case OpSlice:
+		s1 := b.g.Tensors[op.RHS[0]]
+		v := b.s.newDim("slice", o)
+		b.s.dims[v.v].atLeast = op.Index + 1
+		b.s.dims[v.v].atOrigin = o
+		cb := cur.rows[spec.Batch]
+		b.rowEq(row{beg: append([]dim{v}, cb.beg...), v: cb.v, end: cb.end}, s1.rows[spec.Batch], o)
+		b.rowEq(cur.rows[spec.Input], s1.rows[spec.Input], o)
+		b.rowEq(cur.rows[spec.Output], s1.rows[spec.Output], o)
+	case OpStack:
+		kind := spec.Kind(op.Index)
+		var vars [3]int32
+		for k := range 3 {
+			vars[k] = b.s.newRowVar(-1, -1, o)
+		}
+		for k := range 3 {
+			tmpl := openRow(vars[k])
+			if spec.Kind(k) == kind {
+				b.rowEq(cur.rows[k], row{beg: []dim{dconst(len(op.RHS), BasisDefault)}, v: vars[k]}, o)
+			} else {
+				b.rowEq(cur.rows[k], tmpl, o)
+			}
+			for _, r := range op.RHS {
+				b.rowEq(tmpl, b.g.Tensors[r].rows[k], o)
+			}
+		}
+	}
+}
+
+// specEnv maps a spec application's labels and row variables to fresh variables.
+type specEnv struct {
+	labels map[string]dim
+	rows   map[string]int32
+}
+
+// emitSpec emits the equalities of an einsum or block op (digest §2.3):
+// the spec's labels and row variables are fresh for this application.
+func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
+	sp := op.Spec
+	o := op.origin
+	env := &specEnv{labels: map[string]dim{}, rows: map[string]int32{}}
+	// Name clash check.
+	labelCol := map[string]int{}
+	rowCol := map[string]int{}
+	slots := append(append([]spec.Slot{}, sp.RHS...), sp.LHS)
+	for _, sl := range slots {
+		for k := range 3 {
+			r := sl.Rows[k]
+			if r.HasVar {
+				if _, ok := rowCol[r.Var]; !ok {
+					rowCol[r.Var] = r.VarCol
+				}
+			}
+			for _, ax := range r.Axes() {
+				for _, l := range axisLabels(ax) {
+					if _, ok := labelCol[l.name]; !ok {
+						labelCol[l.name] = l.col
+					}
+				}
+			}
+		}
+	}
+	for name, col := range labelCol {
+		if rc, ok := rowCol[name]; ok {
+			c := max(col, rc)
+			p := op.SpecPos
+			p.Col += c - 1
+			return nil, &Error{Kind: KindName, Pos: p, SpecCol: c, Op: op.Desc,
+				Msg: fmt.Sprintf("name %q is used as both a dimension label and a row variable in spec %q", name, op.SpecSrc)}
+		}
+	}
+	cur := b.g.Tensors[lhs]
+	tmplRow := func(r *spec.Row, owner int32, kind int8) row {
+		out := row{v: -1}
+		if r.HasVar {
+			v, ok := env.rows[r.Var]
+			if !ok {
+				v = b.s.newRowVar(-1, -1, o)
+				env.rows[r.Var] = v
+			}
+			out.v = v
+		}
+		for _, ax := range r.Beg {
+			out.beg = append(out.beg, b.axisDim(ax, env, o))
+		}
+		for _, ax := range r.End {
+			out.end = append(out.end, b.axisDim(ax, env, o))
+		}
+		return out
+	}
+	lhsRows := [3]row{}
+	for k := range 3 {
+		lhsRows[k] = tmplRow(&sp.LHS.Rows[k], int32(lhs), int8(k))
+	}
+	var rhsRows [][3]row
+	for i := range sp.RHS {
+		var rr [3]row
+		for k := range 3 {
+			rr[k] = tmplRow(&sp.RHS[i].Rows[k], int32(op.RHS[i]), int8(k))
+		}
+		rhsRows = append(rhsRows, rr)
+	}
+	slotOrigin := func(sl *spec.Slot, what string) int32 {
+		p := op.SpecPos
+		p.Col += sl.Col - 1
+		return b.s.addOrigin(origin{op: op.Desc + ", " + what, pos: p, specCol: sl.Col})
+	}
+	emitLHS := func() {
+		so := slotOrigin(&sp.LHS, "result "+cur.Name)
+		for k := range 3 {
+			b.rowEq(cur.rows[k], lhsRows[k], so)
+		}
+	}
+	emitRHS := func() {
+		for i, rr := range rhsRows {
+			t := b.g.Tensors[op.RHS[i]]
+			t.usedInSpec = true
+			so := slotOrigin(&sp.RHS[i], fmt.Sprintf("argument %d (%s)", i+1, t.Name))
+			for k := range 3 {
+				b.rowEq(rr[k], t.rows[k], so)
+			}
+		}
+	}
+	if op.Kind == OpBlock {
+		emitRHS()
+		emitLHS()
+	} else {
+		emitLHS()
+		emitRHS()
+	}
+	for _, v := range discardableLabels(sp) {
+		if d, ok := env.labels[v]; ok && d.k == dVar {
+			b.s.dims[d.v].discardable = true
+		}
+	}
+	return env, nil
+}
+
+type labelRef struct {
+	name string
+	col  int
+}
+
+func axisLabels(ax spec.Axis) []labelRef {
+	switch ax.Kind {
+	case spec.AxisLabel:
+		return []labelRef{{ax.Label, ax.Col}}
+	case spec.AxisAffine:
+		out := []labelRef{{ax.Affine.Over, ax.Affine.OverCol}}
+		if ax.Affine.Conv != nil {
+			out = append(out, labelRef{ax.Affine.Conv.Kernel, ax.Affine.Conv.KernelCol})
+		}
+		return out
+	case spec.AxisConcat:
+		var out []labelRef
+		for _, p := range ax.Concat {
+			if p.Label != "" {
+				out = append(out, labelRef{p.Label, p.Col})
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func (b *builder) label(name string, env *specEnv, o int32) dim {
+	if d, ok := env.labels[name]; ok {
+		return d
+	}
+	d := b.s.newDim(name, o)
+	env.labels[name] = d
+	return d
+}
+
+func (b *builder) axisDim(ax spec.Axis, env *specEnv, o int32) dim {
+	switch ax.Kind {
+	case spec.AxisLabel:
+		return b.label(ax.Label, env, o)
+	case spec.AxisFixed:
+		d := b.s.newDim(fmt.Sprint(ax.Fixed), o)
+		b.s.dims[d.v].atLeast = ax.Fixed + 1
+		b.s.dims[d.v].atOrigin = o
+		return d
+	case spec.AxisAffine:
+		a := ax.Affine
+		ad := &affineDim{stride: a.Stride, over: b.label(a.Over, env, o), offset: a.Offset}
+		if a.Conv != nil {
+			ad.conv = true
+			ad.padded = a.Conv.Padded
+			ad.dilation = a.Conv.Dilation
+			ad.kernel = b.label(a.Conv.Kernel, env, o)
+		}
+		return dim{k: dAffine, aff: ad}
+	case spec.AxisConcat:
+		var parts []dim
+		for _, p := range ax.Concat {
+			if p.Label == "" {
+				parts = append(parts, dconst(p.Size, BasisDefault))
+			} else {
+				parts = append(parts, b.label(p.Label, env, o))
+			}
+		}
+		return dim{k: dConcat, parts: parts}
+	}
+	return b.s.newDim("", o)
+}
+
+// discardableLabels computes the concatenation components that may be the
+// empty summand (seed document 4, the quantifier alternation): a variable v
+// in a component of a concatenation on one side is discardable iff for every
+// slot on the other side there is an axis all of whose components lie in the
+// complement of v's component.
+func discardableLabels(sp *spec.Einsum) []string {
+	var out []string
+	seen := map[string]bool{}
+	check := func(side []spec.Slot, other []spec.Slot) {
+		for _, sl := range side {
+			for k := range 3 {
+				for _, ax := range sl.Rows[k].Axes() {
+					if ax.Kind != spec.AxisConcat {
+						continue
+					}
+					for i, p := range ax.Concat {
+						if p.Label == "" || seen[p.Label] {
+							continue
+						}
+						comp := map[string]bool{}
+						for j, q := range ax.Concat {
+							if j != i && q.Label != "" {
+								comp[q.Label] = true
+							}
+						}
+						if len(comp) == 0 {
+							continue
+						}
+						all := true
+						for _, os := range other {
+							if !slotHasCoveredAxis(os, comp) {
+								all = false
+								break
+							}
+						}
+						if all {
+							seen[p.Label] = true
+							out = append(out, p.Label)
+						}
+					}
+				}
+			}
+		}
+	}
+	check(sp.RHS, []spec.Slot{sp.LHS})
+	check([]spec.Slot{sp.LHS}, sp.RHS)
+	sort.Strings(out)
+	return out
+}
+
+func slotHasCoveredAxis(sl spec.Slot, comp map[string]bool) bool {
+	for k := range 3 {
+		for _, ax := range sl.Rows[k].Axes() {
+			labels := axisLabels(ax)
+			if ax.Kind == spec.AxisFixed || len(labels) == 0 {
+				continue
+			}
+			if ax.Kind == spec.AxisConcat {
+				ok := true
+				for _, p := range ax.Concat {
+					if p.Label == "" || !comp[p.Label] {
+						ok = false
+						break
+					}
+				}
+				if ok {
+					return true
+				}
+				continue
+			}
+			ok := true
+			for _, l := range labels {
+				if !comp[l.name] {
+					ok = false
+				}
+			}
+			if ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (b *builder) bindCaptures(op *Op, env *specEnv, caps []program.Capture) error {
+	for _, c := range caps {
+		if d, ok := env.labels[c.Name]; ok {
+			b.captures[c.Name] = capture{d: d, o: op.origin}
+		} else if v, ok := env.rows[c.Name]; ok {
+			b.captures[c.Name] = capture{isRow: true, rv: v, o: op.origin}
+		} else {
+			return &Error{Kind: KindName, Pos: pos(c.Pos), Op: op.Desc,
+				Msg: fmt.Sprintf("captured name %q is not a label or row variable of spec %q", c.Name, op.SpecSrc)}
+		}
+		if pd, ok := b.pending[c.Name]; ok {
+			delete(b.pending, c.Name)
+			if err := b.applyDim(c.Name, pd.value, pd.pos); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (b *builder) setDim(name string, value int, p Pos) error {
+	if value <= 0 {
+		return errAt(KindDimMismatch, p, "dim %s = %d: a dimension must be positive", name, value)
+	}
+	if _, ok := b.captures[name]; !ok {
+		b.pending[name] = pendingDim{value: value, pos: p}
+		return nil
+	}
+	return b.applyDim(name, value, p)
+}
+
+func (b *builder) applyDim(name string, value int, p Pos) error {
+	c := b.captures[name]
+	o := b.s.addOrigin(origin{op: fmt.Sprintf("dim %s = %d", name, value), pos: p})
+	if c.isRow {
+		b.s.push(constraint{k: cTotal, r1: openRow(c.rv), n: value, origin: o})
+	} else {
+		b.s.push(constraint{k: cDimEq, d1: c.d, d2: dconst(value, BasisDefault), origin: o})
+	}
+	return b.s.run()
+}
+
+// assign elaborates an assignment statement (the producer regime).
+func (b *builder) assign(st *program.AssignStmt) error {
+	p := pos(st.Pos)
+	var target *Tensor
+	if st.Inline {
+		if err := b.define(st.Target, pos(st.TargetPos)); err != nil {
+			return err
+		}
+		target = b.newTensor(st.Target, Target, pos(st.TargetPos))
+		b.name(target, st.Target, Target)
+	} else {
+		id, ok := b.names[st.Target]
+		if !ok {
+			return errAt(KindName, pos(st.TargetPos), "undefined assignment target %q (write { %s } to introduce a new tensor)", st.Target, st.Target)
+		}
+		target = b.g.Tensors[id]
+	}
+	var args []int
+	for _, a := range st.Args {
+		id, err := b.expr(a, st.Target)
+		if err != nil {
+			return err
+		}
+		args = append(args, id)
+	}
+	op := &Op{LHS: target.ID, RHS: args, Pos: p, Assign: true}
+	accum, initNeutral, err := accumOf(st.Accum)
+	if err != nil {
+		return errAt(KindParse, p, "%v", err)
+	}
+	op.Accum, op.InitNeutral = accum, initNeutral
+	switch {
+	case st.Op == "":
+		op.Prim = "id"
+	case unaryFuncs[st.Op]:
+		op.Prim = st.Op
+	default:
+		prim, ok := binaryPrims[st.Op]
+		if !ok {
+			return errAt(KindParse, p, "unknown primitive %q", st.Op)
+		}
+		op.Prim = prim
+	}
+	logic := st.Logic
+	if logic == "" {
+		logic = "."
+	}
+	op.Desc = fmt.Sprintf("assignment %s %s ~logic:%q", st.Target, st.Accum, logic)
+	switch logic {
+	case ".":
+		op.Kind = OpPointwise
+	case "@":
+		op.Kind = OpCompose
+		if len(args) != 2 {
+			return errAt(KindArity, p, "~logic:\"@\" (compose) needs two operands, got %d", len(args))
+		}
+	case "T":
+		op.Kind = OpTranspose
+		if len(args) != 1 {
+			return errAt(KindArity, p, "~logic:\"T\" (transpose) needs one operand, got %d", len(args))
+		}
+	default:
+		op.Kind = OpEinsum
+		op.SpecSrc = logic
+		op.SpecPos = specStart(st.LogicPos)
+	}
+	if op.Kind == OpEinsum {
+		sp, err := spec.ParseEinsum(op.SpecSrc)
+		if err != nil {
+			return b.specErr(err, op)
+		}
+		op.Spec = sp
+		if len(sp.RHS) != len(args) {
+			return &Error{Kind: KindArity, Pos: p, Msg: fmt.Sprintf("spec %q has %d argument slot(s) but the assignment has %d operand(s)", op.SpecSrc, len(sp.RHS), len(args))}
+		}
+		b.addOp(op)
+		if _, err := b.emitSpec(op, target.ID); err != nil {
+			return err
+		}
+	} else {
+		b.addOp(op)
+		b.emitOp(op)
+	}
+	return b.s.run()
+}
+
+func accumOf(a string) (accum string, initNeutral bool, err error) {
+	if a == "=:" {
+		return "", true, nil
+	}
+	rest, ok := strings.CutPrefix(a, "=:")
+	if ok {
+		initNeutral = true
+	} else {
+		rest = strings.TrimPrefix(a, "=")
+	}
+	switch rest {
+	case "+":
+		return "add", initNeutral, nil
+	case "-":
+		return "sub", initNeutral, nil
+	case "*":
+		return "mul", initNeutral, nil
+	case "/":
+		return "div", initNeutral, nil
+	case "@^":
+		return "max", initNeutral, nil
+	case "@-":
+		return "min", initNeutral, nil
+	}
+	return "", false, fmt.Errorf("unknown assignment operator %q", a)
+}

@@ -1,0 +1,351 @@
+package inference
+
+import (
+	"fmt"
+
+	"github.com/ocannlgen/ocannlgen/spec"
+)
+
+// The closing policy (seed document 1, "The closing policy"; formal core
+// Def. 6.1), staged as in OCANNL (digest §3.3) so that every commitment
+// happens only after bounds have propagated to a fixpoint:
+//
+//	stage  dimension variables              row variables
+//	1      (online, per operation: unify and propagate only)
+//	3      -                                leaf row vars with caps -> the join of their caps;
+//	                                        a lone Total_elems n -> one axis [n]
+//	4      leaf dims with a cap -> the cap  leaf row vars without caps -> empty
+//	                                        (a parameter's contracted row: error)
+//	5      leaf dims without a cap -> 1_∅ (0 if discardable, m for a fixed-index
+//	       bound m); parameters: "forgot to specify the hidden dimension"
+//	6      -                                every remaining row var -> empty
+//	7      every remaining dim var -> 1_∅ (interiors close downward), 0 if
+//	       discardable, m for a fixed-index bound m > 1
+//
+// After each commitment the solver re-runs to a fixpoint, so committed
+// values propagate before the next commitment.
+
+// markOwnership flags the variables occurring in leaf tensors' rows.
+func (b *builder) markOwnership() {
+	s := b.s
+	for _, t := range b.g.Tensors {
+		if !t.Kind.terminal() {
+			continue
+		}
+		param := t.Kind == Param
+		for k := range 3 {
+			r := s.resolveRow(t.rows[k])
+			if r.open() {
+				e := &s.rows[r.v]
+				e.leaf = true
+				e.param = e.param || param
+				if param || e.owner < 0 {
+					e.owner, e.kindIdx = int32(t.ID), int8(k)
+				}
+			}
+			for _, d := range r.flat() {
+				b.markDim(s.resolve(d), param, t.ID)
+			}
+		}
+	}
+}
+
+func (b *builder) markDim(d dim, param bool, tid int) {
+	switch d.k {
+	case dVar:
+		e := &b.s.dims[d.v]
+		e.leaf = true
+		e.param = e.param || param
+	case dConcat:
+		for _, p := range d.parts {
+			b.markDim(p, param, tid)
+		}
+	}
+}
+
+func (b *builder) close() error {
+	s := b.s
+	s.tensors = b.g.Tensors
+	if err := s.run(); err != nil {
+		return err
+	}
+	if len(b.pending) > 0 {
+		for name, pd := range b.pending {
+			return errAt(KindName, pd.pos, "dim %s: no spec captures a label or row variable named %q", name, name)
+		}
+	}
+	// Parameters never used by any operation close to a lone broadcast unit.
+	for _, t := range b.g.Tensors {
+		if t.Kind == Param && t.uses == 0 {
+			o := b.s.addOrigin(origin{op: "unused parameter " + t.Name, pos: t.Pos})
+			s.push(constraint{k: cRowEq, r1: t.rows[spec.Input], r2: closedRow(), origin: o})
+			r := s.resolveRow(t.rows[spec.Output])
+			if r.open() && r.flanks() == 0 {
+				s.push(constraint{k: cRowEq, r1: r, r2: closedRow(bcastUnit), origin: o})
+			}
+		}
+	}
+	if err := s.run(); err != nil {
+		return err
+	}
+
+	// Stage 3.
+	b.markOwnership()
+	for v := range s.rows {
+		e := &s.rows[v]
+		if e.solved || !e.leaf || len(e.lbs) == 0 {
+			continue
+		}
+		if err := b.closeRowToJoin(int32(v)); err != nil {
+			return err
+		}
+	}
+	if err := b.closeTotals(); err != nil {
+		return err
+	}
+
+	// Stage 4.
+	b.markOwnership()
+	for v := range s.dims {
+		e := &s.dims[v]
+		if e.solved || !e.leaf || !e.hasLB {
+			continue
+		}
+		if err := b.commitDim(int32(v), e.lb, e.lbOrigin); err != nil {
+			return err
+		}
+	}
+	for v := range s.rows {
+		e := &s.rows[v]
+		if e.solved || !e.leaf {
+			continue
+		}
+		if len(e.lbs) > 0 {
+			if err := b.closeRowToJoin(int32(v)); err != nil {
+				return err
+			}
+			continue
+		}
+		if e.param && !e.template {
+			if err := b.paramRowGuard(int32(v)); err != nil {
+				return err
+			}
+		}
+		if err := b.commitRow(int32(v), closedRow()); err != nil {
+			return err
+		}
+	}
+
+	// Stage 5.
+	b.markOwnership()
+	for v := range s.dims {
+		e := &s.dims[v]
+		if e.solved || !e.leaf {
+			continue
+		}
+		if e.hasLB {
+			if err := b.commitDim(int32(v), e.lb, e.lbOrigin); err != nil {
+				return err
+			}
+			continue
+		}
+		if e.param {
+			return b.hiddenDimErr(int32(v))
+		}
+		if err := b.commitDim(int32(v), guessDim(e), e.origin); err != nil {
+			return err
+		}
+	}
+
+	// Stage 6.
+	for v := range s.rows {
+		if s.rows[v].solved {
+			continue
+		}
+		if err := b.commitRow(int32(v), closedRow()); err != nil {
+			return err
+		}
+	}
+
+	// Stage 7.
+	b.markOwnership()
+	for v := range s.dims {
+		e := &s.dims[v]
+		if e.solved {
+			continue
+		}
+		if e.param {
+			return b.hiddenDimErr(int32(v))
+		}
+		d := guessDim(e)
+		if e.atLeast > 1 && e.hasLB {
+			d = e.lb
+		}
+		if err := b.commitDim(int32(v), d, e.origin); err != nil {
+			return err
+		}
+	}
+	if len(s.deferred) > 0 {
+		c := s.deferred[0]
+		var err *shapeError
+		switch c.k {
+		case cTotal:
+			err = fail(KindTotalElems, "cannot satisfy the total-elements constraint %d on %s", c.n, s.rowString(c.r1))
+		case cRowEq, cRowIneq:
+			err = fail(KindRankCycle, "unresolvable row constraint %v", c)
+		default:
+			err = fail(KindStride, "unresolvable dimension constraint %v", c)
+		}
+		return s.wrap(err, c.origin)
+	}
+	return nil
+}
+
+// guessDim is the downward (minimal) value of an unforced dimension.
+func guessDim(e *dimEntry) dim {
+	switch {
+	case e.atLeast > 1:
+		return dconst(e.atLeast, BasisDefault)
+	case e.discardable:
+		return dconst(0, BasisDefault)
+	}
+	return bcastUnit
+}
+
+func (b *builder) commitDim(v int32, d dim, o int32) error {
+	s := b.s
+	s.cur = o
+	if err := s.unifyDim(dvar(v), d); err != nil {
+		return s.wrap(err, o)
+	}
+	return s.run()
+}
+
+func (b *builder) commitRow(v int32, r row) error {
+	s := b.s
+	o := s.rows[v].origin
+	s.cur = o
+	if err := s.unifyRow(openRow(v), r); err != nil {
+		return s.wrap(err, o)
+	}
+	return s.run()
+}
+
+// closeRowToJoin closes a leaf row variable upward to the join of its caps
+// (Prop. 2.7): as many fresh axes as the caps' common flanks, each then
+// bounded by re-emitting the caps, so that the dimension rules compute the
+// per-axis join (equal atoms stay, distinct atoms collapse to 1_∅, holes
+// are guessed later).
+func (b *builder) closeRowToJoin(v int32) error {
+	s := b.s
+	e := &s.rows[v]
+	begLen, endLen := -1, -1
+	for _, lb := range e.lbs {
+		r := s.resolveRow(lb.r)
+		if begLen < 0 || len(r.beg) < begLen {
+			begLen = len(r.beg)
+		}
+		if endLen < 0 || len(r.end) < endLen {
+			endLen = len(r.end)
+		}
+	}
+	val := row{v: -1}
+	for range begLen {
+		val.beg = append(val.beg, s.newDim("", e.origin))
+	}
+	for range endLen {
+		val.end = append(val.end, s.newDim("", e.origin))
+	}
+	param := e.param
+	for _, d := range append(append([]dim{}, val.beg...), val.end...) {
+		s.dims[d.v].leaf = true
+		s.dims[d.v].param = param
+	}
+	return b.commitRow(v, val)
+}
+
+// closeTotals closes row variables whose only information is a total
+// number of elements to a single axis of that size.
+func (b *builder) closeTotals() error {
+	s := b.s
+	for {
+		progress := false
+		for _, c := range s.deferred {
+			if c.k != cTotal {
+				continue
+			}
+			r := s.resolveRow(c.r1)
+			if !r.open() || len(s.rows[r.v].lbs) > 0 {
+				continue
+			}
+			prod := 1
+			known := true
+			for _, d := range r.flat() {
+				d = s.resolve(d)
+				if d.k != dConst {
+					known = false
+					break
+				}
+				prod *= d.n
+			}
+			if !known || prod == 0 || c.n%prod != 0 {
+				continue
+			}
+			val := closedRow()
+			if n := c.n / prod; n != 1 {
+				val = closedRow(dconst(n, BasisDefault))
+			}
+			if err := b.commitRow(r.v, val); err != nil {
+				return err
+			}
+			progress = true
+			break
+		}
+		if !progress {
+			return nil
+		}
+	}
+}
+
+// paramRowGuard fails when a parameter's row would close to "no axes"
+// although nothing determined it, except for input rows used only pointwise.
+func (b *builder) paramRowGuard(v int32) error {
+	s := b.s
+	e := &s.rows[v]
+	if e.owner < 0 {
+		return nil
+	}
+	t := s.tensors[e.owner]
+	if t.Kind != Param {
+		return nil
+	}
+	k := spec.Kind(e.kindIdx)
+	if k == spec.Input && !t.usedInSpec {
+		return nil
+	}
+	return &Error{Kind: KindHiddenDim, Pos: t.Pos,
+		Msg: fmt.Sprintf("You forgot to specify the hidden dimension(s) of parameter %q: its %s row is not determined by how it is used; give it explicitly, e.g. { %s; %c=[...] }",
+			t.Name, k, t.Name, k.String()[0])}
+}
+
+func (b *builder) hiddenDimErr(v int32) error {
+	s := b.s
+	// Find the parameter owning this variable.
+	for _, t := range b.g.Tensors {
+		if t.Kind != Param {
+			continue
+		}
+		for k := range 3 {
+			r := s.resolveRow(t.rows[k])
+			for _, d := range r.flat() {
+				if occurs(v, s.resolve(d)) {
+					return &Error{Kind: KindHiddenDim, Pos: t.Pos,
+						Msg: fmt.Sprintf("You forgot to specify the hidden dimension(s) of parameter %q: an axis of its %s row %s is not determined by how it is used; give it explicitly, e.g. { %s; %c=[...] }",
+							t.Name, spec.Kind(k), s.rowString(r), t.Name, spec.Kind(k).String()[0])}
+				}
+			}
+		}
+	}
+	e := &s.dims[v]
+	return s.wrap(fail(KindHiddenDim, "You forgot to specify the hidden dimension(s): a parameter's axis is not determined by how it is used"), e.origin)
+}

@@ -1,0 +1,90 @@
+package inference
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrorKind classifies an inference failure. The strings are a stable
+// contract (`ocannlgen infer --json`).
+type ErrorKind string
+
+// Error kinds.
+const (
+	KindParse        ErrorKind = "parse"
+	KindName         ErrorKind = "name"
+	KindArity        ErrorKind = "arity"
+	KindHiddenDim    ErrorKind = "hidden-dim"
+	KindRankMismatch ErrorKind = "rank-mismatch"
+	KindDimMismatch  ErrorKind = "dim-mismatch"
+	KindBasis        ErrorKind = "basis-mismatch"
+	KindStride       ErrorKind = "stride"
+	KindRankCycle    ErrorKind = "rank-cycle"
+	KindConcat       ErrorKind = "concat"
+	KindFixedIndex   ErrorKind = "fixed-index"
+	KindTotalElems   ErrorKind = "total-elems"
+)
+
+// Pos is a 1-based line and column in the program source.
+type Pos struct {
+	Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// Error is an inference failure with its position and provenance.
+type Error struct {
+	Kind ErrorKind
+	// Msg is the human-readable message (without position).
+	Msg string
+	// Pos is where the failing constraint came from (the operation, or the
+	// declaration for closing errors). Zero when unknown.
+	Pos Pos
+	// SpecCol is the 1-based column inside the spec string when the error
+	// points into a spec; 0 otherwise.
+	SpecCol int
+	// Op describes the operation that produced the failing constraint, e.g.
+	// `compose "*" of w and x`.
+	Op string
+	// Err is the underlying error, if any (e.g. a spec syntax error).
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Pos.Line > 0 {
+		return fmt.Sprintf("%d:%d: %s", e.Pos.Line, e.Pos.Col, e.Detail())
+	}
+	return e.Detail()
+}
+
+// Detail is the message with its provenance, without the position.
+func (e *Error) Detail() string {
+	if e.Op != "" {
+		return e.Msg + " (in " + e.Op + ")"
+	}
+	return e.Msg
+}
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// AsError returns err as an *Error if it is or wraps one.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	return nil, false
+}
+
+// shapeError is raised inside the solver; the driver attaches provenance.
+type shapeError struct {
+	kind ErrorKind
+	msg  string
+}
+
+func (e *shapeError) Error() string { return e.msg }
+
+func fail(kind ErrorKind, format string, args ...any) *shapeError {
+	return &shapeError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,235 @@
+package inference
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec"
+)
+
+// TensorKind classifies a tensor of the graph.
+type TensorKind int
+
+// Tensor kinds.
+const (
+	// Input is a data leaf with a declared shape.
+	Input TensorKind = iota
+	// Leaf is a non-learnable leaf whose unknown rows are inferred from use.
+	Leaf
+	// Param is a learnable parameter; its shape is inferred from use and
+	// never guessed.
+	Param
+	// Number is a numeric constant: a scalar with one broadcast-unit axis.
+	Number
+	// Literal is a tensor literal with an exact shape.
+	Literal
+	// DimScalar is `dim NAME`: a scalar holding a captured label's size.
+	DimScalar
+	// Result is the result of an operation.
+	Result
+	// Target is a tensor introduced by an assignment `{ t } =: ...`.
+	Target
+)
+
+// String returns the kind's name as used by `ocannlgen infer`.
+func (k TensorKind) String() string {
+	switch k {
+	case Input:
+		return "input"
+	case Leaf:
+		return "leaf"
+	case Param:
+		return "param"
+	case Number:
+		return "number"
+	case Literal:
+		return "literal"
+	case DimScalar:
+		return "dim"
+	case Result:
+		return "let"
+	case Target:
+		return "target"
+	}
+	return fmt.Sprintf("TensorKind(%d)", int(k))
+}
+
+// terminal reports whether tensors of this kind are leaves for closing.
+func (k TensorKind) terminal() bool {
+	switch k {
+	case Input, Leaf, Param, Number, Literal, DimScalar:
+		return true
+	}
+	return false
+}
+
+// Dim is a solved dimension: a size with a basis. Basis is BasisDefault
+// for unannotated axes and BasisBcast for the claim-free broadcast unit.
+type Dim struct {
+	Size  int
+	Basis string
+}
+
+// String prints the dim as OCANNL does: the size, with ":basis" for named bases.
+func (d Dim) String() string { return formatConst(d.Size, d.Basis) }
+
+// Shape is a solved shape: three rows of dims.
+type Shape struct {
+	Batch, Input, Output []Dim
+}
+
+// Row returns the row of kind k.
+func (s *Shape) Row(k spec.Kind) []Dim {
+	switch k {
+	case spec.Batch:
+		return s.Batch
+	case spec.Input:
+		return s.Input
+	}
+	return s.Output
+}
+
+// Dims returns all dims in memory order: batch, output, input.
+func (s *Shape) Dims() []Dim {
+	out := make([]Dim, 0, len(s.Batch)+len(s.Output)+len(s.Input))
+	out = append(out, s.Batch...)
+	out = append(out, s.Output...)
+	return append(out, s.Input...)
+}
+
+// Size returns the number of elements.
+func (s *Shape) Size() int {
+	n := 1
+	for _, d := range s.Dims() {
+		n *= d.Size
+	}
+	return n
+}
+
+// String prints the shape as OCANNL does: `batch | input -> output`.
+func (s Shape) String() string {
+	row := func(ds []Dim) string {
+		p := make([]string, len(ds))
+		for i, d := range ds {
+			p[i] = d.String()
+		}
+		return strings.Join(p, ",")
+	}
+	return row(s.Batch) + " | " + row(s.Input) + " -> " + row(s.Output)
+}
+
+// Tensor is a node of the tensor graph.
+type Tensor struct {
+	ID   int
+	Name string // user name, or a generated name for anonymous results
+	Kind TensorKind
+	Pos  Pos
+	// Op is the index of the operation producing this tensor, or -1.
+	Op int
+	// Shape is filled by inference.
+	Shape Shape
+	// Init describes how a leaf is initialized (inputs, leaves, params,
+	// numbers, literals).
+	Init TensorInit
+	// DimName is the captured label a DimScalar reads.
+	DimName string
+	// DimValue is the solved value for a DimScalar (after inference).
+	DimValue int
+
+	rows       [3]row // indexed by spec.Kind
+	dimCap     *capture
+	uses       int
+	usedInSpec bool // used as the contracted operand of * or in an einsum
+}
+
+// InitKind tells how a leaf tensor is filled.
+type InitKind int
+
+// Init kinds.
+const (
+	// InitZero fills with zeros (also the default for leaves and targets).
+	InitZero InitKind = iota
+	// InitConst fills every cell with Value.
+	InitConst
+	// InitRange fills each cell with its row-major offset (memory order).
+	InitRange
+	// InitValues fills cells from Values, given in memory order.
+	InitValues
+	// InitRandom is a parameter's default random initialization.
+	InitRandom
+)
+
+// TensorInit is a leaf initializer.
+type TensorInit struct {
+	Kind   InitKind
+	Value  float64
+	Values []float64
+}
+
+// OpKind is the shape logic of an operation.
+type OpKind int
+
+// Operation kinds (OCANNL's shape logics).
+const (
+	// OpPointwise broadcasts its operands (unary, binary or ternary).
+	OpPointwise OpKind = iota
+	// OpCompose is `*`: contracts the first operand's input axes with the
+	// second operand's output axes, broadcasting the rest.
+	OpCompose
+	// OpTranspose swaps input and output axes (~logic:"T").
+	OpTranspose
+	// OpEinsum is a spec-driven operation (equalities, no broadcasting).
+	OpEinsum
+	// OpBlock is a concatenation `++^` (a spec-driven Block).
+	OpBlock
+	// OpSlice is `@|`: the leftmost batch axis at a static index.
+	OpSlice
+	// OpStack stacks equally shaped tensors along a new leading axis.
+	OpStack
+)
+
+// Op is an operation of the graph: LHS = prim(RHS...) with an accumulation.
+type Op struct {
+	Kind OpKind
+	// Prim names the primitive: "id", unary FUNC names, "add", "sub",
+	// "mul", "div", "pow", "lt", "eq", "ne", "where", "fma"; for einsum
+	// ops "mul" (+*), "add" (+++), "id" (++, ++^, @^^) or "add" with max
+	// accumulation (@^+).
+	Prim string
+	// Accum is the accumulation operator: "add" (sum), "max", "min",
+	// "mul", "sub", "div", or "" for a plain overwrite.
+	Accum string
+	// InitNeutral reports whether the LHS is reset to the accumulator's
+	// neutral element first (the `=:` forms).
+	InitNeutral bool
+	LHS         int
+	RHS         []int
+	Spec        *spec.Einsum // for OpEinsum / OpBlock
+	SpecSrc     string
+	// Index is the static index for OpSlice; the new axis kind for OpStack.
+	Index int
+	Pos   Pos
+	// SpecPos is the position of the spec string's first character.
+	SpecPos Pos
+	// Desc describes the operation for messages.
+	Desc string
+	// Assign reports whether the op comes from an assignment statement.
+	Assign bool
+
+	origin int32
+}
+
+// Graph is an elaborated program: its tensors, operations in program
+// order, and the named tensors in definition order.
+type Graph struct {
+	Tensors []*Tensor
+	Ops     []*Op
+	Named   []NamedTensor
+}
+
+// NamedTensor is a user-visible name bound to a tensor.
+type NamedTensor struct {
+	Name   string
+	Kind   TensorKind
+	Tensor int
+}

@@ -1,0 +1,95 @@
+// Package inference implements OCANNL's shape inference for ocannlgen:
+// a program is elaborated into a tensor graph whose operations emit
+// equality and broadcast-inequality constraints over dimension and row
+// variables; the solver computes the principal partial solution and the
+// staged closing policy commits the remaining variables. See
+// docs/design.md for the map from the seed documents' rules to files.
+package inference
+
+import (
+	"fmt"
+
+	"github.com/ocannlgen/ocannlgen/spec/program"
+)
+
+// InferSource parses src as a program and infers its shapes.
+func InferSource(src string) (*Graph, error) {
+	p, err := program.Parse(src)
+	if err != nil {
+		var pe *program.Error
+		if e, ok := err.(*program.Error); ok {
+			pe = e
+			return nil, &Error{Kind: KindParse, Pos: Pos{pe.Pos.Line, pe.Pos.Col}, Msg: pe.Msg, Err: err}
+		}
+		return nil, &Error{Kind: KindParse, Msg: err.Error(), Err: err}
+	}
+	return Infer(p)
+}
+
+// Infer elaborates a parsed program into a graph and infers every
+// tensor's shape. On failure the error is an *Error.
+func Infer(p *program.Program) (*Graph, error) {
+	b := newBuilder()
+	for _, st := range p.Stmts {
+		if err := b.stmt(st); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.close(); err != nil {
+		return nil, err
+	}
+	if err := b.finish(); err != nil {
+		return nil, err
+	}
+	return b.g, nil
+}
+
+// finish reads the solved shapes back into the graph.
+func (b *builder) finish() error {
+	s := b.s
+	for _, t := range b.g.Tensors {
+		for k := range 3 {
+			r := s.resolveRow(t.rows[k])
+			if r.open() {
+				return &Error{Kind: KindRankCycle, Pos: t.Pos, Msg: fmt.Sprintf("internal error: row %d of %s is unresolved", k, t.Name)}
+			}
+			var dims []Dim
+			for _, d := range r.flat() {
+				d = s.resolve(d)
+				if d.k != dConst {
+					return &Error{Kind: KindRankCycle, Pos: t.Pos, Msg: fmt.Sprintf("internal error: an axis of %s is unresolved: %v", t.Name, d)}
+				}
+				dims = append(dims, Dim{Size: d.n, Basis: d.basis})
+			}
+			switch k {
+			case 0:
+				t.Shape.Batch = dims
+			case 1:
+				t.Shape.Input = dims
+			case 2:
+				t.Shape.Output = dims
+			}
+		}
+	}
+	for _, id := range b.dimRefs {
+		t := b.g.Tensors[id]
+		c, ok := b.captures[t.DimName]
+		if t.dimCap != nil {
+			c, ok = *t.dimCap, true
+		}
+		if !ok {
+			return errAt(KindName, t.Pos, "dim %s: no spec captures a label or row variable named %q", t.DimName, t.DimName)
+		}
+		if c.isRow {
+			r := s.resolveRow(openRow(c.rv))
+			n := 1
+			for _, d := range r.flat() {
+				n *= s.resolve(d).n
+			}
+			t.DimValue = n
+		} else {
+			t.DimValue = s.resolve(c.d).n
+		}
+	}
+	return nil
+}

@@ -1,0 +1,1038 @@
+package inference
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// This file holds the solver core: the environment of dimension and row
+// variables and the rewrite rules of the formal core (seed document 5,
+// Defs. 4.2–4.5). Orientation follows the formal core: 1_∅ is the top of
+// the dimension order, and an inequality res ⊑ opnd relates a result-side
+// term (below) to an operand-side term (above).
+//
+//   DE-*           unifyDim
+//   DI-*           solveDimIneq (pin, pin-top, cap and cap collapse, adjacency)
+//   row ≈ (a)-(d)  unifyRow
+//   row ⊑ (i)-(iv) solveRowIneq (residue caps, deficit rule)
+//   rank graph     rankGraph (Def. 4.5)
+
+type ckind uint8
+
+const (
+	cDimEq ckind = iota
+	cDimIneq
+	cRowEq
+	cRowIneq
+	cTotal // product of r1's dims equals n
+)
+
+// constraint is one atomic constraint with its provenance.
+type constraint struct {
+	k      ckind
+	d1, d2 dim // cDimEq: d1 = d2; cDimIneq: d1 ⊑ d2 (result ⊑ operand)
+	r1, r2 row // cRowEq: r1 ≈ r2; cRowIneq: r1 ⊑ r2; cTotal: r1
+	n      int // cTotal
+	origin int32
+}
+
+func (c constraint) String() string {
+	switch c.k {
+	case cDimEq:
+		return fmt.Sprintf("%v = %v", c.d1, c.d2)
+	case cDimIneq:
+		return fmt.Sprintf("%v ⊑ %v", c.d1, c.d2)
+	case cRowEq:
+		return fmt.Sprintf("%v ≈ %v", c.r1, c.r2)
+	case cRowIneq:
+		return fmt.Sprintf("%v ⊑ %v", c.r1, c.r2)
+	case cTotal:
+		return fmt.Sprintf("elems%v = %d", c.r1, c.n)
+	}
+	return "?"
+}
+
+type edge struct {
+	to     int32
+	origin int32
+}
+
+// dimEntry is what the environment knows of a dimension variable.
+type dimEntry struct {
+	solved bool
+	val    dim
+	// lb is the atom lower bound (the "cap" d ⊑ α), if hasLB.
+	hasLB    bool
+	lb       dim
+	lbOrigin int32
+	up       []edge // α ⊑ β
+	down     []edge // γ ⊑ α
+	atLeast  int    // fixed-index lower bound on the size (0: none)
+	atOrigin int32
+	// Closing information, filled from tensor ownership before closing.
+	leaf, param bool
+	discardable bool
+	name        string // the spec label it came from, for messages
+	origin      int32
+}
+
+// rowEntry is what the environment knows of a row variable.
+type rowEntry struct {
+	solved bool
+	val    row
+	lbs    []rowBound // residue caps R ⊑ ρ
+	up     []edge     // ρ ⊑ σ
+	down   []edge     // γ ⊑ ρ
+	// template marks variables minted by the deficit rule: safe to close
+	// to the empty row even inside a parameter.
+	template    bool
+	leaf, param bool
+	owner       int32 // tensor whose row this variable was created for, or -1
+	kindIdx     int8  // row kind of the owner (batch/input/output), -1 if none
+	origin      int32
+}
+
+type rowBound struct {
+	r      row
+	origin int32
+}
+
+// origin describes where a constraint came from.
+type origin struct {
+	op      string // human description of the operation
+	pos     Pos
+	specCol int
+}
+
+// solver is one inference problem.
+type solver struct {
+	dims     []dimEntry
+	rows     []rowEntry
+	queue    []constraint
+	head     int
+	deferred []constraint
+	origins  []origin
+	rank     rankGraph
+	bindings int // number of variable bindings so far (progress counter)
+	cur      int32
+	tensors  []*Tensor
+	steps    int
+	maxSteps int
+}
+
+func newSolver() *solver {
+	s := &solver{maxSteps: 50_000_000}
+	s.origins = append(s.origins, origin{op: "inference"})
+	return s
+}
+
+func (s *solver) addOrigin(o origin) int32 {
+	s.origins = append(s.origins, o)
+	return int32(len(s.origins) - 1)
+}
+
+func (s *solver) newDim(name string, o int32) dim {
+	s.dims = append(s.dims, dimEntry{name: name, origin: o, discardable: false})
+	return dvar(int32(len(s.dims) - 1))
+}
+
+func (s *solver) newRowVar(owner int32, kind int8, o int32) int32 {
+	s.rows = append(s.rows, rowEntry{owner: owner, kindIdx: kind, origin: o})
+	s.rank.grow(len(s.rows))
+	return int32(len(s.rows) - 1)
+}
+
+func (s *solver) push(c constraint) { s.queue = append(s.queue, c) }
+
+// run processes the queue to a fixpoint, retrying deferred constraints
+// while bindings make progress.
+func (s *solver) run() error {
+	for {
+		for s.head < len(s.queue) {
+			c := s.queue[s.head]
+			s.head++
+			s.steps++
+			if s.steps > s.maxSteps {
+				return s.wrap(fail(KindRankCycle, "shape inference did not converge (step limit reached); this is a bug, please report it"), c.origin)
+			}
+			if err := s.process(c); err != nil {
+				return s.wrap(err, c.origin)
+			}
+		}
+		s.queue = s.queue[:0]
+		s.head = 0
+		if len(s.deferred) == 0 {
+			return nil
+		}
+		before := s.bindings
+		d := s.deferred
+		s.deferred = nil
+		for _, c := range d {
+			if err := s.process(c); err != nil {
+				return s.wrap(err, c.origin)
+			}
+		}
+		if s.bindings == before && s.head >= len(s.queue) {
+			return nil
+		}
+	}
+}
+
+func (s *solver) wrap(err error, o int32) error {
+	se, ok := err.(*shapeError)
+	if !ok {
+		return err
+	}
+	or := s.origins[o]
+	e := &Error{Kind: se.kind, Msg: se.msg, Pos: or.pos, Op: or.op, SpecCol: or.specCol}
+	return e
+}
+
+func (s *solver) process(c constraint) error {
+	s.cur = c.origin
+	switch c.k {
+	case cDimEq:
+		return s.unifyDim(c.d1, c.d2)
+	case cDimIneq:
+		return s.solveDimIneq(c.d1, c.d2)
+	case cRowEq:
+		return s.unifyRow(c.r1, c.r2)
+	case cRowIneq:
+		return s.solveRowIneq(c.r1, c.r2)
+	case cTotal:
+		return s.checkTotal(c)
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Dimensions
+
+// resolve substitutes solved variables and simplifies affine and concat terms.
+func (s *solver) resolve(d dim) dim {
+	switch d.k {
+	case dVar:
+		e := &s.dims[d.v]
+		if !e.solved {
+			return d
+		}
+		r := s.resolve(e.val)
+		e.val = r
+		return r
+	case dAffine:
+		a := *d.aff
+		a.over = s.resolve(a.over)
+		if a.conv {
+			a.kernel = s.resolve(a.kernel)
+		}
+		return simplifyAffine(a)
+	case dConcat:
+		var parts []dim
+		for _, p := range d.parts {
+			p = s.resolve(p)
+			if p.k == dConcat {
+				parts = append(parts, p.parts...)
+			} else {
+				parts = append(parts, p)
+			}
+		}
+		return simplifyConcat(parts)
+	}
+	return d
+}
+
+func simplifyAffine(a affineDim) dim {
+	if a.stride == 1 && (!a.conv || a.padded) {
+		return a.over
+	}
+	if a.over.k == dConst {
+		o := a.over.n
+		basis := a.over.basis
+		if basis == BasisBcast {
+			basis = BasisDefault
+		}
+		if !a.conv || a.padded {
+			return dconst(a.stride*o, basis)
+		}
+		if a.kernel.k == dConst {
+			k := a.kernel.n
+			if b := a.kernel.basis; b != BasisBcast && b != BasisDefault {
+				basis = b
+			}
+			return dconst(a.stride*(o-1)+1+(k-1)*a.dilation, basis)
+		}
+	}
+	return dim{k: dAffine, aff: &a}
+}
+
+func simplifyConcat(parts []dim) dim {
+	sum := 0
+	basis := BasisDefault
+	allConst := true
+	var kept []dim
+	for _, p := range parts {
+		if p.k == dConst {
+			sum += p.n
+			if p.basis != BasisBcast && p.basis != BasisDefault {
+				basis = p.basis
+			}
+			if p.n == 0 {
+				continue
+			}
+		} else {
+			allConst = false
+		}
+		kept = append(kept, p)
+	}
+	if allConst {
+		return dconst(sum, basis)
+	}
+	if len(kept) == 1 {
+		return kept[0]
+	}
+	return dim{k: dConcat, parts: kept}
+}
+
+func dimEqual(a, b dim) bool {
+	if a.k != b.k {
+		return false
+	}
+	switch a.k {
+	case dVar:
+		return a.v == b.v
+	case dConst:
+		return a.n == b.n && a.basis == b.basis
+	case dAffine:
+		x, y := a.aff, b.aff
+		return x.stride == y.stride && x.conv == y.conv && x.padded == y.padded &&
+			x.dilation == y.dilation && x.offset == y.offset && dimEqual(x.over, y.over) &&
+			(!x.conv || dimEqual(x.kernel, y.kernel))
+	case dConcat:
+		return slices.EqualFunc(a.parts, b.parts, dimEqual)
+	}
+	return false
+}
+
+func occurs(v int32, d dim) bool {
+	switch d.k {
+	case dVar:
+		return d.v == v
+	case dAffine:
+		return occurs(v, d.aff.over) || (d.aff.conv && occurs(v, d.aff.kernel))
+	case dConcat:
+		for _, p := range d.parts {
+			if occurs(v, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func constMismatch(a, b dim) *shapeError {
+	if a.n == b.n {
+		return fail(KindBasis, "axes of size %d have different bases: %s vs %s", a.n, basisName(a.basis), basisName(b.basis))
+	}
+	return fail(KindDimMismatch, "dimension mismatch: %s vs %s", a, b)
+}
+
+func basisName(b string) string {
+	switch b {
+	case BasisBcast:
+		return "the broadcast unit (no basis)"
+	case BasisDefault:
+		return "default"
+	}
+	return b
+}
+
+func (s *solver) unifyDim(a, b dim) error {
+	a, b = s.resolve(a), s.resolve(b)
+	if dimEqual(a, b) {
+		return nil
+	}
+	if a.k == dVar {
+		return s.bindDim(a.v, b)
+	}
+	if b.k == dVar {
+		return s.bindDim(b.v, a)
+	}
+	if a.k == dConst && b.k == dConst {
+		return constMismatch(a, b)
+	}
+	if a.k == dAffine || b.k == dAffine {
+		return s.unifyAffine(a, b)
+	}
+	return s.unifyConcat(a, b)
+}
+
+func (s *solver) bindDim(v int32, t dim) error {
+	if occurs(v, t) {
+		return fail(KindRankCycle, "occurs check failed: dimension variable occurs in its own definition (%v = %v)", dvar(v), t)
+	}
+	e := &s.dims[v]
+	e.solved = true
+	e.val = t
+	s.bindings++
+	if e.atLeast > 0 {
+		if err := s.applyAtLeast(t, e.atLeast, e.atOrigin); err != nil {
+			return err
+		}
+	}
+	if t.k == dVar {
+		te := &s.dims[t.v]
+		te.discardable = te.discardable && e.discardable
+		if te.name == "" {
+			te.name = e.name
+		}
+	}
+	if e.hasLB {
+		s.push(constraint{k: cDimIneq, d1: e.lb, d2: t, origin: e.lbOrigin})
+	}
+	for _, u := range e.up {
+		s.push(constraint{k: cDimIneq, d1: t, d2: dvar(u.to), origin: u.origin})
+	}
+	for _, dn := range e.down {
+		s.push(constraint{k: cDimIneq, d1: dvar(dn.to), d2: t, origin: dn.origin})
+	}
+	e.up, e.down = nil, nil
+	return nil
+}
+
+// applyAtLeast enforces a fixed-index size lower bound on t.
+func (s *solver) applyAtLeast(t dim, m int, o int32) error {
+	t = s.resolve(t)
+	switch t.k {
+	case dConst:
+		if t.n < m {
+			return fail(KindFixedIndex, "fixed index %d is out of bounds for an axis of size %d (the axis needs at least %d)", m-1, t.n, m)
+		}
+	case dVar:
+		e := &s.dims[t.v]
+		if m > e.atLeast {
+			e.atLeast = m
+			e.atOrigin = o
+		}
+		if e.hasLB && e.lb.k == dConst && e.lb.n < m {
+			// The variable must equal its bound or the broadcast unit: both too small.
+			return fail(KindFixedIndex, "fixed index %d is out of bounds for an axis of size at most %d", m-1, e.lb.n)
+		}
+	case dAffine:
+		// ceil(m/stride) positions of the output suffice for pure striding
+		// and padded convolution.
+		a := t.aff
+		if !a.conv || a.padded {
+			return s.applyAtLeast(a.over, (m+a.stride-1)/a.stride, o)
+		}
+	}
+	return nil
+}
+
+// solveDimIneq processes res ⊑ opnd (Def. 4.2).
+func (s *solver) solveDimIneq(res, op dim) error {
+	res, op = s.resolve(res), s.resolve(op)
+	switch {
+	case dimEqual(res, op): // DI-refl
+		return nil
+	case op.isBcast(): // DI-top
+		return nil
+	case res.isBcast(): // DI-pin-top
+		return s.unifyDim(op, bcastUnit)
+	case res.k == dAffine || op.k == dAffine || res.k == dConcat || op.k == dConcat:
+		return s.unifyDim(res, op)
+	case res.k == dVar && op.k == dVar: // DI-adj
+		return s.addDimAdj(res.v, op.v)
+	case op.k == dVar: // DI-cap
+		return s.addDimLB(op.v, res)
+	case res.k == dVar: // DI-pin
+		return s.bindDim(res.v, op)
+	}
+	// DI-ground
+	return constMismatch(res, op)
+}
+
+func (s *solver) addDimLB(v int32, d dim) error {
+	e := &s.dims[v]
+	if e.hasLB {
+		if dimEqual(e.lb, d) {
+			return nil
+		}
+		// DI-cap collapse: two distinct atoms meet only at the top.
+		return s.bindDim(v, bcastUnit)
+	}
+	if e.atLeast > 0 && d.n < e.atLeast {
+		return fail(KindFixedIndex, "fixed index %d is out of bounds: the axis is used where its size is %d", e.atLeast-1, d.n)
+	}
+	e.hasLB = true
+	e.lb = d
+	e.lbOrigin = s.cur
+	for _, u := range e.up {
+		s.push(constraint{k: cDimIneq, d1: d, d2: dvar(u.to), origin: u.origin})
+	}
+	return nil
+}
+
+func (s *solver) addDimAdj(a, b int32) error {
+	ea := &s.dims[a]
+	for _, u := range ea.up {
+		if u.to == b {
+			return nil
+		}
+	}
+	// DI-antisym: an adjacency closing a cycle forces equality.
+	if s.dimReaches(b, a) {
+		return s.unifyDim(dvar(a), dvar(b))
+	}
+	ea.up = append(ea.up, edge{to: b, origin: s.cur})
+	s.dims[b].down = append(s.dims[b].down, edge{to: a, origin: s.cur})
+	if ea.hasLB {
+		s.push(constraint{k: cDimIneq, d1: ea.lb, d2: dvar(b), origin: ea.lbOrigin})
+	}
+	return nil
+}
+
+// dimReaches reports whether to is reachable from from along ⊑ edges.
+func (s *solver) dimReaches(from, to int32) bool {
+	if len(s.dims[from].up) == 0 {
+		return false
+	}
+	seen := map[int32]bool{from: true}
+	stack := []int32{from}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, u := range s.dims[x].up {
+			if u.to == to {
+				return true
+			}
+			if !seen[u.to] && !s.dims[u.to].solved {
+				seen[u.to] = true
+				stack = append(stack, u.to)
+			}
+		}
+	}
+	return false
+}
+
+// unifyAffine handles equalities with a strided / convolution input dimension.
+func (s *solver) unifyAffine(a, b dim) error {
+	if a.k != dAffine {
+		a, b = b, a
+	}
+	x := a.aff
+	switch b.k {
+	case dConst:
+		n := b.n
+		if !x.conv || x.padded {
+			if n%x.stride != 0 {
+				return fail(KindStride, "incompatible stride: an axis of size %d is not divisible by stride %d", n, x.stride)
+			}
+			return s.unifyDim(x.over, dconst(n/x.stride, b.basis))
+		}
+		// Valid convolution: n = stride*(o-1) + 1 + (k-1)*dilation.
+		if x.kernel.k == dConst {
+			span := 1 + (x.kernel.n-1)*x.dilation
+			if n < span {
+				return fail(KindStride, "incompatible stride: an input axis of size %d is smaller than the kernel's span %d (kernel %d, dilation %d)", n, span, x.kernel.n, x.dilation)
+			}
+			if (n-span)%x.stride != 0 {
+				return fail(KindStride, "incompatible stride: input size %d minus kernel span %d is not divisible by stride %d", n, span, x.stride)
+			}
+			return s.unifyDim(x.over, dconst((n-span)/x.stride+1, b.basis))
+		}
+		if x.over.k == dConst {
+			num := n - x.stride*(x.over.n-1) - 1
+			if num < 0 || num%x.dilation != 0 {
+				return fail(KindStride, "cannot infer kernel dimension: input %d, output %d, stride %d, dilation %d", n, x.over.n, x.stride, x.dilation)
+			}
+			return s.unifyDim(x.kernel, dconst(num/x.dilation+1, b.basis))
+		}
+		s.deferred = append(s.deferred, constraint{k: cDimEq, d1: a, d2: b, origin: s.cur})
+		return nil
+	case dAffine:
+		y := b.aff
+		if x.stride == y.stride && x.conv == y.conv && x.padded == y.padded && x.dilation == y.dilation {
+			if err := s.unifyDim(x.over, y.over); err != nil {
+				return err
+			}
+			if x.conv && !x.padded {
+				return s.unifyDim(x.kernel, y.kernel)
+			}
+			return nil
+		}
+		if !x.conv && !y.conv {
+			// stride_x * o_x = stride_y * o_y: one over is a stride multiple of the other.
+			if x.stride%y.stride == 0 {
+				return s.unifyDim(y.over, dim{k: dAffine, aff: &affineDim{stride: x.stride / y.stride, over: x.over}})
+			}
+			if y.stride%x.stride == 0 {
+				return s.unifyDim(x.over, dim{k: dAffine, aff: &affineDim{stride: y.stride / x.stride, over: y.over}})
+			}
+			return fail(KindStride, "unresolvable strides: %d and %d", x.stride, y.stride)
+		}
+	}
+	s.deferred = append(s.deferred, constraint{k: cDimEq, d1: a, d2: b, origin: s.cur})
+	return nil
+}
+
+// unifyConcat handles equalities with a concatenated dimension.
+func (s *solver) unifyConcat(a, b dim) error {
+	if a.k != dConcat {
+		a, b = b, a
+	}
+	var xs, ys []dim
+	xs = a.parts
+	if b.k == dConcat {
+		ys = b.parts
+	} else {
+		ys = []dim{b}
+	}
+	// Cancel structurally equal components.
+	xs = slices.Clone(xs)
+	ys = slices.Clone(ys)
+	for i := 0; i < len(xs); i++ {
+		if xs[i].k == dConst {
+			continue
+		}
+		for j := 0; j < len(ys); j++ {
+			if dimEqual(xs[i], ys[j]) {
+				xs = slices.Delete(xs, i, i+1)
+				ys = slices.Delete(ys, j, j+1)
+				i--
+				break
+			}
+		}
+	}
+	sumX, sumY := 0, 0
+	var vx, vy []dim
+	basis := BasisDefault
+	for _, d := range xs {
+		if d.k == dConst {
+			sumX += d.n
+			if d.basis != BasisBcast && d.basis != BasisDefault {
+				basis = d.basis
+			}
+		} else {
+			vx = append(vx, d)
+		}
+	}
+	for _, d := range ys {
+		if d.k == dConst {
+			sumY += d.n
+			if d.basis != BasisBcast && d.basis != BasisDefault {
+				basis = d.basis
+			}
+		} else {
+			vy = append(vy, d)
+		}
+	}
+	switch {
+	case len(vx) == 0 && len(vy) == 0:
+		if sumX != sumY {
+			return fail(KindConcat, "concatenation size mismatch: components add up to %d but the axis has size %d", sumX, sumY)
+		}
+		return nil
+	case len(vx) == 1 && len(vy) == 0:
+		if sumY < sumX {
+			return fail(KindConcat, "concat: components exceed the concatenated size (%d > %d)", sumX, sumY)
+		}
+		return s.unifyDim(vx[0], dconst(sumY-sumX, basis))
+	case len(vy) == 1 && len(vx) == 0:
+		if sumX < sumY {
+			return fail(KindConcat, "concat: components exceed the concatenated size (%d > %d)", sumY, sumX)
+		}
+		return s.unifyDim(vy[0], dconst(sumX-sumY, basis))
+	case len(vx) == 0 && sumX < sumY, len(vy) == 0 && sumY < sumX:
+		return fail(KindConcat, "concat: components exceed the concatenated size")
+	case len(vx) == len(vy) && sumX == 0 && sumY == 0 && b.k == dConcat && allVars(vx) && allVars(vy):
+		for i := range vx {
+			if err := s.unifyDim(vx[i], vy[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	case len(vy) == 1 && vy[0].k == dVar && sumY == 0 && b.k != dConcat:
+		return s.bindDim(vy[0].v, simplifyConcat(xs))
+	}
+	s.deferred = append(s.deferred, constraint{k: cDimEq, d1: a, d2: b, origin: s.cur})
+	return nil
+}
+
+func allVars(ds []dim) bool {
+	for _, d := range ds {
+		if d.k != dVar {
+			return false
+		}
+	}
+	return true
+}
+
+// ---------------------------------------------------------------------------
+// Rows
+
+// resolveRow splices solved row variables (Def. 3.2).
+func (s *solver) resolveRow(r row) row {
+	for r.open() {
+		e := &s.rows[r.v]
+		if !e.solved {
+			break
+		}
+		val := s.resolveRow(e.val)
+		e.val = val
+		beg := make([]dim, 0, len(r.beg)+len(val.beg))
+		beg = append(beg, r.beg...)
+		beg = append(beg, val.beg...)
+		end := make([]dim, 0, len(r.end)+len(val.end))
+		end = append(end, val.end...)
+		end = append(end, r.end...)
+		r = row{beg: beg, v: val.v, end: end}
+	}
+	return r
+}
+
+func (s *solver) bindRow(v int32, val row) error {
+	if val.open() {
+		if val.v == v {
+			return fail(KindRankCycle, "Infinite number of axes by self-reference")
+		}
+		if err := s.rank.add(v, val.v, val.flanks()); err != nil {
+			return err
+		}
+	}
+	e := &s.rows[v]
+	e.solved = true
+	e.val = val
+	s.bindings++
+	if val.open() {
+		te := &s.rows[val.v]
+		if te.owner < 0 {
+			te.owner, te.kindIdx = e.owner, e.kindIdx
+		}
+	}
+	for _, b := range e.lbs {
+		s.push(constraint{k: cRowIneq, r1: b.r, r2: val, origin: b.origin})
+	}
+	for _, u := range e.up {
+		s.push(constraint{k: cRowIneq, r1: val, r2: openRow(u.to), origin: u.origin})
+	}
+	for _, d := range e.down {
+		s.push(constraint{k: cRowIneq, r1: openRow(d.to), r2: val, origin: d.origin})
+	}
+	e.lbs, e.up, e.down = nil, nil, nil
+	return nil
+}
+
+func rankErr(a, b row) *shapeError {
+	return fail(KindRankMismatch, "number of axes mismatch: %d axes %v vs %d axes %v", a.flanks(), a, b.flanks(), b)
+}
+
+// unifyRow processes r1 ≈ r2 (Def. 4.3, equality cases (a)–(d)).
+func (s *solver) unifyRow(r1, r2 row) error {
+	r1, r2 = s.resolveRow(r1), s.resolveRow(r2)
+	if !r1.open() && r2.open() {
+		r1, r2 = r2, r1
+	}
+	switch {
+	case !r1.open(): // (a) both closed
+		f1, f2 := r1.flat(), r2.flat()
+		if len(f1) != len(f2) {
+			return rankErr(r1, r2)
+		}
+		return s.unifyDims(f1, f2, r1, r2)
+	case !r2.open(): // (b) open vs closed
+		f := r2.flat()
+		l, r := len(r1.beg), len(r1.end)
+		if l+r > len(f) {
+			return rankErr(r1, r2)
+		}
+		if err := s.unifyDims(r1.beg, f[:l], r1, r2); err != nil {
+			return err
+		}
+		if err := s.unifyDims(r1.end, f[len(f)-r:], r1, r2); err != nil {
+			return err
+		}
+		mid := f[l : len(f)-r]
+		split := len(r2.beg)
+		var val row
+		val.v = -1
+		if split >= l && split <= len(f)-r {
+			val.beg = slices.Clone(f[l:split])
+			val.end = slices.Clone(f[split : len(f)-r])
+		} else {
+			val.end = slices.Clone(mid)
+		}
+		return s.bindRow(r1.v, val)
+	case r1.v == r2.v: // (d) same variable
+		if r1.flanks() != r2.flanks() {
+			return fail(KindRankCycle, "Infinite number of axes by self-reference: %v ≈ %v", r1, r2)
+		}
+		if len(r1.beg) == len(r2.beg) {
+			if err := s.unifyDims(r1.beg, r2.beg, r1, r2); err != nil {
+				return err
+			}
+			return s.unifyDims(r1.end, r2.end, r1, r2)
+		}
+		s.deferred = append(s.deferred, constraint{k: cRowEq, r1: r1, r2: r2, origin: s.cur})
+		return nil
+	}
+	// (c) both open, different variables.
+	lo := min(len(r1.beg), len(r2.beg))
+	ro := min(len(r1.end), len(r2.end))
+	if err := s.unifyDims(r1.beg[:lo], r2.beg[:lo], r1, r2); err != nil {
+		return err
+	}
+	if err := s.unifyDims(r1.end[len(r1.end)-ro:], r2.end[len(r2.end)-ro:], r1, r2); err != nil {
+		return err
+	}
+	sl1, sl2 := r1.beg[lo:], r2.beg[lo:]
+	sr1, sr2 := r1.end[:len(r1.end)-ro], r2.end[:len(r2.end)-ro]
+	sur1 := len(sl1)+len(sr1) > 0
+	sur2 := len(sl2)+len(sr2) > 0
+	switch {
+	case sur1 && sur2: // split surpluses: defer
+		s.deferred = append(s.deferred, constraint{k: cRowEq, r1: r1, r2: r2, origin: s.cur})
+		return nil
+	case sur1:
+		return s.bindRow(r2.v, row{beg: slices.Clone(sl1), v: r1.v, end: slices.Clone(sr1)})
+	case sur2:
+		return s.bindRow(r1.v, row{beg: slices.Clone(sl2), v: r2.v, end: slices.Clone(sr2)})
+	}
+	if r1.v < r2.v {
+		return s.bindRow(r2.v, openRow(r1.v))
+	}
+	return s.bindRow(r1.v, openRow(r2.v))
+}
+
+func (s *solver) unifyDims(a, b []dim, ra, rb row) error {
+	for i := range a {
+		if err := s.unifyDim(a[i], b[i]); err != nil {
+			if se, ok := err.(*shapeError); ok {
+				return fail(se.kind, "%s (matching rows %s and %s)", se.msg, s.rowString(ra), s.rowString(rb))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *solver) ineqDims(res, op []dim, rr, ro row) error {
+	for i := range res {
+		if err := s.solveDimIneq(res[i], op[i]); err != nil {
+			if se, ok := err.(*shapeError); ok {
+				return fail(se.kind, "%s (result row %s, operand row %s)", se.msg, s.rowString(rr), s.rowString(ro))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// rowString prints a row for messages: solved dims as sizes, unsolved
+// variables by their spec label (or "?").
+func (s *solver) rowString(r row) string {
+	r = s.resolveRowDims(r)
+	var parts []string
+	for _, d := range r.beg {
+		parts = append(parts, s.dimString(d))
+	}
+	if r.open() {
+		parts = append(parts, "...")
+	}
+	for _, d := range r.end {
+		parts = append(parts, s.dimString(d))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func (s *solver) dimString(d dim) string {
+	switch d.k {
+	case dVar:
+		if n := s.dims[d.v].name; n != "" {
+			return n
+		}
+		return "?"
+	case dAffine:
+		c := *d.aff
+		c.over = dconst(0, "")
+		x := dim{k: dAffine, aff: &c}.String()
+		x = strings.Replace(x, "0", s.dimString(d.aff.over), 1)
+		if c.conv {
+			x = strings.Replace(x, d.aff.kernel.String(), s.dimString(d.aff.kernel), 1)
+		}
+		return x
+	case dConcat:
+		p := make([]string, len(d.parts))
+		for i, x := range d.parts {
+			p[i] = s.dimString(x)
+		}
+		return strings.Join(p, "^")
+	}
+	return d.String()
+}
+
+// resolveRowDims resolves a row and its dimensions.
+func (s *solver) resolveRowDims(r row) row {
+	r = s.resolveRow(r)
+	out := row{v: r.v, beg: make([]dim, len(r.beg)), end: make([]dim, len(r.end))}
+	for i, d := range r.beg {
+		out.beg[i] = s.resolve(d)
+	}
+	for i, d := range r.end {
+		out.end[i] = s.resolve(d)
+	}
+	return out
+}
+
+// solveRowIneq processes res ⊑ op (Def. 4.3, inequality cases (i)–(iv)).
+func (s *solver) solveRowIneq(res, op row) error {
+	res, op = s.resolveRow(res), s.resolveRow(op)
+	if !res.open() {
+		f := res.flat()
+		lb, le := len(op.beg), len(op.end)
+		if lb+le > len(f) {
+			return fail(KindRankMismatch, "too many axes in an operand: the operand has %d axes %s but the result only %d %s (maybe use *. instead of *?)",
+				lb+le, s.rowString(op), len(f), s.rowString(res))
+		}
+		if err := s.ineqDims(f[:lb], op.beg, res, op); err != nil {
+			return err
+		}
+		if err := s.ineqDims(f[len(f)-le:], op.end, res, op); err != nil {
+			return err
+		}
+		if !op.open() {
+			return nil // (ii) the operand's inserted positions are unconstrained
+		}
+		// (i) residue cap on the operand's variable, inheriting the result's split.
+		var val row
+		val.v = -1
+		split := len(res.beg)
+		if split >= lb && split <= len(f)-le {
+			val.beg = slices.Clone(f[lb:split])
+			val.end = slices.Clone(f[split : len(f)-le])
+		} else {
+			val.end = slices.Clone(f[lb : len(f)-le])
+		}
+		return s.addRowLB(op.v, val)
+	}
+	// Result open.
+	if op.open() && op.v == res.v {
+		if len(res.beg) == len(op.beg) && len(res.end) == len(op.end) {
+			if err := s.ineqDims(res.beg, op.beg, res, op); err != nil {
+				return err
+			}
+			return s.ineqDims(res.end, op.end, res, op)
+		}
+		s.deferred = append(s.deferred, constraint{k: cRowIneq, r1: res, r2: op, origin: s.cur})
+		return nil
+	}
+	kl := max(0, len(op.beg)-len(res.beg))
+	kr := max(0, len(op.end)-len(res.end))
+	if kl+kr > 0 {
+		// (iv) deficit rule: grow the result's variable.
+		if op.open() {
+			if err := s.rank.add(res.v, op.v, kl+kr); err != nil {
+				return err
+			}
+		}
+		tv := s.newRowVar(s.rows[res.v].owner, s.rows[res.v].kindIdx, s.cur)
+		s.rows[tv].template = true
+		val := row{v: tv}
+		for range kl {
+			val.beg = append(val.beg, s.newDim("", s.cur))
+		}
+		for range kr {
+			val.end = append(val.end, s.newDim("", s.cur))
+		}
+		if err := s.bindRow(res.v, val); err != nil {
+			return err
+		}
+		s.push(constraint{k: cRowIneq, r1: res, r2: op, origin: s.cur})
+		return nil
+	}
+	lb, le := len(op.beg), len(op.end)
+	if err := s.ineqDims(res.beg[:lb], op.beg, res, op); err != nil {
+		return err
+	}
+	if err := s.ineqDims(res.end[len(res.end)-le:], op.end, res, op); err != nil {
+		return err
+	}
+	if !op.open() {
+		return nil
+	}
+	residue := row{beg: slices.Clone(res.beg[lb:]), v: res.v, end: slices.Clone(res.end[:len(res.end)-le])}
+	if residue.flanks() == 0 {
+		return s.addRowAdj(res.v, op.v)
+	}
+	return s.addRowLB(op.v, residue)
+}
+
+func (s *solver) addRowLB(v int32, r row) error {
+	e := &s.rows[v]
+	for _, b := range e.lbs {
+		if rowTermEqual(s.resolveRow(b.r), r) {
+			return nil
+		}
+	}
+	e.lbs = append(e.lbs, rowBound{r: r, origin: s.cur})
+	for _, u := range e.up {
+		s.push(constraint{k: cRowIneq, r1: r, r2: openRow(u.to), origin: u.origin})
+	}
+	return nil
+}
+
+func (s *solver) addRowAdj(a, b int32) error {
+	ea := &s.rows[a]
+	for _, u := range ea.up {
+		if u.to == b {
+			return nil
+		}
+	}
+	for _, u := range s.rows[b].up {
+		if u.to == a { // one-step row antisymmetry
+			return s.unifyRow(openRow(a), openRow(b))
+		}
+	}
+	if err := s.rank.add(a, b, 0); err != nil {
+		return err
+	}
+	ea.up = append(ea.up, edge{to: b, origin: s.cur})
+	s.rows[b].down = append(s.rows[b].down, edge{to: a, origin: s.cur})
+	for _, lb := range ea.lbs {
+		s.push(constraint{k: cRowIneq, r1: lb.r, r2: openRow(b), origin: lb.origin})
+	}
+	return nil
+}
+
+func rowTermEqual(a, b row) bool {
+	return a.v == b.v && slices.EqualFunc(a.beg, b.beg, dimEqual) && slices.EqualFunc(a.end, b.end, dimEqual)
+}
+
+// checkTotal enforces that the product of a row's dims equals c.n.
+func (s *solver) checkTotal(c constraint) error {
+	r := s.resolveRow(c.r1)
+	prod := 1
+	var unknown []dim
+	for _, d := range r.flat() {
+		d = s.resolve(d)
+		if d.k == dConst {
+			prod *= d.n
+		} else {
+			unknown = append(unknown, d)
+		}
+	}
+	if prod == 0 || (c.n%prod != 0) {
+		return fail(KindTotalElems, "total elements constraint: %d is not divisible by the known axes' product %d", c.n, prod)
+	}
+	if !r.open() && len(unknown) == 0 {
+		if prod != c.n {
+			return fail(KindTotalElems, "total elements mismatch: the axes %s have %d elements, expected %d", s.rowString(r), prod, c.n)
+		}
+		return nil
+	}
+	if !r.open() && len(unknown) == 1 {
+		return s.unifyDim(unknown[0], dconst(c.n/prod, BasisDefault))
+	}
+	s.deferred = append(s.deferred, constraint{k: cTotal, r1: r, n: c.n, origin: c.origin})
+	return nil
+}
