@@ -18,9 +18,11 @@ import (
 //	                                        (a parameter's contracted row: error)
 //	5      leaf dims without a cap -> 1_∅ (0 if discardable, m for a fixed-index
 //	       bound m); parameters: "forgot to specify the hidden dimension"
-//	6      -                                every remaining row var -> empty
-//	7      every remaining dim var -> 1_∅ (interiors close downward), 0 if
-//	       discardable, m for a fixed-index bound m > 1
+//	6      -                                remaining row vars with caps -> the join,
+//	                                        all others -> empty
+//	7      remaining dims with a cap -> the cap (but a fixed-index-0 axis -> 1_∅);
+//	       all others close downward: 1_∅, 0 if discardable, m for a
+//	       fixed-index bound m > 1
 //
 // After each commitment the solver re-runs to a fixpoint, so committed
 // values propagate before the next commitment.
@@ -115,6 +117,9 @@ func (b *builder) close() error {
 			return err
 		}
 	}
+	if err := b.commitDeferredCaps(); err != nil {
+		return err
+	}
 	for v := range s.rows {
 		e := &s.rows[v]
 		if e.solved || !e.leaf {
@@ -138,9 +143,12 @@ func (b *builder) close() error {
 
 	// Stage 5.
 	b.markOwnership()
+	if err := b.guessDiscardable(true); err != nil {
+		return err
+	}
 	for v := range s.dims {
 		e := &s.dims[v]
-		if e.solved || !e.leaf {
+		if e.solved || !e.leaf || b.inOpenConcat(int32(v)) {
 			continue
 		}
 		if e.hasLB {
@@ -157,9 +165,17 @@ func (b *builder) close() error {
 		}
 	}
 
-	// Stage 6.
+	// Stage 6: interior row variables close to the join of their caps when
+	// a use demands axes, else to the empty row.
 	for v := range s.rows {
-		if s.rows[v].solved {
+		e := &s.rows[v]
+		if e.solved {
+			continue
+		}
+		if len(e.lbs) > 0 {
+			if err := b.closeRowToJoin(int32(v)); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := b.commitRow(int32(v), closedRow()); err != nil {
@@ -169,20 +185,36 @@ func (b *builder) close() error {
 
 	// Stage 7.
 	b.markOwnership()
+	if err := b.guessDiscardable(false); err != nil {
+		return err
+	}
 	for v := range s.dims {
 		e := &s.dims[v]
-		if e.solved {
+		if e.solved || b.inOpenConcat(int32(v)) {
 			continue
 		}
 		if e.param {
 			return b.hiddenDimErr(int32(v))
 		}
+		// A cap is a use demanding this size: commit to it, except for a
+		// reduced axis written as a fixed index 0 (At_least 1), which
+		// closes to the broadcast unit so that the reduction broadcasts back.
 		d := guessDim(e)
-		if e.atLeast > 1 && e.hasLB {
+		if e.hasLB && e.atLeast != 1 {
 			d = e.lb
 		}
 		if err := b.commitDim(int32(v), d, e.origin); err != nil {
 			return err
+		}
+	}
+	for v := range s.dims {
+		if !s.dims[v].solved {
+			for _, c := range s.deferred {
+				if c.k == cDimEq && (occurs(int32(v), s.resolve(c.d1)) || occurs(int32(v), s.resolve(c.d2))) {
+					return s.wrap(fail(KindConcat, "cannot infer the sizes of the concatenation's components: %s = %s leaves more than one component unknown; set them with a capture and dim, or pin them by use",
+						s.dimString(s.resolve(c.d1)), s.dimString(s.resolve(c.d2))), c.origin)
+				}
+			}
 		}
 	}
 	if len(s.deferred) > 0 {
@@ -348,4 +380,91 @@ func (b *builder) hiddenDimErr(v int32) error {
 	}
 	e := &s.dims[v]
 	return s.wrap(fail(KindHiddenDim, "You forgot to specify the hidden dimension(s): a parameter's axis is not determined by how it is used"), e.origin)
+}
+
+// commitDeferredCaps commits capped variables of deferred (affine or
+// concat) size equations to their caps before any guessing: a use demanding
+// a size is better evidence than a guess of 1.
+func (b *builder) commitDeferredCaps() error {
+	s := b.s
+	for {
+		var todo []int32
+		for _, c := range s.deferred {
+			if c.k != cDimEq {
+				continue
+			}
+			collectVars(s.resolve(c.d1), &todo)
+			collectVars(s.resolve(c.d2), &todo)
+		}
+		progress := false
+		for _, v := range todo {
+			e := &s.dims[v]
+			if e.solved || !e.hasLB || e.atLeast == 1 {
+				continue
+			}
+			if err := b.commitDim(v, e.lb, e.lbOrigin); err != nil {
+				return err
+			}
+			progress = true
+		}
+		if !progress {
+			return nil
+		}
+	}
+}
+
+func collectVars(d dim, out *[]int32) {
+	switch d.k {
+	case dVar:
+		*out = append(*out, d.v)
+	case dAffine:
+		collectVars(d.aff.over, out)
+		if d.aff.conv {
+			collectVars(d.aff.kernel, out)
+		}
+	case dConcat:
+		for _, p := range d.parts {
+			collectVars(p, out)
+		}
+	}
+}
+
+// guessDiscardable closes unforced discardable components to 0 (the unit of
+// the coproduct) before any other guess, so that the remaining component of
+// a concatenation is solved by arithmetic rather than guessed.
+func (b *builder) guessDiscardable(leavesOnly bool) error {
+	s := b.s
+	for v := range s.dims {
+		e := &s.dims[v]
+		if e.solved || !e.discardable || e.hasLB || (leavesOnly && !e.leaf) || e.param {
+			continue
+		}
+		if err := b.commitDim(int32(v), dconst(0, BasisDefault), e.origin); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inOpenConcat reports whether v is a component of a deferred concatenation
+// equation that still has several unknown components: guessing one of them
+// would pick an arbitrary split.
+func (b *builder) inOpenConcat(v int32) bool {
+	s := b.s
+	for _, c := range s.deferred {
+		if c.k != cDimEq {
+			continue
+		}
+		for _, d := range []dim{s.resolve(c.d1), s.resolve(c.d2)} {
+			if d.k != dConcat || !occurs(v, d) {
+				continue
+			}
+			var vs []int32
+			collectVars(d, &vs)
+			if len(vs) > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }

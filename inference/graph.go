@@ -106,7 +106,9 @@ func (s *Shape) Size() int {
 	return n
 }
 
-// String prints the shape as OCANNL does: `batch | input -> output`.
+// String prints the shape in the declaration syntax `batch | input ->
+// output`, omitting empty batch and input rows ("2 -> 16", "32 | 16", "3,4");
+// a shape with no axes at all prints as "[]".
 func (s Shape) String() string {
 	row := func(ds []Dim) string {
 		p := make([]string, len(ds))
@@ -115,7 +117,17 @@ func (s Shape) String() string {
 		}
 		return strings.Join(p, ",")
 	}
-	return row(s.Batch) + " | " + row(s.Input) + " -> " + row(s.Output)
+	out := row(s.Output)
+	if len(s.Input) > 0 {
+		out = row(s.Input) + " -> " + out
+	}
+	if len(s.Batch) > 0 {
+		out = row(s.Batch) + " | " + out
+	}
+	if out == "" {
+		return "[]"
+	}
+	return out
 }
 
 // Tensor is a node of the tensor graph.

@@ -691,7 +691,14 @@ func (s *solver) resolveRow(r row) row {
 	return r
 }
 
+// maxAxes bounds the number of axes of any row: a backstop that turns a
+// diverging (rank-growing) run into an error. Real programs stay far below.
+const maxAxes = 1024
+
 func (s *solver) bindRow(v int32, val row) error {
+	if val.flanks() > maxAxes {
+		return fail(KindRankCycle, "Infinite number of axes: a row grew beyond %d axes (a rank cycle among row variables)", maxAxes)
+	}
 	if val.open() {
 		if val.v == v {
 			return fail(KindRankCycle, "Infinite number of axes by self-reference")
@@ -917,6 +924,10 @@ func (s *solver) solveRowIneq(res, op row) error {
 	}
 	// Result open.
 	if op.open() && op.v == res.v {
+		if op.flanks() > res.flanks() {
+			// ρ must have more axes than itself: the self-cyclic divergence.
+			return fail(KindRankCycle, "Infinite number of axes by self-reference: %s ⊑ %s", s.rowString(res), s.rowString(op))
+		}
 		if len(res.beg) == len(op.beg) && len(res.end) == len(op.end) {
 			if err := s.ineqDims(res.beg, op.beg, res, op); err != nil {
 				return err
@@ -947,8 +958,11 @@ func (s *solver) solveRowIneq(res, op row) error {
 		if err := s.bindRow(res.v, val); err != nil {
 			return err
 		}
-		s.push(constraint{k: cRowIneq, r1: res, r2: op, origin: s.cur})
-		return nil
+		// Re-process at once (not at the back of the queue): the residue's
+		// zero-weight anchor edge must be in the rank graph before any other
+		// constraint grows the operand's variable, or a rank cycle could
+		// spiral without ever closing a cycle in the graph.
+		return s.solveRowIneq(res, op)
 	}
 	lb, le := len(op.beg), len(op.end)
 	if err := s.ineqDims(res.beg[:lb], op.beg, res, op); err != nil {
