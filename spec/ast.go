@@ -78,11 +78,11 @@ type Axis struct {
 // striding and padded convolution, and Stride*(size(Over)-1) + 1 +
 // (size(Kernel)-1)*Dilation for valid convolution.
 type Affine struct {
-	Stride int    // >= 1
-	Over   string // label iterated by the output position
-	OverCol int   // 1-based column of Over
-	Offset int    // stride offset, >= 0
-	Conv   *Conv  // nil for pure striding
+	Stride  int    // >= 1
+	Over    string // label iterated by the output position
+	OverCol int    // 1-based column of Over
+	Offset  int    // stride offset, >= 0
+	Conv    *Conv  // nil for pure striding
 }
 
 // Conv is the kernel part of a convolution axis.
@@ -151,6 +151,7 @@ type Error struct {
 	Msg  string
 }
 
+// Error formats the error as `column C of spec "S": message`.
 func (e *Error) Error() string {
 	return fmt.Sprintf("column %d of spec %q: %s", e.Col, e.Spec, e.Msg)
 }

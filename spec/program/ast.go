@@ -13,6 +13,7 @@ type Pos struct {
 	Line, Col int
 }
 
+// String renders the position as LINE:COL.
 func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
 
 // Program is a parsed program: its statements in source order.
@@ -87,6 +88,7 @@ type AssignStmt struct {
 	// Args are the operands: one for unary/identity, two for binary.
 	Args []Expr
 	// Logic is the ~logic string: "." (default), "@", "T" or an einsum spec.
+	// It is "" (and LogicPos zero) when no ~logic clause is written.
 	Logic    string
 	LogicPos Pos // position of the string literal's opening quote; zero if absent
 }
@@ -325,4 +327,5 @@ type Error struct {
 	Msg string
 }
 
+// Error renders the error as LINE:COL: message.
 func (e *Error) Error() string { return fmt.Sprintf("%d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg) }
