@@ -6,27 +6,32 @@ package inference
 // positive total weight means the constraints are unsatisfiable (a row
 // variable would need infinitely many axes); detecting it is what makes the
 // solver terminate on mutually growing row variables.
+//
+// The check is incremental. By Prop. 4.6 the recorded facts have no
+// positive cycle iff they have a model: a potential pot with
+// pot[a] >= pot[b] + k for every edge a -k-> b. The graph keeps such a
+// potential. A new edge u -k-> v that the potential already satisfies
+// cannot close a positive cycle (O(1)); otherwise pot[u] is raised and the
+// raise propagated to u's ancestors. The propagation needs to raise v
+// exactly when some path v ~> u has weight w with w + k > 0: then the new
+// edge closes a positive cycle. If it does not reach v, the repaired
+// potential is a model of all facts including the new one.
 type rankGraph struct {
-	out   [][]rankEdge
-	epoch []uint32 // visit marks, indexed by 2*var + positive
-	cur   uint32
-	stack []rankState
+	out, in [][]rankEdge
+	pot     []int64
+	stack   []int32
 }
 
 type rankEdge struct {
-	to int32
+	to int32 // the other endpoint (the target for out, the source for in)
 	k  int32
-}
-
-type rankState struct {
-	v   int32
-	pos bool
 }
 
 func (g *rankGraph) grow(n int) {
 	for len(g.out) < n {
 		g.out = append(g.out, nil)
-		g.epoch = append(g.epoch, 0, 0)
+		g.in = append(g.in, nil)
+		g.pot = append(g.pot, 0)
 	}
 }
 
@@ -43,50 +48,34 @@ func (g *rankGraph) add(u, v int32, k int) error {
 			return nil
 		}
 	}
-	if g.positivePath(v, u, k > 0) {
+	if need := g.pot[v] + int64(k); g.pot[u] < need && !g.raise(u, need, v) {
 		return fail(KindRankCycle, "Infinite number of axes by rank cycle among row variables")
 	}
 	g.out[u] = append(g.out[u], rankEdge{to: v, k: int32(k)})
+	g.in[v] = append(g.in[v], rankEdge{to: u, k: int32(k)})
 	return nil
 }
 
-// positivePath reports whether target is reachable from src by a path whose
-// weight, added to an edge already positive (startPos), is positive. Weights
-// are non-negative, so it suffices to track whether a positive edge was seen.
-func (g *rankGraph) positivePath(src, target int32, startPos bool) bool {
-	if len(g.out[src]) == 0 {
-		return false
-	}
-	g.cur++
-	if g.cur == 0 { // wrapped: reset marks
-		clear(g.epoch)
-		g.cur = 1
-	}
-	mark := func(st rankState) bool {
-		i := 2 * int(st.v)
-		if st.pos {
-			i++
-		}
-		if g.epoch[i] == g.cur {
-			return false
-		}
-		g.epoch[i] = g.cur
-		return true
-	}
-	g.stack = append(g.stack[:0], rankState{src, startPos})
-	mark(g.stack[0])
+// raise sets pot[u] = val and restores pot[a] >= pot[b] + k along in-edges.
+// It reports false if that would require raising forbidden (the head of
+// the edge being inserted).
+func (g *rankGraph) raise(u int32, val int64, forbidden int32) bool {
+	g.pot[u] = val
+	g.stack = append(g.stack[:0], u)
 	for len(g.stack) > 0 {
-		st := g.stack[len(g.stack)-1]
+		x := g.stack[len(g.stack)-1]
 		g.stack = g.stack[:len(g.stack)-1]
-		for _, e := range g.out[st.v] {
-			next := rankState{e.to, st.pos || e.k > 0}
-			if e.to == target && next.pos {
-				return true
+		for _, e := range g.in[x] {
+			need := g.pot[x] + int64(e.k)
+			if g.pot[e.to] >= need {
+				continue
 			}
-			if mark(next) {
-				g.stack = append(g.stack, next)
+			if e.to == forbidden {
+				return false
 			}
+			g.pot[e.to] = need
+			g.stack = append(g.stack, e.to)
 		}
 	}
-	return false
+	return true
 }
