@@ -725,6 +725,12 @@ func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
 				}
 			}
 			for _, ax := range r.Axes() {
+				if a := ax.Affine; ax.Kind == spec.AxisAffine && a.Offset >= a.Stride {
+					p := op.SpecPos
+					p.Col += ax.Col - 1
+					return nil, &Error{Kind: KindStride, Pos: p, SpecCol: ax.Col, Op: op.Desc,
+						Msg: fmt.Sprintf("stride offset %d must be smaller than the stride %d in %q (it selects a position within a stride window)", a.Offset, a.Stride, op.SpecSrc)}
+				}
 				for _, l := range axisLabels(ax) {
 					if _, ok := labelCol[l.name]; !ok {
 						labelCol[l.name] = l.col

@@ -248,6 +248,7 @@ func TestErrors(t *testing.T) {
 		{"dim mismatch", "input a : 2,3 = range\ninput b : 4,5 = range\nlet c = a +* \"ij;jk=>ik\" b\n", inference.KindDimMismatch, 3, "3 vs 4"},
 		{"basis mismatch", "input t1 : 4:batch = 1\ninput t2 : 4 = 1\nlet result = t1 + t2\n", inference.KindBasis, 3, "bases"},
 		{"incompatible stride", "input x : 9 = range\nlet y = x ++ \"2*o => o\"\n", inference.KindStride, 2, "stride"},
+		{"stride offset not below the stride", "input x : 6 = range\nlet y = x ++ \"i+1 => i\"\n", inference.KindStride, 2, "offset"},
 		{"valid conv does not tile", "input x : 6 = range\ninput k : 3 = range\nlet y = x +* \"2*o<+k; k => o\" k\n", inference.KindStride, 3, "stride"},
 		{"fixed index out of bounds", "input x : 3 = range\nlet y = x ++ \"5 => 0\"\n", inference.KindFixedIndex, 2, "fixed index"},
 		{"concat components exceed", "input x : 2 = range\ninput y : 3 = range\ninput o : 4 = 0\nlet c = ((x, y) ++^ \"a; b => a^b\") + o\n", inference.KindDimMismatch, 4, ""},

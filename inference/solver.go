@@ -122,7 +122,7 @@ type solver struct {
 }
 
 func newSolver() *solver {
-	s := &solver{maxSteps: 50_000_000}
+	s := &solver{maxSteps: 2_000_000}
 	s.origins = append(s.origins, origin{op: "inference"})
 	return s
 }
@@ -153,7 +153,7 @@ func (s *solver) run() error {
 			c := s.queue[s.head]
 			s.head++
 			s.steps++
-			if s.steps > s.maxSteps {
+			if s.steps > s.maxSteps+200*len(s.origins) {
 				return s.wrap(fail(KindRankCycle, "shape inference did not converge (step limit reached); this is a bug, please report it"), c.origin)
 			}
 			if err := s.process(c); err != nil {

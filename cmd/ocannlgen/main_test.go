@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestInferJSONContract(t *testing.T) {
+	src := "input x : 32 | 2 = range\nlet h = relu ({w} * x + {b = 0.; o=[16]})\ninput t : 4:batch = 1\n"
+	code, out, errs := runCLI(t, src, "infer", "--json", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	want := `{"tensors":[` +
+		`{"name":"x","kind":"input","batch":[32],"input":[],"output":[2]},` +
+		`{"name":"w","kind":"param","batch":[],"input":[2],"output":[16]},` +
+		`{"name":"b","kind":"param","batch":[],"input":[],"output":[16]},` +
+		`{"name":"h","kind":"let","batch":[32],"input":[],"output":[16]},` +
+		`{"name":"t","kind":"input","batch":[],"input":[],"output":["4:batch"]}]}` + "\n"
+	if out != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+func TestInferText(t *testing.T) {
+	code, out, _ := runCLI(t, "input x : 32 | 2 = range\nlet h = relu ({w} * x + {b = 0.; o=[16]})\n", "infer", "-")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want 4 lines, got %q", out)
+	}
+	for i, want := range []string{"x", "w", "b", "h"} {
+		f := strings.Fields(lines[i])
+		if f[0] != want {
+			t.Errorf("line %d: %q, want name %s", i, lines[i], want)
+		}
+	}
+	if !strings.Contains(lines[1], "2 -> 16") || !strings.Contains(lines[3], "32 | 16") {
+		t.Errorf("unexpected shapes:\n%s", out)
+	}
+}
+
+func TestInferErrors(t *testing.T) {
+	code, out, _ := runCLI(t, "input x : 2 = range\nlet y = {w} * x\n", "infer", "--json", "-")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	var e struct {
+		Error struct {
+			Kind    string `json:"kind"`
+			Message string `json:"message"`
+			Line    int    `json:"line"`
+			Col     int    `json:"col"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(out), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Error.Kind != "hidden-dim" || e.Error.Line != 2 || e.Error.Col != 9 || !strings.Contains(e.Error.Message, `"w"`) {
+		t.Fatalf("got %+v", e.Error)
+	}
+	// Text mode: file:line:col: kind: message on stderr.
+	code, _, errs := runCLI(t, "input x : 9 = range\nlet y = x ++ \"2*o => o\"\n", "infer", "-")
+	if code != 1 || !strings.HasPrefix(errs, "<stdin>:2:15: stride: ") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	// Usage errors exit 2.
+	if code, _, _ := runCLI(t, "", "infer"); code != 2 {
+		t.Fatalf("missing file: exit %d, want 2", code)
+	}
+	if code, _, _ := runCLI(t, "", "frobnicate"); code != 2 {
+		t.Fatalf("unknown command: exit %d, want 2", code)
+	}
+}

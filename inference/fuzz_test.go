@@ -1,0 +1,64 @@
+package inference_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ocannlgen/ocannlgen/inference"
+)
+
+// FuzzInfer feeds arbitrary programs to the whole pipeline (parser,
+// elaboration, solver, closing). It must never panic, must terminate
+// quickly, must fail only with an *inference.Error, and must be
+// deterministic: a second run gives identical shapes.
+func FuzzInfer(f *testing.F) {
+	for _, s := range []string{
+		"input x : 32 | 2 = range\nlet h = relu ({w} * x + {b = 0.; o=[16]})\n",
+		"leaf a\nlet c = a ++ \"..r.. => ..r.., 1\"\n",
+		"leaf a\nlet b = a +* \"..r..; ..r.., i => ..r..\" a\n",
+		"input src : 7 = range\n{m} =:+ id src ~logic:\"a^b^c => b\"\n",
+		"input x : 2 = range\ninput y : 3 = range\nlet c = (x, y) ++^ \"a; b => a^b^c\"\n",
+		"input img : 9,9,1 = range\nlet o = (img +* \"... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc..\" [\"kh\"; \"kw\"; \"oc\"] {k}) + {bias = 0}\ndim kh = 3\ndim kw = 3\ndim oc = 4\n",
+		"leaf a\nleaf b\nlet c = a + b\nlet d = a *. (b ++ \"...|... => ...|..., 2\")\n",
+		"input t1 : 4 = range\ninput t2 : 4 = range\n{t} =:+ id t1 ~logic:\"i => 2*i\"\nt =+ id t2 ~logic:\"i => 2*i + 1\"\n",
+		genMLP(3), genTransformer(1),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		start := time.Now()
+		g, err := inference.InferSource(src)
+		if d := time.Since(start); d > 200*time.Millisecond && os.Getenv("FUZZ_SLOW_LOG") != "" {
+			if fh, err := os.OpenFile(os.Getenv("FUZZ_SLOW_LOG"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintf(fh, "%v %q\n", d, src)
+				fh.Close()
+			}
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("inference took %v", d)
+		}
+		if err != nil {
+			if _, ok := inference.AsError(err); !ok {
+				t.Fatalf("error %v (%T) is not an *inference.Error", err, err)
+			}
+			return
+		}
+		g2, err := inference.InferSource(src)
+		if err != nil {
+			t.Fatalf("second run failed: %v", err)
+		}
+		if a, b := dump(g), dump(g2); a != b {
+			t.Fatalf("nondeterministic:\n%s\nvs\n%s", a, b)
+		}
+	})
+}
+
+func dump(g *inference.Graph) string {
+	s := ""
+	for _, n := range g.Named {
+		s += fmt.Sprintf("%s %s %s\n", n.Name, n.Kind, g.Tensors[n.Tensor].Shape)
+	}
+	return s
+}
