@@ -9,7 +9,7 @@ import (
 )
 
 // genMLP returns a deep MLP program: each layer is relu(w*h + b), with
-// every weight's shape inferred from use (about 4 operations per layer).
+// every weight's shape inferred from use (3 operations per layer).
 func genMLP(layers int) string {
 	var b strings.Builder
 	b.WriteString("input x : 32 | 64 = range\nlet h0 = x\n")
@@ -89,9 +89,9 @@ func BenchmarkInfer(b *testing.B) {
 		name string
 		src  string
 	}{
-		{"mlp/100ops", genMLP(25)},
-		{"mlp/1000ops", genMLP(250)},
-		{"mlp/10000ops", genMLP(2500)},
+		{"mlp/100ops", genMLP(33)},
+		{"mlp/1000ops", genMLP(333)},
+		{"mlp/10000ops", genMLP(3333)},
 		{"transformer/100ops", genTransformer(4)},
 		{"transformer/1000ops", genTransformer(36)},
 		{"transformer/10000ops", genTransformer(360)},

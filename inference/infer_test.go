@@ -174,6 +174,13 @@ let uc = pc + c1`, map[string]string{"pa": "2", "pc": "1"}},
 		{"a^b^c=>b alone: a and c are discardable", `
 input src : 7 = range
 {m} =:+ id src ~logic:"a^b^c => b"`, map[string]string{"m": "7"}},
+		{"b=>a^b^c write the middle", `
+input dst : 7 = 0
+input x3 : 3 = 1
+input a2 : 2 = 0
+{pa} =:+ id dst ~logic:"a^b^c => a"
+let ua = pa + a2
+dst =+ id x3 ~logic:"b => a^b^c"`, map[string]string{"dst": "7", "pa": "2"}},
 		{"three-way concatenation", `
 input x : 2 = range
 input y : 3 = range
