@@ -147,6 +147,14 @@ type Tensor struct {
 	DimName string
 	// DimValue is the solved value for a DimScalar (after inference).
 	DimValue int
+	// Padding is the per-axis margin (memory order) required by padded
+	// convolutions reading this tensor; nil when unpadded. Filled by
+	// DeriveProjections.
+	Padding []Padding
+	// Split records, per row kind, how many of the row's axes belong to its
+	// leading flank (anchored at the front) in the solved row; the rest
+	// are anchored at the back. Broadcasting aligns flanks at these edges.
+	Split [3]int
 
 	rows       [3]row // indexed by spec.Kind
 	dimCap     *capture
@@ -227,6 +235,10 @@ type Op struct {
 	Desc string
 	// Assign reports whether the op comes from an assignment statement.
 	Assign bool
+	// Proj is the op's projection record, filled by DeriveProjections.
+	Proj *Projections
+	// Labels maps each spec label of this application to its solved size.
+	Labels map[string]int
 
 	origin int32
 }
