@@ -349,8 +349,14 @@ func (b *builder) anonName(hint string) string {
 
 func (b *builder) use(id int) { b.g.Tensors[id].uses++ }
 
-// newOp records an operation with a fresh result tensor.
+// newOp records an operation with a fresh result tensor. Operations of
+// expressions compute their result afresh: OCANNL's `v =:+ f(...)` (reset
+// to the neutral element, accumulate by sum) unless the op says otherwise.
 func (b *builder) newOp(op *Op, hint string) *Tensor {
+	op.InitNeutral = true
+	if op.Accum == "" {
+		op.Accum = "add"
+	}
 	t := b.newTensor(b.anonName(hint), Result, op.Pos)
 	op.LHS = t.ID
 	t.Op = len(b.g.Ops)
@@ -610,6 +616,7 @@ func (b *builder) specOp(op *Op, caps []program.Capture, hint string) (int, erro
 	if err != nil {
 		return 0, err
 	}
+	op.env = env
 	if err := b.bindCaptures(op, env, caps); err != nil {
 		return 0, err
 	}
@@ -1086,9 +1093,11 @@ func (b *builder) assign(st *program.AssignStmt) error {
 			return &Error{Kind: KindArity, Pos: p, Msg: fmt.Sprintf("spec %q has %d argument slot(s) but the assignment has %d operand(s)", op.SpecSrc, len(sp.RHS), len(args))}
 		}
 		b.addOp(op)
-		if _, err := b.emitSpec(op, target.ID); err != nil {
+		env, err := b.emitSpec(op, target.ID)
+		if err != nil {
 			return err
 		}
+		op.env = env
 	} else {
 		b.addOp(op)
 		b.emitOp(op)

@@ -241,6 +241,7 @@ type Op struct {
 	Labels map[string]int
 
 	origin int32
+	env    *specEnv
 }
 
 // Graph is an elaborated program: its tensors, operations in program

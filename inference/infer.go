@@ -71,6 +71,20 @@ func (b *builder) finish() error {
 			}
 		}
 	}
+	for _, t := range b.g.Tensors {
+		for k := range 3 {
+			t.Split[k] = len(s.resolveRow(t.rows[k]).beg)
+		}
+	}
+	for _, op := range b.g.Ops {
+		if op.env == nil {
+			continue
+		}
+		op.Labels = map[string]int{}
+		for name, d := range op.env.labels {
+			op.Labels[name] = s.resolve(d).n
+		}
+	}
 	for _, id := range b.dimRefs {
 		t := b.g.Tensors[id]
 		c, ok := b.captures[t.DimName]

@@ -12,8 +12,9 @@ import (
 )
 
 type inferFlags struct {
-	json bool
-	file string
+	json  bool
+	loops bool
+	file  string
 }
 
 func parseInferFlags(args []string) (inferFlags, error) {
@@ -22,6 +23,8 @@ func parseInferFlags(args []string) (inferFlags, error) {
 		switch {
 		case a == "--json" || a == "-json":
 			f.json = true
+		case a == "--loops" || a == "-loops":
+			f.loops = true
 		case a == "-" || !strings.HasPrefix(a, "-"):
 			if f.file != "" {
 				return f, fmt.Errorf("more than one input file: %q and %q", f.file, a)
@@ -60,11 +63,71 @@ func jsonDims(ds []inference.Dim) []any {
 }
 
 type jsonTensor struct {
-	Name   string `json:"name"`
-	Kind   string `json:"kind"`
-	Batch  []any  `json:"batch"`
-	Input  []any  `json:"input"`
-	Output []any  `json:"output"`
+	Name    string    `json:"name"`
+	Kind    string    `json:"kind"`
+	Batch   []any     `json:"batch"`
+	Input   []any     `json:"input"`
+	Output  []any     `json:"output"`
+	Padding [][2]int  `json:"padding,omitempty"`
+	Values  []float64 `json:"values,omitempty"`
+	values  bool
+}
+
+type jsonOp struct {
+	LHS        string     `json:"lhs"`
+	Op         string     `json:"op"`
+	Prim       string     `json:"prim"`
+	Accum      string     `json:"accum"`
+	RHS        []string   `json:"rhs"`
+	Product    [][]int    `json:"product"`
+	LHSIndex   []string   `json:"lhs_index"`
+	RHSIndex   [][]string `json:"rhs_index"`
+	ZeroInit   bool       `json:"zero_init"`
+	Accumulate bool       `json:"accumulate"`
+}
+
+var opKindNames = map[inference.OpKind]string{
+	inference.OpPointwise: "pointwise", inference.OpCompose: "compose", inference.OpTranspose: "transpose",
+	inference.OpEinsum: "einsum", inference.OpBlock: "concat", inference.OpSlice: "slice", inference.OpStack: "stack",
+}
+
+func indexStrings(xs []inference.Index) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return out
+}
+
+func jsonOps(g *inference.Graph) []jsonOp {
+	ops := []jsonOp{}
+	for _, op := range g.Ops {
+		p := op.Proj
+		o := jsonOp{LHS: g.Tensors[op.LHS].Name, Op: opKindNames[op.Kind], Prim: op.Prim, Accum: op.Accum,
+			RHS: []string{}, Product: [][]int{}, LHSIndex: indexStrings(p.LHS), RHSIndex: [][]string{},
+			ZeroInit: p.ZeroInit, Accumulate: p.Accumulate}
+		for i, r := range op.RHS {
+			o.RHS = append(o.RHS, g.Tensors[r].Name)
+			o.RHSIndex = append(o.RHSIndex, indexStrings(p.RHS[i]))
+		}
+		for _, f := range p.Product {
+			o.Product = append(o.Product, append([]int{}, f.Extents...))
+		}
+		ops = append(ops, o)
+	}
+	return ops
+}
+
+func tensorJSON(g *inference.Graph, n inference.NamedTensor) jsonTensor {
+	t := g.Tensors[n.Tensor]
+	jt := jsonTensor{
+		Name: n.Name, Kind: n.Kind.String(),
+		Batch: jsonDims(t.Shape.Batch), Input: jsonDims(t.Shape.Input), Output: jsonDims(t.Shape.Output),
+	}
+	for _, p := range t.Padding {
+		jt.Padding = append(jt.Padding, [2]int{p.Left, p.Right})
+	}
+	return jt
 }
 
 type jsonError struct {
@@ -121,16 +184,21 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return reportError(err, f.file, f.json, stdout, stderr)
 	}
+	if f.loops {
+		if err := inference.DeriveProjections(g); err != nil {
+			return reportError(err, f.file, f.json, stdout, stderr)
+		}
+	}
 	if f.json {
 		out := struct {
 			Tensors []jsonTensor `json:"tensors"`
+			Ops     []jsonOp     `json:"ops,omitempty"`
 		}{Tensors: []jsonTensor{}}
 		for _, n := range g.Named {
-			t := g.Tensors[n.Tensor]
-			out.Tensors = append(out.Tensors, jsonTensor{
-				Name: n.Name, Kind: n.Kind.String(),
-				Batch: jsonDims(t.Shape.Batch), Input: jsonDims(t.Shape.Input), Output: jsonDims(t.Shape.Output),
-			})
+			out.Tensors = append(out.Tensors, tensorJSON(g, n))
+		}
+		if f.loops {
+			out.Ops = jsonOps(g)
 		}
 		writeJSON(stdout, out)
 		return 0
