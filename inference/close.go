@@ -432,11 +432,62 @@ func collectVars(d dim, out *[]int32) {
 // guessDiscardable closes unforced discardable components to 0 (the unit of
 // the coproduct) before any other guess, so that the remaining component of
 // a concatenation is solved by arithmetic rather than guessed.
+//
+// A discardable component is not guessed when every unknown component of
+// its concatenation is discardable, they must add up to a positive size,
+// and a sized component lies between them: its offset would depend on
+// which of them is non-empty, so the equation is reported as
+// underdetermined instead of silently picking a split. (As in
+// "a^b^c => a" or "a^b^c => c", where the split of the discarded rest
+// cannot change the result, the discardables are guessed.)
 func (b *builder) guessDiscardable(leavesOnly bool) error {
 	s := b.s
+	blocked := map[int32]bool{}
+	for _, c := range s.deferred {
+		if c.k != cDimEq {
+			continue
+		}
+		d1, d2 := s.resolve(c.d1), s.resolve(c.d2)
+		if d1.k != dConcat {
+			d1, d2 = d2, d1
+		}
+		if d1.k != dConcat || d2.k != dConst {
+			continue
+		}
+		residual := d2.n
+		var unknown []int32
+		allDisc := true
+		knownAfter := false  // a sized component placed after an unknown one
+		knownBetween := false // ... and before another unknown one
+		for _, p := range d1.parts {
+			switch p.k {
+			case dConst:
+				residual -= p.n
+				if len(unknown) > 0 && p.n > 0 {
+					knownAfter = true
+				}
+			case dVar:
+				if knownAfter {
+					knownBetween = true
+				}
+				unknown = append(unknown, p.v)
+				allDisc = allDisc && s.dims[p.v].discardable
+			default:
+				allDisc = false
+			}
+		}
+		// The split matters only when it moves a component lying between
+		// unknown ones (its offset depends on the split): "a^b^c => b" with
+		// b known; "a^b^c => c" is fine (c's offset is 7 - |c| anyway).
+		if allDisc && len(unknown) >= 2 && residual > 0 && knownBetween {
+			for _, v := range unknown {
+				blocked[v] = true
+			}
+		}
+	}
 	for v := range s.dims {
 		e := &s.dims[v]
-		if e.solved || !e.discardable || e.hasLB || (leavesOnly && !e.leaf) || e.param {
+		if e.solved || !e.discardable || e.hasLB || (leavesOnly && !e.leaf) || e.param || blocked[int32(v)] {
 			continue
 		}
 		if err := b.commitDim(int32(v), dconst(0, BasisDefault), e.origin); err != nil {

@@ -162,25 +162,24 @@ dst =+ id x2 ~logic:"a => a^b"`, map[string]string{"dst": "5"}},
 input dst : 5 = 0
 input x3 : 3 = 1
 dst =+ id x3 ~logic:"b => a^b"`, map[string]string{"dst": "5"}},
-		{"a^b^c=>b middle extraction, a and c known from use", `
+		{"a^b^c=>a and =>c: the discarded rest's split does not matter", `
 input src : 7 = range
 input a2 : 2 = 0
 input c1 : 1 = 0
-{m} =:+ id src ~logic:"a^b^c => b"
 {pa} =:+ id src ~logic:"a^b^c => a"
 {pc} =:+ id src ~logic:"a^b^c => c"
 let ua = pa + a2
 let uc = pc + c1`, map[string]string{"pa": "2", "pc": "1"}},
+		{"a^b^c=>b middle extraction with integer components", `
+input src : 7 = range
+let m = src ++ "2^b^1 => b"`, map[string]string{"m": "4"}},
 		{"a^b^c=>b alone: a and c are discardable", `
 input src : 7 = range
 {m} =:+ id src ~logic:"a^b^c => b"`, map[string]string{"m": "7"}},
-		{"b=>a^b^c write the middle", `
+		{"b=>a^b^c write the middle (integer components)", `
 input dst : 7 = 0
 input x3 : 3 = 1
-input a2 : 2 = 0
-{pa} =:+ id dst ~logic:"a^b^c => a"
-let ua = pa + a2
-dst =+ id x3 ~logic:"b => a^b^c"`, map[string]string{"dst": "7", "pa": "2"}},
+dst =+ id x3 ~logic:"b => 2^b^2"`, map[string]string{"dst": "7"}},
 		{"three-way concatenation", `
 input x : 2 = range
 input y : 3 = range
@@ -260,6 +259,8 @@ func TestErrors(t *testing.T) {
 		{"fixed index out of bounds", "input x : 3 = range\nlet y = x ++ \"5 => 0\"\n", inference.KindFixedIndex, 2, "fixed index"},
 		{"concat components exceed", "input x : 2 = range\ninput y : 3 = range\ninput o : 4 = 0\nlet c = ((x, y) ++^ \"a; b => a^b\") + o\n", inference.KindDimMismatch, 4, ""},
 		{"concat residual negative", "input src : 3 = range\nlet p = src ++ \"5^a => a\"\n", inference.KindConcat, 2, "exceed"},
+		{"ambiguous middle: a and c both may be empty", "input src : 7 = range\ninput x4 : 4 = 1\nlet m = src ++ \"a^b^c => b\"\nlet u = m + x4\n", inference.KindConcat, 3, "concatenation"},
+		{"ambiguous middle write", "input dst : 7 = 0\ninput x3 : 3 = 1\ndst =+ id x3 ~logic:\"b => a^b^c\"\n", inference.KindConcat, 3, "concatenation"},
 		{"total elems", "input x : 2,3 = range\nlet s = x ++ \"..m.. => 0\" [\"m\"]\ndim m = 5\n", inference.KindTotalElems, 3, ""},
 		{"self reference", "leaf a\nlet b = a +* \"..r..; ..r.., i => ..r..\" a\n", inference.KindRankCycle, 2, "Infinite number of axes"},
 	}

@@ -3,6 +3,7 @@ package inference
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/ocannlgen/ocannlgen/spec"
 )
@@ -497,6 +498,26 @@ func (p *projProblem) solve() (*Projections, [][]Padding, error) {
 			factors = append(factors, nil)
 		}
 		factors[fi] = append(factors[fi], pos)
+	}
+	// Within a coupled factor, components run in concatenation order: the
+	// order of the first concatenated index (scanning LHS, then RHS) that
+	// mentions them.
+	concatRank := map[int]int{}
+	for _, nodes := range p.occ {
+		for _, nd := range nodes {
+			if d, ok := p.derived[nd]; ok && !d.affine {
+				for i, c := range classesOf(nd) {
+					if _, ok := concatRank[c]; !ok {
+						concatRank[c] = i
+					}
+				}
+			}
+		}
+	}
+	for _, f := range factors {
+		sort.SliceStable(f, func(i, j int) bool {
+			return concatRank[order[f[i]]] < concatRank[order[f[j]]]
+		})
 	}
 	iterOf := map[int]int{} // class -> iterator number
 	proj := &Projections{}
