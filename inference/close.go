@@ -457,7 +457,7 @@ func (b *builder) guessDiscardable(leavesOnly bool) error {
 		residual := d2.n
 		var unknown []int32
 		allDisc := true
-		knownAfter := false  // a sized component placed after an unknown one
+		knownAfter := false   // a sized component placed after an unknown one
 		knownBetween := false // ... and before another unknown one
 		for _, p := range d1.parts {
 			switch p.k {
