@@ -3,7 +3,9 @@
 //
 // Usage:
 //
-//	ocannlgen infer [--json] FILE|-   print the inferred shape of every named tensor
+//	ocannlgen infer [--json] [--loops] FILE|-   print the inferred shape of every named
+//	                                            tensor (and with --loops every operation's loop nest)
+//	ocannlgen run [--json] [--f32] FILE|-      run the program with the reference interpreter
 //
 // See docs/language.md for the program language.
 package main
@@ -19,7 +21,10 @@ func main() {
 }
 
 const usage = `usage:
-  ocannlgen infer [--json] FILE|-   infer and print the shape of every named tensor
+  ocannlgen infer [--json] [--loops] FILE|-   infer and print the shape of every named tensor;
+                                              --loops adds each operation's projections and loop nest
+  ocannlgen run [--json] [--f32] FILE|-       run the program with the reference interpreter
+                                              (float64, or float32 with --f32) and print every named tensor
 `
 
 // run executes the command line and returns the exit status.
@@ -31,6 +36,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "infer":
 		return runInfer(args[1:], stdin, stdout, stderr)
+	case "run":
+		return runRun(args[1:], stdin, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,205 @@
+package loopir
+
+import "github.com/ocannlgen/ocannlgen/inference"
+
+// Stmt is a loop-IR statement: *For, *Store, *Fill, *ResetPadding or
+// *FetchStmt.
+type Stmt interface{ isStmt() }
+
+// For is a loop: the body runs with loop variable i<Var> taking the
+// values 0..Extent-1 in increasing order.
+type For struct {
+	// Var numbers the loop variable (printed i<Var>). Within one
+	// operation, the loops of the components of one coupled factor share
+	// a variable (they run one after another, never nested).
+	Var    int
+	Extent int
+	Body   []Stmt
+}
+
+// Store writes Value into Tensor at Index. With Accumulate, the cell
+// becomes accum(old, Value) for the accumulation operator Accum ("add",
+// "sub", "mul", "div", "max", "min"); otherwise (or when Accum is "") it
+// is overwritten.
+type Store struct {
+	Tensor     int
+	Index      []IndexExpr
+	Value      Expr
+	Accum      string
+	Accumulate bool
+}
+
+// Fill sets every cell of Tensor's buffer, padding margins included, to
+// Value.
+type Fill struct {
+	Tensor int
+	Value  float64
+}
+
+// ResetPadding sets the padding margins of Tensor's buffer (and only the
+// margins) to Value, the neutral element of the operation about to read
+// the tensor.
+type ResetPadding struct {
+	Tensor int
+	Value  float64
+}
+
+// FetchKind tells how a FetchStmt fills a tensor.
+type FetchKind int
+
+// Fetch kinds.
+const (
+	// FetchZero fills with zeros.
+	FetchZero FetchKind = iota
+	// FetchConst fills every cell with Value.
+	FetchConst
+	// FetchRange fills each cell with its row-major offset in memory order.
+	FetchRange
+	// FetchValues fills cell k with Values[k mod len(Values)] (memory
+	// order; OCANNL's Constant_fill).
+	FetchValues
+	// FetchRandom is the default parameter initializer:
+	// 0.5*(uniform-0.5) with uniform from the light Threefry-4x32 keyed
+	// by Key (see DefaultInit).
+	FetchRandom
+)
+
+// String names the kind as Dump prints it.
+func (k FetchKind) String() string {
+	switch k {
+	case FetchZero:
+		return "zeros"
+	case FetchConst:
+		return "constant"
+	case FetchRange:
+		return "range over offsets"
+	case FetchValues:
+		return "values"
+	case FetchRandom:
+		return "random"
+	}
+	return "?"
+}
+
+// FetchStmt initializes the cells of Tensor (its unpadded interior, in
+// memory order).
+type FetchStmt struct {
+	Tensor int
+	Kind   FetchKind
+	// Value is the constant of FetchConst.
+	Value float64
+	// Values are FetchValues' cells.
+	Values []float64
+	// Key and Seed key FetchRandom: Key is fnv1a32 of the tensor's name,
+	// Seed the global seed (DefaultSeed).
+	Key, Seed uint32
+}
+
+func (*For) isStmt()          {}
+func (*Store) isStmt()        {}
+func (*Fill) isStmt()         {}
+func (*ResetPadding) isStmt() {}
+func (*FetchStmt) isStmt()    {}
+
+// Expr is a loop-IR expression: *Const, *Load or *Apply.
+type Expr interface{ isExpr() }
+
+// Const is a constant.
+type Const struct{ Value float64 }
+
+// Load reads Tensor at Index.
+type Load struct {
+	Tensor int
+	Index  []IndexExpr
+}
+
+// Apply applies the primitive Prim (see Arity for the names) to Args.
+type Apply struct {
+	Prim string
+	Args []Expr
+}
+
+func (*Const) isExpr() {}
+func (*Load) isExpr()  {}
+func (*Apply) isExpr() {}
+
+// IndexTerm is Coeff * i<Var>.
+type IndexTerm struct {
+	Coeff int
+	Var   int
+}
+
+// IndexExpr is an affine index over loop variables: sum(Terms) + Offset.
+type IndexExpr struct {
+	Terms  []IndexTerm
+	Offset int
+}
+
+// TensorInfo describes a tensor's storage.
+type TensorInfo struct {
+	Name string
+	Kind inference.TensorKind
+	// Dims are the unpadded dims in memory order (batch, output, input).
+	Dims []int
+	// Padding is the per-axis margin (nil when unpadded).
+	Padding []inference.Padding
+	// BufDims are the buffer's dims: Dims plus the margins once the "pad"
+	// pass has run, Dims before.
+	BufDims []int
+}
+
+// Size is the number of unpadded cells.
+func (t *TensorInfo) Size() int { return prod(t.Dims) }
+
+// padded reports whether the tensor has a non-zero margin.
+func (t *TensorInfo) padded() bool {
+	for _, p := range t.Padding {
+		if p.Left != 0 || p.Right != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Operation is one lowered unit: a leaf initialization or a graph
+// operation, with its loop-IR statements.
+type Operation struct {
+	// Desc is the header Dump prints.
+	Desc string
+	// Op is the graph operation's index, or -1 for a fetch.
+	Op int
+	// Assignment is the assignment this operation was lowered from.
+	Assignment Assignment
+	Body       []Stmt
+}
+
+// Program is the state of lowering: the graph, its tensors, the
+// assignments, and once the "loops" pass has run, the operations in
+// execution order (fetches in tensor order, then graph operations in
+// program order).
+type Program struct {
+	Graph       *inference.Graph
+	Tensors     []TensorInfo
+	Assignments []Assignment
+	Ops         []*Operation
+	// Done lists the passes run so far, in order.
+	Done []string
+}
+
+// ran reports whether the pass named name has run.
+func (p *Program) ran(name string) bool {
+	for _, d := range p.Done {
+		if d == name {
+			return true
+		}
+	}
+	return false
+}
+
+func prod(ds []int) int {
+	n := 1
+	for _, d := range ds {
+		n *= d
+	}
+	return n
+}
