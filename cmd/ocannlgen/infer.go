@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
 type inferFlags struct {
@@ -209,5 +210,13 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Name, n.Kind, t.Shape)
 	}
 	_ = tw.Flush()
+	if f.loops {
+		prog, err := loopir.Lower(g)
+		if err != nil {
+			return reportError(err, f.file, false, stdout, stderr)
+		}
+		fmt.Fprintln(stdout)
+		prog.Dump(stdout)
+	}
 	return 0
 }
