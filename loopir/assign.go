@@ -229,14 +229,5 @@ func assignmentOf(g *inference.Graph, i int, op *inference.Op) (Assignment, erro
 		Prim: op.Prim, Accum: op.Accum, InitNeutral: op.InitNeutral,
 		ZeroInit: op.Proj.ZeroInit, Accumulate: op.Proj.Accumulate, Proj: op.Proj,
 	}
-	if !op.Assign && op.Kind == inference.OpCompose && op.Accum == "" {
-		// The `*` expression is OCANNL's compose op_asn `v =:+ v1 * v2`;
-		// the elaborator leaves its accumulator unset, so the neutral
-		// pre-fill and the read-back follow from the projection's
-		// injectivity and surjectivity (digest §4.3).
-		a.Accum, a.InitNeutral = "add", true
-		a.ZeroInit = !(op.Proj.Surjective && op.Proj.Injective)
-		a.Accumulate = !op.Proj.Injective
-	}
 	return a, nil
 }

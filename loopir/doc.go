@@ -31,8 +31,6 @@
 // an IdxConcat resolves to its active part's iterator plus the sizes of
 // the parts before it. Iterators that no factor mentions are accepted only
 // when their Extent is at most 1 (they sit at 0). ZeroInit and Accumulate
-// are taken from the record, except for the `*` (compose) expression,
-// whose elaborated Op leaves Accum empty: it is lowered as OCANNL's
-// `=:+`, with ZeroInit = !(Surjective && Injective) and Accumulate =
-// !Injective.
+// are taken from the record (expression operations are elaborated as
+// OCANNL's `v =:+ f(...)`: initialize-neutral, accumulate by sum).
 package loopir

@@ -144,8 +144,8 @@ func TestSumByOnes(t *testing.T) {
 	m := b.input("m", mv, 3, 4)
 	ones := b.tensor("ones", inference.Leaf, inference.TensorInit{Kind: inference.InitConst, Value: 1}, 4)
 	r := b.result("r", 3)
-	b.op(&inference.Op{Kind: inference.OpCompose, Prim: "mul", LHS: r, RHS: []int{m, ones}, Desc: `compose "*"`,
-		Proj: proj(flags{surj: true}, product(f1(0, 3), f1(1, 4)),
+	b.op(&inference.Op{Kind: inference.OpCompose, Prim: "mul", Accum: "add", InitNeutral: true, LHS: r, RHS: []int{m, ones}, Desc: `compose "*"`,
+		Proj: proj(flags{surj: true, zero: true, acc: true}, product(f1(0, 3), f1(1, 4)),
 			ix(it(0)), ix(it(0), it(1)), ix(it(1)))})
 	p, st := runBoth(t, b.g)
 	expectValues(t, st, p, "r", []float64{1 + 2 + 3 + 4, 5 + 6 + 7 + 8, 9 + 10 + 11 + 12})
