@@ -12,28 +12,36 @@ import (
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
-type inferFlags struct {
+// cliFlags are the flags shared by the subcommands.
+type cliFlags struct {
 	json  bool
 	loops bool
+	f32   bool
 	file  string
 }
 
-func parseInferFlags(args []string) (inferFlags, error) {
-	var f inferFlags
+// parseFlags parses args, accepting only the named boolean flags
+// (without dashes) and exactly one input file ("-" for standard input).
+func parseFlags(args []string, allowed ...string) (cliFlags, error) {
+	var f cliFlags
+	ptr := map[string]*bool{"json": &f.json, "loops": &f.loops, "f32": &f.f32}
+	ok := map[string]bool{}
+	for _, a := range allowed {
+		ok[a] = true
+	}
 	for _, a := range args {
-		switch {
-		case a == "--json" || a == "-json":
-			f.json = true
-		case a == "--loops" || a == "-loops":
-			f.loops = true
-		case a == "-" || !strings.HasPrefix(a, "-"):
+		if a == "-" || !strings.HasPrefix(a, "-") {
 			if f.file != "" {
 				return f, fmt.Errorf("more than one input file: %q and %q", f.file, a)
 			}
 			f.file = a
-		default:
+			continue
+		}
+		name := strings.TrimLeft(a, "-")
+		if !ok[name] {
 			return f, fmt.Errorf("unknown flag %q", a)
 		}
+		*ptr[name] = true
 	}
 	if f.file == "" {
 		return f, fmt.Errorf("missing input file (use - for standard input)")
@@ -171,7 +179,7 @@ func reportError(err error, file string, asJSON bool, stdout, stderr io.Writer) 
 }
 
 func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseInferFlags(args)
+	f, err := parseFlags(args, "json", "loops")
 	if err != nil {
 		fmt.Fprintf(stderr, "ocannlgen infer: %v\n%s", err, usage)
 		return 2

@@ -11,36 +11,6 @@ import (
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
-// runFlags are the flags of `ocannlgen run`.
-type runFlags struct {
-	json bool
-	f32  bool
-	file string
-}
-
-func parseRunFlags(args []string) (runFlags, error) {
-	var f runFlags
-	for _, a := range args {
-		switch {
-		case a == "--json" || a == "-json":
-			f.json = true
-		case a == "--f32" || a == "-f32":
-			f.f32 = true
-		case a == "-" || !strings.HasPrefix(a, "-"):
-			if f.file != "" {
-				return f, fmt.Errorf("more than one input file: %q and %q", f.file, a)
-			}
-			f.file = a
-		default:
-			return f, fmt.Errorf("unknown flag %q", a)
-		}
-	}
-	if f.file == "" {
-		return f, fmt.Errorf("missing input file (use - for standard input)")
-	}
-	return f, nil
-}
-
 // compile infers shapes and projections and lowers the program.
 func compile(src string) (*inference.Graph, *loopir.Program, error) {
 	g, err := inference.InferSource(src)
@@ -75,7 +45,7 @@ func runProgram(prog *loopir.Program, f32 bool) (func(int) []float64, error) {
 }
 
 func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseRunFlags(args)
+	f, err := parseFlags(args, "json", "f32")
 	if err != nil {
 		fmt.Fprintf(stderr, "ocannlgen run: %v\n%s", err, usage)
 		return 2
