@@ -1,0 +1,67 @@
+// Package gocode emits lowered loop nests (package loopir) as
+// specialized, allocation-free Go source, using github.com/dave/jennifer.
+// It is a generator-only package: generated code never imports it.
+package gocode
+
+import "github.com/ocannlgen/ocannlgen/loopir"
+
+// File is one generated Go file.
+type File struct {
+	// Package is the Go package name of the generated file.
+	Package string
+	// Sources names the annotated source files the file was generated
+	// from, for the header comment.
+	Sources []string
+	// Kernels are emitted in order.
+	Kernels []*Kernel
+	// Guards are compile-time checks that the Go constants a kernel was
+	// specialized for still have the same values (stringer-style).
+	Guards []Guard
+}
+
+// Guard asserts at compile time that the Go constant Name still equals
+// Value: the generated file stops compiling when the constant changes,
+// until the code is regenerated.
+type Guard struct {
+	Name  string
+	Value int64
+}
+
+// ParamKind is how a tensor is passed to a generated function.
+type ParamKind int
+
+const (
+	// PtrArray is a pointer to a (possibly nested) Go array, e.g.
+	// *[32][784]float32, whose dims are the tensor's dims in memory order.
+	PtrArray ParamKind = iota
+	// Slice is a flat []float32 / []float64 holding the tensor in memory
+	// order; its length is checked at run time.
+	Slice
+)
+
+// Param is one parameter of a generated function, bound to a tensor of
+// the kernel's program.
+type Param struct {
+	Name      string
+	Kind      ParamKind
+	Tensor    int   // tensor id in Kernel.Prog.Graph
+	ArrayDims []int // for PtrArray: the Go array dims, outermost first
+	// Output marks the parameter the kernel writes (the others are only read).
+	Output bool
+}
+
+// Kernel is one generated function: it runs every operation of Prog in
+// order, reading the input parameters and writing the output parameter.
+// Tensors of Prog that are not parameters are intermediates (kept in
+// local fixed-size arrays) or constants (numbers, literals, dim scalars).
+type Kernel struct {
+	// Name is the generated function's name.
+	Name string
+	// Elem is "float32" or "float64".
+	Elem   string
+	Params []Param
+	Prog   *loopir.Program
+	// Doc holds extra lines for the function's doc comment (the
+	// directives as written, the source position).
+	Doc []string
+}
