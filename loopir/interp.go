@@ -14,6 +14,8 @@ type State[T float32 | float64] struct {
 	env     []int
 	// op is the operation being executed (for error messages).
 	op *Operation
+	// inputs overrides the initializers of some tensors (RunWith).
+	inputs map[int][]float64
 }
 
 // accessError is the panic value of an out-of-range access.
@@ -28,6 +30,19 @@ type accessError struct {
 // start as zeros. An out-of-range access is reported as an error (the
 // "check" pass rules it out beforehand).
 func Run[T float32 | float64](p *Program) (*State[T], error) {
+	return RunWith[T](p, nil)
+}
+
+// RunWith is Run with data for some tensors: inputs maps a tensor index
+// to its cells in memory order (without margins), used instead of the
+// tensor's initializer. It is how generated kernels are checked against
+// the interpreter on the same random operands.
+func RunWith[T float32 | float64](p *Program, inputs map[int][]float64) (*State[T], error) {
+	for t, vs := range inputs {
+		if t < 0 || t >= len(p.Tensors) || len(vs) != p.Tensors[t].Size() {
+			return nil, fmt.Errorf("loopir: run: input for tensor %d has %d values, want %d", t, len(vs), p.Tensors[t].Size())
+		}
+	}
 	if !p.ran("pad") {
 		return nil, fmt.Errorf("loopir: run: the program is not fully lowered (passes run: %v)", p.Done)
 	}
@@ -35,6 +50,7 @@ func Run[T float32 | float64](p *Program) (*State[T], error) {
 		return nil, err
 	}
 	s := newState[T](p)
+	s.inputs = inputs
 	if err := s.execute(); err != nil {
 		return nil, err
 	}
@@ -247,6 +263,10 @@ func (s *State[T]) resetPadding(t int, v T) {
 
 func (s *State[T]) fetch(f *FetchStmt) {
 	buf := s.bufs[f.Tensor]
+	if vs, ok := s.inputs[f.Tensor]; ok {
+		s.interior(f.Tensor, func(k, off int) { buf[off] = T(vs[k]) })
+		return
+	}
 	switch f.Kind {
 	case FetchZero:
 		s.interior(f.Tensor, func(_, off int) { buf[off] = 0 })

@@ -3,17 +3,21 @@
 //
 // Usage:
 //
+//	ocannlgen [-check] [-v] [packages]          generate ocannl_gen.go for every package with
+//	                                            //ocannl: directives (what //go:generate ocannlgen runs)
 //	ocannlgen infer [--json] [--loops] FILE|-   print the inferred shape of every named
 //	                                            tensor (and with --loops every operation's loop nest)
 //	ocannlgen run [--json] [--f32] FILE|-      run the program with the reference interpreter
 //
-// See docs/language.md for the program language.
+// See docs/language.md for the program language and docs/design.md for
+// the directives.
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 func main() {
@@ -21,6 +25,10 @@ func main() {
 }
 
 const usage = `usage:
+  ocannlgen [-check] [-v] [packages]          generate ocannl_gen.go in every package (default ".")
+                                              with //ocannl: directives; -check writes nothing and
+                                              exits 1 listing missing or out-of-date files; -v lists
+                                              what was written
   ocannlgen infer [--json] [--loops] FILE|-   infer and print the shape of every named tensor;
                                               --loops adds each operation's projections and loop nest
   ocannlgen run [--json] [--f32] FILE|-       run the program with the reference interpreter
@@ -30,8 +38,7 @@ const usage = `usage:
 // run executes the command line and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+		return runGenerate(args, stdout, stderr)
 	}
 	switch args[0] {
 	case "infer":
@@ -41,6 +48,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
+	}
+	if strings.HasPrefix(args[0], "-") || isPattern(args[0]) {
+		return runGenerate(args, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "ocannlgen: unknown command %q\n%s", args[0], usage)
 	return 2

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ocannlgen/ocannlgen/gen"
+)
+
+// isPattern reports whether arg can be a package pattern: a directory
+// (".", "./x", "../x", "/abs"), a pattern with "..." or an import path.
+// Bare words are not (module-mode import paths of user code always
+// contain a dot or a slash), so a mistyped subcommand is reported as such.
+func isPattern(arg string) bool {
+	return strings.ContainsAny(arg, "./")
+}
+
+// runGenerate runs the go:generate driver: `ocannlgen [-check] [-v]
+// [-tags=...] [packages]`.
+func runGenerate(args []string, stdout, stderr io.Writer) int {
+	var opts gen.Options
+	verbose := false
+	var patterns []string
+	for _, a := range args {
+		switch {
+		case a == "-check" || a == "--check":
+			opts.Check = true
+		case a == "-v" || a == "--v":
+			verbose = true
+		case strings.HasPrefix(a, "-tags=") || strings.HasPrefix(a, "--tags="):
+			opts.BuildFlags = append(opts.BuildFlags, "-tags="+a[strings.IndexByte(a, '=')+1:])
+		case strings.HasPrefix(a, "-"):
+			fmt.Fprintf(stderr, "ocannlgen: unknown flag %q\n%s", a, usage)
+			return 2
+		case !isPattern(a):
+			fmt.Fprintf(stderr, "ocannlgen: %q is neither a command nor a package pattern (write ./%s for a directory)\n%s", a, a, usage)
+			return 2
+		default:
+			patterns = append(patterns, a)
+		}
+	}
+	wd, _ := os.Getwd()
+	results, err := gen.Generate(patterns, opts)
+	status := 0
+	if err != nil {
+		status = 1
+		var el gen.ErrorList
+		if errors.As(err, &el) {
+			for _, e := range el {
+				fmt.Fprintln(stderr, e.Rel(wd))
+			}
+		} else {
+			fmt.Fprintf(stderr, "ocannlgen: %v\n", err)
+		}
+	}
+	for _, r := range results {
+		name := r.File
+		if rel, err := filepath.Rel(wd, name); err == nil && !strings.HasPrefix(rel, "..") {
+			name = rel
+		}
+		switch {
+		case r.Status.OutOfDate():
+			fmt.Fprintf(stderr, "%s: %s; run go generate\n", name, r.Status)
+			status = 1
+		case verbose && r.Status != gen.Unchanged:
+			fmt.Fprintf(stdout, "%s: %s (%d kernels)\n", name, r.Status, len(r.Kernels))
+		case verbose:
+			fmt.Fprintf(stdout, "%s: %s\n", name, r.Status)
+		}
+	}
+	return status
+}

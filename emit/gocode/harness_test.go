@@ -1,0 +1,332 @@
+package gocode
+
+import (
+	"bufio"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// The end-to-end tests compile programs with inference and loopir,
+// render kernels, build them with a generated harness in a temporary
+// module, run them on deterministic random inputs and compare with
+// loopir's interpreter on the same inputs.
+
+// pspec binds a named tensor of the program to a parameter.
+type pspec struct {
+	name string
+	kind ParamKind
+	out  bool
+	// as names the Go parameter (default: the tensor's name).
+	as string
+	// flat: a PtrArray parameter whose Go array is one-dimensional;
+	// dims: its Go array dims (a regrouping of the tensor's).
+	flat bool
+	dims []int
+}
+
+func (p pspec) goName() string {
+	if p.as != "" {
+		return p.as
+	}
+	return p.name
+}
+
+// ecase is one kernel of the end-to-end tests.
+type ecase struct {
+	kernel, elem, src string
+	params            []pspec
+}
+
+func pa(name string) pspec { return pspec{name: name, kind: PtrArray} }
+func sl(name string) pspec { return pspec{name: name, kind: Slice} }
+func out(p pspec) pspec    { p.out = true; return p }
+func ptrs(names ...string) []pspec {
+	ps := make([]pspec, len(names))
+	for i, n := range names {
+		ps[i] = pa(n)
+	}
+	ps[len(ps)-1].out = true
+	return ps
+}
+
+// built is a compiled case with its inputs and the interpreter's outputs.
+type built struct {
+	c      ecase
+	k      *Kernel
+	p      *loopir.Program
+	data   [][]float64 // per parameter: the initial contents
+	want   [][]float64 // per output parameter (nil for inputs)
+	tensor []int
+}
+
+// compileProgram runs shape inference, projection inference and lowering
+// after replacing the initializers of the named leaves by vals.
+func compileProgram(t testing.TB, src string, init func(g *inference.Graph)) (*inference.Graph, *loopir.Program) {
+	t.Helper()
+	g, err := inference.InferSource(strings.TrimSpace(src) + "\n")
+	if err != nil {
+		t.Fatalf("inference: %v", err)
+	}
+	if err := inference.DeriveProjections(g); err != nil {
+		t.Fatalf("projections: %v", err)
+	}
+	if init != nil {
+		init(g)
+	}
+	p, err := loopir.Lower(g)
+	if err != nil {
+		t.Fatalf("lower: %v", err)
+	}
+	return g, p
+}
+
+func named(t testing.TB, g *inference.Graph, name string) int {
+	t.Helper()
+	for _, n := range g.Named {
+		if n.Name == name {
+			return n.Tensor
+		}
+	}
+	t.Fatalf("no tensor named %s", name)
+	return -1
+}
+
+func isLeaf(k inference.TensorKind) bool {
+	return k != inference.Result && k != inference.Target
+}
+
+// garbage is the initial content of result and target outputs: the
+// kernel must not depend on it.
+const garbage = 12345.5
+
+func build(t testing.TB, c ecase) *built {
+	t.Helper()
+	h := fnv.New64a()
+	h.Write([]byte(c.kernel))
+	r := rand.New(rand.NewPCG(h.Sum64(), 7))
+	b := &built{c: c}
+	g, p := compileProgram(t, c.src, func(g *inference.Graph) {
+		for _, ps := range c.params {
+			id := named(t, g, ps.name)
+			tn := g.Tensors[id]
+			b.tensor = append(b.tensor, id)
+			n := tn.Shape.Size()
+			vals := make([]float64, n)
+			if isLeaf(tn.Kind) {
+				for i := range vals {
+					// Multiples of 1/1024 in [-2, 2): exact in float32.
+					vals[i] = math.Floor((r.Float64()*4-2)*1024) / 1024
+				}
+				tn.Init = inference.TensorInit{Kind: inference.InitValues, Values: vals}
+			} else {
+				for i := range vals {
+					vals[i] = garbage
+				}
+			}
+			b.data = append(b.data, vals)
+		}
+	})
+	_ = g
+	b.p = p
+	b.k = &Kernel{Name: c.kernel, Elem: c.elem, Prog: p, Doc: []string{"test kernel " + c.kernel}}
+	for i, ps := range c.params {
+		pr := Param{Name: ps.goName(), Kind: ps.kind, Tensor: b.tensor[i], Output: ps.out}
+		if ps.flat {
+			pr.ArrayDims = []int{p.Tensors[b.tensor[i]].Size()}
+		}
+		if ps.dims != nil {
+			pr.ArrayDims = ps.dims
+		}
+		b.k.Params = append(b.k.Params, pr)
+	}
+	var values func(int) []float64
+	switch c.elem {
+	case "float32":
+		s, err := loopir.Run[float32](p)
+		if err != nil {
+			t.Fatalf("%s: interpreter: %v", c.kernel, err)
+		}
+		values = s.Values
+	default:
+		s, err := loopir.Run[float64](p)
+		if err != nil {
+			t.Fatalf("%s: interpreter: %v", c.kernel, err)
+		}
+		values = s.Values
+	}
+	for i, ps := range c.params {
+		var w []float64
+		if ps.out {
+			w = values(b.tensor[i])
+		}
+		b.want = append(b.want, w)
+	}
+	return b
+}
+
+func goTypeOf(dims []int, elem string) string {
+	var s strings.Builder
+	for _, d := range dims {
+		fmt.Fprintf(&s, "[%d]", d)
+	}
+	return s.String() + elem
+}
+
+func tensorDims(p *loopir.Program, t int) []int {
+	d := p.Tensors[t].Dims
+	if len(d) == 0 {
+		return []int{1}
+	}
+	return d
+}
+
+// harnessCall writes the block of main that runs one kernel and prints
+// its outputs: "<kernel> <param> v1 v2 ...".
+func harnessCall(w *strings.Builder, b *built) {
+	fmt.Fprintf(w, "\t{\n")
+	var args []string
+	for i, ps := range b.c.params {
+		v := "d" + strconv.Itoa(i)
+		fmt.Fprintf(w, "\t\t%s := []%s{", v, b.c.elem)
+		for j, x := range b.data[i] {
+			if j > 0 {
+				w.WriteString(", ")
+			}
+			w.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+		}
+		w.WriteString("}\n")
+		if ps.kind == Slice {
+			args = append(args, v)
+		} else {
+			dims := tensorDims(b.p, b.tensor[i])
+			if ps.flat {
+				dims = []int{len(b.data[i])}
+			}
+			if ps.dims != nil {
+				dims = ps.dims
+			}
+			args = append(args, fmt.Sprintf("(*%s)(unsafe.Pointer(&%s[0]))", goTypeOf(dims, b.c.elem), v))
+		}
+	}
+	fmt.Fprintf(w, "\t\t%s(%s)\n", b.c.kernel, strings.Join(args, ", "))
+	for i, ps := range b.c.params {
+		if ps.out {
+			fmt.Fprintf(w, "\t\temit(%q, %q, d%d)\n", b.c.kernel, ps.name, i)
+		}
+	}
+	fmt.Fprintf(w, "\t}\n")
+}
+
+const harnessHead = `package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+func emit[T float32 | float64](kernel, name string, vs []T) {
+	var b strings.Builder
+	b.WriteString(kernel + " " + name)
+	for _, v := range vs {
+		b.WriteString(" " + strconv.FormatFloat(float64(v), 'g', -1, 64))
+	}
+	fmt.Println(b.String())
+}
+
+var _ = unsafe.Pointer(nil)
+
+`
+
+func goTool(t testing.TB) string {
+	t.Helper()
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(p); err != nil {
+		t.Skip("no go command available")
+	}
+	return p
+}
+
+// writeModule creates a module in a temporary directory with the given
+// files.
+func writeModule(t testing.TB, files map[string][]byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	files["go.mod"] = []byte("module gentest\n\ngo 1.26\n")
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// goCmd runs the go command in dir and returns its combined output.
+func goCmd(t testing.TB, dir string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(goTool(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=", "GOWORK=off", "GO111MODULE=on")
+	outp, err := cmd.CombinedOutput()
+	return string(outp), err
+}
+
+// parseOutputs reads the harness's "<kernel> <param> values..." lines.
+func parseOutputs(t testing.TB, text string) (map[string][]float64, map[string]string) {
+	t.Helper()
+	got := map[string][]float64{}
+	other := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		if strings.HasPrefix(f[0], "!") {
+			other[f[0]] = strings.TrimSpace(strings.TrimPrefix(sc.Text(), f[0]))
+			continue
+		}
+		var vs []float64
+		for _, s := range f[2:] {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				t.Fatalf("bad value %q in %q", s, sc.Text())
+			}
+			vs = append(vs, v)
+		}
+		got[f[0]+" "+f[1]] = vs
+	}
+	return got, other
+}
+
+// closeRel reports |a-b| <= tol * max(1, |a|, |b|) (loopir's tolerance).
+func closeRel(a, b, tol float64) bool {
+	if math.IsInf(a, 0) || math.IsInf(b, 0) || math.IsNaN(a) || math.IsNaN(b) {
+		return a == b || (math.IsNaN(a) && math.IsNaN(b))
+	}
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+func tolerance(elem string) float64 {
+	if elem == "float32" {
+		return 1e-5
+	}
+	return 1e-12
+}

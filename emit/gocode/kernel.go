@@ -1,0 +1,873 @@
+package gocode
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// skind is how a tensor is held in a generated function.
+type skind int
+
+const (
+	// sLocal: a local array (intermediates, initialized leaves), of the
+	// buffer's dims (padding margins included).
+	sLocal skind = iota
+	// sPtr: a PtrArray parameter.
+	sPtr
+	// sSlice: a Slice parameter, converted to a pointer to a flat array.
+	sSlice
+	// sConst: a never-written leaf whose cells all hold one value; loads
+	// become the constant.
+	sConst
+)
+
+// tstore is the storage of one tensor: a Go array of dims adims whose
+// axis g holds the tensor axes groups[g] (consecutive, in memory order),
+// so that the array index of axis g is sum(gstride[a] * index[a]).
+// Locals have one tensor axis per array axis, slices a single flat axis.
+type tstore struct {
+	kind skind
+	// name is the Go identifier holding the cells (lazily declared for
+	// locals and slice views: see used).
+	name    string
+	adims   []int
+	groups  [][]int
+	gstride []int
+	size    int
+	value   float64 // sConst
+	param   *Param
+	// slice is the Slice parameter a view converts (empty otherwise).
+	slice string
+	// deref: the whole array is *name (a pointer parameter or view).
+	deref bool
+	used  bool
+}
+
+// regroup maps the tensor dims onto the array dims ad: consecutive
+// tensor axes whose sizes multiply to each array dim (equal dims map one
+// to one; otherwise size-1 tensor axes join the group being filled, or
+// the last one). ok is false when ad is not such a regrouping.
+func regroup(dims, ad []int) (groups [][]int, gstride []int, ok bool) {
+	n := len(dims)
+	groups = make([][]int, len(ad))
+	if equalInts(dims, ad) {
+		gstride = make([]int, n)
+		for a := range n {
+			groups[a], gstride[a] = []int{a}, 1
+		}
+		return groups, gstride, true
+	}
+	a := 0
+	for g, d := range ad {
+		p := 1
+		for a < n && dims[a] > 0 && p < d && p*dims[a] <= d {
+			groups[g] = append(groups[g], a)
+			p *= dims[a]
+			a++
+		}
+		if p != d {
+			return nil, nil, false
+		}
+	}
+	for ; a < n; a++ {
+		if dims[a] != 1 || len(ad) == 0 {
+			return nil, nil, false
+		}
+		groups[len(ad)-1] = append(groups[len(ad)-1], a)
+	}
+	gstride = make([]int, n)
+	for _, grp := range groups {
+		m := 1
+		for i := len(grp) - 1; i >= 0; i-- {
+			gstride[grp[i]] = m
+			m *= dims[grp[i]]
+		}
+	}
+	return groups, gstride, true
+}
+
+// kgen generates one kernel function.
+type kgen struct {
+	k     *Kernel
+	p     *loopir.Program
+	elem  string
+	names *namer
+	// loopNames[v] names loop variable i<v>; synthetic region loops use
+	// ids from synthBase up.
+	loopNames map[int]string
+	varUse    map[int]int
+	st        []tstore
+	written   []bool
+	fetches   []*loopir.FetchStmt
+	// fresh[t]: a local not written since entry (all zeros);
+	// marginKnown/marginVal track the value of a padded local's margins.
+	fresh       []bool
+	marginKnown []bool
+	marginVal   []float64
+	synth       int
+}
+
+const synthBase = 1 << 24
+
+func (k *kgen) fail(format string, args ...any) error {
+	return fmt.Errorf("gocode: kernel %s: %s", k.k.Name, fmt.Sprintf(format, args...))
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func prod(ds []int) int {
+	n := 1
+	for _, d := range ds {
+		n *= d
+	}
+	return n
+}
+
+func padded(t *loopir.TensorInfo) bool {
+	for _, m := range t.Padding {
+		if m.Left != 0 || m.Right != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func ranPass(p *loopir.Program, name string) bool {
+	for _, d := range p.Done {
+		if d == name {
+			return true
+		}
+	}
+	return false
+}
+
+// visitStmts calls f on every statement of body, depth first.
+func visitStmts(body []loopir.Stmt, f func(loopir.Stmt)) {
+	for _, s := range body {
+		f(s)
+		if l, ok := s.(*loopir.For); ok {
+			visitStmts(l.Body, f)
+		}
+	}
+}
+
+func visitExpr(e loopir.Expr, f func(*loopir.Load)) {
+	switch e := e.(type) {
+	case *loopir.Load:
+		f(e)
+	case *loopir.Apply:
+		for _, a := range e.Args {
+			visitExpr(a, f)
+		}
+	}
+}
+
+// newKgen validates the kernel and binds every tensor to its storage.
+func newKgen(kn *Kernel) (*kgen, error) {
+	k := &kgen{k: kn, p: kn.Prog, elem: kn.Elem, names: newNamer(), loopNames: map[int]string{}, varUse: map[int]int{}}
+	if kn.Elem != "float32" && kn.Elem != "float64" {
+		return nil, k.fail("element type %q (want float32 or float64)", kn.Elem)
+	}
+	p := kn.Prog
+	if p == nil {
+		return nil, k.fail("no program")
+	}
+	if !ranPass(p, "pad") {
+		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
+	}
+	n := len(p.Tensors)
+	k.st = make([]tstore, n)
+	k.written = make([]bool, n)
+	k.fetches = make([]*loopir.FetchStmt, n)
+	k.fresh = make([]bool, n)
+	k.marginKnown = make([]bool, n)
+	k.marginVal = make([]float64, n)
+	maxVar := -1
+	for _, o := range p.Ops {
+		if o == nil {
+			return nil, k.fail("nil operation")
+		}
+		var err error
+		visitStmts(o.Body, func(s loopir.Stmt) {
+			t, fetch := -1, false
+			switch s := s.(type) {
+			case *loopir.For:
+				maxVar = max(maxVar, s.Var)
+				if s.Var < 0 || s.Var >= synthBase {
+					err = k.fail("loop variable i%d out of range", s.Var)
+				}
+				return
+			case *loopir.Store:
+				t = s.Tensor
+				visitExpr(s.Value, func(l *loopir.Load) {
+					if l.Tensor < 0 || l.Tensor >= n {
+						err = k.fail("load of tensor %d, which does not exist", l.Tensor)
+					}
+				})
+			case *loopir.Fill:
+				t = s.Tensor
+			case *loopir.ResetPadding:
+				t = s.Tensor
+			case *loopir.FetchStmt:
+				t, fetch = s.Tensor, true
+			default:
+				return
+			}
+			switch {
+			case t < 0 || t >= n:
+				err = k.fail("statement on tensor %d, which does not exist", t)
+			case fetch:
+				k.fetches[t] = s.(*loopir.FetchStmt)
+			default:
+				k.written[t] = true
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Names: parameters first, then loop variables, then tensors.
+	if !validIdent(kn.Name) {
+		return nil, k.fail("the function name is not a usable Go identifier")
+	}
+	k.names.reserve(kn.Name)
+	bound := make([]bool, n)
+	for i := range kn.Params {
+		pr := &kn.Params[i]
+		if !validIdent(pr.Name) || k.names.used[pr.Name] {
+			return nil, k.fail("parameter name %q is not a usable Go identifier (or is used twice)", pr.Name)
+		}
+		k.names.reserve(pr.Name)
+		if pr.Tensor < 0 || pr.Tensor >= n {
+			return nil, k.fail("parameter %s: tensor %d does not exist", pr.Name, pr.Tensor)
+		}
+		if bound[pr.Tensor] {
+			return nil, k.fail("parameter %s: tensor %s is bound twice", pr.Name, p.Tensors[pr.Tensor].Name)
+		}
+		bound[pr.Tensor] = true
+	}
+	for v := 0; v <= maxVar; v++ {
+		k.loopNames[v] = k.names.fresh("i" + strconv.Itoa(v))
+	}
+	for i := range kn.Params {
+		pr := &kn.Params[i]
+		ti := &p.Tensors[pr.Tensor]
+		if padded(ti) {
+			return nil, k.fail("padded operands are not supported as parameters: %s", ti.Name)
+		}
+		if k.written[pr.Tensor] && !pr.Output {
+			return nil, k.fail("parameter %s (tensor %s) is written by the program but is not marked Output", pr.Name, ti.Name)
+		}
+		size := prod(ti.BufDims)
+		s := tstore{param: pr, size: size, name: pr.Name, deref: true}
+		switch pr.Kind {
+		case PtrArray:
+			s.kind, s.adims = sPtr, pr.ArrayDims
+			if s.adims == nil {
+				s.adims = ti.BufDims
+				if len(s.adims) == 0 {
+					s.adims = []int{1}
+				}
+			}
+		case Slice:
+			s.kind, s.adims, s.slice = sSlice, []int{size}, pr.Name
+			s.name = k.names.fresh(pr.Name + "Arr")
+		default:
+			return nil, k.fail("parameter %s: unknown kind %d", pr.Name, pr.Kind)
+		}
+		var ok bool
+		if s.groups, s.gstride, ok = regroup(ti.BufDims, s.adims); !ok || len(s.adims) == 0 {
+			return nil, k.fail("parameter %s: array dims %v do not fit tensor %s of dims %v", pr.Name, s.adims, ti.Name, ti.BufDims)
+		}
+		k.st[pr.Tensor] = s
+	}
+	for t := range p.Tensors {
+		if bound[t] {
+			continue
+		}
+		ti := &p.Tensors[t]
+		if f := k.fetches[t]; f != nil && !k.written[t] && !padded(ti) {
+			if vs := k.fetchValues(f); allEqual(vs) {
+				v := 0.0
+				if len(vs) > 0 {
+					v = vs[0]
+				}
+				k.st[t] = tstore{kind: sConst, value: v, size: len(vs)}
+				continue
+			}
+		}
+		dims := ti.BufDims
+		if len(dims) == 0 {
+			dims = []int{1}
+		}
+		groups, gstride, _ := regroup(ti.BufDims, dims)
+		k.st[t] = tstore{kind: sLocal, name: k.names.fresh(goName(ti.Name)), adims: dims, groups: groups, gstride: gstride, size: prod(dims)}
+		k.fresh[t] = true
+		k.marginKnown[t] = true
+	}
+	return k, nil
+}
+
+func allEqual(vs []float64) bool {
+	for _, v := range vs {
+		if math.Float64bits(v) != math.Float64bits(vs[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// fetchValues computes a leaf's cells (unpadded, memory order) as the
+// interpreter does.
+func (k *kgen) fetchValues(f *loopir.FetchStmt) []float64 {
+	n := k.p.Tensors[f.Tensor].Size()
+	out := make([]float64, n)
+	switch f.Kind {
+	case loopir.FetchConst:
+		for i := range out {
+			out[i] = f.Value
+		}
+	case loopir.FetchRange:
+		for i := range out {
+			out[i] = float64(i)
+		}
+	case loopir.FetchValues:
+		if len(f.Values) > 0 {
+			for i := range out {
+				out[i] = f.Values[i%len(f.Values)]
+			}
+		}
+	case loopir.FetchRandom:
+		inner := loopir.InnerKey(f.Key, f.Seed)
+		for i := range out {
+			out[i] = loopir.DefaultInit(inner, uint32(i))
+		}
+	}
+	return out
+}
+
+func (k *kgen) loopName(v int) string {
+	if s, ok := k.loopNames[v]; ok {
+		return s
+	}
+	return fmt.Sprintf("i%d", v)
+}
+
+// synthVar allocates a loop variable for a generated region loop.
+func (k *kgen) synthVar() int {
+	v := synthBase + k.synth
+	k.synth++
+	k.loopNames[v] = k.names.fresh("j")
+	return v
+}
+
+// affine renders an index expression over loop variables.
+func (k *kgen) affine(e loopir.IndexExpr) *jen.Statement {
+	s := jen.Null()
+	first := true
+	for _, t := range e.Terms {
+		if t.Coeff == 0 {
+			continue
+		}
+		k.varUse[t.Var]++
+		c := t.Coeff
+		switch {
+		case first && c < 0:
+			s.Op("-")
+			c = -c
+		case !first && c < 0:
+			s.Op("-")
+			c = -c
+		case !first:
+			s.Op("+")
+		}
+		if c != 1 {
+			s.Lit(c).Op("*")
+		}
+		s.Id(k.loopName(t.Var))
+		first = false
+	}
+	switch {
+	case first:
+		s.Lit(e.Offset)
+	case e.Offset > 0:
+		s.Op("+").Lit(e.Offset)
+	case e.Offset < 0:
+		s.Op("-").Lit(-e.Offset)
+	}
+	return s
+}
+
+// groupIndex maps a tensor index to the array indices of storage s.
+func groupIndex(s *tstore, idx []loopir.IndexExpr) []loopir.IndexExpr {
+	out := make([]loopir.IndexExpr, len(s.groups))
+	for g, grp := range s.groups {
+		e := &out[g]
+		for _, a := range grp {
+			if a >= len(idx) {
+				continue
+			}
+			st := s.gstride[a]
+			e.Offset += st * idx[a].Offset
+			for _, t := range idx[a].Terms {
+				merged := false
+				for i := range e.Terms {
+					if e.Terms[i].Var == t.Var {
+						e.Terms[i].Coeff += st * t.Coeff
+						merged = true
+					}
+				}
+				if !merged {
+					e.Terms = append(e.Terms, loopir.IndexTerm{Coeff: st * t.Coeff, Var: t.Var})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ref is the Go expression naming tensor t's storage (marking it used).
+func (k *kgen) ref(t int) *jen.Statement {
+	k.st[t].used = true
+	return jen.Id(k.st[t].name)
+}
+
+// whole is the assignable expression denoting t's entire array.
+func (k *kgen) whole(t int) *jen.Statement {
+	if k.st[t].deref {
+		return jen.Op("*").Add(k.ref(t))
+	}
+	return k.ref(t)
+}
+
+// arrayType is [d0][d1]...elem.
+func (k *kgen) arrayType(dims []int) *jen.Statement {
+	s := jen.Null()
+	for _, d := range dims {
+		s.Index(jen.Lit(d))
+	}
+	return s.Id(k.elem)
+}
+
+// storageType is the Go type of t's whole array.
+func (k *kgen) storageType(t int) *jen.Statement { return k.arrayType(k.st[t].adims) }
+
+// arrayAccess is t's array indexed by the array indices g.
+func (k *kgen) arrayAccess(t int, g []loopir.IndexExpr) *jen.Statement {
+	r := k.ref(t)
+	for _, x := range g {
+		r.Index(k.affine(x))
+	}
+	return r
+}
+
+// directAccess is t[idx] without hoisting.
+func (k *kgen) directAccess(t int, idx []loopir.IndexExpr) *jen.Statement {
+	return k.arrayAccess(t, groupIndex(&k.st[t], idx))
+}
+
+// regionFill sets t's buffer cells in the box [lo, hi) (per axis, buffer
+// coordinates) to v.
+func (k *kgen) regionFill(t int, lo, hi []int, v float64) []jen.Code {
+	s := &k.st[t]
+	full := true
+	for a := range lo {
+		if lo[a] != 0 || hi[a] != k.p.Tensors[t].BufDims[a] {
+			full = false
+		}
+		if hi[a] <= lo[a] {
+			return nil
+		}
+	}
+	cv := k.constVal(v)
+	if full && v == 0 && !math.Signbit(v) {
+		return []jen.Code{jen.Add(k.whole(t)).Op("=").Add(k.storageType(t)).Values()}
+	}
+	if full && len(s.adims) == 1 {
+		j := k.synthVar()
+		return []jen.Code{jen.For(jen.Id(k.loopName(j)).Op(":=").Range().Add(k.ref(t))).Block(
+			k.ref(t).Index(jen.Id(k.loopName(j))).Op("=").Add(cv.c))}
+	}
+	idx := make([]loopir.IndexExpr, len(lo))
+	vars := make([]int, len(lo))
+	for a := range lo {
+		if hi[a]-lo[a] == 1 {
+			idx[a] = loopir.IndexExpr{Offset: lo[a]}
+			vars[a] = -1
+			continue
+		}
+		vars[a] = k.synthVar()
+		idx[a] = loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: 1, Var: vars[a]}}}
+	}
+	var body jen.Code = k.directAccess(t, idx).Op("=").Add(cv.c)
+	for a := len(lo) - 1; a >= 0; a-- {
+		if vars[a] < 0 {
+			continue
+		}
+		body = k.forStmt(vars[a], lo[a], hi[a], 1, true, []jen.Code{body})
+	}
+	return []jen.Code{body}
+}
+
+// forStmt renders a counted loop.
+func (k *kgen) forStmt(v, from, to, step int, used bool, body []jen.Code) jen.Code {
+	name := k.loopName(v)
+	if from == 0 && step == 1 {
+		if !used {
+			return jen.For(jen.Range().Lit(to)).Block(body...)
+		}
+		return jen.For(jen.Id(name).Op(":=").Range().Lit(to)).Block(body...)
+	}
+	inc := jen.Id(name).Op("++")
+	if step != 1 {
+		inc = jen.Id(name).Op("+=").Lit(step)
+	}
+	return jen.For(jen.Id(name).Op(":=").Lit(from), jen.Id(name).Op("<").Lit(to), inc).Block(body...)
+}
+
+// function generates the whole function declaration.
+func (k *kgen) function() (jen.Code, error) {
+	var body []jen.Code
+	for _, o := range k.p.Ops {
+		code, err := k.operation(o)
+		if err != nil {
+			return nil, err
+		}
+		if len(code) > 0 {
+			if len(body) > 0 {
+				body = append(body, jen.Line())
+			}
+			body = append(body, code...)
+		}
+	}
+	// The prologue, now that the body tells which storage is used.
+	zero := k.zeroOutputs()
+	var pro, views, params []jen.Code
+	itoa := ""
+	for i := range k.k.Params {
+		pr := &k.k.Params[i]
+		s := &k.st[pr.Tensor]
+		if pr.Kind == Slice {
+			params = append(params, jen.Id(pr.Name).Index().Id(k.elem))
+			if itoa == "" {
+				itoa = k.names.fresh("itoa")
+				pro = append(pro,
+					jen.Comment("// "+itoa+" formats an operand's length for the panics below (without importing strconv)."),
+					jen.Id(itoa).Op(":=").Func().Params(jen.Id("n").Int()).String().Block(
+						jen.Var().Id("buf").Index(jen.Lit(20)).Byte(),
+						jen.Id("i").Op(":=").Len(jen.Id("buf")),
+						jen.For().Block(
+							jen.Id("i").Op("--"),
+							jen.Id("buf").Index(jen.Id("i")).Op("=").Byte().Call(jen.LitRune('0').Op("+").Id("n").Op("%").Lit(10)),
+							jen.Id("n").Op("/=").Lit(10),
+							jen.If(jen.Id("n").Op("==").Lit(0)).Block(jen.Return(jen.String().Call(jen.Id("buf").Index(jen.Id("i"), jen.Empty())))),
+						),
+					))
+			}
+			msg := fmt.Sprintf("ocannlgen: %s: operand %s has length ", k.k.Name, pr.Name)
+			pro = append(pro, jen.If(jen.Len(jen.Id(pr.Name)).Op("!=").Lit(s.size)).Block(
+				jen.Panic(jen.Lit(msg).Op("+").Id(itoa).Call(jen.Len(jen.Id(pr.Name))).Op("+").Lit(", want "+strconv.Itoa(s.size))),
+			))
+			if s.used {
+				views = append(views, jen.Id(s.name).Op(":=").Parens(jen.Op("*").Add(k.storageType(pr.Tensor))).Call(jen.Id(pr.Name)))
+			}
+			continue
+		}
+		params = append(params, jen.Id(pr.Name).Op("*").Add(k.storageType(pr.Tensor)))
+	}
+	pro = append(pro, views...)
+	pro = append(pro, zero...)
+	for t := range k.st {
+		if s := &k.st[t]; s.kind == sLocal && s.used {
+			pro = append(pro, jen.Var().Id(s.name).Add(k.storageType(t)))
+		}
+	}
+	if len(pro) > 0 && len(body) > 0 {
+		pro = append(pro, jen.Line())
+	}
+	return jen.Func().Id(k.k.Name).Params(params...).Block(append(pro, body...)...), nil
+}
+
+// zeroOutputs clears the output parameters that the program reads or
+// accumulates into before writing every cell: the interpreter starts
+// results and targets as zeros. Leaf tensors bound to output parameters
+// (in-place updates) keep the caller's contents.
+func (k *kgen) zeroOutputs() []jen.Code {
+	var out []jen.Code
+	for i := range k.k.Params {
+		pr := &k.k.Params[i]
+		ti := &k.p.Tensors[pr.Tensor]
+		if !pr.Output || (ti.Kind != inference.Result && ti.Kind != inference.Target) {
+			continue
+		}
+		if k.overwrittenFirst(pr.Tensor) {
+			continue
+		}
+		out = append(out, jen.Add(k.whole(pr.Tensor)).Op("=").Add(k.storageType(pr.Tensor)).Values())
+	}
+	return out
+}
+
+// overwrittenFirst reports whether the first operation touching t
+// either starts by filling it or overwrites every cell with plain stores
+// without reading it.
+func (k *kgen) overwrittenFirst(t int) bool {
+	for _, o := range k.p.Ops {
+		touches, reads, accum, filledFirst := false, false, false, false
+		visitStmts(o.Body, func(s loopir.Stmt) {
+			switch s := s.(type) {
+			case *loopir.Fill:
+				if s.Tensor == t && !touches {
+					filledFirst = true
+				}
+				touches = touches || s.Tensor == t
+			case *loopir.ResetPadding:
+				touches = touches || s.Tensor == t
+			case *loopir.Store:
+				if s.Tensor == t {
+					touches = true
+					accum = accum || s.Accumulate
+				}
+				visitExpr(s.Value, func(l *loopir.Load) {
+					if l.Tensor == t {
+						touches, reads = true, true
+					}
+				})
+			}
+		})
+		if !touches {
+			continue
+		}
+		if filledFirst {
+			return true
+		}
+		if reads || accum {
+			return false
+		}
+		switch a := o.Assignment.(type) {
+		case *loopir.AccumOp:
+			return a.Proj != nil && a.Proj.Surjective && a.LHS == t
+		case *loopir.Block:
+			return a.Proj != nil && a.Proj.Surjective && a.LHS == t
+		}
+		return false
+	}
+	return true
+}
+
+// operation emits one loop-IR operation.
+func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
+	var out []jen.Code
+	elide := k.fillElision(o)
+	for _, s := range o.Body {
+		switch s := s.(type) {
+		case *loopir.FetchStmt:
+			out = append(out, k.fetch(s)...)
+		case *loopir.Fill:
+			if elide != nil && s == elide.fill {
+				continue
+			}
+			out = append(out, k.fill(s)...)
+		case *loopir.ResetPadding:
+			out = append(out, k.resetPadding(s)...)
+		case *loopir.For:
+			var code []jen.Code
+			var err error
+			if loops, st, ok := perfect(s); ok {
+				var init *float64
+				if elide != nil && elide.loop == s {
+					init = &elide.fill.Value
+				}
+				code, err = k.chain(loops, st, init)
+			} else {
+				code, err = k.plainFor(s)
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, code...)
+			k.noteWrites(s)
+		case *loopir.Store:
+			code, err := k.chain(nil, s, nil)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, code...)
+			k.noteWrites(s)
+		default:
+			return nil, k.fail("operation %q: unknown statement %T", o.Desc, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	desc := strings.ReplaceAll(o.Desc, "\n", " ")
+	return append([]jen.Code{jen.Comment("// " + desc)}, out...), nil
+}
+
+// noteWrites updates the freshness and margin knowledge after stores.
+func (k *kgen) noteWrites(s loopir.Stmt) {
+	ext := map[int]int{}
+	var walk func(s loopir.Stmt)
+	walk = func(s loopir.Stmt) {
+		switch s := s.(type) {
+		case *loopir.For:
+			ext[s.Var] = s.Extent
+			for _, c := range s.Body {
+				walk(c)
+			}
+			delete(ext, s.Var)
+		case *loopir.Store:
+			t := s.Tensor
+			k.fresh[t] = false
+			ti := &k.p.Tensors[t]
+			if !padded(ti) {
+				return
+			}
+			for a, x := range s.Index {
+				lo, hi := x.Offset, x.Offset
+				for _, tm := range x.Terms {
+					v := tm.Coeff * (ext[tm.Var] - 1)
+					if v < 0 {
+						lo += v
+					} else {
+						hi += v
+					}
+				}
+				if lo < ti.Padding[a].Left || hi >= ti.Padding[a].Left+ti.Dims[a] {
+					k.marginKnown[t] = false
+				}
+			}
+		}
+	}
+	walk(s)
+}
+
+func (k *kgen) fill(s *loopir.Fill) []jen.Code {
+	t := s.Tensor
+	if k.st[t].kind == sConst {
+		return nil
+	}
+	if k.fresh[t] && s.Value == 0 && !math.Signbit(s.Value) {
+		return nil
+	}
+	bd := k.p.Tensors[t].BufDims
+	k.fresh[t] = false
+	k.marginKnown[t], k.marginVal[t] = true, s.Value
+	return k.regionFill(t, make([]int, len(bd)), bd, s.Value)
+}
+
+func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+
+func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
+	t := s.Tensor
+	ti := &k.p.Tensors[t]
+	if !padded(ti) || k.st[t].kind == sConst {
+		return nil
+	}
+	if k.marginKnown[t] && (sameFloat(k.marginVal[t], s.Value) || (k.fresh[t] && s.Value == 0 && !math.Signbit(s.Value))) {
+		return nil
+	}
+	var out []jen.Code
+	n := len(ti.BufDims)
+	// One box per axis a: axes before a span the interior, axis a a
+	// margin, axes after a the whole buffer.
+	for a := range n {
+		for side := range 2 {
+			lo, hi := make([]int, n), make([]int, n)
+			for b := range n {
+				switch {
+				case b < a:
+					lo[b], hi[b] = ti.Padding[b].Left, ti.Padding[b].Left+ti.Dims[b]
+				case b > a:
+					lo[b], hi[b] = 0, ti.BufDims[b]
+				case side == 0:
+					lo[b], hi[b] = 0, ti.Padding[b].Left
+				default:
+					lo[b], hi[b] = ti.Padding[b].Left+ti.Dims[b], ti.BufDims[b]
+				}
+			}
+			out = append(out, k.regionFill(t, lo, hi, s.Value)...)
+		}
+	}
+	k.fresh[t] = false
+	k.marginKnown[t], k.marginVal[t] = true, s.Value
+	return out
+}
+
+// fetch initializes a local leaf (parameters and constants need nothing).
+func (k *kgen) fetch(f *loopir.FetchStmt) []jen.Code {
+	t := f.Tensor
+	s := &k.st[t]
+	if s.kind != sLocal {
+		return nil
+	}
+	ti := &k.p.Tensors[t]
+	vals := k.fetchValues(f)
+	wasFresh := k.fresh[t]
+	k.fresh[t] = false
+	if allEqual(vals) {
+		v := 0.0
+		if len(vals) > 0 {
+			v = vals[0]
+		}
+		if wasFresh && v == 0 && !math.Signbit(v) {
+			k.fresh[t] = true
+			return nil
+		}
+		lo, hi := make([]int, len(ti.Dims)), make([]int, len(ti.Dims))
+		for a := range ti.Dims {
+			if a < len(ti.Padding) {
+				lo[a] = ti.Padding[a].Left
+			}
+			hi[a] = lo[a] + ti.Dims[a]
+		}
+		return k.regionFill(t, lo, hi, v)
+	}
+	// The whole buffer as a literal: the interior values, margins 0
+	// (nothing has written the margins when leaves are initialized).
+	buf := make([]float64, s.size)
+	strides := make([]int, len(ti.BufDims))
+	m := 1
+	for a := len(ti.BufDims) - 1; a >= 0; a-- {
+		strides[a] = m
+		m *= ti.BufDims[a]
+	}
+	idx := make([]int, len(ti.Dims))
+	for c := range vals {
+		off := 0
+		for a, i := range idx {
+			l := 0
+			if a < len(ti.Padding) {
+				l = ti.Padding[a].Left
+			}
+			off += (i + l) * strides[a]
+		}
+		buf[off] = vals[c]
+		for a := len(idx) - 1; a >= 0; a-- {
+			idx[a]++
+			if idx[a] < ti.Dims[a] {
+				break
+			}
+			idx[a] = 0
+		}
+	}
+	k.marginKnown[t], k.marginVal[t] = true, 0
+	return []jen.Code{k.ref(t).Op("=").Add(k.literal(s.adims, buf))}
+}

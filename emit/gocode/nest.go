@@ -1,0 +1,727 @@
+package gocode
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// A perfect nest (loops each holding exactly the next one, the innermost
+// holding one Store) is emitted by a chain. The policy:
+//
+//  1. Loop order. A loop is a reduction when the store's LHS index does
+//     not mention its variable. When the LHS index maps the other loops
+//     injectively and the value does not read the stored tensor ("safe"),
+//     the loop driving the LHS's last axis with coefficient 1 is moved
+//     innermost if it also drives the last axis of an operand with
+//     coefficient 1, it is the last non-reduction loop, a reduction loop
+//     follows it, and its extent is at least 4 (or at least the innermost
+//     reduction's). Only that loop moves, past reduction loops: the
+//     reduction loops keep their relative order, so every cell receives
+//     its updates in the loop IR's order (matmul i-k-j becomes i-j-k with
+//     c[i][k] += a[i][j]*b[j][k]).
+//  2. Otherwise, trailing reduction loops of an accumulating store run in
+//     a local variable: acc := cell (or the pre-fill value, when the
+//     nest covers every cell of the unpadded tensor once and absorbs the
+//     operation's Fill); the loops; cell = acc.
+//  3. After a move, the reduction loop around the innermost loop is
+//     unrolled (completely up to jamFull iterations, else by jamUnroll
+//     with a remainder loop) and jammed: the innermost body loads the
+//     cell once, applies the copies' updates in order, stores it once.
+//  4. Loads and subexpressions that do not depend on the innermost loop
+//     are hoisted as scalars to the loop binding their last variable (not
+//     from the stored tensor), and so are row addresses: a pointer to the
+//     sub-array of the leading invariant axes, or a fixed-size view
+//     re-sliced out of a flat array. The innermost loops then index
+//     fixed-size arrays with constant bounds, which the compiler proves in
+//     range (no bounds checks).
+
+// Modes of a chain.
+const (
+	// modePlain: the loops in order, the store in the innermost one.
+	modePlain = iota
+	// modeAcc: the trailing reduction loops accumulate in a local
+	// variable, loaded from (or initialized to the pre-fill value of)
+	// the cell and stored once.
+	modeAcc
+	// modeJam: the innermost loop is a non-reduction, unit-stride loop
+	// and the loop around it a reduction; that reduction loop is
+	// unrolled (fully when short, else by jamUnroll with a remainder
+	// loop) and its copies jammed into the innermost loop, each cell
+	// going through a local variable that receives the copies' updates
+	// in the original order.
+	modeJam
+)
+
+// jamFull is the longest reduction loop unrolled completely; longer ones
+// are unrolled by jamUnroll.
+const (
+	jamFull   = 5
+	jamUnroll = 4
+)
+
+// plan is how a perfect nest is emitted.
+type plan struct {
+	orig  []*loopir.For
+	loops []*loopir.For // emission order, outermost first
+	st    *loopir.Store
+	red   map[int]bool // loop variable -> reduction loop
+	// safe: the LHS index maps the non-reduction loop variables
+	// injectively and the value does not read the stored tensor, so the
+	// nest may be reordered and jammed.
+	safe, reads bool
+	// bijective: additionally every buffer cell is written at exactly one
+	// point of the non-reduction loops (the nest covers the whole,
+	// unpadded tensor).
+	bijective bool
+	mode      int
+	accFrom   int
+	full      bool
+	// coversAll: every reduction loop runs inside one register
+	// accumulation, so a pre-fill can become the accumulator's initial
+	// value.
+	coversAll bool
+	reordered bool
+}
+
+// perfect returns the loops of a perfect nest ending in one store.
+func perfect(f *loopir.For) ([]*loopir.For, *loopir.Store, bool) {
+	loops := []*loopir.For{f}
+	cur := f
+	for len(cur.Body) == 1 {
+		switch b := cur.Body[0].(type) {
+		case *loopir.For:
+			loops = append(loops, b)
+			cur = b
+		case *loopir.Store:
+			return loops, b, true
+		default:
+			return nil, nil, false
+		}
+	}
+	return nil, nil, false
+}
+
+func idxMentions(x loopir.IndexExpr, v int) bool {
+	for _, t := range x.Terms {
+		if t.Var == v && t.Coeff != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func exprMentions(e loopir.Expr, v int) bool {
+	found := false
+	visitExpr(e, func(l *loopir.Load) {
+		for _, x := range l.Index {
+			found = found || idxMentions(x, v)
+		}
+	})
+	return found
+}
+
+func exprLoads(e loopir.Expr, t int) bool {
+	found := false
+	visitExpr(e, func(l *loopir.Load) { found = found || l.Tensor == t })
+	return found
+}
+
+// plan decides the loop order and the emission mode of a perfect nest.
+func (k *kgen) plan(loops []*loopir.For, st *loopir.Store) *plan {
+	pl := &plan{orig: loops, loops: append([]*loopir.For(nil), loops...), st: st, red: map[int]bool{}}
+	inChain := map[int]*loopir.For{}
+	for _, l := range loops {
+		inChain[l.Var] = l
+		pl.red[l.Var] = true
+	}
+	for _, x := range st.Index {
+		for _, t := range x.Terms {
+			if t.Coeff != 0 {
+				delete(pl.red, t.Var)
+			}
+		}
+	}
+	pl.reads = exprLoads(st.Value, st.Tensor)
+	// Injectivity over the chain's non-reduction variables.
+	inj := true
+	seen := map[int]bool{}
+	ti := &k.p.Tensors[st.Tensor]
+	bij := !padded(ti) && len(st.Index) == len(ti.BufDims)
+	for a, x := range st.Index {
+		n := 0
+		for _, t := range x.Terms {
+			if t.Coeff == 0 || inChain[t.Var] == nil {
+				continue
+			}
+			n++
+			if seen[t.Var] {
+				inj = false
+			}
+			seen[t.Var] = true
+		}
+		if n > 1 {
+			inj = false
+		}
+		if !bij {
+			continue
+		}
+		switch {
+		case len(x.Terms) == 0:
+			bij = x.Offset == 0 && ti.BufDims[a] == 1
+		case len(x.Terms) == 1:
+			t := x.Terms[0]
+			bij = t.Coeff == 1 && x.Offset == 0 && inChain[t.Var] != nil && inChain[t.Var].Extent == ti.BufDims[a]
+		default:
+			bij = false
+		}
+	}
+	pl.safe = inj && !pl.reads
+	pl.bijective = pl.safe && bij
+	nred := 0
+	var lastRed *loopir.For
+	for _, l := range loops {
+		if pl.red[l.Var] {
+			nred++
+			lastRed = l
+		}
+	}
+	// Unit stride innermost: move the loop driving the LHS's last axis
+	// (with unit coefficient, also driving the last axis of an operand)
+	// inside the reduction loops, when it is the last non-reduction loop.
+	if pl.safe && nred > 0 && len(st.Index) > 0 {
+		last := st.Index[len(st.Index)-1]
+		if len(last.Terms) == 1 && last.Terms[0].Coeff == 1 && inChain[last.Terms[0].Var] != nil && !pl.red[last.Terms[0].Var] {
+			v := last.Terms[0].Var
+			unit := false
+			visitExpr(st.Value, func(l *loopir.Load) {
+				if n := len(l.Index); n > 0 {
+					for _, t := range l.Index[n-1].Terms {
+						unit = unit || (t.Var == v && t.Coeff == 1)
+					}
+				}
+			})
+			vpos := -1
+			for i, l := range loops {
+				if l.Var == v {
+					vpos = i
+				}
+			}
+			lastN := true
+			for _, l := range loops[vpos+1:] {
+				lastN = lastN && pl.red[l.Var]
+			}
+			ext := inChain[v].Extent
+			if unit && lastN && vpos < len(loops)-1 && (ext >= 4 || ext >= lastRed.Extent) {
+				order := append([]*loopir.For(nil), loops[:vpos]...)
+				order = append(order, loops[vpos+1:]...)
+				pl.loops = append(order, inChain[v])
+				pl.reordered = true
+			}
+		}
+	}
+	n := len(pl.loops)
+	suffix := 0
+	for suffix < n && pl.red[pl.loops[n-1-suffix].Var] {
+		suffix++
+	}
+	switch {
+	case suffix > 0 && st.Accumulate && !pl.reads:
+		pl.mode, pl.accFrom = modeAcc, n-suffix
+		pl.coversAll = suffix == nred
+	case pl.safe && st.Accumulate && n >= 2 && !pl.red[pl.loops[n-1].Var] && pl.red[pl.loops[n-2].Var]:
+		pl.mode = modeJam
+		pl.full = pl.loops[n-2].Extent <= jamFull
+		pl.coversAll = pl.full && nred == 1
+	}
+	return pl
+}
+
+// sink collects the statements hoisted to one loop level.
+type sink struct {
+	stmts []jen.Code
+	keys  map[string]string
+}
+
+type chain struct {
+	k        *kgen
+	pl       *plan
+	pos      map[int]int // loop variable -> depth of its loop's body
+	sinks    []*sink     // sinks[d]: the body of the loop at depth d (0: before the nest)
+	inner    int         // the innermost loop's variable (-1: no loops)
+	innerExt int
+}
+
+func (c *chain) push() { c.sinks = append(c.sinks, &sink{keys: map[string]string{}}) }
+
+func (c *chain) pop() *sink {
+	s := c.sinks[len(c.sinks)-1]
+	c.sinks = c.sinks[:len(c.sinks)-1]
+	return s
+}
+
+// level is the depth at which an index over these expressions is
+// loop-invariant: the deepest loop binding one of its variables.
+func (c *chain) level(xs []loopir.IndexExpr) int {
+	l := 0
+	for _, x := range xs {
+		for _, t := range x.Terms {
+			if d, ok := c.pos[t.Var]; ok && t.Coeff != 0 {
+				l = max(l, d)
+			}
+		}
+	}
+	return l
+}
+
+func (c *chain) exprLevel(e loopir.Expr) int {
+	l := 0
+	visitExpr(e, func(ld *loopir.Load) { l = max(l, c.level(ld.Index)) })
+	return l
+}
+
+func idxKey(xs []loopir.IndexExpr) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = x.String()
+	}
+	return "[" + strings.Join(s, "][") + "]"
+}
+
+func exprKey(e loopir.Expr) string {
+	switch e := e.(type) {
+	case *loopir.Const:
+		return strconv.FormatFloat(e.Value, 'g', -1, 64)
+	case *loopir.Load:
+		return "t" + strconv.Itoa(e.Tensor) + idxKey(e.Index)
+	case *loopir.Apply:
+		s := make([]string, len(e.Args))
+		for i, a := range e.Args {
+			s[i] = exprKey(a)
+		}
+		return e.Prim + "(" + strings.Join(s, ",") + ")"
+	}
+	return "?"
+}
+
+// nameBase is the identifier stem for temporaries derived from t.
+func (k *kgen) nameBase(t int) string {
+	if s := &k.st[t]; s.slice != "" {
+		return s.slice
+	}
+	return k.st[t].name
+}
+
+// hoistable: an expression reading storage that is invariant in the
+// innermost loop and does not read the tensor the nest writes.
+func (c *chain) hoistable(e loopir.Expr) bool {
+	if c.inner < 0 || exprMentions(e, c.inner) || exprLoads(e, c.pl.st.Tensor) {
+		return false
+	}
+	reads := false
+	visitExpr(e, func(l *loopir.Load) { reads = reads || c.k.st[l.Tensor].kind != sConst })
+	return reads
+}
+
+func (c *chain) expr(e loopir.Expr, blk *[]jen.Code, noHoist bool) (val, error) {
+	k := c.k
+	if !noHoist && c.hoistable(e) {
+		s := c.sinks[c.exprLevel(e)]
+		key := "v" + exprKey(e)
+		if name, ok := s.keys[key]; ok {
+			return val{c: jen.Id(name)}, nil
+		}
+		v, err := c.expr(e, &s.stmts, true)
+		if err != nil {
+			return val{}, err
+		}
+		base := "v"
+		if l, ok := e.(*loopir.Load); ok {
+			base = k.nameBase(l.Tensor) + "V"
+		}
+		name := k.names.fresh(base)
+		s.stmts = append(s.stmts, jen.Id(name).Op(":=").Add(k.typed(v)))
+		s.keys[key] = name
+		return val{c: jen.Id(name)}, nil
+	}
+	switch e := e.(type) {
+	case *loopir.Const:
+		return k.constVal(e.Value), nil
+	case *loopir.Load:
+		if s := &k.st[e.Tensor]; s.kind == sConst {
+			return k.constVal(s.value), nil
+		}
+		return val{c: c.access(e.Tensor, e.Index)}, nil
+	case *loopir.Apply:
+		args := make([]val, len(e.Args))
+		for i, a := range e.Args {
+			v, err := c.expr(a, blk, noHoist)
+			if err != nil {
+				return val{}, err
+			}
+			args[i] = v
+			if i == 0 && e.Prim == "where" && len(e.Args) == 3 && v.konst {
+				// A constant condition selects one operand; the other is
+				// not compiled (nothing is hoisted for it).
+				if v.cv != 0 {
+					return c.expr(e.Args[1], blk, noHoist)
+				}
+				return c.expr(e.Args[2], blk, noHoist)
+			}
+		}
+		return k.prim(e.Prim, args, blk)
+	}
+	return val{}, fmt.Errorf("unknown expression %T", e)
+}
+
+// access is t[idx] inside the nest. The array axes before the first one
+// that depends on the innermost loop are hoisted as a row pointer to the
+// loop binding their last variable; when that first axis is the last
+// one and holds several tensor axes (a flat slice, a regrouped array),
+// its loop-invariant part is hoisted too, as a re-sliced fixed-size view
+// indexed by the innermost variable alone. Either way the innermost
+// loop indexes a fixed-size array the compiler can bounds-check away.
+func (c *chain) access(t int, idx []loopir.IndexExpr) *jen.Statement {
+	k := c.k
+	s := &k.st[t]
+	g := groupIndex(s, idx)
+	p := 0
+	for c.inner >= 0 && p < len(g) && !idxMentions(g[p], c.inner) {
+		p++
+	}
+	if c.inner < 0 || p == len(g) {
+		return k.arrayAccess(t, g)
+	}
+	if p == len(g)-1 && len(s.groups[p]) > 1 {
+		ck := 0
+		base := loopir.IndexExpr{Offset: g[p].Offset}
+		for _, tm := range g[p].Terms {
+			switch {
+			case tm.Var == c.inner:
+				ck += tm.Coeff
+			case tm.Coeff != 0:
+				base.Terms = append(base.Terms, tm)
+			}
+		}
+		length := ck*(c.innerExt-1) + 1
+		if ck > 0 && !(len(base.Terms) == 0 && base.Offset == 0 && length == s.adims[p]) {
+			lead := append(append([]loopir.IndexExpr(nil), g[:p]...), base)
+			sk := c.sinks[c.level(lead)]
+			key := fmt.Sprintf("f%d%s:%d", t, idxKey(lead), length)
+			name, ok := sk.keys[key]
+			if !ok {
+				name = k.names.fresh(k.nameBase(t) + "Row")
+				hi := loopir.IndexExpr{Terms: base.Terms, Offset: base.Offset + length}
+				sk.stmts = append(sk.stmts, jen.Id(name).Op(":=").Parens(jen.Op("*").Add(k.arrayType([]int{length}))).Call(
+					k.arrayAccess(t, g[:p]).Index(k.affine(base), k.affine(hi))))
+				sk.keys[key] = name
+			}
+			return jen.Id(name).Index(k.affine(loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: ck, Var: c.inner}}}))
+		}
+	}
+	if p == 0 {
+		return k.arrayAccess(t, g)
+	}
+	sk := c.sinks[c.level(g[:p])]
+	key := fmt.Sprintf("r%d%s", t, idxKey(g[:p]))
+	name, ok := sk.keys[key]
+	if !ok {
+		name = k.names.fresh(k.nameBase(t) + "Row")
+		sk.stmts = append(sk.stmts, jen.Id(name).Op(":=").Op("&").Add(k.arrayAccess(t, g[:p])))
+		sk.keys[key] = name
+	}
+	r := jen.Id(name)
+	for _, x := range g[p:] {
+		r.Index(k.affine(x))
+	}
+	return r
+}
+
+// loop emits a loop over v whose body is generated (and may hoist into
+// the new level) by body.
+func (c *chain) loop(v, from, to, step int, body func() ([]jen.Code, error)) ([]jen.Code, error) {
+	c.pos[v] = len(c.sinks)
+	c.push()
+	before := c.k.varUse[v]
+	inner, err := body()
+	s := c.pop()
+	delete(c.pos, v)
+	if err != nil {
+		return nil, err
+	}
+	used := c.k.varUse[v] > before
+	return []jen.Code{c.k.forStmt(v, from, to, step, used, append(s.stmts, inner...))}, nil
+}
+
+func (c *chain) cell() jen.Code { return c.access(c.pl.st.Tensor, c.pl.st.Index) }
+
+// storeBody is the innermost statement of a plain nest.
+func (c *chain) storeBody() ([]jen.Code, error) {
+	var blk []jen.Code
+	v, err := c.expr(c.pl.st.Value, &blk, false)
+	if err != nil {
+		return nil, err
+	}
+	st := c.pl.st
+	return append(blk, update(c.cell, st.Accum, st.Accumulate, v)), nil
+}
+
+func (c *chain) nestPlain(i int) ([]jen.Code, error) {
+	if i == len(c.pl.loops) {
+		return c.storeBody()
+	}
+	l := c.pl.loops[i]
+	return c.loop(l.Var, 0, l.Extent, 1, func() ([]jen.Code, error) { return c.nestPlain(i + 1) })
+}
+
+// accInit is the accumulator's initial value: the pre-fill value the
+// nest absorbed, or the cell.
+func (c *chain) accInit(init *float64) jen.Code {
+	if init != nil {
+		return c.k.typed(c.k.constVal(*init))
+	}
+	return c.cell()
+}
+
+func (c *chain) nestAcc(i int, init *float64) ([]jen.Code, error) {
+	pl := c.pl
+	if i < pl.accFrom {
+		l := pl.loops[i]
+		return c.loop(l.Var, 0, l.Extent, 1, func() ([]jen.Code, error) { return c.nestAcc(i+1, init) })
+	}
+	acc := c.k.names.fresh("acc")
+	out := []jen.Code{jen.Id(acc).Op(":=").Add(c.accInit(init))}
+	var red func(j int) ([]jen.Code, error)
+	red = func(j int) ([]jen.Code, error) {
+		if j == len(pl.loops) {
+			var blk []jen.Code
+			v, err := c.expr(pl.st.Value, &blk, false)
+			if err != nil {
+				return nil, err
+			}
+			return append(blk, update(func() jen.Code { return jen.Id(acc) }, pl.st.Accum, true, v)), nil
+		}
+		l := pl.loops[j]
+		return c.loop(l.Var, 0, l.Extent, 1, func() ([]jen.Code, error) { return red(j + 1) })
+	}
+	loops, err := red(i)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, loops...)
+	return append(out, jen.Add(c.cell()).Op("=").Id(acc)), nil
+}
+
+// substExpr copies e with loop variable v replaced by v+u (keep) or by
+// the constant u (!keep).
+func substExpr(e loopir.Expr, v, u int, keep bool) loopir.Expr {
+	switch e := e.(type) {
+	case *loopir.Load:
+		idx := make([]loopir.IndexExpr, len(e.Index))
+		for a, x := range e.Index {
+			y := loopir.IndexExpr{Offset: x.Offset}
+			for _, t := range x.Terms {
+				if t.Var == v {
+					y.Offset += t.Coeff * u
+					if !keep {
+						continue
+					}
+				}
+				y.Terms = append(y.Terms, t)
+			}
+			idx[a] = y
+		}
+		return &loopir.Load{Tensor: e.Tensor, Index: idx}
+	case *loopir.Apply:
+		args := make([]loopir.Expr, len(e.Args))
+		for i, a := range e.Args {
+			args[i] = substExpr(a, v, u, keep)
+		}
+		return &loopir.Apply{Prim: e.Prim, Args: args}
+	}
+	return e
+}
+
+// jamBody is the innermost body of a jammed nest: the cell goes through
+// a local variable receiving each unrolled copy's update in order.
+func (c *chain) jamBody(copies []loopir.Expr, init *float64) ([]jen.Code, error) {
+	st := c.pl.st
+	acc := c.k.names.fresh("acc")
+	out := []jen.Code{jen.Id(acc).Op(":=").Add(c.accInit(init))}
+	for _, e := range copies {
+		v, err := c.expr(e, &out, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, update(func() jen.Code { return jen.Id(acc) }, st.Accum, true, v))
+	}
+	return append(out, jen.Add(c.cell()).Op("=").Id(acc)), nil
+}
+
+func (c *chain) nestJam(i int, init *float64) ([]jen.Code, error) {
+	pl := c.pl
+	n := len(pl.loops)
+	if i < n-2 {
+		l := pl.loops[i]
+		return c.loop(l.Var, 0, l.Extent, 1, func() ([]jen.Code, error) { return c.nestJam(i+1, init) })
+	}
+	r, v := pl.loops[n-2], pl.loops[n-1]
+	inner := func(copies []loopir.Expr, init *float64) func() ([]jen.Code, error) {
+		return func() ([]jen.Code, error) {
+			return c.loop(v.Var, 0, v.Extent, 1, func() ([]jen.Code, error) { return c.jamBody(copies, init) })
+		}
+	}
+	if pl.full {
+		copies := make([]loopir.Expr, r.Extent)
+		for u := range copies {
+			copies[u] = substExpr(pl.st.Value, r.Var, u, false)
+		}
+		return inner(copies, init)()
+	}
+	m := r.Extent - r.Extent%jamUnroll
+	copies := make([]loopir.Expr, jamUnroll)
+	for u := range copies {
+		copies[u] = substExpr(pl.st.Value, r.Var, u, true)
+	}
+	out, err := c.loop(r.Var, 0, m, jamUnroll, inner(copies, nil))
+	if err != nil || m == r.Extent {
+		return out, err
+	}
+	tail, err := c.loop(r.Var, m, r.Extent, 1, func() ([]jen.Code, error) {
+		return c.loop(v.Var, 0, v.Extent, 1, func() ([]jen.Code, error) { return c.nestPlain(n) })
+	})
+	return append(out, tail...), err
+}
+
+// note describes what the chain did to the loop IR's nest.
+func (c *chain) note() string {
+	pl := c.pl
+	k := c.k
+	var parts []string
+	if pl.reordered {
+		names := make([]string, len(pl.loops))
+		for i, l := range pl.loops {
+			names[i] = k.loopName(l.Var)
+		}
+		parts = append(parts, "loops reordered to "+strings.Join(names, ", ")+" (unit stride innermost)")
+	}
+	n := len(pl.loops)
+	switch pl.mode {
+	case modeAcc:
+		parts = append(parts, "reduction accumulated in a local variable")
+	case modeJam:
+		r := k.loopName(pl.loops[n-2].Var)
+		if pl.full {
+			parts = append(parts, fmt.Sprintf("%s unrolled and jammed into %s", r, k.loopName(pl.loops[n-1].Var)))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s unrolled by %d and jammed into %s", r, jamUnroll, k.loopName(pl.loops[n-1].Var)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "// " + strings.Join(parts, "; ") + "."
+}
+
+// chain emits a perfect nest (no loops: a single store). init is the
+// pre-fill value the nest absorbs (nil: the pre-fill was emitted).
+func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
+	pl := k.plan(loops, st)
+	c := &chain{k: k, pl: pl, pos: map[int]int{}, inner: -1}
+	if n := len(pl.loops); n > 0 {
+		c.inner, c.innerExt = pl.loops[n-1].Var, pl.loops[n-1].Extent
+	}
+	c.push()
+	var body []jen.Code
+	var err error
+	switch pl.mode {
+	case modeAcc:
+		body, err = c.nestAcc(0, init)
+	case modeJam:
+		body, err = c.nestJam(0, init)
+	default:
+		body, err = c.nestPlain(0)
+	}
+	if err != nil {
+		return nil, k.fail("%v", err)
+	}
+	s := c.pop()
+	var out []jen.Code
+	if n := c.note(); n != "" {
+		out = append(out, jen.Comment(n))
+	}
+	out = append(out, s.stmts...)
+	return append(out, body...), nil
+}
+
+// plainFor emits a loop whose body is not a perfect nest (the loops of
+// a coupled factor's components, several stores).
+func (k *kgen) plainFor(f *loopir.For) ([]jen.Code, error) {
+	before := k.varUse[f.Var]
+	var body []jen.Code
+	for _, s := range f.Body {
+		var code []jen.Code
+		var err error
+		switch s := s.(type) {
+		case *loopir.For:
+			if loops, st, ok := perfect(s); ok {
+				code, err = k.chain(loops, st, nil)
+			} else {
+				code, err = k.plainFor(s)
+			}
+		case *loopir.Store:
+			code, err = k.chain(nil, s, nil)
+		default:
+			err = k.fail("unexpected %T inside a loop", s)
+		}
+		if err != nil {
+			return nil, err
+		}
+		body = append(body, code...)
+	}
+	used := k.varUse[f.Var] > before
+	return []jen.Code{k.forStmt(f.Var, 0, f.Extent, 1, used, body)}, nil
+}
+
+type elision struct {
+	fill *loopir.Fill
+	loop *loopir.For
+}
+
+// fillElision finds an operation whose pre-fill is redundant: [resets,]
+// fill T, one perfect nest accumulating into every cell of T once in a
+// local variable, which then starts from the fill value.
+func (k *kgen) fillElision(o *loopir.Operation) *elision {
+	var e elision
+	for _, s := range o.Body {
+		switch s := s.(type) {
+		case *loopir.ResetPadding:
+		case *loopir.Fill:
+			if e.fill != nil || e.loop != nil {
+				return nil
+			}
+			e.fill = s
+		case *loopir.For:
+			if e.loop != nil || e.fill == nil {
+				return nil
+			}
+			e.loop = s
+		default:
+			return nil
+		}
+	}
+	if e.fill == nil || e.loop == nil {
+		return nil
+	}
+	loops, st, ok := perfect(e.loop)
+	if !ok || st.Tensor != e.fill.Tensor || !st.Accumulate || k.st[st.Tensor].kind == sConst {
+		return nil
+	}
+	if pl := k.plan(loops, st); !pl.coversAll || !pl.bijective {
+		return nil
+	}
+	return &e
+}

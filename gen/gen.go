@@ -1,0 +1,453 @@
+// Package gen is the go:generate driver of ocannlgen: it loads Go
+// packages, reads the `//ocannl:` directives of annotated function
+// declarations, compiles each annotated function into a kernel (program
+// synthesis, shape inference, projections, lowering) and writes one
+// ocannl_gen.go per package through the emitter (package emit/gocode).
+//
+// See docs/design.md, "Code generation: directives and the go:generate
+// driver", for the user-facing design.
+package gen
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/ocannlgen/ocannlgen/emit/gocode"
+)
+
+// OutputFile is the name of the generated file in each package directory.
+const OutputFile = "ocannl_gen.go"
+
+// Options configure Generate.
+type Options struct {
+	// Dir is the directory the package patterns are resolved in (and the
+	// go command runs in); "" means the current directory.
+	Dir string
+	// Check writes nothing: every file that is missing, out of date or no
+	// longer needed is reported with a Stale, Missing or Unneeded status.
+	Check bool
+	// Env is the go command's environment; nil means os.Environ().
+	Env []string
+	// BuildFlags are passed to the go command (e.g. "-tags=foo").
+	BuildFlags []string
+}
+
+// Status says what Generate did (or, with Options.Check, would do) with a
+// package's ocannl_gen.go.
+type Status int
+
+// Statuses.
+const (
+	// Unchanged: the file on disk is up to date.
+	Unchanged Status = iota
+	// Written: the file was created or updated.
+	Written
+	// Removed: the package has no annotated function any more, and its
+	// stale ocannl_gen.go was deleted.
+	Removed
+	// Missing (check mode): the file does not exist yet.
+	Missing
+	// Stale (check mode): the file's content is out of date.
+	Stale
+	// Unneeded (check mode): the package has no annotated function but
+	// still has an ocannl_gen.go.
+	Unneeded
+)
+
+// String describes the status.
+func (s Status) String() string {
+	switch s {
+	case Unchanged:
+		return "up to date"
+	case Written:
+		return "written"
+	case Removed:
+		return "removed"
+	case Missing:
+		return "missing"
+	case Stale:
+		return "out of date"
+	case Unneeded:
+		return "no longer needed (the package has no annotated function)"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// OutOfDate reports whether the status is one of the check-mode findings.
+func (s Status) OutOfDate() bool { return s == Missing || s == Stale || s == Unneeded }
+
+// Result describes the generated file of one package.
+type Result struct {
+	// PkgPath is the package's import path.
+	PkgPath string
+	// File is the absolute path of the package's ocannl_gen.go.
+	File string
+	// Kernels are the generated function names, in source order.
+	Kernels []string
+	// Status says what happened to File.
+	Status Status
+	// Content is the generated source (nil when the package has no kernel).
+	Content []byte
+	// Compiled are the kernels as handed to the emitter: each one's
+	// lowered program and parameter bindings, in source order. Tools and
+	// tests use them to run the reference interpreter on the same kernels.
+	Compiled []*gocode.Kernel
+}
+
+// loadMode is what the driver needs from go/packages.
+const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
+	packages.NeedTypes | packages.NeedTypesInfo
+
+// Generate loads the packages matching patterns (default ".") and
+// generates ocannl_gen.go for every package with at least one annotated
+// function, deleting a stale ocannl_gen.go of a package that has none.
+// A file is written only when its content changes. Packages are
+// independent: a package with errors is left untouched while the others
+// are generated. The returned error is an ErrorList (sorted, without
+// duplicates) when user code has problems, or another error when the
+// packages cannot be loaded at all; the results of the packages that
+// succeeded are returned either way.
+func Generate(patterns []string, opts Options) ([]Result, error) {
+	if len(patterns) == 0 {
+		patterns = []string{"."}
+	}
+	var errs ErrorList
+	// Pass 1 (go list only) finds the package directories, so that every
+	// existing ocannl_gen.go can be replaced by an empty file of the same
+	// package while loading: stale output never interferes.
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles, Dir: opts.Dir, Env: opts.Env, BuildFlags: opts.BuildFlags}
+	listed, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("loading packages: %w", err)
+	}
+	overlay := map[string][]byte{}
+	foreign := map[string]bool{}
+	for _, p := range listed {
+		dir := pkgDir(p)
+		if dir == "" || p.Name == "" {
+			continue
+		}
+		path := filepath.Join(dir, OutputFile)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		if !isGenerated(b) {
+			foreign[path] = true
+			errs = append(errs, &Error{Pos: token.Position{Filename: path, Line: 1, Column: 1},
+				Msg: OutputFile + " exists but was not generated by ocannlgen (no \"// Code generated by ocannlgen ... DO NOT EDIT.\" line); rename it or delete it"})
+			continue
+		}
+		overlay[path] = []byte("package " + p.Name + "\n")
+	}
+	cfg = &packages.Config{Mode: loadMode, Dir: opts.Dir, Env: opts.Env, BuildFlags: opts.BuildFlags, Overlay: overlay}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("loading packages: %w", err)
+	}
+	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return cmp.Compare(a.ID, b.ID) })
+	pkgs = slices.CompactFunc(pkgs, func(a, b *packages.Package) bool { return a.ID == b.ID })
+	var results []Result
+	for _, p := range pkgs {
+		res, perrs := generatePackage(p, opts, foreign)
+		errs = append(errs, perrs...)
+		if res != nil {
+			results = append(results, *res)
+		}
+	}
+	if len(errs) > 0 {
+		return results, sortErrors(errs)
+	}
+	return results, nil
+}
+
+func pkgDir(p *packages.Package) string {
+	if p.Dir != "" {
+		return p.Dir
+	}
+	for _, f := range slices.Concat(p.GoFiles, p.CompiledGoFiles, p.OtherFiles, p.IgnoredFiles) {
+		return filepath.Dir(f)
+	}
+	return ""
+}
+
+// generatedRE matches the header line Go tools recognize as marking a
+// generated file; isGenerated also requires it to name ocannlgen.
+var generatedRE = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+
+func isGenerated(src []byte) bool {
+	m := generatedRE.Find(src)
+	return m != nil && bytes.Contains(m, []byte("ocannlgen"))
+}
+
+var undefinedRE = regexp.MustCompile(`^undefined: (ocannl\S+)$`)
+
+// generatePackage generates (or checks) one package's file.
+func generatePackage(p *packages.Package, opts Options, foreign map[string]bool) (*Result, []*Error) {
+	dir := pkgDir(p)
+	if dir == "" || p.Types == nil || p.Fset == nil {
+		var errs []*Error
+		for _, e := range p.Errors {
+			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
+		}
+		if len(errs) == 0 {
+			errs = append(errs, &Error{Msg: fmt.Sprintf("package %s could not be loaded", p.ID)})
+		}
+		return nil, errs
+	}
+	out := filepath.Join(dir, OutputFile)
+	srcs, attempted, errs := scanPackage(p, out)
+	names := map[string]bool{}
+	for _, k := range srcs {
+		names[genName(k.fn.Name.Name)] = true
+	}
+	for n := range attempted {
+		names[n] = true
+	}
+	loadErrs := packageErrors(p, names)
+	errs = append(errs, loadErrs...)
+	// Name clashes: two annotated functions with one generated name, or a
+	// generated name the package already declares.
+	seen := map[string]*kernelSrc{}
+	for _, k := range srcs {
+		name := genName(k.fn.Name.Name)
+		pos := p.Fset.Position(k.fn.Name.Pos())
+		if o := seen[name]; o != nil {
+			errs = append(errs, errAt(pos, 0, "%s and %s (at %s) would both generate %s; rename one",
+				k.fn.Name.Name, o.fn.Name.Name, shortPos(p.Fset.Position(o.fn.Name.Pos())), name))
+			continue
+		}
+		seen[name] = k
+		if obj := p.Types.Scope().Lookup(name); obj != nil {
+			errs = append(errs, errAt(pos, 0, "%s is already declared at %s; ocannlgen generates a function of that name for %s",
+				name, shortPos(p.Fset.Position(obj.Pos())), k.fn.Name.Name))
+		}
+	}
+	if foreign[out] {
+		return nil, errs
+	}
+	f := &gocode.File{Package: p.Name}
+	var kernelNames []string
+	// Kernels are compiled even when directives elsewhere have errors, so
+	// that one run reports everything, but not on a package that does not
+	// type-check: its types could cause misleading kernel errors.
+	if len(loadErrs) == 0 {
+		for _, k := range srcs {
+			kern, guards, kerrs := compileKernel(k)
+			if len(kerrs) > 0 {
+				errs = append(errs, kerrs...)
+				continue
+			}
+			f.Kernels = append(f.Kernels, kern)
+			kernelNames = append(kernelNames, kern.Name)
+			for _, g := range guards {
+				if !slices.Contains(f.Guards, g) {
+					f.Guards = append(f.Guards, g)
+				}
+				// The same constant name always has the same value.
+			}
+			src := filepath.Base(p.Fset.Position(k.fn.Pos()).Filename)
+			if !slices.Contains(f.Sources, src) {
+				f.Sources = append(f.Sources, src)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	old, readErr := os.ReadFile(out)
+	exists := readErr == nil
+	res := &Result{PkgPath: p.PkgPath, File: out, Kernels: kernelNames, Compiled: f.Kernels}
+	if len(f.Kernels) == 0 {
+		if !exists {
+			return nil, nil
+		}
+		if opts.Check {
+			res.Status = Unneeded
+			return res, nil
+		}
+		if err := os.Remove(out); err != nil {
+			return nil, []*Error{{Pos: token.Position{Filename: out}, Msg: err.Error()}}
+		}
+		res.Status = Removed
+		return res, nil
+	}
+	slices.Sort(f.Sources)
+	content, err := gocode.Render(f)
+	if err != nil {
+		return nil, renderErrors(f, srcs, out, err)
+	}
+	res.Content = content
+	switch {
+	case exists && bytes.Equal(old, content):
+		res.Status = Unchanged
+	case opts.Check && !exists:
+		res.Status = Missing
+	case opts.Check:
+		res.Status = Stale
+	default:
+		if err := os.WriteFile(out, content, 0o666); err != nil {
+			return nil, []*Error{{Pos: token.Position{Filename: out}, Msg: err.Error()}}
+		}
+		res.Status = Written
+	}
+	return res, nil
+}
+
+func shortPos(p token.Position) string {
+	return fmt.Sprintf("%s:%d:%d", filepath.Base(p.Filename), p.Line, p.Column)
+}
+
+// scanPackage reads the directives of every comment of every file: each
+// well-formed directive in the doc comment of a function declaration is
+// attached to it; any other directive, and every malformed directive or
+// near miss, is an error. The annotated functions come back in source
+// order (by file name, then position).
+func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, attempted map[string]bool, errs []*Error) {
+	files := slices.Clone(p.Syntax)
+	name := func(f *ast.File) string { return p.Fset.Position(f.Package).Filename }
+	slices.SortFunc(files, func(a, b *ast.File) int { return cmp.Compare(name(a), name(b)) })
+	attempted = map[string]bool{}
+	for _, f := range files {
+		if name(f) == out {
+			continue
+		}
+		docOf := map[*ast.Comment]*ast.FuncDecl{}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Doc != nil {
+				for _, c := range fd.Doc.List {
+					docOf[c] = fd
+				}
+			}
+		}
+		byFunc := map[*ast.FuncDecl]*kernelSrc{}
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				d, err := parseComment(p.Fset, c)
+				if err != nil {
+					errs = append(errs, err)
+					if fd := docOf[c]; fd != nil {
+						// A function with a broken directive is still meant
+						// to be generated: its call to ocannlX is not a
+						// second error.
+						attempted[genName(fd.Name.Name)] = true
+					}
+					continue
+				}
+				if d == nil {
+					continue
+				}
+				fd := docOf[c]
+				if fd == nil {
+					errs = append(errs, d.errAt(d.VerbCol,
+						"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb))
+					continue
+				}
+				k := byFunc[fd]
+				if k == nil {
+					k = &kernelSrc{fset: p.Fset, pkg: p.Types, fn: fd}
+					if obj, ok := p.TypesInfo.Defs[fd.Name].(*types.Func); ok {
+						k.obj = obj
+					}
+					byFunc[fd] = k
+					srcs = append(srcs, k)
+				}
+				k.dirs = append(k.dirs, d)
+			}
+		}
+	}
+	slices.SortStableFunc(srcs, func(a, b *kernelSrc) int {
+		pa, pb := a.fset.Position(a.fn.Pos()), b.fset.Position(b.fn.Pos())
+		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
+	})
+	return srcs, attempted, errs
+}
+
+// packageErrors returns the loader's errors for p, without those the
+// bootstrap causes: `undefined: ocannlX` for every function X about to
+// be generated. go/packages reports them twice: as type errors of the
+// source type check and, because export data is requested for the
+// package, inside the go command's compiler output ("# path" followed by
+// one `file:line:col: message` line per error); the compiler lines are
+// dropped when they are ignorable or repeat a type error.
+func packageErrors(p *packages.Package, names map[string]bool) []*Error {
+	ignorable := func(msg string) bool {
+		m := undefinedRE.FindStringSubmatch(msg)
+		return m != nil && names[m[1]]
+	}
+	typeErrs := map[string]bool{}
+	for _, e := range p.Errors {
+		if e.Kind == packages.TypeError {
+			q := parsePos(e.Pos)
+			typeErrs[fmt.Sprintf("%s:%d:%d: %s", filepath.Base(q.Filename), q.Line, q.Column, e.Msg)] = true
+		}
+	}
+	var errs []*Error
+	for _, e := range p.Errors {
+		if e.Kind == packages.TypeError {
+			if !ignorable(e.Msg) {
+				errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
+			}
+			continue
+		}
+		if !strings.HasPrefix(e.Msg, "# ") {
+			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(e.Msg, "\n"), "\n")[1:]
+		var rest []string
+		for _, l := range lines {
+			m := compilerLineRE.FindStringSubmatch(l)
+			if m != nil && (ignorable(m[4]) || m[4] == "too many errors" ||
+				typeErrs[fmt.Sprintf("%s:%s:%s: %s", filepath.Base(m[1]), m[2], m[3], m[4])]) {
+				continue
+			}
+			if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "too many errors") {
+				continue
+			}
+			rest = append(rest, l)
+		}
+		if len(rest) > 0 {
+			header := strings.SplitN(e.Msg, "\n", 2)[0]
+			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: header + "\n" + strings.Join(rest, "\n")})
+		}
+	}
+	return errs
+}
+
+// compilerLineRE matches one error line of the compiler's output.
+var compilerLineRE = regexp.MustCompile(`^\s*(.+?\.go):(\d+):(\d+): (.*)$`)
+
+// renderErrors attributes an emitter failure to the kernels that cause
+// it, by rendering each kernel on its own, and reports each at its
+// kernel's computation directive; a failure no single kernel explains is
+// reported at the output file.
+func renderErrors(f *gocode.File, srcs []*kernelSrc, out string, err error) []*Error {
+	var errs []*Error
+	for _, k := range f.Kernels {
+		one := &gocode.File{Package: f.Package, Sources: f.Sources, Kernels: []*gocode.Kernel{k}, Guards: f.Guards}
+		if _, kerr := gocode.Render(one); kerr != nil {
+			for _, s := range srcs {
+				if genName(s.fn.Name.Name) == k.Name {
+					d := s.primary()
+					errs = append(errs, d.errAt(d.ArgCol, "cannot generate %s: %v", k.Name, kerr))
+				}
+			}
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, &Error{Pos: token.Position{Filename: out}, Msg: "emitting code: " + err.Error()})
+	}
+	return errs
+}

@@ -1,0 +1,142 @@
+// Package golden holds golden tests of ocannlgen's generated code and
+// error messages, and the check that every generated file committed in
+// the repository is up to date. Run `go test ./golden -update` to rewrite
+// the golden files after an intended change.
+package golden
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/gen"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// repoRoot is the repository root (the parent of this package's directory).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(wd)
+}
+
+// compareGolden compares got with testdata/name, or rewrites it with -update.
+func compareGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./golden -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from the golden file (run go test ./golden -update if the change is intended)\n%s",
+			name, firstDiff(string(want), string(got)))
+	}
+}
+
+// firstDiff shows the first differing line.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return "line " + itoa(i+1) + ":\n  want: " + a + "\n  got:  " + b
+		}
+	}
+	return ""
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+// TestGalleryGolden pins the generated code of the kernel gallery.
+func TestGalleryGolden(t *testing.T) {
+	res, err := gen.Generate([]string{"./examples/gallery"}, gen.Options{Dir: repoRoot(t), Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || len(res[0].Content) == 0 {
+		t.Fatalf("want the gallery's generated file, got %+v", res)
+	}
+	if len(res[0].Kernels) < 25 {
+		t.Fatalf("only %d gallery kernels", len(res[0].Kernels))
+	}
+	compareGolden(t, "gallery.golden", res[0].Content)
+}
+
+// TestBadPackages pins the file:line:col error of each bad package: a
+// shape error, a spec syntax error, an unknown directive verb and a
+// near-miss directive each yield one error naming the problem.
+func TestBadPackages(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("testdata", "bad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"shape", "spec", "verb", "nearmiss"} {
+		t.Run(pkg, func(t *testing.T) {
+			_, err := gen.Generate([]string{"./" + pkg}, gen.Options{Dir: dir, Check: true})
+			list, ok := err.(gen.ErrorList)
+			if !ok {
+				t.Fatalf("want an ErrorList, got %v (%T)", err, err)
+			}
+			if len(list) != 1 {
+				t.Errorf("want exactly one error, got %d:\n%v", len(list), list)
+			}
+			var lines []string
+			for _, e := range list {
+				lines = append(lines, e.Rel(dir))
+			}
+			compareGolden(t, filepath.Join("bad", pkg+".golden"), []byte(strings.Join(lines, "\n")+"\n"))
+		})
+	}
+}
+
+// TestGeneratedFilesUpToDate regenerates, in memory, every package of the
+// repository that has annotated functions and fails when a committed
+// ocannl_gen.go is missing, stale or no longer needed (like
+// cmd/compile's TestGeneratedFilesUpToDate).
+func TestGeneratedFilesUpToDate(t *testing.T) {
+	res, err := gen.Generate([]string{"./..."}, gen.Options{Dir: repoRoot(t), Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, r := range res {
+		if len(r.Kernels) > 0 {
+			found++
+		}
+		if r.Status.OutOfDate() {
+			t.Errorf("%s: generated file %s is %s; run go generate ./...", r.PkgPath, r.File, r.Status)
+		}
+	}
+	if found == 0 {
+		t.Fatal("no package with annotated functions found; the check would pass vacuously")
+	}
+}
