@@ -10,4 +10,5 @@ require (
 require (
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 )

@@ -28,7 +28,9 @@ func MatMulF64(a *[64][48]float64, b *[48][32]float64, out *[64][32]float64) {
 // MatMul64 is a 64x64x64 matrix product (benchmarks).
 //
 //ocannl:einsum "i,j; j,k => i,k"
-func MatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32) { ocannlMatMul64(a, b, out) }
+func MatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32) {
+	ocannlMatMul64(a, b, out)
+}
 
 // MatMul256 is a 256x256x256 matrix product (benchmarks).
 //
