@@ -54,6 +54,11 @@ func b2f(b bool) float64 {
 }
 
 // applyPrim computes prim over the first Arity(prim) elements of a.
+// ApplyPrim computes primitive prim on its operands a[0..Arity-1] exactly
+// as the interpreter does (float64 arithmetic). Code generators use it to
+// fold constants identically.
+func ApplyPrim(prim string, a *[3]float64) float64 { return applyPrim(prim, a) }
+
 func applyPrim(prim string, a *[3]float64) float64 {
 	x := a[0]
 	switch prim {
