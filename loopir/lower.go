@@ -2,6 +2,7 @@ package loopir
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/inference"
@@ -154,7 +155,7 @@ func (l *lowerer) validate() error {
 		if len(idx) != len(ti.Dims) {
 			return l.fail("%s %s has %d axes but its projection has %d indices", what, ti.Name, len(ti.Dims), len(idx))
 		}
-		if dims != nil && !equalInts(dims, ti.Dims) {
+		if dims != nil && !slices.Equal(dims, ti.Dims) {
 			return l.fail("%s %s has dims %v but its projection says %v", what, ti.Name, ti.Dims, dims)
 		}
 		return nil
@@ -216,18 +217,6 @@ func (l *lowerer) validate() error {
 		_ = fi
 	}
 	return nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // nest emits the loops of product factors f.. around body. A factor with

@@ -3,6 +3,7 @@ package gocode
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,7 +57,7 @@ type tstore struct {
 func regroup(dims, ad []int) (groups [][]int, gstride []int, ok bool) {
 	n := len(dims)
 	groups = make([][]int, len(ad))
-	if equalInts(dims, ad) {
+	if slices.Equal(dims, ad) {
 		gstride = make([]int, n)
 		for a := range n {
 			groups[a], gstride[a] = []int{a}, 1
@@ -117,18 +118,6 @@ const synthBase = 1 << 24
 
 func (k *kgen) fail(format string, args ...any) error {
 	return fmt.Errorf("gocode: kernel %s: %s", k.k.Name, fmt.Sprintf(format, args...))
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func prod(ds []int) int {
