@@ -1,0 +1,667 @@
+// Package autodiff builds the backward pass of an inferred tensor graph:
+// reverse-mode differentiation in OCANNL's style, where every gradient
+// assignment reuses its forward operation's projections with the slots
+// permuted (seed document 2, digest §4.2 and §5.2) and no shape or
+// projection inference is run again.
+//
+// For a forward operation `t =:+ f(v1, ..., vn)` with projection record P
+// (product space, LHS map L, RHS maps R1..Rn) the gradient of operand i is
+// the assignment
+//
+//	gi[Ri] =+ df/dvi(v1[R1], ..., vn[Rn]) * g[L]      over P's product space
+//
+// (a loopir.Compute): its LHS takes the forward RHS i's map, the incoming
+// gradient g and the forward value t are read at the forward LHS map, the
+// operands at their own maps. Contractions move by themselves: the
+// gradient's LHS map omits the iterators it must sum over (for a matmul
+// g1 = g * v2 sums over the forward's output column, for a broadcast
+// operand the broadcast axes). Concatenation and stacking scatter the
+// incoming gradient back to their sources with a loopir.RevBlock
+// (OCANNL's Rev_sides) built from the forward Block's coupled projection.
+//
+// Supported: every differentiable primitive (id add sub mul div pow relu
+// sat01 exp log exp2 log2 sin cos sqrt recip recip_sqrt tanh neg where
+// fma), sum reductions (compose `*`, `+*`, `++`, `+++`), max reductions
+// (`@^^`, `@^+`: the gradient goes to the cells that attain the maximum,
+// where(t == v, g, 0) evaluated per point of the forward product space),
+// concatenation `++^`, stacking, batch slices `@|`, transposes, padded,
+// strided and dilated convolutions, broadcasting, and assignment
+// statements that accumulate by sum or difference (`=+`, `=:+`, `=-`,
+// `=:-`), overwrite injectively (`=:`) or take a max/min with a reset
+// (`=:@^`, `=:@-`). Assignments may update inputs and earlier results in
+// place: the gradient of a tensor that an assignment modifies is, at the
+// end, the gradient of its initial value; an assignment with `:` (which
+// erases the old value) zeroes its target's gradient after propagating
+// it. When a gradient needs the value a tensor had at an operation and a
+// later assignment modifies that tensor, the forward pass saves a
+// snapshot (NAME@k) right after that operation. Comparisons, `not` and
+// `where`'s condition have no gradient; numbers, literals and dim scalars
+// get no gradient tensor.
+//
+// Not supported (Backward reports an error when the loss depends on
+// them): assignments accumulating by product or quotient (`=*`, `=/`),
+// or by max/min without a reset (`=@^`, `=@-`); overwrites (`=:`) through
+// a non-injective projection (the last write wins); and an operation
+// whose operand is its own target (`t =+ t *. x`).
+//
+// The max rule compares the stored maximum with the point's value stored
+// into a scalar scratch cell (`_scratch`) first, so that the comparison
+// is exact in float32 runs as well; ties send the gradient to every
+// winner.
+package autodiff
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// Gradients is a lowered program computing the forward pass and then the
+// gradients of a scalar loss.
+type Gradients struct {
+	Graph *inference.Graph
+	// Program runs the forward operations (Program.Ops[:Forward]) and then
+	// the backward pass: zero every gradient, set the loss's gradient to 1,
+	// and each forward operation's gradient assignments in reverse program
+	// order. Run it with loopir.Run or loopir.RunWith.
+	Program *loopir.Program
+	// Loss is the loss tensor (a graph tensor id).
+	Loss int
+	// Forward is the number of forward operations at the start of
+	// Program.Ops (fetches and graph operations).
+	Forward int
+	grad    []int
+}
+
+// Of returns the program tensor holding the gradient of graph tensor t,
+// or -1 when the loss does not depend on t (or t is a constant).
+func (gr *Gradients) Of(t int) int {
+	if t < 0 || t >= len(gr.grad) {
+		return -1
+	}
+	return gr.grad[t]
+}
+
+// Tensors lists the graph tensors that have a gradient, in id order.
+func (gr *Gradients) Tensors() []int {
+	var out []int
+	for t, g := range gr.grad {
+		if g >= 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Backward returns the backward pass's operations (Program.Ops after
+// the forward ones).
+func (gr *Gradients) Backward() []*loopir.Operation { return gr.Program.Ops[gr.Forward:] }
+
+// Dump prints the backward pass's loop nests in loopir's pseudo-code.
+func (gr *Gradients) Dump(w io.Writer) { io.WriteString(w, gr.String()) }
+
+// String returns Dump's output.
+func (gr *Gradients) String() string { return gr.Program.DumpOps(gr.Backward()) }
+
+// Error is a failure to build the backward pass.
+type Error struct {
+	// Op is the graph operation involved, or -1.
+	Op   int
+	Desc string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Op >= 0 {
+		return fmt.Sprintf("autodiff: op %d (%s): %s", e.Op, e.Desc, e.Msg)
+	}
+	return "autodiff: " + e.Msg
+}
+
+// hasGrad reports whether tensors of kind k get a gradient tensor.
+func hasGrad(k inference.TensorKind) bool {
+	switch k {
+	case inference.Number, inference.Literal, inference.DimScalar:
+		return false
+	}
+	return true
+}
+
+// leafKind reports whether tensors of kind k hold a value before any
+// operation writes them.
+func leafKind(k inference.TensorKind) bool {
+	switch k {
+	case inference.Input, inference.Leaf, inference.Param:
+		return true
+	}
+	return false
+}
+
+// differentiable reports whether operand i of op has a gradient.
+func differentiable(op *inference.Op, i int) bool {
+	if op.Kind == inference.OpBlock || op.Kind == inference.OpStack {
+		return true
+	}
+	switch op.Prim {
+	case "lt", "eq", "ne", "not":
+		return false
+	case "where":
+		return i > 0
+	}
+	return true
+}
+
+type builder struct {
+	g    *inference.Graph
+	p    *loopir.Program
+	need []bool
+	grad []int
+	// first and last writer of each tensor (op index, -1 if none).
+	first, last []int
+	scratch     int
+	// bwd collects the backward assignments; snaps the snapshots taken
+	// after forward operations (snapAt[k] lists op k's).
+	bwd    []loopir.Assignment
+	snaps  map[[2]int]int
+	snapAt map[int][]loopir.Assignment
+}
+
+// Backward builds the forward and backward program for the scalar tensor
+// loss of g, which must have been through inference and
+// inference.DeriveProjections. Every tensor the loss depends on through
+// differentiable operands gets a gradient tensor (named NAME.grad),
+// zeroed once; the loss's gradient is set to 1; then each forward
+// operation, in reverse program order, accumulates (`=+`) into the
+// gradients of its operands using its own projections.
+func Backward(g *inference.Graph, loss int) (*Gradients, error) {
+	if g == nil {
+		return nil, &Error{Op: -1, Msg: "no graph"}
+	}
+	if loss < 0 || loss >= len(g.Tensors) {
+		return nil, &Error{Op: -1, Msg: fmt.Sprintf("loss tensor %d does not exist", loss)}
+	}
+	for i, op := range g.Ops {
+		if op.Proj == nil {
+			return nil, &Error{Op: i, Desc: op.Desc, Msg: "the operation has no projections (run inference.DeriveProjections first)"}
+		}
+	}
+	lt := g.Tensors[loss]
+	if !hasGrad(lt.Kind) {
+		return nil, &Error{Op: -1, Msg: fmt.Sprintf("the loss %s is a constant (%s)", lt.Name, lt.Kind)}
+	}
+	if n := lt.Shape.Size(); n != 1 {
+		return nil, &Error{Op: -1, Msg: fmt.Sprintf("the loss %s must have a single cell, its shape %s has %d", lt.Name, lt.Shape, n)}
+	}
+	b := &builder{g: g, scratch: -1}
+	b.analyze(loss)
+	gr := &Gradients{Graph: g, Loss: loss}
+	p, err := loopir.LowerExtended(g, func(p *loopir.Program) error {
+		b.p = p
+		n, err := b.build(loss)
+		gr.Forward = n
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	gr.Program = p
+	gr.grad = b.grad
+	return gr, nil
+}
+
+// analyze finds the writers of every tensor and the tensors the loss
+// depends on (scanning the operations backwards: an over-approximation
+// when assignments modify tensors in place, which is harmless).
+func (b *builder) analyze(loss int) {
+	g := b.g
+	n := len(g.Tensors)
+	b.first, b.last = make([]int, n), make([]int, n)
+	for i := range n {
+		b.first[i], b.last[i] = -1, -1
+	}
+	for k, op := range g.Ops {
+		if b.first[op.LHS] < 0 {
+			b.first[op.LHS] = k
+		}
+		b.last[op.LHS] = k
+	}
+	b.need = make([]bool, n)
+	b.need[loss] = true
+	for k := len(g.Ops) - 1; k >= 0; k-- {
+		op := g.Ops[k]
+		if !b.need[op.LHS] {
+			continue
+		}
+		for i, r := range op.RHS {
+			if differentiable(op, i) && hasGrad(g.Tensors[r].Kind) {
+				b.need[r] = true
+			}
+		}
+	}
+}
+
+// build adds the gradient tensors and the backward assignments to the
+// program, inserts the snapshots the backward pass needs after their
+// forward operations, and returns the number of forward assignments.
+func (b *builder) build(loss int) (int, error) {
+	g, p := b.g, b.p
+	nFwd := len(p.Assignments)
+	nFetch := nFwd - len(g.Ops)
+	b.snaps = map[[2]int]int{}
+	b.snapAt = map[int][]loopir.Assignment{}
+	b.grad = make([]int, len(g.Tensors))
+	var all []int
+	for t := range g.Tensors {
+		b.grad[t] = -1
+		if !b.need[t] {
+			continue
+		}
+		ti := p.Tensors[t]
+		b.grad[t] = p.AddTensor(loopir.TensorInfo{
+			Name: ti.Name + ".grad", Kind: inference.Result, Dims: ti.Dims, Padding: ti.Padding,
+		})
+		all = append(all, b.grad[t])
+	}
+	b.bwd = append(b.bwd, &loopir.Clear{Desc: "zero the gradients", Tensors: all})
+	b.bwd = append(b.bwd, &loopir.Compute{
+		Desc: p.Tensors[b.grad[loss]].Name + " = 1", Op: -1, Proj: &inference.Projections{},
+		Stores: []*loopir.ComputeStore{{Tensor: b.grad[loss], Index: zeroIndex(len(p.Tensors[loss].Dims)), Value: &loopir.ProjConst{Value: 1}}},
+	})
+	for k := len(g.Ops) - 1; k >= 0; k-- {
+		if err := b.backprop(k); err != nil {
+			return 0, err
+		}
+	}
+	fwd := append([]loopir.Assignment(nil), p.Assignments[:nFetch]...)
+	for k := range g.Ops {
+		fwd = append(fwd, p.Assignments[nFetch+k])
+		fwd = append(fwd, b.snapAt[k]...)
+	}
+	p.Assignments = append(fwd, b.bwd...)
+	return len(fwd), nil
+}
+
+func zeroIndex(n int) []inference.Index {
+	out := make([]inference.Index, n)
+	for i := range out {
+		out[i] = inference.Index{Kind: inference.IdxFixed}
+	}
+	return out
+}
+
+// value returns the tensor holding t's value as of forward operation k:
+// t itself, or a snapshot taken right after op k when a later operation
+// modifies t.
+func (b *builder) value(k, t int) int {
+	if b.last[t] <= k {
+		return t
+	}
+	key := [2]int{k, t}
+	if s, ok := b.snaps[key]; ok {
+		return s
+	}
+	p := b.p
+	ti := p.Tensors[t]
+	s := p.AddTensor(loopir.TensorInfo{
+		Name: fmt.Sprintf("%s@%d", ti.Name, k), Kind: inference.Result, Dims: ti.Dims, Padding: ti.Padding,
+	})
+	b.snaps[key] = s
+	pr := &inference.Projections{}
+	var idx []inference.Index
+	for a, d := range ti.Dims {
+		pr.Product = append(pr.Product, inference.Factor{Iters: []int{a}, Extents: []int{d}})
+		pr.Extent = append(pr.Extent, d)
+		idx = append(idx, inference.Index{Kind: inference.IdxIter, Iter: a})
+	}
+	pr.NumIters = len(ti.Dims)
+	pr.LHS, pr.LHSDims = idx, ti.Dims
+	pr.RHS, pr.RHSDims = [][]inference.Index{idx}, [][]int{ti.Dims}
+	pr.Injective, pr.Surjective = true, true
+	b.snapAt[k] = append(b.snapAt[k], &loopir.Compute{
+		Desc: fmt.Sprintf("snapshot %s = %s as of op %d (op %d modifies %s later)", p.Tensors[s].Name, ti.Name, k, b.last[t], ti.Name),
+		Op:   -1, Proj: pr,
+		Stores: []*loopir.ComputeStore{{Tensor: s, Index: idx, Value: &loopir.ProjLoad{Tensor: t, Index: idx}}},
+	})
+	return s
+}
+
+// opBuilder builds the gradient assignments of one forward operation.
+type opBuilder struct {
+	*builder
+	k     int
+	op    *inference.Op
+	desc  string
+	names map[loopir.ProjExpr]string
+	pad   map[int]float64
+}
+
+func (o *opBuilder) fail(format string, args ...any) error {
+	return &Error{Op: o.k, Desc: o.op.Desc, Msg: fmt.Sprintf(format, args...)}
+}
+
+// load reads tensor t at idx, remembering its slot name for descriptions.
+func (o *opBuilder) load(name string, t int, idx []inference.Index) loopir.ProjExpr {
+	l := &loopir.ProjLoad{Tensor: t, Index: idx}
+	o.names[l] = name
+	return l
+}
+
+// g, t and v read the incoming gradient, the forward value and operand i
+// (0-based) at their forward maps.
+func (o *opBuilder) G() loopir.ProjExpr { return o.load("g", o.grad[o.op.LHS], o.op.Proj.LHS) }
+func (o *opBuilder) T() loopir.ProjExpr {
+	t := o.value(o.k, o.op.LHS)
+	o.usePad(t)
+	return o.load("t", t, o.op.Proj.LHS)
+}
+func (o *opBuilder) V(i int) loopir.ProjExpr {
+	t := o.value(o.k, o.op.RHS[i])
+	o.usePad(t)
+	return o.load(fmt.Sprintf("v%d", i+1), t, o.op.Proj.RHS[i])
+}
+
+// usePad records that a forward value is re-read: its margins must hold
+// the forward operation's neutral element.
+func (o *opBuilder) usePad(t int) {
+	if o.p.Tensors[t].Padding != nil {
+		o.pad[t] = loopir.Neutral(o.op.Accum)
+	}
+}
+
+func (b *builder) backprop(k int) error {
+	g := b.g
+	op := g.Ops[k]
+	if b.grad[op.LHS] < 0 {
+		return nil
+	}
+	o := &opBuilder{builder: b, k: k, op: op, names: map[loopir.ProjExpr]string{}}
+	lhsName := g.Tensors[op.LHS].Name
+	o.desc = fmt.Sprintf("backprop of op %d (%s = %s)", k, lhsName, op.Desc)
+	var targets []int
+	for i, r := range op.RHS {
+		if differentiable(op, i) && b.grad[r] >= 0 {
+			targets = append(targets, i)
+		}
+	}
+	// A reset of the target (the `=:` forms) erases the old value: its
+	// gradient must not flow further back. Only needed if something
+	// earlier holds that old value.
+	reset := op.InitNeutral && (b.first[op.LHS] < k || leafKind(g.Tensors[op.LHS].Kind))
+	for _, r := range op.RHS {
+		if r == op.LHS && (len(targets) > 0 || reset) {
+			return o.fail("the operation reads its own target %s; in-place updates are not differentiated", lhsName)
+		}
+	}
+	if len(targets) > 0 {
+		var err error
+		if op.Kind == inference.OpBlock || op.Kind == inference.OpStack {
+			err = o.revBlock()
+		} else {
+			err = o.accum(targets)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if reset {
+		b.bwd = append(b.bwd, &loopir.Clear{
+			Desc:    fmt.Sprintf("%s: %s = 0 (the operation overwrites %s)", o.desc, b.p.Tensors[b.grad[op.LHS]].Name, lhsName),
+			Tensors: []int{b.grad[op.LHS]},
+		})
+	}
+	return nil
+}
+
+// revBlock scatters the incoming gradient back to the sources of a
+// concatenation or stacking (Rev_sides).
+func (o *opBuilder) revBlock() error {
+	op := o.op
+	if op.Accum != "add" && op.Accum != "" {
+		return o.fail("concatenation accumulating by %q is not differentiated", op.Accum)
+	}
+	dst := make([]int, len(op.RHS))
+	var names []string
+	for i, r := range op.RHS {
+		dst[i] = -1
+		if differentiable(op, i) {
+			dst[i] = o.grad[r]
+		}
+		if dst[i] >= 0 {
+			names = append(names, o.p.Tensors[dst[i]].Name)
+		} else {
+			names = append(names, "_")
+		}
+	}
+	o.bwd = append(o.bwd, &loopir.RevBlock{
+		Desc:       fmt.Sprintf("%s: (%s) =+ rev_sides(g)", o.desc, strings.Join(names, ", ")),
+		Op:         o.k,
+		Src:        o.grad[op.LHS],
+		Dst:        dst,
+		Accumulate: true,
+		Proj:       op.Proj,
+	})
+	return nil
+}
+
+// accum emits one gradient assignment per differentiable operand of an
+// accumulating operation.
+func (o *opBuilder) accum(targets []int) error {
+	op := o.op
+	storeAcc := op.Proj.Accumulate && op.Accum != ""
+	maxRule := false
+	switch op.Accum {
+	case "add", "sub":
+	case "":
+		if !op.Proj.Injective {
+			return o.fail("an overwrite (`=:`) through a non-injective projection keeps the last write; it is not differentiated")
+		}
+	case "max", "min":
+		if !op.InitNeutral {
+			return o.fail("accumulating by %s into an existing value (without `:`) is not differentiated", op.Accum)
+		}
+		maxRule = true
+	default:
+		return o.fail("accumulating by %q is not differentiated", op.Accum)
+	}
+	for _, i := range targets {
+		o.pad = map[int]float64{}
+		var stores []*loopir.ComputeStore
+		v := func(j int) loopir.ProjExpr { return o.V(j) }
+		vs := func() []loopir.ProjExpr {
+			out := make([]loopir.ProjExpr, len(op.RHS))
+			for j := range out {
+				out[j] = v(j)
+			}
+			return out
+		}
+		// y is the value the primitive produced at the point: the
+		// forward result itself when it was stored exactly once and is
+		// not modified afterwards, otherwise recomputed from the operands.
+		var y func() loopir.ProjExpr
+		var cond loopir.ProjExpr
+		switch {
+		case maxRule:
+			var point loopir.ProjExpr
+			if op.Prim == "id" {
+				point = v(0)
+			} else {
+				// Materialize the point's value in the program's
+				// precision so that it compares equal to the stored
+				// maximum.
+				s := o.scratchTensor()
+				stores = append(stores, &loopir.ComputeStore{Tensor: s, Value: &loopir.ProjApply{Prim: op.Prim, Args: vs()}})
+				point = o.load("s", s, nil)
+			}
+			y = func() loopir.ProjExpr { return point }
+			cond = apply("eq", o.T(), point)
+		case !storeAcc && o.last[op.LHS] == o.k:
+			y = o.T
+		default:
+			y = func() loopir.ProjExpr { return &loopir.ProjApply{Prim: op.Prim, Args: vs()} }
+		}
+		val, negate, err := o.rule(i, v, y)
+		if err != nil {
+			return err
+		}
+		if cond != nil {
+			val = apply("where", cond, val, cnst(0))
+		}
+		if op.Accum == "sub" && storeAcc {
+			negate = !negate
+		}
+		accum := "add"
+		if negate {
+			accum = "sub"
+		}
+		gi := o.grad[op.RHS[i]]
+		stores = append(stores, &loopir.ComputeStore{Tensor: gi, Index: op.Proj.RHS[i], Value: val, Accum: accum, Accumulate: true})
+		sym := "=+"
+		if negate {
+			sym = "=-"
+		}
+		var parts []string
+		for _, s := range stores[:len(stores)-1] {
+			parts = append(parts, "s = "+o.format(s.Value))
+		}
+		parts = append(parts, fmt.Sprintf("g%d %s %s", i+1, sym, o.format(val)))
+		o.bwd = append(o.bwd, &loopir.Compute{
+			Desc:   fmt.Sprintf("%s: %s; g%d is %s", o.desc, strings.Join(parts, "; "), i+1, o.p.Tensors[gi].Name),
+			Op:     o.k,
+			Proj:   op.Proj,
+			Stores: stores,
+			Pad:    o.pad,
+		})
+	}
+	return nil
+}
+
+// scratchTensor returns the program's scalar scratch cell.
+func (o *opBuilder) scratchTensor() int {
+	if o.scratch < 0 {
+		o.scratch = o.p.AddTensor(loopir.TensorInfo{Name: "_scratch", Kind: inference.Result})
+	}
+	return o.scratch
+}
+
+func apply(prim string, args ...loopir.ProjExpr) loopir.ProjExpr {
+	return &loopir.ProjApply{Prim: prim, Args: args}
+}
+
+func cnst(v float64) loopir.ProjExpr { return &loopir.ProjConst{Value: v} }
+
+// rule returns the gradient contribution of operand i (0-based) of the
+// primitive, given the operands v and the primitive's value y at the
+// point; negate asks for subtraction (digest §5.2).
+func (o *opBuilder) rule(i int, v func(int) loopir.ProjExpr, y func() loopir.ProjExpr) (val loopir.ProjExpr, negate bool, err error) {
+	g := o.G()
+	switch o.op.Prim {
+	case "id", "add":
+		return g, false, nil
+	case "sub":
+		return g, i == 1, nil
+	case "mul":
+		if i == 0 {
+			return apply("mul", g, v(1)), false, nil
+		}
+		return apply("mul", v(0), g), false, nil
+	case "div":
+		if i == 0 {
+			return apply("div", g, v(1)), false, nil
+		}
+		// g * (-1 * t1 / t2**2)
+		return apply("mul", g, apply("neg", apply("div", v(0), apply("mul", v(1), v(1))))), false, nil
+	case "pow":
+		if i == 0 {
+			// g * (p * t1 ** (p - 1))
+			return apply("mul", g, apply("mul", v(1), apply("pow", v(0), apply("sub", v(1), cnst(1))))), false, nil
+		}
+		// g * (t * log t1)
+		return apply("mul", g, apply("mul", y(), apply("log", v(0)))), false, nil
+	case "relu":
+		// relu_gate(t1, g) = t1 > 0 ? g : 0
+		return apply("where", apply("lt", cnst(0), v(0)), g, cnst(0)), false, nil
+	case "sat01":
+		// sat01_gate(t1, g) = 0 < t1 < 1 ? g : 0
+		return apply("where", apply("lt", cnst(0), v(0)), apply("where", apply("lt", v(0), cnst(1)), g, cnst(0)), cnst(0)), false, nil
+	case "exp":
+		return apply("mul", g, y()), false, nil
+	case "log":
+		return apply("div", g, v(0)), false, nil
+	case "exp2":
+		return apply("mul", g, apply("mul", cnst(math.Ln2), y())), false, nil
+	case "log2":
+		return apply("div", g, apply("mul", v(0), cnst(math.Ln2))), false, nil
+	case "sin":
+		return apply("mul", g, apply("cos", v(0))), false, nil
+	case "cos":
+		return apply("mul", g, apply("neg", apply("sin", v(0)))), false, nil
+	case "sqrt":
+		return apply("div", g, apply("mul", cnst(2), y())), false, nil
+	case "recip":
+		return apply("mul", g, apply("neg", apply("mul", y(), y()))), false, nil
+	case "recip_sqrt":
+		return apply("mul", g, apply("mul", cnst(-0.5), apply("mul", y(), apply("mul", y(), y())))), false, nil
+	case "tanh":
+		return apply("mul", g, apply("sub", cnst(1), apply("mul", y(), y()))), false, nil
+	case "neg":
+		return apply("neg", g), false, nil
+	case "where":
+		if i == 1 {
+			return apply("where", v(0), g, cnst(0)), false, nil
+		}
+		return apply("where", v(0), cnst(0), g), false, nil
+	case "fma":
+		switch i {
+		case 0:
+			return apply("mul", g, v(1)), false, nil
+		case 1:
+			return apply("mul", g, v(0)), false, nil
+		}
+		return g, false, nil
+	}
+	return nil, false, o.fail("no gradient rule for primitive %q", o.op.Prim)
+}
+
+var infix = map[string]string{"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "lt": "<", "eq": "=="}
+
+// format prints an expression with slot names (g, t, v1, ...).
+func (o *opBuilder) format(e loopir.ProjExpr) string {
+	switch e := e.(type) {
+	case *loopir.ProjConst:
+		return fmt.Sprintf("%g", e.Value)
+	case *loopir.ProjLoad:
+		if n, ok := o.names[e]; ok {
+			return n
+		}
+		return o.p.Tensors[e.Tensor].Name
+	case *loopir.ProjApply:
+		args := make([]string, len(e.Args))
+		for i, a := range e.Args {
+			args[i] = o.format(a)
+			if ap, ok := a.(*loopir.ProjApply); ok && infix[ap.Prim] != "" {
+				args[i] = "(" + args[i] + ")"
+			}
+		}
+		if op, ok := infix[e.Prim]; ok && len(args) == 2 {
+			return args[0] + " " + op + " " + args[1]
+		}
+		return e.Prim + "(" + strings.Join(args, ", ") + ")"
+	}
+	return "?"
+}
+
+// Names returns the gradient tensors' names mapped to the graph tensors
+// they belong to (for inspection).
+func (gr *Gradients) Names() map[string]int {
+	out := map[string]int{}
+	for t, g := range gr.grad {
+		if g >= 0 {
+			out[gr.Program.Tensors[g].Name] = t
+		}
+	}
+	return out
+}
