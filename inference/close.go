@@ -59,8 +59,11 @@ func (b *builder) markDim(d dim, param bool, tid int) {
 		e.leaf = true
 		e.param = e.param || param
 	case dConcat:
+		// A concatenation's components belong to the operation that
+		// concatenates, not to the parameter: they are leaves, but sizing
+		// them is not the parameter's "hidden dimension".
 		for _, p := range d.parts {
-			b.markDim(p, param, tid)
+			b.markDim(p, false, tid)
 		}
 	}
 }
@@ -157,7 +160,10 @@ func (b *builder) close() error {
 			}
 			continue
 		}
-		if e.param {
+		if e.param && e.atLeast == 0 {
+			if b.fedByInterior(int32(v)) {
+				continue // decided by the interior at stage 7
+			}
 			return b.hiddenDimErr(int32(v))
 		}
 		if err := b.commitDim(int32(v), guessDim(e), e.origin); err != nil {
@@ -188,23 +194,25 @@ func (b *builder) close() error {
 	if err := b.guessDiscardable(false); err != nil {
 		return err
 	}
-	for v := range s.dims {
-		e := &s.dims[v]
-		if e.solved || b.inOpenConcat(int32(v)) {
-			continue
-		}
-		if e.param {
-			return b.hiddenDimErr(int32(v))
-		}
-		// A cap is a use demanding this size: commit to it, except for a
-		// reduced axis written as a fixed index 0 (At_least 1), which
-		// closes to the broadcast unit so that the reduction broadcasts back.
-		d := guessDim(e)
-		if e.hasLB && e.atLeast != 1 {
-			d = e.lb
-		}
-		if err := b.commitDim(int32(v), d, e.origin); err != nil {
-			return err
+	for pass := range 2 { // interiors and plain leaves first, then parameters
+		for v := range s.dims {
+			e := &s.dims[v]
+			if e.solved || b.inOpenConcat(int32(v)) || e.param != (pass == 1) {
+				continue
+			}
+			if e.param && e.atLeast == 0 && !e.hasLB {
+				return b.hiddenDimErr(int32(v))
+			}
+			// A cap is a use demanding this size: commit to it, except for a
+			// reduced axis written as a fixed index 0 (At_least 1), which
+			// closes to the broadcast unit so that the reduction broadcasts back.
+			d := guessDim(e)
+			if e.hasLB && e.atLeast != 1 {
+				d = e.lb
+			}
+			if err := b.commitDim(int32(v), d, e.origin); err != nil {
+				return err
+			}
 		}
 	}
 	for v := range s.dims {
@@ -515,6 +523,22 @@ func (b *builder) inOpenConcat(v int32) bool {
 			if len(vs) > 1 {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// fedByInterior reports whether a parameter's axis is bounded from below
+// by an unsolved axis of a non-parameter tensor (γ ⊑ α): closing that
+// axis (at stage 7, to the broadcast unit or its cap) decides the
+// parameter's axis, as in `2 *. {hey = 7.0}` where hey follows the
+// result's axis. Such a parameter axis is not a forgotten hidden dimension.
+func (b *builder) fedByInterior(v int32) bool {
+	s := b.s
+	for _, d := range s.dims[v].down {
+		g := &s.dims[d.to]
+		if !g.solved && !g.param {
+			return true
 		}
 	}
 	return false

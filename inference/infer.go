@@ -56,6 +56,20 @@ func (b *builder) finish() error {
 			var dims []Dim
 			for _, d := range r.flat() {
 				d = s.resolve(d)
+				if s.conflict != nil {
+					// A concatenation or convolution fusing axes with
+					// different named bases: its size cannot carry a basis.
+					o := int32(0)
+					if v := t.rows[k].v; v >= 0 {
+						o = s.rows[v].origin
+					}
+					e := s.wrap(s.conflict, o).(*Error)
+					if t.Op >= 0 {
+						op := b.g.Ops[t.Op]
+						e.Pos, e.Op = op.Pos, op.Desc
+					}
+					return e
+				}
 				if d.k != dConst {
 					return &Error{Kind: KindRankCycle, Pos: t.Pos, Msg: fmt.Sprintf("internal error: an axis of %s is unresolved: %v", t.Name, d)}
 				}

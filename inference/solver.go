@@ -117,6 +117,9 @@ type solver struct {
 	bindings int // number of variable bindings so far (progress counter)
 	cur      int32
 	tensors  []*Tensor
+	// conflict records a basis conflict found while simplifying a term
+	// (resolve cannot return errors); run reports it.
+	conflict *shapeError
 	steps    int
 	maxSteps int
 }
@@ -158,6 +161,9 @@ func (s *solver) run() error {
 			}
 			if err := s.process(c); err != nil {
 				return s.wrap(err, c.origin)
+			}
+			if s.conflict != nil {
+				return s.wrap(s.conflict, c.origin)
 			}
 		}
 		s.queue = s.queue[:0]
@@ -226,7 +232,11 @@ func (s *solver) resolve(d dim) dim {
 		if a.conv {
 			a.kernel = s.resolve(a.kernel)
 		}
-		return simplifyAffine(a)
+		d, err := simplifyAffine(a)
+		if err != nil && s.conflict == nil {
+			s.conflict = err
+		}
+		return d
 	case dConcat:
 		var parts []dim
 		for _, p := range d.parts {
@@ -237,36 +247,61 @@ func (s *solver) resolve(d dim) dim {
 				parts = append(parts, p)
 			}
 		}
-		return simplifyConcat(parts)
+		d, err := simplifyConcat(parts)
+		if err != nil && s.conflict == nil {
+			s.conflict = err
+		}
+		return d
 	}
 	return d
 }
 
-func simplifyAffine(a affineDim) dim {
+// mergeBasis combines the bases of dimensions fused into one (a
+// convolution's output and kernel, a concatenation's components): a named
+// basis wins over the reserved ones (default, the broadcast unit); two
+// different named bases conflict (ok is false).
+func mergeBasis(a, b string) (string, bool) {
+	reserved := func(x string) bool { return x == BasisDefault || x == BasisBcast }
+	switch {
+	case reserved(b):
+		if a == BasisBcast {
+			return BasisDefault, true
+		}
+		return a, true
+	case reserved(a), a == b:
+		return b, true
+	}
+	return a, false
+}
+
+// simplifyAffine evaluates an affine dimension whose parts are known. A
+// basis conflict between the output and the kernel is returned as an
+// error (the dimension is then left unsimplified).
+func simplifyAffine(a affineDim) (dim, *shapeError) {
 	if a.stride == 1 && (!a.conv || a.padded) {
-		return a.over
+		return a.over, nil
 	}
 	if a.over.k == dConst {
 		o := a.over.n
-		basis := a.over.basis
-		if basis == BasisBcast {
-			basis = BasisDefault
-		}
+		basis, _ := mergeBasis(a.over.basis, BasisDefault)
 		if !a.conv || a.padded {
-			return dconst(a.stride*o, basis)
+			return dconst(a.stride*o, basis), nil
 		}
 		if a.kernel.k == dConst {
 			k := a.kernel.n
-			if b := a.kernel.basis; b != BasisBcast && b != BasisDefault {
-				basis = b
+			var ok bool
+			if basis, ok = mergeBasis(basis, a.kernel.basis); !ok {
+				return dim{k: dAffine, aff: &a}, fail(KindBasis, "convolution: conflicting dimension bases between stride and kernel: %s vs %s", a.over.basis, a.kernel.basis)
 			}
-			return dconst(a.stride*(o-1)+1+(k-1)*a.dilation, basis)
+			return dconst(a.stride*(o-1)+1+(k-1)*a.dilation, basis), nil
 		}
 	}
-	return dim{k: dAffine, aff: &a}
+	return dim{k: dAffine, aff: &a}, nil
 }
 
-func simplifyConcat(parts []dim) dim {
+// simplifyConcat sums a concatenation whose components are all known and
+// drops empty components. Conflicting named bases are an error.
+func simplifyConcat(parts []dim) (dim, *shapeError) {
 	sum := 0
 	basis := BasisDefault
 	allConst := true
@@ -274,8 +309,9 @@ func simplifyConcat(parts []dim) dim {
 	for _, p := range parts {
 		if p.k == dConst {
 			sum += p.n
-			if p.basis != BasisBcast && p.basis != BasisDefault {
-				basis = p.basis
+			var ok bool
+			if basis, ok = mergeBasis(basis, p.basis); !ok {
+				return dim{k: dConcat, parts: parts}, fail(KindBasis, "concat: conflicting dimension bases: %s vs %s", basis, p.basis)
 			}
 			if p.n == 0 {
 				continue
@@ -286,12 +322,12 @@ func simplifyConcat(parts []dim) dim {
 		kept = append(kept, p)
 	}
 	if allConst {
-		return dconst(sum, basis)
+		return dconst(sum, basis), nil
 	}
 	if len(kept) == 1 {
-		return kept[0]
+		return kept[0], nil
 	}
-	return dim{k: dConcat, parts: kept}
+	return dim{k: dConcat, parts: kept}, nil
 }
 
 func dimEqual(a, b dim) bool {
@@ -330,9 +366,15 @@ func occurs(v int32, d dim) bool {
 	return false
 }
 
+// constMismatch reports two different ground dimensions. As in OCANNL's
+// unify_dim and solve_dim_ineq, bases are compared before sizes: axes with
+// different bases are a basis mismatch whatever their sizes.
 func constMismatch(a, b dim) *shapeError {
-	if a.n == b.n {
-		return fail(KindBasis, "axes of size %d have different bases: %s vs %s", a.n, basisName(a.basis), basisName(b.basis))
+	if a.basis != b.basis {
+		if a.n == b.n {
+			return fail(KindBasis, "axes of size %d have different bases: %s vs %s", a.n, basisName(a.basis), basisName(b.basis))
+		}
+		return fail(KindBasis, "dimension mismatch: %s vs %s, with different bases: %s vs %s", a, b, basisName(a.basis), basisName(b.basis))
 	}
 	return fail(KindDimMismatch, "dimension mismatch: %s vs %s", a, b)
 }
@@ -539,7 +581,11 @@ func (s *solver) unifyAffine(a, b dim) error {
 			if (n-span)%x.stride != 0 {
 				return fail(KindStride, "incompatible stride: input size %d minus kernel span %d is not divisible by stride %d", n, span, x.stride)
 			}
-			return s.unifyDim(x.over, dconst((n-span)/x.stride+1, b.basis))
+			basis, ok := mergeBasis(b.basis, x.kernel.basis)
+			if !ok {
+				return fail(KindBasis, "convolution: conflicting dimension bases between input and kernel: %s vs %s", b.basis, x.kernel.basis)
+			}
+			return s.unifyDim(x.over, dconst((n-span)/x.stride+1, basis))
 		}
 		if x.over.k == dConst {
 			num := n - x.stride*(x.over.n-1) - 1
@@ -610,8 +656,9 @@ func (s *solver) unifyConcat(a, b dim) error {
 	for _, d := range xs {
 		if d.k == dConst {
 			sumX += d.n
-			if d.basis != BasisBcast && d.basis != BasisDefault {
-				basis = d.basis
+			var ok bool
+			if basis, ok = mergeBasis(basis, d.basis); !ok {
+				return fail(KindBasis, "concat: conflicting dimension bases: %s vs %s", basis, d.basis)
 			}
 		} else {
 			vx = append(vx, d)
@@ -620,8 +667,9 @@ func (s *solver) unifyConcat(a, b dim) error {
 	for _, d := range ys {
 		if d.k == dConst {
 			sumY += d.n
-			if d.basis != BasisBcast && d.basis != BasisDefault {
-				basis = d.basis
+			var ok bool
+			if basis, ok = mergeBasis(basis, d.basis); !ok {
+				return fail(KindBasis, "concat: conflicting dimension bases: %s vs %s", basis, d.basis)
 			}
 		} else {
 			vy = append(vy, d)
@@ -653,7 +701,11 @@ func (s *solver) unifyConcat(a, b dim) error {
 		}
 		return nil
 	case len(vy) == 1 && vy[0].k == dVar && sumY == 0 && b.k != dConcat:
-		return s.bindDim(vy[0].v, simplifyConcat(xs))
+		d, err := simplifyConcat(xs)
+		if err != nil {
+			return err
+		}
+		return s.bindDim(vy[0].v, d)
 	}
 	s.deferred = append(s.deferred, constraint{k: cDimEq, d1: a, d2: b, origin: s.cur})
 	return nil

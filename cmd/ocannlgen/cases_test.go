@@ -42,7 +42,16 @@ type expectation struct {
 // values within tolerance, padding exactly, op facts field by field, and
 // error kinds.
 func TestSharedCases(t *testing.T) {
-	dir := casesDir(t)
+	runCaseDir(t, casesDir(t), 50)
+}
+
+// TestOCANNLCases runs the cases translated from OCANNL's own test suite
+// that are committed with the repository (inference/testdata/ocannl_cases).
+func TestOCANNLCases(t *testing.T) {
+	runCaseDir(t, filepath.Join("..", "..", "inference", "testdata", "ocannl_cases"), 90)
+}
+
+func runCaseDir(t *testing.T, dir string, atLeast int) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.expect.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -53,8 +62,8 @@ func TestSharedCases(t *testing.T) {
 		"infer-loops": {"infer", "--json", "--loops"},
 		"run":         {"run", "--json"},
 	}
-	if len(files) < 50 {
-		t.Fatalf("only %d cases found in %s; expected the shared sample (55)", len(files), dir)
+	if len(files) < atLeast {
+		t.Fatalf("only %d cases found in %s; expected at least %d", len(files), dir, atLeast)
 	}
 	for _, f := range files {
 		id := strings.TrimSuffix(filepath.Base(f), ".expect.json")
