@@ -215,14 +215,26 @@ func (b *builder) setInit(t *Tensor, in *program.Init) error {
 		}
 		t.Init = TensorInit{Kind: InitValues, Values: values}
 		// A literal init gives the shape where the declaration left it open.
+		// Where the declaration gives the row, the literal must agree on
+		// the sizes, and the declaration's bases win (a literal carries no
+		// basis of its own, as `input rgb : 3:rgb = [1; 2; 3]`).
 		for k := range 3 {
 			r := b.s.resolveRow(t.rows[k])
 			if r.open() {
 				t.rows[k] = closedRow(shape[k]...)
-			} else {
-				o := b.s.addOrigin(origin{op: fmt.Sprintf("initializer of %s", t.Name), pos: pos(in.Pos)})
-				b.s.push(constraint{k: cRowEq, r1: t.rows[k], r2: closedRow(shape[k]...), origin: o})
+				continue
 			}
+			decl := r.flat()
+			lit := shape[k]
+			if len(decl) == len(lit) {
+				for i := range lit {
+					if d := b.s.resolve(decl[i]); d.k == dConst && d.n == lit[i].n {
+						lit[i] = d
+					}
+				}
+			}
+			o := b.s.addOrigin(origin{op: fmt.Sprintf("initializer of %s", t.Name), pos: pos(in.Pos)})
+			b.s.push(constraint{k: cRowEq, r1: t.rows[k], r2: closedRow(lit...), origin: o})
 		}
 	}
 	return nil

@@ -96,7 +96,7 @@ func (b *builder) close() error {
 
 	// Stage 3.
 	b.markOwnership()
-	for v := range s.rows {
+	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
 		if e.solved || !e.leaf || len(e.lbs) == 0 {
 			continue
@@ -111,7 +111,7 @@ func (b *builder) close() error {
 
 	// Stage 4.
 	b.markOwnership()
-	for v := range s.dims {
+	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
 		e := &s.dims[v]
 		if e.solved || !e.leaf || !e.hasLB {
 			continue
@@ -123,7 +123,7 @@ func (b *builder) close() error {
 	if err := b.commitDeferredCaps(); err != nil {
 		return err
 	}
-	for v := range s.rows {
+	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
 		if e.solved || !e.leaf {
 			continue
@@ -149,7 +149,7 @@ func (b *builder) close() error {
 	if err := b.guessDiscardable(true); err != nil {
 		return err
 	}
-	for v := range s.dims {
+	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
 		e := &s.dims[v]
 		if e.solved || !e.leaf || b.inOpenConcat(int32(v)) {
 			continue
@@ -173,7 +173,7 @@ func (b *builder) close() error {
 
 	// Stage 6: interior row variables close to the join of their caps when
 	// a use demands axes, else to the empty row.
-	for v := range s.rows {
+	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
 		if e.solved {
 			continue
@@ -195,7 +195,7 @@ func (b *builder) close() error {
 		return err
 	}
 	for pass := range 2 { // interiors and plain leaves first, then parameters
-		for v := range s.dims {
+		for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
 			e := &s.dims[v]
 			if e.solved || b.inOpenConcat(int32(v)) || e.param != (pass == 1) {
 				continue
@@ -215,7 +215,7 @@ func (b *builder) close() error {
 			}
 		}
 	}
-	for v := range s.dims {
+	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
 		if !s.dims[v].solved {
 			for _, c := range s.deferred {
 				if c.k == cDimEq && (occurs(int32(v), s.resolve(c.d1)) || occurs(int32(v), s.resolve(c.d2))) {
@@ -493,7 +493,7 @@ func (b *builder) guessDiscardable(leavesOnly bool) error {
 			}
 		}
 	}
-	for v := range s.dims {
+	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
 		e := &s.dims[v]
 		if e.solved || !e.discardable || e.hasLB || (leavesOnly && !e.leaf) || e.param || blocked[int32(v)] {
 			continue

@@ -682,13 +682,43 @@ func injective(p *Projections) bool {
 			return false
 		}
 	}
+	// Pinning fixpoint (as OCANNL's affine_injective): an iterator that
+	// drives an LHS axis on its own, or is the only free symbol of an
+	// affine LHS position, is determined by the LHS cell; determined
+	// symbols are constants for the mixed-radix test of the others, so
+	// (s1, s1+s2) is injective.
+	fixed := map[int]bool{}
+	for _, x := range p.LHS {
+		if x.Kind == IdxIter {
+			fixed[x.Iter] = true
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, x := range p.LHS {
+			if x.Kind != IdxAffine {
+				continue
+			}
+			free := -1
+			n := 0
+			for _, t := range x.Terms {
+				if !fixed[t.Iter] && p.Extent[t.Iter] > 1 {
+					free, n = t.Iter, n+1
+				}
+			}
+			if n == 1 {
+				fixed[free] = true
+				changed = true
+			}
+		}
+	}
 	for _, x := range p.LHS {
 		if x.Kind != IdxAffine {
 			continue
 		}
 		var ts []Term
 		for _, t := range x.Terms {
-			if p.Extent[t.Iter] > 1 {
+			if p.Extent[t.Iter] > 1 && !fixed[t.Iter] {
 				ts = append(ts, t)
 			}
 		}
