@@ -93,7 +93,17 @@ func declRow(d *program.RowDecl) (dims []dim, unknown bool) {
 	return dims, false
 }
 
-func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) {
+func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) error {
+	for _, rd := range []*program.RowDecl{sd.Batch, sd.Input, sd.Output} {
+		if rd == nil {
+			continue
+		}
+		for _, d := range rd.Dims {
+			if d.Size <= 0 {
+				return errAt(KindDimMismatch, pos(d.Pos), "the shape of %s has an axis of size %d: sizes must be positive", t.Name, d.Size)
+			}
+		}
+	}
 	rows := [3]*program.RowDecl{sd.Batch, sd.Input, sd.Output}
 	for k, rd := range rows {
 		dims, unknown := declRow(rd)
@@ -101,6 +111,7 @@ func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) {
 			t.rows[k] = closedRow(dims...)
 		}
 	}
+	return nil
 }
 
 func (b *builder) stmt(st program.Stmt) error {
@@ -111,7 +122,9 @@ func (b *builder) stmt(st program.Stmt) error {
 			return err
 		}
 		t := b.newTensor(st.Name, Input, p)
-		b.setDeclShape(t, st.Shape)
+		if err := b.setDeclShape(t, st.Shape); err != nil {
+			return err
+		}
 		if err := b.setInit(t, st.Init); err != nil {
 			return err
 		}
@@ -123,7 +136,9 @@ func (b *builder) stmt(st program.Stmt) error {
 		}
 		t := b.newTensor(st.Name, Leaf, p)
 		if st.Shape != nil {
-			b.setDeclShape(t, st.Shape)
+			if err := b.setDeclShape(t, st.Shape); err != nil {
+				return err
+			}
 		}
 		if err := b.setInit(t, st.Init); err != nil {
 			return err
@@ -744,6 +759,18 @@ func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
 				}
 			}
 			for _, ax := range r.Axes() {
+				if ax.Kind == spec.AxisConcat {
+					seen := map[string]bool{}
+					for _, c := range ax.Concat {
+						if c.Label != "" && seen[c.Label] {
+							p := op.SpecPos
+							p.Col += c.Col - 1
+							return nil, &Error{Kind: KindConcat, Pos: p, SpecCol: c.Col, Op: op.Desc,
+								Msg: fmt.Sprintf("component %q appears twice in one concatenation in %q: each component is a separate slice of the axis", c.Label, op.SpecSrc)}
+						}
+						seen[c.Label] = true
+					}
+				}
 				if a := ax.Affine; ax.Kind == spec.AxisAffine && a.Offset >= a.Stride {
 					p := op.SpecPos
 					p.Col += ax.Col - 1

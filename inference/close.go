@@ -233,6 +233,8 @@ func (b *builder) close() error {
 			err = fail(KindTotalElems, "cannot satisfy the total-elements constraint %d on %s", c.n, s.rowString(c.r1))
 		case cRowEq, cRowIneq:
 			err = fail(KindRankCycle, "unresolvable row constraint %v", c)
+		case cAtLeast:
+			err = fail(KindFixedIndex, "cannot check that a fixed index %d fits the axis %s", c.n-1, s.dimString(s.resolve(c.d1)))
 		default:
 			err = fail(KindStride, "unresolvable dimension constraint %v", c)
 		}

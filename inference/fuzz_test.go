@@ -3,10 +3,12 @@ package inference_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
 // FuzzInfer feeds arbitrary programs to the whole pipeline (parser,
@@ -24,6 +26,7 @@ func FuzzInfer(f *testing.F) {
 		"leaf a\nleaf b\nlet c = a + b\nlet d = a *. (b ++ \"...|... => ...|..., 2\")\n",
 		"input t1 : 4 = range\ninput t2 : 4 = range\n{t} =:+ id t1 ~logic:\"i => 2*i\"\nt =+ id t2 ~logic:\"i => 2*i + 1\"\n",
 		genMLP(3), genTransformer(1),
+		"input f : 8 = 1\nlet p = id f\nlet c = id p\ninput q : 2,8 = 1\nlet r = q *. c\n",
 	} {
 		f.Add(s)
 	}
@@ -40,10 +43,23 @@ func FuzzInfer(f *testing.F) {
 			t.Fatalf("inference took %v", d)
 		}
 		if err != nil {
-			if _, ok := inference.AsError(err); !ok {
+			e, ok := inference.AsError(err)
+			if !ok {
 				t.Fatalf("error %v (%T) is not an *inference.Error", err, err)
 			}
+			if strings.Contains(e.Msg, "internal error") {
+				t.Fatalf("internal error on a program: %v", err)
+			}
 			return
+		}
+		// Lemma 7.7: when shapes are solved, each operation's local
+		// re-solve succeeds, so projection inference cannot fail; lowering
+		// may only reject an ambiguous concatenation.
+		if err := inference.DeriveProjections(g); err != nil {
+			t.Fatalf("shape inference succeeded but projections failed: %v", err)
+		}
+		if _, err := loopir.Lower(g); err != nil && !strings.Contains(err.Error(), "ambiguous") {
+			t.Fatalf("lowering failed: %v", err)
 		}
 		g2, err := inference.InferSource(src)
 		if err != nil {

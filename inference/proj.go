@@ -589,7 +589,11 @@ func (p *projProblem) solve() (*Projections, [][]Padding, error) {
 		if d.conv {
 			add(d.dilation, classIndex(d.kernel))
 			if d.padded {
-				k := p.size[u.find(d.kernel)]
+				// Margins for the dilated kernel's span. OCANNL uses the
+				// undilated kernel size, which is too small for dilation > 1
+				// (digest §4.6): reads would overrun the buffer. For
+				// dilation 1 the two agree.
+				k := 1 + (p.size[u.find(d.kernel)]-1)*d.dilation
 				right := (k + 1) / 2
 				left := k - right
 				off -= left

@@ -178,6 +178,23 @@ let s = [a; b]`, "s", "[1 1][3] | [concat(i0,i1),i2] | [i2] ; [i2] | store"},
 	}
 }
 
+func TestDilatedPaddingMargins(t *testing.T) {
+	// "2*o=+3*k" over 8 with a 3-wide kernel: span 7, margins (3, 4); the
+	// reads 2*o + 3*k - 3 stay within -3..9, inside 8 + margins.
+	g := derive(t, `
+input x : 8 = range
+input w : 3 = range
+let y = x +* "2*o=+3*k; k => o" w`)
+	for _, tn := range g.Tensors {
+		if tn.Name == "x" && !reflect.DeepEqual(tn.Padding, []Padding{{Left: 3, Right: 4}}) {
+			t.Fatalf("x padding %v, want [{3 4}]", tn.Padding)
+		}
+	}
+	if got := projSummary(lastOpOf(t, g, "y").Proj); got != "[4][3] | [i0] | [2*i0+3*i1-3] ; [i1] | zero acc" {
+		t.Fatalf("got %s", got)
+	}
+}
+
 func TestPaddingMargins(t *testing.T) {
 	// Margins are a max-fold over the padded convolutions reading an axis:
 	// kernel k gives left k - (k+1)/2, right (k+1)/2.

@@ -25,7 +25,8 @@ const (
 	cDimIneq
 	cRowEq
 	cRowIneq
-	cTotal // product of r1's dims equals n
+	cTotal   // product of r1's dims equals n
+	cAtLeast // d1's size is at least n (a fixed index met an unresolved term)
 )
 
 // constraint is one atomic constraint with its provenance.
@@ -208,6 +209,8 @@ func (s *solver) process(c constraint) error {
 		return s.solveRowIneq(c.r1, c.r2)
 	case cTotal:
 		return s.checkTotal(c)
+	case cAtLeast:
+		return s.applyAtLeast(c.d1, c.n, c.origin)
 	}
 	return nil
 }
@@ -467,6 +470,11 @@ func (s *solver) applyAtLeast(t dim, m int, o int32) error {
 		if !a.conv || a.padded {
 			return s.applyAtLeast(a.over, (m+a.stride-1)/a.stride, o)
 		}
+		// A valid convolution's size depends on both parts: check it once
+		// it is known.
+		s.deferred = append(s.deferred, constraint{k: cAtLeast, d1: t, n: m, origin: o})
+	case dConcat:
+		s.deferred = append(s.deferred, constraint{k: cAtLeast, d1: t, n: m, origin: o})
 	}
 	return nil
 }
