@@ -18,11 +18,9 @@ import (
 //	                                        (a parameter's contracted row: error)
 //	5      leaf dims without a cap -> 1_∅ (0 if discardable, m for a fixed-index
 //	       bound m); parameters: "forgot to specify the hidden dimension"
-//	6      -                                remaining row vars with caps -> the join,
-//	                                        all others -> empty
-//	7      remaining dims with a cap -> the cap (but a fixed-index-0 axis -> 1_∅);
-//	       all others close downward: 1_∅, 0 if discardable, m for a
-//	       fixed-index bound m > 1
+//	6      -                                every remaining row var -> empty
+//	7      interiors close downward: 1_∅, 0 if discardable, m for a
+//	       fixed-index bound m > 1 (its cap if it has one); parameters last
 //
 // After each commitment the solver re-runs to a fixpoint, so committed
 // values propagate before the next commitment.
@@ -171,17 +169,10 @@ func (b *builder) close() error {
 		}
 	}
 
-	// Stage 6: interior row variables close to the join of their caps when
-	// a use demands axes, else to the empty row.
+	// Stage 6: interior row variables close downward, to the empty row.
 	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
 		if e.solved {
-			continue
-		}
-		if len(e.lbs) > 0 {
-			if err := b.closeRowToJoin(int32(v)); err != nil {
-				return err
-			}
 			continue
 		}
 		if err := b.commitRow(int32(v), closedRow()); err != nil {
@@ -207,7 +198,7 @@ func (b *builder) close() error {
 			// reduced axis written as a fixed index 0 (At_least 1), which
 			// closes to the broadcast unit so that the reduction broadcasts back.
 			d := guessDim(e)
-			if e.hasLB && e.atLeast != 1 {
+			if e.hasLB && e.atLeast > 1 {
 				d = e.lb
 			}
 			if err := b.commitDim(int32(v), d, e.origin); err != nil {
