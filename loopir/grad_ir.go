@@ -227,56 +227,6 @@ func lowerExtended(p *Program, a Assignment) (*Operation, error) {
 	return lowerAssignment(p, a)
 }
 
-// initIters sizes the iterator table for the record and the extra index
-// maps, and marks the product space's iterators inactive.
-func (l *lowerer) initIters(extra [][]inference.Index) error {
-	pr := l.proj
-	if pr == nil {
-		return l.fail("no projections")
-	}
-	n := pr.NumIters
-	note := func(it int) {
-		if it+1 > n {
-			n = it + 1
-		}
-	}
-	for fi, f := range pr.Product {
-		if len(f.Iters) == 0 || len(f.Iters) != len(f.Extents) {
-			return l.fail("product factor %d has %d iterators and %d extents", fi, len(f.Iters), len(f.Extents))
-		}
-		for k, it := range f.Iters {
-			if it < 0 || f.Extents[k] < 0 {
-				return l.fail("product factor %d has a negative iterator or extent", fi)
-			}
-			note(it)
-		}
-	}
-	all := append(append([][]inference.Index{pr.LHS}, pr.RHS...), extra...)
-	for _, idxs := range all {
-		for _, x := range idxs {
-			for _, it := range x.Iters() {
-				if it < 0 {
-					return l.fail("index %v mentions a negative iterator", x)
-				}
-				note(it)
-			}
-		}
-	}
-	l.state = make([]int, n)
-	for i := range l.state {
-		l.state[i] = iterAbsent
-	}
-	for _, f := range pr.Product {
-		for _, it := range f.Iters {
-			if l.state[it] != iterAbsent {
-				return l.fail("iterator i%d occurs twice in the product space", it)
-			}
-			l.state[it] = iterInactive
-		}
-	}
-	return nil
-}
-
 // checkRank reports an index map whose length differs from the tensor's
 // rank.
 func (l *lowerer) checkRank(what string, t int, idx []inference.Index) error {

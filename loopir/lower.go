@@ -172,51 +172,7 @@ func (l *lowerer) validate() error {
 			return err
 		}
 	}
-	n := pr.NumIters
-	note := func(it int) {
-		if it+1 > n {
-			n = it + 1
-		}
-	}
-	for fi, f := range pr.Product {
-		if len(f.Iters) == 0 || len(f.Iters) != len(f.Extents) {
-			return l.fail("product factor %d has %d iterators and %d extents", fi, len(f.Iters), len(f.Extents))
-		}
-		for k, it := range f.Iters {
-			if it < 0 {
-				return l.fail("product factor %d has a negative iterator", fi)
-			}
-			if f.Extents[k] < 0 {
-				return l.fail("product factor %d has a negative extent", fi)
-			}
-			note(it)
-		}
-	}
-	all := append([][]inference.Index{pr.LHS}, pr.RHS...)
-	for _, idxs := range all {
-		for _, x := range idxs {
-			for _, it := range x.Iters() {
-				if it < 0 {
-					return l.fail("index %v mentions a negative iterator", x)
-				}
-				note(it)
-			}
-		}
-	}
-	l.state = make([]int, n)
-	for i := range l.state {
-		l.state[i] = iterAbsent
-	}
-	for fi, f := range pr.Product {
-		for _, it := range f.Iters {
-			if l.state[it] != iterAbsent {
-				return l.fail("iterator i%d occurs twice in the product space", it)
-			}
-			l.state[it] = iterInactive
-		}
-		_ = fi
-	}
-	return nil
+	return l.initIters(nil)
 }
 
 // nest emits the loops of product factors f.. around body. A factor with
@@ -442,4 +398,54 @@ func (l *lowerer) blockBody(a *Block) ([]Stmt, error) {
 	lt := &l.p.Tensors[a.LHS]
 	return nil, l.fail("ambiguous indices in concatenation: operands %s and %s both write %s at %s",
 		name(src[0]), name(src[1]), lt.Name, formatAccess(lt.Name, lhs))
+}
+
+// initIters sizes the iterator table for the record and the extra index
+// maps, and marks the product space's iterators inactive.
+func (l *lowerer) initIters(extra [][]inference.Index) error {
+	pr := l.proj
+	if pr == nil {
+		return l.fail("no projections")
+	}
+	n := pr.NumIters
+	note := func(it int) {
+		if it+1 > n {
+			n = it + 1
+		}
+	}
+	for fi, f := range pr.Product {
+		if len(f.Iters) == 0 || len(f.Iters) != len(f.Extents) {
+			return l.fail("product factor %d has %d iterators and %d extents", fi, len(f.Iters), len(f.Extents))
+		}
+		for k, it := range f.Iters {
+			if it < 0 || f.Extents[k] < 0 {
+				return l.fail("product factor %d has a negative iterator or extent", fi)
+			}
+			note(it)
+		}
+	}
+	all := append(append([][]inference.Index{pr.LHS}, pr.RHS...), extra...)
+	for _, idxs := range all {
+		for _, x := range idxs {
+			for _, it := range x.Iters() {
+				if it < 0 {
+					return l.fail("index %v mentions a negative iterator", x)
+				}
+				note(it)
+			}
+		}
+	}
+	l.state = make([]int, n)
+	for i := range l.state {
+		l.state[i] = iterAbsent
+	}
+	for _, f := range pr.Product {
+		for _, it := range f.Iters {
+			if l.state[it] != iterAbsent {
+				return l.fail("iterator i%d occurs twice in the product space", it)
+			}
+			l.state[it] = iterInactive
+		}
+	}
+	return nil
 }
