@@ -363,19 +363,7 @@ func (l *lowerer) revBlockBody(a *RevBlock) ([]Stmt, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	sel := -1
-	for i, x := range a.Proj.LHS {
-		if x.Kind == inference.IdxConcat {
-			if sel == -1 {
-				sel = i
-			} else {
-				sel = -2
-			}
-		}
-	}
-	if sel >= 0 && len(a.Proj.LHS[sel].Parts) != len(a.Dst) {
-		sel = -1
-	}
+	sel := selectorAxis(a.Proj.LHS, len(a.Dst))
 	var admitted []int
 	var idxs [][]IndexExpr
 	for i := range a.Dst {

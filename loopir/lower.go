@@ -353,20 +353,7 @@ func (l *lowerer) blockBody(a *Block) ([]Stmt, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	// The selector rule: one LHS concat axis with one part per source.
-	sel := -1
-	for i, x := range a.Proj.LHS {
-		if x.Kind == inference.IdxConcat {
-			if sel == -1 {
-				sel = i
-			} else {
-				sel = -2
-			}
-		}
-	}
-	if sel >= 0 && len(a.Proj.LHS[sel].Parts) != len(a.RHS) {
-		sel = -1
-	}
+	sel := selectorAxis(a.Proj.LHS, len(a.RHS))
 	var src []int
 	var loads []*Load
 	for i, r := range a.RHS {
@@ -448,4 +435,24 @@ func (l *lowerer) initIters(extra [][]inference.Index) error {
 		}
 	}
 	return nil
+}
+
+// selectorAxis is the Block selector rule, shared by Block and its
+// reverse (RevBlock): when the concatenated side has exactly one IdxConcat
+// axis with one part per source, part i admits source i only; it returns
+// that axis, or a negative value when the rule does not apply.
+func selectorAxis(idx []inference.Index, sources int) int {
+	sel := -1
+	for i, x := range idx {
+		if x.Kind == inference.IdxConcat {
+			if sel != -1 {
+				return -2
+			}
+			sel = i
+		}
+	}
+	if sel >= 0 && len(idx[sel].Parts) != sources {
+		return -1
+	}
+	return sel
 }
