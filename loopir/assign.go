@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/rt"
 )
 
 // Assignment is an assignment-IR statement: *AccumOp, *Block or *Fetch.
@@ -61,9 +62,10 @@ type Fetch struct {
 	Kind   FetchKind
 	Value  float64
 	Values []float64
-	// Key and Seed key FetchRandom (NameKey of the tensor's name and
-	// DefaultSeed).
-	Key, Seed uint32
+	// Key and Seed key FetchRandom (rt.ParamKey of the tensor's name and
+	// rt.DefaultSeed).
+	Key  [4]uint32
+	Seed uint64
 }
 
 // Description implements Assignment.
@@ -178,7 +180,7 @@ func fetchOf(t *inference.Tensor) *Fetch {
 	case inference.InitValues:
 		f.Kind, f.Values = FetchValues, append([]float64(nil), t.Init.Values...)
 	case inference.InitRandom:
-		f.Kind, f.Key, f.Seed = FetchRandom, NameKey(t.Name), DefaultSeed
+		f.Kind, f.Key, f.Seed = FetchRandom, rt.ParamKey(t.Name), rt.DefaultSeed
 	}
 	return f
 }

@@ -3,6 +3,8 @@ package loopir
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ocannlgen/ocannlgen/rt"
 )
 
 // State is the memory of an interpreted program: one buffer per tensor
@@ -279,11 +281,22 @@ func (s *State[T]) fetch(f *FetchStmt) {
 		n := len(f.Values)
 		s.interior(f.Tensor, func(k, off int) { buf[off] = T(f.Values[k%n]) })
 	case FetchRandom:
-		inner := InnerKey(f.Key, f.Seed)
-		s.interior(f.Tensor, func(k, off int) { buf[off] = T(DefaultInit(inner, uint32(k))) })
+		vs := make([]T, s.prog.Tensors[f.Tensor].Size())
+		RandomInit(vs, f.Key, f.Seed)
+		s.interior(f.Tensor, func(k, off int) { buf[off] = vs[k] })
 	default:
 		panic(fmt.Sprintf("unknown fetch kind %d", f.Kind))
 	}
+}
+
+// RandomInit fills dst with the cells (memory order, unpadded) of a
+// FetchRandom keyed by key and seed: rt.DefaultInit(dst,
+// rt.InnerKey(key, seed, false)), the very call generated model code
+// makes, so the interpreter, the emitter's literals and generated code
+// agree bit for bit at the same element type. (float32 and float64 cells
+// differ: each uses rt's conversion at its own precision, as OCANNL does.)
+func RandomInit[T float32 | float64](dst []T, key [4]uint32, seed uint64) {
+	rt.DefaultInit(dst, rt.InnerKey(key, seed, false))
 }
 
 // Values returns tensor t's cells in memory order, without the padding

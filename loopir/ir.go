@@ -60,7 +60,7 @@ const (
 	FetchValues
 	// FetchRandom is the default parameter initializer:
 	// 0.5*(uniform-0.5) with uniform from the light Threefry-4x32 keyed
-	// by Key (see DefaultInit).
+	// by Key and Seed, exactly rt.DefaultInit (see RandomInit).
 	FetchRandom
 )
 
@@ -90,9 +90,10 @@ type FetchStmt struct {
 	Value float64
 	// Values are FetchValues' cells.
 	Values []float64
-	// Key and Seed key FetchRandom: Key is fnv1a32 of the tensor's name,
-	// Seed the global seed (DefaultSeed).
-	Key, Seed uint32
+	// Key and Seed key FetchRandom: Key is rt.ParamKey of the tensor's
+	// name, Seed the global seed (rt.DefaultSeed).
+	Key  [4]uint32
+	Seed uint64
 }
 
 func (*For) isStmt()          {}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/rt"
 )
 
 // matmulGraph is c = a (3x4) times b (4x5), the einsum "ij;jk=>ik".
@@ -548,19 +549,10 @@ func TestFetches(t *testing.T) {
 	expectValues(t, s, p, "vs", []float64{1, 2, 1, 2, 1})
 	expectValues(t, s, p, "dim_n", []float64{7})
 	expectValues(t, s, p, "z", []float64{0, 0})
-	// The random init, computed independently: key = fnv1a32("w").
-	key := uint32(2166136261)
-	for _, c := range []byte("w") {
-		key ^= uint32(c)
-		key *= 16777619
-	}
-	inner := Threefry4x32Light([4]uint32{key, 0, 0, 0}, [4]uint32{42, 0, 0, 0})
-	var want []float64
-	for k := range 6 {
-		ctr := uint32(k)
-		o := Threefry4x32Light(inner, [4]uint32{ctr, ctr ^ 0x9E3779B9, ctr ^ 0x6C078965, ctr ^ (ctr<<16 | ctr>>16)})
-		want = append(want, 0.5*(float64(o[0]>>8)/16777216-0.5))
-	}
+	// The random init is rt's default init keyed by rt.ParamKey("w") and
+	// the default seed (TestRandomInitMatchesRT checks it bit for bit).
+	want := make([]float64, 6)
+	rt.DefaultInit(want, rt.InnerKey(rt.ParamKey("w"), rt.DefaultSeed, false))
 	expectValues(t, s, p, "w", want)
 	for _, v := range s.Values(w) {
 		if v < -0.25 || v >= 0.25 {

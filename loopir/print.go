@@ -196,7 +196,7 @@ func storeOp(accum string, accumulate bool) string {
 	return "="
 }
 
-func (p *Program) formatFetch(t int, k FetchKind, v float64, vs []float64, key, seed uint32) string {
+func (p *Program) formatFetch(t int, k FetchKind, v float64, vs []float64, key [4]uint32, seed uint64) string {
 	n := p.name(t)
 	switch k {
 	case FetchConst:

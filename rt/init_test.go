@@ -82,6 +82,11 @@ func TestDefaultInitReference(t *testing.T) {
 		if math.Abs(float64(d[k])-0.5*(w-0.5)) > 1e-7 {
 			t.Errorf("DefaultInit float32 cell %d = %v, want %v", k, d[k], 0.5*(w-0.5))
 		}
+		// Exact: float32(w) is the cell's uniform number (a multiple of
+		// 2^-24), and 0.5*(u - 0.5) is exact in float32.
+		if want := 0.5 * (float32(w) - 0.5); math.Float32bits(d[k]) != math.Float32bits(want) {
+			t.Errorf("DefaultInit float32 cell %d = %.9g, want exactly %.9g", k, d[k], want)
+		}
 	}
 	e := make([]float64, 6)
 	DefaultInit(e, digestInner)

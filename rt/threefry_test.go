@@ -1,9 +1,12 @@
 package rt
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +17,9 @@ var digestInner = [4]uint32{2147486645, 1313756091, 374868912, 2620303246}
 // digestInner (a Python port of OCANNL's builtins, matching OCANNL's
 // test_param_shape_error.expected).
 var digestUniform = []float64{0.44999605, 0.39591426, 0.69485641, 0.64083511, 0.18663669, 0.24397457}
+
+// digestUniformText are the same values as the digest prints them.
+var digestUniformText = []string{"0.44999605", "0.39591426", "0.69485641", "0.64083511", "0.18663669", "0.24397457"}
 
 func TestDigestReference(t *testing.T) {
 	inner := Threefry4x32Light([4]uint32{2, 0, 0, 0}, Int64ToUint4x32(42))
@@ -32,6 +38,21 @@ func TestDigestReference(t *testing.T) {
 		if math.Abs(float64(u)-w) > 1e-8 {
 			t.Errorf("cell %d: uniform = %.10f, want %.8f within 1e-8", k, u, w)
 		}
+		// Exactly the digest's printed digits.
+		if got, want := strconv.FormatFloat(float64(u), 'f', 8, 64), digestUniformText[k]; got != want {
+			t.Errorf("cell %d: uniform prints as %s, digest %s", k, got, want)
+		}
+	}
+	// OCANNL's test_param_shape_error.expected shows them truncated to
+	// three significant digits.
+	var shown []string
+	for k := range digestUniform {
+		u := Float32FromUint4x32(Threefry4x32Light(inner, Uint32ToUint4x32(uint32(k))))
+		d := int(float64(u) * 1000) // truncation, not rounding: 0.6948... shows as 6.94e-1
+		shown = append(shown, fmt.Sprintf("%d.%02de-1", d/100, d%100))
+	}
+	if got, want := strings.Join(shown, " "), "4.49e-1 3.95e-1 6.94e-1 6.40e-1 1.86e-1 2.43e-1"; got != want {
+		t.Errorf("truncated uniforms %q, OCANNL prints %q", got, want)
 	}
 	// The lone-param default init prints as -2.50e-2.
 	var v [1]float32

@@ -343,9 +343,14 @@ func (k *kgen) fetchValues(f *loopir.FetchStmt) []float64 {
 			}
 		}
 	case loopir.FetchRandom:
-		inner := loopir.InnerKey(f.Key, f.Seed)
-		for i := range out {
-			out[i] = loopir.DefaultInit(inner, uint32(i))
+		if k.elem == "float32" {
+			vs := make([]float32, n)
+			loopir.RandomInit(vs, f.Key, f.Seed)
+			for i, v := range vs {
+				out[i] = float64(v)
+			}
+		} else {
+			loopir.RandomInit(out, f.Key, f.Seed)
 		}
 	}
 	return out
