@@ -179,9 +179,14 @@ func (b *builder) stmt(st program.Stmt) error {
 		}
 		b.name(t, st.Name, kind)
 	case *program.DimStmt:
+		if st.ValueName != "" {
+			return errAt(KindParse, pos(st.Pos), "dim %s = %s: a size given by name is only allowed inside a layer, for its configuration arguments", st.Name, st.ValueName)
+		}
 		return b.setDim(st.Name, st.Value, pos(st.Pos))
 	case *program.AssignStmt:
 		return b.assign(st)
+	case *program.LayerStmt, *program.EntryStmt, *program.OptimStmt:
+		return errAt(KindParse, pos(st.StmtPos()), "layers, entry points and optimizer settings belong to models (package model expands them)")
 	default:
 		return errAt(KindParse, pos(st.StmtPos()), "unsupported statement %T", st)
 	}
@@ -192,6 +197,11 @@ func (b *builder) newParam(name string, p Pos, fields []program.Field) (*Tensor,
 	t := b.newTensor(name, Param, p)
 	t.rows[spec.Batch] = closedRow()
 	for _, f := range fields {
+		for i, n := range f.Names {
+			if n != "" {
+				return nil, errAt(KindParse, pos(f.Pos), "field %c: the size %s is given by name, which is only allowed inside a layer", f.Kind, f.Names[i])
+			}
+		}
 		dims := make([]dim, len(f.Dims))
 		for i, n := range f.Dims {
 			if n <= 0 {
@@ -525,6 +535,10 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		}
 		b.dimRefs = append(b.dimRefs, t.ID)
 		return t.ID, nil
+	}
+	switch e.(type) {
+	case *program.Call, *program.Instance:
+		return 0, errAt(KindParse, pos(e.ExprPos()), "a layer application or instance is only allowed in a model (package model expands them)")
 	}
 	return 0, errAt(KindParse, pos(e.ExprPos()), "unsupported expression %T", e)
 }

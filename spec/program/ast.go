@@ -22,7 +22,8 @@ type Program struct {
 }
 
 // Stmt is a statement. Concrete types: *InputStmt, *LeafStmt, *ParamStmt,
-// *LetStmt, *DimStmt, *AssignStmt.
+// *LetStmt, *DimStmt, *AssignStmt, and the model statements *LayerStmt,
+// *EntryStmt and *OptimStmt.
 type Stmt interface {
 	StmtPos() Pos
 }
@@ -61,11 +62,85 @@ type LetStmt struct {
 	Expr Expr
 }
 
-// DimStmt is `dim NAME = INT`: sets the size of a captured label.
+// DimStmt is `dim NAME = INT`: sets the size of a captured label. Inside
+// a layer the value may name a configuration argument instead
+// (`dim h = heads`): then ValueName is set and Value is 0.
 type DimStmt struct {
+	Pos       Pos
+	Name      string
+	Value     int
+	ValueName string
+}
+
+// LayerStmt is a layer definition:
+//
+//	layer NAME [ '[' cfg, ... ']' ] '(' x, ... ')' = EXPR
+//	layer NAME [ '[' cfg, ... ']' ] '(' x, ... ')' :
+//	    STMT ...
+//	    return EXPR
+type LayerStmt struct {
+	Pos    Pos
+	Name   string
+	Config []ConfigParam
+	Args   []Name
+	Body   []Stmt // *LetStmt and *DimStmt
+	Result Expr
+	// Block is true for the multi-line form.
+	Block bool
+}
+
+// Name is a name with its position.
+type Name struct {
+	Pos  Pos
+	Name string
+}
+
+// ConfigParam is a configuration argument of a layer, with an optional
+// default value.
+type ConfigParam struct {
+	Pos     Pos
+	Name    string
+	Default *ConfigValue // nil: required
+}
+
+// ConfigValue is a configuration value: a number, a string, or (inside a
+// layer) the name of one of the layer's configuration arguments.
+type ConfigValue struct {
+	Pos    Pos
+	Number *Number // set for a number
+	Str    string  // the string's contents when IsStr
+	IsStr  bool
+	Ref    string // a configuration argument's name when neither of the above
+}
+
+// EntryStmt is an entry point of a model, a predictor (`entry`) or a
+// scalar loss (`loss`):
+//
+//	entry NAME :
+//	    input x : SHAPE
+//	    STMT ...
+//	    return EXPR
+type EntryStmt struct {
+	Pos    Pos
+	Name   string
+	Loss   bool
+	Body   []Stmt // *InputStmt, *LetStmt, *DimStmt
+	Result Expr
+}
+
+// OptimStmt is the optimizer's settings, `sgd lr=0.1 momentum=0.9
+// nesterov weight_decay=1e-4 lr_end=0.01 steps=1000`.
+type OptimStmt struct {
+	Pos      Pos
+	Kind     string // "sgd"
+	Settings []Setting
+}
+
+// Setting is `NAME=NUMBER` or a bare flag `NAME` (Value nil).
+type Setting struct {
 	Pos   Pos
 	Name  string
-	Value int
+	Value *Number
 }
 
 // AssignStmt is an assignment in the producer regime (OCANNL's %cd):
@@ -110,6 +185,15 @@ func (s *DimStmt) StmtPos() Pos { return s.Pos }
 
 // StmtPos implements Stmt.
 func (s *AssignStmt) StmtPos() Pos { return s.Pos }
+
+// StmtPos implements Stmt.
+func (s *LayerStmt) StmtPos() Pos { return s.Pos }
+
+// StmtPos implements Stmt.
+func (s *EntryStmt) StmtPos() Pos { return s.Pos }
+
+// StmtPos implements Stmt.
+func (s *OptimStmt) StmtPos() Pos { return s.Pos }
 
 // ShapeDecl is a declared shape `[batch |] [input ->] output`. A nil row
 // pointer means the kind was omitted (an empty row).
@@ -156,16 +240,20 @@ type Init struct {
 	Literal *Literal
 }
 
-// Field is a parameter field `o=[16]`, `i=[2;3]` or `b=[4]`.
+// Field is a parameter field `o=[16]`, `i=[2;3]` or `b=[4]`. Inside a
+// layer a size may name a configuration argument (`o=[hidden]`): then
+// Names[i] is that name and Dims[i] is 0. Names is nil when every size is
+// a number.
 type Field struct {
-	Pos  Pos
-	Kind byte // 'o', 'i' or 'b'
-	Dims []int
+	Pos   Pos
+	Kind  byte // 'o', 'i' or 'b'
+	Dims  []int
+	Names []string
 }
 
 // Expr is an expression. Concrete types: *Ident, *Number, *Literal,
 // *Unary, *Binary, *Pow, *Einsum, *Concat, *Slice, *Ternary,
-// *InlineParam, *DimRef.
+// *InlineParam, *DimRef, and in models *Call and *Instance.
 type Expr interface {
 	ExprPos() Pos
 }
@@ -279,6 +367,32 @@ type InlineParam struct {
 	Fields []Field
 }
 
+// Call applies a layer: `NAME(args)` (an instance bound by `let`, or a
+// layer applied as a fresh anonymous instance) or `LAYER[cfg](args)`.
+// Callee is an *Ident or an *Instance.
+type Call struct {
+	Pos    Pos
+	Callee Expr
+	Args   []Expr
+}
+
+// Instance is `LAYER[ arg, ... ]`: an instance of a layer with its
+// configuration. As the whole right-hand side of a `let` it binds an
+// instance; as a Call's callee it is an anonymous instance.
+type Instance struct {
+	Pos   Pos
+	Layer string
+	Args  []ConfigArg
+}
+
+// ConfigArg is one configuration argument of an instance, positional
+// (Name "") or named.
+type ConfigArg struct {
+	Pos   Pos
+	Name  string
+	Value ConfigValue
+}
+
 // DimRef is `dim NAME`: a scalar holding a captured label's solved size.
 type DimRef struct {
 	Pos  Pos
@@ -320,6 +434,12 @@ func (e *InlineParam) ExprPos() Pos { return e.Pos }
 
 // ExprPos implements Expr.
 func (e *DimRef) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Call) ExprPos() Pos { return e.Pos }
+
+// ExprPos implements Expr.
+func (e *Instance) ExprPos() Pos { return e.Pos }
 
 // Error is a syntax error at a position.
 type Error struct {

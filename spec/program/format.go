@@ -251,6 +251,25 @@ func (pr *printer) body(e Expr) {
 		b.WriteByte('}')
 	case *DimRef:
 		b.WriteString("dim " + e.Name)
+	case *Instance:
+		writeInstance(b, e)
+	case *Call:
+		switch c := e.Callee.(type) {
+		case *Ident:
+			b.WriteString(c.Name)
+		case *Instance:
+			writeInstance(b, c)
+		default:
+			b.WriteString("<unknown callee>")
+		}
+		b.WriteByte('(')
+		for i, a := range e.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			pr.expr(a, lvCmp)
+		}
+		b.WriteByte(')')
 	default:
 		b.WriteString("<unknown expression>")
 	}
@@ -271,12 +290,41 @@ func writeSpec(b *strings.Builder, spec string, caps []Capture) {
 	b.WriteByte(']')
 }
 
+func writeInstance(b *strings.Builder, in *Instance) {
+	b.WriteString(in.Layer + "[")
+	for i, a := range in.Args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if a.Name != "" {
+			b.WriteString(a.Name + "=")
+		}
+		writeConfigValue(b, a.Value)
+	}
+	b.WriteByte(']')
+}
+
+func writeConfigValue(b *strings.Builder, v ConfigValue) {
+	switch {
+	case v.IsStr:
+		b.WriteString(quoteString(v.Str))
+	case v.Number != nil:
+		b.WriteString(numberText(v.Number))
+	default:
+		b.WriteString(v.Ref)
+	}
+}
+
 func writeField(b *strings.Builder, f Field) {
 	b.WriteByte(f.Kind)
 	b.WriteString("=[")
 	for i, d := range f.Dims {
 		if i > 0 {
 			b.WriteString("; ")
+		}
+		if i < len(f.Names) && f.Names[i] != "" {
+			b.WriteString(f.Names[i])
+			continue
 		}
 		b.WriteString(strconv.Itoa(d))
 	}
@@ -374,7 +422,58 @@ func (pr *printer) stmt(s Stmt) {
 		b.WriteString("let " + s.Name + " = ")
 		pr.expr(s.Expr, lvCmp)
 	case *DimStmt:
-		b.WriteString("dim " + s.Name + " = " + strconv.Itoa(s.Value))
+		if s.ValueName != "" {
+			b.WriteString("dim " + s.Name + " = " + s.ValueName)
+		} else {
+			b.WriteString("dim " + s.Name + " = " + strconv.Itoa(s.Value))
+		}
+	case *LayerStmt:
+		b.WriteString("layer " + s.Name)
+		if len(s.Config) > 0 {
+			b.WriteByte('[')
+			for i, c := range s.Config {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(c.Name)
+				if c.Default != nil {
+					b.WriteByte('=')
+					writeConfigValue(b, *c.Default)
+				}
+			}
+			b.WriteByte(']')
+		}
+		b.WriteByte('(')
+		for i, a := range s.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(a.Name)
+		}
+		b.WriteByte(')')
+		if !s.Block {
+			b.WriteString(" = ")
+			pr.expr(s.Result, lvCmp)
+			return
+		}
+		b.WriteString(":")
+		pr.block(s.Body, s.Result)
+	case *EntryStmt:
+		if s.Loss {
+			b.WriteString("loss ")
+		} else {
+			b.WriteString("entry ")
+		}
+		b.WriteString(s.Name + ":")
+		pr.block(s.Body, s.Result)
+	case *OptimStmt:
+		b.WriteString(s.Kind)
+		for _, st := range s.Settings {
+			b.WriteString(" " + st.Name)
+			if st.Value != nil {
+				b.WriteString("=" + numberText(st.Value))
+			}
+		}
 	case *AssignStmt:
 		if s.Inline {
 			b.WriteString("{ " + s.Target + " }")
@@ -418,4 +517,14 @@ func (pr *printer) stmt(s Stmt) {
 	default:
 		b.WriteString("# unknown statement")
 	}
+}
+
+// block prints the indented lines of a layer or entry block.
+func (pr *printer) block(body []Stmt, result Expr) {
+	for _, st := range body {
+		pr.b.WriteString("\n    ")
+		pr.stmt(st)
+	}
+	pr.b.WriteString("\n    return ")
+	pr.expr(result, lvCmp)
 }

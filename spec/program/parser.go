@@ -251,6 +251,16 @@ func (p *parser) parseStmt() Stmt {
 	if t.kind != tName {
 		p.failTok(t, "unexpected %s (expected a statement)", t.describe())
 	}
+	if nt := p.peek(1); nt.kind == tName {
+		switch t.text {
+		case "layer":
+			return p.parseLayer()
+		case "entry", "loss":
+			return p.parseEntry()
+		case "sgd":
+			return p.parseOptim()
+		}
+	}
 	switch t.text {
 	case "input":
 		return p.parseInput()
@@ -347,6 +357,10 @@ func (p *parser) parseDim() Stmt {
 	if !p.acceptEq() {
 		nt := p.tok()
 		p.failTok(nt, "expected '=' after dim name, found %s", nt.describe())
+	}
+	if n := p.tok(); n.kind == tName {
+		p.next()
+		return &DimStmt{Pos: kw.pos, Name: t.text, ValueName: n.text}
 	}
 	v, _ := p.expectInt("size after '='")
 	return &DimStmt{Pos: kw.pos, Name: t.text, Value: v}
@@ -524,8 +538,20 @@ func (p *parser) parseField() Field {
 			p.next()
 			return f
 		}
-		n, _ := p.expectInt("dimension in field " + t.text)
-		f.Dims = append(f.Dims, n)
+		if nt := p.tok(); nt.kind == tName {
+			p.next()
+			if f.Names == nil {
+				f.Names = make([]string, len(f.Dims))
+			}
+			f.Dims = append(f.Dims, 0)
+			f.Names = append(f.Names, nt.text)
+		} else {
+			n, _ := p.expectInt("dimension in field " + t.text)
+			f.Dims = append(f.Dims, n)
+			if f.Names != nil {
+				f.Names = append(f.Names, "")
+			}
+		}
 		switch c := p.tok(); {
 		case c.isOp(";"):
 			p.next()
@@ -753,6 +779,9 @@ func (p *parser) parseApp() Expr {
 	}
 	x := p.parseAtom()
 	if id, ok := x.(*Ident); ok && startsAtom(p.tok()) {
+		if n := p.tok(); n.isOp("(") || n.isOp("[") {
+			p.fail(id.Pos, "unknown function %q (a layer is applied as %s(...) or %s[...](...), with no space before the bracket)", id.Name, id.Name, id.Name)
+		}
 		p.fail(id.Pos, "unknown function %q", id.Name)
 	}
 	return x
@@ -806,6 +835,9 @@ func (p *parser) parseAtom() Expr {
 			p.fail(t.pos, "unexpected keyword %q (expected an expression)", t.text)
 		}
 		p.next()
+		if adjacent(t, p.tok(), "(") || adjacent(t, p.tok(), "[") {
+			return p.parseCall(t)
+		}
 		return &Ident{Pos: t.pos, Name: t.text}
 	case tNumber:
 		return p.number(t, false, t.pos)
@@ -957,5 +989,248 @@ func (p *parser) parseSpec(op string) (string, Pos, []Capture) {
 		default:
 			p.failTok(c, "expected ';' or ']' in the capture list opened at %s, found %s", open.pos, c.describe())
 		}
+	}
+}
+
+// ---- models: layers, instances, entries, optimizer ----
+
+// adjacent reports whether the token next is the operator op written
+// directly after the name t, with no space.
+func adjacent(t, next token, op string) bool {
+	return next.isOp(op) && next.pos.Line == t.pos.Line && next.pos.Col == t.pos.Col+len(t.text)
+}
+
+// parseCall parses `NAME(args)`, `NAME[cfg]` or `NAME[cfg](args)`; the
+// name has been consumed.
+func (p *parser) parseCall(name token) Expr {
+	var callee Expr = &Ident{Pos: name.pos, Name: name.text}
+	if p.tok().isOp("[") {
+		in := &Instance{Pos: name.pos, Layer: name.text}
+		open := p.next()
+		p.enter()
+		for !p.tok().isOp("]") {
+			in.Args = append(in.Args, p.parseConfigArg())
+			switch c := p.tok(); {
+			case c.isOp(","):
+				p.next()
+			case c.isOp("]"):
+			default:
+				p.failTok(c, "expected ',' or ']' in the configuration of %s opened at %s, found %s", name.text, open.pos, c.describe())
+			}
+		}
+		end := p.next()
+		p.leave()
+		if !adjacent(token{kind: tName, text: "]", pos: end.pos}, p.tok(), "(") {
+			return in
+		}
+		callee = in
+	}
+	open := p.next() // "("
+	p.enter()
+	defer p.leave()
+	c := &Call{Pos: name.pos, Callee: callee}
+	for !p.tok().isOp(")") {
+		c.Args = append(c.Args, p.parseExpr())
+		switch t := p.tok(); {
+		case t.isOp(","):
+			p.next()
+		case t.isOp(")"):
+		default:
+			p.failTok(t, "expected ',' or ')' in the application of %s opened at %s, found %s", name.text, open.pos, t.describe())
+		}
+	}
+	p.next()
+	if len(c.Args) == 0 {
+		p.fail(open.pos, "the application of %s needs at least one tensor argument", name.text)
+	}
+	return track(p, c, c.Args...)
+}
+
+// parseConfigArg parses `VALUE` or `NAME = VALUE`.
+func (p *parser) parseConfigArg() ConfigArg {
+	t := p.tok()
+	if nt := p.peek(1); t.kind == tName && (nt.isOp("=") || nt.kind == tAccum && nt.text == "=-") {
+		p.next()
+		p.acceptEq()
+		return ConfigArg{Pos: t.pos, Name: t.text, Value: p.parseConfigValue()}
+	}
+	return ConfigArg{Pos: t.pos, Value: p.parseConfigValue()}
+}
+
+// parseConfigValue parses a number (possibly negative), a string or a name.
+func (p *parser) parseConfigValue() ConfigValue {
+	t := p.tok()
+	switch {
+	case t.kind == tString:
+		p.next()
+		return ConfigValue{Pos: t.pos, Str: t.text, IsStr: true}
+	case t.kind == tName && !isKeyword(t.text):
+		p.next()
+		return ConfigValue{Pos: t.pos, Ref: t.text}
+	case t.kind == tNumber || t.isOp("-"):
+		return ConfigValue{Pos: t.pos, Number: p.signedNumber("configuration value")}
+	}
+	p.failTok(t, "expected a configuration value (a number, a string or a name), found %s", t.describe())
+	return ConfigValue{}
+}
+
+// parseLayer parses a layer definition.
+func (p *parser) parseLayer() Stmt {
+	kw := p.next()
+	name := p.expectName("a layer name after layer")
+	if isKeyword(name.text) {
+		p.fail(name.pos, "%q is a reserved word and cannot name a layer", name.text)
+	}
+	l := &LayerStmt{Pos: kw.pos, Name: name.text}
+	seen := map[string]bool{}
+	if p.tok().isOp("[") {
+		open := p.next()
+		for !p.tok().isOp("]") {
+			n := p.expectName("a configuration argument name")
+			if isKeyword(n.text) {
+				p.fail(n.pos, "%q is a reserved word and cannot name a configuration argument", n.text)
+			}
+			if seen[n.text] {
+				p.fail(n.pos, "configuration argument %q is declared twice", n.text)
+			}
+			seen[n.text] = true
+			cp := ConfigParam{Pos: n.pos, Name: n.text}
+			if p.acceptEq() {
+				v := p.parseConfigValue()
+				if v.Ref != "" {
+					p.fail(v.Pos, "a default value must be a number or a string")
+				}
+				cp.Default = &v
+			}
+			l.Config = append(l.Config, cp)
+			switch c := p.tok(); {
+			case c.isOp(","):
+				p.next()
+			case c.isOp("]"):
+			default:
+				p.failTok(c, "expected ',' or ']' in the configuration of layer %s opened at %s, found %s", name.text, open.pos, c.describe())
+			}
+		}
+		p.next()
+	}
+	if t := p.tok(); !t.isOp("(") {
+		p.failTok(t, "expected '(' and the tensor arguments of layer %s, found %s", name.text, t.describe())
+	}
+	open := p.next()
+	for !p.tok().isOp(")") {
+		n := p.expectName("a tensor argument name")
+		if isKeyword(n.text) {
+			p.fail(n.pos, "%q is a reserved word and cannot name an argument", n.text)
+		}
+		if seen[n.text] {
+			p.fail(n.pos, "argument %q is declared twice", n.text)
+		}
+		seen[n.text] = true
+		l.Args = append(l.Args, Name{Pos: n.pos, Name: n.text})
+		switch c := p.tok(); {
+		case c.isOp(","):
+			p.next()
+		case c.isOp(")"):
+		default:
+			p.failTok(c, "expected ',' or ')' in the arguments of layer %s opened at %s, found %s", name.text, open.pos, c.describe())
+		}
+	}
+	p.next()
+	if len(l.Args) == 0 {
+		p.fail(open.pos, "layer %s needs at least one tensor argument", name.text)
+	}
+	switch t := p.tok(); {
+	case t.isOp("="):
+		p.next()
+		l.Result = p.parseExpr()
+		return l
+	case t.isOp(":"):
+		p.next()
+		l.Block = true
+		l.Body, l.Result = p.parseBlock("layer "+name.text, false)
+		return l
+	default:
+		p.failTok(t, "expected '=' or ':' after the arguments of layer %s, found %s", name.text, t.describe())
+	}
+	return nil
+}
+
+// parseEntry parses `entry NAME :` or `loss NAME :` and its block.
+func (p *parser) parseEntry() Stmt {
+	kw := p.next()
+	name := p.expectName("a name after " + kw.text)
+	if isKeyword(name.text) {
+		p.fail(name.pos, "%q is a reserved word and cannot name an entry point", name.text)
+	}
+	if t := p.tok(); !t.isOp(":") {
+		p.failTok(t, "expected ':' after %s %s, then its statements on the following lines, found %s", kw.text, name.text, t.describe())
+	}
+	p.next()
+	e := &EntryStmt{Pos: kw.pos, Name: name.text, Loss: kw.text == "loss"}
+	e.Body, e.Result = p.parseBlock(kw.text+" "+name.text, true)
+	return e
+}
+
+// parseBlock parses the lines of a layer or entry up to and including
+// `return EXPR`.
+func (p *parser) parseBlock(what string, inputs bool) ([]Stmt, Expr) {
+	t := p.tok()
+	if t.kind != tNewline {
+		p.failTok(t, "expected the end of the line after ':' of %s, found %s", what, t.describe())
+	}
+	var body []Stmt
+	for {
+		p.skipNewlines()
+		t := p.tok()
+		if t.kind == tEOF {
+			p.fail(t.pos, "%s has no return statement", what)
+		}
+		if t.isName("return") && !p.peek(1).isOp("=") && p.peek(1).kind != tAccum {
+			p.next()
+			r := p.parseExpr()
+			return body, r
+		}
+		if t.kind == tName {
+			switch t.text {
+			case "let", "dim":
+			case "input":
+				if !inputs {
+					p.fail(t.pos, "input statements belong to entry points, not to %s", what)
+				}
+			case "layer", "entry", "loss", "sgd":
+				if p.peek(1).kind == tName {
+					p.fail(t.pos, "%s is not closed by a return statement before this %s", what, t.text)
+				}
+			default:
+				if !p.peek(1).isOp("=") {
+					p.fail(t.pos, "unexpected %s in %s (expected let, dim%s or return)", t.describe(), what, map[bool]string{true: ", input", false: ""}[inputs])
+				}
+			}
+		} else {
+			p.failTok(t, "unexpected %s in %s (expected let, dim or return)", t.describe(), what)
+		}
+		body = append(body, p.parseStmt())
+		p.endStmt()
+	}
+}
+
+// parseOptim parses `sgd NAME[=NUMBER] ...`.
+func (p *parser) parseOptim() Stmt {
+	kw := p.next()
+	o := &OptimStmt{Pos: kw.pos, Kind: kw.text}
+	for {
+		t := p.tok()
+		if t.kind != tName {
+			if len(o.Settings) == 0 {
+				p.failTok(t, "expected settings after sgd (lr=0.1 ...), found %s", t.describe())
+			}
+			return o
+		}
+		p.next()
+		st := Setting{Pos: t.pos, Name: t.text}
+		if p.acceptEq() {
+			st.Value = p.signedNumber("value of " + t.text)
+		}
+		o.Settings = append(o.Settings, st)
 	}
 }

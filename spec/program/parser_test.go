@@ -555,7 +555,13 @@ func TestErrors(t *testing.T) {
 	}{
 		{"input x = 1", "1:9", "expected ':' after input name"},
 		{"let h = rleu x", "1:9", `unknown function "rleu"`},
-		{"let h = rleu(x)", "1:9", `unknown function "rleu"`},
+		{"let h = rleu (x)", "1:9", `with no space before the bracket`},
+		{"layer f(x) = x\nlet y = f (x)", "2:9", `unknown function "f"`},
+		{"entry p:\n  input x : 2\n", "3:1", `has no return statement`},
+		{"layer f[a, a](x) = x", "1:12", `declared twice`},
+		{"layer f(x):\n  input y : 2\n  return y", "2:3", `belong to entry points`},
+		{"let y = f[1](x; y)", "1:15", `expected ',' or ')' in the application`},
+		{"let y = f[1 2](x)", "1:13", `expected ',' or ']' in the configuration`},
 		{"let s = x ++ \"abc", "1:14", "unterminated string"},
 		{"let s = x ++ \"abc\n\"", "1:14", "unterminated string"},
 		{"let y = x)", "1:10", `unexpected ")"`},
@@ -704,4 +710,58 @@ func TestByteOrderMark(t *testing.T) {
 	if _, err := Parse("let y = x\uFEFF"); err == nil {
 		t.Errorf("a BOM after the start was accepted")
 	}
+}
+
+func TestModelSyntaxRoundTrip(t *testing.T) {
+	src := `layer dense[o, act="relu"](x) = relu ({w} * x + {b = 0.; o=[o]})
+layer attn[heads, dk=16](x, mask):
+    let q = {w_q} * x
+    dim h = heads
+    let s = q +* "... s | h d; ... t | h d => ... s | t -> h" ["h"; "d"] q
+    return where mask s (-1e9)
+let net = dense[16]
+let big = dense[o=32, act="id"]
+loss train:
+    input x : 32 | 2
+    input y : 32 | 1
+    let s = linear[1](net(big(x)))
+    return hinge(s, y)
+entry predict:
+    input x : 1 | 2
+    return net(x)
+sgd lr=0.1 momentum=0.9 nesterov weight_decay=1e-4
+`
+	p := mustParse(t, src)
+	if len(p.Stmts) != 7 {
+		t.Fatalf("%d statements, want 7:\n%s", len(p.Stmts), p)
+	}
+	l := p.Stmts[1].(*LayerStmt)
+	if l.Name != "attn" || len(l.Config) != 2 || l.Config[1].Default == nil || len(l.Args) != 2 || len(l.Body) != 3 || !l.Block {
+		t.Errorf("layer parsed as %+v", l)
+	}
+	if d := l.Body[1].(*DimStmt); d.ValueName != "heads" {
+		t.Errorf("dim parsed as %+v", d)
+	}
+	if in, ok := p.Stmts[3].(*LetStmt).Expr.(*Instance); !ok || in.Layer != "dense" || in.Args[0].Name != "o" || in.Args[1].Value.Str != "id" {
+		t.Errorf("instance parsed as %#v", p.Stmts[3].(*LetStmt).Expr)
+	}
+	e := p.Stmts[4].(*EntryStmt)
+	if !e.Loss || len(e.Body) != 3 {
+		t.Errorf("loss parsed as %+v", e)
+	}
+	c := e.Body[2].(*LetStmt).Expr.(*Call)
+	if in, ok := c.Callee.(*Instance); !ok || in.Layer != "linear" {
+		t.Errorf("call parsed as %#v", c)
+	}
+	o := p.Stmts[6].(*OptimStmt)
+	if len(o.Settings) != 4 || o.Settings[2].Value != nil || o.Settings[3].Value.Value != 1e-4 {
+		t.Errorf("sgd parsed as %+v", o)
+	}
+	text := p.String()
+	q := mustParse(t, text)
+	if again := q.String(); again != text {
+		t.Errorf("round trip differs:\n%s\n---\n%s", text, again)
+	}
+	// loss and entry stay usable as tensor names.
+	mustParse(t, "input loss : 1 = 0\nlet entry = loss + 1\nlet sgd = entry")
 }
