@@ -22,6 +22,8 @@ const (
 
 var knownVerbs = map[string]bool{
 	verbEinsum: true, verbEinmax: true, verbExpr: true, verbDo: true, verbDims: true, verbShape: true,
+	verbModel: true, "layer": true, "entry": true, "loss": true, "input": true, "let": true,
+	"dim": true, "return": true, "sgd": true,
 }
 
 func verbList() string {

@@ -207,15 +207,24 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 		return nil, errs
 	}
 	out := filepath.Join(dir, OutputFile)
-	srcs, attempted, errs := scanPackage(p, out)
+	srcs, models, attempted, errs := scanPackage(p, out)
 	names := map[string]bool{}
 	for _, k := range srcs {
 		names[genName(k.fn.Name.Name)] = true
 	}
+	modelTypes := map[string]bool{}
+	for _, ms := range models {
+		names[genTypeName(ms.spec.Name.Name)] = true
+		modelTypes[ms.spec.Name.Name] = true
+		if obj := p.Types.Scope().Lookup(genTypeName(ms.spec.Name.Name)); obj != nil {
+			errs = append(errs, errAt(p.Fset.Position(ms.spec.Name.Pos()), 0, "%s is already declared at %s; ocannlgen generates a type of that name for model %s",
+				genTypeName(ms.spec.Name.Name), shortPos(p.Fset.Position(obj.Pos())), ms.spec.Name.Name))
+		}
+	}
 	for n := range attempted {
 		names[n] = true
 	}
-	loadErrs := packageErrors(p, names)
+	loadErrs := packageErrors(p, names, modelTypes)
 	errs = append(errs, loadErrs...)
 	// Name clashes: two annotated functions with one generated name, or a
 	// generated name the package already declares.
@@ -243,6 +252,22 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	// that one run reports everything, but not on a package that does not
 	// type-check: its types could cause misleading kernel errors.
 	if len(loadErrs) == 0 {
+		for _, ms := range models {
+			gm, kerns, merrs := compileModel(ms)
+			if len(merrs) > 0 {
+				errs = append(errs, merrs...)
+				continue
+			}
+			f.Models = append(f.Models, gm)
+			for _, kn := range kerns {
+				f.Kernels = append(f.Kernels, kn)
+				kernelNames = append(kernelNames, kn.Name)
+			}
+			src := filepath.Base(p.Fset.Position(ms.spec.Pos()).Filename)
+			if !slices.Contains(f.Sources, src) {
+				f.Sources = append(f.Sources, src)
+			}
+		}
 		for _, k := range srcs {
 			kern, guards, kerrs := compileKernel(k)
 			if len(kerrs) > 0 {
@@ -314,7 +339,7 @@ func shortPos(p token.Position) string {
 // attached to it; any other directive, and every malformed directive or
 // near miss, is an error. The annotated functions come back in source
 // order (by file name, then position).
-func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, attempted map[string]bool, errs []*Error) {
+func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*modelSrc, attempted map[string]bool, errs []*Error) {
 	files := slices.Clone(p.Syntax)
 	name := func(f *ast.File) string { return p.Fset.Position(f.Package).Filename }
 	slices.SortFunc(files, func(a, b *ast.File) int { return cmp.Compare(name(a), name(b)) })
@@ -331,6 +356,26 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, attempted 
 				}
 			}
 		}
+		typeOf := map[*ast.Comment]*ast.TypeSpec{}
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, sp := range gd.Specs {
+				ts := sp.(*ast.TypeSpec)
+				doc := ts.Doc
+				if doc == nil && len(gd.Specs) == 1 {
+					doc = gd.Doc
+				}
+				if doc != nil {
+					for _, c := range doc.List {
+						typeOf[c] = ts
+					}
+				}
+			}
+		}
+		byType := map[*ast.TypeSpec]*modelSrc{}
 		byFunc := map[*ast.FuncDecl]*kernelSrc{}
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
@@ -348,7 +393,30 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, attempted 
 				if d == nil {
 					continue
 				}
+				if ts := typeOf[c]; ts != nil {
+					ms := byType[ts]
+					switch {
+					case d.Verb == verbModel && ms != nil:
+						errs = append(errs, d.errAt(d.VerbCol, "a second //ocannl:model on type %s (the first is on line %d)", ts.Name.Name, ms.head.Pos.Line))
+					case d.Verb == verbModel:
+						ms = &modelSrc{fset: p.Fset, spec: ts, head: d}
+						byType[ts] = ms
+						models = append(models, ms)
+					case ms == nil:
+						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s on type %s must follow an //ocannl:model line", d.Verb, ts.Name.Name))
+					case !modelLineVerbs[d.Verb]:
+						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s is a kernel directive (for functions); a model's lines are layer, entry, loss, input, let, dim, return and sgd", d.Verb))
+					default:
+						ms.lines = append(ms.lines, d)
+					}
+					continue
+				}
 				fd := docOf[c]
+				if fd != nil && (d.Verb == verbModel || modelLineVerbs[d.Verb]) {
+					errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s belongs to a model: write //ocannl:model and its lines in the doc comment of a struct type", d.Verb))
+					attempted[genName(fd.Name.Name)] = true
+					continue
+				}
 				if fd == nil {
 					errs = append(errs, d.errAt(d.VerbCol,
 						"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb))
@@ -371,7 +439,11 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, attempted 
 		pa, pb := a.fset.Position(a.fn.Pos()), b.fset.Position(b.fn.Pos())
 		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
 	})
-	return srcs, attempted, errs
+	slices.SortStableFunc(models, func(a, b *modelSrc) int {
+		pa, pb := a.fset.Position(a.spec.Pos()), b.fset.Position(b.spec.Pos())
+		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
+	})
+	return srcs, models, attempted, errs
 }
 
 // packageErrors returns the loader's errors for p, without those the
@@ -381,8 +453,12 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, attempted 
 // package, inside the go command's compiler output ("# path" followed by
 // one `file:line:col: message` line per error); the compiler lines are
 // dropped when they are ignorable or repeat a type error.
-func packageErrors(p *packages.Package, names map[string]bool) []*Error {
+func packageErrors(p *packages.Package, names, modelTypes map[string]bool) []*Error {
 	ignorable := func(msg string) bool {
+		if m := noMethodRE.FindStringSubmatch(msg); m != nil && modelTypes[m[1]] {
+			// A method or field the embedded generated struct provides.
+			return true
+		}
 		m := undefinedRE.FindStringSubmatch(msg)
 		return m != nil && names[m[1]]
 	}
@@ -425,6 +501,10 @@ func packageErrors(p *packages.Package, names map[string]bool) []*Error {
 	}
 	return errs
 }
+
+// noMethodRE matches the type checker's complaint about a selector on a
+// model type whose generated struct does not exist yet.
+var noMethodRE = regexp.MustCompile(`\(type \*?(\w+) has no field or method \w+`)
 
 // compilerLineRE matches one error line of the compiler's output.
 var compilerLineRE = regexp.MustCompile(`^\s*(.+?\.go):(\d+):(\d+): (.*)$`)

@@ -14,6 +14,9 @@ type File struct {
 	Sources []string
 	// Kernels are emitted in order.
 	Kernels []*Kernel
+	// Models are generated model types (rendered before the kernels,
+	// which must include every kernel the models call).
+	Models []*Model
 	// Guards are compile-time checks that the Go constants a kernel was
 	// specialized for still have the same values (stringer-style).
 	Guards []Guard

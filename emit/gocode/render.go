@@ -41,6 +41,11 @@ func Render(f *File) ([]byte, error) {
 		sources = strings.Join(f.Sources, ", ")
 	}
 	jf.HeaderComment("Sources: " + sources)
+	for _, m := range f.Models {
+		if err := renderModel(jf, m); err != nil {
+			return nil, err
+		}
+	}
 	names := map[string]bool{}
 	for i, kn := range f.Kernels {
 		if kn == nil {

@@ -1,0 +1,374 @@
+package gocode
+
+import (
+	"fmt"
+	"go/token"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// rtPath is the import path of the runtime package generated models use.
+const rtPath = "github.com/ocannlgen/ocannlgen/rt"
+
+// Model is the Go-side description of a generated model: a struct type
+// holding the parameters, gradients and optimizer state, and the methods
+// that call the model's kernels (which are in File.Kernels).
+type Model struct {
+	// Type is the user's struct type (for doc comments).
+	Type string
+	// Name is the generated struct type, e.g. ocannlMoons; the parameter
+	// set type is Name+"Params".
+	Name string
+	// Elem is "float32" or "float64".
+	Elem   string
+	Params []ModelParam
+	// Entries are the entry points; each has a kernel in File.Kernels.
+	Entries []ModelEntry
+	// Backward is the forward+backward kernel of the loss entry ("" when
+	// the model has no loss). Its parameters are the loss entry's inputs,
+	// the BackwardParams parameters, their gradients (BackwardGrads, a
+	// subset) and a [1]Elem loss cell.
+	Backward       string
+	BackwardParams []int
+	BackwardGrads  []int
+	// Loss is the index of the loss entry in Entries, or -1.
+	Loss int
+	// Optim is the SGD setting; nil when the model has none (no Update
+	// and TrainStep methods).
+	Optim *ModelOptim
+}
+
+// ModelParam is one parameter.
+type ModelParam struct {
+	// Field is the Go field name in the parameter set.
+	Field string
+	// ID is the stable identity (rt.ParamKey's input, the name in saved
+	// files).
+	ID string
+	// Shape is the OCANNL rendering of the shape; Dims the memory-order
+	// dims.
+	Shape string
+	Dims  []int
+	Init  ModelInit
+}
+
+// Size is the number of cells.
+func (p *ModelParam) Size() int { return prod(p.Dims) }
+
+// ModelInit is how a parameter is initialized.
+type ModelInit struct {
+	// Kind is "uniform", "const", "literal", "normal", "kaiming" or "xavier".
+	Kind   string
+	Value  float64
+	Values []float64 // literal cells in memory order
+	// FanIn and FanOut feed kaiming and xavier.
+	FanIn, FanOut int
+}
+
+// ModelEntry is an entry point's method.
+type ModelEntry struct {
+	// Method is the Go method name; Kernel the kernel it calls.
+	Method, Kernel string
+	Inputs         []ModelInput
+	// Params are the indices (into Model.Params) the kernel takes after
+	// the inputs, in order.
+	Params []int
+	// Loss marks the scalar loss entry (the method returns the value);
+	// otherwise the method returns a pointer to the result, whose memory
+	// dims are OutDims.
+	Loss    bool
+	OutDims []int
+	Doc     string
+}
+
+// ModelInput is an input argument of an entry.
+type ModelInput struct {
+	Name string
+	Dims []int
+}
+
+// ModelOptim is the SGD setting (see rt.SGD).
+type ModelOptim struct {
+	LR, Momentum, WeightDecay float64
+	Nesterov                  bool
+	// LREnd and Steps: linear decay from LR to LREnd over Steps steps.
+	LREnd float64
+	Steps int
+}
+
+func arrType(dims []int, elem string) *jen.Statement {
+	s := jen.Empty()
+	if len(dims) == 0 {
+		dims = []int{1}
+	}
+	for _, d := range dims {
+		s = s.Index(jen.Lit(d))
+	}
+	return s.Id(elem)
+}
+
+func lit(v float64, elem string) jen.Code {
+	if elem == "float32" {
+		return jen.Lit(float32(v))
+	}
+	return jen.Lit(v)
+}
+
+// renderModel adds the model's declarations to jf.
+func renderModel(jf *jen.File, m *Model) error {
+	if !token.IsIdentifier(m.Name) || m.Elem != "float32" && m.Elem != "float64" {
+		return fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
+	}
+	ps := m.Name + "Params"
+	recv := func() *jen.Statement { return jen.Func().Params(jen.Id("m").Op("*").Id(m.Name)) }
+	field := func(set string, i int) *jen.Statement {
+		return jen.Id("m").Dot(set).Dot(m.Params[i].Field)
+	}
+	momentum := m.Optim != nil && m.Optim.Momentum > 0
+
+	// The parameter set.
+	var fields []jen.Code
+	for _, p := range m.Params {
+		fields = append(fields, jen.Comment(fmt.Sprintf("%s is %s: shape %s, memory order %s.", p.Field, p.ID, p.Shape, dimsText(p.Dims))))
+		fields = append(fields, jen.Id(p.Field).Index(jen.Lit(max(p.Size(), 1))).Id(m.Elem))
+	}
+	doc(jf, fmt.Sprintf("%s holds one value per cell of every parameter of %s, flattened in memory order (batch, output, input).", ps, m.Type))
+	jf.Type().Id(ps).Struct(fields...)
+	jf.Line()
+
+	// The model state.
+	st := []jen.Code{
+		jen.Comment("Params are the learnable parameters."),
+		jen.Id("Params").Id(ps),
+		jen.Comment("Grads are the gradients of the loss computed by the last Backward or TrainStep."),
+		jen.Id("Grads").Id(ps),
+	}
+	if m.Optim != nil {
+		st = append(st,
+			jen.Comment("Step counts the optimizer steps taken (it drives the learning-rate schedule)."),
+			jen.Id("Step").Int(),
+			jen.Comment("LR, when set, gives the learning rate of each step instead of the model's schedule."),
+			jen.Id("LR").Func().Params(jen.Id("step").Int()).Float64(),
+		)
+		if momentum {
+			st = append(st, jen.Id("momentum").Id(ps))
+		}
+	}
+	if m.Backward != "" || m.Loss >= 0 {
+		st = append(st, jen.Id("loss").Index(jen.Lit(1)).Id(m.Elem))
+	}
+	for _, e := range m.Entries {
+		if !e.Loss {
+			st = append(st, jen.Id("out"+e.Method).Add(arrType(e.OutDims, m.Elem)))
+		}
+	}
+	doc(jf, fmt.Sprintf("%s is the generated state of %s: embed it in %s. Its zero value has all parameters zero; call Init.", m.Name, m.Type, m.Type))
+	jf.Type().Id(m.Name).Struct(st...)
+	jf.Line()
+
+	// Init.
+	var body []jen.Code
+	for i, p := range m.Params {
+		dst := field("Params", i).Index(jen.Empty(), jen.Empty())
+		inner := jen.Qual(rtPath, "InnerKey").Call(jen.Qual(rtPath, "ParamKey").Call(jen.Lit(p.ID)), jen.Id("seed"), jen.False())
+		switch p.Init.Kind {
+		case "uniform":
+			body = append(body, jen.Qual(rtPath, "DefaultInit").Call(dst, inner))
+		case "normal":
+			body = append(body, jen.Qual(rtPath, "Normal").Call(dst, inner))
+		case "kaiming":
+			body = append(body, jen.Qual(rtPath, "Kaiming").Call(dst, inner, jen.Lit(p.Init.FanIn), jen.Qual(rtPath, "DefaultScaleSq")))
+		case "xavier":
+			body = append(body, jen.Qual(rtPath, "Xavier").Call(dst, inner, jen.Lit(p.Init.FanIn), jen.Lit(p.Init.FanOut), jen.Qual(rtPath, "DefaultScaleSq")))
+		case "const":
+			body = append(body, jen.Qual(rtPath, "Constant").Call(dst, lit(p.Init.Value, m.Elem)))
+		case "literal":
+			var vs []jen.Code
+			for _, v := range p.Init.Values {
+				vs = append(vs, lit(v, m.Elem))
+			}
+			body = append(body, field("Params", i).Op("=").Index(jen.Lit(max(p.Size(), 1))).Id(m.Elem).Values(vs...))
+		default:
+			return fmt.Errorf("gocode: model %s: parameter %s: unknown init %q", m.Name, p.ID, p.Init.Kind)
+		}
+	}
+	body = append(body, jen.Id("m").Dot("Grads").Op("=").Id(ps).Values())
+	if m.Optim != nil {
+		body = append(body, jen.Id("m").Dot("Step").Op("=").Lit(0))
+		if momentum {
+			body = append(body, jen.Id("m").Dot("momentum").Op("=").Id(ps).Values())
+		}
+	}
+	doc(jf, "Init sets every parameter to its initial value for the given seed and clears the gradients" + map[bool]string{true: " and the optimizer state", false: ""}[m.Optim != nil] + ".\n" +
+		"Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so\n" +
+		"adding or reordering parameters never changes the others. It does not allocate.")
+	jf.Add(recv().Id("Init").Params(jen.Id("seed").Uint64()).Block(body...))
+	jf.Line()
+
+	inputParams := func(e *ModelEntry) []jen.Code {
+		var out []jen.Code
+		for _, in := range e.Inputs {
+			out = append(out, jen.Id(in.Name).Op("*").Add(arrType(in.Dims, m.Elem)))
+		}
+		return out
+	}
+	inputArgs := func(e *ModelEntry) []jen.Code {
+		var out []jen.Code
+		for _, in := range e.Inputs {
+			out = append(out, jen.Id(in.Name))
+		}
+		return out
+	}
+	for ei := range m.Entries {
+		e := &m.Entries[ei]
+		args := inputArgs(e)
+		for _, pi := range e.Params {
+			args = append(args, jen.Op("&").Add(field("Params", pi)))
+		}
+		if e.Loss {
+			args = append(args, jen.Op("&").Id("m").Dot("loss"))
+			doc(jf, e.Doc)
+			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Id(m.Elem).Block(
+				jen.Id(e.Kernel).Call(args...),
+				jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))),
+			))
+		} else {
+			out := jen.Id("m").Dot("out" + e.Method)
+			args = append(args, jen.Op("&").Add(out))
+			doc(jf, e.Doc)
+			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Op("*").Add(arrType(e.OutDims, m.Elem)).Block(
+				jen.Id(e.Kernel).Call(args...),
+				jen.Return(jen.Op("&").Id("m").Dot("out"+e.Method)),
+			))
+		}
+		jf.Line()
+	}
+	if m.Backward != "" {
+		e := &m.Entries[m.Loss]
+		args := inputArgs(e)
+		for _, pi := range m.BackwardParams {
+			args = append(args, jen.Op("&").Add(field("Params", pi)))
+		}
+		for _, pi := range m.BackwardGrads {
+			args = append(args, jen.Op("&").Add(field("Grads", pi)))
+		}
+		args = append(args, jen.Op("&").Id("m").Dot("loss"))
+		doc(jf, fmt.Sprintf("Backward computes the loss %s at the given inputs and its gradient with respect to\n"+
+			"every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.", e.Method))
+		jf.Add(recv().Id("Backward").Params(inputParams(e)...).Id(m.Elem).Block(
+			jen.Id(m.Backward).Call(args...),
+			jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))),
+		))
+		jf.Line()
+	}
+	if m.Optim != nil {
+		o := m.Optim
+		var lrBody []jen.Code
+		lrBody = append(lrBody, jen.If(jen.Id("m").Dot("LR").Op("!=").Nil()).Block(jen.Return(jen.Id("m").Dot("LR").Call(jen.Id("m").Dot("Step")))))
+		if o.Steps > 0 {
+			lrBody = append(lrBody,
+				jen.Id("s").Op(":=").Min(jen.Id("m").Dot("Step"), jen.Lit(o.Steps)),
+				jen.Return(jen.Lit(o.LR).Op("+").Parens(jen.Lit(o.LREnd).Op("-").Lit(o.LR)).Op("*").Float64().Call(jen.Id("s")).Op("/").Lit(float64(o.Steps))))
+		} else {
+			lrBody = append(lrBody, jen.Return(jen.Lit(o.LR)))
+		}
+		desc := fmt.Sprintf("%g", o.LR)
+		if o.Steps > 0 {
+			desc = fmt.Sprintf("%g falling linearly to %g over %d steps", o.LR, o.LREnd, o.Steps)
+		}
+		doc(jf, "LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise " + desc + ".")
+		jf.Add(recv().Id("LearningRate").Params().Float64().Block(lrBody...))
+		jf.Line()
+		var up []jen.Code
+		up = append(up, jen.Id("lr").Op(":=").Id(m.Elem).Call(jen.Id("m").Dot("LearningRate").Call()))
+		for i := range m.Params {
+			var mom jen.Code = jen.Nil()
+			if momentum {
+				mom = field("momentum", i).Index(jen.Empty(), jen.Empty())
+			}
+			up = append(up, jen.Qual(rtPath, "SGD").Call(field("Params", i).Index(jen.Empty(), jen.Empty()), field("Grads", i).Index(jen.Empty(), jen.Empty()), mom,
+				jen.Id("lr"), lit(o.Momentum, m.Elem), lit(o.WeightDecay, m.Elem), jen.Lit(o.Nesterov)))
+		}
+		up = append(up, jen.Id("m").Dot("Step").Op("++"))
+		doc(jf, fmt.Sprintf("Update applies one SGD step (momentum %g, nesterov %v, weight decay %g) to every\n"+
+			"parameter using m.Grads, and advances m.Step. It does not allocate.", o.Momentum, o.Nesterov, o.WeightDecay))
+		jf.Add(recv().Id("Update").Params().Block(up...))
+		jf.Line()
+		if m.Backward != "" {
+			e := &m.Entries[m.Loss]
+			doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.\nIt does not allocate.")
+			jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Id(m.Elem).Block(
+				jen.Id("l").Op(":=").Id("m").Dot("Backward").Call(inputArgs(e)...),
+				jen.Id("m").Dot("Update").Call(),
+				jen.Return(jen.Id("l")),
+			))
+			jf.Line()
+		}
+	}
+	// Persistence.
+	dataField := "Data32"
+	if m.Elem == "float64" {
+		dataField = "Data64"
+	}
+	var ts []jen.Code
+	for i, p := range m.Params {
+		var dims []jen.Code
+		for _, d := range p.Dims {
+			dims = append(dims, jen.Lit(d))
+		}
+		ts = append(ts, jen.Values(jen.Dict{
+			jen.Id("Name"):    jen.Lit(p.ID),
+			jen.Id("Dims"):    jen.Index().Int().Values(dims...),
+			jen.Id(dataField): field("Params", i).Index(jen.Empty(), jen.Empty()),
+		}))
+	}
+	doc(jf, "ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.")
+	jf.Add(recv().Id("ParamTensors").Params().Index().Qual(rtPath, "Tensor").Block(
+		jen.Return(jen.Index().Qual(rtPath, "Tensor").Values(ts...)),
+	))
+	jf.Line()
+	doc(jf, "Save writes the parameters to w in rt's parameter file format.")
+	jf.Add(recv().Id("Save").Params(jen.Id("w").Qual("io", "Writer")).Error().Block(
+		jen.Return(jen.Qual(rtPath, "Save").Call(jen.Id("w"), jen.Id("m").Dot("ParamTensors").Call())),
+	))
+	jf.Line()
+	doc(jf, "Load reads parameters saved by Save. A file whose tensors differ in name, element type\nor shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.")
+	jf.Add(recv().Id("Load").Params(jen.Id("r").Qual("io", "Reader")).Error().Block(
+		jen.Return(jen.Qual(rtPath, "Load").Call(jen.Id("r"), jen.Id("m").Dot("ParamTensors").Call())),
+	))
+	jf.Line()
+	doc(jf, "MarshalBinary encodes the parameters as Save does.")
+	jf.Add(recv().Id("MarshalBinary").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.Var().Id("b").Qual("bytes", "Buffer"),
+		jen.Err().Op(":=").Id("m").Dot("Save").Call(jen.Op("&").Id("b")),
+		jen.Return(jen.Id("b").Dot("Bytes").Call(), jen.Err()),
+	))
+	jf.Line()
+	doc(jf, "UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).")
+	jf.Add(recv().Id("UnmarshalBinary").Params(jen.Id("data").Index().Byte()).Error().Block(
+		jen.Return(jen.Id("m").Dot("Load").Call(jen.Qual("bytes", "NewReader").Call(jen.Id("data")))),
+	))
+	jf.Line()
+	return nil
+}
+
+func dimsText(ds []int) string {
+	if len(ds) == 0 {
+		return "[1]"
+	}
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString("[" + strconv.Itoa(d) + "]")
+	}
+	return b.String()
+}
+
+// doc writes a doc comment as // lines (jennifer renders a multi-line
+// Comment as a /* */ block).
+func doc(jf *jen.File, text string) {
+	for _, l := range strings.Split(text, "\n") {
+		jf.Comment(l)
+	}
+}

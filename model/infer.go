@@ -1,0 +1,218 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/spec/program"
+)
+
+// Inferred is a model after shape inference: one graph per entry, and
+// each parameter's shape (the same in every entry that uses it).
+type Inferred struct {
+	*Model
+	// Graphs[i] is the graph of Entries[i].
+	Graphs []*inference.Graph
+	// Shapes maps a parameter's identity to its shape.
+	Shapes map[string]inference.Shape
+}
+
+// EntryError is an inference error inside one entry point.
+type EntryError struct {
+	Entry string
+	Err   error // an *inference.Error
+}
+
+func (e *EntryError) Error() string { return fmt.Sprintf("entry %s: %v", e.Entry, e.Err) }
+
+// Unwrap returns the inference error.
+func (e *EntryError) Unwrap() error { return e.Err }
+
+// Infer infers the shapes of every entry. Each entry is inferred as its
+// own program, so its intermediate shapes are derived with fresh
+// variables. A parameter an entry leaves undetermined (a hidden
+// dimension error) takes the shape another entry inferred for it, so a
+// predictor can rely on the loss for the output width. A parameter
+// inferred differently by two entries is an error naming both.
+func (m *Model) Infer() (*Inferred, error) {
+	r := &Inferred{Model: m, Graphs: make([]*inference.Graph, len(m.Entries)), Shapes: map[string]inference.Shape{}}
+	from := map[string]int{} // parameter -> entry that inferred it
+	done := make([]bool, len(m.Entries))
+	pinned := make([]map[string]bool, len(m.Entries))
+	var firstErr error
+	for progress := true; progress; {
+		progress = false
+		firstErr = nil
+		for i, e := range m.Entries {
+			if done[i] {
+				continue
+			}
+			if pinned[i] == nil {
+				pinned[i] = map[string]bool{}
+			}
+			g, err := inferPinned(e, r.Shapes, pinned[i])
+			for err != nil {
+				// A hidden dimension of a parameter another entry knows:
+				// pin it and retry.
+				id, ok := hiddenParam(err, e)
+				if !ok || pinned[i][id] {
+					break
+				}
+				if _, known := r.Shapes[id]; !known {
+					break
+				}
+				pinned[i][id] = true
+				g, err = inferPinned(e, r.Shapes, pinned[i])
+			}
+			if err != nil {
+				if firstErr == nil {
+					firstErr = &EntryError{Entry: e.Name, Err: err}
+				}
+				continue
+			}
+			for _, id := range e.Params {
+				s := paramShape(g, id)
+				if old, ok := r.Shapes[id]; ok && old.String() != s.String() {
+					o := m.Entries[from[id]]
+					return nil, &Error{Pos: e.ParamPos[id], Msg: fmt.Sprintf(
+						"parameter %s has shape %s in entry %s (used at %s) but shape %s in entry %s (used at %s)",
+						id, s, e.Name, e.ParamPos[id], old, o.Name, o.ParamPos[id])}
+				}
+				if _, ok := r.Shapes[id]; !ok {
+					r.Shapes[id] = s
+					from[id] = i
+				}
+			}
+			r.Graphs[i], done[i], progress = g, true, true
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return r, nil
+}
+
+// hiddenParam reports the parameter a hidden-dimension error is about.
+func hiddenParam(err error, e *Entry) (string, bool) {
+	var ie *inference.Error
+	if !errors.As(err, &ie) || ie.Kind != inference.KindHiddenDim {
+		return "", false
+	}
+	for _, id := range e.Params {
+		if containsQuoted(ie.Msg, id) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+func containsQuoted(msg, id string) bool {
+	q := fmt.Sprintf("%q", id)
+	for i := 0; i+len(q) <= len(msg); i++ {
+		if msg[i:i+len(q)] == q {
+			return true
+		}
+	}
+	return false
+}
+
+// inferPinned infers e's program with the parameters in pin given the
+// shapes in shapes (as explicit fields).
+func inferPinned(e *Entry, shapes map[string]inference.Shape, pin map[string]bool) (*inference.Graph, error) {
+	nodes := e.paramNodes()
+	saved := map[*program.InlineParam][]program.Field{}
+	for id := range pin {
+		n := nodes[id]
+		if n == nil {
+			continue
+		}
+		saved[n] = n.Fields
+		s := shapes[id]
+		n.Fields = []program.Field{field('b', s.Batch, n.Pos), field('i', s.Input, n.Pos), field('o', s.Output, n.Pos)}
+	}
+	defer func() {
+		for n, f := range saved {
+			n.Fields = f
+		}
+	}()
+	return inference.Infer(e.Prog)
+}
+
+func field(k byte, ds []inference.Dim, p program.Pos) program.Field {
+	f := program.Field{Pos: p, Kind: k, Dims: []int{}}
+	for _, d := range ds {
+		f.Dims = append(f.Dims, d.Size)
+	}
+	return f
+}
+
+// paramNodes finds the inline parameter node declaring each parameter.
+func (e *Entry) paramNodes() map[string]*program.InlineParam {
+	out := map[string]*program.InlineParam{}
+	var walk func(x program.Expr)
+	walk = func(x program.Expr) {
+		switch x := x.(type) {
+		case *program.InlineParam:
+			if _, ok := out[x.Name]; !ok {
+				out[x.Name] = x
+			}
+			if x.Init != nil {
+				walk(x.Init)
+			}
+		case *program.Unary:
+			walk(x.X)
+		case *program.Binary:
+			walk(x.X)
+			walk(x.Y)
+		case *program.Pow:
+			walk(x.X)
+		case *program.Slice:
+			walk(x.X)
+		case *program.Ternary:
+			walk(x.A)
+			walk(x.B)
+			walk(x.C)
+		case *program.Einsum:
+			walk(x.X)
+			if x.Y != nil {
+				walk(x.Y)
+			}
+		case *program.Concat:
+			for _, o := range x.Operands {
+				walk(o)
+			}
+		case *program.Literal:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		}
+	}
+	for _, s := range e.Prog.Stmts {
+		if l, ok := s.(*program.LetStmt); ok {
+			walk(l.Expr)
+		}
+	}
+	return out
+}
+
+// paramShape returns the shape of the tensor named id in g.
+func paramShape(g *inference.Graph, id string) inference.Shape {
+	for _, n := range g.Named {
+		if n.Name == id {
+			return g.Tensors[n.Tensor].Shape
+		}
+	}
+	return inference.Shape{}
+}
+
+// Tensor returns the id of the tensor named name in g, or -1.
+func Tensor(g *inference.Graph, name string) int {
+	t := -1
+	for _, n := range g.Named {
+		if n.Name == name {
+			t = n.Tensor
+		}
+	}
+	return t
+}

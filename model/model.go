@@ -1,0 +1,935 @@
+// Package model expands a model program (docs/language.md, "Models and
+// layers") into one flat program per entry point: layers are inlined at
+// each application with fresh intermediate tensors (the seeds'
+// polymorphism by application), parameters get stable identities from the
+// instance path (the unit-parameter idiom), and configuration arguments
+// are substituted. The flat programs then go through shape inference like
+// any other program. It is a generator-side package.
+package model
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec/program"
+)
+
+//go:embed std.ocl
+var stdSource string
+
+// StdSource returns the text of the standard block library, which every
+// model can use.
+func StdSource() string { return stdSource }
+
+// Model is an expanded model.
+type Model struct {
+	// Entries are the entry points in source order.
+	Entries []*Entry
+	// Params are the parameters used by some entry, in order of first use
+	// (entries in source order).
+	Params []*Param
+	// Optim is the optimizer's settings; nil when the model has no sgd line.
+	Optim *Optim
+}
+
+// Entry is one entry point, expanded.
+type Entry struct {
+	Name string
+	Loss bool
+	Pos  program.Pos
+	// Inputs are the entry's input declarations, in order (they are also
+	// the first statements of Prog).
+	Inputs []*program.InputStmt
+	// Prog is the flat program: inputs, inlined layer bodies, and the
+	// result.
+	Prog *program.Program
+	// Result is the name of the result tensor in Prog; ResultPos is the
+	// position of the return expression.
+	Result    string
+	ResultPos program.Pos
+	// Params are the identities of the parameters the entry uses, in order
+	// of first use.
+	Params []string
+	// ParamPos is where each parameter is first used in this entry (the
+	// inline parameter, or the application site for a library layer).
+	ParamPos map[string]program.Pos
+}
+
+// InitKind is how a parameter is initialized.
+type InitKind int
+
+// Initialization kinds.
+const (
+	// InitUniform is OCANNL's default: 0.5·(u − 0.5), uniform on [−0.25, 0.25).
+	InitUniform InitKind = iota
+	// InitConst fills every cell with Value.
+	InitConst
+	// InitLiteral fills the cells from a numeric literal (Literal).
+	InitLiteral
+	// InitNormal draws N(0, 1) (Box–Muller).
+	InitNormal
+	// InitKaiming draws N(0, 2/fan_in).
+	InitKaiming
+	// InitXavier draws N(0, 2/(fan_in + fan_out)).
+	InitXavier
+)
+
+// Param is a learnable parameter of the model.
+type Param struct {
+	// ID is the parameter's identity: the dotted instance path and the
+	// parameter's name (`net.w1`). It keys the random initialization.
+	ID   string
+	Pos  program.Pos
+	Init InitKind
+	// Value is the constant of InitConst.
+	Value float64
+	// Literal is the literal of InitLiteral.
+	Literal *program.Literal
+	// InitText is the initializer as written, for comparing declarations.
+	InitText string
+}
+
+// Optim holds the SGD settings.
+type Optim struct {
+	Pos         program.Pos
+	LR          float64
+	Momentum    float64
+	WeightDecay float64
+	Nesterov    bool
+	// LREnd and Steps describe a linear decay from LR to LREnd over Steps
+	// steps (Steps 0: constant LR).
+	LREnd float64
+	Steps int
+}
+
+// Error is an expansion error at a position of the model text.
+type Error struct {
+	Pos program.Pos
+	Msg string
+}
+
+// Error renders the error as LINE:COL: message.
+func (e *Error) Error() string { return fmt.Sprintf("%d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg) }
+
+// maxDepth bounds the nesting of layer applications.
+const maxDepth = 64
+
+// layerDef is a layer definition and where it comes from.
+type layerDef struct {
+	st  *program.LayerStmt
+	std bool
+}
+
+// cfgVal is a configuration value.
+type cfgVal struct {
+	num   float64
+	str   string
+	isStr bool
+}
+
+func (v cfgVal) text() string {
+	if v.isStr {
+		return v.str
+	}
+	if v.num == math.Trunc(v.num) && math.Abs(v.num) < 1e15 {
+		return strconv.FormatInt(int64(v.num), 10)
+	}
+	return strconv.FormatFloat(v.num, 'g', -1, 64)
+}
+
+// instance is an instantiated layer: its configuration and nested
+// instances. Its parameters are named path.NAME.
+type instance struct {
+	def  *layerDef
+	cfg  map[string]cfgVal
+	path string
+	// children are the instances bound by let in the body, and the
+	// anonymous instances keyed by their call.
+	children map[string]*instance
+	anon     map[*program.Call]*instance
+	anonN    map[string]int
+	// apps counts the applications in the current entry (for fresh names).
+	apps int
+}
+
+// binding is what a name stands for in a scope.
+type binding struct {
+	tensor string // flat tensor name
+	inst   *instance
+	cfg    *cfgVal
+}
+
+// scope is the environment of a layer body or entry.
+type scope struct {
+	vars map[string]binding
+	// inst is the instance whose body this is (nil in an entry).
+	inst *instance
+	// prefix names the scope's intermediate tensors.
+	prefix string
+	// paramPath prefixes the identities of inline parameters.
+	paramPath string
+	// anonOwner holds the anonymous instances of the scope.
+	anonOwner *instance
+	// at maps a position of the body to the position reported (library
+	// layers report the application site).
+	at func(program.Pos) program.Pos
+	// lexical is true in a layer body: unknown names are errors there.
+	lexical bool
+}
+
+// expander holds the state of one expansion.
+type expander struct {
+	layers map[string]*layerDef
+	top    map[string]*instance
+	params map[string]*Param
+	order  []string
+	// per entry:
+	out      []program.Stmt
+	used     map[string]bool
+	entry    *Entry
+	stack    []string
+	names    map[string]bool
+	entryTop *instance // holds the entry's own anonymous and let instances
+}
+
+func fail(p program.Pos, format string, args ...any) error {
+	return &Error{Pos: p, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Expand expands the model program user, with the layers of std (the
+// standard library, or nil) available. Positions in errors are those of
+// user; a problem inside a library layer is reported at its application.
+func Expand(user, std *program.Program) (*Model, error) {
+	x := &expander{layers: map[string]*layerDef{}, top: map[string]*instance{}, params: map[string]*Param{}}
+	if std != nil {
+		for _, s := range std.Stmts {
+			l, ok := s.(*program.LayerStmt)
+			if !ok {
+				return nil, fail(s.StmtPos(), "the library may only define layers")
+			}
+			x.layers[l.Name] = &layerDef{st: l, std: true}
+		}
+	}
+	m := &Model{}
+	userLayers := map[string]bool{}
+	for _, s := range user.Stmts {
+		if l, ok := s.(*program.LayerStmt); ok {
+			if userLayers[l.Name] {
+				return nil, fail(l.Pos, "layer %s is defined twice", l.Name)
+			}
+			userLayers[l.Name] = true
+			x.layers[l.Name] = &layerDef{st: l}
+		}
+	}
+	entryNames := map[string]bool{}
+	for _, s := range user.Stmts {
+		switch s := s.(type) {
+		case *program.LayerStmt:
+		case *program.LetStmt:
+			in, ok := s.Expr.(*program.Instance)
+			if !ok {
+				return nil, fail(s.Pos, "at model level, let binds a layer instance (let net = mlp[16]); tensors are computed inside entry points")
+			}
+			if _, dup := x.top[s.Name]; dup {
+				return nil, fail(s.Pos, "instance %s is defined twice", s.Name)
+			}
+			inst, err := x.instantiate(in, s.Name, nil)
+			if err != nil {
+				return nil, err
+			}
+			x.top[s.Name] = inst
+		case *program.EntryStmt:
+			if entryNames[s.Name] {
+				return nil, fail(s.Pos, "entry point %s is defined twice", s.Name)
+			}
+			entryNames[s.Name] = true
+		case *program.OptimStmt:
+			if m.Optim != nil {
+				return nil, fail(s.Pos, "the optimizer is set twice (first at %s)", m.Optim.Pos)
+			}
+			o, err := optim(s)
+			if err != nil {
+				return nil, err
+			}
+			m.Optim = o
+		default:
+			return nil, fail(s.StmtPos(), "a model holds layer definitions, instances (let NAME = LAYER[...]), entry points (entry/loss) and sgd settings; put this statement inside an entry point")
+		}
+	}
+	losses := 0
+	for _, s := range user.Stmts {
+		e, ok := s.(*program.EntryStmt)
+		if !ok {
+			continue
+		}
+		if e.Loss {
+			losses++
+			if losses > 1 {
+				return nil, fail(e.Pos, "a model has at most one loss")
+			}
+		}
+		ent, err := x.expandEntry(e)
+		if err != nil {
+			return nil, err
+		}
+		m.Entries = append(m.Entries, ent)
+	}
+	if len(m.Entries) == 0 {
+		return nil, fail(program.Pos{Line: 1, Col: 1}, "the model has no entry point (entry NAME: or loss NAME:)")
+	}
+	for _, id := range x.order {
+		m.Params = append(m.Params, x.params[id])
+	}
+	return m, nil
+}
+
+func optim(s *program.OptimStmt) (*Optim, error) {
+	o := &Optim{Pos: s.Pos}
+	seen := map[string]bool{}
+	hasLR := false
+	for _, st := range s.Settings {
+		if seen[st.Name] {
+			return nil, fail(st.Pos, "sgd setting %s is given twice", st.Name)
+		}
+		seen[st.Name] = true
+		if st.Name == "nesterov" {
+			if st.Value != nil {
+				return nil, fail(st.Pos, "nesterov is a flag and takes no value")
+			}
+			o.Nesterov = true
+			continue
+		}
+		if st.Value == nil {
+			return nil, fail(st.Pos, "sgd setting %s needs a value (%s=NUMBER)", st.Name, st.Name)
+		}
+		v := st.Value.Value
+		switch st.Name {
+		case "lr":
+			o.LR, hasLR = v, true
+		case "momentum":
+			o.Momentum = v
+		case "weight_decay":
+			o.WeightDecay = v
+		case "lr_end":
+			o.LREnd = v
+		case "steps":
+			if v != math.Trunc(v) || v < 1 || v > 1<<40 {
+				return nil, fail(st.Pos, "steps must be a positive integer")
+			}
+			o.Steps = int(v)
+		default:
+			return nil, fail(st.Pos, "unknown sgd setting %q (known: lr, momentum, nesterov, weight_decay, lr_end, steps)", st.Name)
+		}
+		if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, fail(st.Pos, "sgd setting %s must be a finite non-negative number", st.Name)
+		}
+	}
+	if !hasLR {
+		return nil, fail(s.Pos, "sgd needs a learning rate (lr=NUMBER)")
+	}
+	if o.Momentum >= 1 {
+		return nil, fail(s.Pos, "momentum must be below 1")
+	}
+	if seen["lr_end"] != seen["steps"] {
+		return nil, fail(s.Pos, "lr_end and steps go together (a linear decay from lr to lr_end over steps)")
+	}
+	if o.Nesterov && o.Momentum == 0 {
+		return nil, fail(s.Pos, "nesterov needs momentum > 0")
+	}
+	return o, nil
+}
+
+// instantiate creates an instance of in.Layer named name under parent
+// (nil: model or entry level, whose path is name itself).
+func (x *expander) instantiate(in *program.Instance, name string, sc *scope) (*instance, error) {
+	def, ok := x.layers[in.Layer]
+	if !ok {
+		return nil, fail(x.at(sc, in.Pos), "unknown layer %q", in.Layer)
+	}
+	cfg, err := x.bindConfig(def, in.Args, in.Pos, sc)
+	if err != nil {
+		return nil, err
+	}
+	return x.newInstance(def, cfg, name), nil
+}
+
+func (x *expander) newInstance(def *layerDef, cfg map[string]cfgVal, path string) *instance {
+	return &instance{def: def, cfg: cfg, path: path, children: map[string]*instance{}, anon: map[*program.Call]*instance{}, anonN: map[string]int{}}
+}
+
+func (x *expander) at(sc *scope, p program.Pos) program.Pos {
+	if sc == nil || sc.at == nil {
+		return p
+	}
+	return sc.at(p)
+}
+
+// bindConfig matches configuration arguments to a layer's parameters.
+func (x *expander) bindConfig(def *layerDef, args []program.ConfigArg, site program.Pos, sc *scope) (map[string]cfgVal, error) {
+	l := def.st
+	cfg := map[string]cfgVal{}
+	named := false
+	for i, a := range args {
+		p := x.at(sc, a.Pos)
+		var v cfgVal
+		switch {
+		case a.Value.IsStr:
+			v = cfgVal{str: a.Value.Str, isStr: true}
+		case a.Value.Number != nil:
+			v = cfgVal{num: a.Value.Number.Value}
+		default:
+			var b binding
+			ok := false
+			if sc != nil {
+				b, ok = sc.vars[a.Value.Ref]
+			}
+			if !ok || b.cfg == nil {
+				return nil, fail(p, "%s is not a configuration argument in scope (configuration values are numbers, strings, or the enclosing layer's configuration names)", a.Value.Ref)
+			}
+			v = *b.cfg
+		}
+		key := a.Name
+		if key == "" {
+			if named {
+				return nil, fail(p, "a positional configuration argument follows a named one")
+			}
+			if i >= len(l.Config) {
+				return nil, fail(p, "layer %s takes %d configuration argument(s), given %d", l.Name, len(l.Config), len(args))
+			}
+			key = l.Config[i].Name
+		} else {
+			named = true
+			found := false
+			for _, c := range l.Config {
+				found = found || c.Name == key
+			}
+			if !found {
+				return nil, fail(p, "layer %s has no configuration argument %q", l.Name, key)
+			}
+		}
+		if _, dup := cfg[key]; dup {
+			return nil, fail(p, "configuration argument %s of layer %s is given twice", key, l.Name)
+		}
+		cfg[key] = v
+	}
+	for _, c := range l.Config {
+		if _, ok := cfg[c.Name]; ok {
+			continue
+		}
+		if c.Default == nil {
+			return nil, fail(x.at(sc, site), "layer %s needs its configuration argument %s (write %s[%s=...])", l.Name, c.Name, l.Name, c.Name)
+		}
+		if c.Default.IsStr {
+			cfg[c.Name] = cfgVal{str: c.Default.Str, isStr: true}
+		} else {
+			cfg[c.Name] = cfgVal{num: c.Default.Number.Value}
+		}
+	}
+	return cfg, nil
+}
+
+// expandEntry builds the flat program of one entry point.
+func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
+	x.out, x.used, x.stack = nil, map[string]bool{}, nil
+	x.names = map[string]bool{}
+	ent := &Entry{Name: e.Name, Loss: e.Loss, Pos: e.Pos, ParamPos: map[string]program.Pos{}}
+	x.entry = ent
+	x.entryTop = x.newInstance(nil, nil, e.Name)
+	resetApps(x.top)
+	sc := &scope{vars: map[string]binding{}, prefix: "", paramPath: "", anonOwner: x.entryTop}
+	for name, in := range x.top {
+		sc.vars[name] = binding{inst: in}
+	}
+	for _, s := range e.Body {
+		switch s := s.(type) {
+		case *program.InputStmt:
+			if err := x.defineName(sc, s.Name, s.Pos); err != nil {
+				return nil, err
+			}
+			in := *s
+			ent.Inputs = append(ent.Inputs, &in)
+			x.out = append(x.out, &in)
+			sc.vars[s.Name] = binding{tensor: s.Name}
+		default:
+			if err := x.bodyStmt(s, sc); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(ent.Inputs) == 0 {
+		return nil, fail(e.Pos, "entry point %s has no input (declare them with input NAME : SHAPE)", e.Name)
+	}
+	ent.ResultPos = e.Result.ExprPos()
+	r, err := x.expr(e.Result, sc)
+	if err != nil {
+		return nil, err
+	}
+	if id, ok := r.(*program.Ident); ok && !x.isInput(id.Name) {
+		ent.Result = id.Name
+	} else {
+		name := e.Name
+		if x.names[name] {
+			name = e.Name + ".result"
+		}
+		switch r.(type) {
+		case *program.Ident, *program.InlineParam, *program.Number, *program.DimRef:
+			r = &program.Unary{Pos: r.ExprPos(), Func: "id", X: r}
+		}
+		x.names[name] = true
+		x.out = append(x.out, &program.LetStmt{Pos: e.Result.ExprPos(), Name: name, Expr: r})
+		ent.Result = name
+	}
+	ent.Prog = &program.Program{Stmts: x.out}
+	return ent, nil
+}
+
+func resetApps(m map[string]*instance) {
+	for _, in := range m {
+		in.apps = 0
+		resetApps(in.children)
+		for _, a := range in.anon {
+			a.apps = 0
+			resetApps(a.children)
+		}
+	}
+}
+
+func (x *expander) isInput(name string) bool {
+	for _, in := range x.entry.Inputs {
+		if in.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *expander) defineName(sc *scope, name string, p program.Pos) error {
+	if b, ok := sc.vars[name]; ok && (b.tensor != "" || b.inst != nil && sc.prefix != "") {
+		return fail(x.at(sc, p), "%s is already defined", name)
+	}
+	return nil
+}
+
+// bodyStmt expands a let or dim statement of an entry or layer body.
+func (x *expander) bodyStmt(s program.Stmt, sc *scope) error {
+	switch s := s.(type) {
+	case *program.LetStmt:
+		if err := x.defineName(sc, s.Name, s.Pos); err != nil {
+			return err
+		}
+		if in, ok := s.Expr.(*program.Instance); ok {
+			var inst *instance
+			if sc.inst != nil {
+				inst = sc.inst.children[s.Name]
+			} else {
+				inst = x.entryTop.children[s.Name]
+			}
+			if inst == nil {
+				path := s.Name
+				if sc.paramPath != "" {
+					path = sc.paramPath + "." + s.Name
+				} else {
+					path = x.entry.Name + "." + s.Name
+				}
+				var err error
+				if inst, err = x.instantiate(in, path, sc); err != nil {
+					return err
+				}
+				if sc.inst != nil {
+					sc.inst.children[s.Name] = inst
+				} else {
+					x.entryTop.children[s.Name] = inst
+				}
+			}
+			sc.vars[s.Name] = binding{inst: inst}
+			return nil
+		}
+		e, err := x.expr(s.Expr, sc)
+		if err != nil {
+			return err
+		}
+		name := sc.prefix + s.Name
+		if x.names[name] {
+			return fail(x.at(sc, s.Pos), "%s is already defined", s.Name)
+		}
+		x.names[name] = true
+		x.out = append(x.out, &program.LetStmt{Pos: x.at(sc, s.Pos), Name: name, Expr: e})
+		sc.vars[s.Name] = binding{tensor: name}
+		return nil
+	case *program.DimStmt:
+		d := &program.DimStmt{Pos: x.at(sc, s.Pos), Name: s.Name, Value: s.Value}
+		if s.ValueName != "" {
+			n, err := x.intCfg(sc, s.ValueName, s.Pos, "dim "+s.Name)
+			if err != nil {
+				return err
+			}
+			d.Value = n
+		}
+		x.out = append(x.out, d)
+		return nil
+	}
+	return fail(x.at(sc, s.StmtPos()), "unexpected statement in a block")
+}
+
+// intCfg resolves a configuration name to a positive integer.
+func (x *expander) intCfg(sc *scope, name string, p program.Pos, what string) (int, error) {
+	b, ok := sc.vars[name]
+	if !ok || b.cfg == nil {
+		return 0, fail(x.at(sc, p), "%s: %s is not a configuration argument", what, name)
+	}
+	v := b.cfg
+	if v.isStr || v.num != math.Trunc(v.num) || v.num < 1 || v.num > 1<<40 {
+		return 0, fail(x.at(sc, p), "%s: configuration %s = %s is not a positive integer", what, name, v.text())
+	}
+	return int(v.num), nil
+}
+
+// apply inlines one application of inst to args.
+func (x *expander) apply(inst *instance, args []program.Expr, site program.Pos, sc *scope) (program.Expr, error) {
+	l := inst.def.st
+	if len(x.stack) >= maxDepth {
+		return nil, fail(x.at(sc, site), "layer applications nest deeper than %d", maxDepth)
+	}
+	for _, n := range x.stack {
+		if n == l.Name {
+			return nil, fail(x.at(sc, site), "layer %s applies itself (recursive layers are not supported)", l.Name)
+		}
+	}
+	if len(args) != len(l.Args) {
+		return nil, fail(x.at(sc, site), "layer %s takes %d tensor argument(s), given %d", l.Name, len(l.Args), len(args))
+	}
+	inst.apps++
+	prefix := inst.path + "/"
+	if inst.apps > 1 {
+		prefix = inst.path + "@" + strconv.Itoa(inst.apps) + "/"
+	}
+	body := &scope{vars: map[string]binding{}, inst: inst, prefix: prefix, paramPath: inst.path, anonOwner: inst, lexical: true}
+	if inst.def.std {
+		callSite := x.at(sc, site)
+		body.at = func(program.Pos) program.Pos { return callSite }
+	}
+	for name, in := range x.top {
+		body.vars[name] = binding{inst: in}
+	}
+	for k, v := range inst.cfg {
+		v := v
+		body.vars[k] = binding{cfg: &v}
+	}
+	for i, a := range args {
+		e, err := x.expr(a, sc)
+		if err != nil {
+			return nil, err
+		}
+		name := l.Args[i].Name
+		if id, ok := e.(*program.Ident); ok {
+			body.vars[name] = binding{tensor: id.Name}
+			continue
+		}
+		flat := prefix + name
+		x.names[flat] = true
+		x.out = append(x.out, &program.LetStmt{Pos: e.ExprPos(), Name: flat, Expr: e})
+		body.vars[name] = binding{tensor: flat}
+	}
+	x.stack = append(x.stack, l.Name)
+	defer func() { x.stack = x.stack[:len(x.stack)-1] }()
+	for _, s := range l.Body {
+		if err := x.bodyStmt(s, body); err != nil {
+			return nil, err
+		}
+	}
+	return x.expr(l.Result, body)
+}
+
+// namedInits are the initializer names of inline parameters.
+var namedInits = map[string]InitKind{"uniform": InitUniform, "normal": InitNormal, "kaiming": InitKaiming, "xavier": InitXavier}
+
+// expr rewrites an expression of scope sc into the flat program.
+func (x *expander) expr(e program.Expr, sc *scope) (program.Expr, error) {
+	switch e := e.(type) {
+	case *program.Ident:
+		b, ok := sc.vars[e.Name]
+		switch {
+		case ok && b.tensor != "":
+			return &program.Ident{Pos: x.at(sc, e.Pos), Name: b.tensor}, nil
+		case ok && b.cfg != nil:
+			if b.cfg.isStr {
+				return nil, fail(x.at(sc, e.Pos), "configuration %s is a string (%q), not a number", e.Name, b.cfg.str)
+			}
+			return &program.Number{Pos: x.at(sc, e.Pos), Value: b.cfg.num, Text: b.cfg.text()}, nil
+		case ok && b.inst != nil:
+			return nil, fail(x.at(sc, e.Pos), "%s is a layer instance, not a tensor (apply it: %s(x))", e.Name, e.Name)
+		case sc.lexical:
+			return nil, fail(x.at(sc, e.Pos), "undefined name %q in layer %s (a layer sees only its arguments, its lets and its configuration)", e.Name, sc.inst.def.st.Name)
+		}
+		return &program.Ident{Pos: x.at(sc, e.Pos), Name: e.Name}, nil
+	case *program.Number:
+		n := *e
+		n.Pos = x.at(sc, e.Pos)
+		return &n, nil
+	case *program.DimRef:
+		return &program.DimRef{Pos: x.at(sc, e.Pos), Name: e.Name}, nil
+	case *program.Literal:
+		l := &program.Literal{Pos: x.at(sc, e.Pos), Kind: e.Kind}
+		for _, it := range e.Items {
+			r, err := x.expr(it, sc)
+			if err != nil {
+				return nil, err
+			}
+			l.Items = append(l.Items, r)
+		}
+		return l, nil
+	case *program.Unary:
+		a, err := x.expr(e.X, sc)
+		if err != nil {
+			return nil, err
+		}
+		return &program.Unary{Pos: x.at(sc, e.Pos), Func: e.Func, X: a}, nil
+	case *program.Binary:
+		a, err := x.expr(e.X, sc)
+		if err != nil {
+			return nil, err
+		}
+		b, err := x.expr(e.Y, sc)
+		if err != nil {
+			return nil, err
+		}
+		return &program.Binary{Pos: x.at(sc, e.Pos), Op: e.Op, X: a, Y: b}, nil
+	case *program.Pow:
+		a, err := x.expr(e.X, sc)
+		if err != nil {
+			return nil, err
+		}
+		return &program.Pow{Pos: x.at(sc, e.Pos), X: a, Exp: e.Exp}, nil
+	case *program.Slice:
+		a, err := x.expr(e.X, sc)
+		if err != nil {
+			return nil, err
+		}
+		return &program.Slice{Pos: x.at(sc, e.Pos), X: a, Index: e.Index}, nil
+	case *program.Ternary:
+		var ops [3]program.Expr
+		for i, o := range []program.Expr{e.A, e.B, e.C} {
+			r, err := x.expr(o, sc)
+			if err != nil {
+				return nil, err
+			}
+			ops[i] = r
+		}
+		return &program.Ternary{Pos: x.at(sc, e.Pos), Op: e.Op, A: ops[0], B: ops[1], C: ops[2]}, nil
+	case *program.Einsum:
+		spec, err := x.interpolate(e.Spec, e.SpecPos, sc)
+		if err != nil {
+			return nil, err
+		}
+		r := &program.Einsum{Pos: x.at(sc, e.Pos), Op: e.Op, Spec: spec, SpecPos: x.at(sc, e.SpecPos), Captures: x.caps(e.Captures, sc)}
+		if r.X, err = x.expr(e.X, sc); err != nil {
+			return nil, err
+		}
+		if e.Y != nil {
+			if r.Y, err = x.expr(e.Y, sc); err != nil {
+				return nil, err
+			}
+		}
+		return r, nil
+	case *program.Concat:
+		spec, err := x.interpolate(e.Spec, e.SpecPos, sc)
+		if err != nil {
+			return nil, err
+		}
+		r := &program.Concat{Pos: x.at(sc, e.Pos), Spec: spec, SpecPos: x.at(sc, e.SpecPos), Captures: x.caps(e.Captures, sc)}
+		for _, o := range e.Operands {
+			a, err := x.expr(o, sc)
+			if err != nil {
+				return nil, err
+			}
+			r.Operands = append(r.Operands, a)
+		}
+		return r, nil
+	case *program.InlineParam:
+		return x.inlineParam(e, sc)
+	case *program.Instance:
+		return nil, fail(x.at(sc, e.Pos), "an instance %s[...] must be bound with let or applied to arguments", e.Layer)
+	case *program.Call:
+		return x.call(e, sc)
+	}
+	return nil, fail(x.at(sc, e.ExprPos()), "unsupported expression %T", e)
+}
+
+func (x *expander) caps(cs []program.Capture, sc *scope) []program.Capture {
+	var out []program.Capture
+	for _, c := range cs {
+		out = append(out, program.Capture{Pos: x.at(sc, c.Pos), Name: c.Name})
+	}
+	return out
+}
+
+// interpolate replaces $NAME and ${NAME} in a spec by configuration values.
+func (x *expander) interpolate(spec string, p program.Pos, sc *scope) (string, error) {
+	if !strings.Contains(spec, "$") {
+		return spec, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(spec); i++ {
+		c := spec[i]
+		if c != '$' {
+			b.WriteByte(c)
+			continue
+		}
+		j := i + 1
+		brace := j < len(spec) && spec[j] == '{'
+		if brace {
+			j++
+		}
+		k := j
+		for k < len(spec) && (spec[k] == '_' || spec[k] >= 'a' && spec[k] <= 'z' || spec[k] >= 'A' && spec[k] <= 'Z' || k > j && spec[k] >= '0' && spec[k] <= '9') {
+			k++
+		}
+		name := spec[j:k]
+		at := x.at(sc, program.Pos{Line: p.Line, Col: p.Col + 1 + i})
+		if name == "" || brace && (k >= len(spec) || spec[k] != '}') {
+			return "", fail(at, "malformed $ in spec %q (write $NAME or ${NAME})", spec)
+		}
+		bd, ok := sc.vars[name]
+		if !ok || bd.cfg == nil {
+			return "", fail(at, "$%s in spec %q is not a configuration argument", name, spec)
+		}
+		b.WriteString(bd.cfg.text())
+		if brace {
+			k++
+		}
+		i = k - 1
+	}
+	return b.String(), nil
+}
+
+// inlineParam turns `{w ...}` into the parameter with its identity.
+func (x *expander) inlineParam(e *program.InlineParam, sc *scope) (program.Expr, error) {
+	p := x.at(sc, e.Pos)
+	id := e.Name
+	if sc.paramPath != "" {
+		id = sc.paramPath + "." + e.Name
+	}
+	prm := &Param{ID: id, Pos: p}
+	var init program.Expr
+	switch in := e.Init.(type) {
+	case nil:
+	case *program.Ident:
+		k, ok := namedInits[in.Name]
+		if !ok {
+			return nil, fail(x.at(sc, in.Pos), "unknown initializer %q (a number, a numeric literal, uniform, normal, kaiming or xavier)", in.Name)
+		}
+		prm.Init, prm.InitText = k, in.Name
+	case *program.Number:
+		prm.Init, prm.Value, prm.InitText = InitConst, in.Value, strconv.FormatFloat(in.Value, 'g', -1, 64)
+		init = &program.Number{Pos: p, Value: in.Value, Text: in.Text}
+	case *program.Literal:
+		r, err := x.expr(in, sc)
+		if err != nil {
+			return nil, err
+		}
+		prm.Init, prm.Literal, prm.InitText = InitLiteral, r.(*program.Literal), program.Format(in)
+		init = r
+	default:
+		return nil, fail(x.at(sc, e.Init.ExprPos()), "a parameter's initial value must be a number, a numeric literal, or one of uniform, normal, kaiming, xavier")
+	}
+	var fields []program.Field
+	for _, f := range e.Fields {
+		nf := program.Field{Pos: p, Kind: f.Kind, Dims: append([]int(nil), f.Dims...)}
+		for i, n := range f.Names {
+			if n == "" {
+				continue
+			}
+			v, err := x.intCfg(sc, n, f.Pos, fmt.Sprintf("field %c of {%s}", f.Kind, e.Name))
+			if err != nil {
+				return nil, err
+			}
+			nf.Dims[i] = v
+		}
+		fields = append(fields, nf)
+	}
+	if old, ok := x.params[id]; ok {
+		if e.Init != nil && old.InitText != "" && old.InitText != prm.InitText {
+			return nil, fail(p, "parameter %s is initialized as %s here and as %s at %s", id, prm.InitText, old.InitText, old.Pos)
+		}
+		if old.InitText == "" && prm.InitText != "" {
+			prm.Pos = old.Pos
+			*old = *prm
+		}
+	} else {
+		x.params[id] = prm
+		x.order = append(x.order, id)
+	}
+	if x.used[id] {
+		return &program.Ident{Pos: p, Name: id}, nil
+	}
+	x.used[id] = true
+	x.entry.Params = append(x.entry.Params, id)
+	x.entry.ParamPos[id] = p
+	return &program.InlineParam{Pos: p, Name: id, Init: init, Fields: fields}, nil
+}
+
+// call expands a layer application.
+func (x *expander) call(c *program.Call, sc *scope) (program.Expr, error) {
+	switch cal := c.Callee.(type) {
+	case *program.Ident:
+		if b, ok := sc.vars[cal.Name]; ok {
+			if b.inst == nil {
+				return nil, fail(x.at(sc, cal.Pos), "%s is not a layer or an instance", cal.Name)
+			}
+			return x.apply(b.inst, c.Args, c.Pos, sc)
+		}
+		def, ok := x.layers[cal.Name]
+		if !ok {
+			return nil, fail(x.at(sc, cal.Pos), "unknown layer %q", cal.Name)
+		}
+		inst, err := x.anonymous(c, def, nil, sc)
+		if err != nil {
+			return nil, err
+		}
+		return x.apply(inst, c.Args, c.Pos, sc)
+	case *program.Instance:
+		def, ok := x.layers[cal.Layer]
+		if !ok {
+			return nil, fail(x.at(sc, cal.Pos), "unknown layer %q", cal.Layer)
+		}
+		inst, err := x.anonymous(c, def, cal.Args, sc)
+		if err != nil {
+			return nil, err
+		}
+		return x.apply(inst, c.Args, c.Pos, sc)
+	}
+	return nil, fail(x.at(sc, c.Pos), "unsupported callee %T", c.Callee)
+}
+
+// anonymous returns the anonymous instance of the call c in scope sc,
+// creating it on the scope owner's first encounter.
+func (x *expander) anonymous(c *program.Call, def *layerDef, args []program.ConfigArg, sc *scope) (*instance, error) {
+	owner := sc.anonOwner
+	if in, ok := owner.anon[c]; ok {
+		return in, nil
+	}
+	cfg, err := x.bindConfig(def, args, c.Pos, sc)
+	if err != nil {
+		return nil, err
+	}
+	owner.anonN[def.st.Name]++
+	name := def.st.Name + "#" + strconv.Itoa(owner.anonN[def.st.Name])
+	path := owner.path + "." + name
+	in := x.newInstance(def, cfg, path)
+	owner.anon[c] = in
+	return in, nil
+}
+
+// SortedIDs returns the identities of ps sorted, for stable listings.
+func SortedIDs(ps []*Param) []string {
+	var ids []string
+	for _, p := range ps {
+		ids = append(ids, p.ID)
+	}
+	sort.Strings(ids)
+	return ids
+}

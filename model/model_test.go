@@ -1,0 +1,80 @@
+package model
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/spec/program"
+)
+
+func mustStd(t *testing.T) *program.Program {
+	t.Helper()
+	p, err := program.Parse(StdSource())
+	if err != nil {
+		t.Fatalf("std.ocl: %v", err)
+	}
+	return p
+}
+
+func expand(t *testing.T, src string) (*Model, error) {
+	t.Helper()
+	p, err := program.Parse(src)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	return Expand(p, mustStd(t))
+}
+
+const moons = `
+layer net[h](x):
+    let a1 = relu ({w1} * x + {b1 = 0.; o=[h]})
+    let a2 = relu ({w2} * a1 + {b2 = 0.; o=[h]})
+    return {w3} * a2 + {b3 = 0.}
+let mlp = net[16]
+loss train:
+    input points : 32 | 2
+    input labels : 32 | 1
+    return hinge(mlp(points), labels)
+entry predict:
+    input p : 1 | 2
+    return mlp(p)
+sgd lr=0.1 momentum=0.9
+`
+
+func TestExpandMoons(t *testing.T) {
+	m, err := expand(t, moons)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Entries) != 2 || len(m.Params) != 6 {
+		t.Fatalf("entries %d params %d", len(m.Entries), len(m.Params))
+	}
+	want := "mlp.b1 mlp.b2 mlp.b3 mlp.w1 mlp.w2 mlp.w3"
+	if got := strings.Join(SortedIDs(m.Params), " "); got != want {
+		t.Errorf("params %s, want %s", got, want)
+	}
+	inf, err := m.Infer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes := map[string]string{}
+	for i, e := range m.Entries {
+		for _, id := range e.Params {
+			shapes[id] = tensorShape(t, inf.Graphs[i], id)
+		}
+	}
+	if shapes["mlp.w1"] != "2 -> 16" || shapes["mlp.w3"] != "16 -> 1" {
+		t.Errorf("shapes %v", shapes)
+	}
+}
+
+func tensorShape(t *testing.T, g *inference.Graph, name string) string {
+	for _, n := range g.Named {
+		if n.Name == name {
+			return g.Tensors[n.Tensor].Shape.String()
+		}
+	}
+	t.Fatalf("no tensor %s", name)
+	return ""
+}
