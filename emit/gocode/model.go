@@ -201,8 +201,8 @@ func renderModel(jf *jen.File, m *Model) error {
 			body = append(body, jen.Id("m").Dot("momentum").Op("=").Id(ps).Values())
 		}
 	}
-	doc(jf, "Init sets every parameter to its initial value for the given seed and clears the gradients" + map[bool]string{true: " and the optimizer state", false: ""}[m.Optim != nil] + ".\n" +
-		"Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so\n" +
+	doc(jf, "Init sets every parameter to its initial value for the given seed and clears the gradients"+map[bool]string{true: " and the optimizer state", false: ""}[m.Optim != nil]+".\n"+
+		"Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so\n"+
 		"adding or reordering parameters never changes the others. It does not allocate.")
 	jf.Add(recv().Id("Init").Params(jen.Id("seed").Uint64()).Block(body...))
 	jf.Line()
@@ -278,7 +278,7 @@ func renderModel(jf *jen.File, m *Model) error {
 		if o.Steps > 0 {
 			desc = fmt.Sprintf("%g falling linearly to %g over %d steps", o.LR, o.LREnd, o.Steps)
 		}
-		doc(jf, "LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise " + desc + ".")
+		doc(jf, "LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise "+desc+".")
 		jf.Add(recv().Id("LearningRate").Params().Float64().Block(lrBody...))
 		jf.Line()
 		var up []jen.Code
