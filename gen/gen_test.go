@@ -406,3 +406,60 @@ func Use(a, b *[4]float32, out *[8]float32) { good.Interleave(a, b, out) }
 	}
 	mustGo(t, dir, "build", "./user")
 }
+
+// TestModelBootstrap generates a package of models from scratch (its
+// other files already use the generated methods), then builds, vets and
+// tests it, and checks that regeneration is byte-identical.
+func TestModelBootstrap(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "models")
+	src := filepath.Join("testdata", "models")
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		if d.Name() == OutputFile {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The generated code imports the runtime package: use this checkout.
+	f, err := os.OpenFile(filepath.Join(dir, "go.mod"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\nreplace github.com/ocannlgen/ocannlgen => " + root + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	mustGo(t, dir, "mod", "tidy")
+	first := generate(t, dir, false, "./model")
+	if len(first) != 1 || first[0].Status != Written {
+		t.Fatalf("results %+v", first)
+	}
+	want := []string{"ocannlSmallTrain", "ocannlSmallBackward", "ocannlSmallPredict", "ocannlBiggerTrain", "ocannlBiggerBackward", "ocannlBiggerPredict"}
+	if !slices.Equal(first[0].Kernels, want) {
+		t.Errorf("kernels %v, want %v", first[0].Kernels, want)
+	}
+	again := generate(t, dir, false, "./model")
+	if again[0].Status != Unchanged || string(again[0].Content) != string(first[0].Content) {
+		t.Fatal("regeneration is not byte-identical")
+	}
+	mustGo(t, dir, "vet", "./model")
+	mustGo(t, dir, "test", "./model")
+}

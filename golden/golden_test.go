@@ -99,7 +99,7 @@ func TestBadPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pkg := range []string{"shape", "spec", "verb", "nearmiss"} {
+	for _, pkg := range []string{"shape", "spec", "verb", "nearmiss", "hidden", "disagree", "modelsyntax"} {
 		t.Run(pkg, func(t *testing.T) {
 			_, err := gen.Generate([]string{"./" + pkg}, gen.Options{Dir: dir, Check: true})
 			list, ok := err.(gen.ErrorList)

@@ -1,0 +1,54 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/spec/program"
+)
+
+// FuzzModel: parsing, expanding and inferring any model text never
+// panics; it either fails with an error or yields entries whose
+// parameters have one shape each.
+func FuzzModel(f *testing.F) {
+	f.Add(moons)
+	f.Add("layer f[a=2](x) = x *. a\nloss l:\ninput x : 2 | 3\nreturn (f(x) ++ \"...|... => 0\")\n")
+	f.Add("layer r(x) = r(x)\nentry e:\ninput x : 2\nreturn r(x)\n")
+	f.Add("let a = dense[4]\nlet b = a\nentry e:\ninput x : 1 | 2\nreturn a(b(x))\n")
+	f.Add("entry e:\ninput x : 4 | 6,6,1\nreturn max_pool(conv2d_valid[2](x))\n")
+	f.Add("layer c[s](x) = x ++ \"$s*o<+k => o\" [\"k\"]\nentry e:\ninput x : 8\nreturn c[2](x)\n")
+	std, err := program.Parse(StdSource())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 2000 {
+			return
+		}
+		p, err := program.Parse(src)
+		if err != nil {
+			return
+		}
+		m, err := Expand(p, std)
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("Expand: error of type %T: %v", err, err)
+			}
+			return
+		}
+		inf, err := m.Infer()
+		if err != nil {
+			return
+		}
+		for i, e := range m.Entries {
+			for _, id := range e.Params {
+				if s := paramShape(inf.Graphs[i], id); s.String() != inf.Shapes[id].String() {
+					t.Fatalf("entry %s: %s has shape %s, model says %s", e.Name, id, s, inf.Shapes[id])
+				}
+			}
+			if err := inference.DeriveProjections(inf.Graphs[i]); err != nil {
+				return
+			}
+		}
+	})
+}
