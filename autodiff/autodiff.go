@@ -178,6 +178,18 @@ type builder struct {
 // operation, in reverse program order, accumulates (`=+`) into the
 // gradients of its operands using its own projections.
 func Backward(g *inference.Graph, loss int) (*Gradients, error) {
+	return buildBackward(g, loss, false)
+}
+
+// BackwardParams is Backward restricted to what training needs: only
+// tensors through which a parameter influences the loss get gradients,
+// so data inputs (and everything computed from data alone) get none and
+// their gradient loops are not generated.
+func BackwardParams(g *inference.Graph, loss int) (*Gradients, error) {
+	return buildBackward(g, loss, true)
+}
+
+func buildBackward(g *inference.Graph, loss int, paramsOnly bool) (*Gradients, error) {
 	if g == nil {
 		return nil, &Error{Op: -1, Msg: "no graph"}
 	}
@@ -198,6 +210,9 @@ func Backward(g *inference.Graph, loss int) (*Gradients, error) {
 	}
 	b := &builder{g: g, scratch: -1}
 	b.analyze(loss)
+	if paramsOnly {
+		b.pruneToParams()
+	}
 	gr := &Gradients{Graph: g, Loss: loss}
 	p, err := loopir.LowerExtended(g, func(p *loopir.Program) error {
 		b.p = p
@@ -241,6 +256,33 @@ func (b *builder) analyze(loss int) {
 				b.need[r] = true
 			}
 		}
+	}
+}
+
+// pruneToParams keeps b.need only for tensors that depend on a parameter
+// through differentiable operands.
+func (b *builder) pruneToParams() {
+	g := b.g
+	reach := make([]bool, len(g.Tensors))
+	for t, tt := range g.Tensors {
+		reach[t] = tt.Kind == inference.Param
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, op := range g.Ops {
+			if reach[op.LHS] {
+				continue
+			}
+			for i, r := range op.RHS {
+				if reach[r] && differentiable(op, i) {
+					reach[op.LHS], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for t := range b.need {
+		b.need[t] = b.need[t] && reach[t]
 	}
 }
 

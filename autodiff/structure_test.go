@@ -467,3 +467,36 @@ let loss = p ++ "i => 0"`)
 		}
 	}
 }
+
+// TestBackwardParams: only tensors a parameter influences get gradients.
+func TestBackwardParams(t *testing.T) {
+	g := compile(t, `
+input x : 4 | 3
+input y : 4 | 2
+let xs = x *. 2
+let d = ({w} * xs) - y
+let loss = (d *. d) ++ "...|... => 0"
+`)
+	loss := named(t, g, "loss")
+	gr, err := BackwardParams(g, loss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"x", "y", "xs"} {
+		if gr.Of(named(t, g, name)) >= 0 {
+			t.Errorf("%s has a gradient", name)
+		}
+	}
+	for _, name := range []string{"w", "d", "loss"} {
+		if gr.Of(named(t, g, name)) < 0 {
+			t.Errorf("%s has no gradient", name)
+		}
+	}
+	full, err := Backward(g, loss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Of(named(t, g, "x")) < 0 {
+		t.Error("Backward: x has no gradient")
+	}
+}

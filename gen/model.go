@@ -241,7 +241,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 			continue
 		}
 		gm.Loss = len(gm.Entries) - 1
-		gr, err := autodiff.Backward(g, rt)
+		gr, err := autodiff.BackwardParams(g, rt)
 		if err != nil {
 			return nil, nil, []*Error{ms.errAt(e.Pos, "loss %s: %v", e.Name, err)}
 		}

@@ -2,14 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ocannlgen/ocannlgen/autodiff"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/model"
+	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
 // cliFlags are the flags shared by the subcommands.
@@ -189,6 +193,9 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocannlgen infer: %v\n", err)
 		return 2
 	}
+	if prog, perr := program.Parse(src); perr == nil && isModel(prog) {
+		return inferModel(prog, f, stdout, stderr)
+	}
 	g, err := inference.InferSource(src)
 	if err != nil {
 		return reportError(err, f.file, f.json, stdout, stderr)
@@ -227,4 +234,136 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		prog.Dump(stdout)
 	}
 	return 0
+}
+
+// isModel reports whether a program holds model statements.
+func isModel(p *program.Program) bool {
+	for _, s := range p.Stmts {
+		switch s.(type) {
+		case *program.LayerStmt, *program.EntryStmt, *program.OptimStmt:
+			return true
+		}
+	}
+	return false
+}
+
+// inferModel expands and infers a model: the parameters' shapes, then
+// each entry's tensors (and with --loops its loop nests, and the loss's
+// backward pass).
+func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int {
+	std, err := program.Parse(model.StdSource())
+	if err != nil {
+		fmt.Fprintf(stderr, "ocannlgen infer: the standard library: %v\n", err)
+		return 1
+	}
+	m, err := model.Expand(prog, std)
+	if err != nil {
+		return reportModelError(err, f, stdout, stderr)
+	}
+	inf, err := m.Infer()
+	if err != nil {
+		return reportModelError(err, f, stdout, stderr)
+	}
+	type jsonParam struct {
+		ID     string `json:"id"`
+		Batch  []any  `json:"batch"`
+		Input  []any  `json:"input"`
+		Output []any  `json:"output"`
+	}
+	type jsonEntry struct {
+		Name    string       `json:"name"`
+		Loss    bool         `json:"loss"`
+		Result  string       `json:"result"`
+		Tensors []jsonTensor `json:"tensors"`
+	}
+	var params []jsonParam
+	for _, p := range m.Params {
+		s, ok := inf.Shapes[p.ID]
+		if !ok {
+			continue
+		}
+		params = append(params, jsonParam{ID: p.ID, Batch: jsonDims(s.Batch), Input: jsonDims(s.Input), Output: jsonDims(s.Output)})
+	}
+	if f.json {
+		var entries []jsonEntry
+		for i, e := range m.Entries {
+			je := jsonEntry{Name: e.Name, Loss: e.Loss, Result: e.Result, Tensors: []jsonTensor{}}
+			for _, n := range inf.Graphs[i].Named {
+				je.Tensors = append(je.Tensors, tensorJSON(inf.Graphs[i], n))
+			}
+			entries = append(entries, je)
+		}
+		writeJSON(stdout, map[string]any{"params": params, "entries": entries})
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "# parameters")
+	for _, p := range m.Params {
+		if s, ok := inf.Shapes[p.ID]; ok {
+			fmt.Fprintf(tw, "%s\tparam\t%s\n", p.ID, s.String())
+		}
+	}
+	for i, e := range m.Entries {
+		kind := "entry"
+		if e.Loss {
+			kind = "loss"
+		}
+		fmt.Fprintf(tw, "\n# %s %s (result %s)\n", kind, e.Name, e.Result)
+		for _, n := range inf.Graphs[i].Named {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Name, n.Kind, inf.Graphs[i].Tensors[n.Tensor].Shape)
+		}
+	}
+	_ = tw.Flush()
+	if !f.loops {
+		return 0
+	}
+	for i, e := range m.Entries {
+		g := inf.Graphs[i]
+		if err := inference.DeriveProjections(g); err != nil {
+			return reportModelError(&model.EntryError{Entry: e.Name, Err: err}, f, stdout, stderr)
+		}
+		fmt.Fprintf(stdout, "\n# loops of %s\n", e.Name)
+		if !e.Loss {
+			lp, err := loopir.Lower(g)
+			if err != nil {
+				return reportModelError(&model.EntryError{Entry: e.Name, Err: err}, f, stdout, stderr)
+			}
+			lp.Dump(stdout)
+			continue
+		}
+		gr, err := autodiff.BackwardParams(g, model.Tensor(g, e.Result))
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: loss %s: %v\n", f.file, e.Name, err)
+			return 1
+		}
+		fmt.Fprint(stdout, gr.Program.DumpOps(gr.Program.Ops[:gr.Forward]))
+		fmt.Fprintf(stdout, "\n# backward of %s\n", e.Name)
+		gr.Dump(stdout)
+	}
+	return 0
+}
+
+// reportModelError prints a model expansion or inference error.
+func reportModelError(err error, f cliFlags, stdout, stderr io.Writer) int {
+	var me *model.Error
+	if errors.As(err, &me) {
+		if f.json {
+			writeJSON(stdout, map[string]any{"error": jsonError{Kind: "model", Message: me.Msg, Line: me.Pos.Line, Col: me.Pos.Col}})
+			return 1
+		}
+		fmt.Fprintf(stderr, "%s:%d:%d: %s\n", displayName(f.file), me.Pos.Line, me.Pos.Col, me.Msg)
+		return 1
+	}
+	var ee *model.EntryError
+	if errors.As(err, &ee) {
+		return reportError(ee.Err, f.file, f.json, stdout, stderr)
+	}
+	return reportError(err, f.file, f.json, stdout, stderr)
+}
+
+func displayName(file string) string {
+	if file == "-" {
+		return "<stdin>"
+	}
+	return file
 }

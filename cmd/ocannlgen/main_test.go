@@ -83,3 +83,24 @@ func TestInferErrors(t *testing.T) {
 		t.Fatalf("unknown command: exit %d, want 2", code)
 	}
 }
+
+func TestInferModel(t *testing.T) {
+	src := "let net = mlp2[16, 16]\nloss train:\n  input x : 32 | 2\n  input y : 32 | 1\n  return hinge(net(x), y)\nentry predict:\n  input p : 1 | 2\n  return net(p)\n"
+	code, out, errOut := runCLI(t, src, "infer", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"net.w1  param  2 -> 16", "net.w3  param  16 -> 1", "# entry predict", "predict  let    1 | 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runCLI(t, src, "infer", "--loops", "-")
+	if code != 0 || !strings.Contains(out, "# backward of train") || !strings.Contains(out, "net.w1.grad") {
+		t.Errorf("--loops: exit %d\n%s", code, out)
+	}
+	code, _, errOut = runCLI(t, "loss l:\n  input x : 4 | 2\n  return hinge({w} * relu({v} * x), x)\n", "infer", "-")
+	if code != 1 || !strings.Contains(errOut, "<stdin>:3:") || !strings.Contains(errOut, `parameter "w"`) {
+		t.Errorf("unpinned hidden dim: exit %d, %q", code, errOut)
+	}
+}

@@ -427,8 +427,6 @@ func ocannlMoonsTrain(points *[32][2]float32, labels *[32][1]float32, pNetW1 *[3
 //	_train.1: 1 (let, local)
 //	_dim_b.1: 1 (dim, constant)
 //	train: 1 (let, output parameter loss)
-//	points.grad: [32 2] (let, local)
-//	labels.grad: [32 1] (let, local)
 //	net.w1.grad: [16 2] (let, output parameter gNetW1)
 //	_net/a1.1.grad: [32 16] (let, local)
 //	net.b1.grad: [16] (let, output parameter gNetB1)
@@ -522,8 +520,6 @@ func ocannlMoonsTrain(points *[32][2]float32, labels *[32][1]float32, pNetW1 *[3
 //	train[0] = _train.1[0] / _dim_b.1[0]
 //
 //	# zero the gradients
-//	fill points.grad with 0
-//	fill labels.grad with 0
 //	fill net.w1.grad with 0
 //	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
@@ -561,10 +557,6 @@ func ocannlMoonsTrain(points *[32][2]float32, labels *[32][1]float32, pNetW1 *[3
 //	# backprop of op 9 (_train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1): g2 =- g; g2 is _train.hinge#1/margin.1.grad
 //	for i0 in 0..31:
 //	  _train.hinge#1/margin.1.grad[i0, 0] -= _train.hinge#1/margin.2.grad[i0, 0]
-//
-//	# backprop of op 8 (_train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores): g1 =+ g * v2; g1 is labels.grad
-//	for i0 in 0..31:
-//	  labels.grad[i0, 0] += _train.hinge#1/margin.1.grad[i0, 0] * train.hinge#1/scores[i0, 0]
 //
 //	# backprop of op 8 (_train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores): g2 =+ v1 * g; g2 is train.hinge#1/scores.grad
 //	for i0 in 0..31:
@@ -635,12 +627,6 @@ func ocannlMoonsTrain(points *[32][2]float32, labels *[32][1]float32, pNetW1 *[3
 //	  for i1 in 0..15:
 //	    for i2 in 0..1:
 //	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * points[i0, i2]
-//
-//	# backprop of op 0 (_net/a1.1 = compose "*" of net.w1, points): g2 =+ v1 * g; g2 is points.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..15:  # reduction
-//	    for i2 in 0..1:
-//	      points.grad[i0, i2] += net.w1[i1, i2] * _net/a1.1.grad[i0, i1]
 func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, gNetW1 *[32]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[16]float32, gNetB3 *[1]float32, loss *[1]float32) {
 	var net_a1_1 [32][16]float32
 	var net_a1_2 [32][16]float32
@@ -654,8 +640,6 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	var train_hinge_1_margin_2 [32][1]float32
 	var train_hinge_1_margin [32][1]float32
 	var train_1 [1]float32
-	var points_grad [32][2]float32
-	var labels_grad [32][1]float32
 	var net_a1_1_grad [32][16]float32
 	var net_a1_2_grad [32][16]float32
 	var net_a1_grad [32][16]float32
@@ -825,11 +809,6 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 9 (_train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1): g2 =- g; g2 is _train.hinge#1/margin.1.grad
 	for i0 := range 32 {
 		train_hinge_1_margin_1_grad[i0][0] -= train_hinge_1_margin_2_grad[i0][0]
-	}
-
-	// backprop of op 8 (_train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores): g1 =+ g * v2; g1 is labels.grad
-	for i0 := range 32 {
-		labels_grad[i0][0] += train_hinge_1_margin_1_grad[i0][0] * train_hinge_1_scores[i0][0]
 	}
 
 	// backprop of op 8 (_train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores): g2 =+ v1 * g; g2 is train.hinge#1/scores.grad
@@ -1012,30 +991,6 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 			gNetW1Row := (*[2]float32)(gNetW1[2*i1 : 2*i1+2])
 			for i2 := range 2 {
 				gNetW1Row[i2] += net_a1_1_gradV * pointsRow2[i2]
-			}
-		}
-	}
-
-	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, points): g2 =+ v1 * g; g2 is points.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 32 {
-		points_gradRow := &points_grad[i0]
-		for i1 := 0; i1 < 16; i1 += 4 {
-			pNetW1Row2 := (*[2]float32)(pNetW1[2*i1 : 2*i1+2])
-			net_a1_1_gradV2 := net_a1_1_grad[i0][i1]
-			pNetW1Row3 := (*[2]float32)(pNetW1[2*i1+2 : 2*i1+4])
-			net_a1_1_gradV3 := net_a1_1_grad[i0][i1+1]
-			pNetW1Row4 := (*[2]float32)(pNetW1[2*i1+4 : 2*i1+6])
-			net_a1_1_gradV4 := net_a1_1_grad[i0][i1+2]
-			pNetW1Row5 := (*[2]float32)(pNetW1[2*i1+6 : 2*i1+8])
-			net_a1_1_gradV5 := net_a1_1_grad[i0][i1+3]
-			for i2 := range 2 {
-				acc10 := points_gradRow[i2]
-				acc10 += pNetW1Row2[i2] * net_a1_1_gradV2
-				acc10 += pNetW1Row3[i2] * net_a1_1_gradV3
-				acc10 += pNetW1Row4[i2] * net_a1_1_gradV4
-				acc10 += pNetW1Row5[i2] * net_a1_1_gradV5
-				points_gradRow[i2] = acc10
 			}
 		}
 	}
