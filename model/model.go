@@ -230,7 +230,7 @@ func Expand(user, std *program.Program) (*Model, error) {
 		switch s := s.(type) {
 		case *program.LayerStmt:
 		case *program.LetStmt:
-			in, ok := s.Expr.(*program.Instance)
+			in, ok := x.asInstance(s.Expr)
 			if !ok {
 				return nil, fail(s.Pos, "at model level, let binds a layer instance (let net = mlp[16]); tensors are computed inside entry points")
 			}
@@ -341,6 +341,20 @@ func optim(s *program.OptimStmt) (*Optim, error) {
 		return nil, fail(s.Pos, "nesterov needs momentum > 0")
 	}
 	return o, nil
+}
+
+// asInstance reads the right-hand side of a let as an instance: LAYER[...]
+// or a bare layer name (an instance with the default configuration).
+func (x *expander) asInstance(e program.Expr) (*program.Instance, bool) {
+	switch e := e.(type) {
+	case *program.Instance:
+		return e, true
+	case *program.Ident:
+		if _, ok := x.layers[e.Name]; ok {
+			return &program.Instance{Pos: e.Pos, Layer: e.Name}, true
+		}
+	}
+	return nil, false
 }
 
 // instantiate creates an instance of in.Layer named name under parent
@@ -521,7 +535,13 @@ func (x *expander) bodyStmt(s program.Stmt, sc *scope) error {
 		if err := x.defineName(sc, s.Name, s.Pos); err != nil {
 			return err
 		}
-		if in, ok := s.Expr.(*program.Instance); ok {
+		in, ok := x.asInstance(s.Expr)
+		if id, isID := s.Expr.(*program.Ident); isID {
+			if _, bound := sc.vars[id.Name]; bound {
+				ok = false // a tensor or instance of the scope shadows the layer
+			}
+		}
+		if ok {
 			var inst *instance
 			if sc.inst != nil {
 				inst = sc.inst.children[s.Name]

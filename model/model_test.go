@@ -78,3 +78,13 @@ func tensorShape(t *testing.T, g *inference.Graph, name string) string {
 	t.Fatalf("no tensor %s", name)
 	return ""
 }
+
+func TestBareLayerInstance(t *testing.T) {
+	m, err := expand(t, "let ln = layer_norm\nentry f:\n  input x : 4 | 3\n  return ln(x)\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(SortedIDs(m.Params), " "); got != "ln.beta ln.gamma" {
+		t.Errorf("params %s", got)
+	}
+}
