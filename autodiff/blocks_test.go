@@ -61,8 +61,9 @@ package autodiff
 //     divided by the window size) with a constant-0 window tensor
 //     `(0.0 + 0.0)` whose axes carry the window labels wh, ww. The form
 //     without a window tensor (a unary `@^^` / `++` with wh, ww only inside
-//     the operand's affine axes) passes inference and the gradient check
-//     but computes the wrong values (TestUnaryWindowPool, an engine bug).
+//     the operand's affine axes) is equivalent since projection inference
+//     iterates labels that occur only in affine indices
+//     (TestUnaryWindowPool; it computed wrong values before that fix).
 //   - "Mean over the batch" captures the batch row as a named row variable
 //     (`..b..`) and divides by `dim b`, the product of its axes' sizes.
 //   - attention's w_o output width is inferred from use; a residual
@@ -737,28 +738,22 @@ let result = y + {bias = 0.}`)
 
 // TestUnaryWindowPool checks the pooling form without a window tensor: a
 // unary @^^ / ++ whose window labels occur only inside the operand's
-// affine axes, sized by dim. Shape inference accepts it and uses the
-// window size for the output size, but projection inference gives the
-// window label no iterator (it has no axis of its own), so the kernel term
-// is dropped: `x ++ "2*o<+w => o" ["w"]` with dim w = 2 reads x[2*o] only
-// instead of summing x[2*o] + x[2*o+1]. The gradient is consistent with
-// that wrong forward pass (the gradient check passes), so only a forward
-// comparison shows it. std.ocl therefore uses OCANNL's form with a
-// constant-0 window tensor (0.0 + 0.0). This test skips while the engine
-// behaves so; once it passes, the unary form is usable.
+// affine axes, sized by dim. Projection inference gives such a window
+// label its own (reduction) iterator although it has no axis of its own:
+// `x ++ "2*o<+w => o" ["w"]` with dim w = 2 sums x[2*o] + x[2*o+1]. Before
+// that was fixed the term was dropped, and the gradient check passed on
+// the wrong forward pass, so this test compares forward values too.
 func TestUnaryWindowPool(t *testing.T) {
-	wrong := 0
 	t.Run("1-D sum", func(t *testing.T) {
 		v, g := blkForward(t, "1-D", "input x : 6 = range\nlet y = x ++ \"2*o<+w => o\" [\"w\"]\ndim w = 2", map[string]gen{"x": keep})
 		got, want := v("y"), []float64{1, 5, 9}
 		if !slices.Equal(got, want) {
-			wrong++
 			for _, op := range g.Ops {
 				if op.Proj != nil && op.SpecSrc != "" {
 					t.Logf("%q: labels %v, LHS %v, RHS %v", op.SpecSrc, op.Labels, op.Proj.LHS, op.Proj.RHS)
 				}
 			}
-			t.Logf("y = %v, want %v", got, want)
+			t.Errorf("y = %v, want %v", got, want)
 		}
 	})
 	for _, max := range []bool{true, false} {
@@ -779,14 +774,10 @@ dim ww = 2`
 			v, _ := blkForward(t, name, src, gens)
 			want := poolRef(v("x"), 2, 6, 4, 3, 2, 2, max)
 			if got := v("result"); !slices.EqualFunc(got, want, func(a, b float64) bool { return math.Abs(a-b) <= 1e-12 }) {
-				wrong++
-				t.Logf("result[:4] = %v, want %v", got[:4], want[:4])
+				t.Errorf("result[:4] = %v, want %v", got[:4], want[:4])
 			}
 			gradCheck(t, gcase{name: name, src: weighted(src, "result"), gens: gens})
 		})
-	}
-	if wrong > 0 {
-		t.Skipf("engine bug: %d unary window pools compute the wrong values (window labels without an axis are not iterated)", wrong)
 	}
 }
 

@@ -17,9 +17,10 @@ import (
 //     identities");
 //  2. the operation's constraints are re-derived against the solved shapes
 //     and elaborated to projection equations: Eq (co-iterate), Pin (a fixed
-//     index), Iter (must be traversed), Force (a concatenation component:
-//     iterated even at size 1); broadcasting severs (the size-1 operand
-//     axis is pinned to 0 instead of unified);
+//     index), Iter (must be traversed: every axis, and every label of an
+//     affine index, which may have no axis of its own), Force (a
+//     concatenation component: iterated even at size 1); broadcasting
+//     severs (the size-1 operand axis is pinned to 0 instead of unified);
 //  3. the equations are solved by union-find with pins and an iterate set,
 //     and each class is labeled: its pin, else a fresh iterator when
 //     iterated with size > 1 (or forced), else the fixed index 0;
@@ -306,10 +307,20 @@ func (p *projProblem) spec() error {
 		case spec.AxisFixed:
 			p.eqs = append(p.eqs, peq{k: peqPin, a: n, val: ax.Fixed})
 		case spec.AxisAffine:
+			// The affine axis itself gets no loop (its index is computed in
+			// stratum 2), but its labels are traversed: rule 6 applied to
+			// the label's own range. A label that occurs only inside
+			// affine indices (a pooling window written `2*o<+w` with no
+			// window operand) is unified with no axis, so without this
+			// marker its class would label Fix 0 and the kernel term
+			// would be dropped. Its size is the label's solved dim, as for
+			// a label on an RHS axis that the LHS omits (a reduction).
 			a := ax.Affine
 			d := &derivedIdx{affine: true, stride: a.Stride, over: label(a.Over), offset: a.Offset, kernel: -1}
+			p.eqs = append(p.eqs, peq{k: peqIter, a: d.over})
 			if a.Conv != nil {
 				d.conv, d.padded, d.dilation, d.kernel = true, a.Conv.Padded, a.Conv.Dilation, label(a.Conv.Kernel)
+				p.eqs = append(p.eqs, peq{k: peqIter, a: d.kernel})
 			}
 			p.derived[n] = d
 		case spec.AxisConcat:

@@ -225,6 +225,7 @@ func TestProjectionCanonicity(t *testing.T) {
 		"input img : 9,9,2 = range\nlet o = (img +* \"... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc..\" [\"kh\"; \"kw\"; \"oc\"] {k}) + {bias = 0}\ndim kh = 3\ndim kw = 3\ndim oc = 4\n",
 		"input base : 4,4 = range\nlet img = base - 16\nlet conv_out = img +* \"oh=+kh, ow=+kw; kh, kw => oh, ow\" [\"kh\"; \"kw\"] (1.0 + 0.0)\ndim kh = 3\ndim kw = 3\n",
 		"input x : 32 | 2 = range\nlet h = relu ({w} * x + {b = 0.; o=[16]})\n",
+		"input x : 2 | 6,4,3 = range\nlet y = x @^^ \"... | 2*oh=+wh, 2*ow<+ww, ..c.. => ... | oh, ow, ..c..\" [\"wh\"; \"ww\"]\ndim wh = 2\ndim ww = 2\n",
 	}
 	rng := rand.New(rand.NewPCG(7, 9))
 	for _, src := range srcs {
@@ -250,6 +251,134 @@ func TestProjectionCanonicity(t *testing.T) {
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("%s: shuffled equations changed the projections:\n%s\nvs\n%s", op.Desc, projSummary(got), projSummary(want))
 				}
+			}
+		}
+	}
+}
+
+// TestAffineOnlyLabelsIterated: a label that occurs only inside affine
+// indices, with no axis of its own in any operand (a pooling window
+// written without a window tensor, `x ++ "2*o<+w => o" ["w"]`), is a
+// product-space iterator sized by its solved dim, exactly like a label on
+// an RHS axis that the LHS omits. It used to be labeled Fix 0, dropping
+// the kernel term (reading x[2*o] instead of summing the window).
+func TestAffineOnlyLabelsIterated(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, lhs, want string
+		pad                  map[string][]Padding // tensor padding (nil: none)
+	}{
+		{"strided valid window, unary", `
+input x : 6 = range
+let y = x ++ "2*o<+w => o" ["w"]
+dim w = 2`, "y", "[3][2] | [i0] | [2*i0+i1] | zero acc", nil},
+		{"unit-stride valid window", `
+input x : 6 = range
+let y = x ++ "o<+w => o" ["w"]
+dim w = 2`, "y", "[5][2] | [i0] | [i0+i1] | zero acc", nil},
+		{"padded window contributes the margin", `
+input x : 6 = range
+let y = x ++ "o=+w => o" ["w"]
+dim w = 3`, "y", "[6][3] | [i0] | [i0+i1-1] | zero acc", map[string][]Padding{"x": {{Left: 1, Right: 2}}}},
+		{"padded strided window", `
+input x : 6 = range
+let y = x ++ "2*o=+w => o" ["w"]
+dim w = 2`, "y", "[3][2] | [i0] | [2*i0+i1-1] | zero acc", map[string][]Padding{"x": {{Left: 1, Right: 1}}}},
+		{"dilated window", `
+input x : 7 = range
+let y = x ++ "o<+3*w => o" ["w"]
+dim w = 2`, "y", "[4][2] | [i0] | [i0+3*i1] | zero acc", nil},
+		{"binary: the window label is in the affine index only", `
+input x : 6 = range
+input z : 3 = range
+let y = x +* "2*o<+w; o => o" ["w"] z
+dim w = 2`, "y", "[3][2] | [i0] | [2*i0+i1] ; [i0] | zero acc", nil},
+		{"max pool over two affine-only window labels", `
+input x : 2 | 6,4,3 = range
+let y = x @^^ "... | 2*oh<+wh, 2*ow<+ww, ..c.. => ... | oh, ow, ..c.." ["wh"; "ww"]
+dim wh = 2
+dim ww = 2`, "y", "[2][3][2][3][2][2] | [i0,i1,i2,i3] | [i0,2*i1+i4,2*i2+i5,i3] | zero acc", nil},
+		{"the stride label only in the affine index", `
+input x : 6 = range
+let y = x ++ "2*o<+w => w" ["o"]
+dim o = 3`, "y", "[2][3] | [i0] | [2*i1+i0] | zero acc", nil},
+		{"LHS affine only: shifted copies accumulate", `
+input x : 3 = range
+let y = x ++ "a => a<+b" ["b"]
+dim b = 2`, "y", "[3][2] | [i0+i1] | [i0] | zero acc", nil},
+		{"a size-1 window earns no factor", `
+input x : 6 = range
+let y = x ++ "o<+w => o" ["w"]
+dim w = 1`, "y", "[6] | [i0] | [i0] | store", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := derive(t, tc.src)
+			op := lastOpOf(t, g, tc.lhs)
+			if got := projSummary(op.Proj); got != tc.want {
+				t.Errorf("\ngot  %s\nwant %s", got, tc.want)
+			}
+			for _, tn := range g.Tensors {
+				if want := tc.pad[tn.Name]; !reflect.DeepEqual(tn.Padding, want) {
+					t.Errorf("%s padding %v, want %v", tn.Name, tn.Padding, want)
+				}
+			}
+			checkProjBounds(t, g)
+		})
+	}
+}
+
+// checkProjBounds enumerates the product space of every op (uncoupled
+// factors only) and checks that each index stays inside its axis extended
+// by the tensor's padding margins: valid windows read in bounds, padded
+// ones within the margins they contributed.
+func checkProjBounds(t *testing.T, g *Graph) {
+	t.Helper()
+	for _, op := range g.Ops {
+		p := op.Proj
+		if p == nil {
+			continue
+		}
+		for _, f := range p.Product {
+			if len(f.Iters) != 1 {
+				t.Fatalf("%s: coupled factor not supported by the bounds check", op.Desc)
+			}
+		}
+		check := func(tid int, idx []Index, dims []int, env []int) {
+			tn := g.Tensors[tid]
+			for ax, x := range idx {
+				v := x.Offset
+				switch x.Kind {
+				case IdxIter:
+					v = env[x.Iter]
+				case IdxAffine:
+					for _, tm := range x.Terms {
+						v += tm.Coeff * env[tm.Iter]
+					}
+				}
+				lo, hi := 0, dims[ax]
+				if tn.Padding != nil {
+					lo, hi = -tn.Padding[ax].Left, hi+tn.Padding[ax].Right
+				}
+				if v < lo || v >= hi {
+					t.Fatalf("%s: %s axis %d index %s = %d at %v, outside [%d,%d)", op.Desc, tn.Name, ax, x, v, env, lo, hi)
+				}
+			}
+		}
+		env := make([]int, p.NumIters)
+		for {
+			check(op.LHS, p.LHS, p.LHSDims, env)
+			for i, r := range p.RHS {
+				check(op.RHS[i], r, p.RHSDims[i], env)
+			}
+			i := 0
+			for ; i < len(env); i++ {
+				env[i]++
+				if env[i] < p.Extent[i] {
+					break
+				}
+				env[i] = 0
+			}
+			if i == len(env) {
+				break
 			}
 		}
 	}
