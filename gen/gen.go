@@ -402,6 +402,9 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 						ms = &modelSrc{fset: p.Fset, spec: ts, head: d}
 						byType[ts] = ms
 						models = append(models, ms)
+					case ms == nil && !modelLineVerbs[d.Verb]:
+						errs = append(errs, d.errAt(d.VerbCol,
+							"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb))
 					case ms == nil:
 						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s on type %s must follow an //ocannl:model line", d.Verb, ts.Name.Name))
 					case !modelLineVerbs[d.Verb]:

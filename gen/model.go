@@ -224,9 +224,6 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		if err != nil {
 			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
 		}
-		if bad := paddedParam(lp, params); bad != "" {
-			return nil, nil, []*Error{ms.errAt(e.Pos, "entry %s: tensor %s needs padding for a convolution, which is not supported for model inputs and parameters yet; apply the padded convolution to a computed tensor (for example id(x))", e.Name, bad)}
-		}
 		doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, typeName)
 		if e.Loss {
 			doc += " (forward only) and returns the loss."
@@ -263,20 +260,6 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 			Doc: []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, typeName)}})
 	}
 	return gm, kernels, nil
-}
-
-// paddedParam returns the name of a kernel parameter's tensor that
-// lowering padded, or "".
-func paddedParam(p *loopir.Program, params []gocode.Param) string {
-	for _, pr := range params {
-		ti := &p.Tensors[pr.Tensor]
-		for _, pd := range ti.Padding {
-			if pd.Left != 0 || pd.Right != 0 {
-				return ti.Name
-			}
-		}
-	}
-	return ""
 }
 
 // modelErr converts an expansion or inference error.

@@ -41,6 +41,65 @@ let p3 = recip (v *. v + 1) + recip_sqrt (v *. v + 1) + neg u + sat01 u + relu v
 let p4 = where (u < v) u v + (u = v) + (u <> v) + not (u < 0) + fma u v w + u **. 2
 let o = p1 + p2 + p3 + p4 /. 3`
 
+const padParam1DSrc = `
+input x : 11
+input w : 3
+let y = x +* "o=+k; k => o" w`
+
+// 2 images of 8x9 pixels with 3 channels, a 3x3 kernel to 4 channels.
+const padParam2DSrc = `
+input img : 2 | 8, 9, 3
+input k2 : 3, 3, 3 -> 4
+let c2 = img +* "... | oh=+kh, ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." k2`
+
+const padParamStrideSrc = `
+input img : 2 | 8, 6, 3
+input k2 : 3, 3, 3 -> 4
+let c2 = img +* "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." k2`
+
+// Max pools over padded windows: the margins must hold -inf (the random
+// inputs are negative about half the time).
+const padParamPoolSrc = `
+input img : 6,8
+leaf win : 3,3 = 0
+let mp = img @^+ "oh=+wh, ow=+ww; wh, ww => oh, ow" win
+let ms = img @^+ "2*oh=+wh, 2*ow=+ww; wh, ww => oh, ow" win`
+
+// One padded input read with margins 0, then -inf, then 0 again.
+const padParamSharedSrc = `
+input x : 6
+input u : 3
+leaf w : 3 = 0
+let c = x +* "o=+k; k => o" u
+let p = x @^+ "o=+k; k => o" w
+let c2 = x +* "o=+k; k => o" u`
+
+// A padded result read with margins 0, -inf, 0.
+const padOutResultSrc = `
+input x0 : 6
+input u : 3
+leaf w : 3 = 0
+let x = relu x0 - 0.5
+let c = x +* "o=+k; k => o" u
+let p = x @^+ "o=+k; k => o" w
+let c2 = x +* "o=+k; k => o" u`
+
+const padOut2DSrc = `
+input img0 : 2 | 8, 9, 3
+input k2 : 3, 3, 3 -> 4
+let img = relu img0
+let c2 = img +* "... | oh=+kh, ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." k2`
+
+// A leaf updated in place and read by padded operations.
+const padOutInPlaceSrc = `
+input t : 6
+input v : 6
+input u : 3
+leaf w : 3 = 0
+t =+ v
+let c = t +* "o=+k; k => o" u
+let p = t @^+ "o=+k; k => o" w`
+
 // e2eCases covers the kernels the emitter must get right.
 func e2eCases(t testing.TB) []ecase {
 	mlp, err := os.ReadFile("../../examples/programs/mlp.ocl")
@@ -131,6 +190,31 @@ let x = x0 *. 1
 let c = x +* "o=+k; k => o" u
 let p = x @^+ "o=+k; k => o" w
 let c2 = x +* "o=+k; k => o" u`, []pspec{pa("x0"), pa("u"), out(pa("c")), out(pa("p")), out(sl("c2"))}},
+		// Padded convolutions reading kernel inputs directly: the
+		// parameter keeps its unpadded type and is copied into a padded
+		// local on entry.
+		{"PadParam1D", "float32", padParam1DSrc, ptrs("x", "w", "y")},
+		{"PadParam1D64S", "float64", padParam1DSrc, []pspec{sl("x"), sl("w"), out(sl("y"))}},
+		{"PadParam2D", "float32", padParam2DSrc, ptrs("img", "k2", "c2")},
+		{"PadParam2D64", "float64", padParam2DSrc, ptrs("img", "k2", "c2")},
+		{"PadParam2DS", "float32", padParam2DSrc, []pspec{sl("img"), sl("k2"), out(sl("c2"))}},
+		{"PadParam2DFlat64", "float64", padParam2DSrc, []pspec{{name: "img", flat: true}, pa("k2"), out(pa("c2"))}},
+		{"PadParam2DRegrouped", "float32", padParam2DSrc, []pspec{{name: "img", dims: []int{16, 27}}, pa("k2"), out(pa("c2"))}},
+		{"PadParamStride2", "float32", padParamStrideSrc, ptrs("img", "k2", "c2")},
+		{"PadParamStride2x64S", "float64", padParamStrideSrc, []pspec{sl("img"), pa("k2"), out(sl("c2"))}},
+		{"PadParamPool", "float32", padParamPoolSrc, []pspec{pa("img"), out(pa("mp")), out(pa("ms"))}},
+		{"PadParamPool64S", "float64", padParamPoolSrc, []pspec{sl("img"), out(sl("mp")), out(pa("ms"))}},
+		{"PadParamShared", "float32", padParamSharedSrc, []pspec{pa("x"), pa("u"), out(pa("c")), out(pa("p")), out(sl("c2"))}},
+		{"PadParamShared64S", "float64", padParamSharedSrc, []pspec{sl("x"), sl("u"), out(sl("c")), out(pa("p")), out(pa("c2"))}},
+		// Padded tensors bound to Output parameters: computed in a padded
+		// local (results start as zeros, in-place leaves are copied in)
+		// whose interior is copied out at the end.
+		{"PadOutResult", "float32", padOutResultSrc, []pspec{pa("x0"), pa("u"), out(pa("x")), out(pa("c")), out(pa("p")), out(sl("c2"))}},
+		{"PadOutResult64S", "float64", padOutResultSrc, []pspec{sl("x0"), sl("u"), out(sl("x")), out(sl("c")), out(pa("p")), out(pa("c2"))}},
+		{"PadOutResult2D", "float32", padOut2DSrc, []pspec{pa("img0"), pa("k2"), out(pa("img")), out(pa("c2"))}},
+		{"PadOutResult2DFlat64", "float64", padOut2DSrc, []pspec{pa("img0"), pa("k2"), {name: "img", out: true, flat: true}, out(sl("c2"))}},
+		{"PadOutInPlace", "float32", padOutInPlaceSrc, []pspec{out(pa("t")), pa("v"), pa("u"), out(pa("c")), out(pa("p"))}},
+		{"PadOutInPlace64S", "float64", padOutInPlaceSrc, []pspec{out(sl("t")), sl("v"), sl("u"), out(sl("c")), out(sl("p"))}},
 		{"Interleave", "float32", `
 input t1 : 4
 input t2 : 4
@@ -190,6 +274,13 @@ input k2 : 3,3
 let img = img0 *. 1
 let c2 = img +* "oh=+kh, ow=+kw; kh, kw => oh, ow" k2`
 
+// A padded convolution reading the kernel's input directly (copied
+// into a padded local on entry).
+const benchConvParamSrc = `
+input img : 32,32,4
+input k2 : 3,3,4 -> 8
+let c2 = img +* "oh=+kh, ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => oh, ow, ..oc.." k2`
+
 const benchMatMulSrc = `
 input a : 64,64
 input b : 64,64
@@ -212,6 +303,8 @@ func benchKernels(t testing.TB) []*Kernel {
 	add("BenchMatMul", benchMatMulSrc, pa("a"), pa("b"), out(pa("c")))
 	add("BenchMatMulS", benchMatMulSrc, sl("a"), sl("b"), out(sl("c")))
 	add("BenchConv", benchConvSrc, pa("img0"), pa("k2"), out(pa("c2")))
+	add("BenchConvParam", benchConvParamSrc, pa("img"), pa("k2"), out(pa("c2")))
+	add("BenchConvParamS", benchConvParamSrc, sl("img"), sl("k2"), out(sl("c2")))
 	add("BenchMLP", string(mlp), pa("points"), out(pa("loss")))
 	return ks
 }
@@ -227,6 +320,11 @@ var (
 	cvK              [3][3]float32
 	mlpPoints        [32][2]float32
 	mlpLoss          [1]float32
+	cpImg            [32][32][4]float32
+	cpK              [8][3][3][4]float32
+	cpOut            [32][32][8]float32
+	cpSImg, cpSK     = make([]float32, 32*32*4), make([]float32, 8*3*3*4)
+	cpSOut           = make([]float32, 32*32*8)
 )
 
 func BenchmarkMatMul(b *testing.B) {
@@ -247,6 +345,20 @@ func BenchmarkConv(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		BenchConv(&cvImg, &cvK, &cvOut)
+	}
+}
+
+func BenchmarkConvParam(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		BenchConvParam(&cpImg, &cpK, &cpOut)
+	}
+}
+
+func BenchmarkConvParamSlice(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		BenchConvParamS(cpSImg, cpSK, cpSOut)
 	}
 }
 
@@ -336,7 +448,7 @@ func TestGenerated(t *testing.T) {
 			t.Fatalf("go test -bench: %v\n%s", err, o)
 		}
 		allocs := parseAllocs(o)
-		for _, name := range []string{"BenchmarkMatMul", "BenchmarkMatMulSlice", "BenchmarkConv", "BenchmarkMLP"} {
+		for _, name := range []string{"BenchmarkMatMul", "BenchmarkMatMulSlice", "BenchmarkConv", "BenchmarkConvParam", "BenchmarkConvParamSlice", "BenchmarkMLP"} {
 			n, ok := allocs[name]
 			if !ok {
 				t.Errorf("%s: no result in\n%s", name, o)

@@ -282,9 +282,10 @@ let y = x +* "o=+k; k => o" w`, nil)
 		f    *File
 		want string
 	}{
-		{"padded parameter", &File{Package: "k", Kernels: []*Kernel{{Name: "Conv", Elem: "float32", Prog: padded, Params: []Param{
-			{Name: "x", Tensor: named(t, g, "x")}, {Name: "y", Tensor: named(t, g, "y"), Output: true}}}}},
-			"padded operands are not supported as parameters: x"},
+		// A padded input's array holds the unpadded tensor, not the buffer.
+		{"padded parameter dims", &File{Package: "k", Kernels: []*Kernel{{Name: "Conv", Elem: "float32", Prog: padded, Params: []Param{
+			{Name: "x", Tensor: named(t, g, "x"), ArrayDims: padded.Tensors[named(t, g, "x")].BufDims}, {Name: "y", Tensor: named(t, g, "y"), Output: true}}}}},
+			"parameter x: array dims [14] do not fit tensor x of dims [11]"},
 		{"written input", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Params[2].Output = false })}},
 			"parameter c (tensor c) is written by the program but is not marked Output"},
 		{"element type", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Elem = "float16" })}}, `element type "float16"`},
@@ -357,5 +358,43 @@ func TestNoRedundantWork(t *testing.T) {
 	}
 	if fills == 0 {
 		t.Errorf("the test program has no pre-fills")
+	}
+}
+
+// TestPaddedParam: an input parameter read by a padded convolution keeps
+// its unpadded type and is copied into a padded local once, before the
+// first margin reset; the margins then follow the program's resets.
+func TestPaddedParam(t *testing.T) {
+	b := build(t, caseNamed(t, "PadParamShared"))
+	fn := funcText(t, renderKernels(t, b.k), "PadParamShared")
+	if !strings.Contains(fn, "func PadParamShared(x *[6]float32, u *[3]float32,") {
+		t.Errorf("signature:\n%s", fn)
+	}
+	decl, cp := strings.Index(fn, "var xPad [9]float32\n"), strings.Index(fn, "copy(xPad[1:7], x[:])\n")
+	reset := strings.Index(fn, "xPad[0] = ")
+	if decl < 0 || cp < decl || reset < cp || strings.Count(fn, "copy(") != 1 {
+		t.Errorf("padded copy:\n%s", fn)
+	}
+	// Fresh zero margins for c, -inf for p, zeros again for c2.
+	if n := strings.Count(fn, "xPad[0] = "); n != 2 || !strings.Contains(fn, "xPad[0] = float32(math.Inf(-1))") || !strings.Contains(fn, "xPad[0] = 0") {
+		t.Errorf("margin resets (%d):\n%s", n, fn)
+	}
+	// Nothing reads x but the copy.
+	if strings.Count(fn, "x[") != 1 {
+		t.Errorf("reads of x:\n%s", fn)
+	}
+	// A flat slice is length-checked against the unpadded size and copied
+	// row by row; a parameter array with one axis per tensor axis is
+	// copied in runs of sub-arrays starting at the last padded axis.
+	s := build(t, caseNamed(t, "PadParam2DS"))
+	fn = funcText(t, renderKernels(t, s.k), "PadParam2DS")
+	if !strings.Contains(fn, "if len(img) != 432 {") || !strings.Contains(fn, "imgArr := (*[432]float32)(img)") ||
+		!strings.Contains(fn, "copy(imgPad[j][j2+1][j3+1][:], imgArr[216*j+27*j2+3*j3:216*j+27*j2+3*j3+3])") {
+		t.Errorf("slice copy:\n%s", fn)
+	}
+	a := build(t, caseNamed(t, "PadParam2D"))
+	fn = funcText(t, renderKernels(t, a.k), "PadParam2D")
+	if !strings.Contains(fn, "copy(imgPad[j][j2+1][1:10], img[j][j2][:])") {
+		t.Errorf("array copy:\n%s", fn)
 	}
 }

@@ -16,8 +16,9 @@ import (
 type skind int
 
 const (
-	// sLocal: a local array (intermediates, initialized leaves), of the
-	// buffer's dims (padding margins included).
+	// sLocal: a local array (intermediates, initialized leaves, padded
+	// copies of parameters), of the buffer's dims (padding margins
+	// included).
 	sLocal skind = iota
 	// sPtr: a PtrArray parameter.
 	sPtr
@@ -42,7 +43,10 @@ type tstore struct {
 	gstride []int
 	size    int
 	value   float64 // sConst
-	param   *Param
+	// param is the parameter bound to the tensor. For a padded tensor
+	// the storage is a local (the padded copy) and the parameter's own
+	// storage is kgen.pin's.
+	param *Param
 	// slice is the Slice parameter a view converts (empty otherwise).
 	slice string
 	// deref: the whole array is *name (a pointer parameter or view).
@@ -112,6 +116,11 @@ type kgen struct {
 	marginKnown []bool
 	marginVal   []float64
 	synth       int
+	// pin[t] is the storage of the parameter bound to padded tensor t
+	// (unpadded: the tensor's Dims). The function copies an input, or a
+	// leaf bound to an Output parameter, into the padded local k.st[t] on
+	// entry, and copies an Output's interior back at the end.
+	pin map[int]*tstore
 }
 
 const synthBase = 1 << 24
@@ -169,7 +178,7 @@ func visitExpr(e loopir.Expr, f func(*loopir.Load)) {
 
 // newKgen validates the kernel and binds every tensor to its storage.
 func newKgen(kn *Kernel) (*kgen, error) {
-	k := &kgen{k: kn, p: kn.Prog, elem: kn.Elem, names: newNamer(), loopNames: map[int]string{}, varUse: map[int]int{}}
+	k := &kgen{k: kn, p: kn.Prog, elem: kn.Elem, names: newNamer(), loopNames: map[int]string{}, varUse: map[int]int{}, pin: map[int]*tstore{}}
 	if kn.Elem != "float32" && kn.Elem != "float64" {
 		return nil, k.fail("element type %q (want float32 or float64)", kn.Elem)
 	}
@@ -212,7 +221,12 @@ func newKgen(kn *Kernel) (*kgen, error) {
 			case *loopir.Fill:
 				t = s.Tensor
 			case *loopir.ResetPadding:
-				t = s.Tensor
+				// Margins are not cells of the tensor: a padded input
+				// stays an input (its margins live in the local copy).
+				if s.Tensor < 0 || s.Tensor >= n {
+					err = k.fail("statement on tensor %d, which does not exist", s.Tensor)
+				}
+				return
 			case *loopir.FetchStmt:
 				t, fetch = s.Tensor, true
 			default:
@@ -257,19 +271,23 @@ func newKgen(kn *Kernel) (*kgen, error) {
 	for i := range kn.Params {
 		pr := &kn.Params[i]
 		ti := &p.Tensors[pr.Tensor]
-		if padded(ti) {
-			return nil, k.fail("padded operands are not supported as parameters: %s", ti.Name)
-		}
+		pad := padded(ti)
 		if k.written[pr.Tensor] && !pr.Output {
 			return nil, k.fail("parameter %s (tensor %s) is written by the program but is not marked Output", pr.Name, ti.Name)
 		}
-		size := prod(ti.BufDims)
+		// The parameter holds the tensor without margins: a padded
+		// tensor lives in a padded local, copied in and out.
+		dims := ti.BufDims
+		if pad {
+			dims = ti.Dims
+		}
+		size := prod(dims)
 		s := tstore{param: pr, size: size, name: pr.Name, deref: true}
 		switch pr.Kind {
 		case PtrArray:
 			s.kind, s.adims = sPtr, pr.ArrayDims
 			if s.adims == nil {
-				s.adims = ti.BufDims
+				s.adims = dims
 				if len(s.adims) == 0 {
 					s.adims = []int{1}
 				}
@@ -281,10 +299,24 @@ func newKgen(kn *Kernel) (*kgen, error) {
 			return nil, k.fail("parameter %s: unknown kind %d", pr.Name, pr.Kind)
 		}
 		var ok bool
-		if s.groups, s.gstride, ok = regroup(ti.BufDims, s.adims); !ok || len(s.adims) == 0 {
-			return nil, k.fail("parameter %s: array dims %v do not fit tensor %s of dims %v", pr.Name, s.adims, ti.Name, ti.BufDims)
+		if s.groups, s.gstride, ok = regroup(dims, s.adims); !ok || len(s.adims) == 0 {
+			return nil, k.fail("parameter %s: array dims %v do not fit tensor %s of dims %v", pr.Name, s.adims, ti.Name, dims)
 		}
-		k.st[pr.Tensor] = s
+		if !pad {
+			k.st[pr.Tensor] = s
+			continue
+		}
+		// The padded copy: a local whose margins start as zeros (the
+		// interpreter's initial margins) and are reset by the program's
+		// ResetPadding statements like any padded local's. A result or
+		// target bound to an Output parameter starts as zeros, like the
+		// interpreter's (no copy in).
+		k.pin[pr.Tensor] = &s
+		bd := ti.BufDims
+		groups, gstride, _ := regroup(bd, bd)
+		k.st[pr.Tensor] = tstore{kind: sLocal, name: k.names.fresh(goName(pr.Name) + "Pad"), adims: bd, groups: groups, gstride: gstride, size: prod(bd), param: pr}
+		k.marginKnown[pr.Tensor] = true
+		k.fresh[pr.Tensor] = !k.copiesIn(pr)
 	}
 	for t := range p.Tensors {
 		if bound[t] {
@@ -537,6 +569,29 @@ func (k *kgen) forStmt(v, from, to, step int, used bool, body []jen.Code) jen.Co
 
 // function generates the whole function declaration.
 func (k *kgen) function() (jen.Code, error) {
+	// The padded copies of parameters are generated first (their loop
+	// variables get the first synthetic names). An input's is kept when
+	// the body reads the copy; an Output's are always kept (the copy out
+	// writes every cell of the parameter). They mark the parameters'
+	// slice views used.
+	var copies, copyOut []jen.Code
+	pending := map[int][]jen.Code{}
+	for i := range k.k.Params {
+		pr := &k.k.Params[i]
+		t := pr.Tensor
+		if k.pin[t] == nil {
+			continue
+		}
+		if k.copiesIn(pr) {
+			pending[t] = k.padCopy(t, false)
+		}
+		if pr.Output {
+			copyOut = append(copyOut, k.padCopy(t, true)...)
+			k.pin[t].used = true
+		} else {
+			k.st[t].used = false
+		}
+	}
 	var body []jen.Code
 	for _, o := range k.p.Ops {
 		code, err := k.operation(o)
@@ -552,11 +607,23 @@ func (k *kgen) function() (jen.Code, error) {
 	}
 	// The prologue, now that the body tells which storage is used.
 	zero := k.zeroOutputs()
+	for i := range k.k.Params {
+		if t := k.k.Params[i].Tensor; k.pin[t] != nil && k.st[t].used && pending[t] != nil {
+			k.pin[t].used = true
+			copies = append(copies, pending[t]...)
+		}
+	}
+	if len(copyOut) > 0 {
+		if len(body) > 0 {
+			body = append(body, jen.Line())
+		}
+		body = append(body, copyOut...)
+	}
 	var pro, views, params []jen.Code
 	itoa := ""
 	for i := range k.k.Params {
 		pr := &k.k.Params[i]
-		s := &k.st[pr.Tensor]
+		s := k.paramStore(pr.Tensor)
 		if pr.Kind == Slice {
 			params = append(params, jen.Id(pr.Name).Index().Id(k.elem))
 			if itoa == "" {
@@ -579,11 +646,11 @@ func (k *kgen) function() (jen.Code, error) {
 				jen.Panic(jen.Lit(msg).Op("+").Id(itoa).Call(jen.Len(jen.Id(pr.Name))).Op("+").Lit(", want "+strconv.Itoa(s.size))),
 			))
 			if s.used {
-				views = append(views, jen.Id(s.name).Op(":=").Parens(jen.Op("*").Add(k.storageType(pr.Tensor))).Call(jen.Id(pr.Name)))
+				views = append(views, jen.Id(s.name).Op(":=").Parens(jen.Op("*").Add(k.arrayType(s.adims))).Call(jen.Id(pr.Name)))
 			}
 			continue
 		}
-		params = append(params, jen.Id(pr.Name).Op("*").Add(k.storageType(pr.Tensor)))
+		params = append(params, jen.Id(pr.Name).Op("*").Add(k.arrayType(s.adims)))
 	}
 	pro = append(pro, views...)
 	pro = append(pro, zero...)
@@ -592,6 +659,7 @@ func (k *kgen) function() (jen.Code, error) {
 			pro = append(pro, jen.Var().Id(s.name).Add(k.storageType(t)))
 		}
 	}
+	pro = append(pro, copies...)
 	if len(pro) > 0 && len(body) > 0 {
 		pro = append(pro, jen.Line())
 	}
@@ -607,7 +675,8 @@ func (k *kgen) zeroOutputs() []jen.Code {
 	for i := range k.k.Params {
 		pr := &k.k.Params[i]
 		ti := &k.p.Tensors[pr.Tensor]
-		if !pr.Output || (ti.Kind != inference.Result && ti.Kind != inference.Target) {
+		if !pr.Output || (ti.Kind != inference.Result && ti.Kind != inference.Target) || k.pin[pr.Tensor] != nil {
+			// A padded output's local starts as zeros.
 			continue
 		}
 		if k.overwrittenFirst(pr.Tensor) {
@@ -805,11 +874,12 @@ func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
 	return out
 }
 
-// fetch initializes a local leaf (parameters and constants need nothing).
+// fetch initializes a local leaf (parameters, including the padded
+// copies of parameters, and constants need nothing).
 func (k *kgen) fetch(f *loopir.FetchStmt) []jen.Code {
 	t := f.Tensor
 	s := &k.st[t]
-	if s.kind != sLocal {
+	if s.kind != sLocal || s.param != nil {
 		return nil
 	}
 	ti := &k.p.Tensors[t]
@@ -864,4 +934,90 @@ func (k *kgen) fetch(f *loopir.FetchStmt) []jen.Code {
 	}
 	k.marginKnown[t], k.marginVal[t] = true, 0
 	return []jen.Code{k.ref(t).Op("=").Add(k.literal(s.adims, buf))}
+}
+
+// paramStore is the storage of the parameter bound to tensor t: the
+// tensor's own storage, or for a padded tensor the unpadded parameter
+// that the function copies into (and out of) the padded local.
+func (k *kgen) paramStore(t int) *tstore {
+	if s := k.pin[t]; s != nil {
+		return s
+	}
+	return &k.st[t]
+}
+
+// copiesIn reports whether the function starts by copying padded
+// parameter pr into its local: an input, or a leaf bound to an Output
+// parameter (updated in place); results and targets start as zeros.
+func (k *kgen) copiesIn(pr *Param) bool {
+	ti := &k.p.Tensors[pr.Tensor]
+	return !pr.Output || (ti.Kind != inference.Result && ti.Kind != inference.Target)
+}
+
+// padCopy copies the parameter bound to padded tensor t into the
+// interior of its padded local (whose margins the program's ResetPadding
+// statements maintain), or with out the interior back into the
+// parameter. It loops over the leading axes and copies one contiguous
+// run per iteration with the built-in copy: when the parameter's array
+// has one axis per tensor axis, the run starts at the last padded axis
+// and its elements are the sub-arrays of the unpadded trailing axes;
+// otherwise (a slice, a regrouped array) it is a row of the last axis.
+func (k *kgen) padCopy(t int, out bool) []jen.Code {
+	ps := k.pin[t]
+	ti := &k.p.Tensors[t]
+	n := len(ti.Dims)
+	if n == 0 || prod(ti.Dims) == 0 {
+		return nil
+	}
+	c := n - 1
+	if len(ps.adims) == n && slices.Equal(ps.adims, ti.Dims) {
+		for c > 0 && ti.Padding[c].Left == 0 && ti.Padding[c].Right == 0 {
+			c--
+		}
+	}
+	pidx := make([]loopir.IndexExpr, n)
+	lidx := make([]loopir.IndexExpr, n)
+	vars := make([]int, n)
+	for a := range n {
+		vars[a] = -1
+		lidx[a].Offset = ti.Padding[a].Left
+		if a < c && ti.Dims[a] > 1 {
+			vars[a] = k.synthVar()
+			term := []loopir.IndexTerm{{Coeff: 1, Var: vars[a]}}
+			pidx[a].Terms, lidx[a].Terms = term, term
+		}
+	}
+	// Array indices: the run's axis c is the last index of both
+	// (trailing axes are either inside the run's elements, for the
+	// local and a one-to-one parameter, or absent: c is n-1).
+	lg := groupIndex(&k.st[t], lidx[:c+1])[:c+1]
+	pg := groupIndex(ps, pidx)
+	if len(ps.adims) == n && slices.Equal(ps.adims, ti.Dims) {
+		pg = pg[:c+1]
+	}
+	run := ti.Dims[c]
+	slice := func(base *jen.Statement, adims []int, g []loopir.IndexExpr) *jen.Statement {
+		for _, x := range g[:len(g)-1] {
+			base.Index(k.affine(x))
+		}
+		lo := g[len(g)-1]
+		if len(lo.Terms) == 0 && lo.Offset == 0 && run == adims[len(g)-1] {
+			return base.Index(jen.Empty(), jen.Empty())
+		}
+		hi := loopir.IndexExpr{Terms: lo.Terms, Offset: lo.Offset + run}
+		return base.Index(k.affine(lo), k.affine(hi))
+	}
+	local, param := slice(k.ref(t), k.st[t].adims, lg), slice(jen.Id(ps.name), ps.adims, pg)
+	var body jen.Code = jen.Copy(local, param)
+	comment := fmt.Sprintf("// %s is %s with padding margins: the interior is copied on entry.", k.st[t].name, ps.param.Name)
+	if out {
+		body = jen.Copy(param, local)
+		comment = fmt.Sprintf("// %s receives the interior of %s.", ps.param.Name, k.st[t].name)
+	}
+	for a := c - 1; a >= 0; a-- {
+		if vars[a] >= 0 {
+			body = k.forStmt(vars[a], 0, ti.Dims[a], 1, true, []jen.Code{body})
+		}
+	}
+	return []jen.Code{jen.Comment(comment), body}
 }
