@@ -573,6 +573,9 @@ func (x *expander) bodyStmt(s program.Stmt, sc *scope) error {
 			return err
 		}
 		name := sc.prefix + s.Name
+		if x.used[name] {
+			return fail(x.at(sc, s.Pos), "%s is already the name of a parameter ({%s}) in entry %s", s.Name, s.Name, x.entry.Name)
+		}
 		if x.names[name] {
 			return fail(x.at(sc, s.Pos), "%s is already defined", s.Name)
 		}
@@ -832,6 +835,9 @@ func (x *expander) inlineParam(e *program.InlineParam, sc *scope) (program.Expr,
 	id := e.Name
 	if sc.paramPath != "" {
 		id = sc.paramPath + "." + e.Name
+	}
+	if x.names[id] || x.isInput(id) {
+		return nil, fail(p, "parameter {%s}: %s is already the name of a tensor in entry %s", e.Name, id, x.entry.Name)
 	}
 	prm := &Param{ID: id, Pos: p}
 	var init program.Expr

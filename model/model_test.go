@@ -88,3 +88,15 @@ func TestBareLayerInstance(t *testing.T) {
 		t.Errorf("params %s", got)
 	}
 }
+
+func TestNameClashes(t *testing.T) {
+	for _, src := range []string{
+		"loss l:\n  input x : 2\n  let c = x *. {c}\n  return c ++ \"...|... => 0\"\n",
+		"loss l:\n  input x : 2\n  let c = x *. 2\n  return (c *. {c}) ++ \"...|... => 0\"\n",
+		"loss l:\n  input x : 2\n  return (x *. {x}) ++ \"...|... => 0\"\n",
+	} {
+		if _, err := expand(t, src); err == nil || !strings.Contains(err.Error(), "already the name") {
+			t.Errorf("%q: err = %v", src, err)
+		}
+	}
+}
