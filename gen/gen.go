@@ -311,7 +311,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	slices.Sort(f.Sources)
 	content, err := gocode.Render(f)
 	if err != nil {
-		return nil, renderErrors(f, srcs, out, err)
+		return nil, renderErrors(f, srcs, models, out, err)
 	}
 	res.Content = content
 	switch {
@@ -516,11 +516,16 @@ var compilerLineRE = regexp.MustCompile(`^\s*(.+?\.go):(\d+):(\d+): (.*)$`)
 // it, by rendering each kernel on its own, and reports each at its
 // kernel's computation directive; a failure no single kernel explains is
 // reported at the output file.
-func renderErrors(f *gocode.File, srcs []*kernelSrc, out string, err error) []*Error {
+func renderErrors(f *gocode.File, srcs []*kernelSrc, models []*modelSrc, out string, err error) []*Error {
 	var errs []*Error
 	for _, k := range f.Kernels {
 		one := &gocode.File{Package: f.Package, Sources: f.Sources, Kernels: []*gocode.Kernel{k}, Guards: f.Guards}
 		if _, kerr := gocode.Render(one); kerr != nil {
+			for _, ms := range models {
+				if strings.HasPrefix(k.Name, genTypeName(ms.spec.Name.Name)) {
+					errs = append(errs, ms.head.errAt(ms.head.VerbCol, "cannot generate %s: %v", k.Name, kerr))
+				}
+			}
 			for _, s := range srcs {
 				if genName(s.fn.Name.Name) == k.Name {
 					d := s.primary()
