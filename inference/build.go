@@ -791,6 +791,16 @@ func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
 					return nil, &Error{Kind: KindStride, Pos: p, SpecCol: ax.Col, Op: op.Desc,
 						Msg: fmt.Sprintf("stride offset %d must be smaller than the stride %d in %q (it selects a position within a stride window)", a.Offset, a.Stride, op.SpecSrc)}
 				}
+				if a := ax.Affine; ax.Kind == spec.AxisAffine && a.Offset != 0 && a.Conv != nil && !a.Conv.Padded {
+					// A stride offset is not part of any size relation (seed
+					// "Convolution Is a Contraction"; a valid convolution has
+					// zero offset, formal core 8.4(a)): with n = s·(O−1) + 1 +
+					// (K−1)·d, the last window would reach past the axis.
+					p := op.SpecPos
+					p.Col += ax.Col - 1
+					return nil, &Error{Kind: KindStride, Pos: p, SpecCol: ax.Col, Op: op.Desc,
+						Msg: fmt.Sprintf("a valid convolution (<+) cannot have a stride offset (%d in %q): the offset is not part of its size relation n = s·(O−1) + 1 + (K−1)·d, so its last window would read past the end of the axis; drop the offset, or use a padded convolution (=+), where the padding margin absorbs it", a.Offset, op.SpecSrc)}
+				}
 				for _, l := range axisLabels(ax) {
 					if _, ok := labelCol[l.name]; !ok {
 						labelCol[l.name] = l.col

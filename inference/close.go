@@ -12,18 +12,22 @@ import (
 //
 //	stage  dimension variables              row variables
 //	1      (online, per operation: unify and propagate only)
-//	3      -                                leaf row vars with caps -> the join of their caps;
-//	                                        a lone Total_elems n -> one axis [n]
+//	3      -                                leaf row vars fixed by a lone Total_elems n
+//	                                        -> one axis [n]; leaf row vars with caps ->
+//	                                        the join of their caps (closed caps first)
 //	4      leaf dims with a cap -> the cap  leaf row vars without caps -> empty
 //	                                        (a parameter's contracted row: error)
 //	5      leaf dims without a cap -> 1_∅ (0 if discardable, m for a fixed-index
 //	       bound m); parameters: "forgot to specify the hidden dimension"
-//	6      -                                every remaining row var -> empty
+//	6      -                                interior row vars -> empty; then stages 3-5
+//	                                        again for the leaves that waited for them
 //	7      interiors close downward: 1_∅, 0 if discardable, m for a
 //	       fixed-index bound m > 1 (its cap if it has one); parameters last
 //
-// After each commitment the solver re-runs to a fixpoint, so committed
-// values propagate before the next commitment.
+// A leaf tied by a deferred row constraint to a still-open interior row
+// (rowFedByInterior, dimFedByInterior) waits at stages 3-5 for that
+// interior to close at stage 6. After each commitment the solver re-runs
+// to a fixpoint, so committed values propagate before the next commitment.
 
 // markOwnership flags the variables occurring in leaf tensors' rows.
 func (b *builder) markOwnership() {
@@ -92,84 +96,30 @@ func (b *builder) close() error {
 		return err
 	}
 
-	// Stage 3.
-	b.markOwnership()
-	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
-		e := &s.rows[v]
-		if e.solved || !e.leaf || len(e.lbs) == 0 {
-			continue
-		}
-		if err := b.closeRowToJoin(int32(v)); err != nil {
-			return err
-		}
-	}
-	if err := b.closeTotals(); err != nil {
+	// Stages 3-5: leaves. A leaf that a deferred row constraint ties to a
+	// still-open interior row is decided (or further capped) by that
+	// interior, which closes only at stage 6: such leaves wait, and are
+	// closed by a second pass of stages 3-5 right after the interiors (as
+	// parameter axes fed by an interior axis wait for stage 7).
+	if err := b.closeLeaves(true); err != nil {
 		return err
 	}
 
-	// Stage 4.
+	// Stage 6: interior row variables close downward, to the empty row;
+	// then the leaves that waited for them; then anything left.
 	b.markOwnership()
-	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
-		e := &s.dims[v]
-		if e.solved || !e.leaf || !e.hasLB {
-			continue
-		}
-		if err := b.commitDim(int32(v), e.lb, e.lbOrigin); err != nil {
-			return err
-		}
-	}
-	if err := b.commitDeferredCaps(); err != nil {
-		return err
-	}
 	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
-		if e.solved || !e.leaf {
+		if e.solved || e.leaf {
 			continue
-		}
-		if len(e.lbs) > 0 {
-			if err := b.closeRowToJoin(int32(v)); err != nil {
-				return err
-			}
-			continue
-		}
-		if e.param && !e.template {
-			if err := b.paramRowGuard(int32(v)); err != nil {
-				return err
-			}
 		}
 		if err := b.commitRow(int32(v), closedRow()); err != nil {
 			return err
 		}
 	}
-
-	// Stage 5.
-	b.markOwnership()
-	if err := b.guessDiscardable(true); err != nil {
+	if err := b.closeLeaves(false); err != nil {
 		return err
 	}
-	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
-		e := &s.dims[v]
-		if e.solved || !e.leaf || b.inOpenConcat(int32(v)) {
-			continue
-		}
-		if e.hasLB {
-			if err := b.commitDim(int32(v), e.lb, e.lbOrigin); err != nil {
-				return err
-			}
-			continue
-		}
-		if e.param && e.atLeast == 0 {
-			if b.fedByInterior(int32(v)) {
-				continue // decided by the interior at stage 7
-			}
-			return b.hiddenDimErr(int32(v))
-		}
-		if err := b.commitDim(int32(v), guessDim(e), e.origin); err != nil {
-			return err
-		}
-	}
-
-	// Stage 6: interior row variables close downward, to the empty row.
 	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
 		if e.solved {
@@ -232,6 +182,167 @@ func (b *builder) close() error {
 		return s.wrap(err, c.origin)
 	}
 	return nil
+}
+
+// closeLeaves runs stages 3-5, which close leaf variables upward: rows to
+// the join of their caps (or empty), dimensions to their cap (or a guess).
+// With postpone, a leaf that waits for an interior (rowFedByInterior,
+// dimFedByInterior) is left for the second pass: closing the interior may
+// still add to its caps, or decide it outright.
+func (b *builder) closeLeaves(postpone bool) error {
+	s := b.s
+	// Stage 3. Commit a leaf only once its caps can no longer grow
+	// (Remark 6.3's discipline), as far as the order can tell: rows fixed
+	// by a total first, then leaves whose caps are all closed, then leaves
+	// with a cap that is still open on an unsolved variable (whose value
+	// the earlier commitments may have extended: a conv's bias capped by
+	// [oh, ow, ..oc..] waits until the kernel's output row ..oc.. is fixed
+	// by its total).
+	b.markOwnership()
+	if err := b.closeTotals(); err != nil {
+		return err
+	}
+	for pass := range 2 {
+		for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
+			e := &s.rows[v]
+			if e.solved || !e.leaf || len(e.lbs) == 0 || (pass == 0 && b.hasOpenCap(int32(v))) ||
+				(postpone && b.rowFedByInterior(int32(v))) {
+				continue
+			}
+			if err := b.closeRowToJoin(int32(v)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := b.closeTotals(); err != nil {
+		return err
+	}
+
+	// Stage 4.
+	b.markOwnership()
+	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
+		e := &s.dims[v]
+		if e.solved || !e.leaf || !e.hasLB || (postpone && b.dimFedByInterior(int32(v))) {
+			continue
+		}
+		if err := b.commitDim(int32(v), e.lb, e.lbOrigin); err != nil {
+			return err
+		}
+	}
+	if err := b.commitDeferredCaps(); err != nil {
+		return err
+	}
+	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
+		e := &s.rows[v]
+		if e.solved || !e.leaf {
+			continue
+		}
+		if postpone && b.rowFedByInterior(int32(v)) {
+			continue // decided by the interior at stage 6
+		}
+		if len(e.lbs) > 0 {
+			if err := b.closeRowToJoin(int32(v)); err != nil {
+				return err
+			}
+			continue
+		}
+		if e.param && !e.template {
+			if err := b.paramRowGuard(int32(v)); err != nil {
+				return err
+			}
+		}
+		if err := b.commitRow(int32(v), closedRow()); err != nil {
+			return err
+		}
+	}
+
+	// Stage 5.
+	b.markOwnership()
+	if err := b.guessDiscardable(true); err != nil {
+		return err
+	}
+	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
+		e := &s.dims[v]
+		if e.solved || !e.leaf || b.inOpenConcat(int32(v)) {
+			continue
+		}
+		if postpone && b.dimFedByInterior(int32(v)) {
+			continue // decided by the interior at stage 6
+		}
+		if e.hasLB {
+			if err := b.commitDim(int32(v), e.lb, e.lbOrigin); err != nil {
+				return err
+			}
+			continue
+		}
+		if e.param && e.atLeast == 0 {
+			if b.fedByInterior(int32(v)) {
+				continue // decided by the interior at stage 7
+			}
+			return b.hiddenDimErr(int32(v))
+		}
+		if err := b.commitDim(int32(v), guessDim(e), e.origin); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowFedByInterior reports whether leaf row variable v is one side of a
+// deferred row constraint whose other side is open on an unsolved interior
+// row variable: a split-surplus equality such as [a]·⟨c⟩ ≈ ⟨t⟩·[4,5] (an
+// einsum operand "a, ..c.." equated with the row of tanh x, whose deficit
+// template t is an interior) or a cross-flank inequality. Closing the
+// interior (stage 6, to the empty row) settles the constraint, which
+// determines v or adds to its caps: v is not a forgotten hidden dimension,
+// and closing it first (to the empty row, or to the join of the caps it
+// has so far) could make the constraint fail or commit more axes than the
+// least solution has.
+func (b *builder) rowFedByInterior(v int32) bool {
+	s := b.s
+	for _, c := range s.deferred {
+		if c.k != cRowEq && c.k != cRowIneq {
+			continue
+		}
+		r1, r2 := s.resolveRow(c.r1), s.resolveRow(c.r2)
+		if r2.v == v {
+			r1, r2 = r2, r1
+		}
+		if r1.v == v && r2.open() && r2.v != v && s.isInteriorRow(r2.v) {
+			return true
+		}
+	}
+	return false
+}
+
+// dimFedByInterior reports whether leaf dimension variable v occurs in a
+// deferred row constraint that waits for an unsolved interior row
+// variable: closing the interior decides the constraint's alignment, and
+// with it v.
+func (b *builder) dimFedByInterior(v int32) bool {
+	s := b.s
+	for _, c := range s.deferred {
+		if c.k != cRowEq && c.k != cRowIneq {
+			continue
+		}
+		r1, r2 := s.resolveRow(c.r1), s.resolveRow(c.r2)
+		if !(r1.open() && s.isInteriorRow(r1.v)) && !(r2.open() && s.isInteriorRow(r2.v)) {
+			continue
+		}
+		for _, r := range []row{r1, r2} {
+			for _, d := range r.flat() {
+				if occurs(v, s.resolve(d)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (s *solver) isInteriorRow(v int32) bool {
+	e := &s.rows[v]
+	return !e.solved && !e.leaf
 }
 
 // guessDim is the downward (minimal) value of an unforced dimension.
@@ -315,7 +426,7 @@ func (b *builder) closeTotals() error {
 			known := true
 			for _, d := range r.flat() {
 				d = s.resolve(d)
-				if d.k != dConst {
+				if d.k != dConst || overflows(float64(prod)*float64(d.n)) {
 					known = false
 					break
 				}
@@ -531,6 +642,17 @@ func (b *builder) fedByInterior(v int32) bool {
 	for _, d := range s.dims[v].down {
 		g := &s.dims[d.to]
 		if !g.solved && !g.param {
+			return true
+		}
+	}
+	return false
+}
+
+// hasOpenCap reports whether a cap of row variable v is still open.
+func (b *builder) hasOpenCap(v int32) bool {
+	s := b.s
+	for _, lb := range s.rows[v].lbs {
+		if s.resolveRow(lb.r).open() {
 			return true
 		}
 	}

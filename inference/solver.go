@@ -288,6 +288,9 @@ func simplifyAffine(a affineDim) (dim, *shapeError) {
 		o := a.over.n
 		basis, _ := mergeBasis(a.over.basis, BasisDefault)
 		if !a.conv || a.padded {
+			if overflows(float64(a.stride) * float64(o)) {
+				return dim{k: dAffine, aff: &a}, errTooLarge()
+			}
 			return dconst(a.stride*o, basis), nil
 		}
 		if a.kernel.k == dConst {
@@ -295,6 +298,9 @@ func simplifyAffine(a affineDim) (dim, *shapeError) {
 			var ok bool
 			if basis, ok = mergeBasis(basis, a.kernel.basis); !ok {
 				return dim{k: dAffine, aff: &a}, fail(KindBasis, "convolution: conflicting dimension bases between stride and kernel: %s vs %s", a.over.basis, a.kernel.basis)
+			}
+			if overflows(float64(a.stride)*float64(o-1) + float64(k-1)*float64(a.dilation)) {
+				return dim{k: dAffine, aff: &a}, errTooLarge()
 			}
 			return dconst(a.stride*(o-1)+1+(k-1)*a.dilation, basis), nil
 		}
@@ -311,6 +317,9 @@ func simplifyConcat(parts []dim) (dim, *shapeError) {
 	var kept []dim
 	for _, p := range parts {
 		if p.k == dConst {
+			if overflows(float64(sum) + float64(p.n)) {
+				return dim{k: dConcat, parts: parts}, errTooLarge()
+			}
 			sum += p.n
 			var ok bool
 			if basis, ok = mergeBasis(basis, p.basis); !ok {
@@ -582,6 +591,9 @@ func (s *solver) unifyAffine(a, b dim) error {
 		}
 		// Valid convolution: n = stride*(o-1) + 1 + (k-1)*dilation.
 		if x.kernel.k == dConst {
+			if overflows(float64(x.kernel.n-1) * float64(x.dilation)) {
+				return errTooLarge()
+			}
 			span := 1 + (x.kernel.n-1)*x.dilation
 			if n < span {
 				return fail(KindStride, "incompatible stride: an input axis of size %d is smaller than the kernel's span %d (kernel %d, dilation %d)", n, span, x.kernel.n, x.dilation)
@@ -596,6 +608,9 @@ func (s *solver) unifyAffine(a, b dim) error {
 			return s.unifyDim(x.over, dconst((n-span)/x.stride+1, basis))
 		}
 		if x.over.k == dConst {
+			if overflows(float64(x.stride) * float64(x.over.n-1)) {
+				return errTooLarge()
+			}
 			num := n - x.stride*(x.over.n-1) - 1
 			if num < 0 || num%x.dilation != 0 {
 				return fail(KindStride, "cannot infer kernel dimension: input %d, output %d, stride %d, dilation %d", n, x.over.n, x.stride, x.dilation)
@@ -663,6 +678,9 @@ func (s *solver) unifyConcat(a, b dim) error {
 	basis := BasisDefault
 	for _, d := range xs {
 		if d.k == dConst {
+			if overflows(float64(sumX) + float64(d.n)) {
+				return errTooLarge()
+			}
 			sumX += d.n
 			var ok bool
 			if basis, ok = mergeBasis(basis, d.basis); !ok {
@@ -674,6 +692,9 @@ func (s *solver) unifyConcat(a, b dim) error {
 	}
 	for _, d := range ys {
 		if d.k == dConst {
+			if overflows(float64(sumY) + float64(d.n)) {
+				return errTooLarge()
+			}
 			sumY += d.n
 			var ok bool
 			if basis, ok = mergeBasis(basis, d.basis); !ok {
@@ -997,12 +1018,24 @@ func (s *solver) solveRowIneq(res, op row) error {
 		s.deferred = append(s.deferred, constraint{k: cRowIneq, r1: res, r2: op, origin: s.cur})
 		return nil
 	}
-	kl := max(0, len(op.beg)-len(res.beg))
-	kr := max(0, len(op.end)-len(res.end))
-	if kl+kr > 0 {
-		// (iv) deficit rule: grow the result's variable.
+	lb, le := len(op.beg), len(op.end)
+	rb, re := len(res.beg), len(res.end)
+	if k := lb + le - rb - re; k > 0 {
+		// (iv) deficit rule: the result is shorter than the operand's known
+		// flanks by k axes in total, so its variable grows by exactly k
+		// fresh axes (Def. 4.3(iv); the result row is read flat, as in the
+		// closed-result case above). The fresh axes go to the trailing
+		// flank as far as the operand's trailing flank overhangs the
+		// result's, the rest to the leading flank (OCANNL's budget). They
+		// are not sized per flank: a result flank that is longer than the
+		// operand's already faces the operand's other flank once the
+		// variable closes (x ++ "a, ..o.. => a, ..o.." is [4]·◇·[3] and
+		// meets a [4,3] operand at rank 2), and growing each flank
+		// separately would commit axes that no constraint asks for.
+		kr := min(k, max(0, le-re))
+		kl := k - kr
 		if op.open() {
-			if err := s.rank.add(res.v, op.v, kl+kr); err != nil {
+			if err := s.rank.add(res.v, op.v, k); err != nil {
 				return err
 			}
 		}
@@ -1024,7 +1057,40 @@ func (s *solver) solveRowIneq(res, op row) error {
 		// spiral without ever closing a cycle in the graph.
 		return s.solveRowIneq(res, op)
 	}
-	lb, le := len(op.beg), len(op.end)
+	if lb > rb || le > re {
+		// Cross-flank: the result has as many known axes as the operand's
+		// flanks, but one of the operand's flanks overhangs the result's
+		// flank on its side, so the overhanging operand axes face either the
+		// result variable's content or the result's other flank, depending
+		// on the variable's value. Only the outer overlaps are certain; the
+		// rest waits until the variable is solved, or closed at stage 6 (the
+		// least-material value), where the constraint becomes the
+		// closed-result case above (formal core §10, "the open-result /
+		// closed-operand cross-flank cases defer ..., reducing to (2) at
+		// closing"; an open operand defers likewise, since its residue cap
+		// depends on the same value).
+		ob, oe := min(lb, rb), min(le, re)
+		if err := s.ineqDims(res.beg[:ob], op.beg[:ob], res, op); err != nil {
+			return err
+		}
+		if err := s.ineqDims(res.end[re-oe:], op.end[le-oe:], res, op); err != nil {
+			return err
+		}
+		if !op.open() && s.allBcastDims(op.beg[ob:]) && s.allBcastDims(op.end[:le-oe]) {
+			// The overhanging operand axes are claim-free units (a number
+			// broadcast into the row): whatever result axes they face, t ⊑ 1_∅
+			// holds (DI-top), so nothing waits for the variable.
+			return nil
+		}
+		if op.open() && lb+le == rb+re {
+			// Equal known totals entail rank(ρ_res) ≥ rank(ρ_op).
+			if err := s.rank.add(res.v, op.v, 0); err != nil {
+				return err
+			}
+		}
+		s.deferred = append(s.deferred, constraint{k: cRowIneq, r1: res, r2: op, origin: s.cur})
+		return nil
+	}
 	if err := s.ineqDims(res.beg[:lb], op.beg, res, op); err != nil {
 		return err
 	}
@@ -1090,6 +1156,9 @@ func (s *solver) checkTotal(c constraint) error {
 	for _, d := range r.flat() {
 		d = s.resolve(d)
 		if d.k == dConst {
+			if overflows(float64(prod) * float64(d.n)) {
+				return fail(KindTotalElems, "total elements constraint: the axes %s have too many elements", s.rowString(r))
+			}
 			prod *= d.n
 		} else {
 			unknown = append(unknown, d)
@@ -1109,4 +1178,22 @@ func (s *solver) checkTotal(c constraint) error {
 	}
 	s.deferred = append(s.deferred, constraint{k: cTotal, r1: r, n: c.n, origin: c.origin})
 	return nil
+}
+
+func (s *solver) allBcastDims(ds []dim) bool {
+	for _, d := range ds {
+		if !s.resolve(d).isBcast() {
+			return false
+		}
+	}
+	return true
+}
+
+// overflows reports an axis size (or element count) beyond what an int
+// holds with room to spare: no such tensor can be allocated, and the
+// integer arithmetic would wrap around.
+func overflows(x float64) bool { return x >= 1<<62 || x <= -(1<<62) }
+
+func errTooLarge() *shapeError {
+	return fail(KindDimMismatch, "an axis size is too large (it overflows the integer range)")
 }
