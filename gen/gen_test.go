@@ -452,7 +452,8 @@ func TestModelBootstrap(t *testing.T) {
 	if len(first) != 1 || first[0].Status != Written {
 		t.Fatalf("results %+v", first)
 	}
-	want := []string{"ocannlInitsL", "ocannlInitsBackward", "ocannlSmallTrain", "ocannlSmallBackward", "ocannlSmallPredict", "ocannlBiggerTrain", "ocannlBiggerBackward", "ocannlBiggerPredict"}
+	want := []string{"ocannlInitsL", "ocannlInitsBackward", "ocannlSmallTrain", "ocannlSmallBackward", "ocannlSmallPredict", "ocannlBiggerTrain", "ocannlBiggerBackward", "ocannlBiggerPredict",
+		"ocannlWideTrain", "ocannlWideBackward", "ocannlWidePredict", "ocannlWideOne"}
 	if !slices.Equal(first[0].Kernels, want) {
 		t.Errorf("kernels %v, want %v", first[0].Kernels, want)
 	}

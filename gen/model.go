@@ -232,7 +232,11 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		}
 		me.Doc = doc + " It does not allocate."
 		kernels = append(kernels, &gocode.Kernel{Name: me.Kernel, Elem: elem, Params: params, Prog: lp,
-			Doc: []string{fmt.Sprintf("Entry point %s of model %s.", e.Name, typeName)}})
+			Doc: []string{fmt.Sprintf("Entry point %s of model %s.", e.Name, typeName)},
+			// Intermediates of more than 64 KiB go to a scratch struct held
+			// by the model (Go moves a local array of more than 128 KiB
+			// to the heap).
+			Scratch: me.Kernel + "Scratch", ScratchOver: gocode.DefaultScratchOver})
 		gm.Entries = append(gm.Entries, me)
 		if !e.Loss {
 			continue
@@ -257,7 +261,8 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		bparams = append(bparams, gocode.Param{Name: "loss", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: []int{1}, Output: true})
 		gm.Backward = gm.Name + "Backward"
 		kernels = append(kernels, &gocode.Kernel{Name: gm.Backward, Elem: elem, Params: bparams, Prog: gr.Program,
-			Doc: []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, typeName)}})
+			Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, typeName)},
+			Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver})
 	}
 	return gm, kernels, nil
 }

@@ -573,7 +573,7 @@ func (x *expander) bodyStmt(s program.Stmt, sc *scope) error {
 			return err
 		}
 		name := sc.prefix + s.Name
-		if x.used[name] {
+		if x.used[name] && !aliases(e, name) {
 			return fail(x.at(sc, s.Pos), "%s is already the name of a parameter ({%s}) in entry %s", s.Name, s.Name, x.entry.Name)
 		}
 		if x.names[name] {
@@ -596,6 +596,18 @@ func (x *expander) bodyStmt(s program.Stmt, sc *scope) error {
 		return nil
 	}
 	return fail(x.at(sc, s.StmtPos()), "unexpected statement in a block")
+}
+
+// aliases reports whether e is the parameter named name itself (`let w =
+// {w}`, OCANNL's idiom for naming a parameter).
+func aliases(e program.Expr, name string) bool {
+	switch e := e.(type) {
+	case *program.InlineParam:
+		return e.Name == name
+	case *program.Ident:
+		return e.Name == name
+	}
+	return false
 }
 
 // intCfg resolves a configuration name to a positive integer.

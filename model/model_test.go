@@ -100,3 +100,13 @@ func TestNameClashes(t *testing.T) {
 		}
 	}
 }
+
+func TestLetAliasesParam(t *testing.T) {
+	m, err := expand(t, "loss l:\n  input r : 3\n  let a = {a = normal; o=[3]}\n  return (a *. r) ++ \"...|... => 0\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Infer(); err != nil {
+		t.Fatal(err)
+	}
+}

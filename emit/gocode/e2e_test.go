@@ -262,6 +262,23 @@ let b = x @| 1`, []pspec{pa("x"), pa("y"), out(pa("s")), out(pa("b"))}},
 input x : 4
 {t} =+ id x ~logic:"i => i"
 {u} =: id x ~logic:"i => 2*i"`, []pspec{pa("x"), out(pa("t")), out(sl("u"))}},
+		// Intermediates that the program reads or accumulates into
+		// before writing every cell (a target accumulated into, one
+		// written at even cells only, an interleaving), and a literal
+		// leaf updated in place: they rely on starting as zeros (or as
+		// the literal), which a scratch does not give.
+		{"LocalsStartZero", "float32", `
+input x : 4
+input t2 : 4
+leaf v : 4 = [1; 2; 3; 4]
+{t} =+ id x ~logic:"i => i"
+{u} =: id x ~logic:"i => 2*i"
+{w} =:+ id x ~logic:"i => 2*i"
+w =+ id t2 ~logic:"i => 2*i + 1"
+v =+ x
+{mx} =:@^ x ~logic:"i => 2*i"
+let o1 = t *. 2 + v
+let o2 = u + w + mx`, []pspec{pa("x"), pa("t2"), out(pa("o1")), out(pa("o2"))}},
 		{"MLP", "float32", string(mlp), []pspec{pa("points"), pa("labels"), out(pa("loss")), out(pa("h2"))}},
 		{"Attention", "float32", string(attention), []pspec{sl("seq"), pa("w_q"), out(pa("out"))}},
 	}

@@ -298,6 +298,11 @@ let y = x +* "o=+k; k => o" w`, nil)
 		{"array dims", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Params[0].ArrayDims = []int{13, 8} })}}, "array dims [13 8] do not fit"},
 		{"unlowered", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Prog = unlowered })}}, "not fully lowered"},
 		{"duplicate kernel", &File{Package: "k", Kernels: []*Kernel{mm.k, mm.k}}, "used twice"},
+		{"scratch keyword", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = "type" })}}, `scratch type name "type"`},
+		{"scratch parameter", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = "b" })}}, `scratch type name "b"`},
+		{"scratch kernel", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = k.Name })}}, "scratch type name MatMul32 is used twice"},
+		{"scratch shared", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = "S" }), kernel(func(k *Kernel) { k.Name, k.Scratch = "M2", "S" })}}, "scratch type name S is used twice"},
+		{"scratch model", &File{Package: "k", Models: []*Model{{Name: "ocannlM", Elem: "float32", Loss: -1}}, Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = "ocannlMParams" })}}, "scratch type name ocannlMParams is used twice"},
 		{"package", &File{Package: "a-b"}, "invalid package name"},
 		{"guard", &File{Package: "k", Guards: []Guard{{}}}, "guard with no name"},
 	} {

@@ -52,6 +52,10 @@ type tstore struct {
 	// deref: the whole array is *name (a pointer parameter or view).
 	deref bool
 	used  bool
+	// scratch: a local held in field name of the kernel's scratch
+	// struct (accessed as scratch.name), whose contents on entry are
+	// whatever the previous call left.
+	scratch bool
 }
 
 // regroup maps the tensor dims onto the array dims ad: consecutive
@@ -121,6 +125,9 @@ type kgen struct {
 	// leaf bound to an Output parameter, into the padded local k.st[t] on
 	// entry, and copies an Output's interior back at the end.
 	pin map[int]*tstore
+	// scratch names the scratch parameter ("" when no local is in the
+	// scratch).
+	scratch string
 }
 
 const synthBase = 1 << 24
@@ -265,9 +272,18 @@ func newKgen(kn *Kernel) (*kgen, error) {
 		}
 		bound[pr.Tensor] = true
 	}
+	if kn.Scratch != "" {
+		if !validIdent(kn.Scratch) || k.names.used[kn.Scratch] {
+			return nil, k.fail("scratch type name %q is not a usable Go identifier (or is used by a parameter or the function)", kn.Scratch)
+		}
+		k.names.reserve(kn.Scratch)
+	}
 	for v := 0; v <= maxVar; v++ {
 		k.loopNames[v] = k.names.fresh("i" + strconv.Itoa(v))
 	}
+	// The local arrays, named at the end.
+	var locals []int
+	var bases []string
 	for i := range kn.Params {
 		pr := &kn.Params[i]
 		ti := &p.Tensors[pr.Tensor]
@@ -314,9 +330,12 @@ func newKgen(kn *Kernel) (*kgen, error) {
 		k.pin[pr.Tensor] = &s
 		bd := ti.BufDims
 		groups, gstride, _ := regroup(bd, bd)
-		k.st[pr.Tensor] = tstore{kind: sLocal, name: k.names.fresh(goName(pr.Name) + "Pad"), adims: bd, groups: groups, gstride: gstride, size: prod(bd), param: pr}
+		k.st[pr.Tensor] = tstore{kind: sLocal, adims: bd, groups: groups, gstride: gstride, size: prod(bd), param: pr}
+		locals = append(locals, pr.Tensor)
+		bases = append(bases, goName(pr.Name)+"Pad")
 		k.marginKnown[pr.Tensor] = true
 		k.fresh[pr.Tensor] = !k.copiesIn(pr)
+		k.toScratch(pr.Tensor)
 	}
 	for t := range p.Tensors {
 		if bound[t] {
@@ -338,11 +357,46 @@ func newKgen(kn *Kernel) (*kgen, error) {
 			dims = []int{1}
 		}
 		groups, gstride, _ := regroup(ti.BufDims, dims)
-		k.st[t] = tstore{kind: sLocal, name: k.names.fresh(goName(ti.Name)), adims: dims, groups: groups, gstride: gstride, size: prod(dims)}
+		k.st[t] = tstore{kind: sLocal, adims: dims, groups: groups, gstride: gstride, size: prod(dims)}
+		locals = append(locals, t)
+		bases = append(bases, goName(ti.Name))
 		k.fresh[t] = true
 		k.marginKnown[t] = true
+		k.toScratch(t)
+	}
+	// The locals are named after the scratch parameter, if any (a tensor
+	// named scratch is then scratch2).
+	for _, t := range locals {
+		if k.st[t].scratch {
+			k.scratch = k.names.fresh("scratch")
+			break
+		}
+	}
+	for i, t := range locals {
+		k.st[t].name = k.names.fresh(bases[i])
 	}
 	return k, nil
+}
+
+// toScratch moves local t to the scratch when the kernel has one and t
+// is large enough. A scratch local holds what the previous call left:
+// it is not fresh and its margins are unknown (the zeroing the program
+// needs is emitted at entry: see zeroing).
+func (k *kgen) toScratch(t int) {
+	s := &k.st[t]
+	if k.k.Scratch == "" || s.size*k.elemSize() <= k.k.ScratchOver {
+		return
+	}
+	s.scratch = true
+	k.fresh[t], k.marginKnown[t] = false, false
+}
+
+// elemSize is the size in bytes of one cell.
+func (k *kgen) elemSize() int {
+	if k.elem == "float32" {
+		return 4
+	}
+	return 8
 }
 
 func allEqual(vs []float64) bool {
@@ -471,6 +525,9 @@ func groupIndex(s *tstore, idx []loopir.IndexExpr) []loopir.IndexExpr {
 // ref is the Go expression naming tensor t's storage (marking it used).
 func (k *kgen) ref(t int) *jen.Statement {
 	k.st[t].used = true
+	if k.st[t].scratch {
+		return jen.Id(k.scratch).Dot(k.st[t].name)
+	}
 	return jen.Id(k.st[t].name)
 }
 
@@ -606,7 +663,7 @@ func (k *kgen) function() (jen.Code, error) {
 		}
 	}
 	// The prologue, now that the body tells which storage is used.
-	zero := k.zeroOutputs()
+	zero := k.zeroing()
 	for i := range k.k.Params {
 		if t := k.k.Params[i].Tensor; k.pin[t] != nil && k.st[t].used && pending[t] != nil {
 			k.pin[t].used = true
@@ -652,10 +709,13 @@ func (k *kgen) function() (jen.Code, error) {
 		}
 		params = append(params, jen.Id(pr.Name).Op("*").Add(k.arrayType(s.adims)))
 	}
+	if k.takesScratch() {
+		params = append(params, jen.Id(k.scratch).Op("*").Id(k.k.Scratch))
+	}
 	pro = append(pro, views...)
 	pro = append(pro, zero...)
 	for t := range k.st {
-		if s := &k.st[t]; s.kind == sLocal && s.used {
+		if s := &k.st[t]; s.kind == sLocal && s.used && !s.scratch {
 			pro = append(pro, jen.Var().Id(s.name).Add(k.storageType(t)))
 		}
 	}
@@ -666,17 +726,50 @@ func (k *kgen) function() (jen.Code, error) {
 	return jen.Func().Id(k.k.Name).Params(params...).Block(append(pro, body...)...), nil
 }
 
-// zeroOutputs clears the output parameters that the program reads or
-// accumulates into before writing every cell: the interpreter starts
-// results and targets as zeros. Leaf tensors bound to output parameters
-// (in-place updates) keep the caller's contents.
-func (k *kgen) zeroOutputs() []jen.Code {
+// takesScratch reports whether the function uses a scratch local, and
+// so takes the scratch parameter. Call it after generating the body.
+func (k *kgen) takesScratch() bool {
+	for t := range k.st {
+		if s := &k.st[t]; s.scratch && s.used {
+			return true
+		}
+	}
+	return false
+}
+
+// scratchType is the declaration of the kernel's scratch struct (nil
+// when the function takes none): one field per scratch local the
+// function uses, named like the local. Call it after function.
+func (k *kgen) scratchType() jen.Code {
+	if !k.takesScratch() {
+		return nil
+	}
+	var fields []jen.Code
+	for t := range k.st {
+		if s := &k.st[t]; s.scratch && s.used {
+			fields = append(fields, jen.Id(s.name).Add(k.storageType(t)))
+		}
+	}
+	return jen.Type().Id(k.k.Scratch).Struct(fields...)
+}
+
+// zeroing clears, at entry, the storage that the program reads or
+// accumulates into before writing every cell, where it does not start
+// as zeros: the interpreter starts every tensor as zeros, local arrays
+// do too, but output parameters and scratch locals hold what the caller
+// or the previous call left. Leaf tensors bound to output parameters
+// (in-place updates) keep the caller's contents, and the padded copies
+// of parameters get them by the copy in; their margins, like every
+// scratch local's, are unknown and are set by the program's
+// ResetPadding statements before any read.
+func (k *kgen) zeroing() []jen.Code {
 	var out []jen.Code
 	for i := range k.k.Params {
 		pr := &k.k.Params[i]
 		ti := &k.p.Tensors[pr.Tensor]
 		if !pr.Output || (ti.Kind != inference.Result && ti.Kind != inference.Target) || k.pin[pr.Tensor] != nil {
-			// A padded output's local starts as zeros.
+			// A padded output's local starts as zeros (unless in the
+			// scratch: below).
 			continue
 		}
 		if k.overwrittenFirst(pr.Tensor) {
@@ -684,12 +777,19 @@ func (k *kgen) zeroOutputs() []jen.Code {
 		}
 		out = append(out, jen.Add(k.whole(pr.Tensor)).Op("=").Add(k.storageType(pr.Tensor)).Values())
 	}
+	for t := range k.st {
+		s := &k.st[t]
+		if !s.scratch || !s.used || (s.param != nil && k.copiesIn(s.param)) || k.overwrittenFirst(t) {
+			continue
+		}
+		out = append(out, jen.Add(k.whole(t)).Op("=").Add(k.storageType(t)).Values())
+	}
 	return out
 }
 
 // overwrittenFirst reports whether the first operation touching t
-// either starts by filling it or overwrites every cell with plain stores
-// without reading it.
+// either starts by filling or initializing it or overwrites every cell
+// with plain stores without reading it.
 func (k *kgen) overwrittenFirst(t int) bool {
 	for _, o := range k.p.Ops {
 		touches, reads, accum, filledFirst := false, false, false, false
@@ -700,6 +800,13 @@ func (k *kgen) overwrittenFirst(t int) bool {
 					filledFirst = true
 				}
 				touches = touches || s.Tensor == t
+			case *loopir.FetchStmt:
+				// A local leaf's initialization writes every cell (a
+				// parameter's is skipped).
+				if s.Tensor == t && k.st[t].param == nil {
+					filledFirst = filledFirst || !touches
+					touches = true
+				}
 			case *loopir.ResetPadding:
 				touches = touches || s.Tensor == t
 			case *loopir.Store:
@@ -933,7 +1040,7 @@ func (k *kgen) fetch(f *loopir.FetchStmt) []jen.Code {
 		}
 	}
 	k.marginKnown[t], k.marginVal[t] = true, 0
-	return []jen.Code{k.ref(t).Op("=").Add(k.literal(s.adims, buf))}
+	return []jen.Code{k.whole(t).Op("=").Add(k.literal(s.adims, buf))}
 }
 
 // paramStore is the storage of the parameter bound to tensor t: the
@@ -1009,10 +1116,14 @@ func (k *kgen) padCopy(t int, out bool) []jen.Code {
 	}
 	local, param := slice(k.ref(t), k.st[t].adims, lg), slice(jen.Id(ps.name), ps.adims, pg)
 	var body jen.Code = jen.Copy(local, param)
-	comment := fmt.Sprintf("// %s is %s with padding margins: the interior is copied on entry.", k.st[t].name, ps.param.Name)
+	lname := k.st[t].name
+	if k.st[t].scratch {
+		lname = k.scratch + "." + lname
+	}
+	comment := fmt.Sprintf("// %s is %s with padding margins: the interior is copied on entry.", lname, ps.param.Name)
 	if out {
 		body = jen.Copy(param, local)
-		comment = fmt.Sprintf("// %s receives the interior of %s.", ps.param.Name, k.st[t].name)
+		comment = fmt.Sprintf("// %s receives the interior of %s.", ps.param.Name, lname)
 	}
 	for a := c - 1; a >= 0; a-- {
 		if vars[a] >= 0 {

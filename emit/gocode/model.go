@@ -116,8 +116,10 @@ func lit(v float64, elem string) jen.Code {
 	return jen.Lit(v)
 }
 
-// renderModel adds the model's declarations to jf.
-func renderModel(jf *jen.File, m *Model) error {
+// renderModel adds the model's declarations to jf. scratch maps the
+// kernels that take a scratch to its type: the model state holds one for
+// each, passed to every call.
+func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 	if !token.IsIdentifier(m.Name) || m.Elem != "float32" && m.Elem != "float64" {
 		return fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
 	}
@@ -164,7 +166,18 @@ func renderModel(jf *jen.File, m *Model) error {
 			st = append(st, jen.Id("out"+e.Method).Add(arrType(e.OutDims, m.Elem)))
 		}
 	}
-	doc(jf, fmt.Sprintf("%s is the generated state of %s: embed it in %s. Its zero value has all parameters zero; call Init.", m.Name, m.Type, m.Type))
+	// The kernels' scratch areas (their large intermediates).
+	for _, e := range m.Entries {
+		if s := scratch[e.Kernel]; s != "" {
+			st = append(st, jen.Id("scratch"+e.Method).Id(s))
+		}
+	}
+	if s := scratch[m.Backward]; m.Backward != "" && s != "" {
+		st = append(st, jen.Id("scratchBackward").Id(s))
+	}
+	doc(jf, fmt.Sprintf("%s is the generated state of %s: embed it in %s. Its zero value has all parameters zero; call Init.\n"+
+		"It also holds the results of the entry points and the kernels' scratch space (their intermediates\n"+
+		"too large for the stack), so its methods must not run at the same time on one value.", m.Name, m.Type, m.Type))
 	jf.Type().Id(m.Name).Struct(st...)
 	jf.Line()
 
@@ -227,8 +240,14 @@ func renderModel(jf *jen.File, m *Model) error {
 		for _, pi := range e.Params {
 			args = append(args, jen.Op("&").Add(field("Params", pi)))
 		}
+		withScratch := func(args []jen.Code) []jen.Code {
+			if scratch[e.Kernel] == "" {
+				return args
+			}
+			return append(args, jen.Op("&").Id("m").Dot("scratch"+e.Method))
+		}
 		if e.Loss {
-			args = append(args, jen.Op("&").Id("m").Dot("loss"))
+			args = withScratch(append(args, jen.Op("&").Id("m").Dot("loss")))
 			doc(jf, e.Doc)
 			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Id(m.Elem).Block(
 				jen.Id(e.Kernel).Call(args...),
@@ -236,7 +255,7 @@ func renderModel(jf *jen.File, m *Model) error {
 			))
 		} else {
 			out := jen.Id("m").Dot("out" + e.Method)
-			args = append(args, jen.Op("&").Add(out))
+			args = withScratch(append(args, jen.Op("&").Add(out)))
 			doc(jf, e.Doc)
 			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Op("*").Add(arrType(e.OutDims, m.Elem)).Block(
 				jen.Id(e.Kernel).Call(args...),
@@ -255,6 +274,9 @@ func renderModel(jf *jen.File, m *Model) error {
 			args = append(args, jen.Op("&").Add(field("Grads", pi)))
 		}
 		args = append(args, jen.Op("&").Id("m").Dot("loss"))
+		if scratch[m.Backward] != "" {
+			args = append(args, jen.Op("&").Id("m").Dot("scratchBackward"))
+		}
 		doc(jf, fmt.Sprintf("Backward computes the loss %s at the given inputs and its gradient with respect to\n"+
 			"every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.", e.Method))
 		jf.Add(recv().Id("Backward").Params(inputParams(e)...).Id(m.Elem).Block(

@@ -47,6 +47,8 @@ type ocannlReverserParams struct {
 }
 
 // ocannlReverser is the generated state of Reverser: embed it in Reverser. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlReverser struct {
 	// Params are the learnable parameters.
 	Params ocannlReverserParams
@@ -55,10 +57,11 @@ type ocannlReverser struct {
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
-	LR         func(step int) float64
-	momentum   ocannlReverserParams
-	loss       [1]float32
-	outPredict [64][8][10]float32
+	LR             func(step int) float64
+	momentum       ocannlReverserParams
+	loss           [1]float32
+	outPredict     [64][8][10]float32
+	scratchPredict ocannlReverserPredictScratch
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
@@ -94,7 +97,7 @@ func (m *ocannlReverser) Train(tokens *[32][8][10]float32, targets *[32][8][10]f
 
 // Predict runs entry point predict of Reverser and returns its result, shape 64,8 | 10, held in m until the next call. It does not allocate.
 func (m *ocannlReverser) Predict(tokens *[64][8][10]float32) *[64][8][10]float32 {
-	ocannlReverserPredict(tokens, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetAttention1WQ, &m.Params.NetAttention1WK, &m.Params.NetAttention1WV, &m.Params.NetAttention1WO, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetLayerNorm2Gamma, &m.Params.NetLayerNorm2Beta, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.outPredict)
+	ocannlReverserPredict(tokens, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetAttention1WQ, &m.Params.NetAttention1WK, &m.Params.NetAttention1WV, &m.Params.NetAttention1WO, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetLayerNorm2Gamma, &m.Params.NetLayerNorm2Beta, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.outPredict, &m.scratchPredict)
 	return &m.outPredict
 }
 
@@ -4699,10 +4702,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
 //	net/x1: 64,8 | 32 (let, local)
 //	net.dense#1.w: 32 -> 64 (param, parameter pNetDense1W)
-//	_net.linear#1/x.1: 64,8 | 64 (let, local)
+//	_net.linear#1/x.1: 64,8 | 64 (let, local, in scratch field net_linear_1_x_1)
 //	net.dense#1.b: 64 (param, parameter pNetDense1B)
-//	_net.linear#1/x.2: 64,8 | 64 (let, local)
-//	net.linear#1/x: 64,8 | 64 (let, local)
+//	_net.linear#1/x.2: 64,8 | 64 (let, local, in scratch field net_linear_1_x_2)
+//	net.linear#1/x: 64,8 | 64 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 64 -> 32 (param, parameter pNetLinear1W)
 //	_net.layer_norm#2/x.1: 64,8 | 32 (let, local)
 //	net.linear#1.b: 32 (param, parameter pNetLinear1B)
@@ -5054,7 +5057,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
 //	      predict[i0, i1, i2] = _predict.1[i0, i1, i2] + net.linear#2.b[i2]
-func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[64][8][10]float32) {
+func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[64][8][10]float32, scratch *ocannlReverserPredictScratch) {
 	var net_h_1 [64][8][32]float32
 	var net_h [64][8][32]float32
 	var net_attention_1_q [64][8][4][8]float32
@@ -5082,9 +5085,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	var net_x1_3 [64][8][1]float32
 	var net_x1_4 [64][8][32]float32
 	var net_x1 [64][8][32]float32
-	var net_linear_1_x_1 [64][8][64]float32
-	var net_linear_1_x_2 [64][8][64]float32
-	var net_linear_1_x [64][8][64]float32
 	var net_layer_norm_2_x_1 [64][8][32]float32
 	var net_layer_norm_2_x_2 [64][8][32]float32
 	var net_layer_norm_2_x [64][8][32]float32
@@ -5477,7 +5477,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 				for i3 := range 32 {
 					acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 				}
-				net_linear_1_x_1[i0][i1][i2] = acc12
+				scratch.net_linear_1_x_1[i0][i1][i2] = acc12
 			}
 		}
 	}
@@ -5485,8 +5485,8 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	for i0 := range 64 {
 		for i1 := range 8 {
-			net_linear_1_x_1Row := &net_linear_1_x_1[i0][i1]
-			net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
+			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
+			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0][i1]
 			for i2 := range 64 {
 				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 			}
@@ -5496,8 +5496,8 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	for i0 := range 64 {
 		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
-			net_linear_1_xRow := &net_linear_1_x[i0][i1]
+			net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
+			net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 			for i2 := range 64 {
 				r := net_linear_1_x_2Row2[i2]
 				if !(r > 0) {
@@ -5512,7 +5512,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// reduction accumulated in a local variable.
 	for i0 := range 64 {
 		for i1 := range 8 {
-			net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
+			net_linear_1_xRow2 := &scratch.net_linear_1_x[i0][i1]
 			for i2 := range 32 {
 				pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
 				acc13 := float32(0)
@@ -5692,4 +5692,12 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 			}
 		}
 	}
+}
+
+// ocannlReverserPredictScratch holds the local arrays of ocannlReverserPredict too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlReverserPredictScratch struct {
+	net_linear_1_x_1 [64][8][64]float32
+	net_linear_1_x_2 [64][8][64]float32
+	net_linear_1_x   [64][8][64]float32
 }

@@ -85,24 +85,17 @@ func TestTrainStepAllocs(t *testing.T) {
 }
 
 // TestPredictAllocs checks the generated promise that Predict does not
-// allocate. It does not hold yet: the generated code keeps every
-// intermediate tensor in a local array, and the Go compiler moves a local
-// larger than 128 KiB to the heap; with batch 256 the activations of
-// conv1 alone are 256*10*10*8*4 bytes = 800 KiB. The test reports it as
-// skipped until the generator keeps large intermediates elsewhere (in the
-// model struct, say), and fails if Predict allocates for any other reason.
+// allocate. With batch 256 the activations of conv1 alone are
+// 256*10*10*8*4 bytes = 800 KiB: the Go compiler would move such a local
+// array to the heap, so the generated kernel keeps it in a scratch struct
+// held by the model.
 func TestPredictAllocs(t *testing.T) {
 	var p [evalB]image
 	m := new(CNN)
 	m.Init(1)
-	n := testing.AllocsPerRun(5, func() { m.Predict(&p) })
-	if n == 0 {
-		return
+	if n := testing.AllocsPerRun(5, func() { m.Predict(&p) }); n != 0 {
+		t.Errorf("Predict: %v allocs/op, want 0", n)
 	}
-	if n <= 7 { // the predict entry's 7 intermediates larger than 128 KiB
-		t.Skipf("Predict: %v allocs/op: locals over 128 KiB escape to the heap (generator limitation)", n)
-	}
-	t.Errorf("Predict: %v allocs/op, want 0", n)
 }
 
 // TestForwardMatchesReference checks the generated forward passes against

@@ -27,6 +27,8 @@ type ocannlCNNParams struct {
 }
 
 // ocannlCNN is the generated state of CNN: embed it in CNN. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlCNN struct {
 	// Params are the learnable parameters.
 	Params ocannlCNNParams
@@ -35,10 +37,13 @@ type ocannlCNN struct {
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
-	LR         func(step int) float64
-	momentum   ocannlCNNParams
-	loss       [1]float32
-	outPredict [256][4]float32
+	LR              func(step int) float64
+	momentum        ocannlCNNParams
+	loss            [1]float32
+	outPredict      [256][4]float32
+	scratchTrain    ocannlCNNTrainScratch
+	scratchPredict  ocannlCNNPredictScratch
+	scratchBackward ocannlCNNBackwardScratch
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
@@ -58,20 +63,20 @@ func (m *ocannlCNN) Init(seed uint64) {
 
 // Train runs entry point train of CNN (forward only) and returns the loss. It does not allocate.
 func (m *ocannlCNN) Train(images *[32][12][12][1]float32, labels *[32][4]float32) float32 {
-	ocannlCNNTrain(images, labels, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.loss)
+	ocannlCNNTrain(images, labels, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.loss, &m.scratchTrain)
 	return m.loss[0]
 }
 
 // Predict runs entry point predict of CNN and returns its result, shape 256 | 4, held in m until the next call. It does not allocate.
 func (m *ocannlCNN) Predict(images *[256][12][12][1]float32) *[256][4]float32 {
-	ocannlCNNPredict(images, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.outPredict)
+	ocannlCNNPredict(images, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.outPredict, &m.scratchPredict)
 	return &m.outPredict
 }
 
 // Backward computes the loss Train at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlCNN) Backward(images *[32][12][12][1]float32, labels *[32][4]float32) float32 {
-	ocannlCNNBackward(images, labels, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.Grads.NetConv1Kernel, &m.Grads.NetConv1Bias, &m.Grads.NetConv2Kernel, &m.Grads.NetConv2Bias, &m.Grads.NetHeadW, &m.Grads.NetHeadB, &m.loss)
+	ocannlCNNBackward(images, labels, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.Grads.NetConv1Kernel, &m.Grads.NetConv1Bias, &m.Grads.NetConv2Kernel, &m.Grads.NetConv2Bias, &m.Grads.NetHeadW, &m.Grads.NetHeadB, &m.loss, &m.scratchBackward)
 	return m.loss[0]
 }
 
@@ -166,10 +171,10 @@ func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
 //	images: 32 | 12,12,1 (input, parameter images)
 //	labels: 32 | 4 (input, parameter labels)
 //	net.conv1.kernel: 3,3,1 -> 8 (param, parameter pNetConv1Kernel)
-//	net.conv1/y: 32 | 10,10,8 (let, local)
+//	net.conv1/y: 32 | 10,10,8 (let, local, in scratch field net_conv1_y)
 //	net.conv1.bias: 8 (param, parameter pNetConv1Bias)
-//	_net.max_pool#1/x.1: 32 | 10,10,8 (let, local)
-//	net.max_pool#1/x: 32 | 10,10,8 (let, local)
+//	_net.max_pool#1/x.1: 32 | 10,10,8 (let, local, in scratch field net_max_pool_1_x_1)
+//	net.max_pool#1/x: 32 | 10,10,8 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
 //	_net.max_pool#1/y.1: 2,2 (let, local)
@@ -334,10 +339,7 @@ func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[1]float32) {
-	var net_conv1_y [32][10][10][8]float32
-	var net_max_pool_1_x_1 [32][10][10][8]float32
-	var net_max_pool_1_x [32][10][10][8]float32
+func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[1]float32, scratch *ocannlCNNTrainScratch) {
 	var net_max_pool_1_y_1 [2][2]float32
 	var net_max_pool_1_y [32][8][8][8]float32
 	var net_conv2_y [32][5][5][16]float32
@@ -369,7 +371,7 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 							acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
 						}
 					}
-					net_conv1_y[i0][i1][i2][i3] = acc
+					scratch.net_conv1_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -379,8 +381,8 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				net_conv1_yRow := &net_conv1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
+				net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
+				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
 				for i3 := range 8 {
 					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
 				}
@@ -392,8 +394,8 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
+				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
 				for i3 := range 8 {
 					r := net_max_pool_1_x_1Row2[i3]
 					if !(r > 0) {
@@ -429,9 +431,9 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 			for i2 := range 5 {
 				net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1+1][i2+1]
 				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
+					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
 					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
 					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
 					for i3 := range 8 {
 						acc2 := net_max_pool_1_yRow[i3]
@@ -639,6 +641,14 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 	out[0] = -train_3[0]
 }
 
+// ocannlCNNTrainScratch holds the local arrays of ocannlCNNTrain too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlCNNTrainScratch struct {
+	net_conv1_y        [32][10][10][8]float32
+	net_max_pool_1_x_1 [32][10][10][8]float32
+	net_max_pool_1_x   [32][10][10][8]float32
+}
+
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
 // Forward and backward pass of loss train of model CNN.
@@ -648,10 +658,10 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 //	images: 32 | 12,12,1 (input, parameter images)
 //	labels: 32 | 4 (input, parameter labels)
 //	net.conv1.kernel: 3,3,1 -> 8 (param, parameter pNetConv1Kernel)
-//	net.conv1/y: 32 | 10,10,8 (let, local)
+//	net.conv1/y: 32 | 10,10,8 (let, local, in scratch field net_conv1_y)
 //	net.conv1.bias: 8 (param, parameter pNetConv1Bias)
-//	_net.max_pool#1/x.1: 32 | 10,10,8 (let, local)
-//	net.max_pool#1/x: 32 | 10,10,8 (let, local)
+//	_net.max_pool#1/x.1: 32 | 10,10,8 (let, local, in scratch field net_max_pool_1_x_1)
+//	net.max_pool#1/x: 32 | 10,10,8 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
 //	_net.max_pool#1/y.1: 2,2 (let, local)
@@ -677,10 +687,10 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.conv1.kernel.grad: [8 3 3 1] (let, output parameter gNetConv1Kernel)
-//	net.conv1/y.grad: [32 10 10 8] (let, local)
+//	net.conv1/y.grad: [32 10 10 8] (let, local, in scratch field net_conv1_y_grad)
 //	net.conv1.bias.grad: [8] (let, output parameter gNetConv1Bias)
-//	_net.max_pool#1/x.1.grad: [32 10 10 8] (let, local)
-//	net.max_pool#1/x.grad: [32 10 10 8] (let, local)
+//	_net.max_pool#1/x.1.grad: [32 10 10 8] (let, local, in scratch field net_max_pool_1_x_1_grad)
+//	net.max_pool#1/x.grad: [32 10 10 8] (let, local, in scratch field net_max_pool_1_x_grad)
 //	net.max_pool#1/y.grad: [32 5 5 8] (let, local)
 //	net.conv2.kernel.grad: [16 3 3 8] (let, output parameter gNetConv2Kernel)
 //	net.conv2/y.grad: [32 5 5 16] (let, local)
@@ -1038,10 +1048,7 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            net.conv1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1/y.grad[i0, i1, i2, i3]
-func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, gNetConv1Kernel *[72]float32, gNetConv1Bias *[8]float32, gNetConv2Kernel *[1152]float32, gNetConv2Bias *[16]float32, gNetHeadW *[1600]float32, gNetHeadB *[4]float32, loss *[1]float32) {
-	var net_conv1_y [32][10][10][8]float32
-	var net_max_pool_1_x_1 [32][10][10][8]float32
-	var net_max_pool_1_x [32][10][10][8]float32
+func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, gNetConv1Kernel *[72]float32, gNetConv1Bias *[8]float32, gNetConv2Kernel *[1152]float32, gNetConv2Bias *[16]float32, gNetHeadW *[1600]float32, gNetHeadB *[4]float32, loss *[1]float32, scratch *ocannlCNNBackwardScratch) {
 	var net_max_pool_1_y_1 [2][2]float32
 	var net_max_pool_1_y [32][8][8][8]float32
 	var net_conv2_y [32][5][5][16]float32
@@ -1058,9 +1065,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_1 [32][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_conv1_y_grad [32][10][10][8]float32
-	var net_max_pool_1_x_1_grad [32][10][10][8]float32
-	var net_max_pool_1_x_grad [32][10][10][8]float32
 	var net_max_pool_1_y_grad [32][8][8][8]float32
 	var net_conv2_y_grad [32][5][5][16]float32
 	var net_head_x_1_grad [32][5][5][16]float32
@@ -1077,7 +1081,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
-	var scratch [1]float32
+	var scratch2 [1]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv1.kernel
 	// reduction accumulated in a local variable.
@@ -1093,7 +1097,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 							acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
 						}
 					}
-					net_conv1_y[i0][i1][i2][i3] = acc
+					scratch.net_conv1_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -1103,8 +1107,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				net_conv1_yRow := &net_conv1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
+				net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
+				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
 				for i3 := range 8 {
 					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
 				}
@@ -1116,8 +1120,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
+				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
 				for i3 := range 8 {
 					r := net_max_pool_1_x_1Row2[i3]
 					if !(r > 0) {
@@ -1153,9 +1157,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			for i2 := range 5 {
 				net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1+1][i2+1]
 				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
+					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
 					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
 					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
 					for i3 := range 8 {
 						acc2 := net_max_pool_1_yRow[i3]
@@ -1364,7 +1368,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// zero the gradients
 	*gNetConv1Kernel = [72]float32{}
+	scratch.net_conv1_y_grad = [32][10][10][8]float32{}
 	*gNetConv1Bias = [8]float32{}
+	scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
+	scratch.net_max_pool_1_x_grad = [32][10][10][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadW = [1600]float32{}
@@ -1706,16 +1713,16 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 				for i3 := range 8 {
 					for i4 := range 2 {
 						for i5 := range 2 {
-							scratch[0] = net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_max_pool_1_y_1[i4][i5]
+							scratch2[0] = scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_max_pool_1_y_1[i4][i5]
 							var r7 float32
-							if net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch[0] {
+							if net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch2[0] {
 								r7 = 1
 							}
 							r8 := float32(0)
 							if r7 != 0 {
 								r8 = net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
 							}
-							net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r8
+							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r8
 						}
 					}
 				}
@@ -1727,9 +1734,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				net_max_pool_1_x_1Row3 := &net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_x_gradRow := &net_max_pool_1_x_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow := &net_max_pool_1_x_1_grad[i0][i1][i2]
+				net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+				net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
+				net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 8 {
 					var r9 float32
 					if 0 < net_max_pool_1_x_1Row3[i3] {
@@ -1749,8 +1756,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				net_max_pool_1_x_1_gradRow2 := &net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_conv1_y_gradRow := &net_conv1_y_grad[i0][i1][i2]
+				net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+				net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0][i1][i2]
 				for i3 := range 8 {
 					net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 				}
@@ -1763,10 +1770,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &net_max_pool_1_x_1_grad[i0][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &net_max_pool_1_x_1_grad[i0][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &net_max_pool_1_x_1_grad[i0][i1][i2+3]
+				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
+				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
+				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
 				for i3 := range 8 {
 					acc12 := gNetConv1Bias[i3]
 					acc12 += net_max_pool_1_x_1_gradRow3[i3]
@@ -1777,7 +1784,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 				}
 			}
 			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &net_max_pool_1_x_1_grad[i0][i1][i2]
+				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 8 {
 					gNetConv1Bias[i3] += net_max_pool_1_x_1_gradRow7[i3]
 				}
@@ -1790,7 +1797,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i3 := range 8 {
-					net_conv1_y_gradV := net_conv1_y_grad[i0][i1][i2][i3]
+					net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						imagesRow2 := &images[i0][i1+i4]
 						gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
@@ -1804,6 +1811,17 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 }
 
+// ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlCNNBackwardScratch struct {
+	net_conv1_y             [32][10][10][8]float32
+	net_max_pool_1_x_1      [32][10][10][8]float32
+	net_max_pool_1_x        [32][10][10][8]float32
+	net_conv1_y_grad        [32][10][10][8]float32
+	net_max_pool_1_x_1_grad [32][10][10][8]float32
+	net_max_pool_1_x_grad   [32][10][10][8]float32
+}
+
 // ocannlCNNPredict runs a tensor program generated by ocannlgen.
 //
 // Entry point predict of model CNN.
@@ -1812,19 +1830,19 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 //
 //	images: 256 | 12,12,1 (input, parameter images)
 //	net.conv1.kernel: 3,3,1 -> 8 (param, parameter pNetConv1Kernel)
-//	net.conv1/y: 256 | 10,10,8 (let, local)
+//	net.conv1/y: 256 | 10,10,8 (let, local, in scratch field net_conv1_y)
 //	net.conv1.bias: 8 (param, parameter pNetConv1Bias)
-//	_net.max_pool#1/x.1: 256 | 10,10,8 (let, local)
-//	net.max_pool#1/x: 256 | 10,10,8 (let, local)
+//	_net.max_pool#1/x.1: 256 | 10,10,8 (let, local, in scratch field net_max_pool_1_x_1)
+//	net.max_pool#1/x: 256 | 10,10,8 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
 //	_net.max_pool#1/y.1: 2,2 (let, local)
-//	net.max_pool#1/y: 256 | 5,5,8 (let, local)
+//	net.max_pool#1/y: 256 | 5,5,8 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2.kernel: 3,3,8 -> 16 (param, parameter pNetConv2Kernel)
-//	net.conv2/y: 256 | 5,5,16 (let, local)
+//	net.conv2/y: 256 | 5,5,16 (let, local, in scratch field net_conv2_y)
 //	net.conv2.bias: 16 (param, parameter pNetConv2Bias)
-//	_net.head/x.1: 256 | 5,5,16 (let, local)
-//	net.head/x: 256 | 5,5,16 (let, local)
+//	_net.head/x.1: 256 | 5,5,16 (let, local, in scratch field net_head_x_1)
+//	net.head/x: 256 | 5,5,16 (let, local, in scratch field net_head_x)
 //	net.head.w: 5,5,16 -> 4 (param, parameter pNetHeadW)
 //	_predict.1: 256 | 4 (let, local)
 //	net.head.b: 4 (param, parameter pNetHeadB)
@@ -1918,15 +1936,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 //	for i0 in 0..255:
 //	  for i1 in 0..3:
 //	    predict[i0, i1] = _predict.1[i0, i1] + net.head.b[i1]
-func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[256][4]float32) {
-	var net_conv1_y [256][10][10][8]float32
-	var net_max_pool_1_x_1 [256][10][10][8]float32
-	var net_max_pool_1_x [256][10][10][8]float32
+func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[256][4]float32, scratch *ocannlCNNPredictScratch) {
 	var net_max_pool_1_y_1 [2][2]float32
-	var net_max_pool_1_y [256][8][8][8]float32
-	var net_conv2_y [256][5][5][16]float32
-	var net_head_x_1 [256][5][5][16]float32
-	var net_head_x [256][5][5][16]float32
 	var predict_1 [256][4]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv1.kernel
@@ -1943,7 +1954,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 							acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
 						}
 					}
-					net_conv1_y[i0][i1][i2][i3] = acc
+					scratch.net_conv1_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -1953,8 +1964,8 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	for i0 := range 256 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				net_conv1_yRow := &net_conv1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
+				net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
+				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
 				for i3 := range 8 {
 					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
 				}
@@ -1966,8 +1977,8 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	for i0 := range 256 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
+				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
 				for i3 := range 8 {
 					r := net_max_pool_1_x_1Row2[i3]
 					if !(r > 0) {
@@ -1992,7 +2003,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 		for j2 := range 8 {
 			for j3 := range 8 {
 				for j4 := range 8 {
-					net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+					scratch.net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -2001,11 +2012,11 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	for i0 := range 256 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1+1][i2+1]
+				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
 				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
+					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
 					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
 					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
 					for i3 := range 8 {
 						acc2 := net_max_pool_1_yRow[i3]
@@ -2022,7 +2033,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	for j5 := range 256 {
 		for j6 := range 8 {
 			for j7 := range 8 {
-				net_max_pool_1_y[j5][0][j6][j7] = 0
+				scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
 			}
 		}
 	}
@@ -2030,7 +2041,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 		for j9 := 6; j9 < 8; j9++ {
 			for j10 := range 8 {
 				for j11 := range 8 {
-					net_max_pool_1_y[j8][j9][j10][j11] = 0
+					scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
 				}
 			}
 		}
@@ -2038,7 +2049,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	for j12 := range 256 {
 		for j13 := 1; j13 < 6; j13++ {
 			for j14 := range 8 {
-				net_max_pool_1_y[j12][j13][0][j14] = 0
+				scratch.net_max_pool_1_y[j12][j13][0][j14] = 0
 			}
 		}
 	}
@@ -2046,7 +2057,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 		for j16 := 1; j16 < 6; j16++ {
 			for j17 := 6; j17 < 8; j17++ {
 				for j18 := range 8 {
-					net_max_pool_1_y[j15][j16][j17][j18] = 0
+					scratch.net_max_pool_1_y[j15][j16][j17][j18] = 0
 				}
 			}
 		}
@@ -2059,14 +2070,14 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 					acc3 := float32(0)
 					for i4 := range 3 {
 						for i5 := range 3 {
-							net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+							net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
 							pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 							for i6 := range 8 {
 								acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 							}
 						}
 					}
-					net_conv2_y[i0][i1][i2][i3] = acc3
+					scratch.net_conv2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -2076,8 +2087,8 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	for i0 := range 256 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_conv2_yRow := &net_conv2_y[i0][i1][i2]
-				net_head_x_1Row := &net_head_x_1[i0][i1][i2]
+				net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
+				net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
 				for i3 := range 16 {
 					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
 				}
@@ -2089,8 +2100,8 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	for i0 := range 256 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
-				net_head_xRow := &net_head_x[i0][i1][i2]
+				net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
+				net_head_xRow := &scratch.net_head_x[i0][i1][i2]
 				for i3 := range 16 {
 					r2 := net_head_x_1Row2[i3]
 					if !(r2 > 0) {
@@ -2110,7 +2121,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 			for i2 := range 5 {
 				for i3 := range 5 {
 					pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-					net_head_xRow2 := &net_head_x[i0][i2][i3]
+					net_head_xRow2 := &scratch.net_head_x[i0][i2][i3]
 					for i4 := range 16 {
 						acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
 					}
@@ -2128,4 +2139,16 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 			outRow[i1] = predict_1Row[i1] + pNetHeadB[i1]
 		}
 	}
+}
+
+// ocannlCNNPredictScratch holds the local arrays of ocannlCNNPredict too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlCNNPredictScratch struct {
+	net_conv1_y        [256][10][10][8]float32
+	net_max_pool_1_x_1 [256][10][10][8]float32
+	net_max_pool_1_x   [256][10][10][8]float32
+	net_max_pool_1_y   [256][8][8][8]float32
+	net_conv2_y        [256][5][5][16]float32
+	net_head_x_1       [256][5][5][16]float32
+	net_head_x         [256][5][5][16]float32
 }

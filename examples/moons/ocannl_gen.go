@@ -26,6 +26,8 @@ type ocannlMoonsParams struct {
 }
 
 // ocannlMoons is the generated state of Moons: embed it in Moons. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlMoons struct {
 	// Params are the learnable parameters.
 	Params ocannlMoonsParams

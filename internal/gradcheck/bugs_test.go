@@ -1,9 +1,10 @@
 package gradcheck
 
-// Reproductions of generator problems found while writing this package.
-// Each test states the intended behaviour and skips with "generator bug:"
-// while the bug is present, so that it starts checking (and passing) once
-// the bug is fixed. They use the generator's own pipeline (model.Expand,
+// Regression tests for generator problems found while writing this
+// package (all fixed): a pointwise broadcast against a row with a leading
+// flank before a row variable, a spurious hidden-dim error for an einsum
+// over a pointwise result, and a valid convolution with an offset. Each
+// test states the intended behaviour and fails if it regresses. They use the generator's own pipeline (model.Expand,
 // Infer, inference.DeriveProjections, loopir.Lower, as gen.compileModel
 // does) on small programs, since a model that fails to generate cannot be
 // committed in this package.
@@ -106,7 +107,7 @@ entry f:
 				t.Fatal(err)
 			}
 			if got := shapes["f"]; !slices.Equal(got, c.want) {
-				t.Skipf("generator bug: pointwise broadcast against a row with a leading flank before a row variable: result dims %v, want %v", got, c.want)
+				t.Fatalf("regression: pointwise broadcast against a row with a leading flank before a row variable: result dims %v, want %v", got, c.want)
 			}
 		})
 	}
@@ -119,7 +120,7 @@ entry f:
     return y *. r
 `)
 		if err == nil {
-			t.Skipf("generator bug: 4,3 *. 2,3 (after a \"a, ..o..\" einsum) is accepted with result dims %v instead of a dimension mismatch", shapes["f"])
+			t.Fatalf("regression: 4,3 *. 2,3 (after a \"a, ..o..\" einsum) is accepted with result dims %v instead of a dimension mismatch", shapes["f"])
 		}
 	})
 }
@@ -150,7 +151,7 @@ entry f:
     return y
 `)
 			if err != nil && strings.Contains(err.Error(), "hidden dimension") {
-				t.Skipf("generator bug: %v", err)
+				t.Fatalf("regression: %v", err)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -173,7 +174,7 @@ entry f:
     return `+layer+`(`+c.arg+`)
 `)
 			if err != nil && strings.Contains(err.Error(), "hidden dimension") {
-				t.Skipf("generator bug: %s(%s): %v", layer, c.arg, err)
+				t.Fatalf("regression: %s(%s): %v", layer, c.arg, err)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -198,7 +199,7 @@ entry f:
     return x +* "2*o<+k+1; k => o" w
 `)
 	if err != nil && strings.Contains(err.Error(), "outside the buffer") {
-		t.Skipf("generator bug: a valid convolution with an offset reads out of bounds: %v", err)
+		t.Fatalf("regression: a valid convolution with an offset reads out of bounds: %v", err)
 	}
 	// Either a clean shape error or a correct lowering is fine.
 	if err != nil {

@@ -19,6 +19,8 @@ type ocannlAddParams struct {
 }
 
 // ocannlAdd is the generated state of Add: embed it in Add. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlAdd struct {
 	// Params are the learnable parameters.
 	Params ocannlAddParams
@@ -94,6 +96,8 @@ type ocannlSubParams struct {
 }
 
 // ocannlSub is the generated state of Sub: embed it in Sub. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSub struct {
 	// Params are the learnable parameters.
 	Params ocannlSubParams
@@ -169,6 +173,8 @@ type ocannlMulParams struct {
 }
 
 // ocannlMul is the generated state of Mul: embed it in Mul. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlMul struct {
 	// Params are the learnable parameters.
 	Params ocannlMulParams
@@ -244,6 +250,8 @@ type ocannlDivParams struct {
 }
 
 // ocannlDiv is the generated state of Div: embed it in Div. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlDiv struct {
 	// Params are the learnable parameters.
 	Params ocannlDivParams
@@ -317,6 +325,8 @@ type ocannlSelfMulParams struct {
 }
 
 // ocannlSelfMul is the generated state of SelfMul: embed it in SelfMul. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSelfMul struct {
 	// Params are the learnable parameters.
 	Params ocannlSelfMulParams
@@ -385,6 +395,8 @@ type ocannlPow2Params struct {
 }
 
 // ocannlPow2 is the generated state of Pow2: embed it in Pow2. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlPow2 struct {
 	// Params are the learnable parameters.
 	Params ocannlPow2Params
@@ -453,6 +465,8 @@ type ocannlPow1Params struct {
 }
 
 // ocannlPow1 is the generated state of Pow1: embed it in Pow1. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlPow1 struct {
 	// Params are the learnable parameters.
 	Params ocannlPow1Params
@@ -521,6 +535,8 @@ type ocannlPow3Params struct {
 }
 
 // ocannlPow3 is the generated state of Pow3: embed it in Pow3. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlPow3 struct {
 	// Params are the learnable parameters.
 	Params ocannlPow3Params
@@ -589,6 +605,8 @@ type ocannlPowHalfParams struct {
 }
 
 // ocannlPowHalf is the generated state of PowHalf: embed it in PowHalf. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlPowHalf struct {
 	// Params are the learnable parameters.
 	Params ocannlPowHalfParams
@@ -657,6 +675,8 @@ type ocannlPowNegParams struct {
 }
 
 // ocannlPowNeg is the generated state of PowNeg: embed it in PowNeg. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlPowNeg struct {
 	// Params are the learnable parameters.
 	Params ocannlPowNegParams
@@ -725,6 +745,8 @@ type ocannlPow0Params struct {
 }
 
 // ocannlPow0 is the generated state of Pow0: embed it in Pow0. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlPow0 struct {
 	// Params are the learnable parameters.
 	Params ocannlPow0Params
@@ -793,6 +815,8 @@ type ocannlPowNegBaseParams struct {
 }
 
 // ocannlPowNegBase is the generated state of PowNegBase: embed it in PowNegBase. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlPowNegBase struct {
 	// Params are the learnable parameters.
 	Params ocannlPowNegBaseParams
@@ -865,6 +889,8 @@ type ocannlFmaParams struct {
 }
 
 // ocannlFma is the generated state of Fma: embed it in Fma. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlFma struct {
 	// Params are the learnable parameters.
 	Params ocannlFmaParams
@@ -945,6 +971,8 @@ type ocannlWhereParams struct {
 }
 
 // ocannlWhere is the generated state of Where: embed it in Where. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlWhere struct {
 	// Params are the learnable parameters.
 	Params ocannlWhereParams
@@ -1018,6 +1046,8 @@ type ocannlWhereConstParams struct {
 }
 
 // ocannlWhereConst is the generated state of WhereConst: embed it in WhereConst. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlWhereConst struct {
 	// Params are the learnable parameters.
 	Params ocannlWhereConstParams
@@ -1088,6 +1118,8 @@ type ocannlWhereCompareParams struct {
 }
 
 // ocannlWhereCompare is the generated state of WhereCompare: embed it in WhereCompare. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlWhereCompare struct {
 	// Params are the learnable parameters.
 	Params ocannlWhereCompareParams
@@ -1163,6 +1195,8 @@ type ocannlCompareParams struct {
 }
 
 // ocannlCompare is the generated state of Compare: embed it in Compare. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlCompare struct {
 	// Params are the learnable parameters.
 	Params ocannlCompareParams
@@ -1240,6 +1274,8 @@ type ocannlArithParams struct {
 }
 
 // ocannlArith is the generated state of Arith: embed it in Arith. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlArith struct {
 	// Params are the learnable parameters.
 	Params ocannlArithParams
@@ -1322,6 +1358,8 @@ type ocannlLayerNormParams struct {
 }
 
 // ocannlLayerNorm is the generated state of LayerNorm: embed it in LayerNorm. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlLayerNorm struct {
 	// Params are the learnable parameters.
 	Params ocannlLayerNormParams
@@ -1404,6 +1442,8 @@ type ocannlLayerNorm2DParams struct {
 }
 
 // ocannlLayerNorm2D is the generated state of LayerNorm2D: embed it in LayerNorm2D. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlLayerNorm2D struct {
 	// Params are the learnable parameters.
 	Params ocannlLayerNorm2DParams
@@ -1482,6 +1522,8 @@ type ocannlSoftmaxParams struct {
 }
 
 // ocannlSoftmax is the generated state of Softmax: embed it in Softmax. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSoftmax struct {
 	// Params are the learnable parameters.
 	Params ocannlSoftmaxParams
@@ -1550,6 +1592,8 @@ type ocannlLogSoftmaxParams struct {
 }
 
 // ocannlLogSoftmax is the generated state of LogSoftmax: embed it in LogSoftmax. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlLogSoftmax struct {
 	// Params are the learnable parameters.
 	Params ocannlLogSoftmaxParams
@@ -1620,6 +1664,8 @@ type ocannlCrossEntropyParams struct {
 }
 
 // ocannlCrossEntropy is the generated state of CrossEntropy: embed it in CrossEntropy. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlCrossEntropy struct {
 	// Params are the learnable parameters.
 	Params ocannlCrossEntropyParams
@@ -1703,6 +1749,8 @@ type ocannlHingeParams struct {
 }
 
 // ocannlHinge is the generated state of Hinge: embed it in Hinge. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlHinge struct {
 	// Params are the learnable parameters.
 	Params ocannlHingeParams
@@ -1802,6 +1850,8 @@ type ocannlDenseParams struct {
 }
 
 // ocannlDense is the generated state of Dense: embed it in Dense. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlDense struct {
 	// Params are the learnable parameters.
 	Params ocannlDenseParams
@@ -1887,6 +1937,8 @@ type ocannlSharedInstanceParams struct {
 }
 
 // ocannlSharedInstance is the generated state of SharedInstance: embed it in SharedInstance. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSharedInstance struct {
 	// Params are the learnable parameters.
 	Params ocannlSharedInstanceParams
@@ -1968,6 +2020,8 @@ type ocannlAttentionParams struct {
 }
 
 // ocannlAttention is the generated state of Attention: embed it in Attention. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlAttention struct {
 	// Params are the learnable parameters.
 	Params ocannlAttentionParams
@@ -2064,6 +2118,8 @@ type ocannlMaskedAttentionParams struct {
 }
 
 // ocannlMaskedAttention is the generated state of MaskedAttention: embed it in MaskedAttention. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlMaskedAttention struct {
 	// Params are the learnable parameters.
 	Params ocannlMaskedAttentionParams
@@ -2176,6 +2232,8 @@ type ocannlTransformerBlockParams struct {
 }
 
 // ocannlTransformerBlock is the generated state of TransformerBlock: embed it in TransformerBlock. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlTransformerBlock struct {
 	// Params are the learnable parameters.
 	Params ocannlTransformerBlockParams
@@ -2306,6 +2364,8 @@ type ocannlConcatParams struct {
 }
 
 // ocannlConcat is the generated state of Concat: embed it in Concat. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConcat struct {
 	// Params are the learnable parameters.
 	Params ocannlConcatParams
@@ -2381,6 +2441,8 @@ type ocannlConcat3Params struct {
 }
 
 // ocannlConcat3 is the generated state of Concat3: embed it in Concat3. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConcat3 struct {
 	// Params are the learnable parameters.
 	Params ocannlConcat3Params
@@ -2456,6 +2518,8 @@ type ocannlConcatAxis0Params struct {
 }
 
 // ocannlConcatAxis0 is the generated state of ConcatAxis0: embed it in ConcatAxis0. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConcatAxis0 struct {
 	// Params are the learnable parameters.
 	Params ocannlConcatAxis0Params
@@ -2535,6 +2599,8 @@ type ocannlBlockMatrixParams struct {
 }
 
 // ocannlBlockMatrix is the generated state of BlockMatrix: embed it in BlockMatrix. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlBlockMatrix struct {
 	// Params are the learnable parameters.
 	Params ocannlBlockMatrixParams
@@ -2620,6 +2686,8 @@ type ocannlBatchSliceParams struct {
 }
 
 // ocannlBatchSlice is the generated state of BatchSlice: embed it in BatchSlice. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlBatchSlice struct {
 	// Params are the learnable parameters.
 	Params ocannlBatchSliceParams
@@ -2695,6 +2763,8 @@ type ocannlSlicePrefixParams struct {
 }
 
 // ocannlSlicePrefix is the generated state of SlicePrefix: embed it in SlicePrefix. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSlicePrefix struct {
 	// Params are the learnable parameters.
 	Params ocannlSlicePrefixParams
@@ -2770,6 +2840,8 @@ type ocannlSliceSuffixParams struct {
 }
 
 // ocannlSliceSuffix is the generated state of SliceSuffix: embed it in SliceSuffix. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSliceSuffix struct {
 	// Params are the learnable parameters.
 	Params ocannlSliceSuffixParams
@@ -2843,6 +2915,8 @@ type ocannlSliceMiddleParams struct {
 }
 
 // ocannlSliceMiddle is the generated state of SliceMiddle: embed it in SliceMiddle. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSliceMiddle struct {
 	// Params are the learnable parameters.
 	Params ocannlSliceMiddleParams
@@ -2911,6 +2985,8 @@ type ocannlDropFirstParams struct {
 }
 
 // ocannlDropFirst is the generated state of DropFirst: embed it in DropFirst. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlDropFirst struct {
 	// Params are the learnable parameters.
 	Params ocannlDropFirstParams
@@ -2979,6 +3055,8 @@ type ocannlPadBlocksParams struct {
 }
 
 // ocannlPadBlocks is the generated state of PadBlocks: embed it in PadBlocks. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlPadBlocks struct {
 	// Params are the learnable parameters.
 	Params ocannlPadBlocksParams
@@ -3047,6 +3125,8 @@ type ocannlStridedSliceParams struct {
 }
 
 // ocannlStridedSlice is the generated state of StridedSlice: embed it in StridedSlice. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlStridedSlice struct {
 	// Params are the learnable parameters.
 	Params ocannlStridedSliceParams
@@ -3117,6 +3197,8 @@ type ocannlInterleaveParams struct {
 }
 
 // ocannlInterleave is the generated state of Interleave: embed it in Interleave. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlInterleave struct {
 	// Params are the learnable parameters.
 	Params ocannlInterleaveParams
@@ -3192,6 +3274,8 @@ type ocannlStackParams struct {
 }
 
 // ocannlStack is the generated state of Stack: embed it in Stack. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlStack struct {
 	// Params are the learnable parameters.
 	Params ocannlStackParams
@@ -3267,6 +3351,8 @@ type ocannlStackInputParams struct {
 }
 
 // ocannlStackInput is the generated state of StackInput: embed it in StackInput. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlStackInput struct {
 	// Params are the learnable parameters.
 	Params ocannlStackInputParams
@@ -3342,6 +3428,8 @@ type ocannlStackBatchParams struct {
 }
 
 // ocannlStackBatch is the generated state of StackBatch: embed it in StackBatch. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlStackBatch struct {
 	// Params are the learnable parameters.
 	Params ocannlStackBatchParams
@@ -3419,6 +3507,8 @@ type ocannlConvPaddedParams struct {
 }
 
 // ocannlConvPadded is the generated state of ConvPadded: embed it in ConvPadded. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConvPadded struct {
 	// Params are the learnable parameters.
 	Params ocannlConvPaddedParams
@@ -3501,6 +3591,8 @@ type ocannlConvPaddedStride2Params struct {
 }
 
 // ocannlConvPaddedStride2 is the generated state of ConvPaddedStride2: embed it in ConvPaddedStride2. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConvPaddedStride2 struct {
 	// Params are the learnable parameters.
 	Params ocannlConvPaddedStride2Params
@@ -3583,6 +3675,8 @@ type ocannlConvPaddedK2Stride2Params struct {
 }
 
 // ocannlConvPaddedK2Stride2 is the generated state of ConvPaddedK2Stride2: embed it in ConvPaddedK2Stride2. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConvPaddedK2Stride2 struct {
 	// Params are the learnable parameters.
 	Params ocannlConvPaddedK2Stride2Params
@@ -3665,6 +3759,8 @@ type ocannlConvValidParams struct {
 }
 
 // ocannlConvValid is the generated state of ConvValid: embed it in ConvValid. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConvValid struct {
 	// Params are the learnable parameters.
 	Params ocannlConvValidParams
@@ -3747,6 +3843,8 @@ type ocannlConvValidStride2Params struct {
 }
 
 // ocannlConvValidStride2 is the generated state of ConvValidStride2: embed it in ConvValidStride2. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConvValidStride2 struct {
 	// Params are the learnable parameters.
 	Params ocannlConvValidStride2Params
@@ -3833,6 +3931,8 @@ type ocannlConvStackParams struct {
 }
 
 // ocannlConvStack is the generated state of ConvStack: embed it in ConvStack. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConvStack struct {
 	// Params are the learnable parameters.
 	Params ocannlConvStackParams
@@ -3923,6 +4023,8 @@ type ocannlConv1DPaddedParams struct {
 }
 
 // ocannlConv1DPadded is the generated state of Conv1DPadded: embed it in Conv1DPadded. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConv1DPadded struct {
 	// Params are the learnable parameters.
 	Params ocannlConv1DPaddedParams
@@ -3998,6 +4100,8 @@ type ocannlConv1DPaddedStride2Params struct {
 }
 
 // ocannlConv1DPaddedStride2 is the generated state of Conv1DPaddedStride2: embed it in Conv1DPaddedStride2. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConv1DPaddedStride2 struct {
 	// Params are the learnable parameters.
 	Params ocannlConv1DPaddedStride2Params
@@ -4073,6 +4177,8 @@ type ocannlConv1DPaddedDilatedParams struct {
 }
 
 // ocannlConv1DPaddedDilated is the generated state of Conv1DPaddedDilated: embed it in Conv1DPaddedDilated. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConv1DPaddedDilated struct {
 	// Params are the learnable parameters.
 	Params ocannlConv1DPaddedDilatedParams
@@ -4148,6 +4254,8 @@ type ocannlConv1DValidParams struct {
 }
 
 // ocannlConv1DValid is the generated state of Conv1DValid: embed it in Conv1DValid. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConv1DValid struct {
 	// Params are the learnable parameters.
 	Params ocannlConv1DValidParams
@@ -4223,6 +4331,8 @@ type ocannlConv1DValidStride2DilatedParams struct {
 }
 
 // ocannlConv1DValidStride2Dilated is the generated state of Conv1DValidStride2Dilated: embed it in Conv1DValidStride2Dilated. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlConv1DValidStride2Dilated struct {
 	// Params are the learnable parameters.
 	Params ocannlConv1DValidStride2DilatedParams
@@ -4296,6 +4406,8 @@ type ocannlMatmulComposeParams struct {
 }
 
 // ocannlMatmulCompose is the generated state of MatmulCompose: embed it in MatmulCompose. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlMatmulCompose struct {
 	// Params are the learnable parameters.
 	Params ocannlMatmulComposeParams
@@ -4366,6 +4478,8 @@ type ocannlMatmulParamsParams struct {
 }
 
 // ocannlMatmulParams is the generated state of MatmulParams: embed it in MatmulParams. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlMatmulParams struct {
 	// Params are the learnable parameters.
 	Params ocannlMatmulParamsParams
@@ -4441,6 +4555,8 @@ type ocannlMatmulChainParams struct {
 }
 
 // ocannlMatmulChain is the generated state of MatmulChain: embed it in MatmulChain. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlMatmulChain struct {
 	// Params are the learnable parameters.
 	Params ocannlMatmulChainParams
@@ -4516,6 +4632,8 @@ type ocannlEinsumMatmulParams struct {
 }
 
 // ocannlEinsumMatmul is the generated state of EinsumMatmul: embed it in EinsumMatmul. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlEinsumMatmul struct {
 	// Params are the learnable parameters.
 	Params ocannlEinsumMatmulParams
@@ -4591,6 +4709,8 @@ type ocannlEinsumBatchedParams struct {
 }
 
 // ocannlEinsumBatched is the generated state of EinsumBatched: embed it in EinsumBatched. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlEinsumBatched struct {
 	// Params are the learnable parameters.
 	Params ocannlEinsumBatchedParams
@@ -4666,6 +4786,8 @@ type ocannlEinsumTransposeParams struct {
 }
 
 // ocannlEinsumTranspose is the generated state of EinsumTranspose: embed it in EinsumTranspose. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlEinsumTranspose struct {
 	// Params are the learnable parameters.
 	Params ocannlEinsumTransposeParams
@@ -4741,6 +4863,8 @@ type ocannlEinsumRowVarParams struct {
 }
 
 // ocannlEinsumRowVar is the generated state of EinsumRowVar: embed it in EinsumRowVar. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlEinsumRowVar struct {
 	// Params are the learnable parameters.
 	Params ocannlEinsumRowVarParams
@@ -4816,6 +4940,8 @@ type ocannlEinsumDotParams struct {
 }
 
 // ocannlEinsumDot is the generated state of EinsumDot: embed it in EinsumDot. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlEinsumDot struct {
 	// Params are the learnable parameters.
 	Params ocannlEinsumDotParams
@@ -4891,6 +5017,8 @@ type ocannlEinsumDiagParams struct {
 }
 
 // ocannlEinsumDiag is the generated state of EinsumDiag: embed it in EinsumDiag. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlEinsumDiag struct {
 	// Params are the learnable parameters.
 	Params ocannlEinsumDiagParams
@@ -4966,6 +5094,8 @@ type ocannlOuterSumParams struct {
 }
 
 // ocannlOuterSum is the generated state of OuterSum: embed it in OuterSum. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlOuterSum struct {
 	// Params are the learnable parameters.
 	Params ocannlOuterSumParams
@@ -5039,6 +5169,8 @@ type ocannlUnaryEinsumParams struct {
 }
 
 // ocannlUnaryEinsum is the generated state of UnaryEinsum: embed it in UnaryEinsum. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlUnaryEinsum struct {
 	// Params are the learnable parameters.
 	Params ocannlUnaryEinsumParams
@@ -5107,6 +5239,8 @@ type ocannlFixedSliceParams struct {
 }
 
 // ocannlFixedSlice is the generated state of FixedSlice: embed it in FixedSlice. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlFixedSlice struct {
 	// Params are the learnable parameters.
 	Params ocannlFixedSliceParams
@@ -5175,6 +5309,8 @@ type ocannlFixedScatterParams struct {
 }
 
 // ocannlFixedScatter is the generated state of FixedScatter: embed it in FixedScatter. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlFixedScatter struct {
 	// Params are the learnable parameters.
 	Params ocannlFixedScatterParams
@@ -5245,6 +5381,8 @@ type ocannlFixedEinsumParams struct {
 }
 
 // ocannlFixedEinsum is the generated state of FixedEinsum: embed it in FixedEinsum. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlFixedEinsum struct {
 	// Params are the learnable parameters.
 	Params ocannlFixedEinsumParams
@@ -5318,6 +5456,8 @@ type ocannlFixedInputAxisParams struct {
 }
 
 // ocannlFixedInputAxis is the generated state of FixedInputAxis: embed it in FixedInputAxis. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlFixedInputAxis struct {
 	// Params are the learnable parameters.
 	Params ocannlFixedInputAxisParams
@@ -5388,6 +5528,8 @@ type ocannlBroadcastBiasParams struct {
 }
 
 // ocannlBroadcastBias is the generated state of BroadcastBias: embed it in BroadcastBias. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlBroadcastBias struct {
 	// Params are the learnable parameters.
 	Params ocannlBroadcastBiasParams
@@ -5463,6 +5605,8 @@ type ocannlBroadcastScalarParams struct {
 }
 
 // ocannlBroadcastScalar is the generated state of BroadcastScalar: embed it in BroadcastScalar. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlBroadcastScalar struct {
 	// Params are the learnable parameters.
 	Params ocannlBroadcastScalarParams
@@ -5538,6 +5682,8 @@ type ocannlBroadcastRowColParams struct {
 }
 
 // ocannlBroadcastRowCol is the generated state of BroadcastRowCol: embed it in BroadcastRowCol. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlBroadcastRowCol struct {
 	// Params are the learnable parameters.
 	Params ocannlBroadcastRowColParams
@@ -5611,6 +5757,8 @@ type ocannlBroadcastConstParams struct {
 }
 
 // ocannlBroadcastConst is the generated state of BroadcastConst: embed it in BroadcastConst. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlBroadcastConst struct {
 	// Params are the learnable parameters.
 	Params ocannlBroadcastConstParams
@@ -5679,6 +5827,8 @@ type ocannlMaxPoolParams struct {
 }
 
 // ocannlMaxPool is the generated state of MaxPool: embed it in MaxPool. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlMaxPool struct {
 	// Params are the learnable parameters.
 	Params ocannlMaxPoolParams
@@ -5747,6 +5897,8 @@ type ocannlMaxPoolOverlapParams struct {
 }
 
 // ocannlMaxPoolOverlap is the generated state of MaxPoolOverlap: embed it in MaxPoolOverlap. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlMaxPoolOverlap struct {
 	// Params are the learnable parameters.
 	Params ocannlMaxPoolOverlapParams
@@ -5819,6 +5971,8 @@ type ocannlMaxPoolConvParams struct {
 }
 
 // ocannlMaxPoolConv is the generated state of MaxPoolConv: embed it in MaxPoolConv. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlMaxPoolConv struct {
 	// Params are the learnable parameters.
 	Params ocannlMaxPoolConvParams
@@ -5897,6 +6051,8 @@ type ocannlAvgPoolParams struct {
 }
 
 // ocannlAvgPool is the generated state of AvgPool: embed it in AvgPool. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlAvgPool struct {
 	// Params are the learnable parameters.
 	Params ocannlAvgPoolParams
@@ -5965,6 +6121,8 @@ type ocannlReduceMaxParams struct {
 }
 
 // ocannlReduceMax is the generated state of ReduceMax: embed it in ReduceMax. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlReduceMax struct {
 	// Params are the learnable parameters.
 	Params ocannlReduceMaxParams
@@ -6033,6 +6191,8 @@ type ocannlReduceMaxAllParams struct {
 }
 
 // ocannlReduceMaxAll is the generated state of ReduceMaxAll: embed it in ReduceMaxAll. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlReduceMaxAll struct {
 	// Params are the learnable parameters.
 	Params ocannlReduceMaxAllParams
@@ -6103,6 +6263,8 @@ type ocannlTropicalSameParams struct {
 }
 
 // ocannlTropicalSame is the generated state of TropicalSame: embed it in TropicalSame. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlTropicalSame struct {
 	// Params are the learnable parameters.
 	Params ocannlTropicalSameParams
@@ -6178,6 +6340,8 @@ type ocannlTropicalMatmulParams struct {
 }
 
 // ocannlTropicalMatmul is the generated state of TropicalMatmul: embed it in TropicalMatmul. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlTropicalMatmul struct {
 	// Params are the learnable parameters.
 	Params ocannlTropicalMatmulParams
@@ -6251,6 +6415,8 @@ type ocannlSumPoolLabelOnlyParams struct {
 }
 
 // ocannlSumPoolLabelOnly is the generated state of SumPoolLabelOnly: embed it in SumPoolLabelOnly. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSumPoolLabelOnly struct {
 	// Params are the learnable parameters.
 	Params ocannlSumPoolLabelOnlyParams
@@ -6323,6 +6489,8 @@ type ocannlSaveAParams struct {
 }
 
 // ocannlSaveA is the generated state of SaveA: embed it in SaveA. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSaveA struct {
 	// Params are the learnable parameters.
 	Params ocannlSaveAParams
@@ -6405,6 +6573,8 @@ type ocannlSaveBParams struct {
 }
 
 // ocannlSaveB is the generated state of SaveB: embed it in SaveB. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSaveB struct {
 	// Params are the learnable parameters.
 	Params ocannlSaveBParams
@@ -6487,6 +6657,8 @@ type ocannlSaveF32Params struct {
 }
 
 // ocannlSaveF32 is the generated state of SaveF32: embed it in SaveF32. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSaveF32 struct {
 	// Params are the learnable parameters.
 	Params ocannlSaveF32Params
@@ -6565,6 +6737,8 @@ type ocannlReluParams struct {
 }
 
 // ocannlRelu is the generated state of Relu: embed it in Relu. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlRelu struct {
 	// Params are the learnable parameters.
 	Params ocannlReluParams
@@ -6633,6 +6807,8 @@ type ocannlSat01Params struct {
 }
 
 // ocannlSat01 is the generated state of Sat01: embed it in Sat01. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSat01 struct {
 	// Params are the learnable parameters.
 	Params ocannlSat01Params
@@ -6701,6 +6877,8 @@ type ocannlExpParams struct {
 }
 
 // ocannlExp is the generated state of Exp: embed it in Exp. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlExp struct {
 	// Params are the learnable parameters.
 	Params ocannlExpParams
@@ -6769,6 +6947,8 @@ type ocannlLogParams struct {
 }
 
 // ocannlLog is the generated state of Log: embed it in Log. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlLog struct {
 	// Params are the learnable parameters.
 	Params ocannlLogParams
@@ -6837,6 +7017,8 @@ type ocannlExp2Params struct {
 }
 
 // ocannlExp2 is the generated state of Exp2: embed it in Exp2. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlExp2 struct {
 	// Params are the learnable parameters.
 	Params ocannlExp2Params
@@ -6905,6 +7087,8 @@ type ocannlLog2Params struct {
 }
 
 // ocannlLog2 is the generated state of Log2: embed it in Log2. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlLog2 struct {
 	// Params are the learnable parameters.
 	Params ocannlLog2Params
@@ -6973,6 +7157,8 @@ type ocannlSinParams struct {
 }
 
 // ocannlSin is the generated state of Sin: embed it in Sin. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSin struct {
 	// Params are the learnable parameters.
 	Params ocannlSinParams
@@ -7041,6 +7227,8 @@ type ocannlCosParams struct {
 }
 
 // ocannlCos is the generated state of Cos: embed it in Cos. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlCos struct {
 	// Params are the learnable parameters.
 	Params ocannlCosParams
@@ -7109,6 +7297,8 @@ type ocannlSqrtParams struct {
 }
 
 // ocannlSqrt is the generated state of Sqrt: embed it in Sqrt. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlSqrt struct {
 	// Params are the learnable parameters.
 	Params ocannlSqrtParams
@@ -7177,6 +7367,8 @@ type ocannlRecipParams struct {
 }
 
 // ocannlRecip is the generated state of Recip: embed it in Recip. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlRecip struct {
 	// Params are the learnable parameters.
 	Params ocannlRecipParams
@@ -7245,6 +7437,8 @@ type ocannlRecipSqrtParams struct {
 }
 
 // ocannlRecipSqrt is the generated state of RecipSqrt: embed it in RecipSqrt. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlRecipSqrt struct {
 	// Params are the learnable parameters.
 	Params ocannlRecipSqrtParams
@@ -7313,6 +7507,8 @@ type ocannlNegParams struct {
 }
 
 // ocannlNeg is the generated state of Neg: embed it in Neg. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlNeg struct {
 	// Params are the learnable parameters.
 	Params ocannlNegParams
@@ -7381,6 +7577,8 @@ type ocannlNegPrefixParams struct {
 }
 
 // ocannlNegPrefix is the generated state of NegPrefix: embed it in NegPrefix. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlNegPrefix struct {
 	// Params are the learnable parameters.
 	Params ocannlNegPrefixParams
@@ -7449,6 +7647,8 @@ type ocannlTanhParams struct {
 }
 
 // ocannlTanh is the generated state of Tanh: embed it in Tanh. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlTanh struct {
 	// Params are the learnable parameters.
 	Params ocannlTanhParams
@@ -7517,6 +7717,8 @@ type ocannlIdParams struct {
 }
 
 // ocannlId is the generated state of Id: embed it in Id. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlId struct {
 	// Params are the learnable parameters.
 	Params ocannlIdParams
@@ -7585,6 +7787,8 @@ type ocannlUnaryChainParams struct {
 }
 
 // ocannlUnaryChain is the generated state of UnaryChain: embed it in UnaryChain. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
 type ocannlUnaryChain struct {
 	// Params are the learnable parameters.
 	Params ocannlUnaryChainParams
