@@ -113,6 +113,11 @@ func DeriveProjections(g *Graph) error {
 				}
 				t.Padding[ax].Left = max(t.Padding[ax].Left, pd.Left)
 				t.Padding[ax].Right = max(t.Padding[ax].Right, pd.Right)
+				n := t.Shape.Dims()[ax].Size
+				if overflows(float64(n) + float64(t.Padding[ax].Left) + float64(t.Padding[ax].Right)) {
+					return &Error{Kind: KindDimMismatch, Pos: op.Pos, Op: op.Desc,
+						Msg: fmt.Sprintf("the padded axis %d of %s is too large (size %d plus margins %d and %d overflow the integer range)", ax, t.Name, n, t.Padding[ax].Left, t.Padding[ax].Right)}
+				}
 			}
 		}
 	}

@@ -281,6 +281,11 @@ func mergeBasis(a, b string) (string, bool) {
 // basis conflict between the output and the kernel is returned as an
 // error (the dimension is then left unsimplified).
 func simplifyAffine(a affineDim) (dim, *shapeError) {
+	// A padded axis also holds its margins (about the kernel's span).
+	if a.conv && a.padded && a.over.k == dConst && a.kernel.k == dConst &&
+		overflows(float64(a.stride)*float64(a.over.n)+float64(a.kernel.n)*float64(a.dilation)) {
+		return dim{k: dAffine, aff: &a}, errTooLarge()
+	}
 	if a.stride == 1 && (!a.conv || a.padded) {
 		return a.over, nil
 	}
