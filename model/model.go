@@ -118,6 +118,16 @@ func (e *Error) Error() string { return fmt.Sprintf("%d:%d: %s", e.Pos.Line, e.P
 // maxDepth bounds the nesting of layer applications.
 const maxDepth = 64
 
+// maxApplications and maxStatements bound the layer applications inlined
+// into one entry and the statements of its flat program: layers applying
+// each other twice at every level would otherwise expand exponentially.
+// Real models stay far below (a 96-block transformer applies about 1,000
+// layers).
+const (
+	maxApplications = 2000
+	maxStatements   = 20000
+)
+
 // layerDef is a layer definition and where it comes from.
 type layerDef struct {
 	st  *program.LayerStmt
@@ -194,6 +204,7 @@ type expander struct {
 	stack    []string
 	names    map[string]bool
 	entryTop *instance // holds the entry's own anonymous and let instances
+	apps     int       // layer applications inlined into the entry so far
 }
 
 func fail(p program.Pos, format string, args ...any) error {
@@ -448,7 +459,7 @@ func (x *expander) bindConfig(def *layerDef, args []program.ConfigArg, site prog
 
 // expandEntry builds the flat program of one entry point.
 func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
-	x.out, x.used, x.stack = nil, map[string]bool{}, nil
+	x.out, x.used, x.stack, x.apps = nil, map[string]bool{}, nil, 0
 	x.names = map[string]bool{}
 	ent := &Entry{Name: e.Name, Loss: e.Loss, Pos: e.Pos, ParamPos: map[string]program.Pos{}}
 	x.entry = ent
@@ -636,6 +647,10 @@ func (x *expander) apply(inst *instance, args []program.Expr, site program.Pos, 
 	}
 	if len(args) != len(l.Args) {
 		return nil, fail(x.at(sc, site), "layer %s takes %d tensor argument(s), given %d", l.Name, len(l.Args), len(args))
+	}
+	x.apps++
+	if x.apps > maxApplications || len(x.out) > maxStatements {
+		return nil, fail(x.at(sc, site), "entry %s expands to more than %d layer applications or %d statements (layers applying each other repeatedly expand exponentially)", x.entry.Name, maxApplications, maxStatements)
 	}
 	inst.apps++
 	prefix := inst.path + "/"

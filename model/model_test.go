@@ -110,3 +110,16 @@ func TestLetAliasesParam(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestExponentialExpansion(t *testing.T) {
+	src := "layer a(x) = x + x\n"
+	prev := "a"
+	for _, n := range []string{"b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p"} {
+		src += "layer " + n + "(x) = " + prev + "(" + prev + "(x))\n"
+		prev = n
+	}
+	src += "entry z:\n  input x : 2\n  return p(x)\n"
+	if _, err := expand(t, src); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("err = %v", err)
+	}
+}
