@@ -265,6 +265,22 @@ func goTool(t testing.TB) string {
 
 // writeModule creates a module in a temporary directory with the given
 // files.
+// runVetModule writes kernels.go and main.go into a fresh module, runs it
+// and vets it, and returns the outputs main printed (see parseOutputs).
+func runVetModule(t testing.TB, src []byte, main string) map[string][]float64 {
+	t.Helper()
+	dir := writeModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(main)})
+	runOut, err := goCmd(t, dir, "run", ".")
+	if err != nil {
+		t.Fatalf("go run: %v\n%s", err, head(runOut, 4000))
+	}
+	if o, err := goCmd(t, dir, "vet", "."); err != nil {
+		t.Errorf("go vet: %v\n%s", err, o)
+	}
+	got, _ := parseOutputs(t, runOut)
+	return got
+}
+
 func writeModule(t testing.TB, files map[string][]byte) string {
 	t.Helper()
 	dir := t.TempDir()

@@ -137,15 +137,7 @@ func TestGeneratedPaddedBackward(t *testing.T) {
 		harnessCall(&h, b)
 	}
 	h.WriteString("}\n")
-	dir := writeModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(h.String())})
-	runOut, err := goCmd(t, dir, "run", ".")
-	if err != nil {
-		t.Fatalf("go run: %v\n%s", err, head(runOut, 4000))
-	}
-	if o, err := goCmd(t, dir, "vet", "."); err != nil {
-		t.Errorf("go vet: %v\n%s", err, o)
-	}
-	got, _ := parseOutputs(t, runOut)
+	got := runVetModule(t, src, h.String())
 	for _, b := range bs {
 		tol := tolerance(b.c.elem)
 		for i, ps := range b.c.params {

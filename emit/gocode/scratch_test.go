@@ -178,15 +178,7 @@ func TestGeneratedScratch(t *testing.T) {
 		t.Errorf("only %d of %d kernels take a scratch", takes, len(bs))
 	}
 	h.WriteString("}\n")
-	dir := writeModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(h.String())})
-	runOut, err := goCmd(t, dir, "run", ".")
-	if err != nil {
-		t.Fatalf("go run: %v\n%s", err, head(runOut, 4000))
-	}
-	if o, err := goCmd(t, dir, "vet", "."); err != nil {
-		t.Errorf("go vet: %v\n%s", err, o)
-	}
-	got, _ := parseOutputs(t, runOut)
+	got := runVetModule(t, src, h.String())
 	for _, b := range bs {
 		t.Run(b.k.Name, func(t *testing.T) {
 			tol := tolerance(b.c.elem)
