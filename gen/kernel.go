@@ -537,41 +537,12 @@ func (j *kernelJob) parseDo(d *directive) {
 // findInlineParam returns the first inline parameter `{ w }` of e.
 func findInlineParam(e program.Expr) *program.InlineParam {
 	var found *program.InlineParam
-	var walk func(e program.Expr)
-	walk = func(e program.Expr) {
-		if e == nil || found != nil {
-			return
+	program.Inspect(e, func(x program.Expr) bool {
+		if ip, ok := x.(*program.InlineParam); ok && found == nil {
+			found = ip
 		}
-		switch e := e.(type) {
-		case *program.InlineParam:
-			found = e
-		case *program.Literal:
-			for _, it := range e.Items {
-				walk(it)
-			}
-		case *program.Unary:
-			walk(e.X)
-		case *program.Binary:
-			walk(e.X)
-			walk(e.Y)
-		case *program.Pow:
-			walk(e.X)
-		case *program.Einsum:
-			walk(e.X)
-			walk(e.Y)
-		case *program.Concat:
-			for _, o := range e.Operands {
-				walk(o)
-			}
-		case *program.Slice:
-			walk(e.X)
-		case *program.Ternary:
-			walk(e.A)
-			walk(e.B)
-			walk(e.C)
-		}
-	}
-	walk(e)
+		return found == nil
+	})
 	return found
 }
 
@@ -1103,20 +1074,10 @@ func (j *kernelJob) infer(prog *synthProgram) *gocode.Kernel {
 		j.fail(pd.errAt(pd.ArgCol, "//ocannl:%s does not compute a new tensor for %s (it is a %s)", pd.Verb, out.name, ot.Kind))
 		return nil
 	}
-	var got []int
-	for _, d := range ot.Shape.Dims() {
-		got = append(got, d.Size)
-	}
+	got := sizes(ot.Shape.Dims())
 	switch {
 	case out.shape != nil:
 		b, i, o := out.shape.rows()
-		sizes := func(ds []inference.Dim) []int {
-			r := []int{}
-			for _, d := range ds {
-				r = append(r, d.Size)
-			}
-			return r
-		}
 		if !slices.Equal(sizes(ot.Shape.Batch), orEmpty(b)) || !slices.Equal(sizes(ot.Shape.Input), orEmpty(i)) ||
 			!slices.Equal(sizes(ot.Shape.Output), orEmpty(o)) {
 			j.fail(pd.errAt(pd.ArgCol, "output %s (%s) is declared with shape %s but the inferred shape is %s",

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/spec/program"
@@ -100,21 +101,11 @@ func hiddenParam(err error, e *Entry) (string, bool) {
 		return "", false
 	}
 	for _, id := range e.Params {
-		if containsQuoted(ie.Msg, id) {
+		if strings.Contains(ie.Msg, fmt.Sprintf("%q", id)) {
 			return id, true
 		}
 	}
 	return "", false
-}
-
-func containsQuoted(msg, id string) bool {
-	q := fmt.Sprintf("%q", id)
-	for i := 0; i+len(q) <= len(msg); i++ {
-		if msg[i:i+len(q)] == q {
-			return true
-		}
-	}
-	return false
 }
 
 // inferPinned infers e's program with the parameters in pin given the
@@ -150,58 +141,27 @@ func field(k byte, ds []inference.Dim, p program.Pos) program.Field {
 // paramNodes finds the inline parameter node declaring each parameter.
 func (e *Entry) paramNodes() map[string]*program.InlineParam {
 	out := map[string]*program.InlineParam{}
-	var walk func(x program.Expr)
-	walk = func(x program.Expr) {
-		switch x := x.(type) {
-		case *program.InlineParam:
-			if _, ok := out[x.Name]; !ok {
-				out[x.Name] = x
-			}
-			if x.Init != nil {
-				walk(x.Init)
-			}
-		case *program.Unary:
-			walk(x.X)
-		case *program.Binary:
-			walk(x.X)
-			walk(x.Y)
-		case *program.Pow:
-			walk(x.X)
-		case *program.Slice:
-			walk(x.X)
-		case *program.Ternary:
-			walk(x.A)
-			walk(x.B)
-			walk(x.C)
-		case *program.Einsum:
-			walk(x.X)
-			if x.Y != nil {
-				walk(x.Y)
-			}
-		case *program.Concat:
-			for _, o := range x.Operands {
-				walk(o)
-			}
-		case *program.Literal:
-			for _, it := range x.Items {
-				walk(it)
-			}
-		}
-	}
 	for _, s := range e.Prog.Stmts {
-		if l, ok := s.(*program.LetStmt); ok {
-			walk(l.Expr)
+		l, ok := s.(*program.LetStmt)
+		if !ok {
+			continue
 		}
+		program.Inspect(l.Expr, func(x program.Expr) bool {
+			if ip, ok := x.(*program.InlineParam); ok {
+				if _, seen := out[ip.Name]; !seen {
+					out[ip.Name] = ip
+				}
+			}
+			return true
+		})
 	}
 	return out
 }
 
 // paramShape returns the shape of the tensor named id in g.
 func paramShape(g *inference.Graph, id string) inference.Shape {
-	for _, n := range g.Named {
-		if n.Name == id {
-			return g.Tensors[n.Tensor].Shape
-		}
+	if t := Tensor(g, id); t >= 0 {
+		return g.Tensors[t].Shape
 	}
 	return inference.Shape{}
 }

@@ -765,3 +765,30 @@ sgd lr=0.1 momentum=0.9 nesterov weight_decay=1e-4
 	// loss and entry stay usable as tensor names.
 	mustParse(t, "input loss : 1 = 0\nlet entry = loss + 1\nlet sgd = entry")
 }
+
+func TestInspect(t *testing.T) {
+	e, err := ParseExpr(`relu ({w = [1; 2]} * f[2](x, (a, b) ++^ "p; q => p^q") + where c d (e @| 0) **. 2)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	Inspect(e, func(x Expr) bool {
+		switch x := x.(type) {
+		case *Ident:
+			names = append(names, x.Name)
+		case *InlineParam:
+			names = append(names, "{"+x.Name+"}")
+		case *Instance:
+			names = append(names, x.Layer+"[]")
+		}
+		return true
+	})
+	if got := strings.Join(names, " "); got != "{w} f[] x a b c d e" {
+		t.Errorf("visited %s", got)
+	}
+	n := 0
+	Inspect(e, func(Expr) bool { n++; return false })
+	if n != 1 {
+		t.Errorf("returning false still descended: %d calls", n)
+	}
+}
