@@ -2,6 +2,7 @@ package demo
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -332,10 +333,18 @@ func TestProgress(t *testing.T) {
 	if len(lines) != 20 {
 		t.Errorf("%d updates drawn, want 20:\n%s", len(lines), buf.String())
 	}
-	if want := "train [#########...........]  45%  step 450/1000  loss 0.0022"; lines[8] != want {
+	// Each line shows the mean loss of the 50 steps since the previous one.
+	mean := func(from, to int) float64 {
+		s := 0.0
+		for k := from; k <= to; k++ {
+			s += 1 / float64(k)
+		}
+		return s / float64(to-from+1)
+	}
+	if want := fmt.Sprintf("train [#########...........]  45%%  step 450/1000  loss %.4f (mean of 50 steps)", mean(401, 450)); lines[8] != want {
 		t.Errorf("line 9 = %q, want %q", lines[8], want)
 	}
-	if want := "train [####################] 100%  step 1000/1000  loss 0.0010"; lines[len(lines)-1] != want {
+	if want := "train [####################] 100%  step 1000/1000  loss 0.0010 (mean of 50 steps)"; lines[len(lines)-1] != want {
 		t.Errorf("final line = %q, want %q", lines[len(lines)-1], want)
 	}
 	// A total that is not a multiple of 20 still ends on its last step.
@@ -348,7 +357,7 @@ func TestProgress(t *testing.T) {
 	if got := strings.Count(buf.String(), "\n"); got != 7 {
 		t.Errorf("total 7: %d lines, want 7", got)
 	}
-	if !strings.HasSuffix(buf.String(), "x [####################] 100%  step 7/7  loss 0.5000\n") {
+	if !strings.HasSuffix(buf.String(), "x [####################] 100%  step 7/7  loss 0.5000 (mean of 1 step)\n") {
 		t.Errorf("total 7: output %q", buf.String())
 	}
 }
