@@ -11,6 +11,7 @@ import (
 	blasgonum "gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
 func kernelsOrSkip(t testing.TB) map[string]*gocode.Kernel {
@@ -40,20 +41,51 @@ func TestEntriesCoverKernels(t *testing.T) {
 	}
 }
 
+// shortWork is the most loop iterations a kernel's interpreted check may
+// take under -short (MatMul512 takes 134M, about 8 s per seed).
+const shortWork = 20_000_000
+
+// work counts the innermost statement executions of a lowered program.
+func work(stmts []loopir.Stmt) int {
+	n := 0
+	for _, s := range stmts {
+		if f, ok := s.(*loopir.For); ok {
+			n += f.Extent * work(f.Body)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
 // TestKernelsMatchInterpreter runs every generated kernel on three sets of
-// random operands and compares the output with the loop-IR interpreter
-// (float32: 1e-5 relative; float64: 1e-12), and checks that the kernel
-// allocates nothing.
+// random operands (one under -short, where kernels over shortWork
+// interpreted iterations are skipped) and compares the output with the
+// loop-IR interpreter (float32: 1e-5 relative; float64: 1e-12), and
+// checks that the kernel allocates nothing.
 func TestKernelsMatchInterpreter(t *testing.T) {
 	ks := kernelsOrSkip(t)
+	seeds := uint64(3)
+	if testing.Short() {
+		seeds = 1
+	}
 	for _, e := range entries() {
 		t.Run(e.name, func(t *testing.T) {
 			k := ks[e.name]
+			if testing.Short() {
+				n := 0
+				for _, op := range k.Prog.Ops {
+					n += work(op.Body)
+				}
+				if n > shortWork {
+					t.Skipf("-short: %d interpreted iterations", n)
+				}
+			}
 			tol := 1e-5
 			if k.Elem == "float64" {
 				tol = 1e-12
 			}
-			for seed := uint64(1); seed <= 3; seed++ {
+			for seed := uint64(1); seed <= seeds; seed++ {
 				d, err := check(e, k, seed)
 				if err != nil {
 					t.Fatal(err)
