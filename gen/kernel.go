@@ -7,6 +7,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -323,7 +324,7 @@ func analyzeType(t types.Type, p *param) bool {
 			if !ok {
 				break
 			}
-			if a.Len() < 1 || a.Len() > 1<<31 {
+			if a.Len() < 1 || a.Len() > maxDim {
 				return false
 			}
 			p.dims = append(p.dims, int(a.Len()))
@@ -556,7 +557,7 @@ func isGoIdent(s string) bool {
 }
 
 // maxDim bounds sizes given by //ocannl:dims, as spec integers are bounded.
-const maxDim = 1 << 31
+const maxDim = min(1<<31, math.MaxInt)
 
 // parseDims parses `//ocannl:dims NAME=VALUE ...`.
 func (j *kernelJob) parseDims(d *directive) {

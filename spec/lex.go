@@ -2,11 +2,13 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 )
 
-// maxInt is the largest integer literal accepted in a spec.
-const maxInt = 1 << 31
+// maxInt is the largest integer literal accepted in a spec: 2^31, or
+// the largest int on 32-bit platforms.
+const maxInt = min(1<<31, math.MaxInt)
 
 // tokKind is the kind of a lexical token.
 type tokKind int
