@@ -68,6 +68,11 @@ const (
 	ErrElemType = Error("element type mismatch")
 	// ErrInvalid: the caller's tensors are inconsistent (Save and Load).
 	ErrInvalid = Error("invalid tensor")
+	// ErrNonFinite: a stored value is NaN or infinite (Load). Save writes
+	// such values (a diverged model can be saved for inspection), but
+	// Load refuses them, so a broken checkpoint never silently poisons a
+	// model.
+	ErrNonFinite = Error("non-finite value in parameter file")
 )
 
 // ShapeError reports a stored tensor whose dims differ from the expected
@@ -363,8 +368,10 @@ func parsePayload(p []byte) ([]entry, error) {
 // ErrBadMagic, ErrVersion, ErrTruncated, ErrChecksum or ErrCorrupt for a
 // damaged file; for a well-formed file that does not match ts, the error
 // joins one error per problem: ErrMissing, ErrExtra, ErrElemType (each
-// naming the tensor) or a *ShapeError naming the tensor and both shapes.
-// Load reads exactly the file's bytes from r.
+// naming the tensor) or a *ShapeError naming the tensor and both shapes;
+// a tensor holding NaN or infinite values gives ErrNonFinite (Save writes
+// such values, Load refuses them). Load reads exactly the file's bytes
+// from r.
 func Load(r io.Reader, ts []Tensor) error {
 	if err := checkSet("load", ts); err != nil {
 		return err
@@ -439,6 +446,13 @@ func Load(r io.Reader, ts []Tensor) error {
 			errs = append(errs, fmt.Errorf("rt: load: tensor %q (dims %v) is not in the file: %w", ts[i].Name, ts[i].Dims, ErrMissing))
 		}
 	}
+	if len(errs) == 0 {
+		for i := range ts {
+			if err := checkFinite(&es[found[i]-1]); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -452,6 +466,34 @@ func Load(r io.Reader, ts []Tensor) error {
 		}
 	}
 	return nil
+}
+
+// checkFinite reports the NaN and infinite values of a stored tensor
+// (ErrNonFinite: the first one's offset and how many there are).
+func checkFinite(e *entry) error {
+	bad, first := 0, -1
+	n := len(e.data) / 4
+	if e.elem == elemFloat64 {
+		n = len(e.data) / 8
+	}
+	for k := range n {
+		var v float64
+		if e.elem == elemFloat64 {
+			v = math.Float64frombits(binary.LittleEndian.Uint64(e.data[8*k:]))
+		} else {
+			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(e.data[4*k:])))
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if first < 0 {
+				first = k
+			}
+			bad++
+		}
+	}
+	if bad == 0 {
+		return nil
+	}
+	return fmt.Errorf("rt: load: tensor %q: %d NaN or infinite value(s), the first at offset %d: %w", e.name, bad, first, ErrNonFinite)
 }
 
 // readErr turns a short read of part of the file into ErrTruncated.

@@ -11,10 +11,12 @@ import (
 	"testing"
 )
 
-// sampleSet is a mixed-precision parameter set with awkward values.
+// sampleSet is a mixed-precision parameter set with awkward (finite:
+// Load refuses NaN and infinities, see TestLoadRejectsNonFinite) values:
+// the largest float32, negative zero and a subnormal.
 func sampleSet() []Tensor {
 	return []Tensor{
-		{Name: "Model.w1", Dims: []int{3, 2}, Data32: []float32{1, -2, 0.5, float32(math.Inf(1)), float32(math.Copysign(0, -1)), math.Float32frombits(0x7fc00123)}},
+		{Name: "Model.w1", Dims: []int{3, 2}, Data32: []float32{1, -2, 0.5, math.MaxFloat32, float32(math.Copysign(0, -1)), math.Float32frombits(0x00000123)}},
 		{Name: "Model.b1", Dims: []int{2}, Data64: []float64{math.Pi, -1e300}},
 		{Name: "scalar", Dims: nil, Data32: []float32{42}},
 		{Name: "empty64", Dims: []int{0, 5}, Data64: []float64{}},
@@ -308,5 +310,31 @@ func TestVersion(t *testing.T) {
 	err := loadErr(t, file, sampleSet())
 	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "version 2") {
 		t.Errorf("version 2 file: %v", err)
+	}
+}
+
+// TestLoadRejectsNonFinite: Save writes NaN and infinities, Load refuses
+// them with ErrNonFinite naming the tensor, and leaves ts unchanged.
+func TestLoadRejectsNonFinite(t *testing.T) {
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		src := []Tensor{
+			{Name: "ok", Dims: []int{2}, Data32: []float32{1, 2}},
+			{Name: "w", Dims: []int{3}, Data64: []float64{0, bad, bad}},
+		}
+		var buf bytes.Buffer
+		if err := Save(&buf, src); err != nil {
+			t.Fatal(err)
+		}
+		dst := []Tensor{
+			{Name: "ok", Dims: []int{2}, Data32: []float32{7, 7}},
+			{Name: "w", Dims: []int{3}, Data64: []float64{7, 7, 7}},
+		}
+		err := Load(bytes.NewReader(buf.Bytes()), dst)
+		if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), `tensor "w": 2 NaN or infinite value(s), the first at offset 1`) {
+			t.Fatalf("value %v: error %v", bad, err)
+		}
+		if dst[0].Data32[0] != 7 || dst[1].Data64[0] != 7 {
+			t.Fatalf("value %v: a failed load modified the tensors", bad)
+		}
 	}
 }
