@@ -104,6 +104,9 @@ func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) error {
 			}
 		}
 	}
+	if err := checkDeclSize(t.Name, sd); err != nil {
+		return err
+	}
 	rows := [3]*program.RowDecl{sd.Batch, sd.Input, sd.Output}
 	for k, rd := range rows {
 		dims, unknown := declRow(rd)

@@ -23,6 +23,9 @@ const (
 	KindConcat       ErrorKind = "concat"
 	KindFixedIndex   ErrorKind = "fixed-index"
 	KindTotalElems   ErrorKind = "total-elems"
+	// KindSize: a tensor has more axes or cells than generated code can
+	// hold (MaxAxes, MaxElems).
+	KindSize ErrorKind = "size"
 )
 
 // Pos is a 1-based line and column in the program source.

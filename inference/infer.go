@@ -86,6 +86,9 @@ func (b *builder) finish() error {
 		}
 	}
 	for _, t := range b.g.Tensors {
+		if err := checkSize(t); err != nil {
+			return err
+		}
 		for k := range 3 {
 			t.Split[k] = len(s.resolveRow(t.rows[k]).beg)
 		}
