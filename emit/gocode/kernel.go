@@ -202,12 +202,34 @@ func newKgen(kn *Kernel) (*kgen, error) {
 	if !ranPass(p, "pad") {
 		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
 	}
+	k.ts = make([]ktensor, len(p.Tensors))
+	maxVar, err := k.scan()
+	if err != nil {
+		return nil, err
+	}
+	bound, err := k.reserveNames(maxVar)
+	if err != nil {
+		return nil, err
+	}
+	// The local arrays, named at the end.
+	locals, bases, err := k.bindParams()
+	if err != nil {
+		return nil, err
+	}
+	locals, bases = k.bindUnbound(bound, locals, bases)
+	k.nameLocals(locals, bases)
+	return k, nil
+}
+
+// scan validates the program's operations and records which tensors are
+// written and fetched; it returns the largest loop variable.
+func (k *kgen) scan() (int, error) {
+	p := k.p
 	n := len(p.Tensors)
-	k.ts = make([]ktensor, n)
 	maxVar := -1
 	for _, o := range p.Ops {
 		if o == nil {
-			return nil, k.fail("nil operation")
+			return 0, k.fail("nil operation")
 		}
 		var err error
 		visitStmts(o.Body, func(s loopir.Stmt) {
@@ -250,9 +272,18 @@ func newKgen(kn *Kernel) (*kgen, error) {
 			}
 		})
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 	}
+	return maxVar, nil
+}
+
+// reserveNames validates and reserves the names of the function, the
+// parameters and the scratch type, and names the loop variables; it
+// returns which tensors are bound to a parameter.
+func (k *kgen) reserveNames(maxVar int) ([]bool, error) {
+	kn, p := k.k, k.p
+	n := len(p.Tensors)
 	// Names: parameters first, then loop variables, then tensors.
 	if !validIdent(kn.Name) {
 		return nil, k.fail("the function name is not a usable Go identifier")
@@ -282,15 +313,19 @@ func newKgen(kn *Kernel) (*kgen, error) {
 	for v := 0; v <= maxVar; v++ {
 		k.loopNames[v] = k.names.fresh("i" + strconv.Itoa(v))
 	}
-	// The local arrays, named at the end.
-	var locals []int
-	var bases []string
+	return bound, nil
+}
+
+// bindParams binds every parameter's tensor to its storage; a padded
+// tensor gets a padded local, returned with its base name.
+func (k *kgen) bindParams() (locals []int, bases []string, err error) {
+	kn, p := k.k, k.p
 	for i := range kn.Params {
 		pr := &kn.Params[i]
 		ti := &p.Tensors[pr.Tensor]
 		pad := padded(ti)
 		if k.ts[pr.Tensor].written && !pr.Output {
-			return nil, k.fail("parameter %s (tensor %s) is written by the program but is not marked Output", pr.Name, ti.Name)
+			return nil, nil, k.fail("parameter %s (tensor %s) is written by the program but is not marked Output", pr.Name, ti.Name)
 		}
 		// The parameter holds the tensor without margins: a padded
 		// tensor lives in a padded local, copied in and out.
@@ -313,11 +348,11 @@ func newKgen(kn *Kernel) (*kgen, error) {
 			s.kind, s.adims, s.slice = sSlice, []int{size}, pr.Name
 			s.name = k.names.fresh(pr.Name + "Arr")
 		default:
-			return nil, k.fail("parameter %s: unknown kind %d", pr.Name, pr.Kind)
+			return nil, nil, k.fail("parameter %s: unknown kind %d", pr.Name, pr.Kind)
 		}
 		var ok bool
 		if s.groups, s.gstride, ok = regroup(dims, s.adims); !ok || len(s.adims) == 0 {
-			return nil, k.fail("parameter %s: array dims %v do not fit tensor %s of dims %v", pr.Name, s.adims, ti.Name, dims)
+			return nil, nil, k.fail("parameter %s: array dims %v do not fit tensor %s of dims %v", pr.Name, s.adims, ti.Name, dims)
 		}
 		if !pad {
 			k.ts[pr.Tensor].st = s
@@ -338,6 +373,13 @@ func newKgen(kn *Kernel) (*kgen, error) {
 		k.ts[pr.Tensor].fresh = !k.copiesIn(pr)
 		k.toScratch(pr.Tensor)
 	}
+	return locals, bases, nil
+}
+
+// bindUnbound binds every tensor not bound to a parameter to a constant
+// (a fetch of equal values) or a local, appended to locals and bases.
+func (k *kgen) bindUnbound(bound []bool, locals []int, bases []string) ([]int, []string) {
+	p := k.p
 	for t := range p.Tensors {
 		if bound[t] {
 			continue
@@ -365,6 +407,11 @@ func newKgen(kn *Kernel) (*kgen, error) {
 		k.ts[t].marginKnown = true
 		k.toScratch(t)
 	}
+	return locals, bases
+}
+
+// nameLocals names the local arrays after the scratch parameter, if any.
+func (k *kgen) nameLocals(locals []int, bases []string) {
 	// The locals are named after the scratch parameter, if any (a tensor
 	// named scratch is then scratch2).
 	for _, t := range locals {
@@ -376,7 +423,6 @@ func newKgen(kn *Kernel) (*kgen, error) {
 	for i, t := range locals {
 		k.ts[t].st.name = k.names.fresh(bases[i])
 	}
-	return k, nil
 }
 
 // toScratch moves local t to the scratch when the kernel has one and t
