@@ -81,6 +81,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -667,7 +668,7 @@ let result = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")`,
 // graph.
 func blkForward(t *testing.T, name, src string, gens map[string]gen) (func(string) []float64, *inference.Graph) {
 	t.Helper()
-	g := compile(t, src)
+	g := testutil.Compile(t, src)
 	fwd, err := loopir.Lower(g)
 	if err != nil {
 		t.Fatalf("Lower: %v", err)
@@ -717,7 +718,7 @@ func TestBlockAlternatives(t *testing.T) {
 	// leading (oh, ow) part of the result row, a per-position bias shared
 	// by the channels; OCANNL's GLB gives the full (oh, ow, oc) row.
 	t.Run("OCANNL conv bias", func(t *testing.T) {
-		g := compile(t, `input x : 2 | 6,5,3
+		g := testutil.Compile(t, `input x : 2 | 6,5,3
 let y = x +* "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." ["kh"; "kw"; "oc"] {kernel}
 dim kh = 3
 dim kw = 3

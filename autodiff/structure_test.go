@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
 func backward(t *testing.T, src string) (*inference.Graph, *Gradients) {
 	t.Helper()
-	g := compile(t, src)
+	g := testutil.Compile(t, src)
 	gr, err := Backward(g, named(t, g, "loss"))
 	if err != nil {
 		t.Fatalf("Backward: %v", err)
@@ -299,20 +300,20 @@ let loss = t ++ "i => 0"`, "an overwrite (`=:`) through a non-injective projecti
 input x : 3
 let loss = x *. 2`, "the loss loss must have a single cell, its shape 3 has 3"},
 	} {
-		g := compile(t, c.src)
+		g := testutil.Compile(t, c.src)
 		_, err := Backward(g, named(t, g, "loss"))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("err = %v, want %q", err, c.want)
 		}
 	}
-	g := compile(t, "let loss = 1 + 2\n")
+	g := testutil.Compile(t, "let loss = 1 + 2\n")
 	if _, err := Backward(g, g.Tensors[0].ID); err == nil || !strings.Contains(err.Error(), "is a constant") {
 		t.Errorf("err = %v", err)
 	}
 	if _, err := Backward(g, 99); err == nil {
 		t.Errorf("no error for a missing loss")
 	}
-	g = compile(t, "input x : 3\nlet loss = x ++ \"i => 0\"\n")
+	g = testutil.Compile(t, "input x : 3\nlet loss = x ++ \"i => 0\"\n")
 	g.Ops[0].Proj = nil
 	if _, err := Backward(g, named(t, g, "loss")); err == nil || !strings.Contains(err.Error(), "DeriveProjections") {
 		t.Errorf("err = %v", err)
@@ -470,7 +471,7 @@ let loss = p ++ "i => 0"`)
 
 // TestBackwardParams: only tensors a parameter influences get gradients.
 func TestBackwardParams(t *testing.T) {
-	g := compile(t, `
+	g := testutil.Compile(t, `
 input x : 4 | 3
 input y : 4 | 2
 let xs = x *. 2

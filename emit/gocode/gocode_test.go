@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -326,11 +327,11 @@ func TestGuards(t *testing.T) {
 		t.Fatalf("guards:\n%s", s)
 	}
 	run := func(consts string) (string, error) {
-		dir := writeModule(t, map[string][]byte{
+		dir := testutil.WriteModule(t, map[string][]byte{
 			"gen.go":  src,
 			"main.go": []byte("package main\n\n" + consts + "\n\nfunc main() {}\n"),
 		})
-		return goCmd(t, dir, "build", "-o", "bin", ".")
+		return testutil.GoCmd(t, dir, goEnv, "build", "-o", "bin", ".")
 	}
 	if o, err := run("const (\n\tHidden = 64\n\tShift  = -2\n)"); err != nil {
 		t.Errorf("matching constants: %v\n%s", err, o)

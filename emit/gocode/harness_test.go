@@ -3,18 +3,12 @@ package gocode
 import (
 	"bufio"
 	"fmt"
-	"hash/fnv"
-	"math"
-	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -75,13 +69,7 @@ type built struct {
 // after replacing the initializers of the named leaves by vals.
 func compileProgram(t testing.TB, src string, init func(g *inference.Graph)) (*inference.Graph, *loopir.Program) {
 	t.Helper()
-	g, err := inference.InferSource(strings.TrimSpace(src) + "\n")
-	if err != nil {
-		t.Fatalf("inference: %v", err)
-	}
-	if err := inference.DeriveProjections(g); err != nil {
-		t.Fatalf("projections: %v", err)
-	}
+	g := testutil.Compile(t, src)
 	if init != nil {
 		init(g)
 	}
@@ -113,9 +101,7 @@ const garbage = 12345.5
 
 func build(t testing.TB, c ecase) *built {
 	t.Helper()
-	h := fnv.New64a()
-	h.Write([]byte(c.kernel))
-	r := rand.New(rand.NewPCG(h.Sum64(), 7))
+	r := testutil.KeyedRand(c.kernel, 7)
 	b := &built{c: c}
 	g, p := compileProgram(t, c.src, func(g *inference.Graph) {
 		for _, ps := range c.params {
@@ -125,10 +111,7 @@ func build(t testing.TB, c ecase) *built {
 			n := tn.Shape.Size()
 			vals := make([]float64, n)
 			if isLeaf(tn.Kind) {
-				for i := range vals {
-					// Multiples of 1/1024 in [-2, 2): exact in float32.
-					vals[i] = math.Floor((r.Float64()*4-2)*1024) / 1024
-				}
+				testutil.FillGrid(r, vals)
 				tn.Init = inference.TensorInit{Kind: inference.InitValues, Values: vals}
 			} else {
 				for i := range vals {
@@ -251,57 +234,25 @@ var _ = unsafe.Pointer(nil)
 
 `
 
-func goTool(t testing.TB) string {
-	t.Helper()
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("no go command available")
-	}
-	return p
-}
-
-// writeModule creates a module in a temporary directory with the given
-// files.
 // runVetModule writes kernels.go and main.go into a fresh module, runs it
 // and vets it, and returns the outputs main printed (see parseOutputs).
 func runVetModule(t testing.TB, src []byte, main string) map[string][]float64 {
 	t.Helper()
-	dir := writeModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(main)})
-	runOut, err := goCmd(t, dir, "run", ".")
+	dir := testutil.WriteModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(main)})
+	runOut, err := testutil.GoCmd(t, dir, goEnv, "run", ".")
 	if err != nil {
 		t.Fatalf("go run: %v\n%s", err, head(runOut, 4000))
 	}
-	if o, err := goCmd(t, dir, "vet", "."); err != nil {
+	if o, err := testutil.GoCmd(t, dir, goEnv, "vet", "."); err != nil {
 		t.Errorf("go vet: %v\n%s", err, o)
 	}
 	got, _ := parseOutputs(t, runOut)
 	return got
 }
 
-func writeModule(t testing.TB, files map[string][]byte) string {
-	t.Helper()
-	dir := t.TempDir()
-	files["go.mod"] = []byte("module gentest\n\ngo 1.26\n")
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-// goCmd runs the go command in dir and returns its combined output.
-func goCmd(t testing.TB, dir string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(goTool(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=", "GOWORK=off", "GO111MODULE=on")
-	outp, err := cmd.CombinedOutput()
-	return string(outp), err
-}
+// goEnv isolates the throwaway modules from the environment's workspace,
+// flags and toolchain switching.
+var goEnv = []string{"GOTOOLCHAIN=local", "GOFLAGS=", "GOWORK=off", "GO111MODULE=on"}
 
 // parseOutputs reads the harness's "<kernel> <param> values..." lines.
 func parseOutputs(t testing.TB, text string) (map[string][]float64, map[string]string) {
@@ -330,14 +281,6 @@ func parseOutputs(t testing.TB, text string) (map[string][]float64, map[string]s
 		got[f[0]+" "+f[1]] = vs
 	}
 	return got, other
-}
-
-// closeRel reports |a-b| <= tol * max(1, |a|, |b|) (loopir's tolerance).
-func closeRel(a, b, tol float64) bool {
-	if math.IsInf(a, 0) || math.IsInf(b, 0) || math.IsNaN(a) || math.IsNaN(b) {
-		return a == b || (math.IsNaN(a) && math.IsNaN(b))
-	}
-	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
 
 func tolerance(elem string) float64 {

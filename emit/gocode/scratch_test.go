@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
 // Kernels with a scratch: the large locals live in the fields of a
@@ -193,7 +195,7 @@ func TestGeneratedScratch(t *testing.T) {
 					t.Fatalf("%s: got %d and %d values, want %d", ps.name, len(g), len(g2), len(want))
 				}
 				for j := range want {
-					if !closeRel(g[j], want[j], tol) {
+					if !testutil.CloseRel(g[j], want[j], tol) {
 						t.Errorf("%s[%d] = %v, interpreter %v\ngenerated: %v\ninterpreter: %v", ps.name, j, g[j], want[j], g, want)
 						break
 					}
@@ -308,8 +310,8 @@ let r = relu (a *. b + 1)`, true, pa("a"), pa("b"), out(pa("r"))),
 		!strings.Contains(fn, "var ") || strings.Contains(text, "SmallLocalsScratch") {
 		t.Errorf("SmallLocals: want no scratch:\n%s", fn)
 	}
-	dir := writeModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(bigMain)})
-	runOut, err := goCmd(t, dir, "run", ".")
+	dir := testutil.WriteModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(bigMain)})
+	runOut, err := testutil.GoCmd(t, dir, goEnv, "run", ".")
 	if err != nil {
 		t.Fatalf("go run: %v\n%s", err, head(runOut, 4000))
 	}
