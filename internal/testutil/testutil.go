@@ -34,10 +34,25 @@ func Compile(t testing.TB, src string) *inference.Graph {
 	return g
 }
 
-// RepoRoot is the repository's root directory.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+// RepoRoot is the repository's root directory: the nearest directory
+// holding a go.mod, from the working directory (a test's package
+// directory) up.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
 
 // CasesDir locates the shared example cases: $OCANNLGEN_CASES, or
@@ -47,7 +62,7 @@ func CasesDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("OCANNLGEN_CASES")
 	if dir == "" {
-		dir = filepath.Join(RepoRoot(), "..", "shared", "cases")
+		dir = filepath.Join(RepoRoot(t), "..", "shared", "cases")
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("shared cases not found at %s", dir)
