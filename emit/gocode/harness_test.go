@@ -175,6 +175,19 @@ func tensorDims(p *loopir.Program, t int) []int {
 	return d
 }
 
+// writeData writes the statement of main that declares v as a slice of
+// elem holding data.
+func writeData(w *strings.Builder, v, elem string, data []float64) {
+	fmt.Fprintf(w, "\t\t%s := []%s{", v, elem)
+	for j, x := range data {
+		if j > 0 {
+			w.WriteString(", ")
+		}
+		w.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+	}
+	w.WriteString("}\n")
+}
+
 // harnessCall writes the block of main that runs one kernel and prints
 // its outputs: "<kernel> <param> v1 v2 ...".
 func harnessCall(w *strings.Builder, b *built) {
@@ -182,14 +195,7 @@ func harnessCall(w *strings.Builder, b *built) {
 	var args []string
 	for i, ps := range b.c.params {
 		v := "d" + strconv.Itoa(i)
-		fmt.Fprintf(w, "\t\t%s := []%s{", v, b.c.elem)
-		for j, x := range b.data[i] {
-			if j > 0 {
-				w.WriteString(", ")
-			}
-			w.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
-		}
-		w.WriteString("}\n")
+		writeData(w, v, b.c.elem, b.data[i])
 		if ps.kind == Slice {
 			args = append(args, v)
 		} else {

@@ -46,14 +46,7 @@ func harnessCallScratch(w *strings.Builder, b *built, takes bool) {
 	var args []string
 	for i, ps := range b.c.params {
 		v := "d" + strconv.Itoa(i)
-		fmt.Fprintf(w, "\t\t%s := []%s{", v, b.c.elem)
-		for j, x := range b.data[i] {
-			if j > 0 {
-				w.WriteString(", ")
-			}
-			w.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
-		}
-		w.WriteString("}\n")
+		writeData(w, v, b.c.elem, b.data[i])
 		fmt.Fprintf(w, "\t\tc%d := append([]%s(nil), %s...)\n", i, b.c.elem, v)
 		if ps.kind == Slice {
 			args = append(args, v)
