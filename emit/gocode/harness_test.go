@@ -3,6 +3,7 @@ package gocode
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,27 +100,34 @@ func isLeaf(k inference.TensorKind) bool {
 // kernel must not depend on it.
 const garbage = 12345.5
 
+// bindParams binds b's parameters to their tensors in g: a leaf gets
+// random values from r as its initializer, a result or target starts as
+// garbage.
+func (b *built) bindParams(t testing.TB, g *inference.Graph, r *rand.Rand) {
+	t.Helper()
+	for _, ps := range b.c.params {
+		id := named(t, g, ps.name)
+		tn := g.Tensors[id]
+		vals := make([]float64, tn.Shape.Size())
+		if isLeaf(tn.Kind) {
+			testutil.FillGrid(r, vals)
+			tn.Init = inference.TensorInit{Kind: inference.InitValues, Values: vals}
+		} else {
+			for i := range vals {
+				vals[i] = garbage
+			}
+		}
+		b.tensor = append(b.tensor, id)
+		b.data = append(b.data, vals)
+	}
+}
+
 func build(t testing.TB, c ecase) *built {
 	t.Helper()
 	r := testutil.KeyedRand(c.kernel, 7)
 	b := &built{c: c}
 	g, p := compileProgram(t, c.src, func(g *inference.Graph) {
-		for _, ps := range c.params {
-			id := named(t, g, ps.name)
-			tn := g.Tensors[id]
-			b.tensor = append(b.tensor, id)
-			n := tn.Shape.Size()
-			vals := make([]float64, n)
-			if isLeaf(tn.Kind) {
-				testutil.FillGrid(r, vals)
-				tn.Init = inference.TensorInit{Kind: inference.InitValues, Values: vals}
-			} else {
-				for i := range vals {
-					vals[i] = garbage
-				}
-			}
-			b.data = append(b.data, vals)
-		}
+		b.bindParams(t, g, r)
 	})
 	_ = g
 	b.p = p

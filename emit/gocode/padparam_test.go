@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/autodiff"
-	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
@@ -31,21 +30,7 @@ func buildBackward(t *testing.T, c ecase, loss string, grads []string) *built {
 	r := testutil.KeyedRand(c.kernel, 7)
 	g := testutil.Compile(t, c.src)
 	b := &built{c: c}
-	for _, ps := range c.params {
-		id := named(t, g, ps.name)
-		tn := g.Tensors[id]
-		vals := make([]float64, tn.Shape.Size())
-		if isLeaf(tn.Kind) {
-			testutil.FillGrid(r, vals)
-			tn.Init = inference.TensorInit{Kind: inference.InitValues, Values: vals}
-		} else {
-			for i := range vals {
-				vals[i] = garbage
-			}
-		}
-		b.tensor = append(b.tensor, id)
-		b.data = append(b.data, vals)
-	}
+	b.bindParams(t, g, r)
 	gr, err := autodiff.Backward(g, named(t, g, loss))
 	if err != nil {
 		t.Fatalf("backward: %v", err)
