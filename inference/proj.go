@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/ocannlgen/ocannlgen/spec"
 )
@@ -735,6 +736,66 @@ func (s *projSolver) properties() {
 	proj.Surjective = surjective(proj, p.op.Kind == OpBlock || p.op.Kind == OpStack)
 	proj.ZeroInit = p.op.InitNeutral && !(proj.Injective && proj.Surjective)
 	proj.Accumulate = !(p.op.InitNeutral && proj.Injective)
+}
+
+// dump describes the solver's state for debugging: every class (root,
+// members, size, pin, iterate and force marks), then, once the phases
+// that compute them have run, the iterated classes in first-occurrence
+// order, the coupled factors and the iterator numbers.
+func (s *projSolver) dump() string {
+	var b strings.Builder
+	members := map[int][]int{}
+	var roots []int
+	for nd := range s.p.size {
+		r := s.u.find(nd)
+		if _, ok := members[r]; !ok {
+			roots = append(roots, r)
+		}
+		members[r] = append(members[r], nd)
+	}
+	b.WriteString("classes:")
+	for _, r := range roots {
+		fmt.Fprintf(&b, " n%d%v:%d", r, members[r], s.p.size[r])
+		if s.pin[r] != noPin {
+			fmt.Fprintf(&b, "=%d", s.pin[r])
+		}
+		if s.iter[r] {
+			b.WriteString("+iter")
+		}
+		if s.force[r] {
+			b.WriteString("+force")
+		}
+	}
+	b.WriteString("\n")
+	if s.order != nil {
+		b.WriteString("order:")
+		for _, c := range s.order {
+			fmt.Fprintf(&b, " n%d", c)
+		}
+		b.WriteString("\n")
+	}
+	if s.factors != nil {
+		b.WriteString("factors:")
+		for _, f := range s.factors {
+			b.WriteString(" [")
+			for i, pos := range f {
+				if i > 0 {
+					b.WriteString(" ")
+				}
+				fmt.Fprintf(&b, "n%d", s.order[pos])
+			}
+			b.WriteString("]")
+		}
+		b.WriteString("\n")
+	}
+	if s.iterOf != nil {
+		b.WriteString("iterators:")
+		for _, c := range s.order {
+			fmt.Fprintf(&b, " n%d=i%d", c, s.iterOf[c])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // simplifyConcatIndex turns a concatenation with a single iterator part
