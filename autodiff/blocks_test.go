@@ -691,7 +691,7 @@ func blkForward(t *testing.T, name, src string, gens map[string]gen) (func(strin
 	if err != nil {
 		t.Fatalf("forward run: %v", err)
 	}
-	return func(n string) []float64 { return s.Values(named(t, g, n)) }, g
+	return func(n string) []float64 { return s.Values(testutil.Named(t, g, n)) }, g
 }
 
 func TestBlockForms(t *testing.T) {
@@ -699,7 +699,7 @@ func TestBlockForms(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			v, g := blkForward(t, c.name, c.src(), c.gens)
 			for n, want := range c.shapes {
-				if got := g.Tensors[named(t, g, n)].Shape.String(); got != want {
+				if got := g.Tensors[testutil.Named(t, g, n)].Shape.String(); got != want {
 					t.Errorf("%s : %s, want %s", n, got, want)
 				}
 			}
@@ -724,7 +724,7 @@ dim kh = 3
 dim kw = 3
 dim oc = 4
 let result = y + {bias = 0.}`)
-		t.Logf("OCANNL-style conv bias: %s (result %s)", g.Tensors[named(t, g, "bias")].Shape, g.Tensors[named(t, g, "result")].Shape)
+		t.Logf("OCANNL-style conv bias: %s (result %s)", g.Tensors[testutil.Named(t, g, "bias")].Shape, g.Tensors[testutil.Named(t, g, "result")].Shape)
 	})
 	// attention with nothing fixing w_o's output width.
 	t.Run("attention without a residual", func(t *testing.T) {

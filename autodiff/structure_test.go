@@ -15,7 +15,7 @@ import (
 func backward(t *testing.T, src string) (*inference.Graph, *Gradients) {
 	t.Helper()
 	g := testutil.Compile(t, src)
-	gr, err := Backward(g, named(t, g, "loss"))
+	gr, err := Backward(g, testutil.Named(t, g, "loss"))
 	if err != nil {
 		t.Fatalf("Backward: %v", err)
 	}
@@ -24,7 +24,7 @@ func backward(t *testing.T, src string) (*inference.Graph, *Gradients) {
 
 func gradValues(t *testing.T, g *inference.Graph, gr *Gradients, s *loopir.State[float64], name string) []float64 {
 	t.Helper()
-	id := gr.Of(named(t, g, name))
+	id := gr.Of(testutil.Named(t, g, name))
 	if id < 0 {
 		t.Fatalf("%s has no gradient", name)
 	}
@@ -104,7 +104,7 @@ input x : 3,5
 let y = w +* "ij;jk=>ik" x
 let loss = y ++ "...|...->... => 0"`} {
 		g, gr := backward(t, src)
-		y := named(t, g, "y")
+		y := testutil.Named(t, g, "y")
 		k := g.Tensors[y].Op
 		fwd := g.Ops[k].Proj
 		if len(fwd.Product) != 3 {
@@ -115,7 +115,7 @@ let loss = y ++ "...|...->... => 0"`} {
 			t.Fatalf("op %d has %d gradient assignments, want 2", k, len(cs))
 		}
 		for slot, name := range []string{"w", "x"} {
-			c := cs[gr.Of(named(t, g, name))]
+			c := cs[gr.Of(testutil.Named(t, g, name))]
 			if c == nil {
 				t.Fatalf("no gradient assignment for %s", name)
 			}
@@ -301,7 +301,7 @@ input x : 3
 let loss = x *. 2`, "the loss loss must have a single cell, its shape 3 has 3"},
 	} {
 		g := testutil.Compile(t, c.src)
-		_, err := Backward(g, named(t, g, "loss"))
+		_, err := Backward(g, testutil.Named(t, g, "loss"))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("err = %v, want %q", err, c.want)
 		}
@@ -315,7 +315,7 @@ let loss = x *. 2`, "the loss loss must have a single cell, its shape 3 has 3"},
 	}
 	g = testutil.Compile(t, "input x : 3\nlet loss = x ++ \"i => 0\"\n")
 	g.Ops[0].Proj = nil
-	if _, err := Backward(g, named(t, g, "loss")); err == nil || !strings.Contains(err.Error(), "DeriveProjections") {
+	if _, err := Backward(g, testutil.Named(t, g, "loss")); err == nil || !strings.Contains(err.Error(), "DeriveProjections") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -346,7 +346,7 @@ let loss = y ++ "i => 0"`)
 	if gr.Of(-1) != -1 || gr.Of(len(g.Tensors)) != -1 {
 		t.Errorf("Of out of range is not -1")
 	}
-	if n := gr.Names(); n["x.grad"] != named(t, g, "x") {
+	if n := gr.Names(); n["x.grad"] != testutil.Named(t, g, "x") {
 		t.Errorf("Names: %v", n)
 	}
 }
@@ -455,7 +455,7 @@ let loss = p ++ "i => 0"`)
 		t.Fatal(err)
 	}
 	for _, name := range []string{"x", "w"} {
-		a, b := gradValues(t, g, gr, s64, name), s32.Values(gr.Of(named(t, g, name)))
+		a, b := gradValues(t, g, gr, s64, name), s32.Values(gr.Of(testutil.Named(t, g, name)))
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("d loss / d %s: float64 %v, float32 %v", name, a, b)
 		}
@@ -478,18 +478,18 @@ let xs = x *. 2
 let d = ({w} * xs) - y
 let loss = (d *. d) ++ "...|... => 0"
 `)
-	loss := named(t, g, "loss")
+	loss := testutil.Named(t, g, "loss")
 	gr, err := BackwardParams(g, loss)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"x", "y", "xs"} {
-		if gr.Of(named(t, g, name)) >= 0 {
+		if gr.Of(testutil.Named(t, g, name)) >= 0 {
 			t.Errorf("%s has a gradient", name)
 		}
 	}
 	for _, name := range []string{"w", "d", "loss"} {
-		if gr.Of(named(t, g, name)) < 0 {
+		if gr.Of(testutil.Named(t, g, name)) < 0 {
 			t.Errorf("%s has no gradient", name)
 		}
 	}
@@ -497,7 +497,7 @@ let loss = (d *. d) ++ "...|... => 0"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if full.Of(named(t, g, "x")) < 0 {
+	if full.Of(testutil.Named(t, g, "x")) < 0 {
 		t.Error("Backward: x has no gradient")
 	}
 }

@@ -315,7 +315,7 @@ func benchKernels(t testing.TB) []*Kernel {
 		g, p := compileProgram(t, src, nil)
 		k := &Kernel{Name: name, Elem: "float32", Prog: p}
 		for _, ps := range params {
-			k.Params = append(k.Params, Param{Name: ps.name, Kind: ps.kind, Tensor: named(t, g, ps.name), Output: ps.out})
+			k.Params = append(k.Params, Param{Name: ps.name, Kind: ps.kind, Tensor: testutil.Named(t, g, ps.name), Output: ps.out})
 		}
 		ks = append(ks, k)
 	}
@@ -518,7 +518,7 @@ input a : 256,256
 input b : 256,256
 let c = a +* "ij;jk=>ik" b`, nil)
 	k := &Kernel{Name: "MatMul256", Elem: "float32", Prog: p, Params: []Param{
-		{Name: "a", Tensor: named(t, g, "a")}, {Name: "b", Tensor: named(t, g, "b")}, {Name: "c", Tensor: named(t, g, "c"), Output: true}}}
+		{Name: "a", Tensor: testutil.Named(t, g, "a")}, {Name: "b", Tensor: testutil.Named(t, g, "b")}, {Name: "c", Tensor: testutil.Named(t, g, "c"), Output: true}}}
 	src, err := Render(&File{Package: "main", Kernels: []*Kernel{k}})
 	if err != nil {
 		t.Fatal(err)

@@ -176,7 +176,7 @@ func loopHeaders(fn string) []string {
 func TestLoopPolicy(t *testing.T) {
 	g, p := compileProgram(t, benchMatMulSrc, nil)
 	mm := &Kernel{Name: "MM", Elem: "float32", Prog: p, Params: []Param{
-		{Name: "a", Tensor: named(t, g, "a")}, {Name: "b", Tensor: named(t, g, "b")}, {Name: "c", Tensor: named(t, g, "c"), Output: true}}}
+		{Name: "a", Tensor: testutil.Named(t, g, "a")}, {Name: "b", Tensor: testutil.Named(t, g, "b")}, {Name: "c", Tensor: testutil.Named(t, g, "c"), Output: true}}}
 	var ks []*Kernel
 	for _, n := range []string{"SumRows", "MaxCols", "Transpose", "Broadcast", "ConvValid", "ConvStrided2D"} {
 		ks = append(ks, build(t, caseNamed(t, n)).k)
@@ -285,7 +285,7 @@ let y = x +* "o=+k; k => o" w`, nil)
 	}{
 		// A padded input's array holds the unpadded tensor, not the buffer.
 		{"padded parameter dims", &File{Package: "k", Kernels: []*Kernel{{Name: "Conv", Elem: "float32", Prog: padded, Params: []Param{
-			{Name: "x", Tensor: named(t, g, "x"), ArrayDims: padded.Tensors[named(t, g, "x")].BufDims}, {Name: "y", Tensor: named(t, g, "y"), Output: true}}}}},
+			{Name: "x", Tensor: testutil.Named(t, g, "x"), ArrayDims: padded.Tensors[testutil.Named(t, g, "x")].BufDims}, {Name: "y", Tensor: testutil.Named(t, g, "y"), Output: true}}}}},
 			"parameter x: array dims [14] do not fit tensor x of dims [11]"},
 		{"written input", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Params[2].Output = false })}},
 			"parameter c (tensor c) is written by the program but is not marked Output"},

@@ -81,17 +81,6 @@ func compileProgram(t testing.TB, src string, init func(g *inference.Graph)) (*i
 	return g, p
 }
 
-func named(t testing.TB, g *inference.Graph, name string) int {
-	t.Helper()
-	for _, n := range g.Named {
-		if n.Name == name {
-			return n.Tensor
-		}
-	}
-	t.Fatalf("no tensor named %s", name)
-	return -1
-}
-
 func isLeaf(k inference.TensorKind) bool {
 	return k != inference.Result && k != inference.Target
 }
@@ -106,7 +95,7 @@ const garbage = 12345.5
 func (b *built) bindParams(t testing.TB, g *inference.Graph, r *rand.Rand) {
 	t.Helper()
 	for _, ps := range b.c.params {
-		id := named(t, g, ps.name)
+		id := testutil.Named(t, g, ps.name)
 		tn := g.Tensors[id]
 		vals := make([]float64, tn.Shape.Size())
 		if isLeaf(tn.Kind) {

@@ -31,13 +31,13 @@ func buildBackward(t *testing.T, c ecase, loss string, grads []string) *built {
 	g := testutil.Compile(t, c.src)
 	b := &built{c: c}
 	b.bindParams(t, g, r)
-	gr, err := autodiff.Backward(g, named(t, g, loss))
+	gr, err := autodiff.Backward(g, testutil.Named(t, g, loss))
 	if err != nil {
 		t.Fatalf("backward: %v", err)
 	}
 	b.p = gr.Program
 	for _, n := range grads {
-		gt := gr.Of(named(t, g, n))
+		gt := gr.Of(testutil.Named(t, g, n))
 		if gt < 0 {
 			t.Fatalf("no gradient of %s", n)
 		}

@@ -274,7 +274,7 @@ func TestScratchAllocs(t *testing.T) {
 			k.Scratch, k.ScratchOver = name+"Scratch", DefaultScratchOver
 		}
 		for _, ps := range params {
-			k.Params = append(k.Params, Param{Name: ps.name, Kind: ps.kind, Tensor: named(t, g, ps.name), Output: ps.out})
+			k.Params = append(k.Params, Param{Name: ps.name, Kind: ps.kind, Tensor: testutil.Named(t, g, ps.name), Output: ps.out})
 		}
 		return k
 	}

@@ -34,6 +34,22 @@ func Compile(t testing.TB, src string) *inference.Graph {
 	return g
 }
 
+// Named returns the tensor that name is bound to last in g, failing the
+// test when there is none.
+func Named(t testing.TB, g *inference.Graph, name string) int {
+	t.Helper()
+	id := -1
+	for _, n := range g.Named {
+		if n.Name == name {
+			id = n.Tensor
+		}
+	}
+	if id < 0 {
+		t.Fatalf("no tensor named %q", name)
+	}
+	return id
+}
+
 // RepoRoot is the repository's root directory: the nearest directory
 // holding a go.mod, from the working directory (a test's package
 // directory) up.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/inference"
 )
 
 func TestCompile(t *testing.T) {
@@ -17,6 +19,20 @@ func TestCompile(t *testing.T) {
 		if op.Proj == nil {
 			t.Fatal("Compile did not derive projections")
 		}
+	}
+}
+
+func TestNamed(t *testing.T) {
+	g := Compile(t, "input a : 2 = range\nlet y = a + a\n")
+	for _, name := range []string{"a", "y"} {
+		if id := Named(t, g, name); g.Tensors[id].Name != name {
+			t.Errorf("Named(%s) = %d, which is %s", name, id, g.Tensors[id].Name)
+		}
+	}
+	// A name bound twice gives its last binding.
+	g = &inference.Graph{Named: []inference.NamedTensor{{Name: "x", Tensor: 1}, {Name: "z", Tensor: 2}, {Name: "x", Tensor: 3}}}
+	if id := Named(t, g, "x"); id != 3 {
+		t.Errorf("Named(x) = %d, want the last binding 3", id)
 	}
 }
 
