@@ -185,26 +185,32 @@ func writeData(w *strings.Builder, v, elem string, data []float64) {
 	w.WriteString("}\n")
 }
 
+// arg is the argument of main's kernel call for parameter i, whose data
+// is in the slice v: the slice itself, or a pointer to an array over it.
+func (b *built) arg(i int, v string) string {
+	ps := b.c.params[i]
+	if ps.kind == Slice {
+		return v
+	}
+	dims := tensorDims(b.p, b.tensor[i])
+	if ps.flat {
+		dims = []int{len(b.data[i])}
+	}
+	if ps.dims != nil {
+		dims = ps.dims
+	}
+	return fmt.Sprintf("(*%s)(unsafe.Pointer(&%s[0]))", goTypeOf(dims, b.c.elem), v)
+}
+
 // harnessCall writes the block of main that runs one kernel and prints
 // its outputs: "<kernel> <param> v1 v2 ...".
 func harnessCall(w *strings.Builder, b *built) {
 	fmt.Fprintf(w, "\t{\n")
 	var args []string
-	for i, ps := range b.c.params {
+	for i := range b.c.params {
 		v := "d" + strconv.Itoa(i)
 		writeData(w, v, b.c.elem, b.data[i])
-		if ps.kind == Slice {
-			args = append(args, v)
-		} else {
-			dims := tensorDims(b.p, b.tensor[i])
-			if ps.flat {
-				dims = []int{len(b.data[i])}
-			}
-			if ps.dims != nil {
-				dims = ps.dims
-			}
-			args = append(args, fmt.Sprintf("(*%s)(unsafe.Pointer(&%s[0]))", goTypeOf(dims, b.c.elem), v))
-		}
+		args = append(args, b.arg(i, v))
 	}
 	fmt.Fprintf(w, "\t\t%s(%s)\n", b.c.kernel, strings.Join(args, ", "))
 	for i, ps := range b.c.params {

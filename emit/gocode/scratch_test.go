@@ -44,22 +44,11 @@ func harnessCallScratch(w *strings.Builder, b *built, takes bool) {
 		fmt.Fprintf(w, "\t\tvar sc %s\n\t\tpoison[%s](&sc)\n", b.k.Scratch, b.c.elem)
 	}
 	var args []string
-	for i, ps := range b.c.params {
+	for i := range b.c.params {
 		v := "d" + strconv.Itoa(i)
 		writeData(w, v, b.c.elem, b.data[i])
 		fmt.Fprintf(w, "\t\tc%d := append([]%s(nil), %s...)\n", i, b.c.elem, v)
-		if ps.kind == Slice {
-			args = append(args, v)
-		} else {
-			dims := tensorDims(b.p, b.tensor[i])
-			if ps.flat {
-				dims = []int{len(b.data[i])}
-			}
-			if ps.dims != nil {
-				dims = ps.dims
-			}
-			args = append(args, fmt.Sprintf("(*%s)(unsafe.Pointer(&%s[0]))", goTypeOf(dims, b.c.elem), v))
-		}
+		args = append(args, b.arg(i, v))
 	}
 	if takes {
 		args = append(args, "&sc")
