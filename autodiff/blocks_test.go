@@ -81,6 +81,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -667,7 +668,7 @@ let result = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")`,
 // graph.
 func blkForward(t *testing.T, name, src string, gens map[string]gen) (func(string) []float64, *inference.Graph) {
 	t.Helper()
-	g := compile(t, src)
+	g := testutil.Compile(t, src)
 	fwd, err := loopir.Lower(g)
 	if err != nil {
 		t.Fatalf("Lower: %v", err)
@@ -690,7 +691,7 @@ func blkForward(t *testing.T, name, src string, gens map[string]gen) (func(strin
 	if err != nil {
 		t.Fatalf("forward run: %v", err)
 	}
-	return func(n string) []float64 { return s.Values(named(t, g, n)) }, g
+	return func(n string) []float64 { return s.Values(testutil.Named(t, g, n)) }, g
 }
 
 func TestBlockForms(t *testing.T) {
@@ -698,7 +699,7 @@ func TestBlockForms(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			v, g := blkForward(t, c.name, c.src(), c.gens)
 			for n, want := range c.shapes {
-				if got := g.Tensors[named(t, g, n)].Shape.String(); got != want {
+				if got := g.Tensors[testutil.Named(t, g, n)].Shape.String(); got != want {
 					t.Errorf("%s : %s, want %s", n, got, want)
 				}
 			}
@@ -717,13 +718,13 @@ func TestBlockAlternatives(t *testing.T) {
 	// leading (oh, ow) part of the result row, a per-position bias shared
 	// by the channels; OCANNL's GLB gives the full (oh, ow, oc) row.
 	t.Run("OCANNL conv bias", func(t *testing.T) {
-		g := compile(t, `input x : 2 | 6,5,3
+		g := testutil.Compile(t, `input x : 2 | 6,5,3
 let y = x +* "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." ["kh"; "kw"; "oc"] {kernel}
 dim kh = 3
 dim kw = 3
 dim oc = 4
 let result = y + {bias = 0.}`)
-		t.Logf("OCANNL-style conv bias: %s (result %s)", g.Tensors[named(t, g, "bias")].Shape, g.Tensors[named(t, g, "result")].Shape)
+		t.Logf("OCANNL-style conv bias: %s (result %s)", g.Tensors[testutil.Named(t, g, "bias")].Shape, g.Tensors[testutil.Named(t, g, "result")].Shape)
 	})
 	// attention with nothing fixing w_o's output width.
 	t.Run("attention without a residual", func(t *testing.T) {

@@ -12,34 +12,6 @@ import (
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
-// compile runs shape inference and projection inference.
-func compile(t *testing.T, src string) *inference.Graph {
-	t.Helper()
-	g, err := inference.InferSource(strings.TrimSpace(src) + "\n")
-	if err != nil {
-		t.Fatalf("inference: %v", err)
-	}
-	if err := inference.DeriveProjections(g); err != nil {
-		t.Fatalf("projections: %v", err)
-	}
-	return g
-}
-
-// named returns the tensor a name is bound to last.
-func named(t *testing.T, g *inference.Graph, name string) int {
-	t.Helper()
-	id := -1
-	for _, n := range g.Named {
-		if n.Name == name {
-			id = n.Tensor
-		}
-	}
-	if id < 0 {
-		t.Fatalf("no tensor named %q", name)
-	}
-	return id
-}
-
 // gen draws n values for a leaf tensor; a nil result keeps the tensor's
 // own initializer.
 type gen func(r *rand.Rand, n int) []float64

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
 func backward(t *testing.T, src string) (*inference.Graph, *Gradients) {
 	t.Helper()
-	g := compile(t, src)
-	gr, err := Backward(g, named(t, g, "loss"))
+	g := testutil.Compile(t, src)
+	gr, err := Backward(g, testutil.Named(t, g, "loss"))
 	if err != nil {
 		t.Fatalf("Backward: %v", err)
 	}
@@ -23,7 +24,7 @@ func backward(t *testing.T, src string) (*inference.Graph, *Gradients) {
 
 func gradValues(t *testing.T, g *inference.Graph, gr *Gradients, s *loopir.State[float64], name string) []float64 {
 	t.Helper()
-	id := gr.Of(named(t, g, name))
+	id := gr.Of(testutil.Named(t, g, name))
 	if id < 0 {
 		t.Fatalf("%s has no gradient", name)
 	}
@@ -103,7 +104,7 @@ input x : 3,5
 let y = w +* "ij;jk=>ik" x
 let loss = y ++ "...|...->... => 0"`} {
 		g, gr := backward(t, src)
-		y := named(t, g, "y")
+		y := testutil.Named(t, g, "y")
 		k := g.Tensors[y].Op
 		fwd := g.Ops[k].Proj
 		if len(fwd.Product) != 3 {
@@ -114,7 +115,7 @@ let loss = y ++ "...|...->... => 0"`} {
 			t.Fatalf("op %d has %d gradient assignments, want 2", k, len(cs))
 		}
 		for slot, name := range []string{"w", "x"} {
-			c := cs[gr.Of(named(t, g, name))]
+			c := cs[gr.Of(testutil.Named(t, g, name))]
 			if c == nil {
 				t.Fatalf("no gradient assignment for %s", name)
 			}
@@ -299,22 +300,22 @@ let loss = t ++ "i => 0"`, "an overwrite (`=:`) through a non-injective projecti
 input x : 3
 let loss = x *. 2`, "the loss loss must have a single cell, its shape 3 has 3"},
 	} {
-		g := compile(t, c.src)
-		_, err := Backward(g, named(t, g, "loss"))
+		g := testutil.Compile(t, c.src)
+		_, err := Backward(g, testutil.Named(t, g, "loss"))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("err = %v, want %q", err, c.want)
 		}
 	}
-	g := compile(t, "let loss = 1 + 2\n")
+	g := testutil.Compile(t, "let loss = 1 + 2\n")
 	if _, err := Backward(g, g.Tensors[0].ID); err == nil || !strings.Contains(err.Error(), "is a constant") {
 		t.Errorf("err = %v", err)
 	}
 	if _, err := Backward(g, 99); err == nil {
 		t.Errorf("no error for a missing loss")
 	}
-	g = compile(t, "input x : 3\nlet loss = x ++ \"i => 0\"\n")
+	g = testutil.Compile(t, "input x : 3\nlet loss = x ++ \"i => 0\"\n")
 	g.Ops[0].Proj = nil
-	if _, err := Backward(g, named(t, g, "loss")); err == nil || !strings.Contains(err.Error(), "DeriveProjections") {
+	if _, err := Backward(g, testutil.Named(t, g, "loss")); err == nil || !strings.Contains(err.Error(), "DeriveProjections") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -345,7 +346,7 @@ let loss = y ++ "i => 0"`)
 	if gr.Of(-1) != -1 || gr.Of(len(g.Tensors)) != -1 {
 		t.Errorf("Of out of range is not -1")
 	}
-	if n := gr.Names(); n["x.grad"] != named(t, g, "x") {
+	if n := gr.Names(); n["x.grad"] != testutil.Named(t, g, "x") {
 		t.Errorf("Names: %v", n)
 	}
 }
@@ -454,7 +455,7 @@ let loss = p ++ "i => 0"`)
 		t.Fatal(err)
 	}
 	for _, name := range []string{"x", "w"} {
-		a, b := gradValues(t, g, gr, s64, name), s32.Values(gr.Of(named(t, g, name)))
+		a, b := gradValues(t, g, gr, s64, name), s32.Values(gr.Of(testutil.Named(t, g, name)))
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("d loss / d %s: float64 %v, float32 %v", name, a, b)
 		}
@@ -470,25 +471,25 @@ let loss = p ++ "i => 0"`)
 
 // TestBackwardParams: only tensors a parameter influences get gradients.
 func TestBackwardParams(t *testing.T) {
-	g := compile(t, `
+	g := testutil.Compile(t, `
 input x : 4 | 3
 input y : 4 | 2
 let xs = x *. 2
 let d = ({w} * xs) - y
 let loss = (d *. d) ++ "...|... => 0"
 `)
-	loss := named(t, g, "loss")
+	loss := testutil.Named(t, g, "loss")
 	gr, err := BackwardParams(g, loss)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"x", "y", "xs"} {
-		if gr.Of(named(t, g, name)) >= 0 {
+		if gr.Of(testutil.Named(t, g, name)) >= 0 {
 			t.Errorf("%s has a gradient", name)
 		}
 	}
 	for _, name := range []string{"w", "d", "loss"} {
-		if gr.Of(named(t, g, name)) < 0 {
+		if gr.Of(testutil.Named(t, g, name)) < 0 {
 			t.Errorf("%s has no gradient", name)
 		}
 	}
@@ -496,7 +497,7 @@ let loss = (d *. d) ++ "...|... => 0"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if full.Of(named(t, g, "x")) < 0 {
+	if full.Of(testutil.Named(t, g, "x")) < 0 {
 		t.Error("Backward: x has no gradient")
 	}
 }

@@ -4,12 +4,13 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
 // copyFixture copies the fixture module into a fresh temporary directory,
@@ -18,43 +19,18 @@ func copyFixture(t *testing.T) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "fixture")
 	src := filepath.Join("testdata", "fixture")
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if d.Name() == OutputFile {
-			return nil // never copy output a developer generated in testdata by hand
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
+	testutil.CopyTree(t, src, dst, func(name string) bool {
+		return name == OutputFile // never copy output a developer generated in testdata by hand
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return dst
 }
 
-// goCmd runs the go command in dir and returns its combined output.
-func goCmd(t *testing.T, dir string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false")
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
+// goEnv runs the go command outside any workspace, without VCS stamping.
+var goEnv = []string{"GOWORK=off", "GOFLAGS=-buildvcs=false"}
 
 func mustGo(t *testing.T, dir string, args ...string) {
 	t.Helper()
-	if out, err := goCmd(t, dir, args...); err != nil {
+	if out, err := testutil.GoCmd(t, dir, goEnv, args...); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
@@ -84,7 +60,7 @@ var goodKernels = []string{
 func TestBootstrapBuildVetRun(t *testing.T) {
 	t.Parallel()
 	dir := copyFixture(t)
-	out, err := goCmd(t, dir, "build", "./good")
+	out, err := testutil.GoCmd(t, dir, goEnv, "build", "./good")
 	if err == nil || !strings.Contains(out, "undefined: ocannlMatMul") {
 		t.Fatalf("before generation the good package must fail to build with undefined: ocannlMatMul; got err=%v\n%s", err, out)
 	}
@@ -210,7 +186,7 @@ func TestStaleConstantGuard(t *testing.T) {
 	if err := os.WriteFile(src, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := goCmd(t, dir, "build", "./good")
+	out, err := testutil.GoCmd(t, dir, goEnv, "build", "./good")
 	if err == nil {
 		t.Fatal("the package still builds after the constant changed: no guard")
 	}

@@ -12,19 +12,10 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/gen"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
-
-// repoRoot is the repository root (the parent of this package's directory).
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Dir(wd)
-}
 
 // compareGolden compares got with testdata/name, or rewrites it with -update.
 func compareGolden(t *testing.T, name string, got []byte) {
@@ -78,7 +69,7 @@ func itoa(n int) string {
 
 // TestGalleryGolden pins the generated code of the kernel gallery.
 func TestGalleryGolden(t *testing.T) {
-	res, err := gen.Generate([]string{"./examples/gallery"}, gen.Options{Dir: repoRoot(t), Check: true})
+	res, err := gen.Generate([]string{"./examples/gallery"}, gen.Options{Dir: testutil.RepoRoot(t), Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +114,7 @@ func TestBadPackages(t *testing.T) {
 // ocannl_gen.go is missing, stale or no longer needed (like
 // cmd/compile's TestGeneratedFilesUpToDate).
 func TestGeneratedFilesUpToDate(t *testing.T) {
-	res, err := gen.Generate([]string{"./..."}, gen.Options{Dir: repoRoot(t), Check: true})
+	res, err := gen.Generate([]string{"./..."}, gen.Options{Dir: testutil.RepoRoot(t), Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

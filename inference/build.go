@@ -761,8 +761,25 @@ type specEnv struct {
 // the spec's labels and row variables are fresh for this application.
 func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
 	sp := op.Spec
-	o := op.origin
 	env := &specEnv{labels: map[string]dim{}, rows: map[string]int32{}}
+	if err := checkSpecNames(op); err != nil {
+		return nil, err
+	}
+	lhsRows, rhsRows := b.specRows(op, lhs, env)
+	b.emitSpecEqs(op, lhs, lhsRows, rhsRows)
+	for _, v := range discardableLabels(sp) {
+		if d, ok := env.labels[v]; ok && d.k == dVar {
+			b.s.dims[d.v].discardable = true
+		}
+	}
+	return env, nil
+}
+
+// checkSpecNames rejects a spec whose names clash (a label that is also a
+// row variable, a component twice in one concatenation) or whose stride
+// offsets are invalid.
+func checkSpecNames(op *Op) error {
+	sp := op.Spec
 	// Name clash check.
 	labelCol := map[string]int{}
 	rowCol := map[string]int{}
@@ -782,7 +799,7 @@ func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
 						if c.Label != "" && seen[c.Label] {
 							p := op.SpecPos
 							p.Col += c.Col - 1
-							return nil, &Error{Kind: KindConcat, Pos: p, SpecCol: c.Col, Op: op.Desc,
+							return &Error{Kind: KindConcat, Pos: p, SpecCol: c.Col, Op: op.Desc,
 								Msg: fmt.Sprintf("component %q appears twice in one concatenation in %q: each component is a separate slice of the axis", c.Label, op.SpecSrc)}
 						}
 						seen[c.Label] = true
@@ -791,7 +808,7 @@ func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
 				if a := ax.Affine; ax.Kind == spec.AxisAffine && a.Offset >= a.Stride {
 					p := op.SpecPos
 					p.Col += ax.Col - 1
-					return nil, &Error{Kind: KindStride, Pos: p, SpecCol: ax.Col, Op: op.Desc,
+					return &Error{Kind: KindStride, Pos: p, SpecCol: ax.Col, Op: op.Desc,
 						Msg: fmt.Sprintf("stride offset %d must be smaller than the stride %d in %q (it selects a position within a stride window)", a.Offset, a.Stride, op.SpecSrc)}
 				}
 				if a := ax.Affine; ax.Kind == spec.AxisAffine && a.Offset != 0 && a.Conv != nil && !a.Conv.Padded {
@@ -801,7 +818,7 @@ func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
 					// (K−1)·d, the last window would reach past the axis.
 					p := op.SpecPos
 					p.Col += ax.Col - 1
-					return nil, &Error{Kind: KindStride, Pos: p, SpecCol: ax.Col, Op: op.Desc,
+					return &Error{Kind: KindStride, Pos: p, SpecCol: ax.Col, Op: op.Desc,
 						Msg: fmt.Sprintf("a valid convolution (<+) cannot have a stride offset (%d in %q): the offset is not part of its size relation n = s·(O−1) + 1 + (K−1)·d, so its last window would read past the end of the axis; drop the offset, or use a padded convolution (=+), where the padding margin absorbs it", a.Offset, op.SpecSrc)}
 				}
 				for _, l := range axisLabels(ax) {
@@ -817,11 +834,19 @@ func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
 			c := max(col, rc)
 			p := op.SpecPos
 			p.Col += c - 1
-			return nil, &Error{Kind: KindName, Pos: p, SpecCol: c, Op: op.Desc,
+			return &Error{Kind: KindName, Pos: p, SpecCol: c, Op: op.Desc,
 				Msg: fmt.Sprintf("name %q is used as both a dimension label and a row variable in spec %q", name, op.SpecSrc)}
 		}
 	}
-	cur := b.g.Tensors[lhs]
+	return nil
+}
+
+// specRows instantiates the spec's rows for this application: the LHS
+// slot's rows, then each RHS slot's, with fresh labels and row variables
+// recorded in env.
+func (b *builder) specRows(op *Op, lhs int, env *specEnv) ([3]row, [][3]row) {
+	sp := op.Spec
+	o := op.origin
 	tmplRow := func(r *spec.Row, owner int32, kind int8) row {
 		out := row{v: -1}
 		if r.HasVar {
@@ -852,6 +877,15 @@ func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
 		}
 		rhsRows = append(rhsRows, rr)
 	}
+	return lhsRows, rhsRows
+}
+
+// emitSpecEqs equates the tensors' rows with the spec's instantiated rows:
+// the result's first, then the arguments' (a block op: the arguments
+// first).
+func (b *builder) emitSpecEqs(op *Op, lhs int, lhsRows [3]row, rhsRows [][3]row) {
+	sp := op.Spec
+	cur := b.g.Tensors[lhs]
 	slotOrigin := func(sl *spec.Slot, what string) int32 {
 		p := op.SpecPos
 		p.Col += sl.Col - 1
@@ -880,12 +914,6 @@ func (b *builder) emitSpec(op *Op, lhs int) (*specEnv, error) {
 		emitLHS()
 		emitRHS()
 	}
-	for _, v := range discardableLabels(sp) {
-		if d, ok := env.labels[v]; ok && d.k == dVar {
-			b.s.dims[d.v].discardable = true
-		}
-	}
-	return env, nil
 }
 
 type labelRef struct {

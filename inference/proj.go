@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/ocannlgen/ocannlgen/spec"
 )
@@ -385,9 +386,48 @@ func (u *ufind) find(x int) int {
 
 const noPin = math.MinInt
 
+// projSolver is the state of solving one projection problem; its phases
+// run in order (see solve) and each fills in the fields the next reads.
+type projSolver struct {
+	p     *projProblem
+	u     *ufind
+	pin   []int  // per class root: the fixed index, or noPin
+	iter  []bool // per class root: must be traversed
+	force []bool // per class root: a concatenation component
+	// order lists the iterated classes in first-occurrence order; seen
+	// maps a class to its position in order.
+	order []int
+	seen  map[int]int
+	// factors lists the coupled factors, each its members' positions in
+	// order.
+	factors [][]int
+	iterOf  map[int]int // class -> iterator number
+	proj    *Projections
+	pads    [][]Padding
+}
+
 // solve runs the union-find solver, labels classes, evaluates derived
 // indices and assembles the projection record (Def. 7.3, stratum 2).
 func (p *projProblem) solve() (*Projections, [][]Padding, error) {
+	s := newProjSolver(p)
+	if err := s.unite(); err != nil {
+		return nil, nil, err
+	}
+	if err := s.mark(); err != nil {
+		return nil, nil, err
+	}
+	s.orderClasses()
+	s.couple()
+	s.number()
+	if err := s.indices(); err != nil {
+		return nil, nil, err
+	}
+	s.properties()
+	return s.proj, s.pads, nil
+}
+
+// newProjSolver starts a solver with every node its own class, unpinned.
+func newProjSolver(p *projProblem) *projSolver {
 	n := len(p.size)
 	u := &ufind{parent: make([]int, n)}
 	for i := range u.parent {
@@ -399,7 +439,13 @@ func (p *projProblem) solve() (*Projections, [][]Padding, error) {
 	}
 	iter := make([]bool, n)
 	force := make([]bool, n)
-	// Pass 1: unions (size-checked).
+	return &projSolver{p: p, u: u, pin: pin, iter: iter, force: force}
+}
+
+// unite is pass 1: unions (size-checked). Union keeps the smallest id as
+// root.
+func (s *projSolver) unite() error {
+	p, u := s.p, s.u
 	for _, e := range p.eqs {
 		if e.k != peqEq {
 			continue
@@ -409,24 +455,29 @@ func (p *projProblem) solve() (*Projections, [][]Padding, error) {
 			continue
 		}
 		if p.size[a] != p.size[b] {
-			return nil, nil, projErr(p.op, "conflicting dimensions for the same projection: %d vs %d", p.size[a], p.size[b])
+			return projErr(p.op, "conflicting dimensions for the same projection: %d vs %d", p.size[a], p.size[b])
 		}
 		if a < b {
 			a, b = b, a
 		}
 		u.parent[a] = b
 	}
-	// Pass 2: pins, iterate and force sets on classes.
+	return nil
+}
+
+// mark is pass 2: pins, iterate and force sets on classes.
+func (s *projSolver) mark() error {
+	p, u, pin, iter, force := s.p, s.u, s.pin, s.iter, s.force
 	for _, e := range p.eqs {
 		r := u.find(e.a)
 		switch e.k {
 		case peqPin:
 			if pin[r] != noPin && pin[r] != e.val {
-				return nil, nil, &Error{Kind: KindFixedIndex, Pos: p.op.Pos, Op: p.op.Desc,
+				return &Error{Kind: KindFixedIndex, Pos: p.op.Pos, Op: p.op.Desc,
 					Msg: fmt.Sprintf("projection: conflicting indices for the same axis: %d vs %d", pin[r], e.val)}
 			}
 			if e.val >= p.size[r] && p.size[r] > 0 {
-				return nil, nil, &Error{Kind: KindFixedIndex, Pos: p.op.Pos, Op: p.op.Desc,
+				return &Error{Kind: KindFixedIndex, Pos: p.op.Pos, Op: p.op.Desc,
 					Msg: fmt.Sprintf("projection: fixed index %d out of bounds for an axis of size %d", e.val, p.size[r])}
 			}
 			pin[r] = e.val
@@ -436,38 +487,47 @@ func (p *projProblem) solve() (*Projections, [][]Padding, error) {
 			force[r] = true
 		}
 	}
-	// Labeling: classes that get an iterator.
-	gets := func(r int) bool {
-		if pin[r] != noPin || p.size[r] == 0 {
-			return false
-		}
-		return force[r] || (iter[r] && p.size[r] > 1)
+	return nil
+}
+
+// gets is the labeling: whether class r gets an iterator.
+func (s *projSolver) gets(r int) bool {
+	p, pin, iter, force := s.p, s.pin, s.iter, s.force
+	if pin[r] != noPin || p.size[r] == 0 {
+		return false
 	}
-	// Which classes does a node's index mention, in order?
-	classesOf := func(node int) []int {
-		if d, ok := p.derived[node]; ok {
-			var out []int
-			if d.affine {
-				for _, x := range []int{d.over, d.kernel} {
-					if x >= 0 && gets(u.find(x)) {
-						out = append(out, u.find(x))
-					}
-				}
-				return out
-			}
-			for _, c := range d.parts {
-				if c.node >= 0 && gets(u.find(c.node)) {
-					out = append(out, u.find(c.node))
+	return force[r] || (iter[r] && p.size[r] > 1)
+}
+
+// classesOf lists the iterated classes a node's index mentions, in order.
+func (s *projSolver) classesOf(node int) []int {
+	p, u, gets := s.p, s.u, s.gets
+	if d, ok := p.derived[node]; ok {
+		var out []int
+		if d.affine {
+			for _, x := range []int{d.over, d.kernel} {
+				if x >= 0 && gets(u.find(x)) {
+					out = append(out, u.find(x))
 				}
 			}
 			return out
 		}
-		if r := u.find(node); gets(r) {
-			return []int{r}
+		for _, c := range d.parts {
+			if c.node >= 0 && gets(u.find(c.node)) {
+				out = append(out, u.find(c.node))
+			}
 		}
-		return nil
+		return out
 	}
-	// First-occurrence order of iterated classes.
+	if r := u.find(node); gets(r) {
+		return []int{r}
+	}
+	return nil
+}
+
+// orderClasses finds the first-occurrence order of iterated classes.
+func (s *projSolver) orderClasses() {
+	p, classesOf := s.p, s.classesOf
 	order := []int{}
 	seen := map[int]int{}
 	for _, nodes := range p.occ {
@@ -480,6 +540,13 @@ func (p *projProblem) solve() (*Projections, [][]Padding, error) {
 			}
 		}
 	}
+	s.order, s.seen = order, seen
+}
+
+// couple groups classes sharing a concatenated index into one factor;
+// within a coupled factor, components run in concatenation order.
+func (s *projSolver) couple() {
+	p, classesOf, order, seen := s.p, s.classesOf, s.order, s.seen
 	// Coupling: classes sharing a concatenated index form one factor.
 	cu := &ufind{parent: make([]int, len(order))}
 	for i := range cu.parent {
@@ -535,6 +602,13 @@ func (p *projProblem) solve() (*Projections, [][]Padding, error) {
 			return concatRank[order[f[i]]] < concatRank[order[f[j]]]
 		})
 	}
+	s.factors = factors
+}
+
+// number numbers the iterators i0, i1, ... in factor order and starts the
+// projection record with the product space.
+func (s *projSolver) number() {
+	p, order, factors := s.p, s.order, s.factors
 	iterOf := map[int]int{} // class -> iterator number
 	proj := &Projections{}
 	for _, f := range factors {
@@ -550,84 +624,97 @@ func (p *projProblem) solve() (*Projections, [][]Padding, error) {
 		}
 		proj.Product = append(proj.Product, fac)
 	}
-	// Stratum 2: indices.
-	pads := make([][]Padding, len(p.occ))
-	classIndex := func(node int) Index {
-		r := u.find(node)
-		if pin[r] != noPin {
-			return Index{Kind: IdxFixed, Offset: pin[r]}
-		}
-		if it, ok := iterOf[r]; ok {
-			return Index{Kind: IdxIter, Iter: it}
-		}
-		return Index{Kind: IdxFixed}
+	s.iterOf, s.proj = iterOf, proj
+}
+
+// classIndex is the index of a node's class: its pin, its iterator, or 0.
+func (s *projSolver) classIndex(node int) Index {
+	u, pin, iterOf := s.u, s.pin, s.iterOf
+	r := u.find(node)
+	if pin[r] != noPin {
+		return Index{Kind: IdxFixed, Offset: pin[r]}
 	}
-	indexOf := func(slot, ax, node int) (Index, error) {
-		d, ok := p.derived[node]
-		if !ok {
-			return classIndex(node), nil
-		}
-		if !d.affine {
-			x := Index{Kind: IdxConcat}
-			for _, c := range d.parts {
-				if c.node < 0 {
-					x.Parts = append(x.Parts, ConcatPart{Iter: -1, Size: c.size})
-					continue
-				}
-				if c.size == 0 {
-					continue
-				}
-				ci := classIndex(c.node)
-				if ci.Kind != IdxIter {
-					return Index{}, projErr(p.op, "concatenation component has no iterator")
-				}
-				x.Parts = append(x.Parts, ConcatPart{Iter: ci.Iter, Size: c.size})
-			}
-			return simplifyConcatIndex(x), nil
-		}
-		var terms []Term
-		off := d.offset
-		add := func(coeff int, x Index) {
-			switch x.Kind {
-			case IdxFixed:
-				off += coeff * x.Offset
-			case IdxIter:
-				for i := range terms {
-					if terms[i].Iter == x.Iter {
-						terms[i].Coeff += coeff
-						return
-					}
-				}
-				terms = append(terms, Term{Coeff: coeff, Iter: x.Iter})
-			}
-		}
-		add(d.stride, classIndex(d.over))
-		if d.conv {
-			add(d.dilation, classIndex(d.kernel))
-			if d.padded {
-				// Margins for the dilated kernel's span. OCANNL uses the
-				// undilated kernel size, which is too small for dilation > 1
-				// (digest §4.6): reads would overrun the buffer. For
-				// dilation 1 the two agree.
-				k := 1 + (p.size[u.find(d.kernel)]-1)*d.dilation
-				right := (k + 1) / 2
-				left := k - right
-				off -= left
-				if pads[slot] == nil {
-					pads[slot] = make([]Padding, len(p.occ[slot]))
-				}
-				pads[slot][ax] = Padding{Left: left, Right: right}
-			}
-		}
-		return normalizeAffine(terms, off), nil
+	if it, ok := iterOf[r]; ok {
+		return Index{Kind: IdxIter, Iter: it}
 	}
+	return Index{Kind: IdxFixed}
+}
+
+// indexOf is stratum 2 for one axis: a derived index is evaluated against
+// the labels; padded convolutions record their margins in s.pads.
+func (s *projSolver) indexOf(slot, ax, node int) (Index, error) {
+	p, u, pads, classIndex := s.p, s.u, s.pads, s.classIndex
+	d, ok := p.derived[node]
+	if !ok {
+		return classIndex(node), nil
+	}
+	if !d.affine {
+		x := Index{Kind: IdxConcat}
+		for _, c := range d.parts {
+			if c.node < 0 {
+				x.Parts = append(x.Parts, ConcatPart{Iter: -1, Size: c.size})
+				continue
+			}
+			if c.size == 0 {
+				continue
+			}
+			ci := classIndex(c.node)
+			if ci.Kind != IdxIter {
+				return Index{}, projErr(p.op, "concatenation component has no iterator")
+			}
+			x.Parts = append(x.Parts, ConcatPart{Iter: ci.Iter, Size: c.size})
+		}
+		return simplifyConcatIndex(x), nil
+	}
+	var terms []Term
+	off := d.offset
+	add := func(coeff int, x Index) {
+		switch x.Kind {
+		case IdxFixed:
+			off += coeff * x.Offset
+		case IdxIter:
+			for i := range terms {
+				if terms[i].Iter == x.Iter {
+					terms[i].Coeff += coeff
+					return
+				}
+			}
+			terms = append(terms, Term{Coeff: coeff, Iter: x.Iter})
+		}
+	}
+	add(d.stride, classIndex(d.over))
+	if d.conv {
+		add(d.dilation, classIndex(d.kernel))
+		if d.padded {
+			// Margins for the dilated kernel's span. OCANNL uses the
+			// undilated kernel size, which is too small for dilation > 1
+			// (digest §4.6): reads would overrun the buffer. For
+			// dilation 1 the two agree.
+			k := 1 + (p.size[u.find(d.kernel)]-1)*d.dilation
+			right := (k + 1) / 2
+			left := k - right
+			off -= left
+			if pads[slot] == nil {
+				pads[slot] = make([]Padding, len(p.occ[slot]))
+			}
+			pads[slot][ax] = Padding{Left: left, Right: right}
+		}
+	}
+	return normalizeAffine(terms, off), nil
+}
+
+// indices is stratum 2: the index and dimension of every axis of every
+// occurrence, LHS first.
+func (s *projSolver) indices() error {
+	p, proj, indexOf := s.p, s.proj, s.indexOf
+	s.pads = make([][]Padding, len(p.occ))
 	var err error
 	for slot, nodes := range p.occ {
 		idx := make([]Index, len(nodes))
 		dims := make([]int, len(nodes))
 		for ax, nd := range nodes {
 			if idx[ax], err = indexOf(slot, ax, nd); err != nil {
-				return nil, nil, err
+				return err
 			}
 			dims[ax] = p.size[nd]
 		}
@@ -638,11 +725,77 @@ func (p *projProblem) solve() (*Projections, [][]Padding, error) {
 			proj.RHSDims = append(proj.RHSDims, dims)
 		}
 	}
+	return nil
+}
+
+// properties decides injectivity and surjectivity and, from them, whether
+// the LHS is zero-initialized and accumulated into.
+func (s *projSolver) properties() {
+	p, proj := s.p, s.proj
 	proj.Injective = injective(proj)
 	proj.Surjective = surjective(proj, p.op.Kind == OpBlock || p.op.Kind == OpStack)
 	proj.ZeroInit = p.op.InitNeutral && !(proj.Injective && proj.Surjective)
 	proj.Accumulate = !(p.op.InitNeutral && proj.Injective)
-	return proj, pads, nil
+}
+
+// dump describes the solver's state for debugging: every class (root,
+// members, size, pin, iterate and force marks), then, once the phases
+// that compute them have run, the iterated classes in first-occurrence
+// order, the coupled factors and the iterator numbers.
+func (s *projSolver) dump() string {
+	var b strings.Builder
+	members := map[int][]int{}
+	var roots []int
+	for nd := range s.p.size {
+		r := s.u.find(nd)
+		if _, ok := members[r]; !ok {
+			roots = append(roots, r)
+		}
+		members[r] = append(members[r], nd)
+	}
+	b.WriteString("classes:")
+	for _, r := range roots {
+		fmt.Fprintf(&b, " n%d%v:%d", r, members[r], s.p.size[r])
+		if s.pin[r] != noPin {
+			fmt.Fprintf(&b, "=%d", s.pin[r])
+		}
+		if s.iter[r] {
+			b.WriteString("+iter")
+		}
+		if s.force[r] {
+			b.WriteString("+force")
+		}
+	}
+	b.WriteString("\n")
+	if s.order != nil {
+		b.WriteString("order:")
+		for _, c := range s.order {
+			fmt.Fprintf(&b, " n%d", c)
+		}
+		b.WriteString("\n")
+	}
+	if s.factors != nil {
+		b.WriteString("factors:")
+		for _, f := range s.factors {
+			b.WriteString(" [")
+			for i, pos := range f {
+				if i > 0 {
+					b.WriteString(" ")
+				}
+				fmt.Fprintf(&b, "n%d", s.order[pos])
+			}
+			b.WriteString("]")
+		}
+		b.WriteString("\n")
+	}
+	if s.iterOf != nil {
+		b.WriteString("iterators:")
+		for _, c := range s.order {
+			fmt.Fprintf(&b, " n%d=i%d", c, s.iterOf[c])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // simplifyConcatIndex turns a concatenation with a single iterator part

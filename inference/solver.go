@@ -981,121 +981,156 @@ func (s *solver) resolveRowDims(r row) row {
 func (s *solver) solveRowIneq(res, op row) error {
 	res, op = s.resolveRow(res), s.resolveRow(op)
 	if !res.open() {
-		f := res.flat()
-		lb, le := len(op.beg), len(op.end)
-		if lb+le > len(f) {
-			return fail(KindRankMismatch, "too many axes in an operand: the operand has %d axes %s but the result only %d %s (maybe use *. instead of *?)",
-				lb+le, s.rowString(op), len(f), s.rowString(res))
-		}
-		if err := s.ineqDims(f[:lb], op.beg, res, op); err != nil {
-			return err
-		}
-		if err := s.ineqDims(f[len(f)-le:], op.end, res, op); err != nil {
-			return err
-		}
-		if !op.open() {
-			return nil // (ii) the operand's inserted positions are unconstrained
-		}
-		// (i) residue cap on the operand's variable, inheriting the result's split.
-		var val row
-		val.v = -1
-		split := len(res.beg)
-		if split >= lb && split <= len(f)-le {
-			val.beg = slices.Clone(f[lb:split])
-			val.end = slices.Clone(f[split : len(f)-le])
-		} else {
-			val.end = slices.Clone(f[lb : len(f)-le])
-		}
-		return s.addRowLB(op.v, val)
+		return s.ineqClosedResult(res, op)
 	}
 	// Result open.
 	if op.open() && op.v == res.v {
-		if op.flanks() > res.flanks() {
-			// ρ must have more axes than itself: the self-cyclic divergence.
-			return fail(KindRankCycle, "Infinite number of axes by self-reference: %s ⊑ %s", s.rowString(res), s.rowString(op))
-		}
-		if len(res.beg) == len(op.beg) && len(res.end) == len(op.end) {
-			if err := s.ineqDims(res.beg, op.beg, res, op); err != nil {
-				return err
-			}
-			return s.ineqDims(res.end, op.end, res, op)
-		}
-		s.deferred = append(s.deferred, constraint{k: cRowIneq, r1: res, r2: op, origin: s.cur})
-		return nil
+		return s.ineqSameVar(res, op)
 	}
 	lb, le := len(op.beg), len(op.end)
 	rb, re := len(res.beg), len(res.end)
 	if k := lb + le - rb - re; k > 0 {
-		// (iv) deficit rule: the result is shorter than the operand's known
-		// flanks by k axes in total, so its variable grows by exactly k
-		// fresh axes (Def. 4.3(iv); the result row is read flat, as in the
-		// closed-result case above). The fresh axes go to the trailing
-		// flank as far as the operand's trailing flank overhangs the
-		// result's, the rest to the leading flank (OCANNL's budget). They
-		// are not sized per flank: a result flank that is longer than the
-		// operand's already faces the operand's other flank once the
-		// variable closes (x ++ "a, ..o.. => a, ..o.." is [4]·◇·[3] and
-		// meets a [4,3] operand at rank 2), and growing each flank
-		// separately would commit axes that no constraint asks for.
-		kr := min(k, max(0, le-re))
-		kl := k - kr
-		if op.open() {
-			if err := s.rank.add(res.v, op.v, k); err != nil {
-				return err
-			}
-		}
-		tv := s.newRowVar(s.rows[res.v].owner, s.rows[res.v].kindIdx, s.cur)
-		s.rows[tv].template = true
-		val := row{v: tv}
-		for range kl {
-			val.beg = append(val.beg, s.newDim("", s.cur))
-		}
-		for range kr {
-			val.end = append(val.end, s.newDim("", s.cur))
-		}
-		if err := s.bindRow(res.v, val); err != nil {
-			return err
-		}
-		// Re-process at once (not at the back of the queue): the residue's
-		// zero-weight anchor edge must be in the rank graph before any other
-		// constraint grows the operand's variable, or a rank cycle could
-		// spiral without ever closing a cycle in the graph.
-		return s.solveRowIneq(res, op)
+		return s.ineqDeficit(res, op, k)
 	}
 	if lb > rb || le > re {
-		// Cross-flank: the result has as many known axes as the operand's
-		// flanks, but one of the operand's flanks overhangs the result's
-		// flank on its side, so the overhanging operand axes face either the
-		// result variable's content or the result's other flank, depending
-		// on the variable's value. Only the outer overlaps are certain; the
-		// rest waits until the variable is solved, or closed at stage 6 (the
-		// least-material value), where the constraint becomes the
-		// closed-result case above (formal core §10, "the open-result /
-		// closed-operand cross-flank cases defer ..., reducing to (2) at
-		// closing"; an open operand defers likewise, since its residue cap
-		// depends on the same value).
-		ob, oe := min(lb, rb), min(le, re)
-		if err := s.ineqDims(res.beg[:ob], op.beg[:ob], res, op); err != nil {
+		return s.ineqCrossFlank(res, op)
+	}
+	return s.ineqOpenResult(res, op)
+}
+
+// ineqClosedResult is res ⊑ op for a closed result (cases (i) and (ii)).
+func (s *solver) ineqClosedResult(res, op row) error {
+	f := res.flat()
+	lb, le := len(op.beg), len(op.end)
+	if lb+le > len(f) {
+		return fail(KindRankMismatch, "too many axes in an operand: the operand has %d axes %s but the result only %d %s (maybe use *. instead of *?)",
+			lb+le, s.rowString(op), len(f), s.rowString(res))
+	}
+	if err := s.ineqDims(f[:lb], op.beg, res, op); err != nil {
+		return err
+	}
+	if err := s.ineqDims(f[len(f)-le:], op.end, res, op); err != nil {
+		return err
+	}
+	if !op.open() {
+		return nil // (ii) the operand's inserted positions are unconstrained
+	}
+	// (i) residue cap on the operand's variable, inheriting the result's split.
+	var val row
+	val.v = -1
+	split := len(res.beg)
+	if split >= lb && split <= len(f)-le {
+		val.beg = slices.Clone(f[lb:split])
+		val.end = slices.Clone(f[split : len(f)-le])
+	} else {
+		val.end = slices.Clone(f[lb : len(f)-le])
+	}
+	return s.addRowLB(op.v, val)
+}
+
+// ineqSameVar is res ⊑ op for an open result whose variable is the
+// operand's.
+func (s *solver) ineqSameVar(res, op row) error {
+	if op.flanks() > res.flanks() {
+		// ρ must have more axes than itself: the self-cyclic divergence.
+		return fail(KindRankCycle, "Infinite number of axes by self-reference: %s ⊑ %s", s.rowString(res), s.rowString(op))
+	}
+	if len(res.beg) == len(op.beg) && len(res.end) == len(op.end) {
+		if err := s.ineqDims(res.beg, op.beg, res, op); err != nil {
 			return err
 		}
-		if err := s.ineqDims(res.end[re-oe:], op.end[le-oe:], res, op); err != nil {
+		return s.ineqDims(res.end, op.end, res, op)
+	}
+	s.deferred = append(s.deferred, constraint{k: cRowIneq, r1: res, r2: op, origin: s.cur})
+	return nil
+}
+
+// ineqDeficit is res ⊑ op for an open result shorter than the operand's
+// known flanks by k > 0 axes in total (case (iv)).
+func (s *solver) ineqDeficit(res, op row, k int) error {
+	le := len(op.end)
+	re := len(res.end)
+	// (iv) deficit rule: the result is shorter than the operand's known
+	// flanks by k axes in total, so its variable grows by exactly k
+	// fresh axes (Def. 4.3(iv); the result row is read flat, as in the
+	// closed-result case above). The fresh axes go to the trailing
+	// flank as far as the operand's trailing flank overhangs the
+	// result's, the rest to the leading flank (OCANNL's budget). They
+	// are not sized per flank: a result flank that is longer than the
+	// operand's already faces the operand's other flank once the
+	// variable closes (x ++ "a, ..o.. => a, ..o.." is [4]·◇·[3] and
+	// meets a [4,3] operand at rank 2), and growing each flank
+	// separately would commit axes that no constraint asks for.
+	kr := min(k, max(0, le-re))
+	kl := k - kr
+	if op.open() {
+		if err := s.rank.add(res.v, op.v, k); err != nil {
 			return err
 		}
-		if !op.open() && s.allBcastDims(op.beg[ob:]) && s.allBcastDims(op.end[:le-oe]) {
-			// The overhanging operand axes are claim-free units (a number
-			// broadcast into the row): whatever result axes they face, t ⊑ 1_∅
-			// holds (DI-top), so nothing waits for the variable.
-			return nil
-		}
-		if op.open() && lb+le == rb+re {
-			// Equal known totals entail rank(ρ_res) ≥ rank(ρ_op).
-			if err := s.rank.add(res.v, op.v, 0); err != nil {
-				return err
-			}
-		}
-		s.deferred = append(s.deferred, constraint{k: cRowIneq, r1: res, r2: op, origin: s.cur})
+	}
+	tv := s.newRowVar(s.rows[res.v].owner, s.rows[res.v].kindIdx, s.cur)
+	s.rows[tv].template = true
+	val := row{v: tv}
+	for range kl {
+		val.beg = append(val.beg, s.newDim("", s.cur))
+	}
+	for range kr {
+		val.end = append(val.end, s.newDim("", s.cur))
+	}
+	if err := s.bindRow(res.v, val); err != nil {
+		return err
+	}
+	// Re-process at once (not at the back of the queue): the residue's
+	// zero-weight anchor edge must be in the rank graph before any other
+	// constraint grows the operand's variable, or a rank cycle could
+	// spiral without ever closing a cycle in the graph.
+	return s.solveRowIneq(res, op)
+}
+
+// ineqCrossFlank is res ⊑ op for an open result with as many known axes as
+// the operand's flanks where one of the operand's flanks overhangs the
+// result's.
+func (s *solver) ineqCrossFlank(res, op row) error {
+	lb, le := len(op.beg), len(op.end)
+	rb, re := len(res.beg), len(res.end)
+	// Cross-flank: the result has as many known axes as the operand's
+	// flanks, but one of the operand's flanks overhangs the result's
+	// flank on its side, so the overhanging operand axes face either the
+	// result variable's content or the result's other flank, depending
+	// on the variable's value. Only the outer overlaps are certain; the
+	// rest waits until the variable is solved, or closed at stage 6 (the
+	// least-material value), where the constraint becomes the
+	// closed-result case above (formal core §10, "the open-result /
+	// closed-operand cross-flank cases defer ..., reducing to (2) at
+	// closing"; an open operand defers likewise, since its residue cap
+	// depends on the same value).
+	ob, oe := min(lb, rb), min(le, re)
+	if err := s.ineqDims(res.beg[:ob], op.beg[:ob], res, op); err != nil {
+		return err
+	}
+	if err := s.ineqDims(res.end[re-oe:], op.end[le-oe:], res, op); err != nil {
+		return err
+	}
+	if !op.open() && s.allBcastDims(op.beg[ob:]) && s.allBcastDims(op.end[:le-oe]) {
+		// The overhanging operand axes are claim-free units (a number
+		// broadcast into the row): whatever result axes they face, t ⊑ 1_∅
+		// holds (DI-top), so nothing waits for the variable.
 		return nil
 	}
+	if op.open() && lb+le == rb+re {
+		// Equal known totals entail rank(ρ_res) ≥ rank(ρ_op).
+		if err := s.rank.add(res.v, op.v, 0); err != nil {
+			return err
+		}
+	}
+	s.deferred = append(s.deferred, constraint{k: cRowIneq, r1: res, r2: op, origin: s.cur})
+	return nil
+}
+
+// ineqOpenResult is res ⊑ op for an open result whose flanks cover the
+// operand's (case (iii)): the residue bounds the operand's variable.
+func (s *solver) ineqOpenResult(res, op row) error {
+	lb, le := len(op.beg), len(op.end)
 	if err := s.ineqDims(res.beg[:lb], op.beg, res, op); err != nil {
 		return err
 	}

@@ -6,21 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
-
-// compile runs shape inference, projection inference and lowering.
-func compile(t *testing.T, src string) *inference.Graph {
-	t.Helper()
-	g, err := inference.InferSource(strings.TrimSpace(src) + "\n")
-	if err != nil {
-		t.Fatalf("inference: %v", err)
-	}
-	if err := inference.DeriveProjections(g); err != nil {
-		t.Fatalf("projections: %v", err)
-	}
-	return g
-}
 
 // TestEndToEnd runs programs through inference, projection inference,
 // lowering and both interpreters, against values computed by hand.
@@ -128,7 +115,7 @@ let dm = v ++ "i => ii"`, map[string][]float64{
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, s := runBoth(t, compile(t, tc.src))
+			p, s := runBoth(t, testutil.Compile(t, tc.src))
 			for name, want := range tc.want {
 				expectValues(t, s, p, name, want)
 			}
@@ -138,7 +125,7 @@ let dm = v ++ "i => ii"`, map[string][]float64{
 
 func TestEndToEndAmbiguous(t *testing.T) {
 	// Both sources are active at every point of "a; b => a, b".
-	g := compile(t, `
+	g := testutil.Compile(t, `
 input x : 2 = range
 input y : 3 = range
 let c = (x, y) ++^ "a; b => a, b"`)
@@ -155,7 +142,7 @@ func TestMLP(t *testing.T) {
 	if err != nil {
 		t.Skip("example not found:", err)
 	}
-	p, s := runBoth(t, compile(t, string(src)))
+	p, s := runBoth(t, testutil.Compile(t, string(src)))
 	val := func(name string) []float64 { return s.Values(p.Lookup(name)) }
 	w1, b1, w2, b2, w3, b3 := val("w1"), val("b1"), val("w2"), val("b2"), val("w3"), val("b3")
 	if len(w1) != 16*2 || len(w2) != 16*16 || len(w3) != 16 {
@@ -189,7 +176,7 @@ func TestMLP(t *testing.T) {
 		loss += relu(1 - labels[n]*score)
 	}
 	got := val("loss")
-	if len(got) != 1 || !closeRel(got[0], loss, 1e-12) {
+	if len(got) != 1 || !testutil.CloseRel(got[0], loss, 1e-12) {
 		t.Errorf("loss = %v, want %v", got, loss)
 	}
 	// Every parameter is drawn from [-0.25, 0.25) and is not constant.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
 // gbuild builds inference graphs by hand, with hand-written projections,
@@ -149,20 +150,13 @@ func runBoth(t *testing.T, g *inference.Graph) (*Program, *State[float64]) {
 	for i, ti := range p.Tensors {
 		a, b := s64.Values(i), s32.Values(i)
 		for k := range a {
-			if !closeRel(a[k], b[k], 1e-5) {
+			if !testutil.CloseRel(a[k], b[k], 1e-5) {
 				t.Errorf("%s[%d]: float64 %v, float32 %v", ti.Name, k, a[k], b[k])
 				break
 			}
 		}
 	}
 	return p, s64
-}
-
-func closeRel(a, b, tol float64) bool {
-	if math.IsInf(a, 0) || math.IsInf(b, 0) || math.IsNaN(a) || math.IsNaN(b) {
-		return a == b || (math.IsNaN(a) && math.IsNaN(b))
-	}
-	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
 
 func expectValues(t *testing.T, s *State[float64], p *Program, name string, want []float64) {
@@ -176,7 +170,7 @@ func expectValues(t *testing.T, s *State[float64], p *Program, name string, want
 		t.Fatalf("%s has %d cells, want %d", name, len(got), len(want))
 	}
 	for k := range want {
-		if !closeRel(got[k], want[k], 1e-12) {
+		if !testutil.CloseRel(got[k], want[k], 1e-12) {
 			t.Errorf("%s = %v\nwant %v\nprogram:\n%s", name, got, want, p)
 			return
 		}

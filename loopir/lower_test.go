@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/rt"
 )
 
@@ -499,7 +500,7 @@ func TestPrimitives(t *testing.T) {
 	for name, want := range expect {
 		got := s.Values(p.Lookup(name))
 		for k := range want {
-			if !closeRel(got[k], want[k], 1e-12) {
+			if !testutil.CloseRel(got[k], want[k], 1e-12) {
 				t.Errorf("%s = %v, want %v", name, got, want)
 				break
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
 // chainGraph builds n operations on 16x16 matrices, alternating a matrix
@@ -68,7 +69,7 @@ func TestThousandOps(t *testing.T) {
 	}
 	got := s.Values(p.Lookup(last))
 	for k := range x {
-		if !closeRel(got[k], x[k], 1e-12) || x[k] == 0 {
+		if !testutil.CloseRel(got[k], x[k], 1e-12) || x[k] == 0 {
 			t.Fatalf("%s[%d] = %v, want %v", last, k, got[k], x[k])
 		}
 	}

@@ -11,21 +11,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-)
 
-// casesDir locates the shared example cases: $OCANNLGEN_CASES, or
-// ../shared/cases beside the repository.
-func casesDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("OCANNLGEN_CASES")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "cases")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared cases not found at %s", dir)
-	}
-	return dir
-}
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
+)
 
 type expectation struct {
 	Command   string                      `json:"command"`
@@ -42,7 +30,7 @@ type expectation struct {
 // values within tolerance, padding exactly, op facts field by field, and
 // error kinds.
 func TestSharedCases(t *testing.T) {
-	runCaseDir(t, casesDir(t), 50)
+	runCaseDir(t, testutil.CasesDir(t), 50)
 }
 
 // TestOCANNLCases runs the cases translated from OCANNL's own test suite

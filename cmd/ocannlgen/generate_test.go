@@ -1,12 +1,12 @@
 package main
 
 import (
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
 // copyFixture copies gen's fixture module into a temporary directory.
@@ -17,27 +17,7 @@ func copyFixture(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if d.Name() == "ocannl_gen.go" {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testutil.CopyTree(t, src, dst, func(name string) bool { return name == "ocannl_gen.go" })
 	return dst
 }
 
@@ -93,17 +73,14 @@ func TestGoGenerate(t *testing.T) {
 		t.Skip("builds the command")
 	}
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "ocannlgen"), ".")
-	if out, err := build.CombinedOutput(); err != nil {
+	if out, err := testutil.GoCmd(t, ".", nil, "build", "-o", filepath.Join(bin, "ocannlgen"), "."); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	dir := copyFixture(t)
-	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOWORK=off", "GOFLAGS=-buildvcs=false")
+	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "GOWORK=off", "GOFLAGS=-buildvcs=false"}
 	goCmd := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("go", args...)
-		cmd.Dir, cmd.Env = dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := testutil.GoCmd(t, dir, env, args...); err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
 const matmulSrc = `
@@ -313,7 +315,7 @@ func benchKernels(t testing.TB) []*Kernel {
 		g, p := compileProgram(t, src, nil)
 		k := &Kernel{Name: name, Elem: "float32", Prog: p}
 		for _, ps := range params {
-			k.Params = append(k.Params, Param{Name: ps.name, Kind: ps.kind, Tensor: named(t, g, ps.name), Output: ps.out})
+			k.Params = append(k.Params, Param{Name: ps.name, Kind: ps.kind, Tensor: testutil.Named(t, g, ps.name), Output: ps.out})
 		}
 		ks = append(ks, k)
 	}
@@ -417,12 +419,12 @@ func TestGenerated(t *testing.T) {
 	}()
 }
 `)
-	dir := writeModule(t, map[string][]byte{
+	dir := testutil.WriteModule(t, map[string][]byte{
 		"kernels.go":    src,
 		"main.go":       []byte(h.String()),
 		"bench_test.go": []byte(benchFile),
 	})
-	runOut, err := goCmd(t, dir, "run", ".")
+	runOut, err := testutil.GoCmd(t, dir, goEnv, "run", ".")
 	if err != nil {
 		t.Fatalf("go run: %v\n%s", err, head(runOut, 4000))
 	}
@@ -440,7 +442,7 @@ func TestGenerated(t *testing.T) {
 					t.Fatalf("%s: got %d values, want %d", ps.name, len(g), len(want))
 				}
 				for j := range want {
-					if !closeRel(g[j], want[j], tol) {
+					if !testutil.CloseRel(g[j], want[j], tol) {
 						t.Errorf("%s[%d] = %v, interpreter %v\ngenerated: %v\ninterpreter: %v", ps.name, j, g[j], want[j], g, want)
 						break
 					}
@@ -455,12 +457,12 @@ func TestGenerated(t *testing.T) {
 		}
 	})
 	t.Run("vet", func(t *testing.T) {
-		if o, err := goCmd(t, dir, "vet", "."); err != nil {
+		if o, err := testutil.GoCmd(t, dir, goEnv, "vet", "."); err != nil {
 			t.Errorf("go vet: %v\n%s", err, o)
 		}
 	})
 	t.Run("allocs", func(t *testing.T) {
-		o, err := goCmd(t, dir, "test", "-run", "XXX", "-bench", ".", "-benchmem", "-benchtime", "20x")
+		o, err := testutil.GoCmd(t, dir, goEnv, "test", "-run", "XXX", "-bench", ".", "-benchmem", "-benchtime", "20x")
 		if err != nil {
 			t.Fatalf("go test -bench: %v\n%s", err, o)
 		}
@@ -516,12 +518,12 @@ input a : 256,256
 input b : 256,256
 let c = a +* "ij;jk=>ik" b`, nil)
 	k := &Kernel{Name: "MatMul256", Elem: "float32", Prog: p, Params: []Param{
-		{Name: "a", Tensor: named(t, g, "a")}, {Name: "b", Tensor: named(t, g, "b")}, {Name: "c", Tensor: named(t, g, "c"), Output: true}}}
+		{Name: "a", Tensor: testutil.Named(t, g, "a")}, {Name: "b", Tensor: testutil.Named(t, g, "b")}, {Name: "c", Tensor: testutil.Named(t, g, "c"), Output: true}}}
 	src, err := Render(&File{Package: "main", Kernels: []*Kernel{k}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := writeModule(t, map[string][]byte{
+	dir := testutil.WriteModule(t, map[string][]byte{
 		"kernels.go": src,
 		"main.go":    []byte("package main\n\nfunc main() {}\n"),
 		"bench_test.go": []byte(`package main
@@ -583,7 +585,7 @@ func TestSame(t *testing.T) {
 	}
 }
 `)})
-	o, err := goCmd(t, dir, "test", "-run", "TestSame", "-bench", ".", "-benchmem", "-count", "3")
+	o, err := testutil.GoCmd(t, dir, goEnv, "test", "-run", "TestSame", "-bench", ".", "-benchmem", "-count", "3")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, o)
 	}

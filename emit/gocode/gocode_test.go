@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -175,7 +176,7 @@ func loopHeaders(fn string) []string {
 func TestLoopPolicy(t *testing.T) {
 	g, p := compileProgram(t, benchMatMulSrc, nil)
 	mm := &Kernel{Name: "MM", Elem: "float32", Prog: p, Params: []Param{
-		{Name: "a", Tensor: named(t, g, "a")}, {Name: "b", Tensor: named(t, g, "b")}, {Name: "c", Tensor: named(t, g, "c"), Output: true}}}
+		{Name: "a", Tensor: testutil.Named(t, g, "a")}, {Name: "b", Tensor: testutil.Named(t, g, "b")}, {Name: "c", Tensor: testutil.Named(t, g, "c"), Output: true}}}
 	var ks []*Kernel
 	for _, n := range []string{"SumRows", "MaxCols", "Transpose", "Broadcast", "ConvValid", "ConvStrided2D"} {
 		ks = append(ks, build(t, caseNamed(t, n)).k)
@@ -284,7 +285,7 @@ let y = x +* "o=+k; k => o" w`, nil)
 	}{
 		// A padded input's array holds the unpadded tensor, not the buffer.
 		{"padded parameter dims", &File{Package: "k", Kernels: []*Kernel{{Name: "Conv", Elem: "float32", Prog: padded, Params: []Param{
-			{Name: "x", Tensor: named(t, g, "x"), ArrayDims: padded.Tensors[named(t, g, "x")].BufDims}, {Name: "y", Tensor: named(t, g, "y"), Output: true}}}}},
+			{Name: "x", Tensor: testutil.Named(t, g, "x"), ArrayDims: padded.Tensors[testutil.Named(t, g, "x")].BufDims}, {Name: "y", Tensor: testutil.Named(t, g, "y"), Output: true}}}}},
 			"parameter x: array dims [14] do not fit tensor x of dims [11]"},
 		{"written input", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Params[2].Output = false })}},
 			"parameter c (tensor c) is written by the program but is not marked Output"},
@@ -326,11 +327,11 @@ func TestGuards(t *testing.T) {
 		t.Fatalf("guards:\n%s", s)
 	}
 	run := func(consts string) (string, error) {
-		dir := writeModule(t, map[string][]byte{
+		dir := testutil.WriteModule(t, map[string][]byte{
 			"gen.go":  src,
 			"main.go": []byte("package main\n\n" + consts + "\n\nfunc main() {}\n"),
 		})
-		return goCmd(t, dir, "build", "-o", "bin", ".")
+		return testutil.GoCmd(t, dir, goEnv, "build", "-o", "bin", ".")
 	}
 	if o, err := run("const (\n\tHidden = 64\n\tShift  = -2\n)"); err != nil {
 		t.Errorf("matching constants: %v\n%s", err, o)

@@ -3,18 +3,13 @@ package gocode
 import (
 	"bufio"
 	"fmt"
-	"hash/fnv"
-	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -75,13 +70,7 @@ type built struct {
 // after replacing the initializers of the named leaves by vals.
 func compileProgram(t testing.TB, src string, init func(g *inference.Graph)) (*inference.Graph, *loopir.Program) {
 	t.Helper()
-	g, err := inference.InferSource(strings.TrimSpace(src) + "\n")
-	if err != nil {
-		t.Fatalf("inference: %v", err)
-	}
-	if err := inference.DeriveProjections(g); err != nil {
-		t.Fatalf("projections: %v", err)
-	}
+	g := testutil.Compile(t, src)
 	if init != nil {
 		init(g)
 	}
@@ -92,17 +81,6 @@ func compileProgram(t testing.TB, src string, init func(g *inference.Graph)) (*i
 	return g, p
 }
 
-func named(t testing.TB, g *inference.Graph, name string) int {
-	t.Helper()
-	for _, n := range g.Named {
-		if n.Name == name {
-			return n.Tensor
-		}
-	}
-	t.Fatalf("no tensor named %s", name)
-	return -1
-}
-
 func isLeaf(k inference.TensorKind) bool {
 	return k != inference.Result && k != inference.Target
 }
@@ -111,32 +89,34 @@ func isLeaf(k inference.TensorKind) bool {
 // kernel must not depend on it.
 const garbage = 12345.5
 
+// bindParams binds b's parameters to their tensors in g: a leaf gets
+// random values from r as its initializer, a result or target starts as
+// garbage.
+func (b *built) bindParams(t testing.TB, g *inference.Graph, r *rand.Rand) {
+	t.Helper()
+	for _, ps := range b.c.params {
+		id := testutil.Named(t, g, ps.name)
+		tn := g.Tensors[id]
+		vals := make([]float64, tn.Shape.Size())
+		if isLeaf(tn.Kind) {
+			testutil.FillGrid(r, vals)
+			tn.Init = inference.TensorInit{Kind: inference.InitValues, Values: vals}
+		} else {
+			for i := range vals {
+				vals[i] = garbage
+			}
+		}
+		b.tensor = append(b.tensor, id)
+		b.data = append(b.data, vals)
+	}
+}
+
 func build(t testing.TB, c ecase) *built {
 	t.Helper()
-	h := fnv.New64a()
-	h.Write([]byte(c.kernel))
-	r := rand.New(rand.NewPCG(h.Sum64(), 7))
+	r := testutil.KeyedRand(c.kernel, 7)
 	b := &built{c: c}
 	g, p := compileProgram(t, c.src, func(g *inference.Graph) {
-		for _, ps := range c.params {
-			id := named(t, g, ps.name)
-			tn := g.Tensors[id]
-			b.tensor = append(b.tensor, id)
-			n := tn.Shape.Size()
-			vals := make([]float64, n)
-			if isLeaf(tn.Kind) {
-				for i := range vals {
-					// Multiples of 1/1024 in [-2, 2): exact in float32.
-					vals[i] = math.Floor((r.Float64()*4-2)*1024) / 1024
-				}
-				tn.Init = inference.TensorInit{Kind: inference.InitValues, Values: vals}
-			} else {
-				for i := range vals {
-					vals[i] = garbage
-				}
-			}
-			b.data = append(b.data, vals)
-		}
+		b.bindParams(t, g, r)
 	})
 	_ = g
 	b.p = p
@@ -192,33 +172,45 @@ func tensorDims(p *loopir.Program, t int) []int {
 	return d
 }
 
+// writeData writes the statement of main that declares v as a slice of
+// elem holding data.
+func writeData(w *strings.Builder, v, elem string, data []float64) {
+	fmt.Fprintf(w, "\t\t%s := []%s{", v, elem)
+	for j, x := range data {
+		if j > 0 {
+			w.WriteString(", ")
+		}
+		w.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+	}
+	w.WriteString("}\n")
+}
+
+// arg is the argument of main's kernel call for parameter i, whose data
+// is in the slice v: the slice itself, or a pointer to an array over it.
+func (b *built) arg(i int, v string) string {
+	ps := b.c.params[i]
+	if ps.kind == Slice {
+		return v
+	}
+	dims := tensorDims(b.p, b.tensor[i])
+	if ps.flat {
+		dims = []int{len(b.data[i])}
+	}
+	if ps.dims != nil {
+		dims = ps.dims
+	}
+	return fmt.Sprintf("(*%s)(unsafe.Pointer(&%s[0]))", goTypeOf(dims, b.c.elem), v)
+}
+
 // harnessCall writes the block of main that runs one kernel and prints
 // its outputs: "<kernel> <param> v1 v2 ...".
 func harnessCall(w *strings.Builder, b *built) {
 	fmt.Fprintf(w, "\t{\n")
 	var args []string
-	for i, ps := range b.c.params {
+	for i := range b.c.params {
 		v := "d" + strconv.Itoa(i)
-		fmt.Fprintf(w, "\t\t%s := []%s{", v, b.c.elem)
-		for j, x := range b.data[i] {
-			if j > 0 {
-				w.WriteString(", ")
-			}
-			w.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
-		}
-		w.WriteString("}\n")
-		if ps.kind == Slice {
-			args = append(args, v)
-		} else {
-			dims := tensorDims(b.p, b.tensor[i])
-			if ps.flat {
-				dims = []int{len(b.data[i])}
-			}
-			if ps.dims != nil {
-				dims = ps.dims
-			}
-			args = append(args, fmt.Sprintf("(*%s)(unsafe.Pointer(&%s[0]))", goTypeOf(dims, b.c.elem), v))
-		}
+		writeData(w, v, b.c.elem, b.data[i])
+		args = append(args, b.arg(i, v))
 	}
 	fmt.Fprintf(w, "\t\t%s(%s)\n", b.c.kernel, strings.Join(args, ", "))
 	for i, ps := range b.c.params {
@@ -251,57 +243,25 @@ var _ = unsafe.Pointer(nil)
 
 `
 
-func goTool(t testing.TB) string {
-	t.Helper()
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("no go command available")
-	}
-	return p
-}
-
-// writeModule creates a module in a temporary directory with the given
-// files.
 // runVetModule writes kernels.go and main.go into a fresh module, runs it
 // and vets it, and returns the outputs main printed (see parseOutputs).
 func runVetModule(t testing.TB, src []byte, main string) map[string][]float64 {
 	t.Helper()
-	dir := writeModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(main)})
-	runOut, err := goCmd(t, dir, "run", ".")
+	dir := testutil.WriteModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(main)})
+	runOut, err := testutil.GoCmd(t, dir, goEnv, "run", ".")
 	if err != nil {
 		t.Fatalf("go run: %v\n%s", err, head(runOut, 4000))
 	}
-	if o, err := goCmd(t, dir, "vet", "."); err != nil {
+	if o, err := testutil.GoCmd(t, dir, goEnv, "vet", "."); err != nil {
 		t.Errorf("go vet: %v\n%s", err, o)
 	}
 	got, _ := parseOutputs(t, runOut)
 	return got
 }
 
-func writeModule(t testing.TB, files map[string][]byte) string {
-	t.Helper()
-	dir := t.TempDir()
-	files["go.mod"] = []byte("module gentest\n\ngo 1.26\n")
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-// goCmd runs the go command in dir and returns its combined output.
-func goCmd(t testing.TB, dir string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(goTool(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=", "GOWORK=off", "GO111MODULE=on")
-	outp, err := cmd.CombinedOutput()
-	return string(outp), err
-}
+// goEnv isolates the throwaway modules from the environment's workspace,
+// flags and toolchain switching.
+var goEnv = []string{"GOTOOLCHAIN=local", "GOFLAGS=", "GOWORK=off", "GO111MODULE=on"}
 
 // parseOutputs reads the harness's "<kernel> <param> values..." lines.
 func parseOutputs(t testing.TB, text string) (map[string][]float64, map[string]string) {
@@ -330,14 +290,6 @@ func parseOutputs(t testing.TB, text string) (map[string][]float64, map[string]s
 		got[f[0]+" "+f[1]] = vs
 	}
 	return got, other
-}
-
-// closeRel reports |a-b| <= tol * max(1, |a|, |b|) (loopir's tolerance).
-func closeRel(a, b, tol float64) bool {
-	if math.IsInf(a, 0) || math.IsInf(b, 0) || math.IsNaN(a) || math.IsNaN(b) {
-		return a == b || (math.IsNaN(a) && math.IsNaN(b))
-	}
-	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
 
 func tolerance(elem string) float64 {

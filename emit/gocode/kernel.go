@@ -111,23 +111,29 @@ type kgen struct {
 	// ids from synthBase up.
 	loopNames map[int]string
 	varUse    map[int]int
-	st        []tstore
-	written   []bool
-	fetches   []*loopir.FetchStmt
-	// fresh[t]: a local not written since entry (all zeros);
-	// marginKnown/marginVal track the value of a padded local's margins.
-	fresh       []bool
-	marginKnown []bool
-	marginVal   []float64
-	synth       int
+	// ts[t] is what the generator knows of tensor t.
+	ts    []ktensor
+	synth int
 	// pin[t] is the storage of the parameter bound to padded tensor t
 	// (unpadded: the tensor's Dims). The function copies an input, or a
-	// leaf bound to an Output parameter, into the padded local k.st[t] on
+	// leaf bound to an Output parameter, into the padded local k.ts[t].st on
 	// entry, and copies an Output's interior back at the end.
 	pin map[int]*tstore
 	// scratch names the scratch parameter ("" when no local is in the
 	// scratch).
 	scratch string
+}
+
+// ktensor is what a kgen knows of one tensor of the program.
+type ktensor struct {
+	st      tstore            // the tensor's storage
+	written bool              // stored to or filled by the program
+	fetch   *loopir.FetchStmt // the program's fetch of the tensor, if any
+	// fresh: a local not written since entry (all zeros);
+	// marginKnown/marginVal track the value of a padded local's margins.
+	fresh       bool
+	marginKnown bool
+	marginVal   float64
 }
 
 const synthBase = 1 << 24
@@ -196,17 +202,34 @@ func newKgen(kn *Kernel) (*kgen, error) {
 	if !ranPass(p, "pad") {
 		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
 	}
+	k.ts = make([]ktensor, len(p.Tensors))
+	maxVar, err := k.scan()
+	if err != nil {
+		return nil, err
+	}
+	bound, err := k.reserveNames(maxVar)
+	if err != nil {
+		return nil, err
+	}
+	// The local arrays, named at the end.
+	locals, bases, err := k.bindParams()
+	if err != nil {
+		return nil, err
+	}
+	locals, bases = k.bindUnbound(bound, locals, bases)
+	k.nameLocals(locals, bases)
+	return k, nil
+}
+
+// scan validates the program's operations and records which tensors are
+// written and fetched; it returns the largest loop variable.
+func (k *kgen) scan() (int, error) {
+	p := k.p
 	n := len(p.Tensors)
-	k.st = make([]tstore, n)
-	k.written = make([]bool, n)
-	k.fetches = make([]*loopir.FetchStmt, n)
-	k.fresh = make([]bool, n)
-	k.marginKnown = make([]bool, n)
-	k.marginVal = make([]float64, n)
 	maxVar := -1
 	for _, o := range p.Ops {
 		if o == nil {
-			return nil, k.fail("nil operation")
+			return 0, k.fail("nil operation")
 		}
 		var err error
 		visitStmts(o.Body, func(s loopir.Stmt) {
@@ -243,15 +266,24 @@ func newKgen(kn *Kernel) (*kgen, error) {
 			case t < 0 || t >= n:
 				err = k.fail("statement on tensor %d, which does not exist", t)
 			case fetch:
-				k.fetches[t] = s.(*loopir.FetchStmt)
+				k.ts[t].fetch = s.(*loopir.FetchStmt)
 			default:
-				k.written[t] = true
+				k.ts[t].written = true
 			}
 		})
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 	}
+	return maxVar, nil
+}
+
+// reserveNames validates and reserves the names of the function, the
+// parameters and the scratch type, and names the loop variables; it
+// returns which tensors are bound to a parameter.
+func (k *kgen) reserveNames(maxVar int) ([]bool, error) {
+	kn, p := k.k, k.p
+	n := len(p.Tensors)
 	// Names: parameters first, then loop variables, then tensors.
 	if !validIdent(kn.Name) {
 		return nil, k.fail("the function name is not a usable Go identifier")
@@ -281,15 +313,19 @@ func newKgen(kn *Kernel) (*kgen, error) {
 	for v := 0; v <= maxVar; v++ {
 		k.loopNames[v] = k.names.fresh("i" + strconv.Itoa(v))
 	}
-	// The local arrays, named at the end.
-	var locals []int
-	var bases []string
+	return bound, nil
+}
+
+// bindParams binds every parameter's tensor to its storage; a padded
+// tensor gets a padded local, returned with its base name.
+func (k *kgen) bindParams() (locals []int, bases []string, err error) {
+	kn, p := k.k, k.p
 	for i := range kn.Params {
 		pr := &kn.Params[i]
 		ti := &p.Tensors[pr.Tensor]
 		pad := padded(ti)
-		if k.written[pr.Tensor] && !pr.Output {
-			return nil, k.fail("parameter %s (tensor %s) is written by the program but is not marked Output", pr.Name, ti.Name)
+		if k.ts[pr.Tensor].written && !pr.Output {
+			return nil, nil, k.fail("parameter %s (tensor %s) is written by the program but is not marked Output", pr.Name, ti.Name)
 		}
 		// The parameter holds the tensor without margins: a padded
 		// tensor lives in a padded local, copied in and out.
@@ -312,14 +348,14 @@ func newKgen(kn *Kernel) (*kgen, error) {
 			s.kind, s.adims, s.slice = sSlice, []int{size}, pr.Name
 			s.name = k.names.fresh(pr.Name + "Arr")
 		default:
-			return nil, k.fail("parameter %s: unknown kind %d", pr.Name, pr.Kind)
+			return nil, nil, k.fail("parameter %s: unknown kind %d", pr.Name, pr.Kind)
 		}
 		var ok bool
 		if s.groups, s.gstride, ok = regroup(dims, s.adims); !ok || len(s.adims) == 0 {
-			return nil, k.fail("parameter %s: array dims %v do not fit tensor %s of dims %v", pr.Name, s.adims, ti.Name, dims)
+			return nil, nil, k.fail("parameter %s: array dims %v do not fit tensor %s of dims %v", pr.Name, s.adims, ti.Name, dims)
 		}
 		if !pad {
-			k.st[pr.Tensor] = s
+			k.ts[pr.Tensor].st = s
 			continue
 		}
 		// The padded copy: a local whose margins start as zeros (the
@@ -330,25 +366,32 @@ func newKgen(kn *Kernel) (*kgen, error) {
 		k.pin[pr.Tensor] = &s
 		bd := ti.BufDims
 		groups, gstride, _ := regroup(bd, bd)
-		k.st[pr.Tensor] = tstore{kind: sLocal, adims: bd, groups: groups, gstride: gstride, size: prod(bd), param: pr}
+		k.ts[pr.Tensor].st = tstore{kind: sLocal, adims: bd, groups: groups, gstride: gstride, size: prod(bd), param: pr}
 		locals = append(locals, pr.Tensor)
 		bases = append(bases, goName(pr.Name)+"Pad")
-		k.marginKnown[pr.Tensor] = true
-		k.fresh[pr.Tensor] = !k.copiesIn(pr)
+		k.ts[pr.Tensor].marginKnown = true
+		k.ts[pr.Tensor].fresh = !k.copiesIn(pr)
 		k.toScratch(pr.Tensor)
 	}
+	return locals, bases, nil
+}
+
+// bindUnbound binds every tensor not bound to a parameter to a constant
+// (a fetch of equal values) or a local, appended to locals and bases.
+func (k *kgen) bindUnbound(bound []bool, locals []int, bases []string) ([]int, []string) {
+	p := k.p
 	for t := range p.Tensors {
 		if bound[t] {
 			continue
 		}
 		ti := &p.Tensors[t]
-		if f := k.fetches[t]; f != nil && !k.written[t] && !padded(ti) {
+		if f := k.ts[t].fetch; f != nil && !k.ts[t].written && !padded(ti) {
 			if vs := k.fetchValues(f); allEqual(vs) {
 				v := 0.0
 				if len(vs) > 0 {
 					v = vs[0]
 				}
-				k.st[t] = tstore{kind: sConst, value: v, size: len(vs)}
+				k.ts[t].st = tstore{kind: sConst, value: v, size: len(vs)}
 				continue
 			}
 		}
@@ -357,25 +400,29 @@ func newKgen(kn *Kernel) (*kgen, error) {
 			dims = []int{1}
 		}
 		groups, gstride, _ := regroup(ti.BufDims, dims)
-		k.st[t] = tstore{kind: sLocal, adims: dims, groups: groups, gstride: gstride, size: prod(dims)}
+		k.ts[t].st = tstore{kind: sLocal, adims: dims, groups: groups, gstride: gstride, size: prod(dims)}
 		locals = append(locals, t)
 		bases = append(bases, goName(ti.Name))
-		k.fresh[t] = true
-		k.marginKnown[t] = true
+		k.ts[t].fresh = true
+		k.ts[t].marginKnown = true
 		k.toScratch(t)
 	}
+	return locals, bases
+}
+
+// nameLocals names the local arrays after the scratch parameter, if any.
+func (k *kgen) nameLocals(locals []int, bases []string) {
 	// The locals are named after the scratch parameter, if any (a tensor
 	// named scratch is then scratch2).
 	for _, t := range locals {
-		if k.st[t].scratch {
+		if k.ts[t].st.scratch {
 			k.scratch = k.names.fresh("scratch")
 			break
 		}
 	}
 	for i, t := range locals {
-		k.st[t].name = k.names.fresh(bases[i])
+		k.ts[t].st.name = k.names.fresh(bases[i])
 	}
-	return k, nil
 }
 
 // toScratch moves local t to the scratch when the kernel has one and t
@@ -383,12 +430,12 @@ func newKgen(kn *Kernel) (*kgen, error) {
 // it is not fresh and its margins are unknown (the zeroing the program
 // needs is emitted at entry: see zeroing).
 func (k *kgen) toScratch(t int) {
-	s := &k.st[t]
+	s := &k.ts[t].st
 	if k.k.Scratch == "" || s.size*k.elemSize() <= k.k.ScratchOver {
 		return
 	}
 	s.scratch = true
-	k.fresh[t], k.marginKnown[t] = false, false
+	k.ts[t].fresh, k.ts[t].marginKnown = false, false
 }
 
 // elemSize is the size in bytes of one cell.
@@ -524,16 +571,16 @@ func groupIndex(s *tstore, idx []loopir.IndexExpr) []loopir.IndexExpr {
 
 // ref is the Go expression naming tensor t's storage (marking it used).
 func (k *kgen) ref(t int) *jen.Statement {
-	k.st[t].used = true
-	if k.st[t].scratch {
-		return jen.Id(k.scratch).Dot(k.st[t].name)
+	k.ts[t].st.used = true
+	if k.ts[t].st.scratch {
+		return jen.Id(k.scratch).Dot(k.ts[t].st.name)
 	}
-	return jen.Id(k.st[t].name)
+	return jen.Id(k.ts[t].st.name)
 }
 
 // whole is the assignable expression denoting t's entire array.
 func (k *kgen) whole(t int) *jen.Statement {
-	if k.st[t].deref {
+	if k.ts[t].st.deref {
 		return jen.Op("*").Add(k.ref(t))
 	}
 	return k.ref(t)
@@ -549,7 +596,7 @@ func (k *kgen) arrayType(dims []int) *jen.Statement {
 }
 
 // storageType is the Go type of t's whole array.
-func (k *kgen) storageType(t int) *jen.Statement { return k.arrayType(k.st[t].adims) }
+func (k *kgen) storageType(t int) *jen.Statement { return k.arrayType(k.ts[t].st.adims) }
 
 // arrayAccess is t's array indexed by the array indices g.
 func (k *kgen) arrayAccess(t int, g []loopir.IndexExpr) *jen.Statement {
@@ -562,13 +609,13 @@ func (k *kgen) arrayAccess(t int, g []loopir.IndexExpr) *jen.Statement {
 
 // directAccess is t[idx] without hoisting.
 func (k *kgen) directAccess(t int, idx []loopir.IndexExpr) *jen.Statement {
-	return k.arrayAccess(t, groupIndex(&k.st[t], idx))
+	return k.arrayAccess(t, groupIndex(&k.ts[t].st, idx))
 }
 
 // regionFill sets t's buffer cells in the box [lo, hi) (per axis, buffer
 // coordinates) to v.
 func (k *kgen) regionFill(t int, lo, hi []int, v float64) []jen.Code {
-	s := &k.st[t]
+	s := &k.ts[t].st
 	full := true
 	for a := range lo {
 		if lo[a] != 0 || hi[a] != k.p.Tensors[t].BufDims[a] {
@@ -646,7 +693,7 @@ func (k *kgen) function() (jen.Code, error) {
 			copyOut = append(copyOut, k.padCopy(t, true)...)
 			k.pin[t].used = true
 		} else {
-			k.st[t].used = false
+			k.ts[t].st.used = false
 		}
 	}
 	var body []jen.Code
@@ -665,7 +712,7 @@ func (k *kgen) function() (jen.Code, error) {
 	// The prologue, now that the body tells which storage is used.
 	zero := k.zeroing()
 	for i := range k.k.Params {
-		if t := k.k.Params[i].Tensor; k.pin[t] != nil && k.st[t].used && pending[t] != nil {
+		if t := k.k.Params[i].Tensor; k.pin[t] != nil && k.ts[t].st.used && pending[t] != nil {
 			k.pin[t].used = true
 			copies = append(copies, pending[t]...)
 		}
@@ -714,8 +761,8 @@ func (k *kgen) function() (jen.Code, error) {
 	}
 	pro = append(pro, views...)
 	pro = append(pro, zero...)
-	for t := range k.st {
-		if s := &k.st[t]; s.kind == sLocal && s.used && !s.scratch {
+	for t := range k.ts {
+		if s := &k.ts[t].st; s.kind == sLocal && s.used && !s.scratch {
 			pro = append(pro, jen.Var().Id(s.name).Add(k.storageType(t)))
 		}
 	}
@@ -729,8 +776,8 @@ func (k *kgen) function() (jen.Code, error) {
 // takesScratch reports whether the function uses a scratch local, and
 // so takes the scratch parameter. Call it after generating the body.
 func (k *kgen) takesScratch() bool {
-	for t := range k.st {
-		if s := &k.st[t]; s.scratch && s.used {
+	for t := range k.ts {
+		if s := &k.ts[t].st; s.scratch && s.used {
 			return true
 		}
 	}
@@ -745,8 +792,8 @@ func (k *kgen) scratchType() jen.Code {
 		return nil
 	}
 	var fields []jen.Code
-	for t := range k.st {
-		if s := &k.st[t]; s.scratch && s.used {
+	for t := range k.ts {
+		if s := &k.ts[t].st; s.scratch && s.used {
 			fields = append(fields, jen.Id(s.name).Add(k.storageType(t)))
 		}
 	}
@@ -777,8 +824,8 @@ func (k *kgen) zeroing() []jen.Code {
 		}
 		out = append(out, jen.Add(k.whole(pr.Tensor)).Op("=").Add(k.storageType(pr.Tensor)).Values())
 	}
-	for t := range k.st {
-		s := &k.st[t]
+	for t := range k.ts {
+		s := &k.ts[t].st
 		if !s.scratch || !s.used || (s.param != nil && k.copiesIn(s.param)) || k.overwrittenFirst(t) {
 			continue
 		}
@@ -803,7 +850,7 @@ func (k *kgen) overwrittenFirst(t int) bool {
 			case *loopir.FetchStmt:
 				// A local leaf's initialization writes every cell (a
 				// parameter's is skipped).
-				if s.Tensor == t && k.st[t].param == nil {
+				if s.Tensor == t && k.ts[t].st.param == nil {
 					filledFirst = filledFirst || !touches
 					touches = true
 				}
@@ -905,7 +952,7 @@ func (k *kgen) noteWrites(s loopir.Stmt) {
 			delete(ext, s.Var)
 		case *loopir.Store:
 			t := s.Tensor
-			k.fresh[t] = false
+			k.ts[t].fresh = false
 			ti := &k.p.Tensors[t]
 			if !padded(ti) {
 				return
@@ -921,7 +968,7 @@ func (k *kgen) noteWrites(s loopir.Stmt) {
 					}
 				}
 				if lo < ti.Padding[a].Left || hi >= ti.Padding[a].Left+ti.Dims[a] {
-					k.marginKnown[t] = false
+					k.ts[t].marginKnown = false
 				}
 			}
 		}
@@ -931,15 +978,15 @@ func (k *kgen) noteWrites(s loopir.Stmt) {
 
 func (k *kgen) fill(s *loopir.Fill) []jen.Code {
 	t := s.Tensor
-	if k.st[t].kind == sConst {
+	if k.ts[t].st.kind == sConst {
 		return nil
 	}
-	if k.fresh[t] && s.Value == 0 && !math.Signbit(s.Value) {
+	if k.ts[t].fresh && s.Value == 0 && !math.Signbit(s.Value) {
 		return nil
 	}
 	bd := k.p.Tensors[t].BufDims
-	k.fresh[t] = false
-	k.marginKnown[t], k.marginVal[t] = true, s.Value
+	k.ts[t].fresh = false
+	k.ts[t].marginKnown, k.ts[t].marginVal = true, s.Value
 	return k.regionFill(t, make([]int, len(bd)), bd, s.Value)
 }
 
@@ -948,10 +995,10 @@ func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bi
 func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
 	t := s.Tensor
 	ti := &k.p.Tensors[t]
-	if !padded(ti) || k.st[t].kind == sConst {
+	if !padded(ti) || k.ts[t].st.kind == sConst {
 		return nil
 	}
-	if k.marginKnown[t] && (sameFloat(k.marginVal[t], s.Value) || (k.fresh[t] && s.Value == 0 && !math.Signbit(s.Value))) {
+	if k.ts[t].marginKnown && (sameFloat(k.ts[t].marginVal, s.Value) || (k.ts[t].fresh && s.Value == 0 && !math.Signbit(s.Value))) {
 		return nil
 	}
 	var out []jen.Code
@@ -976,8 +1023,8 @@ func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
 			out = append(out, k.regionFill(t, lo, hi, s.Value)...)
 		}
 	}
-	k.fresh[t] = false
-	k.marginKnown[t], k.marginVal[t] = true, s.Value
+	k.ts[t].fresh = false
+	k.ts[t].marginKnown, k.ts[t].marginVal = true, s.Value
 	return out
 }
 
@@ -985,21 +1032,21 @@ func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
 // copies of parameters, and constants need nothing).
 func (k *kgen) fetch(f *loopir.FetchStmt) []jen.Code {
 	t := f.Tensor
-	s := &k.st[t]
+	s := &k.ts[t].st
 	if s.kind != sLocal || s.param != nil {
 		return nil
 	}
 	ti := &k.p.Tensors[t]
 	vals := k.fetchValues(f)
-	wasFresh := k.fresh[t]
-	k.fresh[t] = false
+	wasFresh := k.ts[t].fresh
+	k.ts[t].fresh = false
 	if allEqual(vals) {
 		v := 0.0
 		if len(vals) > 0 {
 			v = vals[0]
 		}
 		if wasFresh && v == 0 && !math.Signbit(v) {
-			k.fresh[t] = true
+			k.ts[t].fresh = true
 			return nil
 		}
 		lo, hi := make([]int, len(ti.Dims)), make([]int, len(ti.Dims))
@@ -1039,7 +1086,7 @@ func (k *kgen) fetch(f *loopir.FetchStmt) []jen.Code {
 			idx[a] = 0
 		}
 	}
-	k.marginKnown[t], k.marginVal[t] = true, 0
+	k.ts[t].marginKnown, k.ts[t].marginVal = true, 0
 	return []jen.Code{k.whole(t).Op("=").Add(k.literal(s.adims, buf))}
 }
 
@@ -1050,7 +1097,7 @@ func (k *kgen) paramStore(t int) *tstore {
 	if s := k.pin[t]; s != nil {
 		return s
 	}
-	return &k.st[t]
+	return &k.ts[t].st
 }
 
 // copiesIn reports whether the function starts by copying padded
@@ -1097,7 +1144,7 @@ func (k *kgen) padCopy(t int, out bool) []jen.Code {
 	// Array indices: the run's axis c is the last index of both
 	// (trailing axes are either inside the run's elements, for the
 	// local and a one-to-one parameter, or absent: c is n-1).
-	lg := groupIndex(&k.st[t], lidx[:c+1])[:c+1]
+	lg := groupIndex(&k.ts[t].st, lidx[:c+1])[:c+1]
 	pg := groupIndex(ps, pidx)
 	if len(ps.adims) == n && slices.Equal(ps.adims, ti.Dims) {
 		pg = pg[:c+1]
@@ -1114,10 +1161,10 @@ func (k *kgen) padCopy(t int, out bool) []jen.Code {
 		hi := loopir.IndexExpr{Terms: lo.Terms, Offset: lo.Offset + run}
 		return base.Index(k.affine(lo), k.affine(hi))
 	}
-	local, param := slice(k.ref(t), k.st[t].adims, lg), slice(jen.Id(ps.name), ps.adims, pg)
+	local, param := slice(k.ref(t), k.ts[t].st.adims, lg), slice(jen.Id(ps.name), ps.adims, pg)
 	var body jen.Code = jen.Copy(local, param)
-	lname := k.st[t].name
-	if k.st[t].scratch {
+	lname := k.ts[t].st.name
+	if k.ts[t].st.scratch {
 		lname = k.scratch + "." + lname
 	}
 	comment := fmt.Sprintf("// %s is %s with padding margins: the interior is copied on entry.", lname, ps.param.Name)

@@ -123,13 +123,59 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 	if !token.IsIdentifier(m.Name) || m.Elem != "float32" && m.Elem != "float64" {
 		return fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
 	}
-	ps := m.Name + "Params"
-	recv := func() *jen.Statement { return jen.Func().Params(jen.Id("m").Op("*").Id(m.Name)) }
-	field := func(set string, i int) *jen.Statement {
-		return jen.Id("m").Dot(set).Dot(m.Params[i].Field)
+	g := &modelGen{jf: jf, m: m, scratch: scratch, ps: m.Name + "Params", momentum: m.Optim != nil && m.Optim.Momentum > 0}
+	g.paramsType()
+	g.stateType()
+	if err := g.init(); err != nil {
+		return err
 	}
-	momentum := m.Optim != nil && m.Optim.Momentum > 0
+	g.entries()
+	g.backward()
+	g.optimizer()
+	g.persistence()
+	return nil
+}
 
+// modelGen is the state of rendering one model's Go code.
+type modelGen struct {
+	jf       *jen.File
+	m        *Model
+	scratch  map[string]string // kernel name -> its scratch type ("" for none)
+	ps       string            // the parameter set type's name
+	momentum bool              // the optimizer keeps a momentum buffer
+}
+
+// recv starts a method on the model.
+func (g *modelGen) recv() *jen.Statement { return jen.Func().Params(jen.Id("m").Op("*").Id(g.m.Name)) }
+
+// field is parameter i's array in the parameter set set (Params, Grads or
+// momentum).
+func (g *modelGen) field(set string, i int) *jen.Statement {
+	return jen.Id("m").Dot(set).Dot(g.m.Params[i].Field)
+}
+
+// inputParams is an entry's input parameters.
+func (g *modelGen) inputParams(e *ModelEntry) []jen.Code {
+	m := g.m
+	var out []jen.Code
+	for _, in := range e.Inputs {
+		out = append(out, jen.Id(in.Name).Op("*").Add(arrType(in.Dims, m.Elem)))
+	}
+	return out
+}
+
+// inputArgs is an entry's input arguments.
+func (g *modelGen) inputArgs(e *ModelEntry) []jen.Code {
+	var out []jen.Code
+	for _, in := range e.Inputs {
+		out = append(out, jen.Id(in.Name))
+	}
+	return out
+}
+
+// paramsType emits the parameter set type.
+func (g *modelGen) paramsType() {
+	jf, m, ps := g.jf, g.m, g.ps
 	// The parameter set.
 	var fields []jen.Code
 	for _, p := range m.Params {
@@ -139,7 +185,11 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 	doc(jf, fmt.Sprintf("%s holds one value per cell of every parameter of %s, flattened in memory order (batch, output, input).", ps, m.Type))
 	jf.Type().Id(ps).Struct(fields...)
 	jf.Line()
+}
 
+// stateType emits the model state type.
+func (g *modelGen) stateType() {
+	jf, m, scratch, ps, momentum := g.jf, g.m, g.scratch, g.ps, g.momentum
 	// The model state.
 	st := []jen.Code{
 		jen.Comment("Params are the learnable parameters."),
@@ -180,7 +230,11 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 		"too large for the stack), so its methods must not run at the same time on one value.", m.Name, m.Type, m.Type))
 	jf.Type().Id(m.Name).Struct(st...)
 	jf.Line()
+}
 
+// init emits Init.
+func (g *modelGen) init() error {
+	jf, m, ps, recv, field, momentum := g.jf, g.m, g.ps, g.recv, g.field, g.momentum
 	// Init.
 	var body []jen.Code
 	for i, p := range m.Params {
@@ -219,21 +273,12 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 		"adding or reordering parameters never changes the others. It does not allocate.")
 	jf.Add(recv().Id("Init").Params(jen.Id("seed").Uint64()).Block(body...))
 	jf.Line()
+	return nil
+}
 
-	inputParams := func(e *ModelEntry) []jen.Code {
-		var out []jen.Code
-		for _, in := range e.Inputs {
-			out = append(out, jen.Id(in.Name).Op("*").Add(arrType(in.Dims, m.Elem)))
-		}
-		return out
-	}
-	inputArgs := func(e *ModelEntry) []jen.Code {
-		var out []jen.Code
-		for _, in := range e.Inputs {
-			out = append(out, jen.Id(in.Name))
-		}
-		return out
-	}
+// entries emits one method per entry point.
+func (g *modelGen) entries() {
+	jf, m, scratch, recv, field, inputParams, inputArgs := g.jf, g.m, g.scratch, g.recv, g.field, g.inputParams, g.inputArgs
 	for ei := range m.Entries {
 		e := &m.Entries[ei]
 		args := inputArgs(e)
@@ -264,6 +309,11 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 		}
 		jf.Line()
 	}
+}
+
+// backward emits Backward, when the model has a backward kernel.
+func (g *modelGen) backward() {
+	jf, m, scratch, recv, field, inputParams, inputArgs := g.jf, g.m, g.scratch, g.recv, g.field, g.inputParams, g.inputArgs
 	if m.Backward != "" {
 		e := &m.Entries[m.Loss]
 		args := inputArgs(e)
@@ -285,6 +335,12 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 		))
 		jf.Line()
 	}
+}
+
+// optimizer emits LearningRate, Update and TrainStep, when the model has an
+// optimizer.
+func (g *modelGen) optimizer() {
+	jf, m, recv, field, momentum, inputParams, inputArgs := g.jf, g.m, g.recv, g.field, g.momentum, g.inputParams, g.inputArgs
 	if m.Optim != nil {
 		o := m.Optim
 		var lrBody []jen.Code
@@ -329,6 +385,12 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 			jf.Line()
 		}
 	}
+}
+
+// persistence emits ParamTensors, Save, Load, MarshalBinary and
+// UnmarshalBinary.
+func (g *modelGen) persistence() {
+	jf, m, recv, field := g.jf, g.m, g.recv, g.field
 	// Persistence.
 	dataField := "Data32"
 	if m.Elem == "float64" {
@@ -373,7 +435,6 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 		jen.Return(jen.Id("m").Dot("Load").Call(jen.Qual("bytes", "NewReader").Call(jen.Id("data")))),
 	))
 	jf.Line()
-	return nil
 }
 
 func dimsText(ds []int) string {

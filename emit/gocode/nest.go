@@ -309,10 +309,10 @@ func exprKey(e loopir.Expr) string {
 
 // nameBase is the identifier stem for temporaries derived from t.
 func (k *kgen) nameBase(t int) string {
-	if s := &k.st[t]; s.slice != "" {
+	if s := &k.ts[t].st; s.slice != "" {
 		return s.slice
 	}
-	return k.st[t].name
+	return k.ts[t].st.name
 }
 
 // hoistable: an expression reading storage that is invariant in the
@@ -322,7 +322,7 @@ func (c *chain) hoistable(e loopir.Expr) bool {
 		return false
 	}
 	reads := false
-	visitExpr(e, func(l *loopir.Load) { reads = reads || c.k.st[l.Tensor].kind != sConst })
+	visitExpr(e, func(l *loopir.Load) { reads = reads || c.k.ts[l.Tensor].st.kind != sConst })
 	return reads
 }
 
@@ -351,7 +351,7 @@ func (c *chain) expr(e loopir.Expr, blk *[]jen.Code, noHoist bool) (val, error) 
 	case *loopir.Const:
 		return k.constVal(e.Value), nil
 	case *loopir.Load:
-		if s := &k.st[e.Tensor]; s.kind == sConst {
+		if s := &k.ts[e.Tensor].st; s.kind == sConst {
 			return k.constVal(s.value), nil
 		}
 		return val{c: c.access(e.Tensor, e.Index)}, nil
@@ -386,7 +386,7 @@ func (c *chain) expr(e loopir.Expr, blk *[]jen.Code, noHoist bool) (val, error) 
 // loop indexes a fixed-size array the compiler can bounds-check away.
 func (c *chain) access(t int, idx []loopir.IndexExpr) *jen.Statement {
 	k := c.k
-	s := &k.st[t]
+	s := &k.ts[t].st
 	g := groupIndex(s, idx)
 	p := 0
 	for c.inner >= 0 && p < len(g) && !idxMentions(g[p], c.inner) {
@@ -717,7 +717,7 @@ func (k *kgen) fillElision(o *loopir.Operation) *elision {
 		return nil
 	}
 	loops, st, ok := perfect(e.loop)
-	if !ok || st.Tensor != e.fill.Tensor || !st.Accumulate || k.st[st.Tensor].kind == sConst {
+	if !ok || st.Tensor != e.fill.Tensor || !st.Accumulate || k.ts[st.Tensor].st.kind == sConst {
 		return nil
 	}
 	if pl := k.plan(loops, st); !pl.coversAll || !pl.bijective {

@@ -2,14 +2,11 @@ package gocode
 
 import (
 	"fmt"
-	"hash/fnv"
-	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/autodiff"
-	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -30,41 +27,17 @@ let l = ((y *. y) ++ "...|... => 0") + ((s *. s) ++ "...|... => 0") + (m ++ "...
 // interpreter on the backward program.
 func buildBackward(t *testing.T, c ecase, loss string, grads []string) *built {
 	t.Helper()
-	h := fnv.New64a()
-	h.Write([]byte(c.kernel))
-	r := rand.New(rand.NewPCG(h.Sum64(), 7))
-	g, err := inference.InferSource(strings.TrimSpace(c.src) + "\n")
-	if err != nil {
-		t.Fatalf("inference: %v", err)
-	}
-	if err := inference.DeriveProjections(g); err != nil {
-		t.Fatalf("projections: %v", err)
-	}
+	r := testutil.KeyedRand(c.kernel, 7)
+	g := testutil.Compile(t, c.src)
 	b := &built{c: c}
-	for _, ps := range c.params {
-		id := named(t, g, ps.name)
-		tn := g.Tensors[id]
-		vals := make([]float64, tn.Shape.Size())
-		if isLeaf(tn.Kind) {
-			for i := range vals {
-				vals[i] = math.Floor((r.Float64()*4-2)*1024) / 1024
-			}
-			tn.Init = inference.TensorInit{Kind: inference.InitValues, Values: vals}
-		} else {
-			for i := range vals {
-				vals[i] = garbage
-			}
-		}
-		b.tensor = append(b.tensor, id)
-		b.data = append(b.data, vals)
-	}
-	gr, err := autodiff.Backward(g, named(t, g, loss))
+	b.bindParams(t, g, r)
+	gr, err := autodiff.Backward(g, testutil.Named(t, g, loss))
 	if err != nil {
 		t.Fatalf("backward: %v", err)
 	}
 	b.p = gr.Program
 	for _, n := range grads {
-		gt := gr.Of(named(t, g, n))
+		gt := gr.Of(testutil.Named(t, g, n))
 		if gt < 0 {
 			t.Fatalf("no gradient of %s", n)
 		}
@@ -149,7 +122,7 @@ func TestGeneratedPaddedBackward(t *testing.T) {
 				t.Fatalf("%s %s: got %d values, want %d", b.c.kernel, ps.name, len(g), len(want))
 			}
 			for j := range want {
-				if !closeRel(g[j], want[j], tol) {
+				if !testutil.CloseRel(g[j], want[j], tol) {
 					t.Errorf("%s %s[%d] = %v, interpreter %v", b.c.kernel, ps.name, j, g[j], want[j])
 					break
 				}

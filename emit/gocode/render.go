@@ -149,7 +149,7 @@ func (k *kgen) doc() string {
 		} else {
 			shape = fmt.Sprint(ti.Dims)
 		}
-		s := &k.st[t]
+		s := &k.ts[t].st
 		role := ""
 		local := "local "
 		if s.scratch {
@@ -177,7 +177,7 @@ func (k *kgen) doc() string {
 	q := *k.p
 	q.Ops = nil
 	for _, o := range k.p.Ops {
-		if f, ok := o.Assignment.(*loopir.Fetch); ok && k.st[f.Tensor].param != nil {
+		if f, ok := o.Assignment.(*loopir.Fetch); ok && k.ts[f.Tensor].st.param != nil {
 			continue
 		}
 		q.Ops = append(q.Ops, o)

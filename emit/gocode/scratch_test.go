@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
 
 // Kernels with a scratch: the large locals live in the fields of a
@@ -42,29 +44,11 @@ func harnessCallScratch(w *strings.Builder, b *built, takes bool) {
 		fmt.Fprintf(w, "\t\tvar sc %s\n\t\tpoison[%s](&sc)\n", b.k.Scratch, b.c.elem)
 	}
 	var args []string
-	for i, ps := range b.c.params {
+	for i := range b.c.params {
 		v := "d" + strconv.Itoa(i)
-		fmt.Fprintf(w, "\t\t%s := []%s{", v, b.c.elem)
-		for j, x := range b.data[i] {
-			if j > 0 {
-				w.WriteString(", ")
-			}
-			w.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
-		}
-		w.WriteString("}\n")
+		writeData(w, v, b.c.elem, b.data[i])
 		fmt.Fprintf(w, "\t\tc%d := append([]%s(nil), %s...)\n", i, b.c.elem, v)
-		if ps.kind == Slice {
-			args = append(args, v)
-		} else {
-			dims := tensorDims(b.p, b.tensor[i])
-			if ps.flat {
-				dims = []int{len(b.data[i])}
-			}
-			if ps.dims != nil {
-				dims = ps.dims
-			}
-			args = append(args, fmt.Sprintf("(*%s)(unsafe.Pointer(&%s[0]))", goTypeOf(dims, b.c.elem), v))
-		}
+		args = append(args, b.arg(i, v))
 	}
 	if takes {
 		args = append(args, "&sc")
@@ -193,7 +177,7 @@ func TestGeneratedScratch(t *testing.T) {
 					t.Fatalf("%s: got %d and %d values, want %d", ps.name, len(g), len(g2), len(want))
 				}
 				for j := range want {
-					if !closeRel(g[j], want[j], tol) {
+					if !testutil.CloseRel(g[j], want[j], tol) {
 						t.Errorf("%s[%d] = %v, interpreter %v\ngenerated: %v\ninterpreter: %v", ps.name, j, g[j], want[j], g, want)
 						break
 					}
@@ -279,7 +263,7 @@ func TestScratchAllocs(t *testing.T) {
 			k.Scratch, k.ScratchOver = name+"Scratch", DefaultScratchOver
 		}
 		for _, ps := range params {
-			k.Params = append(k.Params, Param{Name: ps.name, Kind: ps.kind, Tensor: named(t, g, ps.name), Output: ps.out})
+			k.Params = append(k.Params, Param{Name: ps.name, Kind: ps.kind, Tensor: testutil.Named(t, g, ps.name), Output: ps.out})
 		}
 		return k
 	}
@@ -308,8 +292,8 @@ let r = relu (a *. b + 1)`, true, pa("a"), pa("b"), out(pa("r"))),
 		!strings.Contains(fn, "var ") || strings.Contains(text, "SmallLocalsScratch") {
 		t.Errorf("SmallLocals: want no scratch:\n%s", fn)
 	}
-	dir := writeModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(bigMain)})
-	runOut, err := goCmd(t, dir, "run", ".")
+	dir := testutil.WriteModule(t, map[string][]byte{"kernels.go": src, "main.go": []byte(bigMain)})
+	runOut, err := testutil.GoCmd(t, dir, goEnv, "run", ".")
 	if err != nil {
 		t.Fatalf("go run: %v\n%s", err, head(runOut, 4000))
 	}

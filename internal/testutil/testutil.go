@@ -1,0 +1,179 @@
+// Package testutil holds the helpers that the repository's tests share:
+// compiling a program through shape and projection inference, locating the
+// repository and the shared example cases, copying fixture trees, writing
+// and running throwaway Go modules, and deterministic test data. Only tests
+// import it.
+package testutil
+
+import (
+	"hash/fnv"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/inference"
+)
+
+// Compile runs shape inference and projection inference on a program,
+// failing the test on an error.
+func Compile(t testing.TB, src string) *inference.Graph {
+	t.Helper()
+	g, err := inference.InferSource(strings.TrimSpace(src) + "\n")
+	if err != nil {
+		t.Fatalf("inference: %v", err)
+	}
+	if err := inference.DeriveProjections(g); err != nil {
+		t.Fatalf("projections: %v", err)
+	}
+	return g
+}
+
+// Named returns the tensor that name is bound to last in g, failing the
+// test when there is none.
+func Named(t testing.TB, g *inference.Graph, name string) int {
+	t.Helper()
+	id := -1
+	for _, n := range g.Named {
+		if n.Name == name {
+			id = n.Tensor
+		}
+	}
+	if id < 0 {
+		t.Fatalf("no tensor named %q", name)
+	}
+	return id
+}
+
+// RepoRoot is the repository's root directory: the nearest directory
+// holding a go.mod, from the working directory (a test's package
+// directory) up.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// CasesDir locates the shared example cases: $OCANNLGEN_CASES, or
+// ../shared/cases beside the repository. It skips the test when there is
+// no such directory.
+func CasesDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("OCANNLGEN_CASES")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(t), "..", "shared", "cases")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared cases not found at %s", dir)
+	}
+	return dir
+}
+
+// CopyTree copies the directory tree src to dst, leaving out the files for
+// which skip (when not nil) reports true, and fails the test on an error.
+func CopyTree(t testing.TB, src, dst string, skip func(name string) bool) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if skip != nil && skip(d.Name()) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// GoTool is the go command: the one on PATH, else GOROOT's. It skips the
+// test when there is none.
+func GoTool(t testing.TB) string {
+	t.Helper()
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(p); err != nil {
+		t.Skip("no go command available")
+	}
+	return p
+}
+
+// GoCmd runs the go command in dir, with env added to the environment,
+// and returns its combined output.
+func GoCmd(t testing.TB, dir string, env []string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(GoTool(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// WriteModule creates a module named gentest in a temporary directory with
+// the given files (plus go.mod, which it adds to files) and returns the
+// directory.
+func WriteModule(t testing.TB, files map[string][]byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	files["go.mod"] = []byte("module gentest\n\ngo 1.26\n")
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// CloseRel reports |a-b| <= tol * max(1, |a|, |b|) (loopir's tolerance);
+// infinities must be equal, and NaN matches only NaN.
+func CloseRel(a, b, tol float64) bool {
+	if math.IsInf(a, 0) || math.IsInf(b, 0) || math.IsNaN(a) || math.IsNaN(b) {
+		return a == b || (math.IsNaN(a) && math.IsNaN(b))
+	}
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// KeyedRand is a random source determined by key (its FNV-1a hash) and
+// stream, so that a test case's data does not depend on the other cases.
+func KeyedRand(key string, stream uint64) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return rand.New(rand.NewPCG(h.Sum64(), stream))
+}
+
+// FillGrid fills vs with random multiples of 1/1024 in [-2, 2), which are
+// exact in float32.
+func FillGrid(r *rand.Rand, vs []float64) {
+	for i := range vs {
+		vs[i] = math.Floor((r.Float64()*4-2)*1024) / 1024
+	}
+}
