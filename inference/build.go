@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
@@ -420,15 +421,16 @@ func (b *builder) addOp(op *Op) {
 	b.g.Ops = append(b.g.Ops, op)
 }
 
-var unaryFuncs = map[string]bool{
-	"relu": true, "sat01": true, "exp": true, "log": true, "exp2": true, "log2": true,
-	"sin": true, "cos": true, "sqrt": true, "recip": true, "recip_sqrt": true, "neg": true,
-	"tanh": true, "not": true, "id": true,
-}
+// unaryFunc reports whether name is a unary primitive applied as a
+// function (package ops's table).
+func unaryFunc(name string) bool { return ops.IsFunc(name, 1) }
 
-var binaryPrims = map[string]string{
-	"+": "add", "-": "sub", "*.": "mul", "/.": "div", "<": "lt", "=": "eq", "<>": "ne",
-	"*": "mul", "/": "div", "**.": "pow",
+// binaryPrim returns the binary primitive spelled by the infix operator op.
+func binaryPrim(op string) (string, bool) {
+	if p := ops.ByInfix(op); p != nil {
+		return p.Name, true
+	}
+	return "", false
 }
 
 func (b *builder) expr(e program.Expr, hint string) (int, error) {
@@ -456,7 +458,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		}
 		return b.stack(e, hint)
 	case *program.Unary:
-		if !unaryFuncs[e.Func] {
+		if !unaryFunc(e.Func) {
 			return 0, errAt(KindParse, pos(e.Pos), "unknown function %q", e.Func)
 		}
 		x, err := b.expr(e.X, hint)
@@ -474,7 +476,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		prim, ok := binaryPrims[e.Op]
+		prim, ok := binaryPrim(e.Op)
 		if !ok {
 			return 0, errAt(KindParse, pos(e.Pos), "unknown operator %q", e.Op)
 		}
@@ -1145,10 +1147,10 @@ func (b *builder) assign(st *program.AssignStmt) error {
 	switch {
 	case st.Op == "":
 		op.Prim = "id"
-	case unaryFuncs[st.Op]:
+	case unaryFunc(st.Op):
 		op.Prim = st.Op
 	default:
-		prim, ok := binaryPrims[st.Op]
+		prim, ok := binaryPrim(st.Op)
 		if !ok {
 			return errAt(KindParse, p, "unknown primitive %q", st.Op)
 		}
@@ -1209,19 +1211,8 @@ func accumOf(a string) (accum string, initNeutral bool, err error) {
 	} else {
 		rest = strings.TrimPrefix(a, "=")
 	}
-	switch rest {
-	case "+":
-		return "add", initNeutral, nil
-	case "-":
-		return "sub", initNeutral, nil
-	case "*":
-		return "mul", initNeutral, nil
-	case "/":
-		return "div", initNeutral, nil
-	case "@^":
-		return "max", initNeutral, nil
-	case "@-":
-		return "min", initNeutral, nil
+	if acc := ops.AccumBySymbol(rest); acc != nil {
+		return acc.Name, initNeutral, nil
 	}
 	return "", false, fmt.Errorf("unknown assignment operator %q", a)
 }
