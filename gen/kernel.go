@@ -210,7 +210,6 @@ func (j *kernelJob) classify() {
 	}
 }
 
-
 // isProgName reports whether s is a name of the program language (ASCII
 // letters, digits and '_', not starting with a digit).
 func isProgName(s string) bool {
