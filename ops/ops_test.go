@@ -141,8 +141,10 @@ func TestAccumEntriesComplete(t *testing.T) {
 	}
 }
 
-// TestEvalValues checks evaluation against numbers computed by hand.
+// TestEvalValues checks evaluation against numbers computed by hand; a
+// primitive without such a number fails.
 func TestEvalValues(t *testing.T) {
+	checked := map[string]bool{}
 	for _, c := range []struct {
 		prim string
 		a    [3]float64
@@ -188,6 +190,12 @@ func TestEvalValues(t *testing.T) {
 		}
 		if got := p.Eval(&c.a); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.prim, c.a[:p.Arity], got, c.want)
+		}
+		checked[c.prim] = true
+	}
+	for _, p := range Prims() {
+		if !checked[p.Name] {
+			t.Errorf("%s: no hand-computed value in TestEvalValues", p.Name)
 		}
 	}
 }
