@@ -421,16 +421,22 @@ func (b *builder) addOp(op *Op) {
 	b.g.Ops = append(b.g.Ops, op)
 }
 
-// unaryFunc reports whether name is a unary primitive applied as a
-// function (package ops's table).
-func unaryFunc(name string) bool { return ops.IsFunc(name, 1) }
+// unaryFuncs and binaryPrims index package ops's table: the unary
+// primitives applied as functions, and the binary primitive each infix
+// operator spells. Built once and never modified.
+var unaryFuncs, binaryPrims = primSpellings()
 
-// binaryPrim returns the binary primitive spelled by the infix operator op.
-func binaryPrim(op string) (string, bool) {
-	if p := ops.ByInfix(op); p != nil {
-		return p.Name, true
+func primSpellings() (map[string]bool, map[string]string) {
+	unary, binary := map[string]bool{}, map[string]string{}
+	for _, p := range ops.Prims() {
+		if ops.IsFunc(p.Name, 1) {
+			unary[p.Name] = true
+		}
+		for _, s := range p.Infix {
+			binary[s] = p.Name
+		}
 	}
-	return "", false
+	return unary, binary
 }
 
 func (b *builder) expr(e program.Expr, hint string) (int, error) {
@@ -458,7 +464,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		}
 		return b.stack(e, hint)
 	case *program.Unary:
-		if !unaryFunc(e.Func) {
+		if !unaryFuncs[e.Func] {
 			return 0, errAt(KindParse, pos(e.Pos), "unknown function %q", e.Func)
 		}
 		x, err := b.expr(e.X, hint)
@@ -476,7 +482,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		prim, ok := binaryPrim(e.Op)
+		prim, ok := binaryPrims[e.Op]
 		if !ok {
 			return 0, errAt(KindParse, pos(e.Pos), "unknown operator %q", e.Op)
 		}
@@ -1147,10 +1153,10 @@ func (b *builder) assign(st *program.AssignStmt) error {
 	switch {
 	case st.Op == "":
 		op.Prim = "id"
-	case unaryFunc(st.Op):
+	case unaryFuncs[st.Op]:
 		op.Prim = st.Op
 	default:
-		prim, ok := binaryPrim(st.Op)
+		prim, ok := binaryPrims[st.Op]
 		if !ok {
 			return errAt(KindParse, p, "unknown primitive %q", st.Op)
 		}
