@@ -131,3 +131,35 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 		t.Fatal("no package with annotated functions found; the check would pass vacuously")
 	}
 }
+
+// TestGoGenerateErrorPaths pins the file names of errors as
+// `go generate ./...` prints them: the go command runs ocannlgen in each
+// package's directory with GOFILE and GOPACKAGE set, and two packages
+// each have a k.go; the paths are relative to the module root
+// (testdata/bad), so they name different files.
+func TestGoGenerateErrorPaths(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("testdata", "bad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, pkg := range []string{"a", "b"} {
+		dir := filepath.Join(root, "twok", pkg)
+		env := map[string]string{"GOFILE": "k.go", "GOPACKAGE": pkg}
+		base := gen.ErrorBase(dir, func(k string) string { return env[k] })
+		if base != root {
+			t.Fatalf("error base under go generate in %s: got %q, want the module root %q", dir, base, root)
+		}
+		_, err := gen.Generate(nil, gen.Options{Dir: dir, Check: true})
+		list, ok := err.(gen.ErrorList)
+		if !ok || len(list) != 1 {
+			t.Fatalf("package %s: want one error, got %v", pkg, err)
+		}
+		lines = append(lines, list[0].Rel(base))
+	}
+	// Run directly (no GOFILE), paths stay relative to the working directory.
+	if base := gen.ErrorBase(root, func(string) string { return "" }); base != root {
+		t.Errorf("error base outside go generate: got %q, want the working directory %q", base, root)
+	}
+	compareGolden(t, filepath.Join("bad", "twok.golden"), []byte(strings.Join(lines, "\n")+"\n"))
+}
