@@ -45,10 +45,35 @@ type modelSrc struct {
 // genTypeName is the generated struct's name for a model type.
 func genTypeName(name string) string { return genName(name) }
 
-// methodName is an entry point's Go method name.
-func methodName(entry string) string {
-	r, n := utf8.DecodeRuneInString(entry)
-	return string(unicode.ToUpper(r)) + entry[n:]
+// methodName is an entry point's Go method name: the CamelCase of its
+// name (predict_one: PredictOne), and for the loss entry that name
+// followed by Loss (train: TrainLoss), since the method only evaluates the
+// loss (TrainStep trains); a loss name that already ends in Loss is kept
+// (train_loss: TrainLoss, loss: Loss).
+func methodName(entry string, loss bool) string {
+	name := camelCase(entry)
+	if loss && !strings.HasSuffix(name, "Loss") {
+		name += "Loss"
+	}
+	return name
+}
+
+// camelCase joins the '_'-separated words of an identifier, each with its
+// first letter upper-cased: predict_one and predictOne give PredictOne.
+func camelCase(id string) string {
+	var b strings.Builder
+	for _, w := range strings.Split(id, "_") {
+		if w == "" {
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(w)
+		b.WriteRune(unicode.ToUpper(r))
+		b.WriteString(w[n:])
+	}
+	if b.Len() == 0 || !unicode.IsLetter([]rune(b.String())[0]) {
+		return "E" + b.String()
+	}
+	return b.String()
 }
 
 // goFieldName turns a parameter identity (net.l1.w, dense#1.b) into an
@@ -184,15 +209,17 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		gm.Optim = &gocode.ModelOptim{LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov, LREnd: o.LREnd, Steps: o.Steps}
 	}
 	var kernels []*gocode.Kernel
-	methods := map[string]bool{}
+	methods := map[string]*model.Entry{}
 	for i, e := range m.Entries {
 		g := inf.Graphs[i]
-		method := methodName(e.Name)
-		if reservedMethods[method] || methods[method] {
-			return nil, nil, []*Error{ms.errAt(e.Pos, "entry point %s would generate method %s, which %s; rename it", e.Name, method,
-				map[bool]string{true: "every model has", false: "another entry point generates"}[reservedMethods[method]])}
+		method := methodName(e.Name, e.Loss)
+		if reservedMethods[method] {
+			return nil, nil, []*Error{ms.errAt(e.Pos, "entry point %s would generate method %s, which every model has; rename it", e.Name, method)}
 		}
-		methods[method] = true
+		if o := methods[method]; o != nil {
+			return nil, nil, []*Error{ms.errAt(e.Pos, "entry points %s and %s (at %d:%d) would both generate method %s; rename one", e.Name, o.Name, o.Pos.Line, o.Pos.Col, method)}
+		}
+		methods[method] = e
 		if err := inference.DeriveProjections(g); err != nil {
 			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
 		}
