@@ -475,6 +475,9 @@ func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 			if err := x.defineName(sc, s.Name, s.Pos); err != nil {
 				return nil, err
 			}
+			if err := unknownInputRow(s); err != nil {
+				return nil, err
+			}
 			in := *s
 			ent.Inputs = append(ent.Inputs, &in)
 			x.out = append(x.out, &in)
@@ -510,6 +513,54 @@ func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 	}
 	ent.Prog = &program.Program{Stmts: x.out}
 	return ent, nil
+}
+
+// unknownInputRow rejects '?' in an entry's input: the entry's Go method
+// takes arrays of fixed sizes, so every row must be written ('?' would
+// silently leave the batch row empty: one example).
+func unknownInputRow(s *program.InputStmt) error {
+	sd := s.Shape
+	if sd.Batch != nil && sd.Batch.Unknown {
+		rest := shapeText(&program.ShapeDecl{Input: sd.Input, Output: sd.Output})
+		return fail(sd.Batch.Pos, "input %s: an entry point's batch size cannot be '?' (inferred); write it: input %s : 1 | %s for one example, input %s : 32 | %s for a batch of 32 (batch sizes chosen at run time are not supported yet)",
+			s.Name, s.Name, rest, s.Name, rest)
+	}
+	for _, r := range []*program.RowDecl{sd.Input, sd.Output} {
+		if r != nil && r.Unknown {
+			return fail(r.Pos, "input %s: an entry point's input must give every size; '?' (a row to infer) is only for leaf tensors", s.Name)
+		}
+	}
+	return nil
+}
+
+// shapeText renders a declared shape as written (`2 -> 3`).
+func shapeText(sd *program.ShapeDecl) string {
+	row := func(r *program.RowDecl) string {
+		if r == nil {
+			return ""
+		}
+		if r.Unknown {
+			return "?"
+		}
+		var parts []string
+		for _, d := range r.Dims {
+			p := strconv.Itoa(d.Size)
+			if d.Basis != "" {
+				p += ":" + d.Basis
+			}
+			parts = append(parts, p)
+		}
+		return strings.Join(parts, ", ")
+	}
+	var b strings.Builder
+	if sd.Batch != nil {
+		b.WriteString(row(sd.Batch) + " | ")
+	}
+	if sd.Input != nil {
+		b.WriteString(row(sd.Input) + " -> ")
+	}
+	b.WriteString(row(sd.Output))
+	return strings.TrimSpace(b.String())
 }
 
 func resetApps(m map[string]*instance) {
