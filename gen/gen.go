@@ -256,10 +256,15 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	// type-check: its types could cause misleading kernel errors.
 	if len(loadErrs) == 0 {
 		for _, ms := range models {
-			gm, kerns, merrs := compileModel(ms)
+			gm, kerns, guards, merrs := compileModel(ms)
 			if len(merrs) > 0 {
 				errs = append(errs, merrs...)
 				continue
+			}
+			for _, g := range guards {
+				if !slices.Contains(f.Guards, g) {
+					f.Guards = append(f.Guards, g)
+				}
 			}
 			f.Models = append(f.Models, gm)
 			for _, kn := range kerns {
@@ -410,7 +415,7 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 					case d.Verb == verbModel && ms != nil:
 						errs = append(errs, d.errAt(d.VerbCol, "a second //ocannl:model on type %s (the first is on line %d)", ts.Name.Name, ms.head.Pos.Line))
 					case d.Verb == verbModel:
-						ms = &modelSrc{fset: p.Fset, spec: ts, head: d}
+						ms = &modelSrc{fset: p.Fset, pkg: p.Types, spec: ts, head: d}
 						byType[ts] = ms
 						models = append(models, ms)
 					case ms == nil && !modelLineVerbs[d.Verb]:

@@ -50,7 +50,7 @@ var goodKernels = []string{
 	"ocannlInterleave",
 	"ocannlFused", "ocannlConcat", "ocannlApply",
 	"ocannlMatMul", "ocannlRowMax", "ocannlÉté",
-	"ocannlMatVec",
+	"ocannlMatVec", "ocannlRelu",
 }
 
 // TestBootstrapBuildVetRun is the first run: the annotated functions call
@@ -439,4 +439,28 @@ func TestModelBootstrap(t *testing.T) {
 	}
 	mustGo(t, dir, "vet", "./model")
 	mustGo(t, dir, "test", "./model")
+
+	// API's loss inputs have the batch size apiBatch, a Go constant: the
+	// generated code was specialized for 4, and changing the constant
+	// breaks the build (in the generated file) until it is regenerated.
+	apiSrc := filepath.Join(dir, "model", "api.go")
+	text, err := os.ReadFile(apiSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(text), "const apiBatch = 4", "const apiBatch = 5", 1)
+	if edited == string(text) {
+		t.Fatal("fixture changed: cannot find const apiBatch = 4")
+	}
+	if err := os.WriteFile(apiSrc, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := testutil.GoCmd(t, dir, goEnv, "build", "./model")
+	if err == nil || !strings.Contains(out, OutputFile) {
+		t.Fatalf("after the constant changed: build error %v, want one in %s:\n%s", err, OutputFile, out)
+	}
+	if r := generate(t, dir, false, "./model")[0]; r.Status != Written || !strings.Contains(string(r.Content), "TrainLoss(x *[5][3]float32, y *[5][2]float32)") {
+		t.Fatalf("regeneration: %v, want %v with the new batch size", r.Status, Written)
+	}
+	mustGo(t, dir, "build", "./model")
 }

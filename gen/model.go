@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"go/types"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -37,6 +39,7 @@ var reservedMethods = map[string]bool{
 // modelSrc is an annotated struct type and its directives.
 type modelSrc struct {
 	fset  *token.FileSet
+	pkg   *types.Package // resolves the Go constants sizes may name
 	spec  *ast.TypeSpec
 	head  *directive   // the //ocannl:model line
 	lines []*directive // the program lines
@@ -121,9 +124,61 @@ func (ms *modelSrc) errAt(p program.Pos, format string, args ...any) *Error {
 	return &Error{Pos: where, Msg: msg}
 }
 
+// resolveSizes gives every size of an input or leaf shape written as a
+// name the value of the package-level integer constant of that name, and
+// returns the guards that break the build when such a constant changes
+// (as for //ocannl:dims).
+func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, *Error) {
+	var guards []gocode.Guard
+	for _, st := range stmts {
+		var sd *program.ShapeDecl
+		var name string
+		switch st := st.(type) {
+		case *program.EntryStmt:
+			gs, err := ms.resolveSizes(st.Body)
+			if err != nil {
+				return nil, err
+			}
+			for _, g := range gs {
+				if !slices.Contains(guards, g) {
+					guards = append(guards, g)
+				}
+			}
+			continue
+		case *program.InputStmt:
+			sd, name = st.Shape, st.Name
+		case *program.LeafStmt:
+			sd, name = st.Shape, st.Name
+		}
+		if sd == nil {
+			continue
+		}
+		for _, r := range []*program.RowDecl{sd.Batch, sd.Input, sd.Output} {
+			if r == nil {
+				continue
+			}
+			for i := range r.Dims {
+				d := &r.Dims[i]
+				if d.Name == "" {
+					continue
+				}
+				v, problem, _ := intConst(ms.pkg, d.Name)
+				if problem != "" {
+					return nil, ms.errAt(d.Pos, "the size %s in the shape of %s: %s; a size is an integer literal or a package-level integer constant", d.Name, name, problem)
+				}
+				d.Size = v
+				if g := (gocode.Guard{Name: d.Name, Value: int64(v)}); !slices.Contains(guards, g) {
+					guards = append(guards, g)
+				}
+			}
+		}
+	}
+	return guards, nil
+}
+
 // compileModel expands, infers and lowers a model and describes its Go
-// side.
-func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
+// side, with the guards of the Go constants its shapes name.
+func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard, []*Error) {
 	typeName := ms.spec.Name.Name
 	elem := "float32"
 	switch ms.head.Arg {
@@ -131,13 +186,13 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 	case "float64":
 		elem = "float64"
 	default:
-		return nil, nil, []*Error{ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %q", ms.head.Arg)}
+		return nil, nil, nil, []*Error{ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %q", ms.head.Arg)}
 	}
 	if _, ok := ms.spec.Type.(*ast.StructType); !ok || ms.spec.TypeParams != nil {
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "//ocannl:model belongs on a non-generic struct type (type %s struct { %s })", typeName, genTypeName(typeName))}
+		return nil, nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "//ocannl:model belongs on a non-generic struct type (type %s struct { %s })", typeName, genTypeName(typeName))}
 	}
 	if len(ms.lines) == 0 {
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "model %s has no program: add //ocannl:layer, //ocannl:loss, //ocannl:entry ... lines after //ocannl:model", typeName)}
+		return nil, nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "model %s has no program: add //ocannl:layer, //ocannl:loss, //ocannl:entry ... lines after //ocannl:model", typeName)}
 	}
 	var text strings.Builder
 	for _, d := range ms.lines {
@@ -148,21 +203,25 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 	if err != nil {
 		var pe *program.Error
 		if errors.As(err, &pe) {
-			return nil, nil, []*Error{ms.errAt(pe.Pos, "%s", pe.Msg)}
+			return nil, nil, nil, []*Error{ms.errAt(pe.Pos, "%s", pe.Msg)}
 		}
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "%v", err)}
+		return nil, nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "%v", err)}
+	}
+	guards, rerr := ms.resolveSizes(prog.Stmts)
+	if rerr != nil {
+		return nil, nil, nil, []*Error{rerr}
 	}
 	std, err := program.Parse(model.StdSource())
 	if err != nil {
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "internal error: the standard library does not parse: %v", err)}
+		return nil, nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "internal error: the standard library does not parse: %v", err)}
 	}
 	m, err := model.Expand(prog, std)
 	if err != nil {
-		return nil, nil, []*Error{ms.modelErr(err)}
+		return nil, nil, nil, []*Error{ms.modelErr(err)}
 	}
 	inf, err := m.Infer()
 	if err != nil {
-		return nil, nil, []*Error{ms.modelErr(err)}
+		return nil, nil, nil, []*Error{ms.modelErr(err)}
 	}
 	gm := &gocode.Model{Type: typeName, Name: genTypeName(typeName), Elem: elem, Loss: -1}
 	// Parameters.
@@ -175,7 +234,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		}
 		f := goFieldName(p.ID)
 		if o, dup := fieldOwner[f]; dup {
-			return nil, nil, []*Error{ms.errAt(p.Pos, "parameters %s and %s would both be stored in field %s; rename one", p.ID, o, f)}
+			return nil, nil, nil, []*Error{ms.errAt(p.Pos, "parameters %s and %s would both be stored in field %s; rename one", p.ID, o, f)}
 		}
 		fieldOwner[f] = p.ID
 		mp := gocode.ModelParam{Field: f, ID: p.ID, Shape: s.String(), Dims: sizes(s.Dims())}
@@ -190,14 +249,14 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		case model.InitKaiming:
 			mp.Init.Kind = "kaiming"
 			if len(s.Input) == 0 {
-				return nil, nil, []*Error{ms.errAt(p.Pos, "kaiming initialization of %s needs input axes (its shape is %s)", p.ID, s)}
+				return nil, nil, nil, []*Error{ms.errAt(p.Pos, "kaiming initialization of %s needs input axes (its shape is %s)", p.ID, s)}
 			}
 		case model.InitXavier:
 			mp.Init.Kind = "xavier"
 		case model.InitLiteral:
 			vals, err := literalCells(inf, p.ID)
 			if err != nil {
-				return nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: %v", p.ID, err)}
+				return nil, nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: %v", p.ID, err)}
 			}
 			mp.Init.Kind, mp.Init.Values = "literal", vals
 		}
@@ -214,14 +273,14 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		g := inf.Graphs[i]
 		method := methodName(e.Name, e.Loss)
 		if reservedMethods[method] {
-			return nil, nil, []*Error{ms.errAt(e.Pos, "entry point %s would generate method %s, which every model has; rename it", e.Name, method)}
+			return nil, nil, nil, []*Error{ms.errAt(e.Pos, "entry point %s would generate method %s, which every model has; rename it", e.Name, method)}
 		}
 		if o := methods[method]; o != nil {
-			return nil, nil, []*Error{ms.errAt(e.Pos, "entry points %s and %s (at %d:%d) would both generate method %s; rename one", e.Name, o.Name, o.Pos.Line, o.Pos.Col, method)}
+			return nil, nil, nil, []*Error{ms.errAt(e.Pos, "entry points %s and %s (at %d:%d) would both generate method %s; rename one", e.Name, o.Name, o.Pos.Line, o.Pos.Col, method)}
 		}
 		methods[method] = e
 		if err := inference.DeriveProjections(g); err != nil {
-			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
+			return nil, nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
 		}
 		me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss}
 		var params []gocode.Param
@@ -239,7 +298,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		rt := model.Tensor(g, e.Result)
 		res := g.Tensors[rt]
 		if e.Loss && res.Shape.Size() != 1 {
-			return nil, nil, []*Error{ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)}
+			return nil, nil, nil, []*Error{ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)}
 		}
 		outDims := orOne(sizes(res.Shape.Dims()))
 		if e.Loss {
@@ -249,7 +308,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		params = append(params, gocode.Param{Name: "out", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: outDims, Output: true})
 		lp, err := loopir.Lower(g)
 		if err != nil {
-			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
+			return nil, nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
 		}
 		doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, typeName)
 		if e.Loss {
@@ -271,7 +330,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		gm.Loss = len(gm.Entries) - 1
 		gr, err := autodiff.BackwardParams(g, rt)
 		if err != nil {
-			return nil, nil, []*Error{ms.errAt(e.Pos, "loss %s: %v", e.Name, err)}
+			return nil, nil, nil, []*Error{ms.errAt(e.Pos, "loss %s: %v", e.Name, err)}
 		}
 		var bparams []gocode.Param
 		bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)]...)
@@ -291,7 +350,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 			Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, typeName)},
 			Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver})
 	}
-	return gm, kernels, nil
+	return gm, kernels, guards, nil
 }
 
 // modelErr converts an expansion or inference error.

@@ -545,6 +545,9 @@ func shapeText(sd *program.ShapeDecl) string {
 		var parts []string
 		for _, d := range r.Dims {
 			p := strconv.Itoa(d.Size)
+			if d.Name != "" && d.Size == 0 {
+				p = d.Name
+			}
 			if d.Basis != "" {
 				p += ":" + d.Basis
 			}
