@@ -243,7 +243,7 @@ func TestForeignOutputFile(t *testing.T) {
 var badPackages = map[string][]string{
 	"badshape": {
 		// The second slot " j,k" starts at the j in column 23.
-		`badshape/shape.go:6:23: dim-mismatch: dimension mismatch: 3 vs 5 (matching rows [3, k] and [5, 2]) (in einsum "+*" "i,j; j,k => i,k" of a, b, argument 2 (b))`,
+		`badshape/shape.go:6:23: dim-mismatch: dimension mismatch for label j: j is 3 but the matching axis is 5 (spec row [j, k] against [5, 2]) (in einsum "+*" "i,j; j,k => i,k" of a, b, argument 2 (b))`,
 	},
 	"badspec": {
 		// The '+' of "o+k" is column 19: the quote is column 17.

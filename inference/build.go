@@ -951,6 +951,7 @@ func (b *builder) label(name string, env *specEnv, o int32) dim {
 		return d
 	}
 	d := b.s.newDim(name, o)
+	b.s.dims[d.v].label = true
 	env.labels[name] = d
 	return d
 }
