@@ -373,7 +373,7 @@ func (x *expander) asInstance(e program.Expr) (*program.Instance, bool) {
 func (x *expander) instantiate(in *program.Instance, name string, sc *scope) (*instance, error) {
 	def, ok := x.layers[in.Layer]
 	if !ok {
-		return nil, fail(x.at(sc, in.Pos), "unknown layer %q", in.Layer)
+		return nil, fail(x.at(sc, in.Pos), "%s", x.unknownLayer(in.Layer))
 	}
 	cfg, err := x.bindConfig(def, in.Args, in.Pos, sc)
 	if err != nil {
@@ -979,6 +979,45 @@ func (x *expander) inlineParam(e *program.InlineParam, sc *scope) (program.Expr,
 	return &program.InlineParam{Pos: p, Name: id, Init: init, Fields: fields}, nil
 }
 
+// unknownLayer is the message for an unknown layer name, suggesting the
+// nearest defined layer (the model's or the standard library's) when one
+// is close: at most a third of the name's letters edited (at least one).
+func (x *expander) unknownLayer(name string) string {
+	best, bestD := "", 0
+	for l := range x.layers {
+		d := editDistance(name, l)
+		if best == "" || d < bestD || d == bestD && l < best {
+			best, bestD = l, d
+		}
+	}
+	if best != "" && bestD <= max(1, len([]rune(name))/3) {
+		return fmt.Sprintf("unknown layer %q (did you mean %s?)", name, best)
+	}
+	return fmt.Sprintf("unknown layer %q", name)
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
 // call expands a layer application.
 func (x *expander) call(c *program.Call, sc *scope) (program.Expr, error) {
 	switch cal := c.Callee.(type) {
@@ -991,7 +1030,7 @@ func (x *expander) call(c *program.Call, sc *scope) (program.Expr, error) {
 		}
 		def, ok := x.layers[cal.Name]
 		if !ok {
-			return nil, fail(x.at(sc, cal.Pos), "unknown layer %q", cal.Name)
+			return nil, fail(x.at(sc, cal.Pos), "%s", x.unknownLayer(cal.Name))
 		}
 		inst, err := x.anonymous(c, def, nil, sc)
 		if err != nil {
@@ -1001,7 +1040,7 @@ func (x *expander) call(c *program.Call, sc *scope) (program.Expr, error) {
 	case *program.Instance:
 		def, ok := x.layers[cal.Layer]
 		if !ok {
-			return nil, fail(x.at(sc, cal.Pos), "unknown layer %q", cal.Layer)
+			return nil, fail(x.at(sc, cal.Pos), "%s", x.unknownLayer(cal.Layer))
 		}
 		inst, err := x.anonymous(c, def, cal.Args, sc)
 		if err != nil {

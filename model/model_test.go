@@ -123,3 +123,42 @@ func TestExponentialExpansion(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"", "abc", 3}, {"dense", "dense", 0}, {"dence", "dense", 1},
+		{"kitten", "sitting", 3}, {"linaer", "linear", 2}, {"mlp", "mpl", 2}, {"héllo", "hello", 1},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		if got := editDistance(tc.b, tc.a); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.b, tc.a, got, tc.want)
+		}
+	}
+}
+
+// TestUnknownLayerSuggestion: an unknown layer suggests the nearest
+// layer of the model or the standard library, only when it is close.
+func TestUnknownLayerSuggestion(t *testing.T) {
+	for _, tc := range []struct{ call, want string }{
+		{"dence[4](x)", `unknown layer "dence" (did you mean dense?)`},
+		{"lineer[4](x)", `unknown layer "lineer" (did you mean linear?)`},
+		{"mine2(x)", `unknown layer "mine2" (did you mean mine?)`},
+		{"let n = lineer[4]\n  return n(x)", `unknown layer "lineer" (did you mean linear?)`},
+		{"frobnicate(x)", `unknown layer "frobnicate"`},
+	} {
+		body := "return " + tc.call
+		if strings.HasPrefix(tc.call, "let") {
+			body = tc.call
+		}
+		src := "layer mine(x) = relu x\nentry e:\n  input x : 2\n  " + body + "\n"
+		_, err := expand(t, src)
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want ... %s", tc.call, err, tc.want)
+		}
+	}
+}
