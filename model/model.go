@@ -533,28 +533,32 @@ func unknownInputRow(s *program.InputStmt) error {
 	return nil
 }
 
+// rowText renders a declared row as written (`32`, `4, 8`, `?`); "" for
+// an absent or empty row.
+func rowText(r *program.RowDecl) string {
+	if r == nil {
+		return ""
+	}
+	if r.Unknown {
+		return "?"
+	}
+	var parts []string
+	for _, d := range r.Dims {
+		p := strconv.Itoa(d.Size)
+		if d.Name != "" && d.Size == 0 {
+			p = d.Name
+		}
+		if d.Basis != "" {
+			p += ":" + d.Basis
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // shapeText renders a declared shape as written (`2 -> 3`).
 func shapeText(sd *program.ShapeDecl) string {
-	row := func(r *program.RowDecl) string {
-		if r == nil {
-			return ""
-		}
-		if r.Unknown {
-			return "?"
-		}
-		var parts []string
-		for _, d := range r.Dims {
-			p := strconv.Itoa(d.Size)
-			if d.Name != "" && d.Size == 0 {
-				p = d.Name
-			}
-			if d.Basis != "" {
-				p += ":" + d.Basis
-			}
-			parts = append(parts, p)
-		}
-		return strings.Join(parts, ", ")
-	}
+	row := rowText
 	var b strings.Builder
 	if sd.Batch != nil {
 		b.WriteString(row(sd.Batch) + " | ")

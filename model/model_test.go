@@ -162,3 +162,27 @@ func TestUnknownLayerSuggestion(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchMismatch: inputs whose batch sizes differ are named when
+// equal batch sizes would make the entry infer; an error that equal
+// batch sizes do not fix is reported as it is.
+func TestBatchMismatch(t *testing.T) {
+	infer := func(src string) error {
+		t.Helper()
+		m, err := expand(t, src)
+		if err != nil {
+			t.Fatalf("expand: %v", err)
+		}
+		_, err = m.Infer()
+		return err
+	}
+	err := infer("let net = mlp2[16, 16]\nloss train:\n    input points : 32 | 2\n    input labels : 16 | 1\n    return hinge(net(points), labels)\n")
+	want := "4:20: input labels has batch size 16 but input points has batch size 32, and entry train combines them (at 5:12); declare the same batch size for both"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	err = infer("entry e:\n    input a : 4 | 3\n    input b : 2 | 5\n    return a + b\n")
+	if err == nil || strings.Contains(err.Error(), "batch size") || !strings.Contains(err.Error(), "dimension mismatch") {
+		t.Errorf("a mismatch equal batch sizes do not fix: got %v", err)
+	}
+}
