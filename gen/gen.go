@@ -256,16 +256,12 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	// type-check: its types could cause misleading kernel errors.
 	if len(loadErrs) == 0 {
 		for _, ms := range models {
-			gm, kerns, guards, merrs := compileModel(ms)
+			gm, kerns, merrs := compileModel(ms)
 			if len(merrs) > 0 {
 				errs = append(errs, merrs...)
 				continue
 			}
-			for _, g := range guards {
-				if !slices.Contains(f.Guards, g) {
-					f.Guards = append(f.Guards, g)
-				}
-			}
+			addGuards(f, ms.guards)
 			f.Models = append(f.Models, gm)
 			for _, kn := range kerns {
 				f.Kernels = append(f.Kernels, kn)
@@ -284,12 +280,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 			}
 			f.Kernels = append(f.Kernels, kern)
 			kernelNames = append(kernelNames, kern.Name)
-			for _, g := range guards {
-				if !slices.Contains(f.Guards, g) {
-					f.Guards = append(f.Guards, g)
-				}
-				// The same constant name always has the same value.
-			}
+			addGuards(f, guards)
 			src := filepath.Base(p.Fset.Position(k.fn.Pos()).Filename)
 			if !slices.Contains(f.Sources, src) {
 				f.Sources = append(f.Sources, src)
@@ -336,6 +327,16 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 		res.Status = Written
 	}
 	return res, nil
+}
+
+// addGuards adds the constant guards gs to f, each once (the same
+// constant name always has the same value).
+func addGuards(f *gocode.File, gs []gocode.Guard) {
+	for _, g := range gs {
+		if !slices.Contains(f.Guards, g) {
+			f.Guards = append(f.Guards, g)
+		}
+	}
 }
 
 func shortPos(p token.Position) string {

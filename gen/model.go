@@ -38,11 +38,13 @@ var reservedMethods = map[string]bool{
 
 // modelSrc is an annotated struct type and its directives.
 type modelSrc struct {
-	fset  *token.FileSet
-	pkg   *types.Package // resolves the Go constants sizes may name
-	spec  *ast.TypeSpec
-	head  *directive   // the //ocannl:model line
-	lines []*directive // the program lines
+	fset *token.FileSet
+	pkg  *types.Package // resolves the Go constants sizes may name
+	// guards are the constants the model's shapes name (set by compileModel).
+	guards []gocode.Guard
+	spec   *ast.TypeSpec
+	head   *directive   // the //ocannl:model line
+	lines  []*directive // the program lines
 }
 
 // genTypeName is the generated struct's name for a model type.
@@ -128,7 +130,7 @@ func (ms *modelSrc) errAt(p program.Pos, format string, args ...any) *Error {
 // name the value of the package-level integer constant of that name, and
 // returns the guards that break the build when such a constant changes
 // (as for //ocannl:dims).
-func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, *Error) {
+func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, error) {
 	var guards []gocode.Guard
 	for _, st := range stmts {
 		var sd *program.ShapeDecl
@@ -177,8 +179,8 @@ func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, *Error) 
 }
 
 // compileModel expands, infers and lowers a model and describes its Go
-// side, with the guards of the Go constants its shapes name.
-func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard, []*Error) {
+// side; ms.guards receives the guards of the Go constants its shapes name.
+func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 	typeName := ms.spec.Name.Name
 	elem := "float32"
 	switch ms.head.Arg {
@@ -186,13 +188,13 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard
 	case "float64":
 		elem = "float64"
 	default:
-		return nil, nil, nil, []*Error{ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %q", ms.head.Arg)}
+		return nil, nil, []*Error{ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %q", ms.head.Arg)}
 	}
 	if _, ok := ms.spec.Type.(*ast.StructType); !ok || ms.spec.TypeParams != nil {
-		return nil, nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "//ocannl:model belongs on a non-generic struct type (type %s struct { %s })", typeName, genTypeName(typeName))}
+		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "//ocannl:model belongs on a non-generic struct type (type %s struct { %s })", typeName, genTypeName(typeName))}
 	}
 	if len(ms.lines) == 0 {
-		return nil, nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "model %s has no program: add //ocannl:layer, //ocannl:loss, //ocannl:entry ... lines after //ocannl:model", typeName)}
+		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "model %s has no program: add //ocannl:layer, //ocannl:loss, //ocannl:entry ... lines after //ocannl:model", typeName)}
 	}
 	var text strings.Builder
 	for _, d := range ms.lines {
@@ -203,25 +205,24 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard
 	if err != nil {
 		var pe *program.Error
 		if errors.As(err, &pe) {
-			return nil, nil, nil, []*Error{ms.errAt(pe.Pos, "%s", pe.Msg)}
+			return nil, nil, []*Error{ms.errAt(pe.Pos, "%s", pe.Msg)}
 		}
-		return nil, nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "%v", err)}
+		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "%v", err)}
 	}
-	guards, rerr := ms.resolveSizes(prog.Stmts)
-	if rerr != nil {
-		return nil, nil, nil, []*Error{rerr}
+	if ms.guards, err = ms.resolveSizes(prog.Stmts); err != nil {
+		return nil, nil, []*Error{err.(*Error)}
 	}
 	std, err := program.Parse(model.StdSource())
 	if err != nil {
-		return nil, nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "internal error: the standard library does not parse: %v", err)}
+		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "internal error: the standard library does not parse: %v", err)}
 	}
 	m, err := model.Expand(prog, std)
 	if err != nil {
-		return nil, nil, nil, []*Error{ms.modelErr(err)}
+		return nil, nil, []*Error{ms.modelErr(err)}
 	}
 	inf, err := m.Infer()
 	if err != nil {
-		return nil, nil, nil, []*Error{ms.modelErr(err)}
+		return nil, nil, []*Error{ms.modelErr(err)}
 	}
 	gm := &gocode.Model{Type: typeName, Name: genTypeName(typeName), Elem: elem, Loss: -1}
 	// Parameters.
@@ -234,7 +235,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard
 		}
 		f := goFieldName(p.ID)
 		if o, dup := fieldOwner[f]; dup {
-			return nil, nil, nil, []*Error{ms.errAt(p.Pos, "parameters %s and %s would both be stored in field %s; rename one", p.ID, o, f)}
+			return nil, nil, []*Error{ms.errAt(p.Pos, "parameters %s and %s would both be stored in field %s; rename one", p.ID, o, f)}
 		}
 		fieldOwner[f] = p.ID
 		mp := gocode.ModelParam{Field: f, ID: p.ID, Shape: s.String(), Dims: sizes(s.Dims())}
@@ -249,14 +250,14 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard
 		case model.InitKaiming:
 			mp.Init.Kind = "kaiming"
 			if len(s.Input) == 0 {
-				return nil, nil, nil, []*Error{ms.errAt(p.Pos, "kaiming initialization of %s needs input axes (its shape is %s)", p.ID, s)}
+				return nil, nil, []*Error{ms.errAt(p.Pos, "kaiming initialization of %s needs input axes (its shape is %s)", p.ID, s)}
 			}
 		case model.InitXavier:
 			mp.Init.Kind = "xavier"
 		case model.InitLiteral:
 			vals, err := literalCells(inf, p.ID)
 			if err != nil {
-				return nil, nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: %v", p.ID, err)}
+				return nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: %v", p.ID, err)}
 			}
 			mp.Init.Kind, mp.Init.Values = "literal", vals
 		}
@@ -271,16 +272,12 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard
 	methods := map[string]*model.Entry{}
 	for i, e := range m.Entries {
 		g := inf.Graphs[i]
-		method := methodName(e.Name, e.Loss)
-		if reservedMethods[method] {
-			return nil, nil, nil, []*Error{ms.errAt(e.Pos, "entry point %s would generate method %s, which every model has; rename it", e.Name, method)}
+		method, merr := ms.entryMethod(e, methods)
+		if merr != nil {
+			return nil, nil, []*Error{merr}
 		}
-		if o := methods[method]; o != nil {
-			return nil, nil, nil, []*Error{ms.errAt(e.Pos, "entry points %s and %s (at %d:%d) would both generate method %s; rename one", e.Name, o.Name, o.Pos.Line, o.Pos.Col, method)}
-		}
-		methods[method] = e
 		if err := inference.DeriveProjections(g); err != nil {
-			return nil, nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
+			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
 		}
 		me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss}
 		var params []gocode.Param
@@ -298,7 +295,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard
 		rt := model.Tensor(g, e.Result)
 		res := g.Tensors[rt]
 		if e.Loss && res.Shape.Size() != 1 {
-			return nil, nil, nil, []*Error{ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)}
+			return nil, nil, []*Error{ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)}
 		}
 		outDims := orOne(sizes(res.Shape.Dims()))
 		if e.Loss {
@@ -308,7 +305,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard
 		params = append(params, gocode.Param{Name: "out", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: outDims, Output: true})
 		lp, err := loopir.Lower(g)
 		if err != nil {
-			return nil, nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
+			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
 		}
 		doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, typeName)
 		if e.Loss {
@@ -330,7 +327,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard
 		gm.Loss = len(gm.Entries) - 1
 		gr, err := autodiff.BackwardParams(g, rt)
 		if err != nil {
-			return nil, nil, nil, []*Error{ms.errAt(e.Pos, "loss %s: %v", e.Name, err)}
+			return nil, nil, []*Error{ms.errAt(e.Pos, "loss %s: %v", e.Name, err)}
 		}
 		var bparams []gocode.Param
 		bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)]...)
@@ -350,7 +347,22 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []gocode.Guard
 			Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, typeName)},
 			Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver})
 	}
-	return gm, kernels, guards, nil
+	return gm, kernels, nil
+}
+
+// entryMethod returns the Go method of entry e, an error when it is one
+// every model has or one an earlier entry (in methods) generates, and
+// records it in methods.
+func (ms *modelSrc) entryMethod(e *model.Entry, methods map[string]*model.Entry) (string, *Error) {
+	method := methodName(e.Name, e.Loss)
+	if reservedMethods[method] {
+		return "", ms.errAt(e.Pos, "entry point %s would generate method %s, which every model has; rename it", e.Name, method)
+	}
+	if o := methods[method]; o != nil {
+		return "", ms.errAt(e.Pos, "entry points %s and %s (at %d:%d) would both generate method %s; rename one", e.Name, o.Name, o.Pos.Line, o.Pos.Col, method)
+	}
+	methods[method] = e
+	return method, nil
 }
 
 // modelErr converts an expansion or inference error.

@@ -83,8 +83,12 @@ func TestGalleryGolden(t *testing.T) {
 }
 
 // TestBadPackages pins the file:line:col error of each bad package: a
-// shape error, a spec syntax error, an unknown directive verb and a
-// near-miss directive each yield one error naming the problem.
+// shape error (naming the spec label), a spec syntax error, an unknown
+// directive verb, a near-miss directive, model errors, a misplaced model
+// block, colliding entry methods, '?' as an entry's batch size, an
+// undeclared constant as a size, '->' for '=>' in a spec, a misspelled
+// layer and inputs with different batch sizes each yield one error
+// naming the problem.
 func TestBadPackages(t *testing.T) {
 	dir, err := filepath.Abs(filepath.Join("testdata", "bad"))
 	if err != nil {
