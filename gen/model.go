@@ -29,9 +29,10 @@ var modelLineVerbs = map[string]bool{
 	"dim": true, "return": true, "sgd": true,
 }
 
-// reservedMethods are the methods every model has; entry points must not
-// take their names.
+// reservedMethods are the methods and exported fields every model has
+// (or may have); entry points must not take their names.
 var reservedMethods = map[string]bool{
+	"Params": true, "Grads": true, "Step": true, "LR": true,
 	"Init": true, "Backward": true, "Update": true, "TrainStep": true, "LearningRate": true,
 	"ParamTensors": true, "Save": true, "Load": true, "MarshalBinary": true, "UnmarshalBinary": true,
 }
@@ -356,7 +357,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 func (ms *modelSrc) entryMethod(e *model.Entry, methods map[string]*model.Entry) (string, *Error) {
 	method := methodName(e.Name, e.Loss)
 	if reservedMethods[method] {
-		return "", ms.errAt(e.Pos, "entry point %s would generate method %s, which every model has; rename it", e.Name, method)
+		return "", ms.errAt(e.Pos, "entry point %s would generate method %s, a name every model uses for a field or method; rename it", e.Name, method)
 	}
 	if o := methods[method]; o != nil {
 		return "", ms.errAt(e.Pos, "entry points %s and %s (at %d:%d) would both generate method %s; rename one", e.Name, o.Name, o.Pos.Line, o.Pos.Col, method)

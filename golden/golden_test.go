@@ -94,7 +94,7 @@ func TestBadPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pkg := range []string{"shape", "spec", "verb", "nearmiss", "hidden", "disagree", "modelsyntax", "misplaced", "collide", "batchq", "constsize", "arrow", "layername", "batchmix"} {
+	for _, pkg := range []string{"shape", "spec", "verb", "nearmiss", "hidden", "disagree", "modelsyntax", "misplaced", "collide", "batchq", "constsize", "arrow", "layername", "batchmix", "reserved"} {
 		t.Run(pkg, func(t *testing.T) {
 			_, err := gen.Generate([]string{"./" + pkg}, gen.Options{Dir: dir, Check: true})
 			list, ok := err.(gen.ErrorList)
