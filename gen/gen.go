@@ -393,8 +393,10 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 		for _, cg := range f.Comments {
 			// A misplaced comment group is reported once, at its first
 			// misplaced directive (or at its //ocannl:model line).
-			misplaced := misplacedGroup(p.Fset, f, cg, attempted, misplacedModels)
 			reported := false
+			misplaced := func(d *directive) *Error {
+				return misplacedError(p.Fset, f, cg, d, attempted, misplacedModels)
+			}
 			for _, c := range cg.List {
 				d, err := parseComment(p.Fset, c)
 				if err != nil {
@@ -470,43 +472,36 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 	return srcs, models, attempted, misplacedModels, errs
 }
 
-// misplacedGroup returns the error reporter for the directives of a
-// comment group that is the doc comment of no declaration. A group with
-// an //ocannl:model line is a misplaced model: it is reported at that
-// line as belonging on a type declaration (naming the next type of the
-// file, whose generated struct is then not also reported undefined);
-// any other group gets the function-declaration message.
-func misplacedGroup(fset *token.FileSet, f *ast.File, cg *ast.CommentGroup, attempted, misplacedModels map[string]bool) func(d *directive) *Error {
+// misplacedError is the error for the directives of comment group cg,
+// the doc comment of no declaration, first found misplaced at d. A group
+// with an //ocannl:model line is a misplaced model: it is reported at that
+// line as belonging on a type declaration, naming the next type of the
+// file (whose generated struct and methods are then not also reported
+// undefined); any other group gets the function-declaration message at d.
+func misplacedError(fset *token.FileSet, f *ast.File, cg *ast.CommentGroup, d *directive, attempted, misplacedModels map[string]bool) *Error {
 	var model *directive
 	for _, c := range cg.List {
-		if d, err := parseComment(fset, c); err == nil && d != nil && d.Verb == verbModel {
-			model = d
+		if md, err := parseComment(fset, c); err == nil && md != nil && md.Verb == verbModel {
+			model = md
 			break
 		}
 	}
 	if model == nil {
-		return func(d *directive) *Error {
-			return d.errAt(d.VerbCol,
-				"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb)
-		}
+		return d.errAt(d.VerbCol,
+			"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb)
 	}
-	next := ""
+	where := "the struct type"
 	for _, decl := range f.Decls {
 		if gd, ok := decl.(*ast.GenDecl); ok && gd.Tok == token.TYPE && gd.Pos() > cg.End() && len(gd.Specs) > 0 {
-			next = gd.Specs[0].(*ast.TypeSpec).Name.Name
+			next := gd.Specs[0].(*ast.TypeSpec).Name.Name
 			attempted[genTypeName(next)] = true
 			misplacedModels[next] = true
+			where = "type " + next
 			break
 		}
 	}
-	where := "the struct type"
-	if next != "" {
-		where = "type " + next
-	}
-	return func(*directive) *Error {
-		return model.errAt(model.VerbCol,
-			"misplaced //ocannl:model block: a model's directives belong in the doc comment of a type declaration; move them directly above %s, with no blank line or other declaration between", where)
-	}
+	return model.errAt(model.VerbCol,
+		"misplaced //ocannl:model block: a model's directives belong in the doc comment of a type declaration; move them directly above %s, with no blank line or other declaration between", where)
 }
 
 // packageErrors returns the loader's errors for p, without those the
