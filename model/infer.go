@@ -137,9 +137,13 @@ func batchMismatch(e *Entry, shapes map[string]inference.Shape, pin map[string]b
 	if other.Shape.Batch != nil {
 		pos = other.Shape.Batch.Pos
 	}
+	where := ""
+	if ie.Pos.Line > 0 {
+		where = fmt.Sprintf(" (at %d:%d)", ie.Pos.Line, ie.Pos.Col)
+	}
 	return &Error{Pos: pos, Msg: fmt.Sprintf(
-		"input %s has batch size %s but input %s has batch size %s, and entry %s combines them (at %d:%d); declare the same batch size for both",
-		other.Name, batchText(other.Shape.Batch), first.Name, batchText(first.Shape.Batch), e.Name, ie.Pos.Line, ie.Pos.Col)}
+		"input %s has batch size %s but input %s has batch size %s, and entry %s combines them%s; declare the same batch size for both",
+		other.Name, batchText(other.Shape.Batch), first.Name, batchText(first.Shape.Batch), e.Name, where)}
 }
 
 // batchText describes a declared batch row for messages.
