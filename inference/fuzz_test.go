@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ocannlgen/ocannlgen/inference"
-	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 )
 
 // FuzzInfer feeds arbitrary programs to the whole pipeline (parser,
@@ -55,10 +55,11 @@ func FuzzInfer(f *testing.F) {
 		// Lemma 7.7: when shapes are solved, each operation's local
 		// re-solve succeeds, so projection inference cannot fail; lowering
 		// may only reject an ambiguous concatenation.
-		if err := inference.DeriveProjections(g); err != nil {
+		res, err := pipeline.CompileGraph(g, pipeline.Options{})
+		if !res.Projected {
 			t.Fatalf("shape inference succeeded but projections failed: %v", err)
 		}
-		if _, err := loopir.Lower(g); err != nil && !strings.Contains(err.Error(), "ambiguous") {
+		if err != nil && !strings.Contains(err.Error(), "ambiguous") {
 			t.Fatalf("lowering failed: %v", err)
 		}
 		g2, err := inference.InferSource(src)

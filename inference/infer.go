@@ -53,15 +53,20 @@ func Stages() []string {
 // with the stage's name and a function printing the inference state
 // (every tensor's rows as far as they are solved, and the open
 // variables and deferred constraints). An error from observe stops
-// inference and is returned as is.
+// inference and is returned as is, with the graph when it was the last
+// stage (the shapes are complete).
 func InferObserved(p *program.Program, observe func(stage string, dump func(io.Writer)) error) (*Graph, error) {
 	b := newBuilder()
-	for _, st := range stages(p) {
+	sts := stages(p)
+	for i, st := range sts {
 		if err := st.run(b); err != nil {
 			return nil, err
 		}
 		if observe != nil {
 			if err := observe(st.name, b.dump); err != nil {
+				if i == len(sts)-1 {
+					return b.g, err
+				}
 				return nil, err
 			}
 		}

@@ -216,10 +216,10 @@ func (r *run) fromProgram(p *program.Program) error {
 	g, err := inference.InferObserved(p, func(stage string, dump func(io.Writer)) error {
 		return r.observe(stage, dump)
 	})
+	r.res.Graph = g
 	if err != nil {
 		return err
 	}
-	r.res.Graph = g
 	if r.o.Goal == Shapes {
 		return nil
 	}
