@@ -159,3 +159,33 @@ func TestDumpModel(t *testing.T) {
 		t.Errorf("stage3 of a model: exit %d, %s", code, errs)
 	}
 }
+
+// TestREADMEDump: the README's --dump example is the command's real
+// output.
+func TestREADMEDump(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taste, err := os.ReadFile(filepath.Join(root, "examples", "programs", "taste.ocl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stage := range []string{"stage3", "stage4"} {
+		code, out, errs := runCLI(t, string(taste), "infer", "--dump="+stage, "-")
+		if code != 0 {
+			t.Fatalf("%s: %s", stage, errs)
+		}
+		var line string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "w ") {
+				line = l
+			}
+		}
+		block := "$ go run ./cmd/ocannlgen infer --dump=" + stage + " examples/programs/taste.ocl | grep '^w'\n" + line + "\n"
+		if line == "" || !strings.Contains(string(readme), block) {
+			t.Errorf("README lacks\n%s", block)
+		}
+	}
+}
