@@ -147,9 +147,15 @@ func (b *builder) settle() error {
 		return err
 	}
 	if len(b.pending) > 0 {
+		// Report the first in the source (map order is random).
+		first := ""
 		for name, pd := range b.pending {
-			return errAt(KindName, pd.pos, "dim %s: no spec captures a label or row variable named %q", name, name)
+			f := b.pending[first]
+			if first == "" || pd.pos.Line < f.pos.Line || pd.pos.Line == f.pos.Line && (pd.pos.Col < f.pos.Col || pd.pos.Col == f.pos.Col && name < first) {
+				first = name
+			}
 		}
+		return errAt(KindName, b.pending[first].pos, "dim %s: no spec captures a label or row variable named %q", first, first)
 	}
 	// Parameters never used by any operation close to a lone broadcast unit.
 	for _, t := range b.g.Tensors {

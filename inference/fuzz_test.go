@@ -2,6 +2,7 @@ package inference_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/pipeline"
+	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
 // FuzzInfer feeds arbitrary programs to the whole pipeline (parser,
@@ -41,6 +43,17 @@ func FuzzInfer(f *testing.F) {
 		}
 		if d := time.Since(start); d > 5*time.Second {
 			t.Fatalf("inference took %v", d)
+		}
+		// Every stage's state prints (the --dump printer), also before a
+		// failing stage, and observing does not change the result.
+		if p, perr := program.Parse(src); perr == nil {
+			g3, err3 := inference.InferObserved(p, func(_ string, d func(io.Writer)) error {
+				d(io.Discard)
+				return nil
+			})
+			if fmt.Sprint(err3) != fmt.Sprint(err) || (err == nil && dump(g3) != dump(g)) {
+				t.Fatalf("observed run: %v, want %v", err3, err)
+			}
 		}
 		if err != nil {
 			e, ok := inference.AsError(err)
