@@ -185,16 +185,13 @@ func Compile(src string, o Options) (*Result, error) {
 	if err != nil {
 		return r.res, inference.ParseError(err)
 	}
-	r.res.Program = p
-	if err := r.observe(StageParse, func(w io.Writer) { io.WriteString(w, p.String()) }); err != nil {
-		return r.finish(err)
-	}
 	return r.finish(r.fromProgram(p))
 }
 
-// CompileProgram runs the pipeline on a parsed program.
+// CompileProgram runs the pipeline on a parsed program (its "parse"
+// stage observes the program given).
 func CompileProgram(p *program.Program, o Options) (*Result, error) {
-	r := &run{o: o, res: &Result{Program: p}}
+	r := &run{o: o, res: &Result{}}
 	if err := r.check(Stages(o)); err != nil {
 		return r.res, err
 	}
@@ -213,6 +210,10 @@ func CompileGraph(g *inference.Graph, o Options) (*Result, error) {
 }
 
 func (r *run) fromProgram(p *program.Program) error {
+	r.res.Program = p
+	if err := r.observe(StageParse, func(w io.Writer) { io.WriteString(w, p.String()) }); err != nil {
+		return err
+	}
 	g, err := inference.InferObserved(p, func(stage string, dump func(io.Writer)) error {
 		return r.observe(stage, dump)
 	})

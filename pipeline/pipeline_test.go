@@ -12,6 +12,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/pipeline"
+	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
 // src: c[i] = sum_j a[i, j] * b[j] with a = 0..5 (2x3) and b = 1, so
@@ -44,6 +45,28 @@ func TestCompileProducts(t *testing.T) {
 	}
 	if got := st.Values(c); !slices.Equal(got, []float64{3, 12}) {
 		t.Errorf("c = %v, want [3 12]", got)
+	}
+}
+
+// TestCompileProgram: a parsed program goes through the same stages,
+// "parse" included, with the same products.
+func TestCompileProgram(t *testing.T) {
+	p, err := program.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	res, err := pipeline.CompileProgram(p, pipeline.Options{Observe: func(s string, _ func(io.Writer)) { seen = append(seen, s) }})
+	if err != nil || res.Program != p || res.Loops == nil || !slices.Equal(seen, pipeline.Stages(pipeline.Options{})) {
+		t.Fatalf("err %v, stages %v", err, seen)
+	}
+	ref, err := pipeline.Compile(src, pipeline.Options{})
+	if err != nil || res.Loops.String() != ref.Loops.String() {
+		t.Errorf("loops differ:\n%s\nvs\n%s", res.Loops, ref.Loops)
+	}
+	res, err = pipeline.CompileProgram(p, pipeline.Options{Until: "parse"})
+	if err != nil || !res.Stopped || res.Graph != nil {
+		t.Errorf("until parse: %v, %+v", err, res)
 	}
 }
 

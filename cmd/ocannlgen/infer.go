@@ -231,7 +231,10 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			goal = pipeline.Projected
 		}
 	}
-	res, err := pipeline.Compile(src, pipeline.Options{Goal: goal})
+	if perr != nil {
+		return reportError(inference.ParseError(perr), f.file, f.json, stdout, stderr)
+	}
+	res, err := pipeline.CompileProgram(prog, pipeline.Options{Goal: goal})
 	if err != nil && !res.Projected {
 		return reportError(err, f.file, f.json, stdout, stderr)
 	}
