@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"go/types"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -28,28 +30,57 @@ var modelLineVerbs = map[string]bool{
 	"dim": true, "return": true, "sgd": true,
 }
 
-// reservedMethods are the methods every model has; entry points must not
-// take their names.
+// reservedMethods are the methods and exported fields every model has
+// (or may have); entry points must not take their names.
 var reservedMethods = map[string]bool{
+	"Params": true, "Grads": true, "Step": true, "LR": true,
 	"Init": true, "Backward": true, "Update": true, "TrainStep": true, "LearningRate": true,
 	"ParamTensors": true, "Save": true, "Load": true, "MarshalBinary": true, "UnmarshalBinary": true,
 }
 
 // modelSrc is an annotated struct type and its directives.
 type modelSrc struct {
-	fset  *token.FileSet
-	spec  *ast.TypeSpec
-	head  *directive   // the //ocannl:model line
-	lines []*directive // the program lines
+	fset *token.FileSet
+	pkg  *types.Package // resolves the Go constants sizes may name
+	// guards are the constants the model's shapes name (set by compileModel).
+	guards []gocode.Guard
+	spec   *ast.TypeSpec
+	head   *directive   // the //ocannl:model line
+	lines  []*directive // the program lines
 }
 
 // genTypeName is the generated struct's name for a model type.
 func genTypeName(name string) string { return genName(name) }
 
-// methodName is an entry point's Go method name.
-func methodName(entry string) string {
-	r, n := utf8.DecodeRuneInString(entry)
-	return string(unicode.ToUpper(r)) + entry[n:]
+// methodName is an entry point's Go method name: the CamelCase of its
+// name (predict_one: PredictOne), and for the loss entry that name
+// followed by Loss (train: TrainLoss), since the method only evaluates the
+// loss (TrainStep trains); a loss name that already ends in Loss is kept
+// (train_loss: TrainLoss, loss: Loss).
+func methodName(entry string, loss bool) string {
+	name := camelCase(entry)
+	if loss && !strings.HasSuffix(name, "Loss") {
+		name += "Loss"
+	}
+	return name
+}
+
+// camelCase joins the '_'-separated words of an identifier, each with its
+// first letter upper-cased: predict_one and predictOne give PredictOne.
+func camelCase(id string) string {
+	var b strings.Builder
+	for _, w := range strings.Split(id, "_") {
+		if w == "" {
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(w)
+		b.WriteRune(unicode.ToUpper(r))
+		b.WriteString(w[n:])
+	}
+	if b.Len() == 0 || !unicode.IsLetter([]rune(b.String())[0]) {
+		return "E" + b.String()
+	}
+	return b.String()
 }
 
 // goFieldName turns a parameter identity (net.l1.w, dense#1.b) into an
@@ -97,9 +128,62 @@ func (ms *modelSrc) errAt(p program.Pos, format string, args ...any) *Error {
 	return &Error{Pos: where, Msg: msg}
 }
 
+// resolveSizes gives every size of an input or leaf shape written as a
+// name the value of the package-level integer constant of that name, and
+// returns the guards that break the build when such a constant changes
+// (as for //ocannl:dims).
+func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, error) {
+	var guards []gocode.Guard
+	for _, st := range stmts {
+		var sd *program.ShapeDecl
+		var name string
+		switch st := st.(type) {
+		case *program.EntryStmt:
+			gs, err := ms.resolveSizes(st.Body)
+			if err != nil {
+				return nil, err
+			}
+			for _, g := range gs {
+				if !slices.Contains(guards, g) {
+					guards = append(guards, g)
+				}
+			}
+			continue
+		case *program.InputStmt:
+			sd, name = st.Shape, st.Name
+		case *program.LeafStmt:
+			sd, name = st.Shape, st.Name
+		}
+		if sd == nil {
+			continue
+		}
+		for _, r := range []*program.RowDecl{sd.Batch, sd.Input, sd.Output} {
+			if r == nil {
+				continue
+			}
+			for i := range r.Dims {
+				d := &r.Dims[i]
+				if d.Name == "" {
+					continue
+				}
+				v, problem, _ := intConst(ms.pkg, d.Name)
+				if problem != "" {
+					return nil, ms.errAt(d.Pos, "the size %s in the shape of %s: %s; a size is an integer literal or a package-level integer constant", d.Name, name, problem)
+				}
+				d.Size = v
+				if g := (gocode.Guard{Name: d.Name, Value: int64(v)}); !slices.Contains(guards, g) {
+					guards = append(guards, g)
+				}
+			}
+		}
+	}
+	return guards, nil
+}
+
 // compileModel expands, infers and lowers a model and describes its Go
-// side. The phases run in order on a modelCompiler; the first error
-// stops them.
+// side; ms.guards receives the guards of the Go constants its shapes
+// name. The phases run in order on a modelCompiler; the first error stops
+// them.
 func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 	c := &modelCompiler{ms: ms, typeName: ms.spec.Name.Name}
 	for _, phase := range []func() *Error{c.header, c.expand, c.params, c.entries} {
@@ -124,8 +208,8 @@ type modelCompiler struct {
 	// index maps a parameter identity to its position in gm.Params.
 	index   map[string]int
 	kernels []*gocode.Kernel
-	// methods are the entry points' method names so far.
-	methods map[string]bool
+	// methods are the entry points' methods so far.
+	methods map[string]*model.Entry
 }
 
 // header checks the //ocannl:model line and the type it annotates.
@@ -164,6 +248,9 @@ func (c *modelCompiler) expand() *Error {
 			return ms.errAt(pe.Pos, "%s", pe.Msg)
 		}
 		return ms.head.errAt(ms.head.VerbCol, "%v", err)
+	}
+	if ms.guards, err = ms.resolveSizes(prog.Stmts); err != nil {
+		return err.(*Error)
 	}
 	std, err := program.Parse(model.StdSource())
 	if err != nil {
@@ -239,7 +326,7 @@ func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (goco
 
 // entries compiles every entry point.
 func (c *modelCompiler) entries() *Error {
-	c.methods = map[string]bool{}
+	c.methods = map[string]*model.Entry{}
 	for i, e := range c.m.Entries {
 		if err := c.entry(c.inf.Graphs[i], e); err != nil {
 			return err
@@ -252,12 +339,10 @@ func (c *modelCompiler) entries() *Error {
 // pipeline: its forward kernel and, for the loss, the backward kernel.
 func (c *modelCompiler) entry(g *inference.Graph, e *model.Entry) *Error {
 	ms, gm := c.ms, c.gm
-	method := methodName(e.Name)
-	if reservedMethods[method] || c.methods[method] {
-		return ms.errAt(e.Pos, "entry point %s would generate method %s, which %s; rename it", e.Name, method,
-			map[bool]string{true: "every model has", false: "another entry point generates"}[reservedMethods[method]])
+	method, merr := ms.entryMethod(e, c.methods)
+	if merr != nil {
+		return merr
 	}
-	c.methods[method] = true
 	rt := model.Tensor(g, e.Result)
 	res := g.Tensors[rt]
 	if e.Loss && res.Shape.Size() != 1 {
@@ -348,6 +433,21 @@ func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me gocode.M
 	c.kernels = append(c.kernels, &gocode.Kernel{Name: gm.Backward, Elem: c.elem, Params: bparams, Prog: gr.Program,
 		Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, c.typeName)},
 		Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver})
+}
+
+// entryMethod returns the Go method of entry e, an error when it is one
+// every model has or one an earlier entry (in methods) generates, and
+// records it in methods.
+func (ms *modelSrc) entryMethod(e *model.Entry, methods map[string]*model.Entry) (string, *Error) {
+	method := methodName(e.Name, e.Loss)
+	if reservedMethods[method] {
+		return "", ms.errAt(e.Pos, "entry point %s would generate method %s, a name every model uses for a field or method; rename it", e.Name, method)
+	}
+	if o := methods[method]; o != nil {
+		return "", ms.errAt(e.Pos, "entry points %s and %s (at %d:%d) would both generate method %s; rename one", e.Name, o.Name, o.Pos.Line, o.Pos.Col, method)
+	}
+	methods[method] = e
+	return method, nil
 }
 
 // modelErr converts an expansion or inference error.

@@ -101,7 +101,7 @@ func TestModelPhases(t *testing.T) {
 		}
 		kernels = append(kernels, k.Name)
 	}
-	if want := []string{"ocannlRegTrain", "ocannlRegBackward", "ocannlRegPredict"}; !slices.Equal(kernels, want) {
+	if want := []string{"ocannlRegTrainLoss", "ocannlRegBackward", "ocannlRegPredict"}; !slices.Equal(kernels, want) {
 		t.Errorf("kernels %v, want %v", kernels, want)
 	}
 	if c.gm.Loss != 0 || c.gm.Backward != "ocannlRegBackward" || !slices.Equal(c.gm.BackwardGrads, []int{0, 1}) {
