@@ -93,6 +93,7 @@ type Result struct {
 // callers can tell it from the forward stages' errors.
 type BackwardError struct{ Err error }
 
+// Error returns the autodiff error's message unchanged.
 func (e *BackwardError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the autodiff error.
