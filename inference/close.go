@@ -18,7 +18,9 @@ import (
 //	4      leaf dims with a cap -> the cap  leaf row vars without caps -> empty
 //	                                        (a parameter's contracted row: error)
 //	5      leaf dims without a cap -> 1_∅ (0 if discardable, m for a fixed-index
-//	       bound m); parameters: "forgot to specify the hidden dimension"
+//	       bound m); parameters: "forgot to specify the hidden dimension",
+//	       unless something closing later still feeds the axis
+//	       (fedByInterior): then stage 7 judges it
 //	6      -                                interior row vars -> empty; then stages 3-5
 //	                                        again for the leaves that waited for them
 //	7      interiors close downward: 1_∅, 0 if discardable, m for a
@@ -632,17 +634,73 @@ func (b *builder) inOpenConcat(v int32) bool {
 	return false
 }
 
-// fedByInterior reports whether a parameter's axis is bounded from below
-// by an unsolved axis of a non-parameter tensor (γ ⊑ α): closing that
-// axis (at stage 7, to the broadcast unit or its cap) decides the
-// parameter's axis, as in `2 *. {hey = 7.0}` where hey follows the
-// result's axis. Such a parameter axis is not a forgotten hidden dimension.
+// fedByInterior reports whether a parameter's axis without a cap may
+// still be decided by closing something that closes before the
+// parameters: an axis of a non-parameter tensor (closed at stage 7, to the
+// broadcast unit or its cap, as in `2 *. {hey = 7.0}` where hey follows
+// the result's axis), or an axis occurring in a deferred constraint (an
+// affine or concatenation size equation, or a row constraint waiting for
+// an interior row that closes at stage 6). Such an axis is not (yet) a
+// forgotten hidden dimension: its holes are judged at stage 7, after every
+// interior that feeds it has closed.
+//
+// The axis is fed not only by its direct neighbours: the ⊑ edges between
+// unsolved axes are followed in both directions (a commitment propagates
+// along an edge either way: a bound below caps, a value above pins), so
+// in relu x, then a convolution, then `{w} * h`, w's axis ⊑ h's axis ⊑
+// the convolution's output axis, which is decided only when the deferred
+// equation with the template row of relu x is settled at stage 6.
 func (b *builder) fedByInterior(v int32) bool {
 	s := b.s
-	for _, d := range s.dims[v].down {
-		g := &s.dims[d.to]
-		if !g.solved && !g.param {
+	seen := map[int32]bool{v: true}
+	stack := []int32{v}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		e := &s.dims[x]
+		if x != v && !e.param {
 			return true
+		}
+		if b.inDeferred(x) {
+			return true
+		}
+		for _, es := range [][]edge{e.up, e.down} {
+			for _, d := range es {
+				if !seen[d.to] && !s.dims[d.to].solved {
+					seen[d.to] = true
+					stack = append(stack, d.to)
+				}
+			}
+		}
+	}
+	return false
+}
+
+// inDeferred reports whether dimension variable v occurs in a deferred
+// constraint.
+func (b *builder) inDeferred(v int32) bool {
+	s := b.s
+	var dims []dim
+	var rows []row
+	for _, c := range s.deferred {
+		dims, rows = dims[:0], rows[:0]
+		switch c.k {
+		case cDimEq, cDimIneq:
+			dims = append(dims, c.d1, c.d2)
+		case cAtLeast:
+			dims = append(dims, c.d1)
+		case cRowEq, cRowIneq:
+			rows = append(rows, c.r1, c.r2)
+		case cTotal:
+			rows = append(rows, c.r1)
+		}
+		for _, r := range rows {
+			dims = append(dims, s.resolveRow(r).flat()...)
+		}
+		for _, d := range dims {
+			if occurs(v, s.resolve(d)) {
+				return true
+			}
 		}
 	}
 	return false
