@@ -124,6 +124,18 @@ func (b *builder) close() error {
 	}
 	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
+		if e.solved || e.leaf {
+			continue
+		}
+		if err := b.commitRow(int32(v), closedRow()); err != nil {
+			return err
+		}
+	}
+	if err := b.closeLeaves(false); err != nil {
+		return err
+	}
+	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
+		e := &s.rows[v]
 		if e.solved {
 			continue
 		}
@@ -300,8 +312,24 @@ func (b *builder) closeLeaves(postpone bool) error {
 // and closing it first (to the empty row, or to the join of the caps it
 // has so far) could make the constraint fail or commit more axes than the
 // least solution has.
+//
+// So is a leaf row variable bounded above, along a chain of ⊑ edges
+// through unsolved row variables, by an unsolved interior row variable
+// that waits in a deferred row constraint: settling the constraint at
+// stage 6 may give the interior axes, which the leaf must then have too
+// (ρ ⊑ σ needs ρ to have at least σ's axes). In {w} * maxpool (relu y),
+// w's input row is [x1, x2]·⟨tw⟩ (tw a deficit template, no caps) with
+// tw ⊑ the pool's channel row ..c.., which the pool's split-surplus
+// equation with relu's template row decides; closing tw to empty at stage
+// 4 lost the channel axis. (Edges from below only add caps: an interior
+// below the leaf, closing to the empty row, would cap it with nothing, so
+// a leaf does not wait for those, as the closing policy has leaves close
+// first.)
 func (b *builder) rowFedByInterior(v int32) bool {
 	s := b.s
+	if b.rowAdjInterior(v) {
+		return true
+	}
 	for _, c := range s.deferred {
 		if c.k != cRowEq && c.k != cRowIneq {
 			continue
@@ -311,6 +339,46 @@ func (b *builder) rowFedByInterior(v int32) bool {
 			r1, r2 = r2, r1
 		}
 		if r1.v == v && r2.open() && r2.v != v && s.isInteriorRow(r2.v) {
+			return true
+		}
+	}
+	return false
+}
+
+// rowAdjInterior reports whether row variable v is bounded above, along
+// ⊑ edges through unsolved row variables, by an unsolved interior row
+// variable that is one side of a deferred row constraint.
+func (b *builder) rowAdjInterior(v int32) bool {
+	s := b.s
+	seen := map[int32]bool{v: true}
+	stack := []int32{v}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, u := range s.rows[x].up {
+			if seen[u.to] || s.rows[u.to].solved {
+				continue
+			}
+			if s.isInteriorRow(u.to) && b.inDeferredRow(u.to) {
+				return true
+			}
+			seen[u.to] = true
+			stack = append(stack, u.to)
+		}
+	}
+	return false
+}
+
+// inDeferredRow reports whether row variable v is the open variable of
+// one side of a deferred row constraint.
+func (b *builder) inDeferredRow(v int32) bool {
+	s := b.s
+	for _, c := range s.deferred {
+		if c.k != cRowEq && c.k != cRowIneq {
+			continue
+		}
+		r1, r2 := s.resolveRow(c.r1), s.resolveRow(c.r2)
+		if (r1.open() && r1.v == v) || (r2.open() && r2.v == v) {
 			return true
 		}
 	}

@@ -1446,7 +1446,7 @@ func (m *ocannlAutoencoder) UnmarshalBinary(data []byte) error {
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 4
 //
-//	# net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d_valid#1.kernel
+//	# net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
 //	fill net.conv2d_valid#1/y with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
@@ -1485,7 +1485,7 @@ func (m *ocannlAutoencoder) UnmarshalBinary(data []byte) error {
 //	          for i5 in 0..1:  # reduction
 //	            net.max_pool#1/y[i0, i1, i2, i3] max= net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]
 //
-//	# net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2d_valid#2.kernel
+//	# net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 //	fill net.conv2d_valid#2/y with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
@@ -1649,7 +1649,7 @@ func ocannlLeNetTrain(images *[4][14][14][1]float64, labels *[4][3]float64, pNet
 	var train_2 [1]float64
 	var train_3 [1]float64
 
-	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d_valid#1.kernel
+	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
 		for i1 := range 12 {
@@ -1738,7 +1738,7 @@ func ocannlLeNetTrain(images *[4][14][14][1]float64, labels *[4][3]float64, pNet
 		}
 	}
 
-	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2d_valid#2.kernel
+	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
 		for i1 := range 4 {
@@ -2118,7 +2118,7 @@ func ocannlLeNetTrain(images *[4][14][14][1]float64, labels *[4][3]float64, pNet
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 4
 //
-//	# net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d_valid#1.kernel
+//	# net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
 //	fill net.conv2d_valid#1/y with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
@@ -2157,7 +2157,7 @@ func ocannlLeNetTrain(images *[4][14][14][1]float64, labels *[4][3]float64, pNet
 //	          for i5 in 0..1:  # reduction
 //	            net.max_pool#1/y[i0, i1, i2, i3] max= net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]
 //
-//	# net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2d_valid#2.kernel
+//	# net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 //	fill net.conv2d_valid#2/y with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
@@ -2500,7 +2500,7 @@ func ocannlLeNetTrain(images *[4][14][14][1]float64, labels *[4][3]float64, pNet
 //	      for i3 in 0..5:
 //	        net.conv2d_valid#2.bias.grad[i3] += _net.max_pool#2/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2d_valid#2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+//	# backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -2510,7 +2510,7 @@ func ocannlLeNetTrain(images *[4][14][14][1]float64, labels *[4][3]float64, pNet
 //	            for i6 in 0..3:
 //	              net.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += net.conv2d_valid#2/y.grad[i0, i1, i2, i3] * net.conv2d_valid#2.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
+//	# backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
@@ -2551,7 +2551,7 @@ func ocannlLeNetTrain(images *[4][14][14][1]float64, labels *[4][3]float64, pNet
 //	      for i3 in 0..3:
 //	        net.conv2d_valid#1.bias.grad[i3] += _net.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#1.kernel.grad
+//	# backprop of op 0 (net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#1.kernel.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..11:  # reduction
 //	    for i2 in 0..11:  # reduction
@@ -2615,7 +2615,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	var train_grad [1]float64
 	var scratch [1]float64
 
-	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d_valid#1.kernel
+	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
 		for i1 := range 12 {
@@ -2704,7 +2704,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2d_valid#2.kernel
+	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
 		for i1 := range 4 {
@@ -3385,7 +3385,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2d_valid#2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	for i0 := range 4 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -3405,7 +3405,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
+	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
 	for i0 := range 4 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -3505,7 +3505,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 0 (net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#1.kernel.grad
+	// backprop of op 0 (net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#1.kernel.grad
 	for i0 := range 4 {
 		for i1 := range 12 {
 			for i2 := range 12 {
@@ -3578,7 +3578,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 //	# init _num.4 (number)
 //	init _num.4: constant 0
 //
-//	# net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of image, net.conv2d_valid#1.kernel
+//	# net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of image, net.conv2d_valid#1.kernel
 //	fill net.conv2d_valid#1/y with 0
 //	for i0 in 0..11:
 //	  for i1 in 0..11:
@@ -3613,7 +3613,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 //	        for i4 in 0..1:  # reduction
 //	          net.max_pool#1/y[0, i0, i1, i2] max= net.max_pool#1/x[0, 2*i0 + i3, 2*i1 + i4, i2] + _net.max_pool#1/y.1[i3, i4]
 //
-//	# net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2d_valid#2.kernel
+//	# net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 //	fill net.conv2d_valid#2/y with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
@@ -3707,7 +3707,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	var net_linear_1_x [1][12]float64
 	var predict_1 [1][3]float64
 
-	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of image, net.conv2d_valid#1.kernel
+	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of image, net.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 12 {
 		for i1 := range 12 {
@@ -3786,7 +3786,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 		}
 	}
 
-	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2d_valid#2.kernel
+	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
 		for i1 := range 4 {
@@ -4025,7 +4025,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 2
 //
-//	# net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.vgg_block#2.conv2d#2.kernel
+//	# net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
 //	reset padding of images to 0
 //	fill net.vgg_block#2.conv2d#2/y with 0
 //	for i0 in 0..1:
@@ -4051,7 +4051,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 //	      for i3 in 0..3:
 //	        net.vgg_block#2.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3])
 //
-//	# net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
+//	# net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
 //	reset padding of net.vgg_block#2.conv2d#1/x to 0
 //	fill net.vgg_block#2.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -4092,7 +4092,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 //	          for i5 in 0..1:  # reduction
 //	            net.vgg_block#2.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] max= net.vgg_block#2.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#2.max_pool#1/y.1[i4, i5]
 //
-//	# net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel
+//	# net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel
 //	reset padding of net.vgg_block#2.max_pool#1/y to 0
 //	fill net.vgg_block#1.conv2d#2/y with 0
 //	for i0 in 0..1:
@@ -4118,7 +4118,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 //	      for i3 in 0..5:
 //	        net.vgg_block#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3])
 //
-//	# net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
+//	# net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
 //	reset padding of net.vgg_block#1.conv2d#1/x to 0
 //	fill net.vgg_block#1.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -4256,7 +4256,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 		}
 	}
 
-	// net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.vgg_block#2.conv2d#2.kernel
+	// net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 8 {
@@ -4308,7 +4308,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 		}
 	}
 
-	// net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
+	// net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 8 {
@@ -4399,7 +4399,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 		}
 	}
 
-	// net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel
+	// net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel
 	for j7 := range 2 {
 		for j8 := range 7 {
 			for j9 := range 4 {
@@ -4483,7 +4483,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 		}
 	}
 
-	// net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
+	// net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -4799,7 +4799,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 2
 //
-//	# net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.vgg_block#2.conv2d#2.kernel
+//	# net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
 //	reset padding of images to 0
 //	fill net.vgg_block#2.conv2d#2/y with 0
 //	for i0 in 0..1:
@@ -4825,7 +4825,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	      for i3 in 0..3:
 //	        net.vgg_block#2.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3])
 //
-//	# net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
+//	# net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
 //	reset padding of net.vgg_block#2.conv2d#1/x to 0
 //	fill net.vgg_block#2.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -4866,7 +4866,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	          for i5 in 0..1:  # reduction
 //	            net.vgg_block#2.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] max= net.vgg_block#2.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#2.max_pool#1/y.1[i4, i5]
 //
-//	# net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel
+//	# net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel
 //	reset padding of net.vgg_block#2.max_pool#1/y to 0
 //	fill net.vgg_block#1.conv2d#2/y with 0
 //	for i0 in 0..1:
@@ -4892,7 +4892,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	      for i3 in 0..5:
 //	        net.vgg_block#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3])
 //
-//	# net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
+//	# net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
 //	reset padding of net.vgg_block#1.conv2d#1/x to 0
 //	fill net.vgg_block#1.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -5148,7 +5148,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	      for i3 in 0..5:
 //	        net.vgg_block#1.conv2d#1.bias.grad[i3] += _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#1.conv2d#1/x.grad
+//	# backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#1.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -5158,7 +5158,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	            for i6 in 0..5:
 //	              net.vgg_block#1.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += net.vgg_block#1.conv2d#1/y.grad[i0, i1, i2, i3] * net.vgg_block#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
+//	# backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
 //	reset padding of net.vgg_block#1.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
@@ -5191,7 +5191,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	      for i3 in 0..5:
 //	        net.vgg_block#1.conv2d#2.bias.grad[i3] += _net.vgg_block#1.conv2d#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.max_pool#1/y.grad
+//	# backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.max_pool#1/y.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -5201,7 +5201,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	            for i6 in 0..3:
 //	              net.vgg_block#2.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += net.vgg_block#1.conv2d#2/y.grad[i0, i1, i2, i3] * net.vgg_block#1.conv2d#2.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
+//	# backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
 //	reset padding of net.vgg_block#2.max_pool#1/y to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
@@ -5245,7 +5245,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	      for i3 in 0..3:
 //	        net.vgg_block#2.conv2d#1.bias.grad[i3] += _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.conv2d#1/x.grad
+//	# backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
@@ -5255,7 +5255,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	            for i6 in 0..3:
 //	              net.vgg_block#2.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += net.vgg_block#2.conv2d#1/y.grad[i0, i1, i2, i3] * net.vgg_block#2.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
+//	# backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
 //	reset padding of net.vgg_block#2.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..7:  # reduction
@@ -5288,7 +5288,7 @@ func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggB
 //	      for i3 in 0..3:
 //	        net.vgg_block#2.conv2d#2.bias.grad[i3] += _net.vgg_block#2.conv2d#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.vgg_block#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#2.kernel.grad
+//	# backprop of op 0 (net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#2.kernel.grad
 //	reset padding of images to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..7:  # reduction
@@ -5361,7 +5361,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.vgg_block#2.conv2d#2.kernel
+	// net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 8 {
@@ -5413,7 +5413,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
+	// net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 8 {
@@ -5504,7 +5504,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel
+	// net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel
 	for j7 := range 2 {
 		for j8 := range 7 {
 			for j9 := range 4 {
@@ -5588,7 +5588,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
+	// net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -6042,7 +6042,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#1.conv2d#1/x.grad
+	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#1.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -6062,7 +6062,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
+	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -6168,7 +6168,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.max_pool#1/y.grad
+	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.max_pool#1/y.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -6188,7 +6188,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
+	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -6352,7 +6352,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.conv2d#1/x.grad
+	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 8 {
 			for i2 := range 8 {
@@ -6372,7 +6372,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
+	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 8 {
 			for i2 := range 8 {
@@ -6480,7 +6480,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 0 (net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.vgg_block#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#2.kernel.grad
+	// backprop of op 0 (net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#2.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 8 {
 			for i2 := range 8 {
@@ -6565,7 +6565,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 2
 //
-//	# net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d#1.kernel
+//	# net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
 //	reset padding of images to 0
 //	fill net.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -6590,7 +6590,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 //	      for i3 in 0..3:
 //	        net/stem[i0, i1 + 1, i2 + 1, i3] = relu(_net/stem.1[i0, i1, i2, i3])
 //
-//	# net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#1.kernel
+//	# net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
 //	reset padding of net/stem to 0
 //	fill net.basic_block#1.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -6616,7 +6616,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 //	      for i3 in 0..7:
 //	        net.basic_block#1/h[i0, i1 + 1, i2 + 1, i3] = relu(_net.basic_block#1/h.1[i0, i1, i2, i3])
 //
-//	# net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
+//	# net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
 //	reset padding of net.basic_block#1/h to 0
 //	fill net.basic_block#1.conv2d#2/y with 0
 //	for i0 in 0..1:
@@ -6635,7 +6635,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 //	      for i3 in 0..7:
 //	        net.basic_block#1/main[i0, i1, i2, i3] = net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]
 //
-//	# net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#3.kernel
+//	# net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
 //	reset padding of net/stem to 0
 //	fill net.basic_block#1.conv2d#3/y with 0
 //	for i0 in 0..1:
@@ -6776,7 +6776,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 		}
 	}
 
-	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d#1.kernel
+	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 8 {
@@ -6826,7 +6826,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 		}
 	}
 
-	// net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#1.kernel
+	// net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -6878,7 +6878,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 		}
 	}
 
-	// net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
+	// net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -6913,7 +6913,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 		}
 	}
 
-	// net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#3.kernel
+	// net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -7217,7 +7217,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 2
 //
-//	# net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d#1.kernel
+//	# net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
 //	reset padding of images to 0
 //	fill net.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -7242,7 +7242,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	      for i3 in 0..3:
 //	        net/stem[i0, i1 + 1, i2 + 1, i3] = relu(_net/stem.1[i0, i1, i2, i3])
 //
-//	# net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#1.kernel
+//	# net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
 //	reset padding of net/stem to 0
 //	fill net.basic_block#1.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -7268,7 +7268,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	      for i3 in 0..7:
 //	        net.basic_block#1/h[i0, i1 + 1, i2 + 1, i3] = relu(_net.basic_block#1/h.1[i0, i1, i2, i3])
 //
-//	# net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
+//	# net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
 //	reset padding of net.basic_block#1/h to 0
 //	fill net.basic_block#1.conv2d#2/y with 0
 //	for i0 in 0..1:
@@ -7287,7 +7287,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	      for i3 in 0..7:
 //	        net.basic_block#1/main[i0, i1, i2, i3] = net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]
 //
-//	# net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#3.kernel
+//	# net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
 //	reset padding of net/stem to 0
 //	fill net.basic_block#1.conv2d#3/y with 0
 //	for i0 in 0..1:
@@ -7559,7 +7559,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	      for i3 in 0..7:
 //	        net.basic_block#1.conv2d#3.bias.grad[i3] += net.basic_block#1/shortcut.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#3.kernel): g1 =+ g * v2; g1 is net/stem.grad
+//	# backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel): g1 =+ g * v2; g1 is net/stem.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -7567,7 +7567,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	        for i4 in 0..3:
 //	          net/stem.grad[i0, 2*i1 + 1, 2*i2 + 1, i4] += net.basic_block#1.conv2d#3/y.grad[i0, i1, i2, i3] * net.basic_block#1.conv2d#3.kernel[i3, 0, 0, i4]
 //
-//	# backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#3.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#3.kernel.grad
+//	# backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#3.kernel.grad
 //	reset padding of net/stem to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
@@ -7590,7 +7590,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	      for i3 in 0..7:
 //	        net.basic_block#1.conv2d#2.bias.grad[i3] += net.basic_block#1/main.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.basic_block#1/h.grad
+//	# backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.basic_block#1/h.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -7600,7 +7600,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	            for i6 in 0..7:
 //	              net.basic_block#1/h.grad[i0, i1 + i4, i2 + i5, i6] += net.basic_block#1.conv2d#2/y.grad[i0, i1, i2, i3] * net.basic_block#1.conv2d#2.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#2.kernel.grad
+//	# backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#2.kernel.grad
 //	reset padding of net.basic_block#1/h to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
@@ -7633,7 +7633,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	      for i3 in 0..7:
 //	        net.basic_block#1.conv2d#1.bias.grad[i3] += _net.basic_block#1/h.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net/stem.grad
+//	# backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net/stem.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -7643,7 +7643,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	            for i6 in 0..3:
 //	              net/stem.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += net.basic_block#1.conv2d#1/y.grad[i0, i1, i2, i3] * net.basic_block#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#1.kernel.grad
+//	# backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#1.kernel.grad
 //	reset padding of net/stem to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
@@ -7676,7 +7676,7 @@ func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetC
 //	      for i3 in 0..3:
 //	        net.conv2d#1.bias.grad[i3] += _net/stem.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+//	# backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
 //	reset padding of images to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..7:  # reduction
@@ -7746,7 +7746,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d#1.kernel
+	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 8 {
@@ -7796,7 +7796,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#1.kernel
+	// net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -7848,7 +7848,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
+	// net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -7883,7 +7883,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#3.kernel
+	// net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -8361,7 +8361,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#3.kernel): g1 =+ g * v2; g1 is net/stem.grad
+	// backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel): g1 =+ g * v2; g1 is net/stem.grad
 	// i3 unrolled by 4 and jammed into i4.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -8389,7 +8389,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#3.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#3.kernel.grad
+	// backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#3.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -8437,7 +8437,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.basic_block#1/h.grad
+	// backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.basic_block#1/h.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -8457,7 +8457,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#2.kernel.grad
+	// backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#2.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -8563,7 +8563,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net/stem.grad
+	// backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net/stem.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -8583,7 +8583,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net/stem, net.basic_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#1.kernel.grad
+	// backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -8691,7 +8691,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+	// backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 8 {
 			for i2 := range 8 {
@@ -8768,7 +8768,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 //	    for i2 in 0..5:
 //	      c1/x[i0, i1 + 1, i2 + 1, 0] = _c1/x.1[i0, i1, i2, 0] * _num.2[0]
 //
-//	# c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of c1/x, c1.kernel
+//	# c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel
 //	reset padding of c1/x to 0
 //	fill c1/y with 0
 //	for i0 in 0..1:
@@ -8894,7 +8894,7 @@ func ocannlNormalizedTrain(images *[2][6][6][1]float64, labels *[2][4]float64, p
 		}
 	}
 
-	// c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of c1/x, c1.kernel
+	// c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 6 {
@@ -9132,7 +9132,7 @@ func ocannlNormalizedTrain(images *[2][6][6][1]float64, labels *[2][4]float64, p
 //	    for i2 in 0..5:
 //	      c1/x[i0, i1 + 1, i2 + 1, 0] = _c1/x.1[i0, i1, i2, 0] * _num.2[0]
 //
-//	# c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of c1/x, c1.kernel
+//	# c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel
 //	reset padding of c1/x to 0
 //	fill c1/y with 0
 //	for i0 in 0..1:
@@ -9345,7 +9345,7 @@ func ocannlNormalizedTrain(images *[2][6][6][1]float64, labels *[2][4]float64, p
 //	      for i3 in 0..2:
 //	        c1.bias.grad[i3] += _head/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of c1/x, c1.kernel): g2 =+ v1 * g; g2 is c1.kernel.grad
+//	# backprop of op 2 (c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel): g2 =+ v1 * g; g2 is c1.kernel.grad
 //	reset padding of c1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..5:  # reduction
@@ -9409,7 +9409,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		}
 	}
 
-	// c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of c1/x, c1.kernel
+	// c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 6 {
@@ -9800,7 +9800,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		}
 	}
 
-	// backprop of op 2 (c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of c1/x, c1.kernel): g2 =+ v1 * g; g2 is c1.kernel.grad
+	// backprop of op 2 (c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel): g2 =+ v1 * g; g2 is c1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
@@ -9862,7 +9862,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 //	    for i2 in 0..5:
 //	      c1/x[i0, i1 + 1, i2 + 1, 0] = _c1/x.1[i0, i1, i2, 0] * _num.2[0]
 //
-//	# c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of c1/x, c1.kernel
+//	# c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel
 //	reset padding of c1/x to 0
 //	fill c1/y with 0
 //	for i0 in 0..2:
@@ -9930,7 +9930,7 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 		}
 	}
 
-	// c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of c1/x, c1.kernel
+	// c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 3 {
 		for i1 := range 6 {
