@@ -326,10 +326,34 @@ func (b *builder) closeLeaves(postpone bool) error {
 // a leaf does not wait for those, as the closing policy has leaves close
 // first.)
 func (b *builder) rowFedByInterior(v int32) bool {
+	return b.rowWaitsOnDeferred(v) || b.rowAdjInterior(v) || b.capWaits(v)
+}
+
+// capWaits reports whether a cap of row variable v is open on a row
+// variable that stage 6 decides (as in rowAdjInterior): the cap can still
+// grow, so v waits (Remark 6.3). A depthwise convolution's unannotated
+// bias on relu x is capped by [oh, ow]·⟨t⟩, t ⊑ c the channel row decided
+// with relu's template; closing the bias first dropped the channel axis
+// that it gets when c is known in time (on x itself).
+func (b *builder) capWaits(v int32) bool {
 	s := b.s
-	if b.rowAdjInterior(v) {
-		return true
+	for _, lb := range s.rows[v].lbs {
+		r := s.resolveRow(lb.r)
+		if !r.open() || r.v == v || s.rows[r.v].solved {
+			continue
+		}
+		if (s.isInteriorRow(r.v) && b.inDeferredRow(r.v)) || b.rowWaitsOnDeferred(r.v) || b.rowAdjInterior(r.v) {
+			return true
+		}
 	}
+	return false
+}
+
+// rowWaitsOnDeferred reports whether row variable v is one side of a
+// deferred row constraint whose other side is open on an unsolved
+// interior row variable.
+func (b *builder) rowWaitsOnDeferred(v int32) bool {
+	s := b.s
 	for _, c := range s.deferred {
 		if c.k != cRowEq && c.k != cRowIneq {
 			continue
@@ -346,8 +370,12 @@ func (b *builder) rowFedByInterior(v int32) bool {
 }
 
 // rowAdjInterior reports whether row variable v is bounded above, along
-// ⊑ edges through unsolved row variables, by an unsolved interior row
-// variable that is one side of a deferred row constraint.
+// ⊑ edges through unsolved row variables, by one that stage 6 decides: an
+// unsolved interior row variable that is one side of a deferred row
+// constraint, or a leaf that waits for one (rowWaitsOnDeferred; in
+// relu x, a depthwise convolution whose channel row ..c.. is its kernel's
+// output row, then relu and a convolution, the second kernel's input row
+// is bounded above by ..c..).
 func (b *builder) rowAdjInterior(v int32) bool {
 	s := b.s
 	seen := map[int32]bool{v: true}
@@ -359,7 +387,7 @@ func (b *builder) rowAdjInterior(v int32) bool {
 			if seen[u.to] || s.rows[u.to].solved {
 				continue
 			}
-			if s.isInteriorRow(u.to) && b.inDeferredRow(u.to) {
+			if (s.isInteriorRow(u.to) && b.inDeferredRow(u.to)) || b.rowWaitsOnDeferred(u.to) {
 				return true
 			}
 			seen[u.to] = true

@@ -116,6 +116,36 @@ type Normalized struct {
 	ocannlNormalized
 }
 
+// MobileNet is a MobileNet-style depthwise separable block on a
+// normalized input: a depthwise 3x3 convolution (one kernel per channel:
+// the kernel's output row is the channel row it shares with its operand
+// and result), ReLU, a pointwise 1x1 convolution mixing the channels, ReLU,
+// average pooling and a linear classifier.
+//
+//	images   B | 6, 6, 3
+//	dw       B | 6, 6, 3
+//	pw       B | 6, 6, 5
+//	pool     B | 3, 3, 5
+//	head     B | 2
+//
+//ocannl:model float64
+//ocannl:layer depthwise[k=3](x):
+//ocannl:let y = x +* "... | oh=+kh, ow=+kw, ..c..; kh, kw -> ..c.. => ... | oh, ow, ..c.." ["kh"; "kw"] {kernel}
+//ocannl:dim kh = k
+//ocannl:dim kw = k
+//ocannl:return y + {bias = 0.}
+//ocannl:layer separable[out](x) = relu(conv2d[out, k=1](relu(depthwise[](x))))
+//ocannl:layer mobilenet(x) = linear[2](avg_pool(separable[5](x *. 2 - 1)))
+//ocannl:let net = mobilenet[]
+//ocannl:loss train:
+//ocannl:input images : 2 | 6, 6, 3
+//ocannl:input labels : 2 | 2
+//ocannl:return cross_entropy(net(images), labels)
+//ocannl:sgd lr=0.5 momentum=0.9
+type MobileNet struct {
+	ocannlMobileNet
+}
+
 // Transformer is a two-block pre-norm transformer encoder over sequences of
 // 4 token ids from a vocabulary of 6. Ids are looked up in a learned
 // embedding (as one-hot rows: vocab = ids, times the embedding matrix); a

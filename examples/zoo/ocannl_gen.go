@@ -668,6 +668,147 @@ func (m *ocannlNormalized) UnmarshalBinary(data []byte) error {
 	return m.Load(bytes.NewReader(data))
 }
 
+// ocannlMobileNetParams holds one value per cell of every parameter of MobileNet, flattened in memory order (batch, output, input).
+type ocannlMobileNetParams struct {
+	// NetSeparable1Depthwise1Kernel is net.separable#1.depthwise#1.kernel: shape 3,3 -> 3, memory order [3][3][3].
+	NetSeparable1Depthwise1Kernel [27]float64
+	// NetSeparable1Depthwise1Bias is net.separable#1.depthwise#1.bias: shape 6,6,3, memory order [6][6][3].
+	NetSeparable1Depthwise1Bias [108]float64
+	// NetSeparable1Conv2d1Kernel is net.separable#1.conv2d#1.kernel: shape 1,1,3 -> 5, memory order [5][1][1][3].
+	NetSeparable1Conv2d1Kernel [15]float64
+	// NetSeparable1Conv2d1Bias is net.separable#1.conv2d#1.bias: shape 5, memory order [5].
+	NetSeparable1Conv2d1Bias [5]float64
+	// NetLinear1W is net.linear#1.w: shape 3,3,5 -> 2, memory order [2][3][3][5].
+	NetLinear1W [90]float64
+	// NetLinear1B is net.linear#1.b: shape 2, memory order [2].
+	NetLinear1B [2]float64
+}
+
+// ocannlMobileNet is the generated state of MobileNet: embed it in MobileNet. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlMobileNet struct {
+	// Params are the learnable parameters.
+	Params ocannlMobileNetParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlMobileNetParams
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR       func(step int) float64
+	momentum ocannlMobileNetParams
+	loss     [1]float64
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlMobileNet) Init(seed uint64) {
+	rt.DefaultInit(m.Params.NetSeparable1Depthwise1Kernel[:], rt.InnerKey(rt.ParamKey("net.separable#1.depthwise#1.kernel"), seed, false))
+	rt.Constant(m.Params.NetSeparable1Depthwise1Bias[:], 0.0)
+	rt.DefaultInit(m.Params.NetSeparable1Conv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.separable#1.conv2d#1.kernel"), seed, false))
+	rt.Constant(m.Params.NetSeparable1Conv2d1Bias[:], 0.0)
+	rt.DefaultInit(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false))
+	rt.Constant(m.Params.NetLinear1B[:], 0.0)
+	m.Grads = ocannlMobileNetParams{}
+	m.Step = 0
+	m.momentum = ocannlMobileNetParams{}
+}
+
+// Train runs entry point train of MobileNet (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMobileNet) Train(images *[2][6][6][3]float64, labels *[2][2]float64) float64 {
+	ocannlMobileNetTrain(images, labels, &m.Params.NetSeparable1Depthwise1Kernel, &m.Params.NetSeparable1Depthwise1Bias, &m.Params.NetSeparable1Conv2d1Kernel, &m.Params.NetSeparable1Conv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
+	return m.loss[0]
+}
+
+// Backward computes the loss Train at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlMobileNet) Backward(images *[2][6][6][3]float64, labels *[2][2]float64) float64 {
+	ocannlMobileNetBackward(images, labels, &m.Params.NetSeparable1Depthwise1Kernel, &m.Params.NetSeparable1Depthwise1Bias, &m.Params.NetSeparable1Conv2d1Kernel, &m.Params.NetSeparable1Conv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetSeparable1Depthwise1Kernel, &m.Grads.NetSeparable1Depthwise1Bias, &m.Grads.NetSeparable1Conv2d1Kernel, &m.Grads.NetSeparable1Conv2d1Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss)
+	return m.loss[0]
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.5.
+func (m *ocannlMobileNet) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.5
+}
+
+// Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
+// parameter using m.Grads, and advances m.Step. It does not allocate.
+func (m *ocannlMobileNet) Update() {
+	lr := float64(m.LearningRate())
+	rt.SGD(m.Params.NetSeparable1Depthwise1Kernel[:], m.Grads.NetSeparable1Depthwise1Kernel[:], m.momentum.NetSeparable1Depthwise1Kernel[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetSeparable1Depthwise1Bias[:], m.Grads.NetSeparable1Depthwise1Bias[:], m.momentum.NetSeparable1Depthwise1Bias[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetSeparable1Conv2d1Kernel[:], m.Grads.NetSeparable1Conv2d1Kernel[:], m.momentum.NetSeparable1Conv2d1Kernel[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetSeparable1Conv2d1Bias[:], m.Grads.NetSeparable1Conv2d1Bias[:], m.momentum.NetSeparable1Conv2d1Bias[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.momentum.NetLinear1W[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.momentum.NetLinear1B[:], lr, 0.9, 0.0, false)
+	m.Step++
+}
+
+// TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
+// It does not allocate.
+func (m *ocannlMobileNet) TrainStep(images *[2][6][6][3]float64, labels *[2][2]float64) float64 {
+	l := m.Backward(images, labels)
+	m.Update()
+	return l
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+func (m *ocannlMobileNet) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetSeparable1Depthwise1Kernel[:],
+		Dims:   []int{3, 3, 3},
+		Name:   "net.separable#1.depthwise#1.kernel",
+	}, {
+		Data64: m.Params.NetSeparable1Depthwise1Bias[:],
+		Dims:   []int{6, 6, 3},
+		Name:   "net.separable#1.depthwise#1.bias",
+	}, {
+		Data64: m.Params.NetSeparable1Conv2d1Kernel[:],
+		Dims:   []int{5, 1, 1, 3},
+		Name:   "net.separable#1.conv2d#1.kernel",
+	}, {
+		Data64: m.Params.NetSeparable1Conv2d1Bias[:],
+		Dims:   []int{5},
+		Name:   "net.separable#1.conv2d#1.bias",
+	}, {
+		Data64: m.Params.NetLinear1W[:],
+		Dims:   []int{2, 3, 3, 5},
+		Name:   "net.linear#1.w",
+	}, {
+		Data64: m.Params.NetLinear1B[:],
+		Dims:   []int{2},
+		Name:   "net.linear#1.b",
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlMobileNet) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+func (m *ocannlMobileNet) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlMobileNet) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+func (m *ocannlMobileNet) UnmarshalBinary(data []byte) error {
+	return m.Load(bytes.NewReader(data))
+}
+
 // ocannlTransformerParams holds one value per cell of every parameter of Transformer, flattened in memory order (batch, output, input).
 type ocannlTransformerParams struct {
 	// NetEmb is net.emb: shape 6 -> 8, memory order [8][6].
@@ -10004,6 +10145,1694 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 		outRow := &out[i0]
 		for i1 := range 4 {
 			outRow[i1] = predict_1Row[i1] + pHeadB[i1]
+		}
+	}
+}
+
+// ocannlMobileNetTrain runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model MobileNet.
+//
+// Tensors (batch | input -> output):
+//
+//	images: 2 | 6,6,3 (input, parameter images)
+//	labels: 2 | 2 (input, parameter labels)
+//	_num.1: 1 (number, constant)
+//	_net.separable#1/x.1: 2 | 6,6,3 (let, local)
+//	_num.2: 1 (number, constant)
+//	net.separable#1/x: 2 | 6,6,3 (let, local)
+//	net.separable#1.depthwise#1.kernel: 3,3 -> 3 (param, parameter pNetSeparable1Depthwise1Kernel)
+//	net.separable#1.depthwise#1/y: 2 | 6,6,3 (let, local)
+//	net.separable#1.depthwise#1.bias: 6,6,3 (param, parameter pNetSeparable1Depthwise1Bias)
+//	_net.separable#1.conv2d#1/x.1: 2 | 6,6,3 (let, local)
+//	net.separable#1.conv2d#1/x: 2 | 6,6,3 (let, local)
+//	net.separable#1.conv2d#1.kernel: 1,1,3 -> 5 (param, parameter pNetSeparable1Conv2d1Kernel)
+//	net.separable#1.conv2d#1/y: 2 | 6,6,5 (let, local)
+//	net.separable#1.conv2d#1.bias: 5 (param, parameter pNetSeparable1Conv2d1Bias)
+//	_net.avg_pool#1/x.1: 2 | 6,6,5 (let, local)
+//	net.avg_pool#1/x: 2 | 6,6,5 (let, local)
+//	_num.3: 1 (number, constant)
+//	_num.4: 1 (number, constant)
+//	_net.avg_pool#1/y.1: 2,2 (let, local)
+//	net.avg_pool#1/y: 2 | 3,3,5 (let, local)
+//	_dim_wh.1: 1 (dim, constant)
+//	_dim_ww.1: 1 (dim, constant)
+//	_net.linear#1/x.1: 1 (let, local)
+//	net.linear#1/x: 2 | 3,3,5 (let, local)
+//	net.linear#1.w: 3,3,5 -> 2 (param, parameter pNetLinear1W)
+//	_train.cross_entropy#1/logits.1: 2 | 2 (let, local)
+//	net.linear#1.b: 2 (param, parameter pNetLinear1B)
+//	train.cross_entropy#1/logits: 2 | 2 (let, local)
+//	train.cross_entropy#1/m: 2 | 1 (let, local)
+//	train.cross_entropy#1/z: 2 | 2 (let, local)
+//	_train.cross_entropy#1/logp.1: 2 | 2 (let, local)
+//	_train.cross_entropy#1/logp.2: 2 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 2 | 1 (let, local)
+//	train.cross_entropy#1/logp: 2 | 2 (let, local)
+//	_train.1: 2 | 2 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# padded net.separable#1/x: dims 2x6x6x3, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x9x9x3
+//	# padded net.separable#1.conv2d#1/x: dims 2x6x6x3, margins (left+right) 0+0, 0+1, 0+1, 0+0, buffer 2x7x7x3
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 2
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 1
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
+//	# init _num.4 (number)
+//	init _num.4: constant 0
+//
+//	# init _dim_wh.1 (dim)
+//	init _dim_wh.1: constant 2
+//
+//	# init _dim_ww.1 (dim)
+//	init _dim_ww.1: constant 2
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 2
+//
+//	# _net.separable#1/x.1 = pointwise "*." of images, _num.1
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        _net.separable#1/x.1[i0, i1, i2, i3] = images[i0, i1, i2, i3] * _num.1[0]
+//
+//	# net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        net.separable#1/x[i0, i1 + 1, i2 + 1, i3] = _net.separable#1/x.1[i0, i1, i2, i3] - _num.2[0]
+//
+//	# net.separable#1.depthwise#1/y = einsum "+*" "... | oh=+kh, ow=+kw, ..c..; kh, kw -> ..c.. => ... | oh, ow, ..c.." of net.separable#1/x, net.separable#1.depthwise#1.kernel
+//	reset padding of net.separable#1/x to 0
+//	fill net.separable#1.depthwise#1/y with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            net.separable#1.depthwise#1/y[i0, i1, i2, i3] += net.separable#1/x[i0, i1 + i4, i2 + i5, i3] * net.separable#1.depthwise#1.kernel[i3, i4, i5]
+//
+//	# _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        _net.separable#1.conv2d#1/x.1[i0, i1, i2, i3] = net.separable#1.depthwise#1/y[i0, i1, i2, i3] + net.separable#1.depthwise#1.bias[i1, i2, i3]
+//
+//	# net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        net.separable#1.conv2d#1/x[i0, i1, i2, i3] = relu(_net.separable#1.conv2d#1/x.1[i0, i1, i2, i3])
+//
+//	# net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel
+//	reset padding of net.separable#1.conv2d#1/x to 0
+//	fill net.separable#1.conv2d#1/y with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..4:
+//	        for i4 in 0..2:  # reduction
+//	          net.separable#1.conv2d#1/y[i0, i1, i2, i3] += net.separable#1.conv2d#1/x[i0, i1, i2, i4] * net.separable#1.conv2d#1.kernel[i3, 0, 0, i4]
+//
+//	# _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..4:
+//	        _net.avg_pool#1/x.1[i0, i1, i2, i3] = net.separable#1.conv2d#1/y[i0, i1, i2, i3] + net.separable#1.conv2d#1.bias[i3]
+//
+//	# net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..4:
+//	        net.avg_pool#1/x[i0, i1, i2, i3] = relu(_net.avg_pool#1/x.1[i0, i1, i2, i3])
+//
+//	# _net.avg_pool#1/y.1 = pointwise "+" of _num.3, _num.4
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _net.avg_pool#1/y.1[i0, i1] = _num.3[0] + _num.4[0]
+//
+//	# net.avg_pool#1/y = einsum "+++" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.avg_pool#1/x, _net.avg_pool#1/y.1
+//	fill net.avg_pool#1/y with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..2:
+//	      for i3 in 0..4:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            net.avg_pool#1/y[i0, i1, i2, i3] += net.avg_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.avg_pool#1/y.1[i4, i5]
+//
+//	# _net.linear#1/x.1 = pointwise "*." of _dim_wh.1, _dim_ww.1
+//	_net.linear#1/x.1[0] = _dim_wh.1[0] * _dim_ww.1[0]
+//
+//	# net.linear#1/x = pointwise "/." of net.avg_pool#1/y, _net.linear#1/x.1
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..2:
+//	      for i3 in 0..4:
+//	        net.linear#1/x[i0, i1, i2, i3] = net.avg_pool#1/y[i0, i1, i2, i3] / _net.linear#1/x.1[0]
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    for i2 in 0..2:  # reduction
+//	      for i3 in 0..2:  # reduction
+//	        for i4 in 0..4:  # reduction
+//	          _train.cross_entropy#1/logits.1[i0, i1] += net.linear#1.w[i1, i2, i3, i4] * net.linear#1/x[i0, i2, i3, i4]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.linear#1.b[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
+//
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    _train.2[0] += _train.1[i0, i1]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+func ocannlMobileNetTrain(images *[2][6][6][3]float64, labels *[2][2]float64, pNetSeparable1Depthwise1Kernel *[27]float64, pNetSeparable1Depthwise1Bias *[108]float64, pNetSeparable1Conv2d1Kernel *[15]float64, pNetSeparable1Conv2d1Bias *[5]float64, pNetLinear1W *[90]float64, pNetLinear1B *[2]float64, out *[1]float64) {
+	var net_separable_1_x_1 [2][6][6][3]float64
+	var net_separable_1_x [2][9][9][3]float64
+	var net_separable_1_depthwise_1_y [2][6][6][3]float64
+	var net_separable_1_conv2d_1_x_1 [2][6][6][3]float64
+	var net_separable_1_conv2d_1_x [2][7][7][3]float64
+	var net_separable_1_conv2d_1_y [2][6][6][5]float64
+	var net_avg_pool_1_x_1 [2][6][6][5]float64
+	var net_avg_pool_1_x [2][6][6][5]float64
+	var net_avg_pool_1_y_1 [2][2]float64
+	var net_avg_pool_1_y [2][3][3][5]float64
+	var net_linear_1_x_1 [1]float64
+	var net_linear_1_x [2][3][3][5]float64
+	var train_cross_entropy_1_logits_1 [2][2]float64
+	var train_cross_entropy_1_logits [2][2]float64
+	var train_cross_entropy_1_m [2][1]float64
+	var train_cross_entropy_1_z [2][2]float64
+	var train_cross_entropy_1_logp_1 [2][2]float64
+	var train_cross_entropy_1_logp_2 [2][1]float64
+	var train_cross_entropy_1_logp_3 [2][1]float64
+	var train_cross_entropy_1_logp [2][2]float64
+	var train_1 [2][2]float64
+	var train_2 [1]float64
+	var train_3 [1]float64
+
+	// _net.separable#1/x.1 = pointwise "*." of images, _num.1
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				imagesRow := &images[i0][i1][i2]
+				net_separable_1_x_1Row := &net_separable_1_x_1[i0][i1][i2]
+				for i3 := range 3 {
+					net_separable_1_x_1Row[i3] = imagesRow[i3] * 2
+				}
+			}
+		}
+	}
+
+	// net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_x_1Row2 := &net_separable_1_x_1[i0][i1][i2]
+				net_separable_1_xRow := &net_separable_1_x[i0][i1+1][i2+1]
+				for i3 := range 3 {
+					net_separable_1_xRow[i3] = net_separable_1_x_1Row2[i3] - 1
+				}
+			}
+		}
+	}
+
+	// net.separable#1.depthwise#1/y = einsum "+*" "... | oh=+kh, ow=+kw, ..c..; kh, kw -> ..c.. => ... | oh, ow, ..c.." of net.separable#1/x, net.separable#1.depthwise#1.kernel
+	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_depthwise_1_yRow := &net_separable_1_depthwise_1_y[i0][i1][i2]
+				for i4 := range 3 {
+					net_separable_1_xRow2 := &net_separable_1_x[i0][i1+i4][i2]
+					pNetSeparable1Depthwise1KernelRow := (*[19]float64)(pNetSeparable1Depthwise1Kernel[3*i4 : 3*i4+19])
+					net_separable_1_xRow3 := &net_separable_1_x[i0][i1+i4][i2+1]
+					pNetSeparable1Depthwise1KernelRow2 := (*[19]float64)(pNetSeparable1Depthwise1Kernel[3*i4+1 : 3*i4+20])
+					net_separable_1_xRow4 := &net_separable_1_x[i0][i1+i4][i2+2]
+					pNetSeparable1Depthwise1KernelRow3 := (*[19]float64)(pNetSeparable1Depthwise1Kernel[3*i4+2 : 3*i4+21])
+					for i3 := range 3 {
+						acc := net_separable_1_depthwise_1_yRow[i3]
+						acc += net_separable_1_xRow2[i3] * pNetSeparable1Depthwise1KernelRow[9*i3]
+						acc += net_separable_1_xRow3[i3] * pNetSeparable1Depthwise1KernelRow2[9*i3]
+						acc += net_separable_1_xRow4[i3] * pNetSeparable1Depthwise1KernelRow3[9*i3]
+						net_separable_1_depthwise_1_yRow[i3] = acc
+					}
+				}
+			}
+		}
+	}
+
+	// _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_depthwise_1_yRow2 := &net_separable_1_depthwise_1_y[i0][i1][i2]
+				pNetSeparable1Depthwise1BiasRow := (*[3]float64)(pNetSeparable1Depthwise1Bias[18*i1+3*i2 : 18*i1+3*i2+3])
+				net_separable_1_conv2d_1_x_1Row := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
+				for i3 := range 3 {
+					net_separable_1_conv2d_1_x_1Row[i3] = net_separable_1_depthwise_1_yRow2[i3] + pNetSeparable1Depthwise1BiasRow[i3]
+				}
+			}
+		}
+	}
+
+	// net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_x_1Row2 := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
+				net_separable_1_conv2d_1_xRow := &net_separable_1_conv2d_1_x[i0][i1][i2]
+				for i3 := range 3 {
+					r := net_separable_1_conv2d_1_x_1Row2[i3]
+					if !(r > 0) {
+						r = 0
+					}
+					net_separable_1_conv2d_1_xRow[i3] = r
+				}
+			}
+		}
+	}
+
+	// net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_xRow2 := &net_separable_1_conv2d_1_x[i0][i1][i2]
+				for i3 := range 5 {
+					pNetSeparable1Conv2d1KernelRow := (*[3]float64)(pNetSeparable1Conv2d1Kernel[3*i3 : 3*i3+3])
+					acc2 := float64(0)
+					for i4 := range 3 {
+						acc2 += net_separable_1_conv2d_1_xRow2[i4] * pNetSeparable1Conv2d1KernelRow[i4]
+					}
+					net_separable_1_conv2d_1_y[i0][i1][i2][i3] = acc2
+				}
+			}
+		}
+	}
+
+	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_yRow := &net_separable_1_conv2d_1_y[i0][i1][i2]
+				net_avg_pool_1_x_1Row := &net_avg_pool_1_x_1[i0][i1][i2]
+				for i3 := range 5 {
+					net_avg_pool_1_x_1Row[i3] = net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
+				}
+			}
+		}
+	}
+
+	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_avg_pool_1_x_1Row2 := &net_avg_pool_1_x_1[i0][i1][i2]
+				net_avg_pool_1_xRow := &net_avg_pool_1_x[i0][i1][i2]
+				for i3 := range 5 {
+					r2 := net_avg_pool_1_x_1Row2[i3]
+					if !(r2 > 0) {
+						r2 = 0
+					}
+					net_avg_pool_1_xRow[i3] = r2
+				}
+			}
+		}
+	}
+
+	// _net.avg_pool#1/y.1 = pointwise "+" of _num.3, _num.4
+	for i0 := range 2 {
+		net_avg_pool_1_y_1Row := &net_avg_pool_1_y_1[i0]
+		for i1 := range 2 {
+			net_avg_pool_1_y_1Row[i1] = 0
+		}
+	}
+
+	// net.avg_pool#1/y = einsum "+++" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.avg_pool#1/x, _net.avg_pool#1/y.1
+	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 3 {
+				net_avg_pool_1_yRow := &net_avg_pool_1_y[i0][i1][i2]
+				for i4 := range 2 {
+					net_avg_pool_1_xRow2 := &net_avg_pool_1_x[i0][2*i1+i4][2*i2]
+					net_avg_pool_1_y_1V := net_avg_pool_1_y_1[i4][0]
+					net_avg_pool_1_xRow3 := &net_avg_pool_1_x[i0][2*i1+i4][2*i2+1]
+					net_avg_pool_1_y_1V2 := net_avg_pool_1_y_1[i4][1]
+					for i3 := range 5 {
+						acc3 := net_avg_pool_1_yRow[i3]
+						acc3 += net_avg_pool_1_xRow2[i3] + net_avg_pool_1_y_1V
+						acc3 += net_avg_pool_1_xRow3[i3] + net_avg_pool_1_y_1V2
+						net_avg_pool_1_yRow[i3] = acc3
+					}
+				}
+			}
+		}
+	}
+
+	// _net.linear#1/x.1 = pointwise "*." of _dim_wh.1, _dim_ww.1
+	net_linear_1_x_1[0] = 4
+
+	// net.linear#1/x = pointwise "/." of net.avg_pool#1/y, _net.linear#1/x.1
+	net_linear_1_x_1V := net_linear_1_x_1[0]
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 3 {
+				net_avg_pool_1_yRow2 := &net_avg_pool_1_y[i0][i1][i2]
+				net_linear_1_xRow := &net_linear_1_x[i0][i1][i2]
+				for i3 := range 5 {
+					net_linear_1_xRow[i3] = net_avg_pool_1_yRow2[i3] / net_linear_1_x_1V
+				}
+			}
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		for i1 := range 2 {
+			acc4 := float64(0)
+			for i2 := range 3 {
+				for i3 := range 3 {
+					pNetLinear1WRow := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
+					net_linear_1_xRow2 := &net_linear_1_x[i0][i2][i3]
+					for i4 := range 5 {
+						acc4 += pNetLinear1WRow[i4] * net_linear_1_xRow2[i4]
+					}
+				}
+			}
+			train_cross_entropy_1_logits_1[i0][i1] = acc4
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc5 := math.Inf(-1)
+		for i1 := range 2 {
+			acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc5
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	for i0 := range 2 {
+		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc6 := float64(0)
+		for i1 := range 2 {
+			acc6 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc6
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+	for i0 := range 2 {
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
+		}
+	}
+
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	for i0 := range 2 {
+		labelsRow := &labels[i0]
+		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_1Row := &train_1[i0]
+		for i1 := range 2 {
+			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+		}
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc7 := float64(0)
+	for i0 := range 2 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 2 {
+			acc7 += train_1Row2[i1]
+		}
+	}
+	train_2[0] = acc7
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 2
+
+	// train = pointwise neg of _train.3
+	out[0] = -train_3[0]
+}
+
+// ocannlMobileNetBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model MobileNet.
+//
+// Tensors (batch | input -> output):
+//
+//	images: 2 | 6,6,3 (input, parameter images)
+//	labels: 2 | 2 (input, parameter labels)
+//	_num.1: 1 (number, constant)
+//	_net.separable#1/x.1: 2 | 6,6,3 (let, local)
+//	_num.2: 1 (number, constant)
+//	net.separable#1/x: 2 | 6,6,3 (let, local)
+//	net.separable#1.depthwise#1.kernel: 3,3 -> 3 (param, parameter pNetSeparable1Depthwise1Kernel)
+//	net.separable#1.depthwise#1/y: 2 | 6,6,3 (let, local)
+//	net.separable#1.depthwise#1.bias: 6,6,3 (param, parameter pNetSeparable1Depthwise1Bias)
+//	_net.separable#1.conv2d#1/x.1: 2 | 6,6,3 (let, local)
+//	net.separable#1.conv2d#1/x: 2 | 6,6,3 (let, local)
+//	net.separable#1.conv2d#1.kernel: 1,1,3 -> 5 (param, parameter pNetSeparable1Conv2d1Kernel)
+//	net.separable#1.conv2d#1/y: 2 | 6,6,5 (let, local)
+//	net.separable#1.conv2d#1.bias: 5 (param, parameter pNetSeparable1Conv2d1Bias)
+//	_net.avg_pool#1/x.1: 2 | 6,6,5 (let, local)
+//	net.avg_pool#1/x: 2 | 6,6,5 (let, local)
+//	_num.3: 1 (number, constant)
+//	_num.4: 1 (number, constant)
+//	_net.avg_pool#1/y.1: 2,2 (let, local)
+//	net.avg_pool#1/y: 2 | 3,3,5 (let, local)
+//	_dim_wh.1: 1 (dim, constant)
+//	_dim_ww.1: 1 (dim, constant)
+//	_net.linear#1/x.1: 1 (let, local)
+//	net.linear#1/x: 2 | 3,3,5 (let, local)
+//	net.linear#1.w: 3,3,5 -> 2 (param, parameter pNetLinear1W)
+//	_train.cross_entropy#1/logits.1: 2 | 2 (let, local)
+//	net.linear#1.b: 2 (param, parameter pNetLinear1B)
+//	train.cross_entropy#1/logits: 2 | 2 (let, local)
+//	train.cross_entropy#1/m: 2 | 1 (let, local)
+//	train.cross_entropy#1/z: 2 | 2 (let, local)
+//	_train.cross_entropy#1/logp.1: 2 | 2 (let, local)
+//	_train.cross_entropy#1/logp.2: 2 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 2 | 1 (let, local)
+//	train.cross_entropy#1/logp: 2 | 2 (let, local)
+//	_train.1: 2 | 2 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.separable#1.depthwise#1.kernel.grad: [3 3 3] (let, output parameter gNetSeparable1Depthwise1Kernel)
+//	net.separable#1.depthwise#1/y.grad: [2 6 6 3] (let, local)
+//	net.separable#1.depthwise#1.bias.grad: [6 6 3] (let, output parameter gNetSeparable1Depthwise1Bias)
+//	_net.separable#1.conv2d#1/x.1.grad: [2 6 6 3] (let, local)
+//	net.separable#1.conv2d#1/x.grad: [2 6 6 3] (let, local)
+//	net.separable#1.conv2d#1.kernel.grad: [5 1 1 3] (let, output parameter gNetSeparable1Conv2d1Kernel)
+//	net.separable#1.conv2d#1/y.grad: [2 6 6 5] (let, local)
+//	net.separable#1.conv2d#1.bias.grad: [5] (let, output parameter gNetSeparable1Conv2d1Bias)
+//	_net.avg_pool#1/x.1.grad: [2 6 6 5] (let, local)
+//	net.avg_pool#1/x.grad: [2 6 6 5] (let, local)
+//	net.avg_pool#1/y.grad: [2 3 3 5] (let, local)
+//	net.linear#1/x.grad: [2 3 3 5] (let, local)
+//	net.linear#1.w.grad: [2 3 3 5] (let, output parameter gNetLinear1W)
+//	_train.cross_entropy#1/logits.1.grad: [2 2] (let, local)
+//	net.linear#1.b.grad: [2] (let, output parameter gNetLinear1B)
+//	train.cross_entropy#1/logits.grad: [2 2] (let, local)
+//	train.cross_entropy#1/m.grad: [2 1] (let, local)
+//	train.cross_entropy#1/z.grad: [2 2] (let, local)
+//	_train.cross_entropy#1/logp.1.grad: [2 2] (let, local)
+//	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local)
+//	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local)
+//	train.cross_entropy#1/logp.grad: [2 2] (let, local)
+//	_train.1.grad: [2 2] (let, local)
+//	_train.2.grad: [1] (let, local)
+//	_train.3.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//
+// Loop nests:
+//
+//	# padded net.separable#1/x: dims 2x6x6x3, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x9x9x3
+//	# padded net.separable#1.conv2d#1/x: dims 2x6x6x3, margins (left+right) 0+0, 0+1, 0+1, 0+0, buffer 2x7x7x3
+//	# padded net.separable#1.conv2d#1/x.grad: dims 2x6x6x3, margins (left+right) 0+0, 0+1, 0+1, 0+0, buffer 2x7x7x3
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 2
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 1
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 0
+//
+//	# init _num.4 (number)
+//	init _num.4: constant 0
+//
+//	# init _dim_wh.1 (dim)
+//	init _dim_wh.1: constant 2
+//
+//	# init _dim_ww.1 (dim)
+//	init _dim_ww.1: constant 2
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 2
+//
+//	# _net.separable#1/x.1 = pointwise "*." of images, _num.1
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        _net.separable#1/x.1[i0, i1, i2, i3] = images[i0, i1, i2, i3] * _num.1[0]
+//
+//	# net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        net.separable#1/x[i0, i1 + 1, i2 + 1, i3] = _net.separable#1/x.1[i0, i1, i2, i3] - _num.2[0]
+//
+//	# net.separable#1.depthwise#1/y = einsum "+*" "... | oh=+kh, ow=+kw, ..c..; kh, kw -> ..c.. => ... | oh, ow, ..c.." of net.separable#1/x, net.separable#1.depthwise#1.kernel
+//	reset padding of net.separable#1/x to 0
+//	fill net.separable#1.depthwise#1/y with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            net.separable#1.depthwise#1/y[i0, i1, i2, i3] += net.separable#1/x[i0, i1 + i4, i2 + i5, i3] * net.separable#1.depthwise#1.kernel[i3, i4, i5]
+//
+//	# _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        _net.separable#1.conv2d#1/x.1[i0, i1, i2, i3] = net.separable#1.depthwise#1/y[i0, i1, i2, i3] + net.separable#1.depthwise#1.bias[i1, i2, i3]
+//
+//	# net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        net.separable#1.conv2d#1/x[i0, i1, i2, i3] = relu(_net.separable#1.conv2d#1/x.1[i0, i1, i2, i3])
+//
+//	# net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel
+//	reset padding of net.separable#1.conv2d#1/x to 0
+//	fill net.separable#1.conv2d#1/y with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..4:
+//	        for i4 in 0..2:  # reduction
+//	          net.separable#1.conv2d#1/y[i0, i1, i2, i3] += net.separable#1.conv2d#1/x[i0, i1, i2, i4] * net.separable#1.conv2d#1.kernel[i3, 0, 0, i4]
+//
+//	# _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..4:
+//	        _net.avg_pool#1/x.1[i0, i1, i2, i3] = net.separable#1.conv2d#1/y[i0, i1, i2, i3] + net.separable#1.conv2d#1.bias[i3]
+//
+//	# net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..4:
+//	        net.avg_pool#1/x[i0, i1, i2, i3] = relu(_net.avg_pool#1/x.1[i0, i1, i2, i3])
+//
+//	# _net.avg_pool#1/y.1 = pointwise "+" of _num.3, _num.4
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _net.avg_pool#1/y.1[i0, i1] = _num.3[0] + _num.4[0]
+//
+//	# net.avg_pool#1/y = einsum "+++" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.avg_pool#1/x, _net.avg_pool#1/y.1
+//	fill net.avg_pool#1/y with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..2:
+//	      for i3 in 0..4:
+//	        for i4 in 0..1:  # reduction
+//	          for i5 in 0..1:  # reduction
+//	            net.avg_pool#1/y[i0, i1, i2, i3] += net.avg_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.avg_pool#1/y.1[i4, i5]
+//
+//	# _net.linear#1/x.1 = pointwise "*." of _dim_wh.1, _dim_ww.1
+//	_net.linear#1/x.1[0] = _dim_wh.1[0] * _dim_ww.1[0]
+//
+//	# net.linear#1/x = pointwise "/." of net.avg_pool#1/y, _net.linear#1/x.1
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..2:
+//	      for i3 in 0..4:
+//	        net.linear#1/x[i0, i1, i2, i3] = net.avg_pool#1/y[i0, i1, i2, i3] / _net.linear#1/x.1[0]
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    for i2 in 0..2:  # reduction
+//	      for i3 in 0..2:  # reduction
+//	        for i4 in 0..4:  # reduction
+//	          _train.cross_entropy#1/logits.1[i0, i1] += net.linear#1.w[i1, i2, i3, i4] * net.linear#1/x[i0, i2, i3, i4]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.linear#1.b[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
+//
+//	# _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.1[i0, i1] = labels[i0, i1] * train.cross_entropy#1/logp[i0, i1]
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    _train.2[0] += _train.1[i0, i1]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+//
+//	# zero the gradients
+//	fill net.separable#1.depthwise#1.kernel.grad with 0
+//	fill net.separable#1.depthwise#1/y.grad with 0
+//	fill net.separable#1.depthwise#1.bias.grad with 0
+//	fill _net.separable#1.conv2d#1/x.1.grad with 0
+//	fill net.separable#1.conv2d#1/x.grad with 0
+//	fill net.separable#1.conv2d#1.kernel.grad with 0
+//	fill net.separable#1.conv2d#1/y.grad with 0
+//	fill net.separable#1.conv2d#1.bias.grad with 0
+//	fill _net.avg_pool#1/x.1.grad with 0
+//	fill net.avg_pool#1/x.grad with 0
+//	fill net.avg_pool#1/y.grad with 0
+//	fill net.linear#1/x.grad with 0
+//	fill net.linear#1.w.grad with 0
+//	fill _train.cross_entropy#1/logits.1.grad with 0
+//	fill net.linear#1.b.grad with 0
+//	fill train.cross_entropy#1/logits.grad with 0
+//	fill train.cross_entropy#1/m.grad with 0
+//	fill train.cross_entropy#1/z.grad with 0
+//	fill _train.cross_entropy#1/logp.1.grad with 0
+//	fill _train.cross_entropy#1/logp.2.grad with 0
+//	fill _train.cross_entropy#1/logp.3.grad with 0
+//	fill train.cross_entropy#1/logp.grad with 0
+//	fill _train.1.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 23 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	_train.3.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 22 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 21 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//
+//	# backprop of op 20 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//
+//	# backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    _train.cross_entropy#1/logp.3.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 18 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	for i0 in 0..1:
+//	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
+//
+//	# backprop of op 17 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//
+//	# backprop of op 16 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(train.cross_entropy#1/m[i0, 0] == train.cross_entropy#1/logits[i0, i1], train.cross_entropy#1/m.grad[i0, 0], 0)
+//
+//	# backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:
+//	    for i2 in 0..2:
+//	      for i3 in 0..2:
+//	        for i4 in 0..4:
+//	          net.linear#1.w.grad[i1, i2, i3, i4] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net.linear#1/x[i0, i2, i3, i4]
+//
+//	# backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..2:
+//	      for i3 in 0..2:
+//	        for i4 in 0..4:
+//	          net.linear#1/x.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//
+//	# backprop of op 11 (net.linear#1/x = pointwise "/." of net.avg_pool#1/y, _net.linear#1/x.1): g1 =+ g / v2; g1 is net.avg_pool#1/y.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..2:
+//	      for i3 in 0..4:
+//	        net.avg_pool#1/y.grad[i0, i1, i2, i3] += net.linear#1/x.grad[i0, i1, i2, i3] / _net.linear#1/x.1[0]
+//
+//	# backprop of op 9 (net.avg_pool#1/y = einsum "+++" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.avg_pool#1/x, _net.avg_pool#1/y.1): g1 =+ g; g1 is net.avg_pool#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..2:
+//	      for i3 in 0..4:
+//	        for i4 in 0..1:
+//	          for i5 in 0..1:
+//	            net.avg_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += net.avg_pool#1/y.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..4:
+//	        _net.avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.avg_pool#1/x.1[i0, i1, i2, i3], net.avg_pool#1/x.grad[i0, i1, i2, i3], 0)
+//
+//	# backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..4:
+//	        net.separable#1.conv2d#1/y.grad[i0, i1, i2, i3] += _net.avg_pool#1/x.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g2 =+ g; g2 is net.separable#1.conv2d#1.bias.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..5:  # reduction
+//	    for i2 in 0..5:  # reduction
+//	      for i3 in 0..4:
+//	        net.separable#1.conv2d#1.bias.grad[i3] += _net.avg_pool#1/x.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 5 (net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net.separable#1.conv2d#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..4:  # reduction
+//	        for i4 in 0..2:
+//	          net.separable#1.conv2d#1/x.grad[i0, i1, i2, i4] += net.separable#1.conv2d#1/y.grad[i0, i1, i2, i3] * net.separable#1.conv2d#1.kernel[i3, 0, 0, i4]
+//
+//	# backprop of op 5 (net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.separable#1.conv2d#1.kernel.grad
+//	reset padding of net.separable#1.conv2d#1/x to 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..5:  # reduction
+//	    for i2 in 0..5:  # reduction
+//	      for i3 in 0..4:
+//	        for i4 in 0..2:
+//	          net.separable#1.conv2d#1.kernel.grad[i3, 0, 0, i4] += net.separable#1.conv2d#1/x[i0, i1, i2, i4] * net.separable#1.conv2d#1/y.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
+//	reset padding of net.separable#1.conv2d#1/x.grad to 0
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        _net.separable#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.separable#1.conv2d#1/x.1[i0, i1, i2, i3], net.separable#1.conv2d#1/x.grad[i0, i1, i2, i3], 0)
+//
+//	# backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g1 =+ g; g1 is net.separable#1.depthwise#1/y.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        net.separable#1.depthwise#1/y.grad[i0, i1, i2, i3] += _net.separable#1.conv2d#1/x.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g2 =+ g; g2 is net.separable#1.depthwise#1.bias.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        net.separable#1.depthwise#1.bias.grad[i1, i2, i3] += _net.separable#1.conv2d#1/x.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 2 (net.separable#1.depthwise#1/y = einsum "+*" "... | oh=+kh, ow=+kw, ..c..; kh, kw -> ..c.. => ... | oh, ow, ..c.." of net.separable#1/x, net.separable#1.depthwise#1.kernel): g2 =+ v1 * g; g2 is net.separable#1.depthwise#1.kernel.grad
+//	reset padding of net.separable#1/x to 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..5:  # reduction
+//	    for i2 in 0..5:  # reduction
+//	      for i3 in 0..2:
+//	        for i4 in 0..2:
+//	          for i5 in 0..2:
+//	            net.separable#1.depthwise#1.kernel.grad[i3, i4, i5] += net.separable#1/x[i0, i1 + i4, i2 + i5, i3] * net.separable#1.depthwise#1/y.grad[i0, i1, i2, i3]
+func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64, pNetSeparable1Depthwise1Kernel *[27]float64, pNetSeparable1Depthwise1Bias *[108]float64, pNetSeparable1Conv2d1Kernel *[15]float64, pNetSeparable1Conv2d1Bias *[5]float64, pNetLinear1W *[90]float64, pNetLinear1B *[2]float64, gNetSeparable1Depthwise1Kernel *[27]float64, gNetSeparable1Depthwise1Bias *[108]float64, gNetSeparable1Conv2d1Kernel *[15]float64, gNetSeparable1Conv2d1Bias *[5]float64, gNetLinear1W *[90]float64, gNetLinear1B *[2]float64, loss *[1]float64) {
+	var net_separable_1_x_1 [2][6][6][3]float64
+	var net_separable_1_x [2][9][9][3]float64
+	var net_separable_1_depthwise_1_y [2][6][6][3]float64
+	var net_separable_1_conv2d_1_x_1 [2][6][6][3]float64
+	var net_separable_1_conv2d_1_x [2][7][7][3]float64
+	var net_separable_1_conv2d_1_y [2][6][6][5]float64
+	var net_avg_pool_1_x_1 [2][6][6][5]float64
+	var net_avg_pool_1_x [2][6][6][5]float64
+	var net_avg_pool_1_y_1 [2][2]float64
+	var net_avg_pool_1_y [2][3][3][5]float64
+	var net_linear_1_x_1 [1]float64
+	var net_linear_1_x [2][3][3][5]float64
+	var train_cross_entropy_1_logits_1 [2][2]float64
+	var train_cross_entropy_1_logits [2][2]float64
+	var train_cross_entropy_1_m [2][1]float64
+	var train_cross_entropy_1_z [2][2]float64
+	var train_cross_entropy_1_logp_1 [2][2]float64
+	var train_cross_entropy_1_logp_2 [2][1]float64
+	var train_cross_entropy_1_logp_3 [2][1]float64
+	var train_cross_entropy_1_logp [2][2]float64
+	var train_1 [2][2]float64
+	var train_2 [1]float64
+	var train_3 [1]float64
+	var net_separable_1_depthwise_1_y_grad [2][6][6][3]float64
+	var net_separable_1_conv2d_1_x_1_grad [2][6][6][3]float64
+	var net_separable_1_conv2d_1_x_grad [2][7][7][3]float64
+	var net_separable_1_conv2d_1_y_grad [2][6][6][5]float64
+	var net_avg_pool_1_x_1_grad [2][6][6][5]float64
+	var net_avg_pool_1_x_grad [2][6][6][5]float64
+	var net_avg_pool_1_y_grad [2][3][3][5]float64
+	var net_linear_1_x_grad [2][3][3][5]float64
+	var train_cross_entropy_1_logits_1_grad [2][2]float64
+	var train_cross_entropy_1_logits_grad [2][2]float64
+	var train_cross_entropy_1_m_grad [2][1]float64
+	var train_cross_entropy_1_z_grad [2][2]float64
+	var train_cross_entropy_1_logp_1_grad [2][2]float64
+	var train_cross_entropy_1_logp_2_grad [2][1]float64
+	var train_cross_entropy_1_logp_3_grad [2][1]float64
+	var train_cross_entropy_1_logp_grad [2][2]float64
+	var train_1_grad [2][2]float64
+	var train_2_grad [1]float64
+	var train_3_grad [1]float64
+	var train_grad [1]float64
+
+	// _net.separable#1/x.1 = pointwise "*." of images, _num.1
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				imagesRow := &images[i0][i1][i2]
+				net_separable_1_x_1Row := &net_separable_1_x_1[i0][i1][i2]
+				for i3 := range 3 {
+					net_separable_1_x_1Row[i3] = imagesRow[i3] * 2
+				}
+			}
+		}
+	}
+
+	// net.separable#1/x = pointwise "-" of _net.separable#1/x.1, _num.2
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_x_1Row2 := &net_separable_1_x_1[i0][i1][i2]
+				net_separable_1_xRow := &net_separable_1_x[i0][i1+1][i2+1]
+				for i3 := range 3 {
+					net_separable_1_xRow[i3] = net_separable_1_x_1Row2[i3] - 1
+				}
+			}
+		}
+	}
+
+	// net.separable#1.depthwise#1/y = einsum "+*" "... | oh=+kh, ow=+kw, ..c..; kh, kw -> ..c.. => ... | oh, ow, ..c.." of net.separable#1/x, net.separable#1.depthwise#1.kernel
+	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_depthwise_1_yRow := &net_separable_1_depthwise_1_y[i0][i1][i2]
+				for i4 := range 3 {
+					net_separable_1_xRow2 := &net_separable_1_x[i0][i1+i4][i2]
+					pNetSeparable1Depthwise1KernelRow := (*[19]float64)(pNetSeparable1Depthwise1Kernel[3*i4 : 3*i4+19])
+					net_separable_1_xRow3 := &net_separable_1_x[i0][i1+i4][i2+1]
+					pNetSeparable1Depthwise1KernelRow2 := (*[19]float64)(pNetSeparable1Depthwise1Kernel[3*i4+1 : 3*i4+20])
+					net_separable_1_xRow4 := &net_separable_1_x[i0][i1+i4][i2+2]
+					pNetSeparable1Depthwise1KernelRow3 := (*[19]float64)(pNetSeparable1Depthwise1Kernel[3*i4+2 : 3*i4+21])
+					for i3 := range 3 {
+						acc := net_separable_1_depthwise_1_yRow[i3]
+						acc += net_separable_1_xRow2[i3] * pNetSeparable1Depthwise1KernelRow[9*i3]
+						acc += net_separable_1_xRow3[i3] * pNetSeparable1Depthwise1KernelRow2[9*i3]
+						acc += net_separable_1_xRow4[i3] * pNetSeparable1Depthwise1KernelRow3[9*i3]
+						net_separable_1_depthwise_1_yRow[i3] = acc
+					}
+				}
+			}
+		}
+	}
+
+	// _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_depthwise_1_yRow2 := &net_separable_1_depthwise_1_y[i0][i1][i2]
+				pNetSeparable1Depthwise1BiasRow := (*[3]float64)(pNetSeparable1Depthwise1Bias[18*i1+3*i2 : 18*i1+3*i2+3])
+				net_separable_1_conv2d_1_x_1Row := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
+				for i3 := range 3 {
+					net_separable_1_conv2d_1_x_1Row[i3] = net_separable_1_depthwise_1_yRow2[i3] + pNetSeparable1Depthwise1BiasRow[i3]
+				}
+			}
+		}
+	}
+
+	// net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_x_1Row2 := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
+				net_separable_1_conv2d_1_xRow := &net_separable_1_conv2d_1_x[i0][i1][i2]
+				for i3 := range 3 {
+					r := net_separable_1_conv2d_1_x_1Row2[i3]
+					if !(r > 0) {
+						r = 0
+					}
+					net_separable_1_conv2d_1_xRow[i3] = r
+				}
+			}
+		}
+	}
+
+	// net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_xRow2 := &net_separable_1_conv2d_1_x[i0][i1][i2]
+				for i3 := range 5 {
+					pNetSeparable1Conv2d1KernelRow := (*[3]float64)(pNetSeparable1Conv2d1Kernel[3*i3 : 3*i3+3])
+					acc2 := float64(0)
+					for i4 := range 3 {
+						acc2 += net_separable_1_conv2d_1_xRow2[i4] * pNetSeparable1Conv2d1KernelRow[i4]
+					}
+					net_separable_1_conv2d_1_y[i0][i1][i2][i3] = acc2
+				}
+			}
+		}
+	}
+
+	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_yRow := &net_separable_1_conv2d_1_y[i0][i1][i2]
+				net_avg_pool_1_x_1Row := &net_avg_pool_1_x_1[i0][i1][i2]
+				for i3 := range 5 {
+					net_avg_pool_1_x_1Row[i3] = net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
+				}
+			}
+		}
+	}
+
+	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_avg_pool_1_x_1Row2 := &net_avg_pool_1_x_1[i0][i1][i2]
+				net_avg_pool_1_xRow := &net_avg_pool_1_x[i0][i1][i2]
+				for i3 := range 5 {
+					r2 := net_avg_pool_1_x_1Row2[i3]
+					if !(r2 > 0) {
+						r2 = 0
+					}
+					net_avg_pool_1_xRow[i3] = r2
+				}
+			}
+		}
+	}
+
+	// _net.avg_pool#1/y.1 = pointwise "+" of _num.3, _num.4
+	for i0 := range 2 {
+		net_avg_pool_1_y_1Row := &net_avg_pool_1_y_1[i0]
+		for i1 := range 2 {
+			net_avg_pool_1_y_1Row[i1] = 0
+		}
+	}
+
+	// net.avg_pool#1/y = einsum "+++" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.avg_pool#1/x, _net.avg_pool#1/y.1
+	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 3 {
+				net_avg_pool_1_yRow := &net_avg_pool_1_y[i0][i1][i2]
+				for i4 := range 2 {
+					net_avg_pool_1_xRow2 := &net_avg_pool_1_x[i0][2*i1+i4][2*i2]
+					net_avg_pool_1_y_1V := net_avg_pool_1_y_1[i4][0]
+					net_avg_pool_1_xRow3 := &net_avg_pool_1_x[i0][2*i1+i4][2*i2+1]
+					net_avg_pool_1_y_1V2 := net_avg_pool_1_y_1[i4][1]
+					for i3 := range 5 {
+						acc3 := net_avg_pool_1_yRow[i3]
+						acc3 += net_avg_pool_1_xRow2[i3] + net_avg_pool_1_y_1V
+						acc3 += net_avg_pool_1_xRow3[i3] + net_avg_pool_1_y_1V2
+						net_avg_pool_1_yRow[i3] = acc3
+					}
+				}
+			}
+		}
+	}
+
+	// _net.linear#1/x.1 = pointwise "*." of _dim_wh.1, _dim_ww.1
+	net_linear_1_x_1[0] = 4
+
+	// net.linear#1/x = pointwise "/." of net.avg_pool#1/y, _net.linear#1/x.1
+	net_linear_1_x_1V := net_linear_1_x_1[0]
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 3 {
+				net_avg_pool_1_yRow2 := &net_avg_pool_1_y[i0][i1][i2]
+				net_linear_1_xRow := &net_linear_1_x[i0][i1][i2]
+				for i3 := range 5 {
+					net_linear_1_xRow[i3] = net_avg_pool_1_yRow2[i3] / net_linear_1_x_1V
+				}
+			}
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		for i1 := range 2 {
+			acc4 := float64(0)
+			for i2 := range 3 {
+				for i3 := range 3 {
+					pNetLinear1WRow := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
+					net_linear_1_xRow2 := &net_linear_1_x[i0][i2][i3]
+					for i4 := range 5 {
+						acc4 += pNetLinear1WRow[i4] * net_linear_1_xRow2[i4]
+					}
+				}
+			}
+			train_cross_entropy_1_logits_1[i0][i1] = acc4
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc5 := math.Inf(-1)
+		for i1 := range 2 {
+			acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc5
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	for i0 := range 2 {
+		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc6 := float64(0)
+		for i1 := range 2 {
+			acc6 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc6
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+	for i0 := range 2 {
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
+		}
+	}
+
+	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
+	for i0 := range 2 {
+		labelsRow := &labels[i0]
+		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+		train_1Row := &train_1[i0]
+		for i1 := range 2 {
+			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+		}
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc7 := float64(0)
+	for i0 := range 2 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 2 {
+			acc7 += train_1Row2[i1]
+		}
+	}
+	train_2[0] = acc7
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 2
+
+	// train = pointwise neg of _train.3
+	loss[0] = -train_3[0]
+
+	// zero the gradients
+	*gNetSeparable1Depthwise1Kernel = [27]float64{}
+	*gNetSeparable1Depthwise1Bias = [108]float64{}
+	*gNetSeparable1Conv2d1Kernel = [15]float64{}
+	*gNetSeparable1Conv2d1Bias = [5]float64{}
+	*gNetLinear1W = [90]float64{}
+	*gNetLinear1B = [2]float64{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 23 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	train_3_grad[0] += -train_grad[0]
+
+	// backprop of op 22 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	train_2_grad[0] += train_3_grad[0] / 2
+
+	// backprop of op 21 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	train_2_gradV := train_2_grad[0]
+	for i0 := range 2 {
+		train_1_gradRow := &train_1_grad[i0]
+		for i1 := range 2 {
+			train_1_gradRow[i1] += train_2_gradV
+		}
+	}
+
+	// backprop of op 20 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	for i0 := range 2 {
+		labelsRow2 := &labels[i0]
+		train_1_gradRow2 := &train_1_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
+		for i1 := range 2 {
+			acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+		}
+		train_cross_entropy_1_logp_3_grad[i0][0] = acc8
+	}
+
+	// backprop of op 18 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+	}
+
+	// backprop of op 17 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
+		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
+		}
+	}
+
+	// backprop of op 16 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+		}
+	}
+
+	// backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		acc9 := train_cross_entropy_1_m_grad[i0][0]
+		for i1 := range 2 {
+			acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+		}
+		train_cross_entropy_1_m_grad[i0][0] = acc9
+	}
+
+	// backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 2 {
+			var r3 float64
+			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
+				r3 = 1
+			}
+			r4 := float64(0)
+			if r3 != 0 {
+				r4 = train_cross_entropy_1_m_gradV
+			}
+			train_cross_entropy_1_logits_gradRow2[i1] += r4
+		}
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// i0 unrolled and jammed into i1.
+	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	for i1 := range 2 {
+		acc10 := gNetLinear1B[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+		gNetLinear1B[i1] = acc10
+	}
+
+	// backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	for i0 := range 2 {
+		for i1 := range 2 {
+			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+			for i2 := range 3 {
+				for i3 := range 3 {
+					net_linear_1_xRow3 := &net_linear_1_x[i0][i2][i3]
+					gNetLinear1WRow := (*[5]float64)(gNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
+					for i4 := range 5 {
+						gNetLinear1WRow[i4] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i4]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+	for i0 := range 2 {
+		for i1 := range 2 {
+			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+			for i2 := range 3 {
+				for i3 := range 3 {
+					pNetLinear1WRow2 := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
+					net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i2][i3]
+					for i4 := range 5 {
+						net_linear_1_x_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 11 (net.linear#1/x = pointwise "/." of net.avg_pool#1/y, _net.linear#1/x.1): g1 =+ g / v2; g1 is net.avg_pool#1/y.grad
+	net_linear_1_x_1V2 := net_linear_1_x_1[0]
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 3 {
+				net_linear_1_x_gradRow2 := &net_linear_1_x_grad[i0][i1][i2]
+				net_avg_pool_1_y_gradRow := &net_avg_pool_1_y_grad[i0][i1][i2]
+				for i3 := range 5 {
+					net_avg_pool_1_y_gradRow[i3] += net_linear_1_x_gradRow2[i3] / net_linear_1_x_1V2
+				}
+			}
+		}
+	}
+
+	// backprop of op 9 (net.avg_pool#1/y = einsum "+++" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.avg_pool#1/x, _net.avg_pool#1/y.1): g1 =+ g; g1 is net.avg_pool#1/x.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 3 {
+				for i3 := range 5 {
+					net_avg_pool_1_y_gradV := net_avg_pool_1_y_grad[i0][i1][i2][i3]
+					for i4 := range 2 {
+						net_avg_pool_1_x_gradRow := &net_avg_pool_1_x_grad[i0][2*i1+i4]
+						for i5 := range 2 {
+							net_avg_pool_1_x_gradRow[2*i2+i5][i3] += net_avg_pool_1_y_gradV
+						}
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_avg_pool_1_x_1Row3 := &net_avg_pool_1_x_1[i0][i1][i2]
+				net_avg_pool_1_x_gradRow2 := &net_avg_pool_1_x_grad[i0][i1][i2]
+				net_avg_pool_1_x_1_gradRow := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+				for i3 := range 5 {
+					var r5 float64
+					if 0 < net_avg_pool_1_x_1Row3[i3] {
+						r5 = 1
+					}
+					r6 := float64(0)
+					if r5 != 0 {
+						r6 = net_avg_pool_1_x_gradRow2[i3]
+					}
+					net_avg_pool_1_x_1_gradRow[i3] += r6
+				}
+			}
+		}
+	}
+
+	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_avg_pool_1_x_1_gradRow2 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+				net_separable_1_conv2d_1_y_gradRow := &net_separable_1_conv2d_1_y_grad[i0][i1][i2]
+				for i3 := range 5 {
+					net_separable_1_conv2d_1_y_gradRow[i3] += net_avg_pool_1_x_1_gradRow2[i3]
+				}
+			}
+		}
+	}
+
+	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g2 =+ g; g2 is net.separable#1.conv2d#1.bias.grad
+	// i2 unrolled by 4 and jammed into i3.
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := 0; i2 < 4; i2 += 4 {
+				net_avg_pool_1_x_1_gradRow3 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+				net_avg_pool_1_x_1_gradRow4 := &net_avg_pool_1_x_1_grad[i0][i1][i2+1]
+				net_avg_pool_1_x_1_gradRow5 := &net_avg_pool_1_x_1_grad[i0][i1][i2+2]
+				net_avg_pool_1_x_1_gradRow6 := &net_avg_pool_1_x_1_grad[i0][i1][i2+3]
+				for i3 := range 5 {
+					acc11 := gNetSeparable1Conv2d1Bias[i3]
+					acc11 += net_avg_pool_1_x_1_gradRow3[i3]
+					acc11 += net_avg_pool_1_x_1_gradRow4[i3]
+					acc11 += net_avg_pool_1_x_1_gradRow5[i3]
+					acc11 += net_avg_pool_1_x_1_gradRow6[i3]
+					gNetSeparable1Conv2d1Bias[i3] = acc11
+				}
+			}
+			for i2 := 4; i2 < 6; i2++ {
+				net_avg_pool_1_x_1_gradRow7 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+				for i3 := range 5 {
+					gNetSeparable1Conv2d1Bias[i3] += net_avg_pool_1_x_1_gradRow7[i3]
+				}
+			}
+		}
+	}
+
+	// backprop of op 5 (net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net.separable#1.conv2d#1/x.grad
+	// i3 unrolled and jammed into i4.
+	pNetSeparable1Conv2d1KernelRow2 := (*[3]float64)(pNetSeparable1Conv2d1Kernel[0:3])
+	pNetSeparable1Conv2d1KernelRow3 := (*[3]float64)(pNetSeparable1Conv2d1Kernel[3:6])
+	pNetSeparable1Conv2d1KernelRow4 := (*[3]float64)(pNetSeparable1Conv2d1Kernel[6:9])
+	pNetSeparable1Conv2d1KernelRow5 := (*[3]float64)(pNetSeparable1Conv2d1Kernel[9:12])
+	pNetSeparable1Conv2d1KernelRow6 := (*[3]float64)(pNetSeparable1Conv2d1Kernel[12:15])
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_x_gradRow := &net_separable_1_conv2d_1_x_grad[i0][i1][i2]
+				net_separable_1_conv2d_1_y_gradV := net_separable_1_conv2d_1_y_grad[i0][i1][i2][0]
+				net_separable_1_conv2d_1_y_gradV2 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][1]
+				net_separable_1_conv2d_1_y_gradV3 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][2]
+				net_separable_1_conv2d_1_y_gradV4 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][3]
+				net_separable_1_conv2d_1_y_gradV5 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][4]
+				for i4 := range 3 {
+					acc12 := net_separable_1_conv2d_1_x_gradRow[i4]
+					acc12 += net_separable_1_conv2d_1_y_gradV * pNetSeparable1Conv2d1KernelRow2[i4]
+					acc12 += net_separable_1_conv2d_1_y_gradV2 * pNetSeparable1Conv2d1KernelRow3[i4]
+					acc12 += net_separable_1_conv2d_1_y_gradV3 * pNetSeparable1Conv2d1KernelRow4[i4]
+					acc12 += net_separable_1_conv2d_1_y_gradV4 * pNetSeparable1Conv2d1KernelRow5[i4]
+					acc12 += net_separable_1_conv2d_1_y_gradV5 * pNetSeparable1Conv2d1KernelRow6[i4]
+					net_separable_1_conv2d_1_x_gradRow[i4] = acc12
+				}
+			}
+		}
+	}
+
+	// backprop of op 5 (net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.separable#1.conv2d#1.kernel.grad
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_xRow3 := &net_separable_1_conv2d_1_x[i0][i1][i2]
+				for i3 := range 5 {
+					net_separable_1_conv2d_1_y_gradV6 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][i3]
+					gNetSeparable1Conv2d1KernelRow := (*[3]float64)(gNetSeparable1Conv2d1Kernel[3*i3 : 3*i3+3])
+					for i4 := range 3 {
+						gNetSeparable1Conv2d1KernelRow[i4] += net_separable_1_conv2d_1_xRow3[i4] * net_separable_1_conv2d_1_y_gradV6
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_x_1Row3 := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
+				net_separable_1_conv2d_1_x_gradRow2 := &net_separable_1_conv2d_1_x_grad[i0][i1][i2]
+				net_separable_1_conv2d_1_x_1_gradRow := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
+				for i3 := range 3 {
+					var r7 float64
+					if 0 < net_separable_1_conv2d_1_x_1Row3[i3] {
+						r7 = 1
+					}
+					r8 := float64(0)
+					if r7 != 0 {
+						r8 = net_separable_1_conv2d_1_x_gradRow2[i3]
+					}
+					net_separable_1_conv2d_1_x_1_gradRow[i3] += r8
+				}
+			}
+		}
+	}
+
+	// backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g1 =+ g; g1 is net.separable#1.depthwise#1/y.grad
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_x_1_gradRow2 := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
+				net_separable_1_depthwise_1_y_gradRow := &net_separable_1_depthwise_1_y_grad[i0][i1][i2]
+				for i3 := range 3 {
+					net_separable_1_depthwise_1_y_gradRow[i3] += net_separable_1_conv2d_1_x_1_gradRow2[i3]
+				}
+			}
+		}
+	}
+
+	// backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g2 =+ g; g2 is net.separable#1.depthwise#1.bias.grad
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				net_separable_1_conv2d_1_x_1_gradRow3 := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
+				gNetSeparable1Depthwise1BiasRow := (*[3]float64)(gNetSeparable1Depthwise1Bias[18*i1+3*i2 : 18*i1+3*i2+3])
+				for i3 := range 3 {
+					gNetSeparable1Depthwise1BiasRow[i3] += net_separable_1_conv2d_1_x_1_gradRow3[i3]
+				}
+			}
+		}
+	}
+
+	// backprop of op 2 (net.separable#1.depthwise#1/y = einsum "+*" "... | oh=+kh, ow=+kw, ..c..; kh, kw -> ..c.. => ... | oh, ow, ..c.." of net.separable#1/x, net.separable#1.depthwise#1.kernel): g2 =+ v1 * g; g2 is net.separable#1.depthwise#1.kernel.grad
+	for i0 := range 2 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				for i3 := range 3 {
+					net_separable_1_depthwise_1_y_gradV := net_separable_1_depthwise_1_y_grad[i0][i1][i2][i3]
+					for i4 := range 3 {
+						net_separable_1_xRow5 := &net_separable_1_x[i0][i1+i4]
+						gNetSeparable1Depthwise1KernelRow := (*[3]float64)(gNetSeparable1Depthwise1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+						for i5 := range 3 {
+							gNetSeparable1Depthwise1KernelRow[i5] += net_separable_1_xRow5[i2+i5][i3] * net_separable_1_depthwise_1_y_gradV
+						}
+					}
+				}
+			}
 		}
 	}
 }

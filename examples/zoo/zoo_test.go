@@ -63,6 +63,7 @@ var zooCases = []zooCase{
 	{name: "VGG", m: func() any { return new(VGG) }, fill: images(3), steps: 10},
 	{name: "ResNet", m: func() any { return new(ResNet) }, fill: images(3), steps: 10},
 	{name: "Normalized", m: func() any { return new(Normalized) }, fill: images(4), steps: 10},
+	{name: "MobileNet", m: func() any { return new(MobileNet) }, fill: images(2), steps: 10},
 	{name: "Transformer", m: func() any { return new(Transformer) }, steps: 10,
 		fill: func(i int, d []float64, rng *rand.Rand) {
 			if i == 0 { // token ids
