@@ -322,3 +322,64 @@ func literalCells(inf *model.Inferred, id string) ([]float64, error) {
 	}
 	return nil, fmt.Errorf("not used by any entry point")
 }
+
+// StateWarnBytes is the size of a model's state above which Generate
+// warns (Result.Warnings) without failing: 1 GiB. The state counted is
+// what the generated struct holds for certain: the parameters, their
+// gradients and (with momentum) the optimizer's buffer, and the entry
+// points' results; the kernels' scratch space comes on top. A model this
+// large generates and compiles, and a value of it may then not fit in
+// memory (dense[100000] on a 100000-wide input needs 112 GiB).
+const StateWarnBytes = 1 << 30
+
+// stateWarning returns a warning when gm's state needs more than
+// StateWarnBytes, positioned at the //ocannl:model line; nil otherwise.
+func stateWarning(ms *modelSrc, gm *gocode.Model) *Error {
+	elemSize := 4.0
+	if gm.Elem == "float64" {
+		elemSize = 8
+	}
+	var cells float64 // float64: a product of sizes can exceed an int
+	for i := range gm.Params {
+		c := 1.0
+		for _, d := range gm.Params[i].Dims {
+			c *= float64(d)
+		}
+		cells += c
+	}
+	copies := []string{"Params", "Grads"}
+	if gm.Optim != nil && gm.Optim.Momentum > 0 {
+		copies = append(copies, "momentum")
+	}
+	var results float64
+	for _, e := range gm.Entries {
+		c := 1.0
+		if !e.Loss {
+			for _, d := range e.OutDims {
+				c *= float64(d)
+			}
+		}
+		results += c
+	}
+	total := (cells*float64(len(copies)) + results) * elemSize
+	if total <= StateWarnBytes {
+		return nil
+	}
+	return ms.head.errAt(ms.head.VerbCol, "warning: model %s needs %s for its state (%.0f parameter cells held %d times: %s; %.0f result cells; %s each), more than the %s at which ocannlgen warns: a value of it may not fit in memory",
+		ms.spec.Name.Name, byteSize(total), cells, len(copies), strings.Join(copies, ", "), results, gm.Elem, byteSize(StateWarnBytes))
+}
+
+// byteSize formats a number of bytes in binary units, with one decimal
+// above the KiB.
+func byteSize(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
+}

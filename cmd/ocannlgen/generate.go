@@ -58,6 +58,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, r := range results {
+		for _, w := range r.Warnings {
+			fmt.Fprintln(stderr, w.Rel(wd))
+		}
 		name := r.File
 		if rel, err := filepath.Rel(wd, name); err == nil && !strings.HasPrefix(rel, "..") {
 			name = rel

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,4 +91,43 @@ func TestGoGenerate(t *testing.T) {
 	}
 	goCmd("vet", "./...")
 	goCmd("test", "./good")
+}
+
+// TestStateWarning generates a model whose state is just over the warning
+// threshold (linear[16384] on a 16384-wide input: its weight has 2^28
+// float32 cells, 1 GiB, held as Params, Grads and momentum) and one just
+// under it (8192 wide: 3 x 256 MiB): generation succeeds either way, and
+// only the large one prints the warning, at its //ocannl:model line.
+func TestStateWarning(t *testing.T) {
+	model := func(name string, width int) string {
+		return fmt.Sprintf(`
+// %[1]s is a wide linear model.
+//
+//ocannl:model
+//ocannl:let head = linear[%[2]d]
+//ocannl:loss train:
+//ocannl:input x : 1 | %[2]d
+//ocannl:input y : 1 | %[2]d
+//ocannl:return cross_entropy(head(x), y)
+//ocannl:sgd lr=0.1 momentum=0.9
+type %[1]s struct{ ocannl%[1]s }
+`, name, width)
+	}
+	for _, c := range []struct {
+		width int
+		want  string
+	}{
+		{16384, "model.go:5:10: warning: model Wide needs 3.0 GiB for its state (268451840 parameter cells held 3 times: Params, Grads, momentum; 1 result cells; float32 each), more than the 1.0 GiB at which ocannlgen warns: a value of it may not fit in memory\n"},
+		{8192, ""},
+	} {
+		dir := testutil.WriteModule(t, map[string][]byte{"model.go": []byte("package gentest\n" + model("Wide", c.width))})
+		t.Chdir(dir)
+		code, out, errs := runCLI(t, "", ".")
+		if code != 0 || out != "" || errs != c.want {
+			t.Errorf("width %d: exit %d, stdout %q, stderr %q, want stderr %q", c.width, code, out, errs, c.want)
+		}
+		if _, err := os.Stat("ocannl_gen.go"); err != nil {
+			t.Errorf("width %d: %v", c.width, err)
+		}
+	}
 }
