@@ -211,11 +211,13 @@ type RowDecl struct {
 	Dims    []DimDecl
 }
 
-// DimDecl is `INT[:basis]`.
+// DimDecl is `INT[:basis]`, or `<=INT`: a number of rows chosen at run
+// time, at most Size (docs/language.md, "Run-time batch sizes").
 type DimDecl struct {
 	Pos   Pos
 	Size  int
 	Basis string // "" when not written (the default basis)
+	Max   bool   // written <=Size
 }
 
 // InitKind tells how a declared tensor is initialized.
