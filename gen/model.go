@@ -196,18 +196,24 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		if err := inference.DeriveProjections(g); err != nil {
 			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
 		}
-		me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss}
+		// kg is the graph the kernel is generated from: g, or for run-time
+		// rows the entry with one row (gen/rows.go).
+		kg, rows, rerr := ms.rowsKernelGraph(inf, i, g)
+		if rerr != nil {
+			return nil, nil, []*Error{rerr}
+		}
+		me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss, Rows: rows}
 		var params []gocode.Param
 		for _, in := range e.Inputs {
-			t := model.Tensor(g, in.Name)
+			t, kt := model.Tensor(g, in.Name), model.Tensor(kg, in.Name)
 			dims := sizes(g.Tensors[t].Shape.Dims())
-			me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims})
-			params = append(params, gocode.Param{Name: in.Name, Kind: gocode.PtrArray, Tensor: t, ArrayDims: orOne(dims)})
+			me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims, Rows: rows > 0 && hasRows(g.Tensors[t].Shape)})
+			params = append(params, gocode.Param{Name: in.Name, Kind: gocode.PtrArray, Tensor: kt, ArrayDims: orOne(sizes(kg.Tensors[kt].Shape.Dims()))})
 		}
 		for _, id := range e.Params {
 			pi := index[id]
 			me.Params = append(me.Params, pi)
-			params = append(params, gocode.Param{Name: "p" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: model.Tensor(g, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
+			params = append(params, gocode.Param{Name: "p" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: model.Tensor(kg, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
 		}
 		rt := model.Tensor(g, e.Result)
 		res := g.Tensors[rt]
@@ -219,15 +225,23 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 			outDims = []int{1}
 		}
 		me.OutDims = outDims
+		if rows > 0 {
+			rt = model.Tensor(kg, e.Result)
+			outDims = orOne(sizes(kg.Tensors[rt].Shape.Dims()))
+		}
 		params = append(params, gocode.Param{Name: "out", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: outDims, Output: true})
-		lp, err := loopir.Lower(g)
+		lp, err := loopir.Lower(kg)
 		if err != nil {
 			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
 		}
 		doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, typeName)
-		if e.Loss {
+		switch {
+		case e.Loss:
 			doc += " (forward only) and returns the loss."
-		} else {
+		case rows > 0:
+			doc += fmt.Sprintf(" on the first n rows of its inputs (0 <= n <= %d, otherwise it returns an *rt.RowsError and reads and writes nothing)"+
+				" and returns its result, shape %s, held in m until the next call: rows n and after keep what they held.", rows, res.Shape)
+		default:
 			doc += fmt.Sprintf(" and returns its result, shape %s, held in m until the next call.", res.Shape)
 		}
 		me.Doc = doc + " It does not allocate."

@@ -81,12 +81,35 @@ type ModelEntry struct {
 	Loss    bool
 	OutDims []int
 	Doc     string
+	// Rows, when positive, is the bound of the entry's run-time rows
+	// (docs/language.md, "Run-time batch sizes"): the method takes the
+	// number of rows n, checks 0 <= n <= Rows (rt.CheckRows), and calls the
+	// kernel, which computes one row, on row i of each input marked Rows
+	// and of the result, for i < n. Inputs and result keep their full
+	// dims (Rows rows); the kernel's are those with one row.
+	Rows int
 }
 
 // ModelInput is an input argument of an entry.
 type ModelInput struct {
 	Name string
 	Dims []int
+	// Rows marks an input whose leftmost axis is the entry's run-time
+	// rows axis.
+	Rows bool
+}
+
+// oneRow returns dims with the leftmost (rows) axis of size 1.
+func oneRow(dims []int) []int {
+	out := append([]int{1}, dims[1:]...)
+	return out
+}
+
+// rowOf is row i of the array *x (dims: memory dims, rows leftmost) as a
+// pointer to a one-row array: (*[1]...)(x[i:i+1]), which does not
+// allocate.
+func rowOf(x *jen.Statement, dims []int, elem string) *jen.Statement {
+	return jen.Parens(jen.Op("*").Add(arrType(oneRow(dims), elem))).Call(x.Index(jen.Id("i"), jen.Id("i").Op("+").Lit(1)))
 }
 
 // ModelOptim is the SGD setting (see rt.SGD).
@@ -298,6 +321,8 @@ func (g *modelGen) entries() {
 				jen.Id(e.Kernel).Call(args...),
 				jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))),
 			))
+		} else if e.Rows > 0 {
+			g.rowsEntry(e, withScratch)
 		} else {
 			out := jen.Id("m").Dot("out" + e.Method)
 			args = withScratch(append(args, jen.Op("&").Add(out)))
@@ -309,6 +334,35 @@ func (g *modelGen) entries() {
 		}
 		jf.Line()
 	}
+}
+
+// rowsEntry emits the method of an entry with run-time rows: check n,
+// then run the one-row kernel on each of the first n rows.
+func (g *modelGen) rowsEntry(e *ModelEntry, withScratch func([]jen.Code) []jen.Code) {
+	jf, m := g.jf, g.m
+	var args []jen.Code
+	for _, in := range e.Inputs {
+		if in.Rows {
+			args = append(args, rowOf(jen.Id(in.Name), in.Dims, m.Elem))
+		} else {
+			args = append(args, jen.Id(in.Name))
+		}
+	}
+	for _, pi := range e.Params {
+		args = append(args, jen.Op("&").Add(g.field("Params", pi)))
+	}
+	args = withScratch(append(args, rowOf(jen.Id("m").Dot("out"+e.Method), e.OutDims, m.Elem)))
+	params := append(g.inputParams(e), jen.Id("n").Int())
+	doc(jf, e.Doc)
+	jf.Add(g.recv().Id(e.Method).Params(params...).Params(jen.Op("*").Add(arrType(e.OutDims, m.Elem)), jen.Error()).Block(
+		jen.If(jen.Err().Op(":=").Qual(rtPath, "CheckRows").Call(jen.Lit(e.Method), jen.Id("n"), jen.Lit(e.Rows)), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Err()),
+		),
+		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(
+			jen.Id(e.Kernel).Call(args...),
+		),
+		jen.Return(jen.Op("&").Id("m").Dot("out"+e.Method), jen.Nil()),
+	))
 }
 
 // backward emits Backward, when the model has a backward kernel.

@@ -96,6 +96,7 @@ type ResNet struct {
 // Normalized normalizes its input, (x - 0.5) * 2 from pixels in [0, 1) to
 // [-1, 1), before the first (padded) convolution; the linear head's weight
 // is inferred through the normalization and the convolution (issue 14.1).
+// Classify takes its number of rows at run time (up to 3).
 //
 //	images   B | 6, 6, 1
 //	conv     B | 6, 6, 3
@@ -110,6 +111,9 @@ type ResNet struct {
 //ocannl:return cross_entropy(head(relu(c1((images - 0.5) *. 2))), labels)
 //ocannl:entry predict:
 //ocannl:input images : 3 | 6, 6, 1
+//ocannl:return head(relu(c1((images - 0.5) *. 2)))
+//ocannl:entry classify:
+//ocannl:input images : <=3 | 6, 6, 1
 //ocannl:return head(relu(c1((images - 0.5) *. 2)))
 //ocannl:sgd lr=0.05 momentum=0.9
 type Normalized struct {

@@ -1,12 +1,15 @@
 package zoo
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/rt"
 )
 
 // The generated methods the tests call, by name (one place to edit if the
@@ -325,5 +328,46 @@ func TestTransformerIsCausal(t *testing.T) {
 			}
 		}
 		before = after
+	}
+}
+
+// TestRunTimeRows checks Normalized's classify entry, whose rows are
+// chosen at run time (<=3): for every n its first n rows are the
+// fixed-batch predictor's, the other rows are left alone, and a row count
+// past the bound (or negative) is an *rt.RowsError that writes nothing.
+func TestRunTimeRows(t *testing.T) {
+	m := new(Normalized)
+	m.Init(3)
+	var x [3][6][6][1]float64
+	uniform(flat(reflect.ValueOf(&x).Elem()), 0, 1, rand.New(rand.NewPCG(8, 9)))
+	fixed := *m.Predict(&x)
+	for _, n := range []int{-1, 0, 1, 2, 3, 4} {
+		for r := range m.outClassify {
+			for c := range m.outClassify[r] {
+				m.outClassify[r][c] = math.NaN() // a sentinel: never written
+			}
+		}
+		out, err := m.Classify(&x, n)
+		if n < 0 || n > 3 {
+			var re *rt.RowsError
+			if !errors.As(err, &re) || re.N != n || re.Max != 3 || out != nil {
+				t.Errorf("n=%d: (%v, %v), want a *rt.RowsError", n, out, err)
+			}
+		} else if err != nil || out != &m.outClassify {
+			t.Fatalf("n=%d: error %v", n, err)
+		}
+		for r := range m.outClassify {
+			for c, v := range m.outClassify[r] {
+				switch {
+				case r < n && err == nil && math.Abs(v-fixed[r][c]) > 1e-12*math.Max(1, math.Abs(fixed[r][c])):
+					t.Errorf("n=%d: row %d class %d: %v, the fixed-batch entry gives %v", n, r, c, v, fixed[r][c])
+				case (r >= n || err != nil) && !math.IsNaN(v):
+					t.Errorf("n=%d: row %d class %d was written (%v)", n, r, c, v)
+				}
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(20, func() { _, _ = m.Classify(&x, 2) }); a != 0 {
+		t.Errorf("Classify: %v allocs/op, want 0", a)
 	}
 }
