@@ -131,3 +131,33 @@ type %[1]s struct{ ocannl%[1]s }
 		}
 	}
 }
+
+// TestRunTimeRowsErrors checks the generation errors of entries with
+// run-time rows (<=N): each is positioned at the offending directive and
+// says what is not allowed.
+func TestRunTimeRowsErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, body, want string
+	}{
+		{"meets a fixed size", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:input y : 4 | 2\n//ocannl:return x + y",
+			"model.go:9:19: basis-mismatch (entry p): axes of size 4 have different bases: run-time rows vs default"},
+		{"reduced", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:return x - (x ++ \"b | i => 0 | i\")",
+			"model.go:8:24: entry p: einsum \"++\" \"b | i => 0 | i\" of x reduces the run-time rows (<=N) of x"},
+		{"dim counts rows", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:let y = x ++ \"..b.. | i => ..b.. | i\" [\"b\"]\n//ocannl:return y /. dim b",
+			"model.go:9:22: entry p: dim b counts the run-time rows (<=N)"},
+		{"in a loss", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:return x ++ \"...|... => 0\"",
+			"model.go:7:20: loss p: run-time rows (<=4) are supported in predictor entries only, not yet in a loss"},
+		{"not leftmost", "//ocannl:entry p:\n//ocannl:input x : 2 | <=4, 2\n//ocannl:return x",
+			"model.go:7:24: parse (entry p): the shape of x: <=4 (a number of rows chosen at run time) is allowed only as the leftmost batch axis of an input"},
+		{"two bounds", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:input y : <=5 | 2\n//ocannl:return x",
+			"model.go:8:20: entry p: every run-time rows axis of an entry has the same bound: <=5 here, <=4 before"},
+	} {
+		src := "package gentest\n\n// M is a model.\n//\n//ocannl:model\n" + c.body + "\ntype M struct{ ocannlM }\n"
+		dir := testutil.WriteModule(t, map[string][]byte{"model.go": []byte(src)})
+		t.Chdir(dir)
+		code, _, errs := runCLI(t, "", ".")
+		if code != 1 || !strings.HasPrefix(errs, c.want) {
+			t.Errorf("%s: exit %d, stderr %q, want it to start with %q", c.name, code, errs, c.want)
+		}
+	}
+}
