@@ -198,11 +198,11 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		}
 		// kg is the graph the kernel is generated from: g, or for run-time
 		// rows the entry with one row (gen/rows.go).
-		kg, rows, rerr := ms.rowsKernelGraph(inf, i, g)
+		kg, rows, mean, rerr := ms.rowsKernelGraph(inf, i, g)
 		if rerr != nil {
 			return nil, nil, []*Error{rerr}
 		}
-		me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss, Rows: rows}
+		me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss, Rows: rows, RowsMean: mean}
 		var params []gocode.Param
 		for _, in := range e.Inputs {
 			t, kt := model.Tensor(g, in.Name), model.Tensor(kg, in.Name)
@@ -236,6 +236,8 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		}
 		doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, typeName)
 		switch {
+		case e.Loss && rows > 0:
+			doc += fmt.Sprintf(" (forward only) on the first n rows of its inputs and returns the loss (1 <= n <= %d, otherwise it returns an *rt.RowsError).", rows)
 		case e.Loss:
 			doc += " (forward only) and returns the loss."
 		case rows > 0:
@@ -256,7 +258,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 			continue
 		}
 		gm.Loss = len(gm.Entries) - 1
-		gr, err := autodiff.BackwardParams(g, rt)
+		gr, err := autodiff.BackwardParams(kg, rt)
 		if err != nil {
 			return nil, nil, []*Error{ms.errAt(e.Pos, "loss %s: %v", e.Name, err)}
 		}
@@ -265,7 +267,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		gm.BackwardParams = me.Params
 		for _, id := range e.Params {
 			pi := index[id]
-			gt := gr.Of(model.Tensor(g, id))
+			gt := gr.Of(model.Tensor(kg, id))
 			if gt < 0 {
 				continue
 			}

@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"slices"
+
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/model"
 	"github.com/ocannlgen/ocannlgen/spec/program"
@@ -24,9 +26,6 @@ func (ms *modelSrc) entryRows(e *model.Entry) (int, *Error) {
 		for _, d := range in.Shape.Batch.Dims {
 			if !d.Max {
 				continue
-			}
-			if e.Loss {
-				return 0, ms.errAt(d.Pos, "loss %s: run-time rows (<=%d) are supported in predictor entries only, not yet in a loss", e.Name, d.Size)
 			}
 			if rows != 0 && d.Size != rows {
 				return 0, ms.errAt(d.Pos, "entry %s: every run-time rows axis of an entry has the same bound: <=%d here, <=%d before", e.Name, d.Size, rows)
@@ -62,7 +61,7 @@ func rowsAxis(s inference.Shape) int {
 func (ms *modelSrc) checkRows(e *model.Entry, g *inference.Graph) *Error {
 	at := func(p inference.Pos) program.Pos { return program.Pos{Line: p.Line, Col: p.Col} }
 	for _, t := range g.Tensors {
-		if t.Kind == inference.DimScalar && t.DimRows {
+		if t.Kind == inference.DimScalar && t.DimRows && !e.Loss {
 			return ms.errAt(at(t.Pos), "entry %s: dim %s counts the run-time rows (<=N): its value would be the bound, not the rows of a call; not supported", e.Name, t.DimName)
 		}
 		if a := rowsAxis(t.Shape); a > 0 {
@@ -75,6 +74,9 @@ func (ms *modelSrc) checkRows(e *model.Entry, g *inference.Graph) *Error {
 		}
 	}
 	for _, op := range g.Ops {
+		if e.Loss && op == lossReduction(g) {
+			continue // checked by checkLossRows
+		}
 		lhs := hasRows(g.Tensors[op.LHS].Shape)
 		it := -1
 		if lhs && op.Proj != nil && len(op.Proj.LHS) > 0 && op.Proj.LHS[0].Kind == inference.IdxIter {
@@ -93,6 +95,9 @@ func (ms *modelSrc) checkRows(e *model.Entry, g *inference.Graph) *Error {
 			}
 		}
 	}
+	if e.Loss {
+		return nil
+	}
 	if t := model.Tensor(g, e.Result); t >= 0 && !hasRows(g.Tensors[t].Shape) {
 		return ms.errAt(e.ResultPos, "entry %s: its result %s has no run-time rows axis (<=N) as its leftmost axis", e.Name, g.Tensors[t].Shape)
 	}
@@ -101,15 +106,22 @@ func (ms *modelSrc) checkRows(e *model.Entry, g *inference.Graph) *Error {
 
 // rowsKernelGraph returns the graph to generate entry i's kernel from: g
 // itself, or for an entry with run-time rows, checked by checkRows, the
-// entry inferred with one row (projections derived); and the rows bound.
-func (ms *modelSrc) rowsKernelGraph(inf *model.Inferred, i int, g *inference.Graph) (*inference.Graph, int, *Error) {
+// entry inferred with one row (projections derived); the rows bound; and
+// for a loss, whether it divides by the number of rows (a mean).
+func (ms *modelSrc) rowsKernelGraph(inf *model.Inferred, i int, g *inference.Graph) (*inference.Graph, int, bool, *Error) {
 	e := inf.Entries[i]
 	rows, err := ms.entryRows(e)
 	if err != nil || rows == 0 {
-		return g, 0, err
+		return g, 0, false, err
 	}
 	if err := ms.checkRows(e, g); err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
+	}
+	mean := false
+	if e.Loss {
+		if mean, err = ms.checkLossRows(e, g); err != nil {
+			return nil, 0, false, err
+		}
 	}
 	kg, ierr := inf.InferOneRow(i)
 	if ierr == nil {
@@ -119,7 +131,95 @@ func (ms *modelSrc) rowsKernelGraph(inf *model.Inferred, i int, g *inference.Gra
 		}
 	}
 	if ierr != nil {
-		return nil, 0, ms.modelErr(ierr)
+		return nil, 0, false, ms.modelErr(ierr)
 	}
-	return kg, rows, nil
+	return kg, rows, mean, nil
+}
+
+// lossReduction returns the first operation of g that reduces the
+// run-time rows (an operand has them, the result not), or nil.
+func lossReduction(g *inference.Graph) *inference.Op {
+	for _, op := range g.Ops {
+		if hasRows(g.Tensors[op.LHS].Shape) {
+			continue
+		}
+		for _, r := range op.RHS {
+			if hasRows(g.Tensors[r].Shape) {
+				return op
+			}
+		}
+	}
+	return nil
+}
+
+// checkLossRows checks that a loss with run-time rows is a sum of per-row
+// terms, possibly divided by a count of the rows: L(rows) = c * (sum over
+// the rows of s_row) / dim b^k, k in {0, 1}, where dim b counts the rows
+// (and possibly other batch axes). Then the loss on n rows is
+// (sum of the one-row losses) / n^k, and its gradient likewise: the rows
+// are reduced by exactly one operation, a sum (++), and every operation
+// after it, up to the result, is a division by a dim counting the rows
+// (at most once), a multiplication or division by a number, a negation or
+// a copy, each of one value in a chain. It returns whether the loss
+// divides by the rows (k = 1).
+func (ms *modelSrc) checkLossRows(e *model.Entry, g *inference.Graph) (bool, *Error) {
+	at := func(p inference.Pos) program.Pos { return program.Pos{Line: p.Line, Col: p.Col} }
+	red := lossReduction(g)
+	if red == nil {
+		return false, ms.errAt(e.ResultPos, "loss %s: the loss does not sum over its run-time rows (<=N)", e.Name)
+	}
+	if red.Kind != inference.OpEinsum || red.Prim != "id" || red.Accum != "add" || len(red.RHS) != 1 {
+		return false, ms.errAt(at(red.Pos), "loss %s: %s reduces the run-time rows (<=N) but is not a sum (++): a loss with run-time rows must be a sum of per-row terms, or their mean", e.Name, red.Desc)
+	}
+	result := model.Tensor(g, e.Result)
+	cur, divided := red.LHS, false
+	isConst := func(t int) bool {
+		k := g.Tensors[t].Kind
+		return k == inference.Number
+	}
+	for cur != result {
+		var next *inference.Op
+		for _, op := range g.Ops {
+			if !slices.Contains(op.RHS, cur) {
+				continue
+			}
+			if next != nil {
+				return false, ms.errAt(at(op.Pos), "loss %s: the sum over the run-time rows is used more than once (%s and %s): a loss with run-time rows must be a sum of per-row terms, or their mean", e.Name, next.Desc, op.Desc)
+			}
+			next = op
+		}
+		if next == nil {
+			return false, ms.errAt(e.ResultPos, "loss %s: the loss does not come from the sum over its run-time rows", e.Name)
+		}
+		ok := false
+		if next.Kind == inference.OpPointwise {
+			switch {
+			case len(next.RHS) == 1 && (next.Prim == "neg" || next.Prim == "id"):
+				ok = true
+			case len(next.RHS) == 2 && next.RHS[0] == cur && next.Prim == "div" && g.Tensors[next.RHS[1]].Kind == inference.DimScalar && g.Tensors[next.RHS[1]].DimRows && !divided:
+				ok, divided = true, true
+			case len(next.RHS) == 2 && next.RHS[0] == cur && (next.Prim == "div" || next.Prim == "mul") && isConst(next.RHS[1]),
+				len(next.RHS) == 2 && next.RHS[1] == cur && next.Prim == "mul" && isConst(next.RHS[0]):
+				ok = true
+			}
+		}
+		if !ok {
+			return false, ms.errAt(at(next.Pos), "loss %s: %s after the sum over the run-time rows: only a division by a dim counting the rows, a product or quotient by a number, or a negation may follow it", e.Name, next.Desc)
+		}
+		cur = next.LHS
+	}
+	for _, t := range g.Tensors {
+		if t.Kind == inference.DimScalar && t.DimRows {
+			used := false
+			for _, op := range g.Ops {
+				if slices.Contains(op.RHS, t.ID) && !(divided && op.Prim == "div" && op.RHS[1] == t.ID) {
+					used = true
+				}
+			}
+			if used {
+				return false, ms.errAt(at(t.Pos), "loss %s: dim %s counts the run-time rows (<=N): it may only divide the sum over the rows", e.Name, t.DimName)
+			}
+		}
+	}
+	return divided, nil
 }

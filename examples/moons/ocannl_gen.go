@@ -79,7 +79,7 @@ func (m *ocannlMoons) Predict(points *[256][2]float32) *[256][1]float32 {
 
 // Score runs entry point score of Moons on the first n rows of its inputs (0 <= n <= 256, otherwise it returns an *rt.RowsError and reads and writes nothing) and returns its result, shape <=256 | 1, held in m until the next call: rows n and after keep what they held. It does not allocate.
 func (m *ocannlMoons) Score(points *[256][2]float32, n int) (*[256][1]float32, error) {
-	if err := rt.CheckRows("Score", n, 256); err != nil {
+	if err := rt.CheckRows("Score", n, 0, 256); err != nil {
 		return nil, err
 	}
 	for i := range n {

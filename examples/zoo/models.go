@@ -251,3 +251,39 @@ type Mixer struct {
 type Autoencoder struct {
 	ocannlAutoencoder
 }
+
+// RowsMLP trains on a number of rows chosen at run time (up to 4): its
+// loss is the mean cross-entropy over the first n rows, and TrainStep and
+// Backward take n too. Predict is the same network on a fixed batch.
+//
+//ocannl:model float64
+//ocannl:let net = mlp2[6, 5]
+//ocannl:loss train:
+//ocannl:input x : <=4 | 3
+//ocannl:input y : <=4 | 2
+//ocannl:return cross_entropy(net(x), y)
+//ocannl:entry predict:
+//ocannl:input x : 4 | 3
+//ocannl:return net(x)
+//ocannl:sgd lr=0.1 momentum=0.9
+type RowsMLP struct {
+	ocannlRowsMLP
+}
+
+// RowsSeq is RowsMLP over sequences, rows of 2 positions each, with a
+// loss that sums the cross-entropy over the rows and positions instead of
+// averaging it.
+//
+//ocannl:model float64
+//ocannl:let net = mlp2[6, 5]
+//ocannl:loss train:
+//ocannl:input x : <=3, 2 | 3
+//ocannl:input y : <=3, 2 | 2
+//ocannl:return -((y *. log_softmax(net(x))) ++ "... | ... -> ... => 0")
+//ocannl:entry predict:
+//ocannl:input x : 3, 2 | 3
+//ocannl:return net(x)
+//ocannl:sgd lr=0.1 momentum=0.9
+type RowsSeq struct {
+	ocannlRowsSeq
+}

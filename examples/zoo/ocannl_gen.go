@@ -593,7 +593,7 @@ func (m *ocannlNormalized) Predict(images *[3][6][6][1]float64) *[3][4]float64 {
 
 // Classify runs entry point classify of Normalized on the first n rows of its inputs (0 <= n <= 3, otherwise it returns an *rt.RowsError and reads and writes nothing) and returns its result, shape <=3 | 4, held in m until the next call: rows n and after keep what they held. It does not allocate.
 func (m *ocannlNormalized) Classify(images *[3][6][6][1]float64, n int) (*[3][4]float64, error) {
-	if err := rt.CheckRows("Classify", n, 3); err != nil {
+	if err := rt.CheckRows("Classify", n, 0, 3); err != nil {
 		return nil, err
 	}
 	for i := range n {
@@ -1527,6 +1527,366 @@ func (m *ocannlAutoencoder) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
 func (m *ocannlAutoencoder) UnmarshalBinary(data []byte) error {
+	return m.Load(bytes.NewReader(data))
+}
+
+// ocannlRowsMLPParams holds one value per cell of every parameter of RowsMLP, flattened in memory order (batch, output, input).
+type ocannlRowsMLPParams struct {
+	// NetW1 is net.w1: shape 3 -> 6, memory order [6][3].
+	NetW1 [18]float64
+	// NetB1 is net.b1: shape 6, memory order [6].
+	NetB1 [6]float64
+	// NetW2 is net.w2: shape 6 -> 5, memory order [5][6].
+	NetW2 [30]float64
+	// NetB2 is net.b2: shape 5, memory order [5].
+	NetB2 [5]float64
+	// NetW3 is net.w3: shape 5 -> 2, memory order [2][5].
+	NetW3 [10]float64
+	// NetB3 is net.b3: shape 2, memory order [2].
+	NetB3 [2]float64
+}
+
+// ocannlRowsMLP is the generated state of RowsMLP: embed it in RowsMLP. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlRowsMLP struct {
+	// Params are the learnable parameters.
+	Params ocannlRowsMLPParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlRowsMLPParams
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR         func(step int) float64
+	momentum   ocannlRowsMLPParams
+	loss       [1]float64
+	rowGrads   ocannlRowsMLPParams
+	outPredict [4][2]float64
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlRowsMLP) Init(seed uint64) {
+	rt.DefaultInit(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false))
+	rt.Constant(m.Params.NetB1[:], 0.0)
+	rt.DefaultInit(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false))
+	rt.Constant(m.Params.NetB2[:], 0.0)
+	rt.DefaultInit(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false))
+	rt.Constant(m.Params.NetB3[:], 0.0)
+	m.Grads = ocannlRowsMLPParams{}
+	m.Step = 0
+	m.momentum = ocannlRowsMLPParams{}
+}
+
+// Train runs entry point train of RowsMLP (forward only) on the first n rows of its inputs and returns the loss (1 <= n <= 4, otherwise it returns an *rt.RowsError). It does not allocate.
+func (m *ocannlRowsMLP) Train(x *[4][3]float64, y *[4][2]float64, n int) (float64, error) {
+	if err := rt.CheckRows("Train", n, 1, 4); err != nil {
+		return 0, err
+	}
+	var sum float64
+	for i := range n {
+		ocannlRowsMLPTrain((*[1][3]float64)(x[i:i+1]), (*[1][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+		sum += m.loss[0]
+	}
+	sum /= float64(n)
+	m.loss[0] = sum
+	return sum, nil
+}
+
+// Predict runs entry point predict of RowsMLP and returns its result, shape 4 | 2, held in m until the next call. It does not allocate.
+func (m *ocannlRowsMLP) Predict(x *[4][3]float64) *[4][2]float64 {
+	ocannlRowsMLPPredict(x, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.outPredict)
+	return &m.outPredict
+}
+
+// Backward computes the loss Train on the first n rows of the inputs (1 <= n <= 4, otherwise it
+// returns an *rt.RowsError) and its gradient with respect to every parameter, into m.Grads
+// (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlRowsMLP) Backward(x *[4][3]float64, y *[4][2]float64, n int) (float64, error) {
+	if err := rt.CheckRows("Backward", n, 1, 4); err != nil {
+		return 0, err
+	}
+	m.Grads = ocannlRowsMLPParams{}
+	var sum float64
+	for i := range n {
+		ocannlRowsMLPBackward((*[1][3]float64)(x[i:i+1]), (*[1][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.rowGrads.NetW1, &m.rowGrads.NetB1, &m.rowGrads.NetW2, &m.rowGrads.NetB2, &m.rowGrads.NetW3, &m.rowGrads.NetB3, &m.loss)
+		sum += m.loss[0]
+		rt.AddTo(m.Grads.NetW1[:], m.rowGrads.NetW1[:])
+		rt.AddTo(m.Grads.NetB1[:], m.rowGrads.NetB1[:])
+		rt.AddTo(m.Grads.NetW2[:], m.rowGrads.NetW2[:])
+		rt.AddTo(m.Grads.NetB2[:], m.rowGrads.NetB2[:])
+		rt.AddTo(m.Grads.NetW3[:], m.rowGrads.NetW3[:])
+		rt.AddTo(m.Grads.NetB3[:], m.rowGrads.NetB3[:])
+	}
+	sum /= float64(n)
+	rt.Scale(m.Grads.NetW1[:], 1/float64(n))
+	rt.Scale(m.Grads.NetB1[:], 1/float64(n))
+	rt.Scale(m.Grads.NetW2[:], 1/float64(n))
+	rt.Scale(m.Grads.NetB2[:], 1/float64(n))
+	rt.Scale(m.Grads.NetW3[:], 1/float64(n))
+	rt.Scale(m.Grads.NetB3[:], 1/float64(n))
+	m.loss[0] = sum
+	return sum, nil
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.1.
+func (m *ocannlRowsMLP) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.1
+}
+
+// Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
+// parameter using m.Grads, and advances m.Step. It does not allocate.
+func (m *ocannlRowsMLP) Update() {
+	lr := float64(m.LearningRate())
+	rt.SGD(m.Params.NetW1[:], m.Grads.NetW1[:], m.momentum.NetW1[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetB1[:], m.Grads.NetB1[:], m.momentum.NetB1[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetW2[:], m.Grads.NetW2[:], m.momentum.NetW2[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetB2[:], m.Grads.NetB2[:], m.momentum.NetB2[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetW3[:], m.Grads.NetW3[:], m.momentum.NetW3[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetB3[:], m.Grads.NetB3[:], m.momentum.NetB3[:], lr, 0.9, 0.0, false)
+	m.Step++
+}
+
+// TrainStep runs Backward on the first n rows of the inputs, then Update, and returns the loss
+// before the update; a bad n is Backward's error, and nothing is updated. It does not allocate.
+func (m *ocannlRowsMLP) TrainStep(x *[4][3]float64, y *[4][2]float64, n int) (float64, error) {
+	l, err := m.Backward(x, y, n)
+	if err != nil {
+		return 0, err
+	}
+	m.Update()
+	return l, nil
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+func (m *ocannlRowsMLP) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetW1[:],
+		Dims:   []int{6, 3},
+		Name:   "net.w1",
+	}, {
+		Data64: m.Params.NetB1[:],
+		Dims:   []int{6},
+		Name:   "net.b1",
+	}, {
+		Data64: m.Params.NetW2[:],
+		Dims:   []int{5, 6},
+		Name:   "net.w2",
+	}, {
+		Data64: m.Params.NetB2[:],
+		Dims:   []int{5},
+		Name:   "net.b2",
+	}, {
+		Data64: m.Params.NetW3[:],
+		Dims:   []int{2, 5},
+		Name:   "net.w3",
+	}, {
+		Data64: m.Params.NetB3[:],
+		Dims:   []int{2},
+		Name:   "net.b3",
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlRowsMLP) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+func (m *ocannlRowsMLP) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlRowsMLP) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+func (m *ocannlRowsMLP) UnmarshalBinary(data []byte) error {
+	return m.Load(bytes.NewReader(data))
+}
+
+// ocannlRowsSeqParams holds one value per cell of every parameter of RowsSeq, flattened in memory order (batch, output, input).
+type ocannlRowsSeqParams struct {
+	// NetW1 is net.w1: shape 3 -> 6, memory order [6][3].
+	NetW1 [18]float64
+	// NetB1 is net.b1: shape 6, memory order [6].
+	NetB1 [6]float64
+	// NetW2 is net.w2: shape 6 -> 5, memory order [5][6].
+	NetW2 [30]float64
+	// NetB2 is net.b2: shape 5, memory order [5].
+	NetB2 [5]float64
+	// NetW3 is net.w3: shape 5 -> 2, memory order [2][5].
+	NetW3 [10]float64
+	// NetB3 is net.b3: shape 2, memory order [2].
+	NetB3 [2]float64
+}
+
+// ocannlRowsSeq is the generated state of RowsSeq: embed it in RowsSeq. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlRowsSeq struct {
+	// Params are the learnable parameters.
+	Params ocannlRowsSeqParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlRowsSeqParams
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR         func(step int) float64
+	momentum   ocannlRowsSeqParams
+	loss       [1]float64
+	rowGrads   ocannlRowsSeqParams
+	outPredict [3][2][2]float64
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlRowsSeq) Init(seed uint64) {
+	rt.DefaultInit(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false))
+	rt.Constant(m.Params.NetB1[:], 0.0)
+	rt.DefaultInit(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false))
+	rt.Constant(m.Params.NetB2[:], 0.0)
+	rt.DefaultInit(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false))
+	rt.Constant(m.Params.NetB3[:], 0.0)
+	m.Grads = ocannlRowsSeqParams{}
+	m.Step = 0
+	m.momentum = ocannlRowsSeqParams{}
+}
+
+// Train runs entry point train of RowsSeq (forward only) on the first n rows of its inputs and returns the loss (1 <= n <= 3, otherwise it returns an *rt.RowsError). It does not allocate.
+func (m *ocannlRowsSeq) Train(x *[3][2][3]float64, y *[3][2][2]float64, n int) (float64, error) {
+	if err := rt.CheckRows("Train", n, 1, 3); err != nil {
+		return 0, err
+	}
+	var sum float64
+	for i := range n {
+		ocannlRowsSeqTrain((*[1][2][3]float64)(x[i:i+1]), (*[1][2][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+		sum += m.loss[0]
+	}
+	m.loss[0] = sum
+	return sum, nil
+}
+
+// Predict runs entry point predict of RowsSeq and returns its result, shape 3,2 | 2, held in m until the next call. It does not allocate.
+func (m *ocannlRowsSeq) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
+	ocannlRowsSeqPredict(x, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.outPredict)
+	return &m.outPredict
+}
+
+// Backward computes the loss Train on the first n rows of the inputs (1 <= n <= 3, otherwise it
+// returns an *rt.RowsError) and its gradient with respect to every parameter, into m.Grads
+// (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlRowsSeq) Backward(x *[3][2][3]float64, y *[3][2][2]float64, n int) (float64, error) {
+	if err := rt.CheckRows("Backward", n, 1, 3); err != nil {
+		return 0, err
+	}
+	m.Grads = ocannlRowsSeqParams{}
+	var sum float64
+	for i := range n {
+		ocannlRowsSeqBackward((*[1][2][3]float64)(x[i:i+1]), (*[1][2][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.rowGrads.NetW1, &m.rowGrads.NetB1, &m.rowGrads.NetW2, &m.rowGrads.NetB2, &m.rowGrads.NetW3, &m.rowGrads.NetB3, &m.loss)
+		sum += m.loss[0]
+		rt.AddTo(m.Grads.NetW1[:], m.rowGrads.NetW1[:])
+		rt.AddTo(m.Grads.NetB1[:], m.rowGrads.NetB1[:])
+		rt.AddTo(m.Grads.NetW2[:], m.rowGrads.NetW2[:])
+		rt.AddTo(m.Grads.NetB2[:], m.rowGrads.NetB2[:])
+		rt.AddTo(m.Grads.NetW3[:], m.rowGrads.NetW3[:])
+		rt.AddTo(m.Grads.NetB3[:], m.rowGrads.NetB3[:])
+	}
+	m.loss[0] = sum
+	return sum, nil
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.1.
+func (m *ocannlRowsSeq) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.1
+}
+
+// Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
+// parameter using m.Grads, and advances m.Step. It does not allocate.
+func (m *ocannlRowsSeq) Update() {
+	lr := float64(m.LearningRate())
+	rt.SGD(m.Params.NetW1[:], m.Grads.NetW1[:], m.momentum.NetW1[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetB1[:], m.Grads.NetB1[:], m.momentum.NetB1[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetW2[:], m.Grads.NetW2[:], m.momentum.NetW2[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetB2[:], m.Grads.NetB2[:], m.momentum.NetB2[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetW3[:], m.Grads.NetW3[:], m.momentum.NetW3[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetB3[:], m.Grads.NetB3[:], m.momentum.NetB3[:], lr, 0.9, 0.0, false)
+	m.Step++
+}
+
+// TrainStep runs Backward on the first n rows of the inputs, then Update, and returns the loss
+// before the update; a bad n is Backward's error, and nothing is updated. It does not allocate.
+func (m *ocannlRowsSeq) TrainStep(x *[3][2][3]float64, y *[3][2][2]float64, n int) (float64, error) {
+	l, err := m.Backward(x, y, n)
+	if err != nil {
+		return 0, err
+	}
+	m.Update()
+	return l, nil
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.
+func (m *ocannlRowsSeq) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetW1[:],
+		Dims:   []int{6, 3},
+		Name:   "net.w1",
+	}, {
+		Data64: m.Params.NetB1[:],
+		Dims:   []int{6},
+		Name:   "net.b1",
+	}, {
+		Data64: m.Params.NetW2[:],
+		Dims:   []int{5, 6},
+		Name:   "net.w2",
+	}, {
+		Data64: m.Params.NetB2[:],
+		Dims:   []int{5},
+		Name:   "net.b2",
+	}, {
+		Data64: m.Params.NetW3[:],
+		Dims:   []int{2, 5},
+		Name:   "net.w3",
+	}, {
+		Data64: m.Params.NetB3[:],
+		Dims:   []int{2},
+		Name:   "net.b3",
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlRowsSeq) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
+func (m *ocannlRowsSeq) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlRowsSeq) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+func (m *ocannlRowsSeq) UnmarshalBinary(data []byte) error {
 	return m.Load(bytes.NewReader(data))
 }
 
@@ -27503,5 +27863,2473 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 	outRow := &out[0]
 	for i0 := range 3 {
 		outRow[i0] = encode_1Row[i0] + pEncLinear1B[i0]
+	}
+}
+
+// ocannlRowsMLPTrain runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model RowsMLP.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 1 | 3 (input, parameter x)
+//	y: 1 | 2 (input, parameter y)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 1 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 1 | 6 (let, local)
+//	net/a1: 1 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 1 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 1 | 5 (let, local)
+//	net/a2: 1 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_train.cross_entropy#1/logits.1: 1 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	train.cross_entropy#1/logits: 1 | 2 (let, local)
+//	train.cross_entropy#1/m: 1 | 1 (let, local)
+//	train.cross_entropy#1/z: 1 | 2 (let, local)
+//	_train.cross_entropy#1/logp.1: 1 | 2 (let, local)
+//	_train.cross_entropy#1/logp.2: 1 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 1 | 1 (let, local)
+//	train.cross_entropy#1/logp: 1 | 2 (let, local)
+//	_train.1: 1 | 2 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 1
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..2:  # reduction
+//	    _net/a1.1[0, i0] += net.w1[i0, i1] * x[0, i1]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..5:
+//	  _net/a1.2[0, i0] = _net/a1.1[0, i0] + net.b1[i0]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..5:
+//	  net/a1[0, i0] = relu(_net/a1.2[0, i0])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..4:
+//	  for i1 in 0..5:  # reduction
+//	    _net/a2.1[0, i0] += net.w2[i0, i1] * net/a1[0, i1]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..4:
+//	  _net/a2.2[0, i0] = _net/a2.1[0, i0] + net.b2[i0]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..4:
+//	  net/a2[0, i0] = relu(_net/a2.2[0, i0])
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..4:  # reduction
+//	    _train.cross_entropy#1/logits.1[0, i0] += net.w3[i0, i1] * net/a2[0, i1]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/logits[0, i0] = _train.cross_entropy#1/logits.1[0, i0] + net.b3[i0]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:  # reduction
+//	  train.cross_entropy#1/m[0, 0] max= train.cross_entropy#1/logits[0, i0]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/z[0, i0] = train.cross_entropy#1/logits[0, i0] - train.cross_entropy#1/m[0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  _train.cross_entropy#1/logp.1[0, i0] = exp(train.cross_entropy#1/z[0, i0])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  _train.cross_entropy#1/logp.2[0, 0] += _train.cross_entropy#1/logp.1[0, i0]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	_train.cross_entropy#1/logp.3[0, 0] = log(_train.cross_entropy#1/logp.2[0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/logp[0, i0] = train.cross_entropy#1/z[0, i0] - _train.cross_entropy#1/logp.3[0, 0]
+//
+//	# _train.1 = pointwise "*." of y, train.cross_entropy#1/logp
+//	for i0 in 0..1:
+//	  _train.1[0, i0] = y[0, i0] * train.cross_entropy#1/logp[0, i0]
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  _train.2[0] += _train.1[0, i0]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+func ocannlRowsMLPTrain(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[1]float64) {
+	var net_a1_1 [1][6]float64
+	var net_a1_2 [1][6]float64
+	var net_a1 [1][6]float64
+	var net_a2_1 [1][5]float64
+	var net_a2_2 [1][5]float64
+	var net_a2 [1][5]float64
+	var train_cross_entropy_1_logits_1 [1][2]float64
+	var train_cross_entropy_1_logits [1][2]float64
+	var train_cross_entropy_1_m [1][1]float64
+	var train_cross_entropy_1_z [1][2]float64
+	var train_cross_entropy_1_logp_1 [1][2]float64
+	var train_cross_entropy_1_logp_2 [1][1]float64
+	var train_cross_entropy_1_logp_3 [1][1]float64
+	var train_cross_entropy_1_logp [1][2]float64
+	var train_1 [1][2]float64
+	var train_2 [1]float64
+	var train_3 [1]float64
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	xRow := &x[0]
+	for i0 := range 6 {
+		pNetW1Row := (*[3]float64)(pNetW1[3*i0 : 3*i0+3])
+		acc := float64(0)
+		for i1 := range 3 {
+			acc += pNetW1Row[i1] * xRow[i1]
+		}
+		net_a1_1[0][i0] = acc
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	net_a1_1Row := &net_a1_1[0]
+	net_a1_2Row := &net_a1_2[0]
+	for i0 := range 6 {
+		net_a1_2Row[i0] = net_a1_1Row[i0] + pNetB1[i0]
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	net_a1_2Row2 := &net_a1_2[0]
+	net_a1Row := &net_a1[0]
+	for i0 := range 6 {
+		r := net_a1_2Row2[i0]
+		if !(r > 0) {
+			r = 0
+		}
+		net_a1Row[i0] = r
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// reduction accumulated in a local variable.
+	net_a1Row2 := &net_a1[0]
+	for i0 := range 5 {
+		pNetW2Row := (*[6]float64)(pNetW2[6*i0 : 6*i0+6])
+		acc2 := float64(0)
+		for i1 := range 6 {
+			acc2 += pNetW2Row[i1] * net_a1Row2[i1]
+		}
+		net_a2_1[0][i0] = acc2
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	net_a2_1Row := &net_a2_1[0]
+	net_a2_2Row := &net_a2_2[0]
+	for i0 := range 5 {
+		net_a2_2Row[i0] = net_a2_1Row[i0] + pNetB2[i0]
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	net_a2_2Row2 := &net_a2_2[0]
+	net_a2Row := &net_a2[0]
+	for i0 := range 5 {
+		r2 := net_a2_2Row2[i0]
+		if !(r2 > 0) {
+			r2 = 0
+		}
+		net_a2Row[i0] = r2
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	net_a2Row2 := &net_a2[0]
+	for i0 := range 2 {
+		pNetW3Row := (*[5]float64)(pNetW3[5*i0 : 5*i0+5])
+		acc3 := float64(0)
+		for i1 := range 5 {
+			acc3 += pNetW3Row[i1] * net_a2Row2[i1]
+		}
+		train_cross_entropy_1_logits_1[0][i0] = acc3
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+	train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[0]
+	train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow[i0] = train_cross_entropy_1_logits_1Row[i0] + pNetB3[i0]
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[0]
+	acc4 := math.Inf(-1)
+	for i0 := range 2 {
+		acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i0])
+	}
+	train_cross_entropy_1_m[0][0] = acc4
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[0]
+	train_cross_entropy_1_mV := train_cross_entropy_1_m[0][0]
+	train_cross_entropy_1_zRow := &train_cross_entropy_1_z[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_zRow[i0] = train_cross_entropy_1_logitsRow3[i0] - train_cross_entropy_1_mV
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[0]
+	train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_1Row[i0] = math.Exp(train_cross_entropy_1_zRow2[i0])
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[0]
+	acc5 := float64(0)
+	for i0 := range 2 {
+		acc5 += train_cross_entropy_1_logp_1Row2[i0]
+	}
+	train_cross_entropy_1_logp_2[0][0] = acc5
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	train_cross_entropy_1_logp_3[0][0] = math.Log(train_cross_entropy_1_logp_2[0][0])
+
+	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+	train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[0]
+	train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[0][0]
+	train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logpRow[i0] = train_cross_entropy_1_zRow3[i0] - train_cross_entropy_1_logp_3V
+	}
+
+	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp
+	yRow := &y[0]
+	train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[0]
+	train_1Row := &train_1[0]
+	for i0 := range 2 {
+		train_1Row[i0] = yRow[i0] * train_cross_entropy_1_logpRow2[i0]
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	train_1Row2 := &train_1[0]
+	acc6 := float64(0)
+	for i0 := range 2 {
+		acc6 += train_1Row2[i0]
+	}
+	train_2[0] = acc6
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 1
+
+	// train = pointwise neg of _train.3
+	out[0] = -train_3[0]
+}
+
+// ocannlRowsMLPBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model RowsMLP.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 1 | 3 (input, parameter x)
+//	y: 1 | 2 (input, parameter y)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 1 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 1 | 6 (let, local)
+//	net/a1: 1 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 1 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 1 | 5 (let, local)
+//	net/a2: 1 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_train.cross_entropy#1/logits.1: 1 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	train.cross_entropy#1/logits: 1 | 2 (let, local)
+//	train.cross_entropy#1/m: 1 | 1 (let, local)
+//	train.cross_entropy#1/z: 1 | 2 (let, local)
+//	_train.cross_entropy#1/logp.1: 1 | 2 (let, local)
+//	_train.cross_entropy#1/logp.2: 1 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 1 | 1 (let, local)
+//	train.cross_entropy#1/logp: 1 | 2 (let, local)
+//	_train.1: 1 | 2 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.w1.grad: [6 3] (let, output parameter gNetW1)
+//	_net/a1.1.grad: [1 6] (let, local)
+//	net.b1.grad: [6] (let, output parameter gNetB1)
+//	_net/a1.2.grad: [1 6] (let, local)
+//	net/a1.grad: [1 6] (let, local)
+//	net.w2.grad: [5 6] (let, output parameter gNetW2)
+//	_net/a2.1.grad: [1 5] (let, local)
+//	net.b2.grad: [5] (let, output parameter gNetB2)
+//	_net/a2.2.grad: [1 5] (let, local)
+//	net/a2.grad: [1 5] (let, local)
+//	net.w3.grad: [2 5] (let, output parameter gNetW3)
+//	_train.cross_entropy#1/logits.1.grad: [1 2] (let, local)
+//	net.b3.grad: [2] (let, output parameter gNetB3)
+//	train.cross_entropy#1/logits.grad: [1 2] (let, local)
+//	train.cross_entropy#1/m.grad: [1 1] (let, local)
+//	train.cross_entropy#1/z.grad: [1 2] (let, local)
+//	_train.cross_entropy#1/logp.1.grad: [1 2] (let, local)
+//	_train.cross_entropy#1/logp.2.grad: [1 1] (let, local)
+//	_train.cross_entropy#1/logp.3.grad: [1 1] (let, local)
+//	train.cross_entropy#1/logp.grad: [1 2] (let, local)
+//	_train.1.grad: [1 2] (let, local)
+//	_train.2.grad: [1] (let, local)
+//	_train.3.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 1
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..2:  # reduction
+//	    _net/a1.1[0, i0] += net.w1[i0, i1] * x[0, i1]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..5:
+//	  _net/a1.2[0, i0] = _net/a1.1[0, i0] + net.b1[i0]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..5:
+//	  net/a1[0, i0] = relu(_net/a1.2[0, i0])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..4:
+//	  for i1 in 0..5:  # reduction
+//	    _net/a2.1[0, i0] += net.w2[i0, i1] * net/a1[0, i1]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..4:
+//	  _net/a2.2[0, i0] = _net/a2.1[0, i0] + net.b2[i0]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..4:
+//	  net/a2[0, i0] = relu(_net/a2.2[0, i0])
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..4:  # reduction
+//	    _train.cross_entropy#1/logits.1[0, i0] += net.w3[i0, i1] * net/a2[0, i1]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/logits[0, i0] = _train.cross_entropy#1/logits.1[0, i0] + net.b3[i0]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:  # reduction
+//	  train.cross_entropy#1/m[0, 0] max= train.cross_entropy#1/logits[0, i0]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/z[0, i0] = train.cross_entropy#1/logits[0, i0] - train.cross_entropy#1/m[0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  _train.cross_entropy#1/logp.1[0, i0] = exp(train.cross_entropy#1/z[0, i0])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  _train.cross_entropy#1/logp.2[0, 0] += _train.cross_entropy#1/logp.1[0, i0]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	_train.cross_entropy#1/logp.3[0, 0] = log(_train.cross_entropy#1/logp.2[0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/logp[0, i0] = train.cross_entropy#1/z[0, i0] - _train.cross_entropy#1/logp.3[0, 0]
+//
+//	# _train.1 = pointwise "*." of y, train.cross_entropy#1/logp
+//	for i0 in 0..1:
+//	  _train.1[0, i0] = y[0, i0] * train.cross_entropy#1/logp[0, i0]
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  _train.2[0] += _train.1[0, i0]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+//
+//	# zero the gradients
+//	fill net.w1.grad with 0
+//	fill _net/a1.1.grad with 0
+//	fill net.b1.grad with 0
+//	fill _net/a1.2.grad with 0
+//	fill net/a1.grad with 0
+//	fill net.w2.grad with 0
+//	fill _net/a2.1.grad with 0
+//	fill net.b2.grad with 0
+//	fill _net/a2.2.grad with 0
+//	fill net/a2.grad with 0
+//	fill net.w3.grad with 0
+//	fill _train.cross_entropy#1/logits.1.grad with 0
+//	fill net.b3.grad with 0
+//	fill train.cross_entropy#1/logits.grad with 0
+//	fill train.cross_entropy#1/m.grad with 0
+//	fill train.cross_entropy#1/z.grad with 0
+//	fill _train.cross_entropy#1/logp.1.grad with 0
+//	fill _train.cross_entropy#1/logp.2.grad with 0
+//	fill _train.cross_entropy#1/logp.3.grad with 0
+//	fill train.cross_entropy#1/logp.grad with 0
+//	fill _train.1.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	_train.3.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	for i0 in 0..1:
+//	  _train.1.grad[0, i0] += _train.2.grad[0]
+//
+//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/logp.grad[0, i0] += y[0, i0] * _train.1.grad[0, i0]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/z.grad[0, i0] += train.cross_entropy#1/logp.grad[0, i0]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	for i0 in 0..1:  # reduction
+//	  _train.cross_entropy#1/logp.3.grad[0, 0] -= train.cross_entropy#1/logp.grad[0, i0]
+//
+//	# backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	_train.cross_entropy#1/logp.2.grad[0, 0] += _train.cross_entropy#1/logp.3.grad[0, 0] / _train.cross_entropy#1/logp.2[0, 0]
+//
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	for i0 in 0..1:
+//	  _train.cross_entropy#1/logp.1.grad[0, i0] += _train.cross_entropy#1/logp.2.grad[0, 0]
+//
+//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/z.grad[0, i0] += _train.cross_entropy#1/logp.1.grad[0, i0] * _train.cross_entropy#1/logp.1[0, i0]
+//
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/logits.grad[0, i0] += train.cross_entropy#1/z.grad[0, i0]
+//
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	for i0 in 0..1:  # reduction
+//	  train.cross_entropy#1/m.grad[0, 0] -= train.cross_entropy#1/z.grad[0, i0]
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  train.cross_entropy#1/logits.grad[0, i0] += where(train.cross_entropy#1/m[0, 0] == train.cross_entropy#1/logits[0, i0], train.cross_entropy#1/m.grad[0, 0], 0)
+//
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+//	for i0 in 0..1:
+//	  _train.cross_entropy#1/logits.1.grad[0, i0] += train.cross_entropy#1/logits.grad[0, i0]
+//
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
+//	for i0 in 0..1:
+//	  net.b3.grad[i0] += train.cross_entropy#1/logits.grad[0, i0]
+//
+//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    net.w3.grad[i0, i1] += _train.cross_entropy#1/logits.1.grad[0, i0] * net/a2[0, i1]
+//
+//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..4:
+//	    net/a2.grad[0, i1] += net.w3[i0, i1] * _train.cross_entropy#1/logits.1.grad[0, i0]
+//
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	for i0 in 0..4:
+//	  _net/a2.2.grad[0, i0] += where(0 < _net/a2.2[0, i0], net/a2.grad[0, i0], 0)
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+//	for i0 in 0..4:
+//	  _net/a2.1.grad[0, i0] += _net/a2.2.grad[0, i0]
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+//	for i0 in 0..4:
+//	  net.b2.grad[i0] += _net/a2.2.grad[0, i0]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+//	for i0 in 0..4:
+//	  for i1 in 0..5:
+//	    net.w2.grad[i0, i1] += _net/a2.1.grad[0, i0] * net/a1[0, i1]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+//	for i0 in 0..4:  # reduction
+//	  for i1 in 0..5:
+//	    net/a1.grad[0, i1] += net.w2[i0, i1] * _net/a2.1.grad[0, i0]
+//
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	for i0 in 0..5:
+//	  _net/a1.2.grad[0, i0] += where(0 < _net/a1.2[0, i0], net/a1.grad[0, i0], 0)
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+//	for i0 in 0..5:
+//	  _net/a1.1.grad[0, i0] += _net/a1.2.grad[0, i0]
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+//	for i0 in 0..5:
+//	  net.b1.grad[i0] += _net/a1.2.grad[0, i0]
+//
+//	# backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..2:
+//	    net.w1.grad[i0, i1] += _net/a1.1.grad[0, i0] * x[0, i1]
+func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
+	var net_a1_1 [1][6]float64
+	var net_a1_2 [1][6]float64
+	var net_a1 [1][6]float64
+	var net_a2_1 [1][5]float64
+	var net_a2_2 [1][5]float64
+	var net_a2 [1][5]float64
+	var train_cross_entropy_1_logits_1 [1][2]float64
+	var train_cross_entropy_1_logits [1][2]float64
+	var train_cross_entropy_1_m [1][1]float64
+	var train_cross_entropy_1_z [1][2]float64
+	var train_cross_entropy_1_logp_1 [1][2]float64
+	var train_cross_entropy_1_logp_2 [1][1]float64
+	var train_cross_entropy_1_logp_3 [1][1]float64
+	var train_cross_entropy_1_logp [1][2]float64
+	var train_1 [1][2]float64
+	var train_2 [1]float64
+	var train_3 [1]float64
+	var net_a1_1_grad [1][6]float64
+	var net_a1_2_grad [1][6]float64
+	var net_a1_grad [1][6]float64
+	var net_a2_1_grad [1][5]float64
+	var net_a2_2_grad [1][5]float64
+	var net_a2_grad [1][5]float64
+	var train_cross_entropy_1_logits_1_grad [1][2]float64
+	var train_cross_entropy_1_logits_grad [1][2]float64
+	var train_cross_entropy_1_m_grad [1][1]float64
+	var train_cross_entropy_1_z_grad [1][2]float64
+	var train_cross_entropy_1_logp_1_grad [1][2]float64
+	var train_cross_entropy_1_logp_2_grad [1][1]float64
+	var train_cross_entropy_1_logp_3_grad [1][1]float64
+	var train_cross_entropy_1_logp_grad [1][2]float64
+	var train_1_grad [1][2]float64
+	var train_2_grad [1]float64
+	var train_3_grad [1]float64
+	var train_grad [1]float64
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	xRow := &x[0]
+	for i0 := range 6 {
+		pNetW1Row := (*[3]float64)(pNetW1[3*i0 : 3*i0+3])
+		acc := float64(0)
+		for i1 := range 3 {
+			acc += pNetW1Row[i1] * xRow[i1]
+		}
+		net_a1_1[0][i0] = acc
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	net_a1_1Row := &net_a1_1[0]
+	net_a1_2Row := &net_a1_2[0]
+	for i0 := range 6 {
+		net_a1_2Row[i0] = net_a1_1Row[i0] + pNetB1[i0]
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	net_a1_2Row2 := &net_a1_2[0]
+	net_a1Row := &net_a1[0]
+	for i0 := range 6 {
+		r := net_a1_2Row2[i0]
+		if !(r > 0) {
+			r = 0
+		}
+		net_a1Row[i0] = r
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// reduction accumulated in a local variable.
+	net_a1Row2 := &net_a1[0]
+	for i0 := range 5 {
+		pNetW2Row := (*[6]float64)(pNetW2[6*i0 : 6*i0+6])
+		acc2 := float64(0)
+		for i1 := range 6 {
+			acc2 += pNetW2Row[i1] * net_a1Row2[i1]
+		}
+		net_a2_1[0][i0] = acc2
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	net_a2_1Row := &net_a2_1[0]
+	net_a2_2Row := &net_a2_2[0]
+	for i0 := range 5 {
+		net_a2_2Row[i0] = net_a2_1Row[i0] + pNetB2[i0]
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	net_a2_2Row2 := &net_a2_2[0]
+	net_a2Row := &net_a2[0]
+	for i0 := range 5 {
+		r2 := net_a2_2Row2[i0]
+		if !(r2 > 0) {
+			r2 = 0
+		}
+		net_a2Row[i0] = r2
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	net_a2Row2 := &net_a2[0]
+	for i0 := range 2 {
+		pNetW3Row := (*[5]float64)(pNetW3[5*i0 : 5*i0+5])
+		acc3 := float64(0)
+		for i1 := range 5 {
+			acc3 += pNetW3Row[i1] * net_a2Row2[i1]
+		}
+		train_cross_entropy_1_logits_1[0][i0] = acc3
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+	train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[0]
+	train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow[i0] = train_cross_entropy_1_logits_1Row[i0] + pNetB3[i0]
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[0]
+	acc4 := math.Inf(-1)
+	for i0 := range 2 {
+		acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i0])
+	}
+	train_cross_entropy_1_m[0][0] = acc4
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[0]
+	train_cross_entropy_1_mV := train_cross_entropy_1_m[0][0]
+	train_cross_entropy_1_zRow := &train_cross_entropy_1_z[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_zRow[i0] = train_cross_entropy_1_logitsRow3[i0] - train_cross_entropy_1_mV
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[0]
+	train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_1Row[i0] = math.Exp(train_cross_entropy_1_zRow2[i0])
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[0]
+	acc5 := float64(0)
+	for i0 := range 2 {
+		acc5 += train_cross_entropy_1_logp_1Row2[i0]
+	}
+	train_cross_entropy_1_logp_2[0][0] = acc5
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	train_cross_entropy_1_logp_3[0][0] = math.Log(train_cross_entropy_1_logp_2[0][0])
+
+	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+	train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[0]
+	train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[0][0]
+	train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logpRow[i0] = train_cross_entropy_1_zRow3[i0] - train_cross_entropy_1_logp_3V
+	}
+
+	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp
+	yRow := &y[0]
+	train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[0]
+	train_1Row := &train_1[0]
+	for i0 := range 2 {
+		train_1Row[i0] = yRow[i0] * train_cross_entropy_1_logpRow2[i0]
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	train_1Row2 := &train_1[0]
+	acc6 := float64(0)
+	for i0 := range 2 {
+		acc6 += train_1Row2[i0]
+	}
+	train_2[0] = acc6
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 1
+
+	// train = pointwise neg of _train.3
+	loss[0] = -train_3[0]
+
+	// zero the gradients
+	*gNetW1 = [18]float64{}
+	*gNetB1 = [6]float64{}
+	*gNetW2 = [30]float64{}
+	*gNetB2 = [5]float64{}
+	*gNetW3 = [10]float64{}
+	*gNetB3 = [2]float64{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	train_3_grad[0] += -train_grad[0]
+
+	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	train_2_grad[0] += train_3_grad[0] / 1
+
+	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	train_2_gradV := train_2_grad[0]
+	train_1_gradRow := &train_1_grad[0]
+	for i0 := range 2 {
+		train_1_gradRow[i0] += train_2_gradV
+	}
+
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	yRow2 := &y[0]
+	train_1_gradRow2 := &train_1_grad[0]
+	train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_gradRow[i0] += yRow2[i0] * train_1_gradRow2[i0]
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+	train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_z_gradRow[i0] += train_cross_entropy_1_logp_gradRow2[i0]
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// reduction accumulated in a local variable.
+	train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[0]
+	acc7 := train_cross_entropy_1_logp_3_grad[0][0]
+	for i0 := range 2 {
+		acc7 -= train_cross_entropy_1_logp_gradRow3[i0]
+	}
+	train_cross_entropy_1_logp_3_grad[0][0] = acc7
+
+	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	train_cross_entropy_1_logp_2_grad[0][0] += train_cross_entropy_1_logp_3_grad[0][0] / train_cross_entropy_1_logp_2[0][0]
+
+	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+	train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[0][0]
+	train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_1_gradRow[i0] += train_cross_entropy_1_logp_2_gradV
+	}
+
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[0]
+	train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[0]
+	train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_z_gradRow2[i0] += train_cross_entropy_1_logp_1_gradRow2[i0] * train_cross_entropy_1_logp_1Row3[i0]
+	}
+
+	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+	train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[0]
+	train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_gradRow[i0] += train_cross_entropy_1_z_gradRow3[i0]
+	}
+
+	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// reduction accumulated in a local variable.
+	train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[0]
+	acc8 := train_cross_entropy_1_m_grad[0][0]
+	for i0 := range 2 {
+		acc8 -= train_cross_entropy_1_z_gradRow4[i0]
+	}
+	train_cross_entropy_1_m_grad[0][0] = acc8
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
+	train_cross_entropy_1_mV2 := train_cross_entropy_1_m[0][0]
+	train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[0]
+	train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[0][0]
+	train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[0]
+	for i0 := range 2 {
+		var r3 float64
+		if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i0] {
+			r3 = 1
+		}
+		r4 := float64(0)
+		if r3 != 0 {
+			r4 = train_cross_entropy_1_m_gradV
+		}
+		train_cross_entropy_1_logits_gradRow2[i0] += r4
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_1_gradRow[i0] += train_cross_entropy_1_logits_gradRow3[i0]
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
+	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
+	for i0 := range 2 {
+		gNetB3[i0] += train_cross_entropy_1_logits_gradRow4[i0]
+	}
+
+	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+	net_a2Row3 := &net_a2[0]
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[0][i0]
+		gNetW3Row := (*[5]float64)(gNetW3[5*i0 : 5*i0+5])
+		for i1 := range 5 {
+			gNetW3Row[i1] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i1]
+		}
+	}
+
+	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+	// i0 unrolled and jammed into i1.
+	net_a2_gradRow := &net_a2_grad[0]
+	pNetW3Row2 := (*[5]float64)(pNetW3[0:5])
+	train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[0][0]
+	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
+	train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[0][1]
+	for i1 := range 5 {
+		acc9 := net_a2_gradRow[i1]
+		acc9 += pNetW3Row2[i1] * train_cross_entropy_1_logits_1_gradV2
+		acc9 += pNetW3Row3[i1] * train_cross_entropy_1_logits_1_gradV3
+		net_a2_gradRow[i1] = acc9
+	}
+
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	net_a2_2Row3 := &net_a2_2[0]
+	net_a2_gradRow2 := &net_a2_grad[0]
+	net_a2_2_gradRow := &net_a2_2_grad[0]
+	for i0 := range 5 {
+		var r5 float64
+		if 0 < net_a2_2Row3[i0] {
+			r5 = 1
+		}
+		r6 := float64(0)
+		if r5 != 0 {
+			r6 = net_a2_gradRow2[i0]
+		}
+		net_a2_2_gradRow[i0] += r6
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+	net_a2_2_gradRow2 := &net_a2_2_grad[0]
+	net_a2_1_gradRow := &net_a2_1_grad[0]
+	for i0 := range 5 {
+		net_a2_1_gradRow[i0] += net_a2_2_gradRow2[i0]
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+	net_a2_2_gradRow3 := &net_a2_2_grad[0]
+	for i0 := range 5 {
+		gNetB2[i0] += net_a2_2_gradRow3[i0]
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+	net_a1Row3 := &net_a1[0]
+	for i0 := range 5 {
+		net_a2_1_gradV := net_a2_1_grad[0][i0]
+		gNetW2Row := (*[6]float64)(gNetW2[6*i0 : 6*i0+6])
+		for i1 := range 6 {
+			gNetW2Row[i1] += net_a2_1_gradV * net_a1Row3[i1]
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+	// i0 unrolled and jammed into i1.
+	net_a1_gradRow := &net_a1_grad[0]
+	pNetW2Row2 := (*[6]float64)(pNetW2[0:6])
+	net_a2_1_gradV2 := net_a2_1_grad[0][0]
+	pNetW2Row3 := (*[6]float64)(pNetW2[6:12])
+	net_a2_1_gradV3 := net_a2_1_grad[0][1]
+	pNetW2Row4 := (*[6]float64)(pNetW2[12:18])
+	net_a2_1_gradV4 := net_a2_1_grad[0][2]
+	pNetW2Row5 := (*[6]float64)(pNetW2[18:24])
+	net_a2_1_gradV5 := net_a2_1_grad[0][3]
+	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
+	net_a2_1_gradV6 := net_a2_1_grad[0][4]
+	for i1 := range 6 {
+		acc10 := net_a1_gradRow[i1]
+		acc10 += pNetW2Row2[i1] * net_a2_1_gradV2
+		acc10 += pNetW2Row3[i1] * net_a2_1_gradV3
+		acc10 += pNetW2Row4[i1] * net_a2_1_gradV4
+		acc10 += pNetW2Row5[i1] * net_a2_1_gradV5
+		acc10 += pNetW2Row6[i1] * net_a2_1_gradV6
+		net_a1_gradRow[i1] = acc10
+	}
+
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	net_a1_2Row3 := &net_a1_2[0]
+	net_a1_gradRow2 := &net_a1_grad[0]
+	net_a1_2_gradRow := &net_a1_2_grad[0]
+	for i0 := range 6 {
+		var r7 float64
+		if 0 < net_a1_2Row3[i0] {
+			r7 = 1
+		}
+		r8 := float64(0)
+		if r7 != 0 {
+			r8 = net_a1_gradRow2[i0]
+		}
+		net_a1_2_gradRow[i0] += r8
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+	net_a1_2_gradRow2 := &net_a1_2_grad[0]
+	net_a1_1_gradRow := &net_a1_1_grad[0]
+	for i0 := range 6 {
+		net_a1_1_gradRow[i0] += net_a1_2_gradRow2[i0]
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+	net_a1_2_gradRow3 := &net_a1_2_grad[0]
+	for i0 := range 6 {
+		gNetB1[i0] += net_a1_2_gradRow3[i0]
+	}
+
+	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	xRow2 := &x[0]
+	for i0 := range 6 {
+		net_a1_1_gradV := net_a1_1_grad[0][i0]
+		gNetW1Row := (*[3]float64)(gNetW1[3*i0 : 3*i0+3])
+		for i1 := range 3 {
+			gNetW1Row[i1] += net_a1_1_gradV * xRow2[i1]
+		}
+	}
+}
+
+// ocannlRowsMLPPredict runs a tensor program generated by ocannlgen.
+//
+// Entry point predict of model RowsMLP.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 4 | 3 (input, parameter x)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 4 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 4 | 6 (let, local)
+//	net/a1: 4 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 4 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 4 | 5 (let, local)
+//	net/a2: 4 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_predict.1: 4 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	predict: 4 | 2 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..5:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//
+//	# _predict.1 = compose "*" of net.w3, net/a2
+//	fill _predict.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:  # reduction
+//	      _predict.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# predict = pointwise "+" of _predict.1, net.b3
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    predict[i0, i1] = _predict.1[i0, i1] + net.b3[i1]
+func ocannlRowsMLPPredict(x *[4][3]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[4][2]float64) {
+	var net_a1_1 [4][6]float64
+	var net_a1_2 [4][6]float64
+	var net_a1 [4][6]float64
+	var net_a2_1 [4][5]float64
+	var net_a2_2 [4][5]float64
+	var net_a2 [4][5]float64
+	var predict_1 [4][2]float64
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		xRow := &x[i0]
+		for i1 := range 6 {
+			pNetW1Row := (*[3]float64)(pNetW1[3*i1 : 3*i1+3])
+			acc := float64(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	for i0 := range 4 {
+		net_a1_1Row := &net_a1_1[i0]
+		net_a1_2Row := &net_a1_2[i0]
+		for i1 := range 6 {
+			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	for i0 := range 4 {
+		net_a1_2Row2 := &net_a1_2[i0]
+		net_a1Row := &net_a1[i0]
+		for i1 := range 6 {
+			r := net_a1_2Row2[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		net_a1Row2 := &net_a1[i0]
+		for i1 := range 5 {
+			pNetW2Row := (*[6]float64)(pNetW2[6*i1 : 6*i1+6])
+			acc2 := float64(0)
+			for i2 := range 6 {
+				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+			}
+			net_a2_1[i0][i1] = acc2
+		}
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	for i0 := range 4 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2_2Row := &net_a2_2[i0]
+		for i1 := range 5 {
+			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	for i0 := range 4 {
+		net_a2_2Row2 := &net_a2_2[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 5 {
+			r2 := net_a2_2Row2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _predict.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		net_a2Row2 := &net_a2[i0]
+		for i1 := range 2 {
+			pNetW3Row := (*[5]float64)(pNetW3[5*i1 : 5*i1+5])
+			acc3 := float64(0)
+			for i2 := range 5 {
+				acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+			}
+			predict_1[i0][i1] = acc3
+		}
+	}
+
+	// predict = pointwise "+" of _predict.1, net.b3
+	for i0 := range 4 {
+		predict_1Row := &predict_1[i0]
+		outRow := &out[i0]
+		for i1 := range 2 {
+			outRow[i1] = predict_1Row[i1] + pNetB3[i1]
+		}
+	}
+}
+
+// ocannlRowsSeqTrain runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model RowsSeq.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 1,2 | 3 (input, parameter x)
+//	y: 1,2 | 2 (input, parameter y)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 1,2 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 1,2 | 6 (let, local)
+//	net/a1: 1,2 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 1,2 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 1,2 | 5 (let, local)
+//	net/a2: 1,2 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_train.log_softmax#1/x.1: 1,2 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	train.log_softmax#1/x: 1,2 | 2 (let, local)
+//	train.log_softmax#1/m: 1,2 | 1 (let, local)
+//	train.log_softmax#1/z: 1,2 | 2 (let, local)
+//	_train.1: 1,2 | 2 (let, local)
+//	_train.2: 1,2 | 1 (let, local)
+//	_train.3: 1,2 | 1 (let, local)
+//	_train.4: 1,2 | 2 (let, local)
+//	_train.5: 1,2 | 2 (let, local)
+//	_train.6: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[0, i0, i1] += net.w1[i1, i2] * x[0, i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    _net/a1.2[0, i0, i1] = _net/a1.1[0, i0, i1] + net.b1[i1]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    net/a1[0, i0, i1] = relu(_net/a1.2[0, i0, i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    for i2 in 0..5:  # reduction
+//	      _net/a2.1[0, i0, i1] += net.w2[i1, i2] * net/a1[0, i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    _net/a2.2[0, i0, i1] = _net/a2.1[0, i0, i1] + net.b2[i1]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    net/a2[0, i0, i1] = relu(_net/a2.2[0, i0, i1])
+//
+//	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
+//	fill _train.log_softmax#1/x.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:  # reduction
+//	      _train.log_softmax#1/x.1[0, i0, i1] += net.w3[i1, i2] * net/a2[0, i0, i2]
+//
+//	# train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.log_softmax#1/x[0, i0, i1] = _train.log_softmax#1/x.1[0, i0, i1] + net.b3[i1]
+//
+//	# train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x
+//	fill train.log_softmax#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.log_softmax#1/m[0, i0, 0] max= train.log_softmax#1/x[0, i0, i1]
+//
+//	# train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.log_softmax#1/z[0, i0, i1] = train.log_softmax#1/x[0, i0, i1] - train.log_softmax#1/m[0, i0, 0]
+//
+//	# _train.1 = pointwise exp of train.log_softmax#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.1[0, i0, i1] = exp(train.log_softmax#1/z[0, i0, i1])
+//
+//	# _train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    _train.2[0, i0, 0] += _train.1[0, i0, i1]
+//
+//	# _train.3 = pointwise log of _train.2
+//	for i0 in 0..1:
+//	  _train.3[0, i0, 0] = log(_train.2[0, i0, 0])
+//
+//	# _train.4 = pointwise "-" of train.log_softmax#1/z, _train.3
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.4[0, i0, i1] = train.log_softmax#1/z[0, i0, i1] - _train.3[0, i0, 0]
+//
+//	# _train.5 = pointwise "*." of y, _train.4
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.5[0, i0, i1] = y[0, i0, i1] * _train.4[0, i0, i1]
+//
+//	# _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
+//	fill _train.6 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    _train.6[0] += _train.5[0, i0, i1]
+//
+//	# train = pointwise neg of _train.6
+//	train[0] = neg(_train.6[0])
+func ocannlRowsSeqTrain(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[1]float64) {
+	var net_a1_1 [1][2][6]float64
+	var net_a1_2 [1][2][6]float64
+	var net_a1 [1][2][6]float64
+	var net_a2_1 [1][2][5]float64
+	var net_a2_2 [1][2][5]float64
+	var net_a2 [1][2][5]float64
+	var train_log_softmax_1_x_1 [1][2][2]float64
+	var train_log_softmax_1_x [1][2][2]float64
+	var train_log_softmax_1_m [1][2][1]float64
+	var train_log_softmax_1_z [1][2][2]float64
+	var train_1 [1][2][2]float64
+	var train_2 [1][2][1]float64
+	var train_3 [1][2][1]float64
+	var train_4 [1][2][2]float64
+	var train_5 [1][2][2]float64
+	var train_6 [1]float64
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		xRow := &x[0][i0]
+		for i1 := range 6 {
+			pNetW1Row := (*[3]float64)(pNetW1[3*i1 : 3*i1+3])
+			acc := float64(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[0][i0][i1] = acc
+		}
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	for i0 := range 2 {
+		net_a1_1Row := &net_a1_1[0][i0]
+		net_a1_2Row := &net_a1_2[0][i0]
+		for i1 := range 6 {
+			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	for i0 := range 2 {
+		net_a1_2Row2 := &net_a1_2[0][i0]
+		net_a1Row := &net_a1[0][i0]
+		for i1 := range 6 {
+			r := net_a1_2Row2[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		net_a1Row2 := &net_a1[0][i0]
+		for i1 := range 5 {
+			pNetW2Row := (*[6]float64)(pNetW2[6*i1 : 6*i1+6])
+			acc2 := float64(0)
+			for i2 := range 6 {
+				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+			}
+			net_a2_1[0][i0][i1] = acc2
+		}
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	for i0 := range 2 {
+		net_a2_1Row := &net_a2_1[0][i0]
+		net_a2_2Row := &net_a2_2[0][i0]
+		for i1 := range 5 {
+			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	for i0 := range 2 {
+		net_a2_2Row2 := &net_a2_2[0][i0]
+		net_a2Row := &net_a2[0][i0]
+		for i1 := range 5 {
+			r2 := net_a2_2Row2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		net_a2Row2 := &net_a2[0][i0]
+		for i1 := range 2 {
+			pNetW3Row := (*[5]float64)(pNetW3[5*i1 : 5*i1+5])
+			acc3 := float64(0)
+			for i2 := range 5 {
+				acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+			}
+			train_log_softmax_1_x_1[0][i0][i1] = acc3
+		}
+	}
+
+	// train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3
+	for i0 := range 2 {
+		train_log_softmax_1_x_1Row := &train_log_softmax_1_x_1[0][i0]
+		train_log_softmax_1_xRow := &train_log_softmax_1_x[0][i0]
+		for i1 := range 2 {
+			train_log_softmax_1_xRow[i1] = train_log_softmax_1_x_1Row[i1] + pNetB3[i1]
+		}
+	}
+
+	// train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_log_softmax_1_xRow2 := &train_log_softmax_1_x[0][i0]
+		acc4 := math.Inf(-1)
+		for i1 := range 2 {
+			acc4 = max(acc4, train_log_softmax_1_xRow2[i1])
+		}
+		train_log_softmax_1_m[0][i0][0] = acc4
+	}
+
+	// train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m
+	for i0 := range 2 {
+		train_log_softmax_1_xRow3 := &train_log_softmax_1_x[0][i0]
+		train_log_softmax_1_mV := train_log_softmax_1_m[0][i0][0]
+		train_log_softmax_1_zRow := &train_log_softmax_1_z[0][i0]
+		for i1 := range 2 {
+			train_log_softmax_1_zRow[i1] = train_log_softmax_1_xRow3[i1] - train_log_softmax_1_mV
+		}
+	}
+
+	// _train.1 = pointwise exp of train.log_softmax#1/z
+	for i0 := range 2 {
+		train_log_softmax_1_zRow2 := &train_log_softmax_1_z[0][i0]
+		train_1Row := &train_1[0][i0]
+		for i1 := range 2 {
+			train_1Row[i1] = math.Exp(train_log_softmax_1_zRow2[i1])
+		}
+	}
+
+	// _train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_1Row2 := &train_1[0][i0]
+		acc5 := float64(0)
+		for i1 := range 2 {
+			acc5 += train_1Row2[i1]
+		}
+		train_2[0][i0][0] = acc5
+	}
+
+	// _train.3 = pointwise log of _train.2
+	train_2Row := &train_2[0]
+	train_3Row := &train_3[0]
+	for i0 := range 2 {
+		train_3Row[i0][0] = math.Log(train_2Row[i0][0])
+	}
+
+	// _train.4 = pointwise "-" of train.log_softmax#1/z, _train.3
+	for i0 := range 2 {
+		train_log_softmax_1_zRow3 := &train_log_softmax_1_z[0][i0]
+		train_3V := train_3[0][i0][0]
+		train_4Row := &train_4[0][i0]
+		for i1 := range 2 {
+			train_4Row[i1] = train_log_softmax_1_zRow3[i1] - train_3V
+		}
+	}
+
+	// _train.5 = pointwise "*." of y, _train.4
+	for i0 := range 2 {
+		yRow := &y[0][i0]
+		train_4Row2 := &train_4[0][i0]
+		train_5Row := &train_5[0][i0]
+		for i1 := range 2 {
+			train_5Row[i1] = yRow[i1] * train_4Row2[i1]
+		}
+	}
+
+	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
+	// reduction accumulated in a local variable.
+	acc6 := float64(0)
+	for i0 := range 2 {
+		train_5Row2 := &train_5[0][i0]
+		for i1 := range 2 {
+			acc6 += train_5Row2[i1]
+		}
+	}
+	train_6[0] = acc6
+
+	// train = pointwise neg of _train.6
+	out[0] = -train_6[0]
+}
+
+// ocannlRowsSeqBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model RowsSeq.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 1,2 | 3 (input, parameter x)
+//	y: 1,2 | 2 (input, parameter y)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 1,2 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 1,2 | 6 (let, local)
+//	net/a1: 1,2 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 1,2 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 1,2 | 5 (let, local)
+//	net/a2: 1,2 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_train.log_softmax#1/x.1: 1,2 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	train.log_softmax#1/x: 1,2 | 2 (let, local)
+//	train.log_softmax#1/m: 1,2 | 1 (let, local)
+//	train.log_softmax#1/z: 1,2 | 2 (let, local)
+//	_train.1: 1,2 | 2 (let, local)
+//	_train.2: 1,2 | 1 (let, local)
+//	_train.3: 1,2 | 1 (let, local)
+//	_train.4: 1,2 | 2 (let, local)
+//	_train.5: 1,2 | 2 (let, local)
+//	_train.6: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.w1.grad: [6 3] (let, output parameter gNetW1)
+//	_net/a1.1.grad: [1 2 6] (let, local)
+//	net.b1.grad: [6] (let, output parameter gNetB1)
+//	_net/a1.2.grad: [1 2 6] (let, local)
+//	net/a1.grad: [1 2 6] (let, local)
+//	net.w2.grad: [5 6] (let, output parameter gNetW2)
+//	_net/a2.1.grad: [1 2 5] (let, local)
+//	net.b2.grad: [5] (let, output parameter gNetB2)
+//	_net/a2.2.grad: [1 2 5] (let, local)
+//	net/a2.grad: [1 2 5] (let, local)
+//	net.w3.grad: [2 5] (let, output parameter gNetW3)
+//	_train.log_softmax#1/x.1.grad: [1 2 2] (let, local)
+//	net.b3.grad: [2] (let, output parameter gNetB3)
+//	train.log_softmax#1/x.grad: [1 2 2] (let, local)
+//	train.log_softmax#1/m.grad: [1 2 1] (let, local)
+//	train.log_softmax#1/z.grad: [1 2 2] (let, local)
+//	_train.1.grad: [1 2 2] (let, local)
+//	_train.2.grad: [1 2 1] (let, local)
+//	_train.3.grad: [1 2 1] (let, local)
+//	_train.4.grad: [1 2 2] (let, local)
+//	_train.5.grad: [1 2 2] (let, local)
+//	_train.6.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[0, i0, i1] += net.w1[i1, i2] * x[0, i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    _net/a1.2[0, i0, i1] = _net/a1.1[0, i0, i1] + net.b1[i1]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    net/a1[0, i0, i1] = relu(_net/a1.2[0, i0, i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    for i2 in 0..5:  # reduction
+//	      _net/a2.1[0, i0, i1] += net.w2[i1, i2] * net/a1[0, i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    _net/a2.2[0, i0, i1] = _net/a2.1[0, i0, i1] + net.b2[i1]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    net/a2[0, i0, i1] = relu(_net/a2.2[0, i0, i1])
+//
+//	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
+//	fill _train.log_softmax#1/x.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:  # reduction
+//	      _train.log_softmax#1/x.1[0, i0, i1] += net.w3[i1, i2] * net/a2[0, i0, i2]
+//
+//	# train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.log_softmax#1/x[0, i0, i1] = _train.log_softmax#1/x.1[0, i0, i1] + net.b3[i1]
+//
+//	# train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x
+//	fill train.log_softmax#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.log_softmax#1/m[0, i0, 0] max= train.log_softmax#1/x[0, i0, i1]
+//
+//	# train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.log_softmax#1/z[0, i0, i1] = train.log_softmax#1/x[0, i0, i1] - train.log_softmax#1/m[0, i0, 0]
+//
+//	# _train.1 = pointwise exp of train.log_softmax#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.1[0, i0, i1] = exp(train.log_softmax#1/z[0, i0, i1])
+//
+//	# _train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    _train.2[0, i0, 0] += _train.1[0, i0, i1]
+//
+//	# _train.3 = pointwise log of _train.2
+//	for i0 in 0..1:
+//	  _train.3[0, i0, 0] = log(_train.2[0, i0, 0])
+//
+//	# _train.4 = pointwise "-" of train.log_softmax#1/z, _train.3
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.4[0, i0, i1] = train.log_softmax#1/z[0, i0, i1] - _train.3[0, i0, 0]
+//
+//	# _train.5 = pointwise "*." of y, _train.4
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.5[0, i0, i1] = y[0, i0, i1] * _train.4[0, i0, i1]
+//
+//	# _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
+//	fill _train.6 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    _train.6[0] += _train.5[0, i0, i1]
+//
+//	# train = pointwise neg of _train.6
+//	train[0] = neg(_train.6[0])
+//
+//	# zero the gradients
+//	fill net.w1.grad with 0
+//	fill _net/a1.1.grad with 0
+//	fill net.b1.grad with 0
+//	fill _net/a1.2.grad with 0
+//	fill net/a1.grad with 0
+//	fill net.w2.grad with 0
+//	fill _net/a2.1.grad with 0
+//	fill net.b2.grad with 0
+//	fill _net/a2.2.grad with 0
+//	fill net/a2.grad with 0
+//	fill net.w3.grad with 0
+//	fill _train.log_softmax#1/x.1.grad with 0
+//	fill net.b3.grad with 0
+//	fill train.log_softmax#1/x.grad with 0
+//	fill train.log_softmax#1/m.grad with 0
+//	fill train.log_softmax#1/z.grad with 0
+//	fill _train.1.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill _train.4.grad with 0
+//	fill _train.5.grad with 0
+//	fill _train.6.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
+//	_train.6.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.5.grad[0, i0, i1] += _train.6.grad[0]
+//
+//	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.4.grad[0, i0, i1] += y[0, i0, i1] * _train.5.grad[0, i0, i1]
+//
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.log_softmax#1/z.grad[0, i0, i1] += _train.4.grad[0, i0, i1]
+//
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    _train.3.grad[0, i0, 0] -= _train.4.grad[0, i0, i1]
+//
+//	# backprop of op 12 (_train.3 = pointwise log of _train.2): g1 =+ g / v1; g1 is _train.2.grad
+//	for i0 in 0..1:
+//	  _train.2.grad[0, i0, 0] += _train.3.grad[0, i0, 0] / _train.2[0, i0, 0]
+//
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.1.grad[0, i0, i1] += _train.2.grad[0, i0, 0]
+//
+//	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.log_softmax#1/z.grad[0, i0, i1] += _train.1.grad[0, i0, i1] * _train.1[0, i0, i1]
+//
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.log_softmax#1/x.grad[0, i0, i1] += train.log_softmax#1/z.grad[0, i0, i1]
+//
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.log_softmax#1/m.grad[0, i0, 0] -= train.log_softmax#1/z.grad[0, i0, i1]
+//
+//	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): g1 =+ where((t == v1), g, 0); g1 is train.log_softmax#1/x.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.log_softmax#1/x.grad[0, i0, i1] += where(train.log_softmax#1/m[0, i0, 0] == train.log_softmax#1/x[0, i0, i1], train.log_softmax#1/m.grad[0, i0, 0], 0)
+//
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.log_softmax#1/x.1.grad[0, i0, i1] += train.log_softmax#1/x.grad[0, i0, i1]
+//
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:
+//	    net.b3.grad[i1] += train.log_softmax#1/x.grad[0, i0, i1]
+//
+//	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      net.w3.grad[i1, i2] += _train.log_softmax#1/x.1.grad[0, i0, i1] * net/a2[0, i0, i2]
+//
+//	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..4:
+//	      net/a2.grad[0, i0, i2] += net.w3[i1, i2] * _train.log_softmax#1/x.1.grad[0, i0, i1]
+//
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    _net/a2.2.grad[0, i0, i1] += where(0 < _net/a2.2[0, i0, i1], net/a2.grad[0, i0, i1], 0)
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    _net/a2.1.grad[0, i0, i1] += _net/a2.2.grad[0, i0, i1]
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..4:
+//	    net.b2.grad[i1] += _net/a2.2.grad[0, i0, i1]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..4:
+//	    for i2 in 0..5:
+//	      net.w2.grad[i1, i2] += _net/a2.1.grad[0, i0, i1] * net/a1[0, i0, i2]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..4:  # reduction
+//	    for i2 in 0..5:
+//	      net/a1.grad[0, i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[0, i0, i1]
+//
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    _net/a1.2.grad[0, i0, i1] += where(0 < _net/a1.2[0, i0, i1], net/a1.grad[0, i0, i1], 0)
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    _net/a1.1.grad[0, i0, i1] += _net/a1.2.grad[0, i0, i1]
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..5:
+//	    net.b1.grad[i1] += _net/a1.2.grad[0, i0, i1]
+//
+//	# backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..5:
+//	    for i2 in 0..2:
+//	      net.w1.grad[i1, i2] += _net/a1.1.grad[0, i0, i1] * x[0, i0, i2]
+func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
+	var net_a1_1 [1][2][6]float64
+	var net_a1_2 [1][2][6]float64
+	var net_a1 [1][2][6]float64
+	var net_a2_1 [1][2][5]float64
+	var net_a2_2 [1][2][5]float64
+	var net_a2 [1][2][5]float64
+	var train_log_softmax_1_x_1 [1][2][2]float64
+	var train_log_softmax_1_x [1][2][2]float64
+	var train_log_softmax_1_m [1][2][1]float64
+	var train_log_softmax_1_z [1][2][2]float64
+	var train_1 [1][2][2]float64
+	var train_2 [1][2][1]float64
+	var train_3 [1][2][1]float64
+	var train_4 [1][2][2]float64
+	var train_5 [1][2][2]float64
+	var train_6 [1]float64
+	var net_a1_1_grad [1][2][6]float64
+	var net_a1_2_grad [1][2][6]float64
+	var net_a1_grad [1][2][6]float64
+	var net_a2_1_grad [1][2][5]float64
+	var net_a2_2_grad [1][2][5]float64
+	var net_a2_grad [1][2][5]float64
+	var train_log_softmax_1_x_1_grad [1][2][2]float64
+	var train_log_softmax_1_x_grad [1][2][2]float64
+	var train_log_softmax_1_m_grad [1][2][1]float64
+	var train_log_softmax_1_z_grad [1][2][2]float64
+	var train_1_grad [1][2][2]float64
+	var train_2_grad [1][2][1]float64
+	var train_3_grad [1][2][1]float64
+	var train_4_grad [1][2][2]float64
+	var train_5_grad [1][2][2]float64
+	var train_6_grad [1]float64
+	var train_grad [1]float64
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		xRow := &x[0][i0]
+		for i1 := range 6 {
+			pNetW1Row := (*[3]float64)(pNetW1[3*i1 : 3*i1+3])
+			acc := float64(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[0][i0][i1] = acc
+		}
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	for i0 := range 2 {
+		net_a1_1Row := &net_a1_1[0][i0]
+		net_a1_2Row := &net_a1_2[0][i0]
+		for i1 := range 6 {
+			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	for i0 := range 2 {
+		net_a1_2Row2 := &net_a1_2[0][i0]
+		net_a1Row := &net_a1[0][i0]
+		for i1 := range 6 {
+			r := net_a1_2Row2[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		net_a1Row2 := &net_a1[0][i0]
+		for i1 := range 5 {
+			pNetW2Row := (*[6]float64)(pNetW2[6*i1 : 6*i1+6])
+			acc2 := float64(0)
+			for i2 := range 6 {
+				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+			}
+			net_a2_1[0][i0][i1] = acc2
+		}
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	for i0 := range 2 {
+		net_a2_1Row := &net_a2_1[0][i0]
+		net_a2_2Row := &net_a2_2[0][i0]
+		for i1 := range 5 {
+			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	for i0 := range 2 {
+		net_a2_2Row2 := &net_a2_2[0][i0]
+		net_a2Row := &net_a2[0][i0]
+		for i1 := range 5 {
+			r2 := net_a2_2Row2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		net_a2Row2 := &net_a2[0][i0]
+		for i1 := range 2 {
+			pNetW3Row := (*[5]float64)(pNetW3[5*i1 : 5*i1+5])
+			acc3 := float64(0)
+			for i2 := range 5 {
+				acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+			}
+			train_log_softmax_1_x_1[0][i0][i1] = acc3
+		}
+	}
+
+	// train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3
+	for i0 := range 2 {
+		train_log_softmax_1_x_1Row := &train_log_softmax_1_x_1[0][i0]
+		train_log_softmax_1_xRow := &train_log_softmax_1_x[0][i0]
+		for i1 := range 2 {
+			train_log_softmax_1_xRow[i1] = train_log_softmax_1_x_1Row[i1] + pNetB3[i1]
+		}
+	}
+
+	// train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_log_softmax_1_xRow2 := &train_log_softmax_1_x[0][i0]
+		acc4 := math.Inf(-1)
+		for i1 := range 2 {
+			acc4 = max(acc4, train_log_softmax_1_xRow2[i1])
+		}
+		train_log_softmax_1_m[0][i0][0] = acc4
+	}
+
+	// train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m
+	for i0 := range 2 {
+		train_log_softmax_1_xRow3 := &train_log_softmax_1_x[0][i0]
+		train_log_softmax_1_mV := train_log_softmax_1_m[0][i0][0]
+		train_log_softmax_1_zRow := &train_log_softmax_1_z[0][i0]
+		for i1 := range 2 {
+			train_log_softmax_1_zRow[i1] = train_log_softmax_1_xRow3[i1] - train_log_softmax_1_mV
+		}
+	}
+
+	// _train.1 = pointwise exp of train.log_softmax#1/z
+	for i0 := range 2 {
+		train_log_softmax_1_zRow2 := &train_log_softmax_1_z[0][i0]
+		train_1Row := &train_1[0][i0]
+		for i1 := range 2 {
+			train_1Row[i1] = math.Exp(train_log_softmax_1_zRow2[i1])
+		}
+	}
+
+	// _train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_1Row2 := &train_1[0][i0]
+		acc5 := float64(0)
+		for i1 := range 2 {
+			acc5 += train_1Row2[i1]
+		}
+		train_2[0][i0][0] = acc5
+	}
+
+	// _train.3 = pointwise log of _train.2
+	train_2Row := &train_2[0]
+	train_3Row := &train_3[0]
+	for i0 := range 2 {
+		train_3Row[i0][0] = math.Log(train_2Row[i0][0])
+	}
+
+	// _train.4 = pointwise "-" of train.log_softmax#1/z, _train.3
+	for i0 := range 2 {
+		train_log_softmax_1_zRow3 := &train_log_softmax_1_z[0][i0]
+		train_3V := train_3[0][i0][0]
+		train_4Row := &train_4[0][i0]
+		for i1 := range 2 {
+			train_4Row[i1] = train_log_softmax_1_zRow3[i1] - train_3V
+		}
+	}
+
+	// _train.5 = pointwise "*." of y, _train.4
+	for i0 := range 2 {
+		yRow := &y[0][i0]
+		train_4Row2 := &train_4[0][i0]
+		train_5Row := &train_5[0][i0]
+		for i1 := range 2 {
+			train_5Row[i1] = yRow[i1] * train_4Row2[i1]
+		}
+	}
+
+	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
+	// reduction accumulated in a local variable.
+	acc6 := float64(0)
+	for i0 := range 2 {
+		train_5Row2 := &train_5[0][i0]
+		for i1 := range 2 {
+			acc6 += train_5Row2[i1]
+		}
+	}
+	train_6[0] = acc6
+
+	// train = pointwise neg of _train.6
+	loss[0] = -train_6[0]
+
+	// zero the gradients
+	*gNetW1 = [18]float64{}
+	*gNetB1 = [6]float64{}
+	*gNetW2 = [30]float64{}
+	*gNetB2 = [5]float64{}
+	*gNetW3 = [10]float64{}
+	*gNetB3 = [2]float64{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
+	train_6_grad[0] += -train_grad[0]
+
+	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	train_6_gradV := train_6_grad[0]
+	for i0 := range 2 {
+		train_5_gradRow := &train_5_grad[0][i0]
+		for i1 := range 2 {
+			train_5_gradRow[i1] += train_6_gradV
+		}
+	}
+
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
+	for i0 := range 2 {
+		yRow2 := &y[0][i0]
+		train_5_gradRow2 := &train_5_grad[0][i0]
+		train_4_gradRow := &train_4_grad[0][i0]
+		for i1 := range 2 {
+			train_4_gradRow[i1] += yRow2[i1] * train_5_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
+	for i0 := range 2 {
+		train_4_gradRow2 := &train_4_grad[0][i0]
+		train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[0][i0]
+		for i1 := range 2 {
+			train_log_softmax_1_z_gradRow[i1] += train_4_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_4_gradRow3 := &train_4_grad[0][i0]
+		acc7 := train_3_grad[0][i0][0]
+		for i1 := range 2 {
+			acc7 -= train_4_gradRow3[i1]
+		}
+		train_3_grad[0][i0][0] = acc7
+	}
+
+	// backprop of op 12 (_train.3 = pointwise log of _train.2): g1 =+ g / v1; g1 is _train.2.grad
+	train_3_gradRow := &train_3_grad[0]
+	train_2Row2 := &train_2[0]
+	train_2_gradRow := &train_2_grad[0]
+	for i0 := range 2 {
+		train_2_gradRow[i0][0] += train_3_gradRow[i0][0] / train_2Row2[i0][0]
+	}
+
+	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	for i0 := range 2 {
+		train_2_gradV := train_2_grad[0][i0][0]
+		train_1_gradRow := &train_1_grad[0][i0]
+		for i1 := range 2 {
+			train_1_gradRow[i1] += train_2_gradV
+		}
+	}
+
+	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
+	for i0 := range 2 {
+		train_1_gradRow2 := &train_1_grad[0][i0]
+		train_1Row3 := &train_1[0][i0]
+		train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[0][i0]
+		for i1 := range 2 {
+			train_log_softmax_1_z_gradRow2[i1] += train_1_gradRow2[i1] * train_1Row3[i1]
+		}
+	}
+
+	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
+	for i0 := range 2 {
+		train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[0][i0]
+		train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[0][i0]
+		for i1 := range 2 {
+			train_log_softmax_1_x_gradRow[i1] += train_log_softmax_1_z_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[0][i0]
+		acc8 := train_log_softmax_1_m_grad[0][i0][0]
+		for i1 := range 2 {
+			acc8 -= train_log_softmax_1_z_gradRow4[i1]
+		}
+		train_log_softmax_1_m_grad[0][i0][0] = acc8
+	}
+
+	// backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): g1 =+ where((t == v1), g, 0); g1 is train.log_softmax#1/x.grad
+	for i0 := range 2 {
+		train_log_softmax_1_mV2 := train_log_softmax_1_m[0][i0][0]
+		train_log_softmax_1_xRow4 := &train_log_softmax_1_x[0][i0]
+		train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[0][i0][0]
+		train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[0][i0]
+		for i1 := range 2 {
+			var r3 float64
+			if train_log_softmax_1_mV2 == train_log_softmax_1_xRow4[i1] {
+				r3 = 1
+			}
+			r4 := float64(0)
+			if r3 != 0 {
+				r4 = train_log_softmax_1_m_gradV
+			}
+			train_log_softmax_1_x_gradRow2[i1] += r4
+		}
+	}
+
+	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
+	for i0 := range 2 {
+		train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[0][i0]
+		train_log_softmax_1_x_1_gradRow := &train_log_softmax_1_x_1_grad[0][i0]
+		for i1 := range 2 {
+			train_log_softmax_1_x_1_gradRow[i1] += train_log_softmax_1_x_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
+	// i0 unrolled and jammed into i1.
+	train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[0][0]
+	train_log_softmax_1_x_gradRow5 := &train_log_softmax_1_x_grad[0][1]
+	for i1 := range 2 {
+		acc9 := gNetB3[i1]
+		acc9 += train_log_softmax_1_x_gradRow4[i1]
+		acc9 += train_log_softmax_1_x_gradRow5[i1]
+		gNetB3[i1] = acc9
+	}
+
+	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+	for i0 := range 2 {
+		net_a2Row3 := &net_a2[0][i0]
+		for i1 := range 2 {
+			train_log_softmax_1_x_1_gradV := train_log_softmax_1_x_1_grad[0][i0][i1]
+			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
+			for i2 := range 5 {
+				gNetW3Row[i2] += train_log_softmax_1_x_1_gradV * net_a2Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+	// i1 unrolled and jammed into i2.
+	pNetW3Row2 := (*[5]float64)(pNetW3[0:5])
+	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
+	for i0 := range 2 {
+		net_a2_gradRow := &net_a2_grad[0][i0]
+		train_log_softmax_1_x_1_gradV2 := train_log_softmax_1_x_1_grad[0][i0][0]
+		train_log_softmax_1_x_1_gradV3 := train_log_softmax_1_x_1_grad[0][i0][1]
+		for i2 := range 5 {
+			acc10 := net_a2_gradRow[i2]
+			acc10 += pNetW3Row2[i2] * train_log_softmax_1_x_1_gradV2
+			acc10 += pNetW3Row3[i2] * train_log_softmax_1_x_1_gradV3
+			net_a2_gradRow[i2] = acc10
+		}
+	}
+
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	for i0 := range 2 {
+		net_a2_2Row3 := &net_a2_2[0][i0]
+		net_a2_gradRow2 := &net_a2_grad[0][i0]
+		net_a2_2_gradRow := &net_a2_2_grad[0][i0]
+		for i1 := range 5 {
+			var r5 float64
+			if 0 < net_a2_2Row3[i1] {
+				r5 = 1
+			}
+			r6 := float64(0)
+			if r5 != 0 {
+				r6 = net_a2_gradRow2[i1]
+			}
+			net_a2_2_gradRow[i1] += r6
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+	for i0 := range 2 {
+		net_a2_2_gradRow2 := &net_a2_2_grad[0][i0]
+		net_a2_1_gradRow := &net_a2_1_grad[0][i0]
+		for i1 := range 5 {
+			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+	// i0 unrolled and jammed into i1.
+	net_a2_2_gradRow3 := &net_a2_2_grad[0][0]
+	net_a2_2_gradRow4 := &net_a2_2_grad[0][1]
+	for i1 := range 5 {
+		acc11 := gNetB2[i1]
+		acc11 += net_a2_2_gradRow3[i1]
+		acc11 += net_a2_2_gradRow4[i1]
+		gNetB2[i1] = acc11
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+	for i0 := range 2 {
+		net_a1Row3 := &net_a1[0][i0]
+		for i1 := range 5 {
+			net_a2_1_gradV := net_a2_1_grad[0][i0][i1]
+			gNetW2Row := (*[6]float64)(gNetW2[6*i1 : 6*i1+6])
+			for i2 := range 6 {
+				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+	// i1 unrolled and jammed into i2.
+	pNetW2Row2 := (*[6]float64)(pNetW2[0:6])
+	pNetW2Row3 := (*[6]float64)(pNetW2[6:12])
+	pNetW2Row4 := (*[6]float64)(pNetW2[12:18])
+	pNetW2Row5 := (*[6]float64)(pNetW2[18:24])
+	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
+	for i0 := range 2 {
+		net_a1_gradRow := &net_a1_grad[0][i0]
+		net_a2_1_gradV2 := net_a2_1_grad[0][i0][0]
+		net_a2_1_gradV3 := net_a2_1_grad[0][i0][1]
+		net_a2_1_gradV4 := net_a2_1_grad[0][i0][2]
+		net_a2_1_gradV5 := net_a2_1_grad[0][i0][3]
+		net_a2_1_gradV6 := net_a2_1_grad[0][i0][4]
+		for i2 := range 6 {
+			acc12 := net_a1_gradRow[i2]
+			acc12 += pNetW2Row2[i2] * net_a2_1_gradV2
+			acc12 += pNetW2Row3[i2] * net_a2_1_gradV3
+			acc12 += pNetW2Row4[i2] * net_a2_1_gradV4
+			acc12 += pNetW2Row5[i2] * net_a2_1_gradV5
+			acc12 += pNetW2Row6[i2] * net_a2_1_gradV6
+			net_a1_gradRow[i2] = acc12
+		}
+	}
+
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	for i0 := range 2 {
+		net_a1_2Row3 := &net_a1_2[0][i0]
+		net_a1_gradRow2 := &net_a1_grad[0][i0]
+		net_a1_2_gradRow := &net_a1_2_grad[0][i0]
+		for i1 := range 6 {
+			var r7 float64
+			if 0 < net_a1_2Row3[i1] {
+				r7 = 1
+			}
+			r8 := float64(0)
+			if r7 != 0 {
+				r8 = net_a1_gradRow2[i1]
+			}
+			net_a1_2_gradRow[i1] += r8
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+	for i0 := range 2 {
+		net_a1_2_gradRow2 := &net_a1_2_grad[0][i0]
+		net_a1_1_gradRow := &net_a1_1_grad[0][i0]
+		for i1 := range 6 {
+			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+	// i0 unrolled and jammed into i1.
+	net_a1_2_gradRow3 := &net_a1_2_grad[0][0]
+	net_a1_2_gradRow4 := &net_a1_2_grad[0][1]
+	for i1 := range 6 {
+		acc13 := gNetB1[i1]
+		acc13 += net_a1_2_gradRow3[i1]
+		acc13 += net_a1_2_gradRow4[i1]
+		gNetB1[i1] = acc13
+	}
+
+	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	for i0 := range 2 {
+		xRow2 := &x[0][i0]
+		for i1 := range 6 {
+			net_a1_1_gradV := net_a1_1_grad[0][i0][i1]
+			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
+			for i2 := range 3 {
+				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+			}
+		}
+	}
+}
+
+// ocannlRowsSeqPredict runs a tensor program generated by ocannlgen.
+//
+// Entry point predict of model RowsSeq.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 3,2 | 3 (input, parameter x)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 3,2 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 3,2 | 6 (let, local)
+//	net/a1: 3,2 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 3,2 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 3,2 | 5 (let, local)
+//	net/a2: 3,2 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_predict.1: 3,2 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	predict: 3,2 | 2 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:  # reduction
+//	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..5:
+//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..5:
+//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      for i3 in 0..5:  # reduction
+//	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//
+//	# _predict.1 = compose "*" of net.w3, net/a2
+//	fill _predict.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      for i3 in 0..4:  # reduction
+//	        _predict.1[i0, i1, i2] += net.w3[i2, i3] * net/a2[i0, i1, i3]
+//
+//	# predict = pointwise "+" of _predict.1, net.b3
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      predict[i0, i1, i2] = _predict.1[i0, i1, i2] + net.b3[i2]
+func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[3][2][2]float64) {
+	var net_a1_1 [3][2][6]float64
+	var net_a1_2 [3][2][6]float64
+	var net_a1 [3][2][6]float64
+	var net_a2_1 [3][2][5]float64
+	var net_a2_2 [3][2][5]float64
+	var net_a2 [3][2][5]float64
+	var predict_1 [3][2][2]float64
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			xRow := &x[i0][i1]
+			for i2 := range 6 {
+				pNetW1Row := (*[3]float64)(pNetW1[3*i2 : 3*i2+3])
+				acc := float64(0)
+				for i3 := range 3 {
+					acc += pNetW1Row[i3] * xRow[i3]
+				}
+				net_a1_1[i0][i1][i2] = acc
+			}
+		}
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a1_1Row := &net_a1_1[i0][i1]
+			net_a1_2Row := &net_a1_2[i0][i1]
+			for i2 := range 6 {
+				net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
+			}
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a1_2Row2 := &net_a1_2[i0][i1]
+			net_a1Row := &net_a1[i0][i1]
+			for i2 := range 6 {
+				r := net_a1_2Row2[i2]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i2] = r
+			}
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a1Row2 := &net_a1[i0][i1]
+			for i2 := range 5 {
+				pNetW2Row := (*[6]float64)(pNetW2[6*i2 : 6*i2+6])
+				acc2 := float64(0)
+				for i3 := range 6 {
+					acc2 += pNetW2Row[i3] * net_a1Row2[i3]
+				}
+				net_a2_1[i0][i1][i2] = acc2
+			}
+		}
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2_1Row := &net_a2_1[i0][i1]
+			net_a2_2Row := &net_a2_2[i0][i1]
+			for i2 := range 5 {
+				net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2_2Row2 := &net_a2_2[i0][i1]
+			net_a2Row := &net_a2[i0][i1]
+			for i2 := range 5 {
+				r2 := net_a2_2Row2[i2]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i2] = r2
+			}
+		}
+	}
+
+	// _predict.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2Row2 := &net_a2[i0][i1]
+			for i2 := range 2 {
+				pNetW3Row := (*[5]float64)(pNetW3[5*i2 : 5*i2+5])
+				acc3 := float64(0)
+				for i3 := range 5 {
+					acc3 += pNetW3Row[i3] * net_a2Row2[i3]
+				}
+				predict_1[i0][i1][i2] = acc3
+			}
+		}
+	}
+
+	// predict = pointwise "+" of _predict.1, net.b3
+	for i0 := range 3 {
+		for i1 := range 2 {
+			predict_1Row := &predict_1[i0][i1]
+			outRow := &out[i0][i1]
+			for i2 := range 2 {
+				outRow[i2] = predict_1Row[i2] + pNetB3[i2]
+			}
+		}
 	}
 }

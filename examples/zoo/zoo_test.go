@@ -371,3 +371,133 @@ func TestRunTimeRows(t *testing.T) {
 		t.Errorf("Classify: %v allocs/op, want 0", a)
 	}
 }
+
+// rowsLoss is a model whose loss takes its number of rows at run time,
+// seen through closures over its inputs (rows of perRow cells).
+type rowsLoss struct {
+	max      int
+	y        []float64 // the labels of all max rows, flat
+	params   [][]float64
+	grads    [][]float64
+	loss     func(n int) (float64, error)
+	backward func(n int) (float64, error)
+	step     func(n int) (float64, error)
+	// predict returns the fixed-batch predictor's logits for all max
+	// rows, as rows of classes (a row per position).
+	predict func() [][]float64
+}
+
+// checkRowsLoss checks a loss with run-time rows: for every n its value
+// is the mean (or with sum, the total) cross-entropy of the fixed-batch
+// predictor's logits over the first n rows, computed directly; n = 0 and n = max + 1 are
+// *rt.RowsErrors; Backward's gradient at n = max - 1 matches central
+// differences; TrainSteps lower the loss; TrainStep does not allocate.
+func checkRowsLoss(t *testing.T, m *rowsLoss, classes int, sum bool) {
+	logits := m.predict()
+	labels := make([][]float64, 0, len(logits))
+	for r := 0; r < len(m.y)/classes; r++ {
+		labels = append(labels, m.y[r*classes:(r+1)*classes])
+	}
+	perRow := len(logits) / m.max // positions per row
+	for n := 1; n <= m.max; n++ {
+		got, err := m.loss(n)
+		want := crossEntropy(logits[:n*perRow], labels[:n*perRow])
+		if sum {
+			want *= float64(n * perRow)
+		}
+		if err != nil || math.Abs(got-want) > 1e-12*math.Max(1, want) {
+			t.Errorf("n=%d: loss (%.15g, %v), the predictor's cross-entropy over %d rows %.15g", n, got, err, n, want)
+		}
+	}
+	for _, n := range []int{0, m.max + 1} {
+		var re *rt.RowsError
+		if _, err := m.loss(n); !errors.As(err, &re) {
+			t.Errorf("loss at n=%d: error %v, want a *rt.RowsError", n, err)
+		}
+		if _, err := m.step(n); !errors.As(err, &re) {
+			t.Errorf("TrainStep at n=%d: error %v, want a *rt.RowsError", n, err)
+		}
+	}
+	n := m.max - 1
+	l, err := m.backward(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worst float64
+	for f, p := range m.params {
+		g := slices.Clone(m.grads[f])
+		for k := range p {
+			x, h := p[k], 1e-6
+			p[k] = x + h
+			lp, _ := m.loss(n)
+			p[k] = x - h
+			lm, _ := m.loss(n)
+			p[k] = x
+			num := (lp - lm) / (2 * h)
+			worst = math.Max(worst, math.Abs(g[k]-num)/math.Max(1, math.Max(math.Abs(g[k]), math.Abs(num))))
+		}
+	}
+	if worst > 1e-6 {
+		t.Errorf("n=%d: gradient worst relative error %.3g (loss %.6g)", n, worst, l)
+	}
+	before, _ := m.loss(m.max)
+	for range 20 {
+		if _, err := m.step(m.max); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after, _ := m.loss(m.max); !(after < 0.9*before) {
+		t.Errorf("loss %.6g -> %.6g after 20 TrainSteps", before, after)
+	}
+	if a := testing.AllocsPerRun(20, func() { _, _ = m.step(n) }); a != 0 {
+		t.Errorf("TrainStep: %v allocs/op, want 0", a)
+	}
+}
+
+func TestRunTimeRowsLoss(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	t.Run("RowsMLP", func(t *testing.T) {
+		m := new(RowsMLP)
+		m.Init(5)
+		var x, px [4][3]float64
+		var y [4][2]float64
+		uniform(flat(reflect.ValueOf(&x).Elem()), -1, 1, rng)
+		oneHot(flat(reflect.ValueOf(&y).Elem()), 2, rng)
+		_, params := fields(reflect.ValueOf(&m.Params).Elem())
+		_, grads := fields(reflect.ValueOf(&m.Grads).Elem())
+		checkRowsLoss(t, &rowsLoss{max: 4, y: flat(reflect.ValueOf(&y).Elem()), params: params, grads: grads,
+			loss:     func(n int) (float64, error) { return m.Train(&x, &y, n) },
+			backward: func(n int) (float64, error) { return m.Backward(&x, &y, n) },
+			step:     func(n int) (float64, error) { return m.TrainStep(&x, &y, n) },
+			predict: func() [][]float64 {
+				px = x
+				out := m.Predict(&px)
+				return [][]float64{out[0][:], out[1][:], out[2][:], out[3][:]}
+			}}, 2, false)
+	})
+	t.Run("RowsSeq", func(t *testing.T) {
+		m := new(RowsSeq)
+		m.Init(6)
+		var x, px [3][2][3]float64
+		var y [3][2][2]float64
+		uniform(flat(reflect.ValueOf(&x).Elem()), -1, 1, rng)
+		oneHot(flat(reflect.ValueOf(&y).Elem()), 2, rng)
+		_, params := fields(reflect.ValueOf(&m.Params).Elem())
+		_, grads := fields(reflect.ValueOf(&m.Grads).Elem())
+		checkRowsLoss(t, &rowsLoss{max: 3, y: flat(reflect.ValueOf(&y).Elem()), params: params, grads: grads,
+			loss:     func(n int) (float64, error) { return m.Train(&x, &y, n) },
+			backward: func(n int) (float64, error) { return m.Backward(&x, &y, n) },
+			step:     func(n int) (float64, error) { return m.TrainStep(&x, &y, n) },
+			predict: func() [][]float64 {
+				px = x
+				out := m.Predict(&px)
+				var rows [][]float64
+				for r := range out {
+					for p := range out[r] {
+						rows = append(rows, slices.Clone(out[r][p][:]))
+					}
+				}
+				return rows
+			}}, 2, true)
+	})
+}
