@@ -173,6 +173,7 @@ func (ms *modelSrc) checkLossRows(e *model.Entry, g *inference.Graph) (bool, *Er
 	}
 	result := model.Tensor(g, e.Result)
 	cur, divided := red.LHS, false
+	var divOp *inference.Op // the division by a dim counting the rows
 	isConst := func(t int) bool {
 		k := g.Tensors[t].Kind
 		return k == inference.Number
@@ -197,7 +198,7 @@ func (ms *modelSrc) checkLossRows(e *model.Entry, g *inference.Graph) (bool, *Er
 			case len(next.RHS) == 1 && (next.Prim == "neg" || next.Prim == "id"):
 				ok = true
 			case len(next.RHS) == 2 && next.RHS[0] == cur && next.Prim == "div" && g.Tensors[next.RHS[1]].Kind == inference.DimScalar && g.Tensors[next.RHS[1]].DimRows && !divided:
-				ok, divided = true, true
+				ok, divided, divOp = true, true, next
 			case len(next.RHS) == 2 && next.RHS[0] == cur && (next.Prim == "div" || next.Prim == "mul") && isConst(next.RHS[1]),
 				len(next.RHS) == 2 && next.RHS[1] == cur && next.Prim == "mul" && isConst(next.RHS[0]):
 				ok = true
@@ -212,7 +213,7 @@ func (ms *modelSrc) checkLossRows(e *model.Entry, g *inference.Graph) (bool, *Er
 		if t.Kind == inference.DimScalar && t.DimRows {
 			used := false
 			for _, op := range g.Ops {
-				if slices.Contains(op.RHS, t.ID) && !(divided && op.Prim == "div" && op.RHS[1] == t.ID) {
+				if slices.Contains(op.RHS, t.ID) && op != divOp {
 					used = true
 				}
 			}

@@ -147,6 +147,8 @@ func TestRunTimeRowsErrors(t *testing.T) {
 			"model.go:9:22: entry p: dim b counts the run-time rows (<=N)"},
 		{"a loss reducing by max", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:return x @^^ \"...|... => 0\"",
 			"model.go:8:19: loss p: einsum \"@^^\" \"...|... => 0\" of x reduces the run-time rows (<=N) but is not a sum (++)"},
+		{"a loss dividing rows by dim before the sum", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:let y = x ++ \"..b.. | i => ..b.. | i\" [\"b\"]\n//ocannl:return ((y /. dim b) ++ \"...|... => 0\") /. dim b",
+			"model.go:9:24: loss p: dim b counts the run-time rows (<=N): it may only divide the sum over the rows"},
 		{"a loss not linear in the sum", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:return exp (x ++ \"...|... => 0\")",
 			"model.go:8:17: loss p: pointwise exp of _p.1 after the sum over the run-time rows"},
 		{"not leftmost", "//ocannl:entry p:\n//ocannl:input x : 2 | <=4, 2\n//ocannl:return x",
