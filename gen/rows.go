@@ -106,13 +106,16 @@ func (ms *modelSrc) checkRows(e *model.Entry, g *inference.Graph) *Error {
 
 // rowsKernelGraph returns the graph to generate entry i's kernel from: g
 // itself, or for an entry with run-time rows, checked by checkRows, the
-// entry inferred with one row (projections derived); the rows bound; and
+// entry inferred with one row; the rows bound; and
 // for a loss, whether it divides by the number of rows (a mean).
 func (ms *modelSrc) rowsKernelGraph(inf *model.Inferred, i int, g *inference.Graph) (*inference.Graph, int, bool, *Error) {
 	e := inf.Entries[i]
 	rows, err := ms.entryRows(e)
 	if err != nil || rows == 0 {
 		return g, 0, false, err
+	}
+	if perr := inference.DeriveProjections(g); perr != nil {
+		return nil, 0, false, ms.modelErr(&model.EntryError{Entry: e.Name, Err: perr})
 	}
 	if err := ms.checkRows(e, g); err != nil {
 		return nil, 0, false, err
@@ -124,12 +127,6 @@ func (ms *modelSrc) rowsKernelGraph(inf *model.Inferred, i int, g *inference.Gra
 		}
 	}
 	kg, ierr := inf.InferOneRow(i)
-	if ierr == nil {
-		ierr = inference.DeriveProjections(kg)
-		if ierr != nil {
-			ierr = &model.EntryError{Entry: e.Name, Err: ierr}
-		}
-	}
 	if ierr != nil {
 		return nil, 0, false, ms.modelErr(ierr)
 	}

@@ -70,9 +70,9 @@ func (m *ocannlLeNet) Init(seed uint64) {
 	m.momentum = ocannlLeNetParams{}
 }
 
-// Train runs entry point train of LeNet (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLeNet) Train(images *[4][14][14][1]float64, labels *[4][3]float64) float64 {
-	ocannlLeNetTrain(images, labels, &m.Params.NetConv2dValid1Kernel, &m.Params.NetConv2dValid1Bias, &m.Params.NetConv2dValid2Kernel, &m.Params.NetConv2dValid2Bias, &m.Params.NetDense2W, &m.Params.NetDense2B, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
+// TrainLoss runs entry point train of LeNet (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLeNet) TrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64) float64 {
+	ocannlLeNetTrainLoss(images, labels, &m.Params.NetConv2dValid1Kernel, &m.Params.NetConv2dValid1Bias, &m.Params.NetConv2dValid2Kernel, &m.Params.NetConv2dValid2Bias, &m.Params.NetDense2W, &m.Params.NetDense2B, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
 	return m.loss[0]
 }
 
@@ -82,7 +82,7 @@ func (m *ocannlLeNet) Predict(image *[1][14][14][1]float64) *[1][3]float64 {
 	return &m.outPredict
 }
 
-// Backward computes the loss Train at the given inputs and its gradient with respect to
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLeNet) Backward(images *[4][14][14][1]float64, labels *[4][3]float64) float64 {
 	ocannlLeNetBackward(images, labels, &m.Params.NetConv2dValid1Kernel, &m.Params.NetConv2dValid1Bias, &m.Params.NetConv2dValid2Kernel, &m.Params.NetConv2dValid2Bias, &m.Params.NetDense2W, &m.Params.NetDense2B, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetConv2dValid1Kernel, &m.Grads.NetConv2dValid1Bias, &m.Grads.NetConv2dValid2Kernel, &m.Grads.NetConv2dValid2Bias, &m.Grads.NetDense2W, &m.Grads.NetDense2B, &m.Grads.NetDense1W, &m.Grads.NetDense1B, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss)
@@ -249,13 +249,13 @@ func (m *ocannlVGG) Init(seed uint64) {
 	m.momentum = ocannlVGGParams{}
 }
 
-// Train runs entry point train of VGG (forward only) and returns the loss. It does not allocate.
-func (m *ocannlVGG) Train(images *[2][8][8][2]float64, labels *[2][3]float64) float64 {
-	ocannlVGGTrain(images, labels, &m.Params.NetVggBlock2Conv2d2Kernel, &m.Params.NetVggBlock2Conv2d2Bias, &m.Params.NetVggBlock2Conv2d1Kernel, &m.Params.NetVggBlock2Conv2d1Bias, &m.Params.NetVggBlock1Conv2d2Kernel, &m.Params.NetVggBlock1Conv2d2Bias, &m.Params.NetVggBlock1Conv2d1Kernel, &m.Params.NetVggBlock1Conv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
+// TrainLoss runs entry point train of VGG (forward only) and returns the loss. It does not allocate.
+func (m *ocannlVGG) TrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64) float64 {
+	ocannlVGGTrainLoss(images, labels, &m.Params.NetVggBlock2Conv2d2Kernel, &m.Params.NetVggBlock2Conv2d2Bias, &m.Params.NetVggBlock2Conv2d1Kernel, &m.Params.NetVggBlock2Conv2d1Bias, &m.Params.NetVggBlock1Conv2d2Kernel, &m.Params.NetVggBlock1Conv2d2Bias, &m.Params.NetVggBlock1Conv2d1Kernel, &m.Params.NetVggBlock1Conv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Train at the given inputs and its gradient with respect to
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlVGG) Backward(images *[2][8][8][2]float64, labels *[2][3]float64) float64 {
 	ocannlVGGBackward(images, labels, &m.Params.NetVggBlock2Conv2d2Kernel, &m.Params.NetVggBlock2Conv2d2Bias, &m.Params.NetVggBlock2Conv2d1Kernel, &m.Params.NetVggBlock2Conv2d1Bias, &m.Params.NetVggBlock1Conv2d2Kernel, &m.Params.NetVggBlock1Conv2d2Bias, &m.Params.NetVggBlock1Conv2d1Kernel, &m.Params.NetVggBlock1Conv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetVggBlock2Conv2d2Kernel, &m.Grads.NetVggBlock2Conv2d2Bias, &m.Grads.NetVggBlock2Conv2d1Kernel, &m.Grads.NetVggBlock2Conv2d1Bias, &m.Grads.NetVggBlock1Conv2d2Kernel, &m.Grads.NetVggBlock1Conv2d2Bias, &m.Grads.NetVggBlock1Conv2d1Kernel, &m.Grads.NetVggBlock1Conv2d1Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss)
@@ -422,13 +422,13 @@ func (m *ocannlResNet) Init(seed uint64) {
 	m.momentum = ocannlResNetParams{}
 }
 
-// Train runs entry point train of ResNet (forward only) and returns the loss. It does not allocate.
-func (m *ocannlResNet) Train(images *[2][8][8][1]float64, labels *[2][3]float64) float64 {
-	ocannlResNetTrain(images, labels, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetBasicBlock1Conv2d1Kernel, &m.Params.NetBasicBlock1Conv2d1Bias, &m.Params.NetBasicBlock1Conv2d2Kernel, &m.Params.NetBasicBlock1Conv2d2Bias, &m.Params.NetBasicBlock1Conv2d3Kernel, &m.Params.NetBasicBlock1Conv2d3Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
+// TrainLoss runs entry point train of ResNet (forward only) and returns the loss. It does not allocate.
+func (m *ocannlResNet) TrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64) float64 {
+	ocannlResNetTrainLoss(images, labels, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetBasicBlock1Conv2d1Kernel, &m.Params.NetBasicBlock1Conv2d1Bias, &m.Params.NetBasicBlock1Conv2d2Kernel, &m.Params.NetBasicBlock1Conv2d2Bias, &m.Params.NetBasicBlock1Conv2d3Kernel, &m.Params.NetBasicBlock1Conv2d3Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Train at the given inputs and its gradient with respect to
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlResNet) Backward(images *[2][8][8][1]float64, labels *[2][3]float64) float64 {
 	ocannlResNetBackward(images, labels, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetBasicBlock1Conv2d1Kernel, &m.Params.NetBasicBlock1Conv2d1Bias, &m.Params.NetBasicBlock1Conv2d2Kernel, &m.Params.NetBasicBlock1Conv2d2Bias, &m.Params.NetBasicBlock1Conv2d3Kernel, &m.Params.NetBasicBlock1Conv2d3Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetConv2d1Kernel, &m.Grads.NetConv2d1Bias, &m.Grads.NetBasicBlock1Conv2d1Kernel, &m.Grads.NetBasicBlock1Conv2d1Bias, &m.Grads.NetBasicBlock1Conv2d2Kernel, &m.Grads.NetBasicBlock1Conv2d2Bias, &m.Grads.NetBasicBlock1Conv2d3Kernel, &m.Grads.NetBasicBlock1Conv2d3Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss)
@@ -579,9 +579,9 @@ func (m *ocannlNormalized) Init(seed uint64) {
 	m.momentum = ocannlNormalizedParams{}
 }
 
-// Train runs entry point train of Normalized (forward only) and returns the loss. It does not allocate.
-func (m *ocannlNormalized) Train(images *[2][6][6][1]float64, labels *[2][4]float64) float64 {
-	ocannlNormalizedTrain(images, labels, &m.Params.C1Kernel, &m.Params.C1Bias, &m.Params.HeadW, &m.Params.HeadB, &m.loss)
+// TrainLoss runs entry point train of Normalized (forward only) and returns the loss. It does not allocate.
+func (m *ocannlNormalized) TrainLoss(images *[2][6][6][1]float64, labels *[2][4]float64) float64 {
+	ocannlNormalizedTrainLoss(images, labels, &m.Params.C1Kernel, &m.Params.C1Bias, &m.Params.HeadW, &m.Params.HeadB, &m.loss)
 	return m.loss[0]
 }
 
@@ -602,7 +602,7 @@ func (m *ocannlNormalized) Classify(images *[3][6][6][1]float64, n int) (*[3][4]
 	return &m.outClassify, nil
 }
 
-// Backward computes the loss Train at the given inputs and its gradient with respect to
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlNormalized) Backward(images *[2][6][6][1]float64, labels *[2][4]float64) float64 {
 	ocannlNormalizedBackward(images, labels, &m.Params.C1Kernel, &m.Params.C1Bias, &m.Params.HeadW, &m.Params.HeadB, &m.Grads.C1Kernel, &m.Grads.C1Bias, &m.Grads.HeadW, &m.Grads.HeadB, &m.loss)
@@ -727,13 +727,13 @@ func (m *ocannlMobileNet) Init(seed uint64) {
 	m.momentum = ocannlMobileNetParams{}
 }
 
-// Train runs entry point train of MobileNet (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMobileNet) Train(images *[2][6][6][3]float64, labels *[2][2]float64) float64 {
-	ocannlMobileNetTrain(images, labels, &m.Params.NetSeparable1Depthwise1Kernel, &m.Params.NetSeparable1Depthwise1Bias, &m.Params.NetSeparable1Conv2d1Kernel, &m.Params.NetSeparable1Conv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
+// TrainLoss runs entry point train of MobileNet (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMobileNet) TrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64) float64 {
+	ocannlMobileNetTrainLoss(images, labels, &m.Params.NetSeparable1Depthwise1Kernel, &m.Params.NetSeparable1Depthwise1Bias, &m.Params.NetSeparable1Conv2d1Kernel, &m.Params.NetSeparable1Conv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Train at the given inputs and its gradient with respect to
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMobileNet) Backward(images *[2][6][6][3]float64, labels *[2][2]float64) float64 {
 	ocannlMobileNetBackward(images, labels, &m.Params.NetSeparable1Depthwise1Kernel, &m.Params.NetSeparable1Depthwise1Bias, &m.Params.NetSeparable1Conv2d1Kernel, &m.Params.NetSeparable1Conv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetSeparable1Depthwise1Kernel, &m.Grads.NetSeparable1Depthwise1Bias, &m.Grads.NetSeparable1Conv2d1Kernel, &m.Grads.NetSeparable1Conv2d1Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss)
@@ -941,9 +941,9 @@ func (m *ocannlTransformer) Init(seed uint64) {
 	m.momentum = ocannlTransformerParams{}
 }
 
-// Train runs entry point train of Transformer (forward only) and returns the loss. It does not allocate.
-func (m *ocannlTransformer) Train(ids *[2][4]float64, targets *[2][4][6]float64) float64 {
-	ocannlTransformerTrain(ids, targets, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetEncoderBlock2LayerNorm1Gamma, &m.Params.NetEncoderBlock2LayerNorm1Beta, &m.Params.NetEncoderBlock2MaskedAttention1WQ, &m.Params.NetEncoderBlock2MaskedAttention1WK, &m.Params.NetEncoderBlock2MaskedAttention1WV, &m.Params.NetEncoderBlock2MaskedAttention1WO, &m.Params.NetEncoderBlock2LayerNorm2Gamma, &m.Params.NetEncoderBlock2LayerNorm2Beta, &m.Params.NetEncoderBlock2Dense1W, &m.Params.NetEncoderBlock2Dense1B, &m.Params.NetEncoderBlock2Linear1W, &m.Params.NetEncoderBlock2Linear1B, &m.Params.NetEncoderBlock1LayerNorm1Gamma, &m.Params.NetEncoderBlock1LayerNorm1Beta, &m.Params.NetEncoderBlock1MaskedAttention1WQ, &m.Params.NetEncoderBlock1MaskedAttention1WK, &m.Params.NetEncoderBlock1MaskedAttention1WV, &m.Params.NetEncoderBlock1MaskedAttention1WO, &m.Params.NetEncoderBlock1LayerNorm2Gamma, &m.Params.NetEncoderBlock1LayerNorm2Beta, &m.Params.NetEncoderBlock1Dense1W, &m.Params.NetEncoderBlock1Dense1B, &m.Params.NetEncoderBlock1Linear1W, &m.Params.NetEncoderBlock1Linear1B, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
+// TrainLoss runs entry point train of Transformer (forward only) and returns the loss. It does not allocate.
+func (m *ocannlTransformer) TrainLoss(ids *[2][4]float64, targets *[2][4][6]float64) float64 {
+	ocannlTransformerTrainLoss(ids, targets, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetEncoderBlock2LayerNorm1Gamma, &m.Params.NetEncoderBlock2LayerNorm1Beta, &m.Params.NetEncoderBlock2MaskedAttention1WQ, &m.Params.NetEncoderBlock2MaskedAttention1WK, &m.Params.NetEncoderBlock2MaskedAttention1WV, &m.Params.NetEncoderBlock2MaskedAttention1WO, &m.Params.NetEncoderBlock2LayerNorm2Gamma, &m.Params.NetEncoderBlock2LayerNorm2Beta, &m.Params.NetEncoderBlock2Dense1W, &m.Params.NetEncoderBlock2Dense1B, &m.Params.NetEncoderBlock2Linear1W, &m.Params.NetEncoderBlock2Linear1B, &m.Params.NetEncoderBlock1LayerNorm1Gamma, &m.Params.NetEncoderBlock1LayerNorm1Beta, &m.Params.NetEncoderBlock1MaskedAttention1WQ, &m.Params.NetEncoderBlock1MaskedAttention1WK, &m.Params.NetEncoderBlock1MaskedAttention1WV, &m.Params.NetEncoderBlock1MaskedAttention1WO, &m.Params.NetEncoderBlock1LayerNorm2Gamma, &m.Params.NetEncoderBlock1LayerNorm2Beta, &m.Params.NetEncoderBlock1Dense1W, &m.Params.NetEncoderBlock1Dense1B, &m.Params.NetEncoderBlock1Linear1W, &m.Params.NetEncoderBlock1Linear1B, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss)
 	return m.loss[0]
 }
 
@@ -953,7 +953,7 @@ func (m *ocannlTransformer) Predict(ids *[1][4]float64) *[1][4][6]float64 {
 	return &m.outPredict
 }
 
-// Backward computes the loss Train at the given inputs and its gradient with respect to
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlTransformer) Backward(ids *[2][4]float64, targets *[2][4][6]float64) float64 {
 	ocannlTransformerBackward(ids, targets, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetEncoderBlock2LayerNorm1Gamma, &m.Params.NetEncoderBlock2LayerNorm1Beta, &m.Params.NetEncoderBlock2MaskedAttention1WQ, &m.Params.NetEncoderBlock2MaskedAttention1WK, &m.Params.NetEncoderBlock2MaskedAttention1WV, &m.Params.NetEncoderBlock2MaskedAttention1WO, &m.Params.NetEncoderBlock2LayerNorm2Gamma, &m.Params.NetEncoderBlock2LayerNorm2Beta, &m.Params.NetEncoderBlock2Dense1W, &m.Params.NetEncoderBlock2Dense1B, &m.Params.NetEncoderBlock2Linear1W, &m.Params.NetEncoderBlock2Linear1B, &m.Params.NetEncoderBlock1LayerNorm1Gamma, &m.Params.NetEncoderBlock1LayerNorm1Beta, &m.Params.NetEncoderBlock1MaskedAttention1WQ, &m.Params.NetEncoderBlock1MaskedAttention1WK, &m.Params.NetEncoderBlock1MaskedAttention1WV, &m.Params.NetEncoderBlock1MaskedAttention1WO, &m.Params.NetEncoderBlock1LayerNorm2Gamma, &m.Params.NetEncoderBlock1LayerNorm2Beta, &m.Params.NetEncoderBlock1Dense1W, &m.Params.NetEncoderBlock1Dense1B, &m.Params.NetEncoderBlock1Linear1W, &m.Params.NetEncoderBlock1Linear1B, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetEmb, &m.Grads.NetPos, &m.Grads.NetEncoderBlock2LayerNorm1Gamma, &m.Grads.NetEncoderBlock2LayerNorm1Beta, &m.Grads.NetEncoderBlock2MaskedAttention1WQ, &m.Grads.NetEncoderBlock2MaskedAttention1WK, &m.Grads.NetEncoderBlock2MaskedAttention1WV, &m.Grads.NetEncoderBlock2MaskedAttention1WO, &m.Grads.NetEncoderBlock2LayerNorm2Gamma, &m.Grads.NetEncoderBlock2LayerNorm2Beta, &m.Grads.NetEncoderBlock2Dense1W, &m.Grads.NetEncoderBlock2Dense1B, &m.Grads.NetEncoderBlock2Linear1W, &m.Grads.NetEncoderBlock2Linear1B, &m.Grads.NetEncoderBlock1LayerNorm1Gamma, &m.Grads.NetEncoderBlock1LayerNorm1Beta, &m.Grads.NetEncoderBlock1MaskedAttention1WQ, &m.Grads.NetEncoderBlock1MaskedAttention1WK, &m.Grads.NetEncoderBlock1MaskedAttention1WV, &m.Grads.NetEncoderBlock1MaskedAttention1WO, &m.Grads.NetEncoderBlock1LayerNorm2Gamma, &m.Grads.NetEncoderBlock1LayerNorm2Beta, &m.Grads.NetEncoderBlock1Dense1W, &m.Grads.NetEncoderBlock1Dense1B, &m.Grads.NetEncoderBlock1Linear1W, &m.Grads.NetEncoderBlock1Linear1B, &m.Grads.NetLayerNorm1Gamma, &m.Grads.NetLayerNorm1Beta, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss)
@@ -1232,13 +1232,13 @@ func (m *ocannlMixer) Init(seed uint64) {
 	m.momentum = ocannlMixerParams{}
 }
 
-// Train runs entry point train of Mixer (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMixer) Train(patches *[2][4][6]float64, labels *[2][3]float64) float64 {
-	ocannlMixerTrain(patches, labels, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetMixerBlock1LayerNorm1Gamma, &m.Params.NetMixerBlock1LayerNorm1Beta, &m.Params.NetMixerBlock1Tok1, &m.Params.NetMixerBlock1Tok2, &m.Params.NetMixerBlock1Ch2, &m.Params.NetMixerBlock1LayerNorm2Gamma, &m.Params.NetMixerBlock1LayerNorm2Beta, &m.Params.NetMixerBlock1Dense1W, &m.Params.NetMixerBlock1Dense1B, &m.Params.NetMixerBlock1Ch2B, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.loss)
+// TrainLoss runs entry point train of Mixer (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMixer) TrainLoss(patches *[2][4][6]float64, labels *[2][3]float64) float64 {
+	ocannlMixerTrainLoss(patches, labels, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetMixerBlock1LayerNorm1Gamma, &m.Params.NetMixerBlock1LayerNorm1Beta, &m.Params.NetMixerBlock1Tok1, &m.Params.NetMixerBlock1Tok2, &m.Params.NetMixerBlock1Ch2, &m.Params.NetMixerBlock1LayerNorm2Gamma, &m.Params.NetMixerBlock1LayerNorm2Beta, &m.Params.NetMixerBlock1Dense1W, &m.Params.NetMixerBlock1Dense1B, &m.Params.NetMixerBlock1Ch2B, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Train at the given inputs and its gradient with respect to
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMixer) Backward(patches *[2][4][6]float64, labels *[2][3]float64) float64 {
 	ocannlMixerBackward(patches, labels, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetMixerBlock1LayerNorm1Gamma, &m.Params.NetMixerBlock1LayerNorm1Beta, &m.Params.NetMixerBlock1Tok1, &m.Params.NetMixerBlock1Tok2, &m.Params.NetMixerBlock1Ch2, &m.Params.NetMixerBlock1LayerNorm2Gamma, &m.Params.NetMixerBlock1LayerNorm2Beta, &m.Params.NetMixerBlock1Dense1W, &m.Params.NetMixerBlock1Dense1B, &m.Params.NetMixerBlock1Ch2B, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.Grads.NetMixerBlock1LayerNorm1Gamma, &m.Grads.NetMixerBlock1LayerNorm1Beta, &m.Grads.NetMixerBlock1Tok1, &m.Grads.NetMixerBlock1Tok2, &m.Grads.NetMixerBlock1Ch2, &m.Grads.NetMixerBlock1LayerNorm2Gamma, &m.Grads.NetMixerBlock1LayerNorm2Beta, &m.Grads.NetMixerBlock1Dense1W, &m.Grads.NetMixerBlock1Dense1B, &m.Grads.NetMixerBlock1Ch2B, &m.Grads.NetLinear2W, &m.Grads.NetLinear2B, &m.loss)
@@ -1420,9 +1420,9 @@ func (m *ocannlAutoencoder) Init(seed uint64) {
 	m.momentum = ocannlAutoencoderParams{}
 }
 
-// Train runs entry point train of Autoencoder (forward only) and returns the loss. It does not allocate.
-func (m *ocannlAutoencoder) Train(x *[4][12]float64) float64 {
-	ocannlAutoencoderTrain(x, &m.Params.EncDense1W, &m.Params.EncDense1B, &m.Params.EncLinear1W, &m.Params.EncLinear1B, &m.Params.DecWOut, &m.Params.DecDense1W, &m.Params.DecDense1B, &m.Params.DecBOut, &m.loss)
+// TrainLoss runs entry point train of Autoencoder (forward only) and returns the loss. It does not allocate.
+func (m *ocannlAutoencoder) TrainLoss(x *[4][12]float64) float64 {
+	ocannlAutoencoderTrainLoss(x, &m.Params.EncDense1W, &m.Params.EncDense1B, &m.Params.EncLinear1W, &m.Params.EncLinear1B, &m.Params.DecWOut, &m.Params.DecDense1W, &m.Params.DecDense1B, &m.Params.DecBOut, &m.loss)
 	return m.loss[0]
 }
 
@@ -1432,7 +1432,7 @@ func (m *ocannlAutoencoder) Encode(x *[1][12]float64) *[1][3]float64 {
 	return &m.outEncode
 }
 
-// Backward computes the loss Train at the given inputs and its gradient with respect to
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlAutoencoder) Backward(x *[4][12]float64) float64 {
 	ocannlAutoencoderBackward(x, &m.Params.EncDense1W, &m.Params.EncDense1B, &m.Params.EncLinear1W, &m.Params.EncLinear1B, &m.Params.DecWOut, &m.Params.DecDense1W, &m.Params.DecDense1B, &m.Params.DecBOut, &m.Grads.EncDense1W, &m.Grads.EncDense1B, &m.Grads.EncLinear1W, &m.Grads.EncLinear1B, &m.Grads.DecWOut, &m.Grads.DecDense1W, &m.Grads.DecDense1B, &m.Grads.DecBOut, &m.loss)
@@ -1579,14 +1579,14 @@ func (m *ocannlRowsMLP) Init(seed uint64) {
 	m.momentum = ocannlRowsMLPParams{}
 }
 
-// Train runs entry point train of RowsMLP (forward only) on the first n rows of its inputs and returns the loss (1 <= n <= 4, otherwise it returns an *rt.RowsError). It does not allocate.
-func (m *ocannlRowsMLP) Train(x *[4][3]float64, y *[4][2]float64, n int) (float64, error) {
-	if err := rt.CheckRows("Train", n, 1, 4); err != nil {
+// TrainLoss runs entry point train of RowsMLP (forward only) on the first n rows of its inputs and returns the loss (1 <= n <= 4, otherwise it returns an *rt.RowsError). It does not allocate.
+func (m *ocannlRowsMLP) TrainLoss(x *[4][3]float64, y *[4][2]float64, n int) (float64, error) {
+	if err := rt.CheckRows("TrainLoss", n, 1, 4); err != nil {
 		return 0, err
 	}
 	var sum float64
 	for i := range n {
-		ocannlRowsMLPTrain((*[1][3]float64)(x[i:i+1]), (*[1][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+		ocannlRowsMLPTrainLoss((*[1][3]float64)(x[i:i+1]), (*[1][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
 		sum += m.loss[0]
 	}
 	sum /= float64(n)
@@ -1600,7 +1600,7 @@ func (m *ocannlRowsMLP) Predict(x *[4][3]float64) *[4][2]float64 {
 	return &m.outPredict
 }
 
-// Backward computes the loss Train on the first n rows of the inputs (1 <= n <= 4, otherwise it
+// Backward computes the loss TrainLoss on the first n rows of the inputs (1 <= n <= 4, otherwise it
 // returns an *rt.RowsError) and its gradient with respect to every parameter, into m.Grads
 // (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlRowsMLP) Backward(x *[4][3]float64, y *[4][2]float64, n int) (float64, error) {
@@ -1763,14 +1763,14 @@ func (m *ocannlRowsSeq) Init(seed uint64) {
 	m.momentum = ocannlRowsSeqParams{}
 }
 
-// Train runs entry point train of RowsSeq (forward only) on the first n rows of its inputs and returns the loss (1 <= n <= 3, otherwise it returns an *rt.RowsError). It does not allocate.
-func (m *ocannlRowsSeq) Train(x *[3][2][3]float64, y *[3][2][2]float64, n int) (float64, error) {
-	if err := rt.CheckRows("Train", n, 1, 3); err != nil {
+// TrainLoss runs entry point train of RowsSeq (forward only) on the first n rows of its inputs and returns the loss (1 <= n <= 3, otherwise it returns an *rt.RowsError). It does not allocate.
+func (m *ocannlRowsSeq) TrainLoss(x *[3][2][3]float64, y *[3][2][2]float64, n int) (float64, error) {
+	if err := rt.CheckRows("TrainLoss", n, 1, 3); err != nil {
 		return 0, err
 	}
 	var sum float64
 	for i := range n {
-		ocannlRowsSeqTrain((*[1][2][3]float64)(x[i:i+1]), (*[1][2][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+		ocannlRowsSeqTrainLoss((*[1][2][3]float64)(x[i:i+1]), (*[1][2][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
 		sum += m.loss[0]
 	}
 	m.loss[0] = sum
@@ -1783,7 +1783,7 @@ func (m *ocannlRowsSeq) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 	return &m.outPredict
 }
 
-// Backward computes the loss Train on the first n rows of the inputs (1 <= n <= 3, otherwise it
+// Backward computes the loss TrainLoss on the first n rows of the inputs (1 <= n <= 3, otherwise it
 // returns an *rt.RowsError) and its gradient with respect to every parameter, into m.Grads
 // (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlRowsSeq) Backward(x *[3][2][3]float64, y *[3][2][2]float64, n int) (float64, error) {
@@ -1890,7 +1890,7 @@ func (m *ocannlRowsSeq) UnmarshalBinary(data []byte) error {
 	return m.Load(bytes.NewReader(data))
 }
 
-// ocannlLeNetTrain runs a tensor program generated by ocannlgen.
+// ocannlLeNetTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model LeNet.
 //
@@ -2133,7 +2133,7 @@ func (m *ocannlRowsSeq) UnmarshalBinary(data []byte) error {
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlLeNetTrain(images *[4][14][14][1]float64, labels *[4][3]float64, pNetConv2dValid1Kernel *[36]float64, pNetConv2dValid1Bias *[4]float64, pNetConv2dValid2Kernel *[216]float64, pNetConv2dValid2Bias *[6]float64, pNetDense2W *[384]float64, pNetDense2B *[16]float64, pNetDense1W *[192]float64, pNetDense1B *[12]float64, pNetLinear1W *[36]float64, pNetLinear1B *[3]float64, out *[1]float64) {
+func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, pNetConv2dValid1Kernel *[36]float64, pNetConv2dValid1Bias *[4]float64, pNetConv2dValid2Kernel *[216]float64, pNetConv2dValid2Bias *[6]float64, pNetDense2W *[384]float64, pNetDense2B *[16]float64, pNetDense1W *[192]float64, pNetDense1B *[12]float64, pNetLinear1W *[36]float64, pNetLinear1B *[3]float64, out *[1]float64) {
 	var net_conv2d_valid_1_y [4][12][12][4]float64
 	var net_max_pool_1_x_1 [4][12][12][4]float64
 	var net_max_pool_1_x [4][12][12][4]float64
@@ -4464,7 +4464,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 }
 
-// ocannlVGGTrain runs a tensor program generated by ocannlgen.
+// ocannlVGGTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model VGG.
 //
@@ -4733,7 +4733,7 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlVGGTrain(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggBlock2Conv2d2Kernel *[72]float64, pNetVggBlock2Conv2d2Bias *[4]float64, pNetVggBlock2Conv2d1Kernel *[144]float64, pNetVggBlock2Conv2d1Bias *[4]float64, pNetVggBlock1Conv2d2Kernel *[216]float64, pNetVggBlock1Conv2d2Bias *[6]float64, pNetVggBlock1Conv2d1Kernel *[324]float64, pNetVggBlock1Conv2d1Bias *[6]float64, pNetLinear1W *[72]float64, pNetLinear1B *[3]float64, out *[1]float64) {
+func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggBlock2Conv2d2Kernel *[72]float64, pNetVggBlock2Conv2d2Bias *[4]float64, pNetVggBlock2Conv2d1Kernel *[144]float64, pNetVggBlock2Conv2d1Bias *[4]float64, pNetVggBlock1Conv2d2Kernel *[216]float64, pNetVggBlock1Conv2d2Bias *[6]float64, pNetVggBlock1Conv2d1Kernel *[324]float64, pNetVggBlock1Conv2d1Bias *[6]float64, pNetLinear1W *[72]float64, pNetLinear1B *[3]float64, out *[1]float64) {
 	var imagesPad [2][11][11][2]float64
 	var net_vgg_block_2_conv2d_2_y [2][8][8][4]float64
 	var net_vgg_block_2_conv2d_1_x_1 [2][8][8][4]float64
@@ -7014,7 +7014,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 }
 
-// ocannlResNetTrain runs a tensor program generated by ocannlgen.
+// ocannlResNetTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model ResNet.
 //
@@ -7254,7 +7254,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlResNetTrain(images *[2][8][8][1]float64, labels *[2][3]float64, pNetConv2d1Kernel *[36]float64, pNetConv2d1Bias *[4]float64, pNetBasicBlock1Conv2d1Kernel *[288]float64, pNetBasicBlock1Conv2d1Bias *[8]float64, pNetBasicBlock1Conv2d2Kernel *[576]float64, pNetBasicBlock1Conv2d2Bias *[8]float64, pNetBasicBlock1Conv2d3Kernel *[32]float64, pNetBasicBlock1Conv2d3Bias *[8]float64, pNetLinear1W *[24]float64, pNetLinear1B *[3]float64, out *[1]float64) {
+func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, pNetConv2d1Kernel *[36]float64, pNetConv2d1Bias *[4]float64, pNetBasicBlock1Conv2d1Kernel *[288]float64, pNetBasicBlock1Conv2d1Bias *[8]float64, pNetBasicBlock1Conv2d2Kernel *[576]float64, pNetBasicBlock1Conv2d2Bias *[8]float64, pNetBasicBlock1Conv2d3Kernel *[32]float64, pNetBasicBlock1Conv2d3Bias *[8]float64, pNetLinear1W *[24]float64, pNetLinear1B *[3]float64, out *[1]float64) {
 	var imagesPad [2][11][11][1]float64
 	var net_conv2d_1_y [2][8][8][4]float64
 	var net_stem_1 [2][8][8][4]float64
@@ -9223,7 +9223,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 }
 
-// ocannlNormalizedTrain runs a tensor program generated by ocannlgen.
+// ocannlNormalizedTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model Normalized.
 //
@@ -9367,7 +9367,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlNormalizedTrain(images *[2][6][6][1]float64, labels *[2][4]float64, pC1Kernel *[27]float64, pC1Bias *[3]float64, pHeadW *[432]float64, pHeadB *[4]float64, out *[1]float64) {
+func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float64, pC1Kernel *[27]float64, pC1Bias *[3]float64, pHeadW *[432]float64, pHeadB *[4]float64, out *[1]float64) {
 	var c1_x_1 [2][6][6][1]float64
 	var c1_x [2][9][9][1]float64
 	var c1_y [2][6][6][3]float64
@@ -10689,7 +10689,7 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 	}
 }
 
-// ocannlMobileNetTrain runs a tensor program generated by ocannlgen.
+// ocannlMobileNetTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model MobileNet.
 //
@@ -10910,7 +10910,7 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlMobileNetTrain(images *[2][6][6][3]float64, labels *[2][2]float64, pNetSeparable1Depthwise1Kernel *[27]float64, pNetSeparable1Depthwise1Bias *[108]float64, pNetSeparable1Conv2d1Kernel *[15]float64, pNetSeparable1Conv2d1Bias *[5]float64, pNetLinear1W *[90]float64, pNetLinear1B *[2]float64, out *[1]float64) {
+func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64, pNetSeparable1Depthwise1Kernel *[27]float64, pNetSeparable1Depthwise1Bias *[108]float64, pNetSeparable1Conv2d1Kernel *[15]float64, pNetSeparable1Conv2d1Bias *[5]float64, pNetLinear1W *[90]float64, pNetLinear1B *[2]float64, out *[1]float64) {
 	var net_separable_1_x_1 [2][6][6][3]float64
 	var net_separable_1_x [2][9][9][3]float64
 	var net_separable_1_depthwise_1_y [2][6][6][3]float64
@@ -12377,7 +12377,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 }
 
-// ocannlTransformerTrain runs a tensor program generated by ocannlgen.
+// ocannlTransformerTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model Transformer.
 //
@@ -13335,7 +13335,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlTransformerTrain(ids *[2][4]float64, targets *[2][4][6]float64, pNetEmb *[48]float64, pNetPos *[32]float64, pNetEncoderBlock2LayerNorm1Gamma *[8]float64, pNetEncoderBlock2LayerNorm1Beta *[8]float64, pNetEncoderBlock2MaskedAttention1WQ *[64]float64, pNetEncoderBlock2MaskedAttention1WK *[64]float64, pNetEncoderBlock2MaskedAttention1WV *[64]float64, pNetEncoderBlock2MaskedAttention1WO *[64]float64, pNetEncoderBlock2LayerNorm2Gamma *[8]float64, pNetEncoderBlock2LayerNorm2Beta *[8]float64, pNetEncoderBlock2Dense1W *[128]float64, pNetEncoderBlock2Dense1B *[16]float64, pNetEncoderBlock2Linear1W *[128]float64, pNetEncoderBlock2Linear1B *[8]float64, pNetEncoderBlock1LayerNorm1Gamma *[8]float64, pNetEncoderBlock1LayerNorm1Beta *[8]float64, pNetEncoderBlock1MaskedAttention1WQ *[64]float64, pNetEncoderBlock1MaskedAttention1WK *[64]float64, pNetEncoderBlock1MaskedAttention1WV *[64]float64, pNetEncoderBlock1MaskedAttention1WO *[64]float64, pNetEncoderBlock1LayerNorm2Gamma *[8]float64, pNetEncoderBlock1LayerNorm2Beta *[8]float64, pNetEncoderBlock1Dense1W *[128]float64, pNetEncoderBlock1Dense1B *[16]float64, pNetEncoderBlock1Linear1W *[128]float64, pNetEncoderBlock1Linear1B *[8]float64, pNetLayerNorm1Gamma *[8]float64, pNetLayerNorm1Beta *[8]float64, pNetLinear1W *[48]float64, pNetLinear1B *[6]float64, out *[1]float64) {
+func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, pNetEmb *[48]float64, pNetPos *[32]float64, pNetEncoderBlock2LayerNorm1Gamma *[8]float64, pNetEncoderBlock2LayerNorm1Beta *[8]float64, pNetEncoderBlock2MaskedAttention1WQ *[64]float64, pNetEncoderBlock2MaskedAttention1WK *[64]float64, pNetEncoderBlock2MaskedAttention1WV *[64]float64, pNetEncoderBlock2MaskedAttention1WO *[64]float64, pNetEncoderBlock2LayerNorm2Gamma *[8]float64, pNetEncoderBlock2LayerNorm2Beta *[8]float64, pNetEncoderBlock2Dense1W *[128]float64, pNetEncoderBlock2Dense1B *[16]float64, pNetEncoderBlock2Linear1W *[128]float64, pNetEncoderBlock2Linear1B *[8]float64, pNetEncoderBlock1LayerNorm1Gamma *[8]float64, pNetEncoderBlock1LayerNorm1Beta *[8]float64, pNetEncoderBlock1MaskedAttention1WQ *[64]float64, pNetEncoderBlock1MaskedAttention1WK *[64]float64, pNetEncoderBlock1MaskedAttention1WV *[64]float64, pNetEncoderBlock1MaskedAttention1WO *[64]float64, pNetEncoderBlock1LayerNorm2Gamma *[8]float64, pNetEncoderBlock1LayerNorm2Beta *[8]float64, pNetEncoderBlock1Dense1W *[128]float64, pNetEncoderBlock1Dense1B *[16]float64, pNetEncoderBlock1Linear1W *[128]float64, pNetEncoderBlock1Linear1B *[8]float64, pNetLayerNorm1Gamma *[8]float64, pNetLayerNorm1Beta *[8]float64, pNetLinear1W *[48]float64, pNetLinear1B *[6]float64, out *[1]float64) {
 	var lit_1 [4][4]float64
 	var lit_2 [6]float64
 	var net_onehot [2][4][6]float64
@@ -23189,7 +23189,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 }
 
-// ocannlMixerTrain runs a tensor program generated by ocannlgen.
+// ocannlMixerTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model Mixer.
 //
@@ -23575,7 +23575,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlMixerTrain(patches *[2][4][6]float64, labels *[2][3]float64, pNetLinear1W *[48]float64, pNetLinear1B *[8]float64, pNetMixerBlock1LayerNorm1Gamma *[8]float64, pNetMixerBlock1LayerNorm1Beta *[8]float64, pNetMixerBlock1Tok1 *[20]float64, pNetMixerBlock1Tok2 *[20]float64, pNetMixerBlock1Ch2 *[96]float64, pNetMixerBlock1LayerNorm2Gamma *[8]float64, pNetMixerBlock1LayerNorm2Beta *[8]float64, pNetMixerBlock1Dense1W *[96]float64, pNetMixerBlock1Dense1B *[12]float64, pNetMixerBlock1Ch2B *[8]float64, pNetLinear2W *[24]float64, pNetLinear2B *[3]float64, out *[1]float64) {
+func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNetLinear1W *[48]float64, pNetLinear1B *[8]float64, pNetMixerBlock1LayerNorm1Gamma *[8]float64, pNetMixerBlock1LayerNorm1Beta *[8]float64, pNetMixerBlock1Tok1 *[20]float64, pNetMixerBlock1Tok2 *[20]float64, pNetMixerBlock1Ch2 *[96]float64, pNetMixerBlock1LayerNorm2Gamma *[8]float64, pNetMixerBlock1LayerNorm2Beta *[8]float64, pNetMixerBlock1Dense1W *[96]float64, pNetMixerBlock1Dense1B *[12]float64, pNetMixerBlock1Ch2B *[8]float64, pNetLinear2W *[24]float64, pNetLinear2B *[3]float64, out *[1]float64) {
 	var net_mixer_block_1_x_1 [2][4][8]float64
 	var net_mixer_block_1_x [2][4][8]float64
 	var net_mixer_block_1_layer_norm_1_mean_1 [2][4][1]float64
@@ -26681,7 +26681,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 }
 
-// ocannlAutoencoderTrain runs a tensor program generated by ocannlgen.
+// ocannlAutoencoderTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model Autoencoder.
 //
@@ -26799,7 +26799,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 //
 //	# train = pointwise "/." of _train.2, _dim_b.1
 //	train[0] = _train.2[0] / _dim_b.1[0]
-func ocannlAutoencoderTrain(x *[4][12]float64, pEncDense1W *[96]float64, pEncDense1B *[8]float64, pEncLinear1W *[24]float64, pEncLinear1B *[3]float64, pDecWOut *[96]float64, pDecDense1W *[24]float64, pDecDense1B *[8]float64, pDecBOut *[12]float64, out *[1]float64) {
+func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEncDense1B *[8]float64, pEncLinear1W *[24]float64, pEncLinear1B *[3]float64, pDecWOut *[96]float64, pDecDense1W *[24]float64, pDecDense1B *[8]float64, pDecBOut *[12]float64, out *[1]float64) {
 	var enc_linear_1_x_1 [4][8]float64
 	var enc_linear_1_x_2 [4][8]float64
 	var enc_linear_1_x [4][8]float64
@@ -27866,7 +27866,7 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 	}
 }
 
-// ocannlRowsMLPTrain runs a tensor program generated by ocannlgen.
+// ocannlRowsMLPTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model RowsMLP.
 //
@@ -27982,7 +27982,7 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlRowsMLPTrain(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[1]float64) {
+func ocannlRowsMLPTrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[1]float64) {
 	var net_a1_1 [1][6]float64
 	var net_a1_2 [1][6]float64
 	var net_a1 [1][6]float64
@@ -29014,7 +29014,7 @@ func ocannlRowsMLPPredict(x *[4][3]float64, pNetW1 *[18]float64, pNetB1 *[6]floa
 	}
 }
 
-// ocannlRowsSeqTrain runs a tensor program generated by ocannlgen.
+// ocannlRowsSeqTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model RowsSeq.
 //
@@ -29138,7 +29138,7 @@ func ocannlRowsMLPPredict(x *[4][3]float64, pNetW1 *[18]float64, pNetB1 *[6]floa
 //
 //	# train = pointwise neg of _train.6
 //	train[0] = neg(_train.6[0])
-func ocannlRowsSeqTrain(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[1]float64) {
+func ocannlRowsSeqTrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[1]float64) {
 	var net_a1_1 [1][2][6]float64
 	var net_a1_2 [1][2][6]float64
 	var net_a1 [1][2][6]float64

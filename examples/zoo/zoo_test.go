@@ -16,7 +16,7 @@ import (
 // generator renames them).
 const (
 	methodInit      = "Init"
-	methodLoss      = "Train" // the loss entry is named train in every model
+	methodLoss      = "TrainLoss" // the loss entry is named train in every model
 	methodBackward  = "Backward"
 	methodTrainStep = "TrainStep"
 )
@@ -283,7 +283,7 @@ func TestPredictorsAgreeWithLoss(t *testing.T) {
 			logits = append(logits, slices.Clone(m.Predict(&img)[0][:]))
 			labels = append(labels, y[r][:])
 		}
-		if got, want := m.Train(&x, &y), crossEntropy(logits, labels); math.Abs(got-want) > 1e-12*math.Max(1, want) {
+		if got, want := m.TrainLoss(&x, &y), crossEntropy(logits, labels); math.Abs(got-want) > 1e-12*math.Max(1, want) {
 			t.Errorf("loss entry %.15g, cross-entropy of the batch-1 predictor's logits %.15g", got, want)
 		}
 	})
@@ -302,7 +302,7 @@ func TestPredictorsAgreeWithLoss(t *testing.T) {
 		if out[2] != out[0] {
 			t.Errorf("the same image predicts %v and %v", out[0], out[2])
 		}
-		if got, want := m.Train(&x, &y), crossEntropy(logits, [][]float64{y[0][:], y[1][:]}); math.Abs(got-want) > 1e-12*math.Max(1, want) {
+		if got, want := m.TrainLoss(&x, &y), crossEntropy(logits, [][]float64{y[0][:], y[1][:]}); math.Abs(got-want) > 1e-12*math.Max(1, want) {
 			t.Errorf("loss entry %.15g, cross-entropy of the predictor's logits %.15g", got, want)
 		}
 	})
@@ -466,7 +466,7 @@ func TestRunTimeRowsLoss(t *testing.T) {
 		_, params := fields(reflect.ValueOf(&m.Params).Elem())
 		_, grads := fields(reflect.ValueOf(&m.Grads).Elem())
 		checkRowsLoss(t, &rowsLoss{max: 4, y: flat(reflect.ValueOf(&y).Elem()), params: params, grads: grads,
-			loss:     func(n int) (float64, error) { return m.Train(&x, &y, n) },
+			loss:     func(n int) (float64, error) { return m.TrainLoss(&x, &y, n) },
 			backward: func(n int) (float64, error) { return m.Backward(&x, &y, n) },
 			step:     func(n int) (float64, error) { return m.TrainStep(&x, &y, n) },
 			predict: func() [][]float64 {
@@ -485,7 +485,7 @@ func TestRunTimeRowsLoss(t *testing.T) {
 		_, params := fields(reflect.ValueOf(&m.Params).Elem())
 		_, grads := fields(reflect.ValueOf(&m.Grads).Elem())
 		checkRowsLoss(t, &rowsLoss{max: 3, y: flat(reflect.ValueOf(&y).Elem()), params: params, grads: grads,
-			loss:     func(n int) (float64, error) { return m.Train(&x, &y, n) },
+			loss:     func(n int) (float64, error) { return m.TrainLoss(&x, &y, n) },
 			backward: func(n int) (float64, error) { return m.Backward(&x, &y, n) },
 			step:     func(n int) (float64, error) { return m.TrainStep(&x, &y, n) },
 			predict: func() [][]float64 {

@@ -343,7 +343,11 @@ func writeRow(b *strings.Builder, r *RowDecl) {
 		if d.Max {
 			b.WriteString("<=")
 		}
-		b.WriteString(strconv.Itoa(d.Size))
+		if d.Name != "" {
+			b.WriteString(d.Name)
+		} else {
+			b.WriteString(strconv.Itoa(d.Size))
+		}
 		if d.Basis != "" {
 			b.WriteString(":" + d.Basis)
 		}

@@ -443,7 +443,7 @@ func (p *parser) parseRow() *RowDecl {
 		r.Unknown = true
 		return r
 	}
-	if t.kind != tNumber && !t.isOp("<") {
+	if t.kind != tNumber && t.kind != tName && !t.isOp("<") {
 		return r // an empty row
 	}
 	for {
@@ -457,10 +457,16 @@ func (p *parser) parseRow() *RowDecl {
 			p.next()
 			max = true
 		}
-		size, pos := p.expectInt("dimension size")
-		d := DimDecl{Pos: pos, Size: size, Max: max}
+		var d DimDecl
+		if n := p.tok(); n.kind == tName {
+			p.next()
+			d = DimDecl{Pos: n.pos, Name: n.text}
+		} else {
+			size, pos := p.expectInt("dimension size")
+			d = DimDecl{Pos: pos, Size: size}
+		}
 		if max {
-			d.Pos = start
+			d.Pos, d.Max = start, true
 		}
 		if !max && p.tok().isOp(":") {
 			p.next()
