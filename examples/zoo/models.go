@@ -157,7 +157,8 @@ type MobileNet struct {
 // with a causal mask (position s attends to positions t <= s only: the
 // mask's batch axis is the query, its input axis the key) and a ReLU MLP, each applied to the layer-normalized
 // stream and added back (pre-norm). A final layer norm and a linear
-// read-out give next-token logits per position.
+// read-out give next-token logits per position. PredictMany takes up to 3
+// sequences, their number chosen at run time.
 //
 //	ids      B, T |            (token ids as numbers)
 //	onehot   B, T | 6
@@ -185,6 +186,9 @@ type MobileNet struct {
 //ocannl:return cross_entropy(net(ids), targets)
 //ocannl:entry predict:
 //ocannl:input ids : 1, 4 |
+//ocannl:return net(ids)
+//ocannl:entry predict_many:
+//ocannl:input ids : <=3, 4 |
 //ocannl:return net(ids)
 //ocannl:sgd lr=0.05 momentum=0.9
 type Transformer struct {

@@ -501,3 +501,33 @@ func TestRunTimeRowsLoss(t *testing.T) {
 			}}, 2, true)
 	})
 }
+
+// TestTransformerRunTimeRows checks the transformer's entry with run-time
+// rows (sequences): each of the first n sequences gets the logits the
+// one-sequence predictor gives it.
+func TestTransformerRunTimeRows(t *testing.T) {
+	m := new(Transformer)
+	m.Init(7)
+	ids := [3][4]float64{{1, 4, 2, 5}, {0, 0, 3, 1}, {5, 2, 2, 4}}
+	for n := 0; n <= 3; n++ {
+		out, err := m.PredictMany(&ids, n)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		got := *out
+		for r := range n {
+			one := [1][4]float64{ids[r]}
+			want := m.Predict(&one)[0]
+			for p := range 4 {
+				for c := range 6 {
+					if d := math.Abs(got[r][p][c] - want[p][c]); d > 1e-12*math.Max(1, math.Abs(want[p][c])) {
+						t.Errorf("n=%d: sequence %d position %d class %d: %v, one at a time %v", n, r, p, c, got[r][p][c], want[p][c])
+					}
+				}
+			}
+		}
+	}
+	if _, err := m.PredictMany(&ids, 4); err == nil {
+		t.Error("4 sequences: no error")
+	}
+}
