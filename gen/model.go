@@ -527,8 +527,9 @@ func literalCells(inf *model.Inferred, id string) ([]float64, error) {
 // StateWarnBytes is the size of a model's state above which Generate
 // warns (Result.Warnings) without failing: 1 GiB. The state counted is
 // what the generated struct holds for certain: the parameters, their
-// gradients and (with momentum) the optimizer's buffer, and the entry
-// points' results; the kernels' scratch space comes on top. A model this
+// gradients, (with momentum) the optimizer's buffer, (for a loss with
+// run-time rows) one row's gradients, and the entry points' results; the
+// kernels' scratch space comes on top. A model this
 // large generates and compiles, and a value of it may then not fit in
 // memory (dense[100000] on a 100000-wide input needs 112 GiB).
 const StateWarnBytes = 1 << 30
@@ -551,6 +552,9 @@ func stateWarning(ms *modelSrc, gm *gocode.Model) *Error {
 	copies := []string{"Params", "Grads"}
 	if gm.Optim != nil && gm.Optim.Momentum > 0 {
 		copies = append(copies, "momentum")
+	}
+	if gm.Loss >= 0 && gm.Entries[gm.Loss].Rows > 0 {
+		copies = append(copies, "one row's gradients") // a loss with run-time rows
 	}
 	var results float64
 	for _, e := range gm.Entries {
