@@ -1,0 +1,327 @@
+package asm
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// Kind is the shape of a contraction micro-kernel.
+type Kind int
+
+const (
+	// Broadcast is C[m,n] += A[m,k] * B[k,n] with n unit-stride in C and
+	// B: each step broadcasts one A cell per row of the tile and runs one
+	// FMA per vector of B (A's strides are arbitrary, so a transposed A
+	// works as well).
+	Broadcast Kind = iota
+	// Dot is C[m,n] += A[m,k] * B[n,k] with k unit-stride in A and B:
+	// the tile accumulates vector partial sums along k and reduces them
+	// horizontally at the end (the NT product of a gradient).
+	Dot
+)
+
+// String names the kind as the explain output prints it.
+func (k Kind) String() string {
+	if k == Dot {
+		return "dot"
+	}
+	return "broadcast"
+}
+
+// Spec is one specialized contraction kernel: every size and stride is a
+// constant of the generated code. Strides count elements, from the base
+// addresses the caller passes (C, A, B in that order).
+type Spec struct {
+	Elem    string // "float32" or "float64"
+	Kind    Kind
+	M, N, K int
+	// CM, CN: C's strides along m and n; AM, AK: A's; BK, BN: B's.
+	// Broadcast has CN == BN == 1; Dot has AK == BK == 1.
+	CM, CN, AM, AK, BK, BN int
+	// Overwrite: the kernel stores the products instead of adding them
+	// to C (the caller's pre-fill with 0 is absorbed).
+	Overwrite bool
+}
+
+// elemSize is the size of one element in bytes.
+func (s *Spec) elemSize() int {
+	if s.Elem == "float64" {
+		return 8
+	}
+	return 4
+}
+
+// Flops is the number of floating-point operations of one call.
+func (s *Spec) Flops() int { return 2 * s.M * s.N * s.K }
+
+// Nest is a perfect loop nest the classifier recognized: the loops the
+// Go code keeps around the kernel call (Outer, in nest order) and the
+// kernel. A call runs the kernel with C, A and B's addresses at the
+// index each tensor has when every loop variable of the kernel's axes is
+// zero (Zero).
+type Nest struct {
+	Spec Spec
+	// Outer are the loops the Go code runs around the call, outermost
+	// first.
+	Outer []*loopir.For
+	// C, A, B are the tensors (C is the stored one).
+	C, A, B int
+	// Zero maps each of C, A and B to its index expressions with the
+	// kernel's loop variables set to zero.
+	Zero map[int][]loopir.IndexExpr
+	// OuterReduces: an outer loop is a reduction (C does not depend on
+	// it), so the kernel must accumulate.
+	OuterReduces bool
+}
+
+// MinFlops is the least work (2*M*N*K) for which a nest is handed to an
+// assembly kernel: below it the call overhead and the tile tails outweigh
+// the vector speed, and the Go loops stay.
+const MinFlops = 4096
+
+// axis is one loop (or several merged loops) of a nest, with the flat
+// element stride of each tensor along it.
+type axis struct {
+	vars   []int // the loop variables, outermost first
+	extent int
+	c, a, b int
+}
+
+// flat computes the element strides of an index over the buffer dims.
+func flat(idx []loopir.IndexExpr, bufDims []int) (map[int]int, bool) {
+	if len(idx) != len(bufDims) {
+		return nil, false
+	}
+	st := map[int]int{}
+	mul := 1
+	for a := len(idx) - 1; a >= 0; a-- {
+		for _, t := range idx[a].Terms {
+			st[t.Var] += t.Coeff * mul
+		}
+		mul *= bufDims[a]
+	}
+	return st, true
+}
+
+// Classify recognizes a perfect nest (loops outermost first, ending in
+// st) that is a contraction an assembly kernel can run: st accumulates
+// by addition the product of two loads of other tensors, every stride is
+// non-negative, and the loops split into the kernel's m, n and k axes
+// (merging loops whose strides compose, e.g. a convolution's kernel
+// width with its input channels) and outer loops. overwrite asks for a
+// kernel that stores instead of adding (the nest absorbs a pre-fill with
+// zero). It returns nil when the nest does not qualify.
+func Classify(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, overwrite bool) *Nest {
+	if elem != "float32" && elem != "float64" || len(loops) < 2 {
+		return nil
+	}
+	if !st.Accumulate || st.Accum != "add" {
+		return nil
+	}
+	ap, ok := st.Value.(*loopir.Apply)
+	if !ok || ap.Prim != "mul" || len(ap.Args) != 2 {
+		return nil
+	}
+	la, ok1 := ap.Args[0].(*loopir.Load)
+	lb, ok2 := ap.Args[1].(*loopir.Load)
+	if !ok1 || !ok2 || la.Tensor == st.Tensor || lb.Tensor == st.Tensor {
+		return nil
+	}
+	sc, okc := flat(st.Index, p.Tensors[st.Tensor].BufDims)
+	sa, oka := flat(la.Index, p.Tensors[la.Tensor].BufDims)
+	sb, okb := flat(lb.Index, p.Tensors[lb.Tensor].BufDims)
+	if !okc || !oka || !okb {
+		return nil
+	}
+	inNest := map[int]bool{}
+	var axes []*axis
+	for _, l := range loops {
+		if inNest[l.Var] || l.Extent < 1 {
+			return nil
+		}
+		inNest[l.Var] = true
+		x := &axis{vars: []int{l.Var}, extent: l.Extent, c: sc[l.Var], a: sa[l.Var], b: sb[l.Var]}
+		if x.c < 0 || x.a < 0 || x.b < 0 {
+			return nil
+		}
+		axes = append(axes, x)
+	}
+	for _, m := range []map[int]int{sc, sa, sb} {
+		for v, s := range m {
+			if s != 0 && !inNest[v] {
+				return nil // an index over a variable bound outside the nest
+			}
+		}
+	}
+	axes = mergeAxes(axes)
+	n := pickBroadcast(axes)
+	if n == nil || n.Spec.Flops() < MinFlops {
+		if d := pickDot(axes); d != nil {
+			n = d
+		}
+	}
+	if n == nil || n.Spec.Flops() < MinFlops {
+		return nil
+	}
+	n.C, n.A, n.B = st.Tensor, la.Tensor, lb.Tensor
+	if n.swapped {
+		n.A, n.B = n.B, n.A
+	}
+	n.Spec.Elem = elem
+	kernelVars := map[int]bool{}
+	for _, x := range n.axes {
+		for _, v := range x.vars {
+			kernelVars[v] = true
+		}
+	}
+	for _, l := range loops {
+		if !kernelVars[l.Var] {
+			n.Outer = append(n.Outer, l)
+			if sc[l.Var] == 0 {
+				n.OuterReduces = true
+			}
+		}
+	}
+	if overwrite && n.OuterReduces {
+		return nil
+	}
+	n.Spec.Overwrite = overwrite
+	n.Zero = map[int][]loopir.IndexExpr{}
+	for _, ld := range []*loopir.Load{{Tensor: st.Tensor, Index: st.Index}, la, lb} {
+		n.Zero[ld.Tensor] = zeroVars(ld.Index, kernelVars)
+	}
+	return &n.Nest
+}
+
+// zeroVars drops the terms of the kernel's variables.
+func zeroVars(idx []loopir.IndexExpr, vars map[int]bool) []loopir.IndexExpr {
+	out := make([]loopir.IndexExpr, len(idx))
+	for a, x := range idx {
+		out[a].Offset = x.Offset
+		for _, t := range x.Terms {
+			if !vars[t.Var] {
+				out[a].Terms = append(out[a].Terms, t)
+			}
+		}
+	}
+	return out
+}
+
+// mergeAxes merges pairs of axes u (outer) and v whose strides compose
+// (u's stride is v's times v's extent in every tensor), so that they run
+// as one axis of extent u*v, until no pair merges. Pairs are tried in
+// nest order, so the result is deterministic.
+func mergeAxes(axes []*axis) []*axis {
+	for {
+		merged := false
+		for i := 0; i < len(axes) && !merged; i++ {
+			for j := 0; j < len(axes) && !merged; j++ {
+				u, v := axes[i], axes[j]
+				if i == j || (v.c == 0 && v.a == 0 && v.b == 0) {
+					continue
+				}
+				if u.c == v.c*v.extent && u.a == v.a*v.extent && u.b == v.b*v.extent {
+					v.vars = append(slices.Clone(u.vars), v.vars...)
+					v.extent *= u.extent
+					axes = slices.Delete(axes, i, i+1)
+					merged = true
+				}
+			}
+		}
+		if !merged {
+			return axes
+		}
+	}
+}
+
+// pick is a candidate kernel for a nest.
+type pick struct {
+	Nest
+	axes    []*axis
+	swapped bool
+}
+
+// largest returns the axis of largest extent satisfying ok (the first
+// on ties).
+func largest(axes []*axis, ok func(*axis) bool) *axis {
+	var best *axis
+	for _, x := range axes {
+		if ok(x) && (best == nil || x.extent > best.extent) {
+			best = x
+		}
+	}
+	return best
+}
+
+// pickBroadcast finds a Broadcast kernel: an n axis of unit stride in C
+// and one operand (B, swapping the operands if needed), a k axis that C
+// does not depend on, and an m axis (or none) along C and A only.
+func pickBroadcast(axes []*axis) *pick {
+	for _, swapped := range []bool{false, true} {
+		opA := func(x *axis) int {
+			if swapped {
+				return x.b
+			}
+			return x.a
+		}
+		opB := func(x *axis) int {
+			if swapped {
+				return x.a
+			}
+			return x.b
+		}
+		n := largest(axes, func(x *axis) bool { return x.c == 1 && opB(x) == 1 && opA(x) == 0 })
+		k := largest(axes, func(x *axis) bool { return x.c == 0 && opA(x) != 0 && opB(x) != 0 })
+		if n == nil || k == nil {
+			continue
+		}
+		m := largest(axes, func(x *axis) bool { return x.c != 0 && opA(x) != 0 && opB(x) == 0 && x.c >= n.extent })
+		p := &pick{swapped: swapped, axes: []*axis{n, k}}
+		p.Spec = Spec{Kind: Broadcast, M: 1, N: n.extent, K: k.extent, CN: 1, AK: opA(k), BK: opB(k), BN: 1}
+		if m != nil {
+			p.axes = append(p.axes, m)
+			p.Spec.M, p.Spec.CM, p.Spec.AM = m.extent, m.c, opA(m)
+		}
+		return p
+	}
+	return nil
+}
+
+// pickDot finds a Dot kernel: a k axis of unit stride in both operands
+// that C does not depend on, and m and n axes along C and one operand
+// each (at least one of them), with C's cells distinct.
+func pickDot(axes []*axis) *pick {
+	k := largest(axes, func(x *axis) bool { return x.c == 0 && x.a == 1 && x.b == 1 })
+	if k == nil {
+		return nil
+	}
+	m := largest(axes, func(x *axis) bool { return x.c != 0 && x.a != 0 && x.b == 0 })
+	n := largest(axes, func(x *axis) bool { return x.c != 0 && x.b != 0 && x.a == 0 })
+	if m == nil && n == nil {
+		return nil
+	}
+	p := &pick{axes: []*axis{k}}
+	p.Spec = Spec{Kind: Dot, M: 1, N: 1, K: k.extent, AK: 1, BK: 1}
+	if m != nil {
+		p.axes = append(p.axes, m)
+		p.Spec.M, p.Spec.CM, p.Spec.AM = m.extent, m.c, m.a
+	}
+	if n != nil {
+		p.axes = append(p.axes, n)
+		p.Spec.N, p.Spec.CN, p.Spec.BN = n.extent, n.c, n.b
+	}
+	if m != nil && n != nil && !(m.c >= n.c*n.extent || n.c >= m.c*m.extent) {
+		return nil // C's cells of the tile overlap
+	}
+	return p
+}
+
+// Describe is a one-line account of the kernel for comments and the
+// explain output.
+func (s *Spec) Describe(c Config) string {
+	mr, nr := c.tile(s)
+	return fmt.Sprintf("%s %s kernel M=%d N=%d K=%d, %dx%d register tile, %s",
+		s.Elem, s.Kind, s.M, s.N, s.K, mr, nr, c.blocking(s))
+}

@@ -1,0 +1,77 @@
+package asm
+
+import "fmt"
+
+// Config is one instruction-set tier of the emitter: its vector width,
+// its register budget and the tile shapes that fit the budget. avo never
+// spills registers, so every tile must fit: a broadcast tile holds
+// MR*NRVec accumulators, NRVec vectors of B, one broadcast and one tail
+// mask (16 YMM registers for 6x2); a dot tile holds DotMR*DotNR
+// accumulators, DotMR rows of A and DotNR rows of B (15 for 3x3).
+//
+// Only the AVX2+FMA tier exists today; an AVX-512 tier would be a second
+// Config (32 ZMM registers, 64-byte vectors, opmask tails, e.g. a 14x2
+// broadcast tile) with the matching instruction choices in the emitter.
+type Config struct {
+	// Tier names the tier in function names and comments ("AVX2").
+	Tier string
+	// Regs is the number of vector registers; VecBytes their width.
+	Regs, VecBytes int
+	// MR rows by NRVec vectors: the broadcast kernel's register tile.
+	MR, NRVec int
+	// DotMR by DotNR: the dot kernel's tile.
+	DotMR, DotNR int
+	// KCBytes bounds the bytes of one k block of a B row sliver
+	// (KC*NRVec*VecBytes), so that the sliver stays in L1 while the
+	// kernel sweeps the m tiles.
+	KCBytes int
+}
+
+// AVX2 is the AVX2+FMA tier: 16 YMM registers, a 6x16 float32 (6x8
+// float64) broadcast tile and a 3x3 dot tile, k blocks whose B sliver
+// fills at most 16 KiB.
+func AVX2() Config {
+	return Config{Tier: "AVX2", Regs: 16, VecBytes: 32, MR: 6, NRVec: 2, DotMR: 3, DotNR: 3, KCBytes: 16 << 10}
+}
+
+// lanes is the number of elements in a vector.
+func (c Config) lanes(s *Spec) int { return c.VecBytes / s.elemSize() }
+
+// tile is the register tile (rows, columns in elements).
+func (c Config) tile(s *Spec) (int, int) {
+	if s.Kind == Dot {
+		return c.DotMR, c.DotNR
+	}
+	return c.MR, c.NRVec * c.lanes(s)
+}
+
+// kBlocks splits K into equal-as-possible blocks of at most KC
+// elements, KC chosen so that a B sliver (KC rows of the tile's width)
+// fits in KCBytes. The dot kernel does not block k.
+func (c Config) kBlocks(s *Spec) []int {
+	if s.Kind == Dot {
+		return []int{s.K}
+	}
+	kc := max(1, c.KCBytes/(c.NRVec*c.VecBytes))
+	nb := (s.K + kc - 1) / kc
+	out := make([]int, nb)
+	for i := range out {
+		out[i] = s.K / nb
+		if i < s.K%nb {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// blocking describes the cache blocking.
+func (c Config) blocking(s *Spec) string {
+	if s.Kind == Dot {
+		return "k unblocked (rows streamed), " + c.Tier
+	}
+	b := c.kBlocks(s)
+	if len(b) == 1 {
+		return "one k block, " + c.Tier
+	}
+	return fmt.Sprintf("%d k blocks of at most %d, %s", len(b), b[0], c.Tier)
+}

@@ -1,0 +1,307 @@
+package asm
+
+import (
+	"fmt"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// ops are the element-type-specific instructions.
+type ops struct {
+	fma, add, addS, hadd, mask func(a, b, c operand.Op)
+	bcast2, movS2              func(a, b operand.Op)
+}
+
+// v3 adapts a variadic instruction to three operands.
+func v3(f func(...operand.Op)) func(a, b, c operand.Op) {
+	return func(a, b, c operand.Op) { f(a, b, c) }
+}
+
+func opsFor(elem string, c *build.Context) ops {
+	if elem == "float64" {
+		return ops{
+			fma: v3(c.VFMADD231PD), add: v3(c.VADDPD), addS: v3(c.VADDSD), hadd: c.VHADDPD, mask: c.VMASKMOVPD,
+			bcast2: func(a, b operand.Op) { c.VBROADCASTSD(a, b) },
+			movS2:  func(a, b operand.Op) { c.VMOVSD(a, b) },
+		}
+	}
+	return ops{
+		fma: v3(c.VFMADD231PS), add: v3(c.VADDPS), addS: v3(c.VADDSS), hadd: c.VHADDPS, mask: c.VMASKMOVPS,
+		bcast2: func(a, b operand.Op) { c.VBROADCASTSS(a, b) },
+		movS2:  func(a, b operand.Op) { c.VMOVSS(a, b) },
+	}
+}
+
+// kgen emits one kernel function into a build.Context.
+type kgen struct {
+	c      *build.Context
+	cfg    Config
+	s      *Spec
+	op     ops
+	es     int // element size
+	lanes  int
+	labels int
+	// maskTab is the tail-mask table: lanes all-ones elements then lanes
+	// zeros; loading a vector at (lanes-r)*es gives the mask of r lanes.
+	maskTab operand.Mem
+}
+
+func (g *kgen) label(stem string) string {
+	g.labels++
+	return fmt.Sprintf("%s%d", stem, g.labels)
+}
+
+// imm is a sign-extended immediate of the smallest form ADDQ takes.
+func imm(v int) operand.Constant {
+	if v >= -128 && v <= 127 {
+		return operand.I8(v)
+	}
+	return operand.I32(v)
+}
+
+func mem(base reg.Register, disp int) operand.Mem { return operand.Mem{Base: base, Disp: disp} }
+
+// loop emits body count times with a down-counting register (nothing
+// when count is 0, no loop when it is 1).
+func (g *kgen) loop(count int, stem string, body func()) {
+	switch count {
+	case 0:
+		return
+	case 1:
+		body()
+		return
+	}
+	n := g.c.GP64()
+	g.c.MOVQ(operand.U32(count), n)
+	l := g.label(stem)
+	g.c.Label(l)
+	body()
+	g.c.DECQ(n)
+	g.c.JNZ(operand.LabelRef(l))
+}
+
+// tailMask loads the mask of the first r lanes.
+func (g *kgen) tailMask(r int) reg.VecVirtual {
+	m := g.c.YMM()
+	g.c.VMOVUPS(g.maskTab.Offset((g.lanes-r)*g.es), m)
+	return m
+}
+
+// broadcast emits a Broadcast kernel: for each k block, for each n
+// sliver of the tile's width, for each m tile, the register tile
+// accumulates over the block's k and is added to (or stored in) C.
+func (g *kgen) broadcast() {
+	c, s := g.c, g.s
+	cp := c.Load(c.Param("c"), c.GP64())
+	ap := c.Load(c.Param("a"), c.GP64())
+	bp := c.Load(c.Param("b"), c.GP64())
+	nr := g.cfg.NRVec * g.lanes
+	k0 := 0
+	for kb, kc := range g.cfg.kBlocks(s) {
+		accumulate := !s.Overwrite || kb > 0
+		bN, cN := c.GP64(), c.GP64()
+		c.LEAQ(mem(bp, k0*s.BK*g.es), bN)
+		c.MOVQ(cp, cN)
+		aOff := k0 * s.AK * g.es
+		sweep := func(nv, partial int) {
+			aM, cM := c.GP64(), c.GP64()
+			c.LEAQ(mem(ap, aOff), aM)
+			c.MOVQ(cN, cM)
+			g.loop(s.M/g.cfg.MR, "m", func() {
+				g.tileBroadcast(g.cfg.MR, nv, partial, kc, accumulate, aM, bN, cM)
+				c.ADDQ(imm(g.cfg.MR*s.AM*g.es), aM)
+				c.ADDQ(imm(g.cfg.MR*s.CM*g.es), cM)
+			})
+			if r := s.M % g.cfg.MR; r > 0 {
+				g.tileBroadcast(r, nv, partial, kc, accumulate, aM, bN, cM)
+			}
+		}
+		g.loop(s.N/nr, "n", func() {
+			sweep(g.cfg.NRVec, 0)
+			c.ADDQ(imm(nr*g.es), bN)
+			c.ADDQ(imm(nr*g.es), cN)
+		})
+		if r := s.N % nr; r > 0 {
+			sweep((r+g.lanes-1)/g.lanes, r%g.lanes)
+		}
+		k0 += kc
+	}
+	c.RET()
+}
+
+// tileBroadcast is one rows x nv-vector register tile over kc steps of
+// k; with partial > 0 the last vector has only that many lanes.
+func (g *kgen) tileBroadcast(rows, nv, partial, kc int, accumulate bool, aM, bN, cM reg.Register) {
+	c, s := g.c, g.s
+	acc := make([][]reg.VecVirtual, rows)
+	for r := range acc {
+		acc[r] = make([]reg.VecVirtual, nv)
+		for v := range acc[r] {
+			acc[r][v] = c.YMM()
+			c.VXORPS(acc[r][v], acc[r][v], acc[r][v])
+		}
+	}
+	var mask reg.VecVirtual
+	if partial > 0 {
+		mask = g.tailMask(partial)
+	}
+	a, b := c.GP64(), c.GP64()
+	c.MOVQ(aM, a)
+	c.MOVQ(bN, b)
+	g.loop(kc, "k", func() {
+		bv := make([]reg.VecVirtual, nv)
+		for v := range bv {
+			bv[v] = c.YMM()
+			if v == nv-1 && partial > 0 {
+				g.op.mask(mem(b, v*g.cfg.VecBytes), mask, bv[v])
+			} else {
+				c.VMOVUPS(mem(b, v*g.cfg.VecBytes), bv[v])
+			}
+		}
+		for r := range rows {
+			t := c.YMM()
+			g.op.bcast2(mem(a, r*s.AM*g.es), t)
+			for v := range nv {
+				g.op.fma(bv[v], t, acc[r][v])
+			}
+		}
+		c.ADDQ(imm(s.AK*g.es), a)
+		c.ADDQ(imm(s.BK*g.es), b)
+	})
+	for r := range rows {
+		for v := range nv {
+			addr := mem(cM, r*s.CM*g.es+v*g.cfg.VecBytes)
+			if v == nv-1 && partial > 0 {
+				if accumulate {
+					t := c.YMM()
+					g.op.mask(addr, mask, t)
+					g.op.add(t, acc[r][v], acc[r][v])
+				}
+				g.op.mask(acc[r][v], mask, addr)
+				continue
+			}
+			if accumulate {
+				g.op.add(addr, acc[r][v], acc[r][v])
+			}
+			c.VMOVUPS(acc[r][v], addr)
+		}
+	}
+}
+
+// dot emits a Dot kernel: for each m tile, for each n tile, the
+// accumulators collect vector partial sums along k (a masked last step
+// for the k tail), then each is reduced horizontally and added to (or
+// stored in) its C cell.
+func (g *kgen) dot() {
+	c, s := g.c, g.s
+	cp := c.Load(c.Param("c"), c.GP64())
+	ap := c.Load(c.Param("a"), c.GP64())
+	bp := c.Load(c.Param("b"), c.GP64())
+	mr, nr := g.cfg.DotMR, g.cfg.DotNR
+	aM, cM := c.GP64(), c.GP64()
+	c.MOVQ(ap, aM)
+	c.MOVQ(cp, cM)
+	rowsweep := func(rows int) {
+		bN, cN := c.GP64(), c.GP64()
+		c.MOVQ(bp, bN)
+		c.MOVQ(cM, cN)
+		g.loop(s.N/nr, "n", func() {
+			g.tileDot(rows, nr, aM, bN, cN)
+			c.ADDQ(imm(nr*s.BN*g.es), bN)
+			c.ADDQ(imm(nr*s.CN*g.es), cN)
+		})
+		if r := s.N % nr; r > 0 {
+			g.tileDot(rows, r, aM, bN, cN)
+		}
+	}
+	g.loop(s.M/mr, "m", func() {
+		rowsweep(mr)
+		c.ADDQ(imm(mr*s.AM*g.es), aM)
+		c.ADDQ(imm(mr*s.CM*g.es), cM)
+	})
+	if r := s.M % mr; r > 0 {
+		rowsweep(r)
+	}
+	c.RET()
+}
+
+// tileDot is one rows x cols dot tile.
+func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
+	c, s := g.c, g.s
+	acc := make([][]reg.VecVirtual, rows)
+	for r := range acc {
+		acc[r] = make([]reg.VecVirtual, cols)
+		for j := range acc[r] {
+			acc[r][j] = c.YMM()
+			c.VXORPS(acc[r][j], acc[r][j], acc[r][j])
+		}
+	}
+	a, b := c.GP64(), c.GP64()
+	c.MOVQ(aM, a)
+	c.MOVQ(bN, b)
+	g.loop(s.K/g.lanes, "k", func() {
+		av := make([]reg.VecVirtual, rows)
+		for r := range av {
+			av[r] = c.YMM()
+			c.VMOVUPS(mem(a, r*s.AM*g.es), av[r])
+		}
+		for j := range cols {
+			bv := c.YMM()
+			c.VMOVUPS(mem(b, j*s.BN*g.es), bv)
+			for r := range rows {
+				g.op.fma(av[r], bv, acc[r][j])
+			}
+		}
+		c.ADDQ(imm(g.cfg.VecBytes), a)
+		c.ADDQ(imm(g.cfg.VecBytes), b)
+	})
+	if rem := s.K % g.lanes; rem > 0 {
+		mask := g.tailMask(rem)
+		for r := range rows {
+			av := c.YMM()
+			g.op.mask(mem(a, r*s.AM*g.es), mask, av)
+			for j := range cols {
+				bv := c.YMM()
+				g.op.mask(mem(b, j*s.BN*g.es), mask, bv)
+				g.op.fma(av, bv, acc[r][j])
+			}
+		}
+	}
+	for r := range rows {
+		for j := range cols {
+			x := acc[r][j]
+			hi := c.XMM()
+			c.VEXTRACTF128(operand.Imm(1), x, hi)
+			g.op.add(hi, x.AsX(), x.AsX())
+			g.op.hadd(x.AsX(), x.AsX(), x.AsX())
+			if g.es == 4 {
+				g.op.hadd(x.AsX(), x.AsX(), x.AsX())
+			}
+			addr := mem(cN, r*s.CM*g.es+j*s.CN*g.es)
+			if !s.Overwrite {
+				g.op.addS(addr, x.AsX(), x.AsX())
+			}
+			g.op.movS2(x.AsX(), addr)
+		}
+	}
+}
+
+// emitKernel adds the function name implementing s to the context.
+func emitKernel(c *build.Context, cfg Config, s *Spec, name string, maskTab operand.Mem) {
+	c.Function(name)
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr(fmt.Sprintf("func(c, a, b *%s)", s.Elem))
+	c.Pragma("noescape")
+	mr, nr := cfg.tile(s)
+	c.Doc(fmt.Sprintf("%s runs a %s %s kernel, M=%d N=%d K=%d (%dx%d tile); strides C %d,%d A %d,%d B %d,%d.",
+		name, s.Elem, s.Kind, s.M, s.N, s.K, mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN))
+	g := &kgen{c: c, cfg: cfg, s: s, op: opsFor(s.Elem, c), es: s.elemSize(), lanes: cfg.lanes(s), maskTab: maskTab}
+	if s.Kind == Dot {
+		g.dot()
+	} else {
+		g.broadcast()
+	}
+}
