@@ -84,8 +84,8 @@ const MinFlops = 4096
 // axis is one loop (or several merged loops) of a nest, with the flat
 // element stride of each tensor along it.
 type axis struct {
-	vars   []int // the loop variables, outermost first
-	extent int
+	vars    []int // the loop variables, outermost first
+	extent  int
 	c, a, b int
 }
 

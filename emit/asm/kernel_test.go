@@ -32,11 +32,11 @@ func kernelCases() []Spec {
 		dot := func(m, n, k, cm, cn, am, bn int, ow bool) {
 			out = append(out, Spec{Elem: elem, Kind: Dot, M: m, N: n, K: k, CM: cm, CN: cn, AM: am, AK: 1, BK: 1, BN: bn, Overwrite: ow})
 		}
-		dot(5, 7, 21, 7, 1, 21, 21, false)  // tails everywhere
-		dot(6, 6, 16, 6, 1, 16, 16, false)  // exact
-		dot(4, 5, 3, 1, 4, 3, 3, false)     // k below a vector, C transposed
-		dot(1, 10, 40, 0, 1, 0, 45, false)  // no m axis, B rows with gaps
-		dot(8, 1, 33, 1, 0, 40, 0, true)    // no n axis, overwrite
+		dot(5, 7, 21, 7, 1, 21, 21, false)   // tails everywhere
+		dot(6, 6, 16, 6, 1, 16, 16, false)   // exact
+		dot(4, 5, 3, 1, 4, 3, 3, false)      // k below a vector, C transposed
+		dot(1, 10, 40, 0, 1, 0, 45, false)   // no m axis, B rows with gaps
+		dot(8, 1, 33, 1, 0, 40, 0, true)     // no n axis, overwrite
 		dot(7, 9, 100, 9, 1, 100, 100, true) // overwrite
 	}
 	return out
