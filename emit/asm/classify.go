@@ -81,6 +81,10 @@ type Nest struct {
 // the vector speed, and the Go loops stay.
 const MinFlops = 4096
 
+// minDotK is the shortest k a dot kernel takes: below a vector of
+// float32 lanes every step is a masked tail.
+const minDotK = 8
+
 // axis is one loop (or several merged loops) of a nest, with the flat
 // element stride of each tensor along it.
 type axis struct {
@@ -156,11 +160,15 @@ func Classify(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem str
 		}
 	}
 	axes = mergeAxes(axes)
-	n := pickBroadcast(axes)
-	if n == nil || n.Spec.Flops() < MinFlops {
-		if d := pickDot(axes); d != nil {
-			n = d
-		}
+	// The broadcast kernel unless its n axis is short and a dot kernel
+	// has a longer k.
+	var n *pick
+	b, d := pickBroadcast(axes), pickDot(axes)
+	switch {
+	case b != nil && (d == nil || b.Spec.N >= 16 || b.Spec.N >= d.Spec.K):
+		n = b
+	case d != nil:
+		n = d
 	}
 	if n == nil || n.Spec.Flops() < MinFlops {
 		return nil
@@ -294,7 +302,7 @@ func pickBroadcast(axes []*axis) *pick {
 // each (at least one of them), with C's cells distinct.
 func pickDot(axes []*axis) *pick {
 	k := largest(axes, func(x *axis) bool { return x.c == 0 && x.a == 1 && x.b == 1 })
-	if k == nil {
+	if k == nil || k.extent < minDotK {
 		return nil
 	}
 	m := largest(axes, func(x *axis) bool { return x.c != 0 && x.a != 0 && x.b == 0 })

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
@@ -122,6 +123,8 @@ type kgen struct {
 	// scratch names the scratch parameter ("" when no local is in the
 	// scratch).
 	scratch string
+	// asm collects the assembly kernels (nil: Go loops only).
+	asm *asm.Set
 }
 
 // ktensor is what a kgen knows of one tensor of the program.

@@ -627,8 +627,19 @@ func (c *chain) note() string {
 }
 
 // chain emits a perfect nest (no loops: a single store). init is the
-// pre-fill value the nest absorbs (nil: the pre-fill was emitted).
+// pre-fill value the nest absorbs (nil: the pre-fill was emitted). A
+// nest an assembly kernel runs becomes `if flag { call } else { loops }`.
 func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
+	call, note := k.asmNest(loops, st, init)
+	code, err := k.chainGo(loops, st, init)
+	if call == nil || err != nil {
+		return code, err
+	}
+	return []jen.Code{jen.Comment(note), jen.If(jen.Id(k.asm.Flag())).Block(call).Else().Block(code...)}, nil
+}
+
+// chainGo emits a perfect nest as Go loops.
+func (k *kgen) chainGo(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
 	pl := k.plan(loops, st)
 	c := &chain{k: k, pl: pl, pos: map[int]int{}, inner: -1}
 	if n := len(pl.loops); n > 0 {

@@ -27,25 +27,30 @@ import "math"
 func ocannlMatMul(a *[64][48]float32, b *[48][32]float32, out *[64][32]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
 	*out = [64][32]float32{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 64 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 48; i2 += 4 {
-			aV := a[i0][i2]
-			bRow := &b[i2]
-			aV2 := a[i0][i2+1]
-			bRow2 := &b[i2+1]
-			aV3 := a[i0][i2+2]
-			bRow3 := &b[i2+2]
-			aV4 := a[i0][i2+3]
-			bRow4 := &b[i2+3]
-			for i1 := range 32 {
-				acc := outRow[i1]
-				acc += aV * bRow[i1]
-				acc += aV2 * bRow2[i1]
-				acc += aV3 * bRow3[i1]
-				acc += aV4 * bRow4[i1]
-				outRow[i1] = acc
+	// float32 broadcast kernel M=64 N=32 K=48, 6x16 register tile, one k block, AVX2.
+	if ocannlAVX2 {
+		ocannlGemm0AVX2(&out[0][0], &a[0][0], &b[0][0])
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 64 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 48; i2 += 4 {
+				aV := a[i0][i2]
+				bRow := &b[i2]
+				aV2 := a[i0][i2+1]
+				bRow2 := &b[i2+1]
+				aV3 := a[i0][i2+2]
+				bRow3 := &b[i2+2]
+				aV4 := a[i0][i2+3]
+				bRow4 := &b[i2+3]
+				for i1 := range 32 {
+					acc := outRow[i1]
+					acc += aV * bRow[i1]
+					acc += aV2 * bRow2[i1]
+					acc += aV3 * bRow3[i1]
+					acc += aV4 * bRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -73,25 +78,30 @@ func ocannlMatMul(a *[64][48]float32, b *[48][32]float32, out *[64][32]float32) 
 func ocannlMatMulF64(a *[64][48]float64, b *[48][32]float64, out *[64][32]float64) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
 	*out = [64][32]float64{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 64 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 48; i2 += 4 {
-			aV := a[i0][i2]
-			bRow := &b[i2]
-			aV2 := a[i0][i2+1]
-			bRow2 := &b[i2+1]
-			aV3 := a[i0][i2+2]
-			bRow3 := &b[i2+2]
-			aV4 := a[i0][i2+3]
-			bRow4 := &b[i2+3]
-			for i1 := range 32 {
-				acc := outRow[i1]
-				acc += aV * bRow[i1]
-				acc += aV2 * bRow2[i1]
-				acc += aV3 * bRow3[i1]
-				acc += aV4 * bRow4[i1]
-				outRow[i1] = acc
+	// float64 broadcast kernel M=64 N=32 K=48, 6x8 register tile, one k block, AVX2.
+	if ocannlAVX2 {
+		ocannlGemm1AVX2(&out[0][0], &a[0][0], &b[0][0])
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 64 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 48; i2 += 4 {
+				aV := a[i0][i2]
+				bRow := &b[i2]
+				aV2 := a[i0][i2+1]
+				bRow2 := &b[i2+1]
+				aV3 := a[i0][i2+2]
+				bRow3 := &b[i2+2]
+				aV4 := a[i0][i2+3]
+				bRow4 := &b[i2+3]
+				for i1 := range 32 {
+					acc := outRow[i1]
+					acc += aV * bRow[i1]
+					acc += aV2 * bRow2[i1]
+					acc += aV3 * bRow3[i1]
+					acc += aV4 * bRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -119,25 +129,30 @@ func ocannlMatMulF64(a *[64][48]float64, b *[48][32]float64, out *[64][32]float6
 func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
 	*out = [64][64]float32{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 64 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 64; i2 += 4 {
-			aV := a[i0][i2]
-			bRow := &b[i2]
-			aV2 := a[i0][i2+1]
-			bRow2 := &b[i2+1]
-			aV3 := a[i0][i2+2]
-			bRow3 := &b[i2+2]
-			aV4 := a[i0][i2+3]
-			bRow4 := &b[i2+3]
-			for i1 := range 64 {
-				acc := outRow[i1]
-				acc += aV * bRow[i1]
-				acc += aV2 * bRow2[i1]
-				acc += aV3 * bRow3[i1]
-				acc += aV4 * bRow4[i1]
-				outRow[i1] = acc
+	// float32 broadcast kernel M=64 N=64 K=64, 6x16 register tile, one k block, AVX2.
+	if ocannlAVX2 {
+		ocannlGemm2AVX2(&out[0][0], &a[0][0], &b[0][0])
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 64 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 64; i2 += 4 {
+				aV := a[i0][i2]
+				bRow := &b[i2]
+				aV2 := a[i0][i2+1]
+				bRow2 := &b[i2+1]
+				aV3 := a[i0][i2+2]
+				bRow3 := &b[i2+2]
+				aV4 := a[i0][i2+3]
+				bRow4 := &b[i2+3]
+				for i1 := range 64 {
+					acc := outRow[i1]
+					acc += aV * bRow[i1]
+					acc += aV2 * bRow2[i1]
+					acc += aV3 * bRow3[i1]
+					acc += aV4 * bRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -165,25 +180,30 @@ func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32
 func ocannlMatMul256(a *[256][256]float32, b *[256][256]float32, out *[256][256]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
 	*out = [256][256]float32{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 256 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 256; i2 += 4 {
-			aV := a[i0][i2]
-			bRow := &b[i2]
-			aV2 := a[i0][i2+1]
-			bRow2 := &b[i2+1]
-			aV3 := a[i0][i2+2]
-			bRow3 := &b[i2+2]
-			aV4 := a[i0][i2+3]
-			bRow4 := &b[i2+3]
-			for i1 := range 256 {
-				acc := outRow[i1]
-				acc += aV * bRow[i1]
-				acc += aV2 * bRow2[i1]
-				acc += aV3 * bRow3[i1]
-				acc += aV4 * bRow4[i1]
-				outRow[i1] = acc
+	// float32 broadcast kernel M=256 N=256 K=256, 6x16 register tile, one k block, AVX2.
+	if ocannlAVX2 {
+		ocannlGemm3AVX2(&out[0][0], &a[0][0], &b[0][0])
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 256 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 256; i2 += 4 {
+				aV := a[i0][i2]
+				bRow := &b[i2]
+				aV2 := a[i0][i2+1]
+				bRow2 := &b[i2+1]
+				aV3 := a[i0][i2+2]
+				bRow3 := &b[i2+2]
+				aV4 := a[i0][i2+3]
+				bRow4 := &b[i2+3]
+				for i1 := range 256 {
+					acc := outRow[i1]
+					acc += aV * bRow[i1]
+					acc += aV2 * bRow2[i1]
+					acc += aV3 * bRow3[i1]
+					acc += aV4 * bRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -211,25 +231,30 @@ func ocannlMatMul256(a *[256][256]float32, b *[256][256]float32, out *[256][256]
 func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
 	*out = [512][512]float32{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 512 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 512; i2 += 4 {
-			aV := a[i0][i2]
-			bRow := &b[i2]
-			aV2 := a[i0][i2+1]
-			bRow2 := &b[i2+1]
-			aV3 := a[i0][i2+2]
-			bRow3 := &b[i2+2]
-			aV4 := a[i0][i2+3]
-			bRow4 := &b[i2+3]
-			for i1 := range 512 {
-				acc := outRow[i1]
-				acc += aV * bRow[i1]
-				acc += aV2 * bRow2[i1]
-				acc += aV3 * bRow3[i1]
-				acc += aV4 * bRow4[i1]
-				outRow[i1] = acc
+	// float32 broadcast kernel M=512 N=512 K=512, 6x16 register tile, 2 k blocks of at most 256, AVX2.
+	if ocannlAVX2 {
+		ocannlGemm4AVX2(&out[0][0], &a[0][0], &b[0][0])
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 512 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 512; i2 += 4 {
+				aV := a[i0][i2]
+				bRow := &b[i2]
+				aV2 := a[i0][i2+1]
+				bRow2 := &b[i2+1]
+				aV3 := a[i0][i2+2]
+				bRow3 := &b[i2+2]
+				aV4 := a[i0][i2+3]
+				bRow4 := &b[i2+3]
+				for i1 := range 512 {
+					acc := outRow[i1]
+					acc += aV * bRow[i1]
+					acc += aV2 * bRow2[i1]
+					acc += aV3 * bRow3[i1]
+					acc += aV4 * bRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -257,25 +282,30 @@ func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]
 func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]float32) {
 	// out = einsum "+*" "b,i; i,o => b,o" of x, w
 	*out = [32][128]float32{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 32 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 784; i2 += 4 {
-			xV := x[i0][i2]
-			wRow := &w[i2]
-			xV2 := x[i0][i2+1]
-			wRow2 := &w[i2+1]
-			xV3 := x[i0][i2+2]
-			wRow3 := &w[i2+2]
-			xV4 := x[i0][i2+3]
-			wRow4 := &w[i2+3]
-			for i1 := range 128 {
-				acc := outRow[i1]
-				acc += xV * wRow[i1]
-				acc += xV2 * wRow2[i1]
-				acc += xV3 * wRow3[i1]
-				acc += xV4 * wRow4[i1]
-				outRow[i1] = acc
+	// float32 broadcast kernel M=32 N=128 K=784, 6x16 register tile, 4 k blocks of at most 196, AVX2.
+	if ocannlAVX2 {
+		ocannlGemm5AVX2(&out[0][0], &x[0][0], &w[0][0])
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 32 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 784; i2 += 4 {
+				xV := x[i0][i2]
+				wRow := &w[i2]
+				xV2 := x[i0][i2+1]
+				wRow2 := &w[i2+1]
+				xV3 := x[i0][i2+2]
+				wRow3 := &w[i2+2]
+				xV4 := x[i0][i2+3]
+				wRow4 := &w[i2+3]
+				for i1 := range 128 {
+					acc := outRow[i1]
+					acc += xV * wRow[i1]
+					acc += xV2 * wRow2[i1]
+					acc += xV3 * wRow3[i1]
+					acc += xV4 * wRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -304,26 +334,33 @@ func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]flo
 func ocannlBatchedMatMul(a *[8][16][32]float32, b *[8][32][24]float32, out *[8][16][24]float32) {
 	// out = einsum "+*" "b,i,j; b,j,k => b,i,k" of a, b
 	*out = [8][16][24]float32{}
-	// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled by 4 and jammed into i2.
-	for i0 := range 8 {
-		for i1 := range 16 {
-			outRow := &out[i0][i1]
-			for i3 := 0; i3 < 32; i3 += 4 {
-				aV := a[i0][i1][i3]
-				bRow := &b[i0][i3]
-				aV2 := a[i0][i1][i3+1]
-				bRow2 := &b[i0][i3+1]
-				aV3 := a[i0][i1][i3+2]
-				bRow3 := &b[i0][i3+2]
-				aV4 := a[i0][i1][i3+3]
-				bRow4 := &b[i0][i3+3]
-				for i2 := range 24 {
-					acc := outRow[i2]
-					acc += aV * bRow[i2]
-					acc += aV2 * bRow2[i2]
-					acc += aV3 * bRow3[i2]
-					acc += aV4 * bRow4[i2]
-					outRow[i2] = acc
+	// float32 broadcast kernel M=16 N=24 K=32, 6x16 register tile, one k block, AVX2.
+	if ocannlAVX2 {
+		for i0 := range 8 {
+			ocannlGemm6AVX2(&out[i0][0][0], &a[i0][0][0], &b[i0][0][0])
+		}
+	} else {
+		// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled by 4 and jammed into i2.
+		for i0 := range 8 {
+			for i1 := range 16 {
+				outRow := &out[i0][i1]
+				for i3 := 0; i3 < 32; i3 += 4 {
+					aV := a[i0][i1][i3]
+					bRow := &b[i0][i3]
+					aV2 := a[i0][i1][i3+1]
+					bRow2 := &b[i0][i3+1]
+					aV3 := a[i0][i1][i3+2]
+					bRow3 := &b[i0][i3+2]
+					aV4 := a[i0][i1][i3+3]
+					bRow4 := &b[i0][i3+3]
+					for i2 := range 24 {
+						acc := outRow[i2]
+						acc += aV * bRow[i2]
+						acc += aV2 * bRow2[i2]
+						acc += aV3 * bRow3[i2]
+						acc += aV4 * bRow4[i2]
+						outRow[i2] = acc
+					}
 				}
 			}
 		}

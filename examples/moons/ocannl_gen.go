@@ -317,16 +317,21 @@ func ocannlMoonsTrain(points *[32][2]float32, labels *[32][1]float32, pNetW1 *[3
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		net_a1Row2 := &net_a1[i0]
-		for i1 := range 16 {
-			pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-			acc2 := float32(0)
-			for i2 := range 16 {
-				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+	// float32 dot kernel M=16 N=32 K=16, 3x3 register tile, k unblocked (rows streamed), AVX2.
+	if ocannlAVX2 {
+		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
 			}
-			net_a2_1[i0][i1] = acc2
 		}
 	}
 
@@ -693,16 +698,21 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		net_a1Row2 := &net_a1[i0]
-		for i1 := range 16 {
-			pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-			acc2 := float32(0)
-			for i2 := range 16 {
-				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+	// float32 dot kernel M=16 N=32 K=16, 3x3 register tile, k unblocked (rows streamed), AVX2.
+	if ocannlAVX2 {
+		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
 			}
-			net_a2_1[i0][i1] = acc2
 		}
 	}
 
@@ -906,37 +916,47 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	for i0 := range 32 {
-		net_a1Row3 := &net_a1[i0]
-		for i1 := range 16 {
-			net_a2_1_gradV := net_a2_1_grad[i0][i1]
-			gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
-			for i2 := range 16 {
-				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+	// float32 broadcast kernel M=16 N=16 K=32, 6x16 register tile, one k block, AVX2.
+	if ocannlAVX2 {
+		ocannlGemm1AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a1Row3 := &net_a1[i0]
+			for i1 := range 16 {
+				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
+				for i2 := range 16 {
+					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 32 {
-		net_a1_gradRow := &net_a1_grad[i0]
-		for i1 := 0; i1 < 16; i1 += 4 {
-			pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-			net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
-			pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-			net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
-			pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-			net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
-			pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-			net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
-			for i2 := range 16 {
-				acc8 := net_a1_gradRow[i2]
-				acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
-				acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
-				acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
-				acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
-				net_a1_gradRow[i2] = acc8
+	// float32 broadcast kernel M=32 N=16 K=16, 6x16 register tile, one k block, AVX2.
+	if ocannlAVX2 {
+		ocannlGemm2AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			net_a1_gradRow := &net_a1_grad[i0]
+			for i1 := 0; i1 < 16; i1 += 4 {
+				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
+				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
+				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
+				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				for i2 := range 16 {
+					acc8 := net_a1_gradRow[i2]
+					acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
+					acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
+					acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
+					acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
+					net_a1_gradRow[i2] = acc8
+				}
 			}
 		}
 	}
@@ -1252,16 +1272,21 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		net_a1Row2 := &net_a1[i0]
-		for i1 := range 16 {
-			pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-			acc2 := float32(0)
-			for i2 := range 16 {
-				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+	// float32 dot kernel M=16 N=256 K=16, 3x3 register tile, k unblocked (rows streamed), AVX2.
+	if ocannlAVX2 {
+		ocannlGemm3AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
 			}
-			net_a2_1[i0][i1] = acc2
 		}
 	}
 
@@ -1288,14 +1313,19 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// _predict.1 = compose "*" of net.w3, net/a2
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		net_a2Row2 := &net_a2[i0]
-		acc3 := float32(0)
-		for i1 := range 16 {
-			acc3 += pNetW3[i1] * net_a2Row2[i1]
+	// float32 dot kernel M=1 N=256 K=16, 3x3 register tile, k unblocked (rows streamed), AVX2.
+	if ocannlAVX2 {
+		ocannlGemm4AVX2(&predict_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			net_a2Row2 := &net_a2[i0]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			predict_1[i0][0] = acc3
 		}
-		predict_1[i0][0] = acc3
 	}
 
 	// predict = pointwise "+" of _predict.1, net.b3

@@ -1,0 +1,50 @@
+package gocode
+
+import (
+	"math"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// asmNest returns the call of an assembly kernel running a perfect nest,
+// wrapped in the Go loops the kernel leaves outside, and a comment
+// describing the kernel; nil when the kernel set is off or the nest is
+// not a contraction it handles. init is the pre-fill value the nest
+// absorbs: only a plain zero can be absorbed (the kernel stores instead
+// of adding).
+func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) (jen.Code, string) {
+	if k.asm == nil {
+		return nil, ""
+	}
+	overwrite := init != nil
+	if overwrite && (*init != 0 || math.Signbit(*init)) {
+		return nil, ""
+	}
+	n := asm.Classify(k.p, loops, st, k.elem, overwrite)
+	if n == nil {
+		return nil, ""
+	}
+	for _, t := range []int{n.C, n.A, n.B} {
+		if k.ts[t].st.kind == sConst {
+			return nil, ""
+		}
+	}
+	name := k.asm.Add(n.Spec)
+	var build func(i int) jen.Code
+	build = func(i int) jen.Code {
+		if i == len(n.Outer) {
+			args := make([]jen.Code, 3)
+			for j, t := range []int{n.C, n.A, n.B} {
+				args[j] = jen.Op("&").Add(k.directAccess(t, n.Zero[t]))
+			}
+			return jen.Id(name).Call(args...)
+		}
+		l := n.Outer[i]
+		before := k.varUse[l.Var]
+		inner := build(i + 1)
+		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
+	}
+	return build(0), "// " + n.Spec.Describe(k.asm.Config()) + "."
+}
