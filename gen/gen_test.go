@@ -437,6 +437,13 @@ func TestModelBootstrap(t *testing.T) {
 	if again[0].Status != Unchanged || string(again[0].Content) != string(first[0].Content) {
 		t.Fatal("regeneration is not byte-identical")
 	}
+	// The assembly kernels' dispatch imports rt/cpu, which needs
+	// klauspost/cpuid in go.sum: users run go mod tidy once after the
+	// first generation too.
+	if first[0].Asm != nil {
+		mustGo(t, dir, "mod", "tidy")
+	}
 	mustGo(t, dir, "vet", "./model")
 	mustGo(t, dir, "test", "./model")
+	mustGo(t, dir, "test", "-tags", "purego", "./model")
 }
