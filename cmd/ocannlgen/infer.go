@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ocannlgen/ocannlgen/autodiff"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
@@ -20,15 +21,17 @@ import (
 type cliFlags struct {
 	json  bool
 	loops bool
-	f32   bool
-	file  string
+	// kernels: with --loops, explain which kernel each loop nest becomes.
+	kernels bool
+	f32     bool
+	file    string
 }
 
 // parseFlags parses args, accepting only the named boolean flags
 // (without dashes) and exactly one input file ("-" for standard input).
 func parseFlags(args []string, allowed ...string) (cliFlags, error) {
 	var f cliFlags
-	ptr := map[string]*bool{"json": &f.json, "loops": &f.loops, "f32": &f.f32}
+	ptr := map[string]*bool{"json": &f.json, "loops": &f.loops, "f32": &f.f32, "kernels": &f.kernels}
 	ok := map[string]bool{}
 	for _, a := range allowed {
 		ok[a] = true
@@ -183,7 +186,7 @@ func reportError(err error, file string, asJSON bool, stdout, stderr io.Writer) 
 }
 
 func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseFlags(args, "json", "loops")
+	f, err := parseFlags(args, "json", "loops", "kernels")
 	if err != nil {
 		fmt.Fprintf(stderr, "ocannlgen infer: %v\n%s", err, usage)
 		return 2
@@ -232,8 +235,19 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 		prog.Dump(stdout)
+		explainKernels(stdout, prog, f)
 	}
 	return 0
+}
+
+// explainKernels prints, with --kernels, which kernel each loop nest of
+// prog becomes in float32 (or float64) generated code.
+func explainKernels(w io.Writer, prog *loopir.Program, f cliFlags) {
+	if !f.kernels {
+		return
+	}
+	fmt.Fprintf(w, "\n# kernels (float32; assembly tier %s)\n", asm.AVX2().Tier)
+	fmt.Fprint(w, asm.Explain(prog, "float32", asm.AVX2()))
 }
 
 // isModel reports whether a program holds model statements.
@@ -329,6 +343,7 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 				return reportModelError(&model.EntryError{Entry: e.Name, Err: err}, f, stdout, stderr)
 			}
 			lp.Dump(stdout)
+			explainKernels(stdout, lp, f)
 			continue
 		}
 		gr, err := autodiff.BackwardParams(g, model.Tensor(g, e.Result))
@@ -339,6 +354,7 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 		fmt.Fprint(stdout, gr.Program.DumpOps(gr.Program.Ops[:gr.Forward]))
 		fmt.Fprintf(stdout, "\n# backward of %s\n", e.Name)
 		gr.Dump(stdout)
+		explainKernels(stdout, gr.Program, f)
 	}
 	return 0
 }

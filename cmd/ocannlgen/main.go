@@ -29,8 +29,11 @@ const usage = `usage:
                                               with //ocannl: directives; -check writes nothing and
                                               exits 1 listing missing or out-of-date files; -v lists
                                               what was written
-  ocannlgen infer [--json] [--loops] FILE|-   infer and print the shape of every named tensor;
-                                              --loops adds each operation's projections and loop nest
+  ocannlgen infer [--json] [--loops [--kernels]] FILE|-
+                                              infer and print the shape of every named tensor;
+                                              --loops adds each operation's projections and loop nest;
+                                              --kernels adds which kernel each nest becomes (assembly
+                                              micro-kernel shape, blocking and tier, or Go loops)
   ocannlgen run [--json] [--f32] FILE|-       run the program with the reference interpreter
                                               (float64, or float32 with --f32) and print every named tensor
 `
