@@ -129,6 +129,7 @@ func (g *kgen) broadcast() {
 		}
 		k0 += kc
 	}
+	c.VZEROUPPER()
 	c.RET()
 }
 
@@ -225,6 +226,7 @@ func (g *kgen) dot() {
 	if r := s.M % mr; r > 0 {
 		rowsweep(r)
 	}
+	c.VZEROUPPER()
 	c.RET()
 }
 

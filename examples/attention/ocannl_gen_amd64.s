@@ -279,6 +279,7 @@ n3:
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
 	VMOVSS       X1, 4(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
@@ -504,6 +505,7 @@ k7:
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
 	VMOVSS       X1, 4(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
@@ -699,6 +701,7 @@ k7:
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
@@ -924,6 +927,7 @@ k7:
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
 	VMOVSS       X1, 4(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
@@ -1119,6 +1123,7 @@ k7:
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
@@ -1250,6 +1255,7 @@ k3:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
@@ -1386,6 +1392,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
@@ -1504,6 +1511,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
@@ -1640,6 +1648,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
@@ -1776,6 +1785,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
@@ -1912,6 +1922,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm11AVX2(c *float32, a *float32, b *float32)
@@ -2030,6 +2041,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm12AVX2(c *float32, a *float32, b *float32)
@@ -2166,6 +2178,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
@@ -2286,6 +2299,7 @@ k3:
 	VMASKMOVPS   72(AX), Y4, Y0
 	VADDPS       Y0, Y3, Y3
 	VMASKMOVPS   Y3, Y4, 72(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
@@ -2592,6 +2606,7 @@ n3:
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
 	VMOVSS       X3, 132(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm15AVX2(c *float32, a *float32, b *float32)
@@ -2854,6 +2869,7 @@ k7:
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
 	VMOVSS       X3, 132(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm16AVX2(c *float32, a *float32, b *float32)
@@ -3079,6 +3095,7 @@ k7:
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
 	VMOVSS       X1, 256(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
@@ -3341,6 +3358,7 @@ k7:
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
 	VMOVSS       X3, 132(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
@@ -3566,4 +3584,5 @@ k7:
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
 	VMOVSS       X1, 40(AX)
+	VZEROUPPER
 	RET

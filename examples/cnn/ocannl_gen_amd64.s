@@ -240,6 +240,7 @@ k6:
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
 	VMOVSS       X1, 16(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
@@ -304,6 +305,7 @@ k2:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
@@ -422,6 +424,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
@@ -602,6 +605,7 @@ k6:
 	VMOVUPS      Y0, (AX)
 	VADDPS       2048(AX), Y1, Y1
 	VMOVUPS      Y1, 2048(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
@@ -810,6 +814,7 @@ k6:
 	VMOVUPS      Y2, 576(AX)
 	VADDPS       864(AX), Y3, Y3
 	VMOVUPS      Y3, 864(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
@@ -1000,4 +1005,5 @@ k6:
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VZEROUPPER
 	RET

@@ -166,6 +166,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm1AVX2(c *float64, a *float64, b *float64)
@@ -302,6 +303,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
@@ -438,6 +440,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
@@ -574,6 +577,7 @@ k4:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n1
+	VZEROUPPER
 	RET
 
 // func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
@@ -803,6 +807,7 @@ k8:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n5
+	VZEROUPPER
 	RET
 
 // func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
@@ -1254,6 +1259,7 @@ k16:
 	ADDQ         $+64, AX
 	DECQ         BX
 	JNZ          n13
+	VZEROUPPER
 	RET
 
 // func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
@@ -1462,4 +1468,5 @@ k6:
 	VMOVUPS      Y2, 192(AX)
 	VADDPS       288(AX), Y3, Y3
 	VMOVUPS      Y3, 288(AX)
+	VZEROUPPER
 	RET

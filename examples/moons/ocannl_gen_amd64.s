@@ -245,6 +245,7 @@ k7:
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
 	VMOVSS       X1, 64(AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
@@ -376,6 +377,7 @@ k3:
 	VMOVUPS      Y7, 224(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
+	VZEROUPPER
 	RET
 
 // func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
@@ -489,6 +491,7 @@ k3:
 	VMOVUPS      Y3, 96(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
+	VZEROUPPER
 	RET
 
 // func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
@@ -684,6 +687,7 @@ k7:
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VZEROUPPER
 	RET
 
 // func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
@@ -752,4 +756,5 @@ k3:
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
+	VZEROUPPER
 	RET
