@@ -236,6 +236,9 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	for n := range attempted {
 		names[n] = true
 	}
+	// The dispatch flag of the assembly kernels (user code may read or
+	// set it, e.g. to compare the tiers).
+	names[asm.AVX2().Flag()] = true
 	loadErrs := packageErrors(p, names, modelTypes)
 	errs = append(errs, loadErrs...)
 	// Name clashes: two annotated functions with one generated name, or a

@@ -64,7 +64,7 @@ func (s *Set) Config() Config { return s.cfg }
 
 // Flag is the name of the generated boolean that tells whether the
 // set's kernels may run.
-func (s *Set) Flag() string { return "ocannl" + s.cfg.Tier }
+func (s *Set) Flag() string { return s.cfg.Flag() }
 
 // Add returns the name of the function implementing sp, adding it if the
 // set does not have it yet.

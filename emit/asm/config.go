@@ -34,6 +34,10 @@ func AVX2() Config {
 	return Config{Tier: "AVX2", Regs: 16, VecBytes: 32, MR: 6, NRVec: 2, DotMR: 3, DotNR: 3, KCBytes: 16 << 10}
 }
 
+// Flag is the name of the generated boolean that tells whether the
+// tier's kernels may run (declared in the generated assembly stubs).
+func (c Config) Flag() string { return "ocannl" + c.Tier }
+
 // lanes is the number of elements in a vector.
 func (c Config) lanes(s *Spec) int { return c.VecBytes / s.elemSize() }
 

@@ -14,15 +14,24 @@ import (
 // not a contraction it handles. init is the pre-fill value the nest
 // absorbs: only a plain zero can be absorbed (the kernel stores instead
 // of adding).
-func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) (jen.Code, string) {
+func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, string) {
 	if k.asm == nil {
 		return nil, ""
 	}
-	overwrite := init != nil
-	if overwrite && (*init != 0 || math.Signbit(*init)) {
-		return nil, ""
+	// A kernel that stores absorbs a pre-fill with zero; otherwise the
+	// branch fills the tensor first and the kernel adds.
+	var n *asm.Nest
+	if init != nil && *init == 0 && !math.Signbit(*init) {
+		n = asm.Classify(k.p, loops, st, k.elem, true)
 	}
-	n := asm.Classify(k.p, loops, st, k.elem, overwrite)
+	var pre []jen.Code
+	if n == nil {
+		n = asm.Classify(k.p, loops, st, k.elem, false)
+		if n != nil && init != nil {
+			bd := k.p.Tensors[st.Tensor].BufDims
+			pre = k.regionFill(st.Tensor, make([]int, len(bd)), bd, *init)
+		}
+	}
 	if n == nil {
 		return nil, ""
 	}
@@ -46,5 +55,5 @@ func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) (je
 		inner := build(i + 1)
 		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
 	}
-	return build(0), "// " + n.Spec.Describe(k.asm.Config()) + "."
+	return append(pre, build(0)), "// " + n.Spec.Describe(k.asm.Config()) + "."
 }

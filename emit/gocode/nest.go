@@ -635,7 +635,7 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 	if call == nil || err != nil {
 		return code, err
 	}
-	return []jen.Code{jen.Comment(note), jen.If(jen.Id(k.asm.Flag())).Block(call).Else().Block(code...)}, nil
+	return []jen.Code{jen.Comment(note), jen.If(jen.Id(k.asm.Flag())).Block(call...).Else().Block(code...)}, nil
 }
 
 // chainGo emits a perfect nest as Go loops.

@@ -479,22 +479,34 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 			}
 		}
 	}
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
+	// float32 dot kernel M=32 N=16 K=24, 3x3 register tile, k unblocked (rows streamed), AVX2.
+	if ocannlAVX2 {
+		net_conv2_y = [32][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 16 {
-					acc3 := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-							pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+				for i4 := range 3 {
+					ocannlGemm0AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
 							}
 						}
+						net_conv2_y[i0][i1][i2][i3] = acc3
 					}
-					net_conv2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -533,7 +545,7 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=32 K=400, 3x3 register tile, k unblocked (rows streamed), AVX2.
 	if ocannlAVX2 {
-		ocannlGemm0AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+		ocannlGemm1AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1210,22 +1222,34 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
+	// float32 dot kernel M=32 N=16 K=24, 3x3 register tile, k unblocked (rows streamed), AVX2.
+	if ocannlAVX2 {
+		net_conv2_y = [32][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 16 {
-					acc3 := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-							pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+				for i4 := range 3 {
+					ocannlGemm0AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
 							}
 						}
+						net_conv2_y[i0][i1][i2][i3] = acc3
 					}
-					net_conv2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -1264,7 +1288,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=32 K=400, 3x3 register tile, k unblocked (rows streamed), AVX2.
 	if ocannlAVX2 {
-		ocannlGemm0AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+		ocannlGemm1AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1527,7 +1551,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
 	// float32 broadcast kernel M=4 N=400 K=32, 6x16 register tile, one k block, AVX2.
 	if ocannlAVX2 {
-		ocannlGemm1AVX2(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
+		ocannlGemm2AVX2(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 4 {
@@ -1548,7 +1572,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 	// float32 broadcast kernel M=32 N=400 K=4, 6x16 register tile, one k block, AVX2.
 	if ocannlAVX2 {
-		ocannlGemm2AVX2(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+		ocannlGemm3AVX2(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 4 {
@@ -1628,7 +1652,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm3AVX2(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm4AVX2(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -1659,7 +1683,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm4AVX2(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
+					ocannlGemm5AVX2(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
 				}
 			}
 		}
@@ -2104,22 +2128,34 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 			}
 		}
 	}
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
+	// float32 dot kernel M=256 N=16 K=24, 3x3 register tile, k unblocked (rows streamed), AVX2.
+	if ocannlAVX2 {
+		scratch.net_conv2_y = [256][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 16 {
-					acc3 := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
-							pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+				for i4 := range 3 {
+					ocannlGemm6AVX2(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
 							}
 						}
+						scratch.net_conv2_y[i0][i1][i2][i3] = acc3
 					}
-					scratch.net_conv2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -2158,7 +2194,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400, 3x3 register tile, k unblocked (rows streamed), AVX2.
 	if ocannlAVX2 {
-		ocannlGemm5AVX2(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm7AVX2(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {

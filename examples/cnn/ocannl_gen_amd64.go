@@ -11,32 +11,42 @@ import "github.com/ocannlgen/ocannlgen/rt/cpu"
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=4 N=32 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX2 runs a float32 broadcast kernel, M=4 N=400 K=32 (6x16 tile); strides C 400,1 A 1,4 B 400,1.
+// ocannlGemm1AVX2 runs a float32 dot kernel, M=4 N=32 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX2 runs a float32 broadcast kernel, M=32 N=400 K=4 (6x16 tile); strides C 400,1 A 4,1 B 400,1.
+// ocannlGemm2AVX2 runs a float32 broadcast kernel, M=4 N=400 K=32 (6x16 tile); strides C 400,1 A 1,4 B 400,1.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=32 N=24 K=16 (6x16 tile); strides C 512,1 A 400,1 B 72,1.
+// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=32 N=400 K=4 (6x16 tile); strides C 400,1 A 4,1 B 400,1.
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 broadcast kernel, M=16 N=24 K=32 (6x16 tile); strides C 72,1 A 1,400 B 512,1.
+// ocannlGemm4AVX2 runs a float32 broadcast kernel, M=32 N=24 K=16 (6x16 tile); strides C 512,1 A 400,1 B 72,1.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 dot kernel, M=4 N=256 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=16 N=24 K=32 (6x16 tile); strides C 72,1 A 1,400 B 512,1.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm6AVX2 runs a float32 dot kernel, M=256 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
+//
+//go:noescape
+func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm7AVX2 runs a float32 dot kernel, M=4 N=256 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
+//
+//go:noescape
+func ocannlGemm7AVX2(c *float32, a *float32, b *float32)

@@ -29,6 +29,252 @@ TEXT ·ocannlGemm0AVX2(SB), NOSPLIT, $0-24
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
 	MOVQ AX, AX
+	MOVQ $0x0000000a, BX
+
+m1:
+	MOVQ DX, SI
+	MOVQ AX, DI
+	MOVQ $0x00000005, R8
+
+n2:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   CX, R9
+	MOVQ   SI, R10
+	MOVQ   $0x00000003, R11
+
+k3:
+	VMOVUPS      (R9), Y9
+	VMOVUPS      2048(R9), Y10
+	VMOVUPS      4096(R9), Y11
+	VMOVUPS      (R10), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VMOVUPS      288(R10), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      576(R10), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	ADDQ         $+32, R9
+	ADDQ         $+32, R10
+	DECQ         R11
+	JNZ          k3
+	VEXTRACTF128 $0x01, Y0, X9
+	VADDPS       X9, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (DI), X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       4(DI), X1, X1
+	VMOVSS       X1, 4(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VADDSS       8(DI), X2, X2
+	VMOVSS       X2, 8(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VADDSS       1600(DI), X3, X3
+	VMOVSS       X3, 1600(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VADDSS       1604(DI), X4, X4
+	VMOVSS       X4, 1604(DI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VADDSS       1608(DI), X5, X5
+	VMOVSS       X5, 1608(DI)
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X6
+	VHADDPS      X6, X6, X6
+	VHADDPS      X6, X6, X6
+	VADDSS       3200(DI), X6, X6
+	VMOVSS       X6, 3200(DI)
+	VEXTRACTF128 $0x01, Y7, X0
+	VADDPS       X0, X7, X7
+	VHADDPS      X7, X7, X7
+	VHADDPS      X7, X7, X7
+	VADDSS       3204(DI), X7, X7
+	VMOVSS       X7, 3204(DI)
+	VEXTRACTF128 $0x01, Y8, X0
+	VADDPS       X0, X8, X8
+	VHADDPS      X8, X8, X8
+	VHADDPS      X8, X8, X8
+	VADDSS       3208(DI), X8, X8
+	VMOVSS       X8, 3208(DI)
+	ADDQ         $+864, SI
+	ADDQ         $+12, DI
+	DECQ         R8
+	JNZ          n2
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	MOVQ         CX, R8
+	MOVQ         $0x00000003, R9
+
+k4:
+	VMOVUPS      (R8), Y3
+	VMOVUPS      2048(R8), Y4
+	VMOVUPS      4096(R8), Y5
+	VMOVUPS      (SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	ADDQ         $+32, R8
+	ADDQ         $+32, SI
+	DECQ         R9
+	JNZ          k4
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (DI), X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       1600(DI), X1, X1
+	VMOVSS       X1, 1600(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VADDSS       3200(DI), X2, X2
+	VMOVSS       X2, 3200(DI)
+	ADDQ         $+6144, CX
+	ADDQ         $+4800, AX
+	DECQ         BX
+	JNZ          m1
+	MOVQ         AX, AX
+	MOVQ         $0x00000005, BX
+
+n5:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   $0x00000003, R8
+
+k6:
+	VMOVUPS      (SI), Y6
+	VMOVUPS      2048(SI), Y7
+	VMOVUPS      (DI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      288(DI), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VMOVUPS      576(DI), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         $+32, SI
+	ADDQ         $+32, DI
+	DECQ         R8
+	JNZ          k6
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (AX), X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       4(AX), X1, X1
+	VMOVSS       X1, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VADDSS       8(AX), X2, X2
+	VMOVSS       X2, 8(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VADDSS       1600(AX), X3, X3
+	VMOVSS       X3, 1600(AX)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VADDSS       1604(AX), X4, X4
+	VMOVSS       X4, 1604(AX)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VADDSS       1608(AX), X5, X5
+	VMOVSS       X5, 1608(AX)
+	ADDQ         $+864, DX
+	ADDQ         $+12, AX
+	DECQ         BX
+	JNZ          n5
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	MOVQ         DX, DX
+	MOVQ         $0x00000003, BX
+
+k7:
+	VMOVUPS      (CX), Y2
+	VMOVUPS      2048(CX), Y3
+	VMOVUPS      (DX), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          k7
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (AX), X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       1600(AX), X1, X1
+	VMOVSS       X1, 1600(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm1AVX2(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ AX, AX
 	MOVQ DX, BX
 	MOVQ AX, SI
 	MOVQ $0x0000000a, DI
@@ -243,9 +489,9 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm1AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm2AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -308,9 +554,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm3AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -427,9 +673,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm3AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm4AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -608,9 +854,9 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm5AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -817,9 +1063,221 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm6AVX2(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ AX, AX
+	MOVQ $0x00000055, BX
+
+m1:
+	MOVQ DX, SI
+	MOVQ AX, DI
+	MOVQ $0x00000005, R8
+
+n2:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   CX, R9
+	MOVQ   SI, R10
+	MOVQ   $0x00000003, R11
+
+k3:
+	VMOVUPS      (R9), Y9
+	VMOVUPS      2048(R9), Y10
+	VMOVUPS      4096(R9), Y11
+	VMOVUPS      (R10), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VMOVUPS      288(R10), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      576(R10), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	ADDQ         $+32, R9
+	ADDQ         $+32, R10
+	DECQ         R11
+	JNZ          k3
+	VEXTRACTF128 $0x01, Y0, X9
+	VADDPS       X9, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (DI), X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       4(DI), X1, X1
+	VMOVSS       X1, 4(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VADDSS       8(DI), X2, X2
+	VMOVSS       X2, 8(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VADDSS       1600(DI), X3, X3
+	VMOVSS       X3, 1600(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VADDSS       1604(DI), X4, X4
+	VMOVSS       X4, 1604(DI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VADDSS       1608(DI), X5, X5
+	VMOVSS       X5, 1608(DI)
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X6
+	VHADDPS      X6, X6, X6
+	VHADDPS      X6, X6, X6
+	VADDSS       3200(DI), X6, X6
+	VMOVSS       X6, 3200(DI)
+	VEXTRACTF128 $0x01, Y7, X0
+	VADDPS       X0, X7, X7
+	VHADDPS      X7, X7, X7
+	VHADDPS      X7, X7, X7
+	VADDSS       3204(DI), X7, X7
+	VMOVSS       X7, 3204(DI)
+	VEXTRACTF128 $0x01, Y8, X0
+	VADDPS       X0, X8, X8
+	VHADDPS      X8, X8, X8
+	VHADDPS      X8, X8, X8
+	VADDSS       3208(DI), X8, X8
+	VMOVSS       X8, 3208(DI)
+	ADDQ         $+864, SI
+	ADDQ         $+12, DI
+	DECQ         R8
+	JNZ          n2
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	MOVQ         CX, R8
+	MOVQ         $0x00000003, R9
+
+k4:
+	VMOVUPS      (R8), Y3
+	VMOVUPS      2048(R8), Y4
+	VMOVUPS      4096(R8), Y5
+	VMOVUPS      (SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	ADDQ         $+32, R8
+	ADDQ         $+32, SI
+	DECQ         R9
+	JNZ          k4
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (DI), X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       1600(DI), X1, X1
+	VMOVSS       X1, 1600(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VADDSS       3200(DI), X2, X2
+	VMOVSS       X2, 3200(DI)
+	ADDQ         $+6144, CX
+	ADDQ         $+4800, AX
+	DECQ         BX
+	JNZ          m1
+	MOVQ         AX, AX
+	MOVQ         $0x00000005, BX
+
+n5:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   $0x00000003, R8
+
+k6:
+	VMOVUPS      (SI), Y3
+	VMOVUPS      (DI), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VMOVUPS      288(DI), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VMOVUPS      576(DI), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         $+32, SI
+	ADDQ         $+32, DI
+	DECQ         R8
+	JNZ          k6
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (AX), X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       4(AX), X1, X1
+	VMOVSS       X1, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VADDSS       8(AX), X2, X2
+	VMOVSS       X2, 8(AX)
+	ADDQ         $+864, DX
+	ADDQ         $+12, AX
+	DECQ         BX
+	JNZ          n5
+	VXORPS       Y0, Y0, Y0
+	MOVQ         DX, DX
+	MOVQ         $0x00000003, BX
+
+k7:
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (DX), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          k7
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (AX), X0, X0
+	VMOVSS       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX

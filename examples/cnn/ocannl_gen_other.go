@@ -25,3 +25,9 @@ func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 calle
 
 // ocannlGemm5AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm5AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm5AVX2 called without assembly") }
+
+// ocannlGemm6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm6AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm6AVX2 called without assembly") }
+
+// ocannlGemm7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm7AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm7AVX2 called without assembly") }
