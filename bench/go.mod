@@ -2,7 +2,10 @@ module github.com/ocannlgen/ocannlgen/bench
 
 go 1.26.0
 
-require github.com/ocannlgen/ocannlgen v0.0.0
+require (
+	github.com/ocannlgen/ocannlgen v0.0.0
+	gonum.org/v1/gonum v0.17.0
+)
 
 require (
 	github.com/dave/jennifer v1.7.1 // indirect
