@@ -62,7 +62,6 @@ func maxRel(a, b []float32) float64 {
 	return w
 }
 
-
 func main() {
 	reps := flag.Int("reps", 5, "turns per implementation")
 	only := flag.String("run", "", "only cases whose name contains this")
