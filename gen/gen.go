@@ -236,9 +236,11 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	for n := range attempted {
 		names[n] = true
 	}
-	// The dispatch flag of the assembly kernels (user code may read or
-	// set it, e.g. to compare the tiers).
-	names[asm.AVX2().Flag()] = true
+	// The dispatch flags of the assembly kernels (user code may read or
+	// set them, e.g. to compare the tiers).
+	for _, t := range asm.Tiers() {
+		names[t.Flag()] = true
+	}
 	loadErrs := packageErrors(p, names, modelTypes)
 	errs = append(errs, loadErrs...)
 	// Name clashes: two annotated functions with one generated name, or a
@@ -263,7 +265,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	}
 	f := &gocode.File{Package: p.Name}
 	if !opts.NoAsm {
-		f.Asm = asm.NewSet(asm.AVX2())
+		f.Asm = asm.NewSet(asm.Tiers()...)
 	}
 	var kernelNames []string
 	// Kernels are compiled even when directives elsewhere have errors, so

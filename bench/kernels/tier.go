@@ -1,13 +1,14 @@
 package kernels
 
-// SetAsm switches the generated code between its assembly kernels (when
-// the CPU and OCANNLGEN_CPU allow them) and its Go loops, so that one
-// benchmark run can interleave the two. It returns whether the assembly
-// now runs. Not safe to call while a kernel runs.
-func SetAsm(on bool) bool {
-	ocannlAVX2 = on && asmAvailable
-	return ocannlAVX2
+// SetTier switches the generated code between its tiers: "avx512",
+// "avx2" (each only when the CPU and OCANNLGEN_CPU allow it) or "go" (the
+// Go loops), so that one benchmark run can interleave them. It reports
+// whether the tier is available. Not safe to call while a kernel runs.
+func SetTier(tier string) bool {
+	ocannlAVX512 = tier == "avx512" && has512
+	ocannlAVX2 = tier == "avx2" && has2
+	return tier == "go" || ocannlAVX512 || ocannlAVX2
 }
 
-// asmAvailable is what the generated dispatch chose at start-up.
-var asmAvailable = ocannlAVX2
+// has512, has2: what the generated dispatch chose at start-up.
+var has512, has2 = ocannlAVX512, ocannlAVX2

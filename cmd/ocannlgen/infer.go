@@ -246,8 +246,8 @@ func explainKernels(w io.Writer, prog *loopir.Program, f cliFlags) {
 	if !f.kernels {
 		return
 	}
-	fmt.Fprintf(w, "\n# kernels (float32; assembly tier %s)\n", asm.AVX2().Tier)
-	fmt.Fprint(w, asm.Explain(prog, "float32", asm.AVX2()))
+	fmt.Fprintf(w, "\n# kernels (float32; assembly tiers AVX512, AVX2)\n")
+	fmt.Fprint(w, asm.Explain(prog, "float32", asm.Tiers()...))
 }
 
 // isModel reports whether a program holds model statements.

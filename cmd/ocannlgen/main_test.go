@@ -114,8 +114,8 @@ func TestInferKernels(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		"# kernels (float32; assembly tier AVX2)",
-		"# _h2.1 = compose \"*\" of w2, h1\n  float32 dot kernel M=16 N=32 K=16, 3x3 register tile",
+		"# kernels (float32; assembly tiers AVX512, AVX2)",
+		"# _h2.1 = compose \"*\" of w2, h1\n  float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked",
 		"Go loops (not an accumulating sum)",
 		"below the 4096 worth a kernel call",
 	} {

@@ -327,9 +327,16 @@ func pickDot(axes []*axis) *pick {
 }
 
 // Describe is a one-line account of the kernel for comments and the
-// explain output.
-func (s *Spec) Describe(c Config) string {
-	mr, nr := c.tile(s)
-	return fmt.Sprintf("%s %s kernel M=%d N=%d K=%d, %dx%d register tile, %s",
-		s.Elem, s.Kind, s.M, s.N, s.K, mr, nr, c.blocking(s))
+// explain output, with each tier's register tile and blocking.
+func (s *Spec) Describe(tiers ...Config) string {
+	d := fmt.Sprintf("%s %s kernel M=%d N=%d K=%d", s.Elem, s.Kind, s.M, s.N, s.K)
+	for i, c := range tiers {
+		mr, nr := c.tile(s)
+		sep := ": "
+		if i > 0 {
+			sep = "; "
+		}
+		d += fmt.Sprintf("%s%s %dx%d tile, %s", sep, c.Tier, mr, nr, c.blocking(s))
+	}
+	return d
 }

@@ -9,9 +9,8 @@ import "fmt"
 // mask (16 YMM registers for 6x2); a dot tile holds DotMR*DotNR
 // accumulators, DotMR rows of A and DotNR rows of B (15 for 3x3).
 //
-// Only the AVX2+FMA tier exists today; an AVX-512 tier would be a second
-// Config (32 ZMM registers, 64-byte vectors, opmask tails, e.g. a 14x2
-// broadcast tile) with the matching instruction choices in the emitter.
+// The tiers are AVX512 and AVX2; the emitter's instruction choices
+// follow Wide.
 type Config struct {
 	// Tier names the tier in function names and comments ("AVX2").
 	Tier string
@@ -21,6 +20,14 @@ type Config struct {
 	MR, NRVec int
 	// DotMR by DotNR: the dot kernel's tile.
 	DotMR, DotNR int
+	// Wide: AVX-512 (ZMM registers, opmask tails, EVEX-only
+	// instructions); otherwise AVX2 (YMM, VMASKMOV tails).
+	Wide bool
+	// Require lists instruction sets the dispatch checks besides those
+	// avo reports (avo picks the VEX form of an instruction that also has
+	// an EVEX one, so it does not report AVX512VL for XMM/YMM operations
+	// that the allocator may put in X16-X31).
+	Require []string
 	// KCBytes bounds the bytes of one k block of a B row sliver
 	// (KC*NRVec*VecBytes), so that the sliver stays in L1 while the
 	// kernel sweeps the m tiles.
@@ -37,6 +44,18 @@ func AVX2() Config {
 // Flag is the name of the generated boolean that tells whether the
 // tier's kernels may run (declared in the generated assembly stubs).
 func (c Config) Flag() string { return "ocannl" + c.Tier }
+
+// AVX512 is the AVX-512 tier: 32 ZMM registers, a 14x32 float32 (14x16
+// float64) broadcast tile (28 accumulators, 2 B vectors, 1 broadcast), a
+// 4x4 dot tile (16 + 4 + 4), opmask tails, k blocks whose B sliver fills
+// at most 32 KiB.
+func AVX512() Config {
+	return Config{Tier: "AVX512", Regs: 32, VecBytes: 64, MR: 14, NRVec: 2, DotMR: 4, DotNR: 4, KCBytes: 32 << 10,
+		Wide: true, Require: []string{"AVX512F", "AVX512VL"}}
+}
+
+// Tiers are the emitted tiers, best first.
+func Tiers() []Config { return []Config{AVX512(), AVX2()} }
 
 // lanes is the number of elements in a vector.
 func (c Config) lanes(s *Spec) int { return c.VecBytes / s.elemSize() }
@@ -71,11 +90,11 @@ func (c Config) kBlocks(s *Spec) []int {
 // blocking describes the cache blocking.
 func (c Config) blocking(s *Spec) string {
 	if s.Kind == Dot {
-		return "k unblocked (rows streamed), " + c.Tier
+		return "k unblocked"
 	}
 	b := c.kBlocks(s)
 	if len(b) == 1 {
-		return "one k block, " + c.Tier
+		return "one k block"
 	}
-	return fmt.Sprintf("%d k blocks of at most %d, %s", len(b), b[0], c.Tier)
+	return fmt.Sprintf("%d k blocks of at most %d", len(b), b[0])
 }

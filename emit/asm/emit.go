@@ -83,11 +83,96 @@ func (g *kgen) loop(count int, stem string, body func()) {
 	g.c.JNZ(operand.LabelRef(l))
 }
 
-// tailMask loads the mask of the first r lanes.
-func (g *kgen) tailMask(r int) reg.VecVirtual {
+// tailMask is the mask of the first r lanes: a vector loaded from the
+// mask table (AVX2), or an opmask register (AVX-512).
+func (g *kgen) tailMask(r int) reg.Register {
+	if g.cfg.Wide {
+		t, k := g.c.GP32(), g.c.K()
+		g.c.MOVL(operand.U32(uint32(1)<<r-1), t)
+		g.c.KMOVW(t, k)
+		return k
+	}
 	m := g.c.YMM()
 	g.c.VMOVUPS(g.maskTab.Offset((g.lanes-r)*g.es), m)
 	return m
+}
+
+// vec is a new vector register of the tier's width.
+func (g *kgen) vec() reg.VecVirtual {
+	if g.cfg.Wide {
+		return g.c.ZMM()
+	}
+	return g.c.YMM()
+}
+
+// zero clears v. On ZMM, VXORPS needs AVX512DQ, and avo does not know
+// that VPXORD v, v, v reads nothing (the register would be live from the
+// function's entry), so the AVX512F idiom is VPSUBD v, v, v.
+func (g *kgen) zero(v reg.Register) {
+	if g.cfg.Wide {
+		g.c.VPSUBD(v, v, v)
+		return
+	}
+	g.c.VXORPS(v, v, v)
+}
+
+// loadMasked loads the lanes of mask (the others become zero).
+func (g *kgen) loadMasked(m operand.Mem, mask, dst reg.Register) {
+	if g.cfg.Wide {
+		// The opmask selects elements of the instruction's width.
+		if g.es == 8 {
+			g.c.VMOVUPD_Z(m, mask, dst)
+		} else {
+			g.c.VMOVUPS_Z(m, mask, dst)
+		}
+		return
+	}
+	g.op.mask(m, mask, dst)
+}
+
+// storeMasked stores the lanes of mask.
+func (g *kgen) storeMasked(src, mask reg.Register, m operand.Mem) {
+	if g.cfg.Wide {
+		if g.es == 8 {
+			g.c.VMOVUPD(src, mask, m)
+		} else {
+			g.c.VMOVUPS(src, mask, m)
+		}
+		return
+	}
+	g.op.mask(src, mask, m)
+}
+
+// hsum reduces the vector x to the sum of its lanes, in lane 0 of the
+// returned XMM register. The AVX-512 sequence uses only EVEX-encodable
+// instructions, since the register may be one of X16-X31.
+func (g *kgen) hsum(x reg.VecVirtual) reg.Register {
+	c := g.c
+	if !g.cfg.Wide {
+		hi := c.XMM()
+		c.VEXTRACTF128(operand.Imm(1), x, hi)
+		g.op.add(hi, x.AsX(), x.AsX())
+		g.op.hadd(x.AsX(), x.AsX(), x.AsX())
+		if g.es == 4 {
+			g.op.hadd(x.AsX(), x.AsX(), x.AsX())
+		}
+		return x.AsX()
+	}
+	y, t := c.ZMM(), c.ZMM()
+	c.VEXTRACTF64X4(operand.Imm(1), x, y.AsY())
+	g.op.add(y.AsY(), x.AsY(), y.AsY())
+	c.VEXTRACTF32X4(operand.Imm(1), y.AsY(), t.AsX())
+	g.op.add(t.AsX(), y.AsX(), y.AsX())
+	if g.es == 4 {
+		c.VPERMILPS(operand.Imm(0x4e), y.AsX(), t.AsX())
+		c.VADDPS(t.AsX(), y.AsX(), y.AsX())
+		c.VPERMILPS(operand.Imm(0xb1), y.AsX(), t.AsX())
+		c.VADDPS(t.AsX(), y.AsX(), y.AsX())
+	} else {
+		c.VPERMILPD(operand.Imm(1), y.AsX(), t.AsX())
+		c.VADDPD(t.AsX(), y.AsX(), y.AsX())
+	}
+	return y.AsX()
 }
 
 // broadcast emits a Broadcast kernel: for each k block, for each n
@@ -141,11 +226,11 @@ func (g *kgen) tileBroadcast(rows, nv, partial, kc int, accumulate bool, aM, bN,
 	for r := range acc {
 		acc[r] = make([]reg.VecVirtual, nv)
 		for v := range acc[r] {
-			acc[r][v] = c.YMM()
-			c.VXORPS(acc[r][v], acc[r][v], acc[r][v])
+			acc[r][v] = g.vec()
+			g.zero(acc[r][v])
 		}
 	}
-	var mask reg.VecVirtual
+	var mask reg.Register
 	if partial > 0 {
 		mask = g.tailMask(partial)
 	}
@@ -155,15 +240,15 @@ func (g *kgen) tileBroadcast(rows, nv, partial, kc int, accumulate bool, aM, bN,
 	g.loop(kc, "k", func() {
 		bv := make([]reg.VecVirtual, nv)
 		for v := range bv {
-			bv[v] = c.YMM()
+			bv[v] = g.vec()
 			if v == nv-1 && partial > 0 {
-				g.op.mask(mem(b, v*g.cfg.VecBytes), mask, bv[v])
+				g.loadMasked(mem(b, v*g.cfg.VecBytes), mask, bv[v])
 			} else {
 				c.VMOVUPS(mem(b, v*g.cfg.VecBytes), bv[v])
 			}
 		}
 		for r := range rows {
-			t := c.YMM()
+			t := g.vec()
 			g.op.bcast2(mem(a, r*s.AM*g.es), t)
 			for v := range nv {
 				g.op.fma(bv[v], t, acc[r][v])
@@ -177,11 +262,11 @@ func (g *kgen) tileBroadcast(rows, nv, partial, kc int, accumulate bool, aM, bN,
 			addr := mem(cM, r*s.CM*g.es+v*g.cfg.VecBytes)
 			if v == nv-1 && partial > 0 {
 				if accumulate {
-					t := c.YMM()
-					g.op.mask(addr, mask, t)
+					t := g.vec()
+					g.loadMasked(addr, mask, t)
 					g.op.add(t, acc[r][v], acc[r][v])
 				}
-				g.op.mask(acc[r][v], mask, addr)
+				g.storeMasked(acc[r][v], mask, addr)
 				continue
 			}
 			if accumulate {
@@ -237,8 +322,8 @@ func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
 	for r := range acc {
 		acc[r] = make([]reg.VecVirtual, cols)
 		for j := range acc[r] {
-			acc[r][j] = c.YMM()
-			c.VXORPS(acc[r][j], acc[r][j], acc[r][j])
+			acc[r][j] = g.vec()
+			g.zero(acc[r][j])
 		}
 	}
 	a, b := c.GP64(), c.GP64()
@@ -247,11 +332,11 @@ func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
 	g.loop(s.K/g.lanes, "k", func() {
 		av := make([]reg.VecVirtual, rows)
 		for r := range av {
-			av[r] = c.YMM()
+			av[r] = g.vec()
 			c.VMOVUPS(mem(a, r*s.AM*g.es), av[r])
 		}
 		for j := range cols {
-			bv := c.YMM()
+			bv := g.vec()
 			c.VMOVUPS(mem(b, j*s.BN*g.es), bv)
 			for r := range rows {
 				g.op.fma(av[r], bv, acc[r][j])
@@ -263,30 +348,23 @@ func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
 	if rem := s.K % g.lanes; rem > 0 {
 		mask := g.tailMask(rem)
 		for r := range rows {
-			av := c.YMM()
-			g.op.mask(mem(a, r*s.AM*g.es), mask, av)
+			av := g.vec()
+			g.loadMasked(mem(a, r*s.AM*g.es), mask, av)
 			for j := range cols {
-				bv := c.YMM()
-				g.op.mask(mem(b, j*s.BN*g.es), mask, bv)
+				bv := g.vec()
+				g.loadMasked(mem(b, j*s.BN*g.es), mask, bv)
 				g.op.fma(av, bv, acc[r][j])
 			}
 		}
 	}
 	for r := range rows {
 		for j := range cols {
-			x := acc[r][j]
-			hi := c.XMM()
-			c.VEXTRACTF128(operand.Imm(1), x, hi)
-			g.op.add(hi, x.AsX(), x.AsX())
-			g.op.hadd(x.AsX(), x.AsX(), x.AsX())
-			if g.es == 4 {
-				g.op.hadd(x.AsX(), x.AsX(), x.AsX())
-			}
+			x := g.hsum(acc[r][j])
 			addr := mem(cN, r*s.CM*g.es+j*s.CN*g.es)
 			if !s.Overwrite {
-				g.op.addS(addr, x.AsX(), x.AsX())
+				g.op.addS(addr, x, x)
 			}
-			g.op.movS2(x.AsX(), addr)
+			g.op.movS2(x, addr)
 		}
 	}
 }

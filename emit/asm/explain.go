@@ -9,11 +9,11 @@ import (
 
 // Explain describes, for every operation of a lowered program, which
 // kernel each of its loop nests becomes in elem (float32 or float64)
-// generated code for the tier cfg: an assembly kernel (kind, sizes,
+// generated code for the tiers: an assembly kernel (kind, sizes,
 // register tile, blocking, the loops left to Go) or the Go loops, with
 // the reason. Nests that absorb a pre-fill are described as if they did
 // not (the kernel then stores instead of adding).
-func Explain(p *loopir.Program, elem string, cfg Config) string {
+func Explain(p *loopir.Program, elem string, tiers ...Config) string {
 	var b strings.Builder
 	for _, o := range p.Ops {
 		if _, ok := o.Assignment.(*loopir.Fetch); ok {
@@ -25,7 +25,7 @@ func Explain(p *loopir.Program, elem string, cfg Config) string {
 			if !ok {
 				continue
 			}
-			lines = append(lines, explainNest(p, f, elem, cfg))
+			lines = append(lines, explainNest(p, f, elem, tiers))
 		}
 		if len(lines) == 0 {
 			continue
@@ -38,7 +38,7 @@ func Explain(p *loopir.Program, elem string, cfg Config) string {
 	return b.String()
 }
 
-func explainNest(p *loopir.Program, f *loopir.For, elem string, cfg Config) string {
+func explainNest(p *loopir.Program, f *loopir.For, elem string, tiers []Config) string {
 	loops, st := perfectNest(f)
 	if st == nil {
 		return "Go loops (not a perfect nest)"
@@ -47,7 +47,7 @@ func explainNest(p *loopir.Program, f *loopir.For, elem string, cfg Config) stri
 	if n == nil {
 		return "Go loops (" + whyNot(p, loops, st, elem) + ")"
 	}
-	s := n.Spec.Describe(cfg)
+	s := n.Spec.Describe(tiers...)
 	if len(n.Outer) > 0 {
 		var outer []string
 		for _, l := range n.Outer {

@@ -47,13 +47,13 @@ func kernelCases() []Spec {
 // same strides. Guard cells around and between the touched cells of C
 // catch stray writes. The kernels run only where the CPU has AVX2+FMA.
 func TestKernelsAgainstLoops(t *testing.T) {
-	if runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "AVX2", "FMA3") {
+	if runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "FMA3") {
 		t.Skip("needs amd64 with AVX2 and FMA")
 	}
 	if testing.Short() {
 		t.Skip("builds a module (slow)")
 	}
-	set := NewSet(AVX2())
+	set := NewSet(Tiers()...)
 	cases := kernelCases()
 	for _, sp := range cases {
 		set.Add(sp)
@@ -63,13 +63,19 @@ func TestKernelsAgainstLoops(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n)\n\nfunc main() {\n\tif !ocannlAVX2 {\n\t\tfmt.Println(\"no avx2\")\n\t\tos.Exit(3)\n\t}\n\tbad := 0\n")
-	for i := range cases {
-		fmt.Fprintf(&b, "\tbad += case%d()\n", i)
+	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n)\n\nfunc main() {\n\tbad, ran := 0, 0\n")
+	for _, tier := range set.Tiers() {
+		fmt.Fprintf(&b, "\tif %s {\n\t\tran++\n", tier.Flag())
+		for i := range cases {
+			fmt.Fprintf(&b, "\t\tbad += case%d%s()\n", i, tier.Tier)
+		}
+		fmt.Fprintf(&b, "\t\tfmt.Println(\"tier %s checked\")\n\t}\n", tier.Tier)
 	}
-	b.WriteString("\tif bad > 0 {\n\t\tos.Exit(1)\n\t}\n\tfmt.Println(\"ok\")\n}\n")
-	for i, sp := range cases {
-		writeCase(&b, i, &sp, set.Add(sp))
+	b.WriteString("\tif bad > 0 || ran == 0 {\n\t\tos.Exit(1)\n\t}\n\tfmt.Println(\"ok\")\n}\n")
+	for _, tier := range set.Tiers() {
+		for i, sp := range cases {
+			writeCase(&b, i, tier.Tier, &sp, set.Name(set.Add(sp), tier))
+		}
 	}
 	dir := testutil.WriteModule(t, map[string][]byte{"main.go": b.Bytes()})
 	for name, data := range files {
@@ -96,11 +102,19 @@ func TestKernelsAgainstLoops(t *testing.T) {
 	if err != nil || !strings.Contains(out, "ok") {
 		t.Fatalf("kernels differ from the loops: %v\n%s", err, out)
 	}
+	for _, tier := range set.Tiers() {
+		if tier.Wide == cpu.Supported("AVX512F", "AVX512VL") || !tier.Wide {
+			if !strings.Contains(out, "tier "+tier.Tier+" checked") {
+				t.Errorf("tier %s did not run on this CPU:\n%s", tier.Tier, out)
+			}
+		}
+	}
+	t.Log(out)
 }
 
-// writeCase writes func case<i>() int: random operands, the kernel on
+// writeCase writes func case<i><tier>() int: random operands, the kernel on
 // one copy of C, the loops on another, the count of mismatches.
-func writeCase(b *bytes.Buffer, i int, sp *Spec, name string) {
+func writeCase(b *bytes.Buffer, i int, tier string, sp *Spec, name string) {
 	span := func(m, n, sm, sn int) int { return (m-1)*sm + (n-1)*sn + 1 }
 	cLen := span(sp.M, sp.N, sp.CM, sp.CN) + 8
 	aLen := span(sp.M, sp.K, sp.AM, sp.AK) + 8
@@ -114,7 +128,7 @@ func writeCase(b *bytes.Buffer, i int, sp *Spec, name string) {
 		acc = "="
 	}
 	fmt.Fprintf(b, `
-func case%[1]d() int {
+func case%[1]d%[19]s() int {
 	e := %[2]s(0)
 	_ = e
 	c := make([]%[2]s, %[3]d)
@@ -153,7 +167,7 @@ func case%[1]d() int {
 		d := math.Abs(float64(c[j] - ref[j]))
 		if d > %[17]s*(1+mag[j]) || math.IsNaN(float64(c[j])) {
 			if bad < 5 {
-				fmt.Printf("case %[1]d (%[18]s): cell %%d: got %%v want %%v\n", j, c[j], ref[j])
+				fmt.Printf("case %[1]d %[19]s (%[18]s): cell %%d: got %%v want %%v\n", j, c[j], ref[j])
 			}
 			bad++
 		}
@@ -161,5 +175,5 @@ func case%[1]d() int {
 	return bad
 }
 `, i, sp.Elem, cLen, aLen, bLen, sp.M, sp.N, sp.K, sp.AM, sp.AK, sp.BK, sp.BN, sp.CM, sp.CN, acc, name, tol,
-		fmt.Sprintf("%s %s M=%d N=%d K=%d overwrite=%v", sp.Elem, sp.Kind, sp.M, sp.N, sp.K, sp.Overwrite))
+		fmt.Sprintf("%s %s M=%d N=%d K=%d overwrite=%v", sp.Elem, sp.Kind, sp.M, sp.N, sp.K, sp.Overwrite), tier)
 }

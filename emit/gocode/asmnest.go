@@ -8,13 +8,14 @@ import (
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
-// asmNest returns the call of an assembly kernel running a perfect nest,
-// wrapped in the Go loops the kernel leaves outside, and a comment
+// asmNest returns, for each tier of the kernel set, the call of an
+// assembly kernel running a perfect nest, wrapped in the Go loops the
+// kernel leaves outside, and a comment
 // describing the kernel; nil when the kernel set is off or the nest is
 // not a contraction it handles. init is the pre-fill value the nest
 // absorbs: only a plain zero can be absorbed (the kernel stores instead
 // of adding).
-func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, string) {
+func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([][]jen.Code, string) {
 	if k.asm == nil {
 		return nil, ""
 	}
@@ -40,9 +41,9 @@ func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]
 			return nil, ""
 		}
 	}
-	name := k.asm.Add(n.Spec)
-	var build func(i int) jen.Code
-	build = func(i int) jen.Code {
+	idx := k.asm.Add(n.Spec)
+	var build func(name string, i int) jen.Code
+	build = func(name string, i int) jen.Code {
 		if i == len(n.Outer) {
 			args := make([]jen.Code, 3)
 			for j, t := range []int{n.C, n.A, n.B} {
@@ -52,8 +53,13 @@ func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]
 		}
 		l := n.Outer[i]
 		before := k.varUse[l.Var]
-		inner := build(i + 1)
+		inner := build(name, i+1)
 		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
 	}
-	return append(pre, build(0)), "// " + n.Spec.Describe(k.asm.Config()) + "."
+	tiers := k.asm.Tiers()
+	calls := make([][]jen.Code, len(tiers))
+	for i, t := range tiers {
+		calls[i] = append(append([]jen.Code(nil), pre...), build(k.asm.Name(idx, t), 0))
+	}
+	return calls, "// " + n.Spec.Describe(tiers...) + "."
 }

@@ -628,14 +628,22 @@ func (c *chain) note() string {
 
 // chain emits a perfect nest (no loops: a single store). init is the
 // pre-fill value the nest absorbs (nil: the pre-fill was emitted). A
-// nest an assembly kernel runs becomes `if flag { call } else { loops }`.
+// nest an assembly kernel runs becomes `if flag512 { call } else if
+// flag2 { call } else { loops }`.
 func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
-	call, note := k.asmNest(loops, st, init)
+	calls, note := k.asmNest(loops, st, init)
 	code, err := k.chainGo(loops, st, init)
-	if call == nil || err != nil {
+	if calls == nil || err != nil {
 		return code, err
 	}
-	return []jen.Code{jen.Comment(note), jen.If(jen.Id(k.asm.Flag())).Block(call...).Else().Block(code...)}, nil
+	s := jen.Null()
+	for i, t := range k.asm.Tiers() {
+		if i > 0 {
+			s.Else()
+		}
+		s.If(jen.Id(t.Flag())).Block(calls[i]...)
+	}
+	return []jen.Code{jen.Comment(note), s.Else().Block(code...)}, nil
 }
 
 // chainGo emits a perfect nest as Go loops.

@@ -771,8 +771,10 @@ func ocannlReverserTrain(tokens *[32][8][10]float32, targets *[32][8][10]float32
 	var train_3 [1]float32
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	// float32 dot kernel M=32 N=256 K=10, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm0AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -804,8 +806,10 @@ func ocannlReverserTrain(tokens *[32][8][10]float32, targets *[32][8][10]float32
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	// float32 dot kernel M=32 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -827,8 +831,10 @@ func ocannlReverserTrain(tokens *[32][8][10]float32, targets *[32][8][10]float32
 	}
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	// float32 dot kernel M=32 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -850,8 +856,10 @@ func ocannlReverserTrain(tokens *[32][8][10]float32, targets *[32][8][10]float32
 	}
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	// float32 dot kernel M=32 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1007,8 +1015,10 @@ func ocannlReverserTrain(tokens *[32][8][10]float32, targets *[32][8][10]float32
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// float32 dot kernel M=32 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1161,8 +1171,10 @@ func ocannlReverserTrain(tokens *[32][8][10]float32, targets *[32][8][10]float32
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// float32 dot kernel M=64 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm2AVX2(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1208,8 +1220,10 @@ func ocannlReverserTrain(tokens *[32][8][10]float32, targets *[32][8][10]float32
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float32 dot kernel M=32 N=256 K=64, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm3AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm3AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1371,8 +1385,10 @@ func ocannlReverserTrain(tokens *[32][8][10]float32, targets *[32][8][10]float32
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	// float32 dot kernel M=10 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm4AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2765,8 +2781,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var train_grad [1]float32
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	// float32 dot kernel M=32 N=256 K=10, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm0AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2798,8 +2816,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	// float32 dot kernel M=32 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2821,8 +2841,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	// float32 dot kernel M=32 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2844,8 +2866,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	// float32 dot kernel M=32 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3001,8 +3025,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// float32 dot kernel M=32 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3155,8 +3181,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// float32 dot kernel M=64 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm2AVX2(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3202,8 +3230,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float32 dot kernel M=32 N=256 K=64, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm3AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm3AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3365,8 +3395,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	// float32 dot kernel M=10 N=256 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm4AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3680,8 +3712,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
-	// float32 broadcast kernel M=10 N=32 K=256, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&gNetLinear2W[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &net_x2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm5AVX2(&gNetLinear2W[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &net_x2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3699,8 +3733,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
-	// float32 broadcast kernel M=256 N=32 K=10, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm6AVX512(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+	} else if ocannlAVX2 {
 		ocannlGemm6AVX2(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -3987,8 +4023,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// float32 broadcast kernel M=32 N=64 K=256, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=32 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm7AVX512(&gNetLinear1W[0], &net_layer_norm_2_x_1_grad[0][0][0], &net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm7AVX2(&gNetLinear1W[0], &net_layer_norm_2_x_1_grad[0][0][0], &net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4006,8 +4044,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// float32 broadcast kernel M=256 N=64 K=32, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm8AVX512(&net_linear_1_x_grad[0][0][0], &net_layer_norm_2_x_1_grad[0][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
 		ocannlGemm8AVX2(&net_linear_1_x_grad[0][0][0], &net_layer_norm_2_x_1_grad[0][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -4087,8 +4127,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
-	// float32 broadcast kernel M=64 N=32 K=256, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0][0], &net_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm9AVX2(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0][0], &net_x1[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4106,8 +4148,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-	// float32 broadcast kernel M=256 N=32 K=64, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm10AVX512(&net_x1_grad[0][0][0], &net_linear_1_x_1_grad[0][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
 		ocannlGemm10AVX2(&net_x1_grad[0][0][0], &net_linear_1_x_1_grad[0][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -4357,8 +4401,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
-	// float32 broadcast kernel M=32 N=32 K=256, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&gNetAttention1WO[0], &net_layer_norm_1_x_1_grad[0][0][0], &net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm11AVX2(&gNetAttention1WO[0], &net_layer_norm_1_x_1_grad[0][0][0], &net_attention_1_ctx[0][0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4378,8 +4424,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-	// float32 broadcast kernel M=256 N=32 K=32, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
+	} else if ocannlAVX2 {
 		ocannlGemm12AVX2(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 32 {
@@ -4607,8 +4655,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// float32 broadcast kernel M=32 N=32 K=256, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&gNetAttention1WV[0], &net_attention_1_v_grad[0][0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm11AVX2(&gNetAttention1WV[0], &net_attention_1_v_grad[0][0][0][0], &net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4628,8 +4678,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// float32 broadcast kernel M=256 N=32 K=32, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
+	} else if ocannlAVX2 {
 		ocannlGemm12AVX2(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
@@ -4661,8 +4713,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// float32 broadcast kernel M=32 N=32 K=256, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&gNetAttention1WK[0], &net_attention_1_k_grad[0][0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm11AVX2(&gNetAttention1WK[0], &net_attention_1_k_grad[0][0][0][0], &net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4682,8 +4736,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// float32 broadcast kernel M=256 N=32 K=32, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
+	} else if ocannlAVX2 {
 		ocannlGemm12AVX2(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
@@ -4715,8 +4771,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// float32 broadcast kernel M=32 N=32 K=256, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&gNetAttention1WQ[0], &net_attention_1_q_grad[0][0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm11AVX2(&gNetAttention1WQ[0], &net_attention_1_q_grad[0][0][0][0], &net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4736,8 +4794,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// float32 broadcast kernel M=256 N=32 K=32, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
+	} else if ocannlAVX2 {
 		ocannlGemm12AVX2(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
@@ -4791,8 +4851,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-	// float32 broadcast kernel M=32 N=10 K=256, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm13AVX2(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -5257,8 +5319,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	var predict_1 [64][8][10]float32
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	// float32 dot kernel M=32 N=512 K=10, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=512 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm14AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5290,8 +5354,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	// float32 dot kernel M=32 N=512 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm15AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm15AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5313,8 +5379,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	// float32 dot kernel M=32 N=512 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm15AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm15AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5336,8 +5404,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	// float32 dot kernel M=32 N=512 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm15AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm15AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5493,8 +5563,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// float32 dot kernel M=32 N=512 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm15AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm15AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5647,8 +5719,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// float32 dot kernel M=64 N=512 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=64 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm16AVX512(&scratch.net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm16AVX2(&scratch.net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5694,8 +5768,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float32 dot kernel M=32 N=512 K=64, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=512 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm17AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm17AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5857,8 +5933,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _predict.1 = compose "*" of net.linear#2.w, net/x2
-	// float32 dot kernel M=10 N=512 K=32, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=10 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm18AVX512(&predict_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm18AVX2(&predict_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.

@@ -6,10 +6,110 @@ package main
 
 import "github.com/ocannlgen/ocannlgen/rt/cpu"
 
+// ocannlAVX512 reports whether the AVX512 kernels below run: the CPU has the
+// instruction sets they need (AVX, AVX512F, AVX512VL) and the
+// environment variable OCANNLGEN_CPU does not ask for a lower tier.
+var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
+
 // ocannlAVX2 reports whether the AVX2 kernels below run: the CPU has the
-// instruction sets avo reports for them (AVX, FMA3) and the
+// instruction sets they need (AVX, FMA3) and the
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
+
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=32 N=256 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
+//
+//go:noescape
+func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm1AVX512 runs a float32 dot kernel, M=32 N=256 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm2AVX512 runs a float32 dot kernel, M=64 N=256 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm3AVX512 runs a float32 dot kernel, M=32 N=256 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+//
+//go:noescape
+func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=10 N=256 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=10 N=32 K=256 (14x32 tile); strides C 32,1 A 1,10 B 32,1.
+//
+//go:noescape
+func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=256 N=32 K=10 (14x32 tile); strides C 32,1 A 10,1 B 32,1.
+//
+//go:noescape
+func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=32 N=64 K=256 (14x32 tile); strides C 64,1 A 1,32 B 64,1.
+//
+//go:noescape
+func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm8AVX512 runs a float32 broadcast kernel, M=256 N=64 K=32 (14x32 tile); strides C 64,1 A 32,1 B 64,1.
+//
+//go:noescape
+func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=64 N=32 K=256 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
+//
+//go:noescape
+func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm10AVX512 runs a float32 broadcast kernel, M=256 N=32 K=64 (14x32 tile); strides C 32,1 A 64,1 B 32,1.
+//
+//go:noescape
+func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=32 N=32 K=256 (14x32 tile); strides C 32,1 A 1,32 B 32,1.
+//
+//go:noescape
+func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm12AVX512 runs a float32 broadcast kernel, M=256 N=32 K=32 (14x32 tile); strides C 32,1 A 32,1 B 32,1.
+//
+//go:noescape
+func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm13AVX512 runs a float32 broadcast kernel, M=32 N=10 K=256 (14x32 tile); strides C 10,1 A 1,32 B 10,1.
+//
+//go:noescape
+func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm14AVX512 runs a float32 dot kernel, M=32 N=512 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
+//
+//go:noescape
+func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm15AVX512 runs a float32 dot kernel, M=32 N=512 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm16AVX512 runs a float32 dot kernel, M=64 N=512 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm17AVX512 runs a float32 dot kernel, M=32 N=512 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+//
+//go:noescape
+func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm18AVX512 runs a float32 dot kernel, M=10 N=512 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=256 K=10 (3x3 tile); strides C 1,32 A 10,1 B 1,10.
 //

@@ -4,9 +4,108 @@
 
 package main
 
+// ocannlAVX512 is false: this build has no assembly kernels (not amd64, not gc, or the
+// purego tag), so the generated code runs its Go loops.
+const ocannlAVX512 = false
+
 // ocannlAVX2 is false: this build has no assembly kernels (not amd64, not gc, or the
 // purego tag), so the generated code runs its Go loops.
 const ocannlAVX2 = false
+
+// ocannlGemm0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm0AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm0AVX512 called without assembly")
+}
+
+// ocannlGemm1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm1AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm1AVX512 called without assembly")
+}
+
+// ocannlGemm2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm2AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm2AVX512 called without assembly")
+}
+
+// ocannlGemm3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm3AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm3AVX512 called without assembly")
+}
+
+// ocannlGemm4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm4AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm4AVX512 called without assembly")
+}
+
+// ocannlGemm5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm5AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm5AVX512 called without assembly")
+}
+
+// ocannlGemm6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm6AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
+}
+
+// ocannlGemm7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm7AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
+}
+
+// ocannlGemm8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm8AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm8AVX512 called without assembly")
+}
+
+// ocannlGemm9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm9AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm9AVX512 called without assembly")
+}
+
+// ocannlGemm10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm10AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm10AVX512 called without assembly")
+}
+
+// ocannlGemm11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm11AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm11AVX512 called without assembly")
+}
+
+// ocannlGemm12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm12AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm12AVX512 called without assembly")
+}
+
+// ocannlGemm13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm13AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm13AVX512 called without assembly")
+}
+
+// ocannlGemm14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm14AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm14AVX512 called without assembly")
+}
+
+// ocannlGemm15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm15AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm15AVX512 called without assembly")
+}
+
+// ocannlGemm16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm16AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm16AVX512 called without assembly")
+}
+
+// ocannlGemm17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm17AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm17AVX512 called without assembly")
+}
+
+// ocannlGemm18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm18AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm18AVX512 called without assembly")
+}
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }

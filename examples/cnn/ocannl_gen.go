@@ -479,8 +479,17 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 			}
 		}
 	}
-	// float32 dot kernel M=32 N=16 K=24, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=16 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		net_conv2_y = [32][5][5][16]float32{}
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm0AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		net_conv2_y = [32][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
@@ -543,8 +552,10 @@ func ocannlCNNTrain(images *[32][12][12][1]float32, labels *[32][4]float32, pNet
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	// float32 dot kernel M=4 N=32 K=400, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1222,8 +1233,17 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 dot kernel M=32 N=16 K=24, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=16 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		net_conv2_y = [32][5][5][16]float32{}
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm0AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		net_conv2_y = [32][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
@@ -1286,8 +1306,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	// float32 dot kernel M=4 N=32 K=400, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1549,8 +1571,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
-	// float32 broadcast kernel M=4 N=400 K=32, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm2AVX2(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1570,8 +1594,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
-	// float32 broadcast kernel M=32 N=400 K=4, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm3AVX512(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+	} else if ocannlAVX2 {
 		ocannlGemm3AVX2(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
 	} else {
 		for i0 := range 32 {
@@ -1647,8 +1673,16 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	// float32 broadcast kernel M=32 N=24 K=16, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm4AVX512(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
@@ -1678,8 +1712,16 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// float32 broadcast kernel M=16 N=24 K=32, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX512(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
@@ -2128,8 +2170,17 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 			}
 		}
 	}
-	// float32 dot kernel M=256 N=16 K=24, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=256 N=16 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		scratch.net_conv2_y = [256][5][5][16]float32{}
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm6AVX512(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		scratch.net_conv2_y = [256][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
@@ -2192,8 +2243,10 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
-	// float32 dot kernel M=4 N=256 K=400, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm7AVX512(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm7AVX2(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.

@@ -6,10 +6,50 @@ package main
 
 import "github.com/ocannlgen/ocannlgen/rt/cpu"
 
+// ocannlAVX512 reports whether the AVX512 kernels below run: the CPU has the
+// instruction sets they need (AVX, AVX512F, AVX512VL) and the
+// environment variable OCANNLGEN_CPU does not ask for a lower tier.
+var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
+
 // ocannlAVX2 reports whether the AVX2 kernels below run: the CPU has the
-// instruction sets avo reports for them (AVX, FMA3) and the
+// instruction sets they need (AVX, FMA3) and the
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
+
+// ocannlGemm0AVX512 runs a float32 broadcast kernel, M=64 N=32 K=48 (14x32 tile); strides C 32,1 A 48,1 B 32,1.
+//
+//go:noescape
+func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm1AVX512 runs a float64 broadcast kernel, M=64 N=32 K=48 (14x16 tile); strides C 32,1 A 48,1 B 32,1.
+//
+//go:noescape
+func ocannlGemm1AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm2AVX512 runs a float32 broadcast kernel, M=64 N=64 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
+//
+//go:noescape
+func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm3AVX512 runs a float32 broadcast kernel, M=256 N=256 K=256 (14x32 tile); strides C 256,1 A 256,1 B 256,1.
+//
+//go:noescape
+func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=512 N=512 K=512 (14x32 tile); strides C 512,1 A 512,1 B 512,1.
+//
+//go:noescape
+func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=32 N=128 K=784 (14x32 tile); strides C 128,1 A 784,1 B 128,1.
+//
+//go:noescape
+func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=16 N=24 K=32 (14x32 tile); strides C 24,1 A 32,1 B 24,1.
+//
+//go:noescape
+func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=64 N=32 K=48 (6x16 tile); strides C 32,1 A 48,1 B 32,1.
 //

@@ -317,8 +317,10 @@ func ocannlMoonsTrain(points *[32][2]float32, labels *[32][1]float32, pNetW1 *[3
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=32 K=16, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -698,8 +700,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=32 K=16, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -916,8 +920,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// float32 broadcast kernel M=16 N=16 K=32, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=16 N=16 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
 		for i0 := range 32 {
@@ -933,8 +939,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
-	// float32 broadcast kernel M=32 N=16 K=16, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=32 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+	} else if ocannlAVX2 {
 		ocannlGemm2AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -1272,8 +1280,10 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=256 K=16, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=16 N=256 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm3AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm3AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1313,8 +1323,10 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// _predict.1 = compose "*" of net.w3, net/a2
-	// float32 dot kernel M=1 N=256 K=16, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=1 N=256 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&predict_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm4AVX2(&predict_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.

@@ -6,10 +6,40 @@ package main
 
 import "github.com/ocannlgen/ocannlgen/rt/cpu"
 
+// ocannlAVX512 reports whether the AVX512 kernels below run: the CPU has the
+// instruction sets they need (AVX, AVX512F, AVX512VL) and the
+// environment variable OCANNLGEN_CPU does not ask for a lower tier.
+var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
+
 // ocannlAVX2 reports whether the AVX2 kernels below run: the CPU has the
-// instruction sets avo reports for them (AVX, FMA3) and the
+// instruction sets they need (AVX, FMA3) and the
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
+
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=16 N=32 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm1AVX512 runs a float32 broadcast kernel, M=16 N=16 K=32 (14x32 tile); strides C 16,1 A 1,16 B 16,1.
+//
+//go:noescape
+func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm2AVX512 runs a float32 broadcast kernel, M=32 N=16 K=16 (14x32 tile); strides C 16,1 A 16,1 B 16,1.
+//
+//go:noescape
+func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm3AVX512 runs a float32 dot kernel, M=16 N=256 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=1 N=256 K=16 (4x4 tile); strides C 0,1 A 0,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=16 N=32 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
