@@ -24,11 +24,13 @@ package kernels
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [512][512]float32{}
-	// float32 broadcast kernel M=512 N=512 K=512, 6x16 register tile, 2 k blocks of at most 256, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=512 N=512 K=512: AVX512 14x32 tile, 2 k blocks of at most 256; AVX2 6x16 tile, 2 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&out[0][0], &a[0][0], &b[0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm0AVX2(&out[0][0], &a[0][0], &b[0][0])
 	} else {
+		*out = [512][512]float32{}
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
 		for i0 := range 512 {
 			outRow := &out[i0]
@@ -75,11 +77,13 @@ func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [64][64]float32{}
-	// float32 broadcast kernel M=64 N=64 K=64, 6x16 register tile, one k block, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=64 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&out[0][0], &a[0][0], &b[0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&out[0][0], &a[0][0], &b[0][0])
 	} else {
+		*out = [64][64]float32{}
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
 		for i0 := range 64 {
 			outRow := &out[i0]
@@ -126,11 +130,13 @@ func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32
 //	      out[i0, i1] += x[i0, i2] * w[i2, i1]
 func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]float32) {
 	// out = einsum "+*" "b,i; i,o => b,o" of x, w
-	*out = [32][128]float32{}
-	// float32 broadcast kernel M=32 N=128 K=784, 6x16 register tile, 4 k blocks of at most 196, AVX2.
-	if ocannlAVX2 {
+	// float32 broadcast kernel M=32 N=128 K=784: AVX512 14x32 tile, 4 k blocks of at most 196; AVX2 6x16 tile, 4 k blocks of at most 196.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&out[0][0], &x[0][0], &w[0][0])
+	} else if ocannlAVX2 {
 		ocannlGemm2AVX2(&out[0][0], &x[0][0], &w[0][0])
 	} else {
+		*out = [32][128]float32{}
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
 		for i0 := range 32 {
 			outRow := &out[i0]
@@ -207,8 +213,17 @@ func ocannlConv2D(img *[8][32][32][64]float32, kernel *[64][3][3][64]float32, ou
 	}
 
 	// out = einsum "+*" "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// float32 dot kernel M=32 N=64 K=192, 3x3 register tile, k unblocked (rows streamed), AVX2.
-	if ocannlAVX2 {
+	// float32 dot kernel M=32 N=64 K=192: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		*out = [8][32][32][64]float32{}
+		for i0 := range 8 {
+			for i2 := range 32 {
+				for i4 := range 3 {
+					ocannlGemm3AVX512(&out[i0][0][i2][0], &img2[i0][i4][i2][0], &kernel[0][i4][0][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		*out = [8][32][32][64]float32{}
 		for i0 := range 8 {
 			for i2 := range 32 {

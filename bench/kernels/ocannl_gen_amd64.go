@@ -6,10 +6,35 @@ package kernels
 
 import "github.com/ocannlgen/ocannlgen/rt/cpu"
 
+// ocannlAVX512 reports whether the AVX512 kernels below run: the CPU has the
+// instruction sets they need (AVX, AVX512F, AVX512VL) and the
+// environment variable OCANNLGEN_CPU does not ask for a lower tier.
+var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
+
 // ocannlAVX2 reports whether the AVX2 kernels below run: the CPU has the
-// instruction sets avo reports for them (AVX, FMA3) and the
+// instruction sets they need (AVX, FMA3) and the
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
+
+// ocannlGemm0AVX512 runs a float32 broadcast kernel, M=512 N=512 K=512 (14x32 tile); strides C 512,1 A 512,1 B 512,1.
+//
+//go:noescape
+func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm1AVX512 runs a float32 broadcast kernel, M=64 N=64 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
+//
+//go:noescape
+func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm2AVX512 runs a float32 broadcast kernel, M=32 N=128 K=784 (14x32 tile); strides C 128,1 A 784,1 B 128,1.
+//
+//go:noescape
+func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm3AVX512 runs a float32 dot kernel, M=32 N=64 K=192 (4x4 tile); strides C 2048,1 A 2240,1 B 1,576.
+//
+//go:noescape
+func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=512 N=512 K=512 (6x16 tile); strides C 512,1 A 512,1 B 512,1.
 //

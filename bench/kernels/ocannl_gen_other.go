@@ -4,9 +4,33 @@
 
 package kernels
 
+// ocannlAVX512 is false: this build has no assembly kernels (not amd64, not gc, or the
+// purego tag), so the generated code runs its Go loops.
+const ocannlAVX512 = false
+
 // ocannlAVX2 is false: this build has no assembly kernels (not amd64, not gc, or the
 // purego tag), so the generated code runs its Go loops.
 const ocannlAVX2 = false
+
+// ocannlGemm0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm0AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm0AVX512 called without assembly")
+}
+
+// ocannlGemm1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm1AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm1AVX512 called without assembly")
+}
+
+// ocannlGemm2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm2AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm2AVX512 called without assembly")
+}
+
+// ocannlGemm3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm3AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm3AVX512 called without assembly")
+}
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }

@@ -63,3 +63,65 @@ func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]
 	}
 	return calls, "// " + n.Spec.Describe(tiers...) + "."
 }
+
+// asmFillElision finds an operation whose pre-fill with zero an assembly
+// kernel can absorb although the Go loops cannot: [resets,] fill T with
+// +0, one perfect nest that stores into every cell of the unpadded T
+// once per reduction (an overwriting kernel). The Go branch then fills
+// and runs the loops.
+func (k *kgen) asmFillElision(o *loopir.Operation) *elision {
+	if k.asm == nil {
+		return nil
+	}
+	var e elision
+	for _, s := range o.Body {
+		switch s := s.(type) {
+		case *loopir.ResetPadding:
+		case *loopir.Fill:
+			if e.fill != nil || e.loop != nil || s.Value != 0 || math.Signbit(s.Value) {
+				return nil
+			}
+			e.fill = s
+		case *loopir.For:
+			if e.loop != nil || e.fill == nil {
+				return nil
+			}
+			e.loop = s
+		default:
+			return nil
+		}
+	}
+	if e.fill == nil || e.loop == nil {
+		return nil
+	}
+	loops, st, ok := perfect(e.loop)
+	if !ok || st.Tensor != e.fill.Tensor || k.ts[st.Tensor].st.kind == sConst || padded(&k.p.Tensors[st.Tensor]) {
+		return nil
+	}
+	n := asm.Classify(k.p, loops, st, k.elem, true)
+	if n == nil {
+		return nil
+	}
+	cells := n.Spec.M * n.Spec.N
+	for _, l := range n.Outer {
+		cells *= l.Extent
+	}
+	if cells != k.p.Tensors[st.Tensor].Size() {
+		return nil
+	}
+	return &e
+}
+
+// chainAsmFill emits a nest whose pre-fill the assembly kernel absorbs:
+// the kernels store, the Go branch fills, then runs the loops.
+func (k *kgen) chainAsmFill(loops []*loopir.For, st *loopir.Store, fill *loopir.Fill) ([]jen.Code, error) {
+	zero := 0.0
+	calls, note := k.asmNest(loops, st, &zero)
+	code := k.fill(fill)
+	goCode, err := k.chainGo(loops, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	code = append(code, goCode...)
+	return k.dispatch(calls, note, code), nil
+}

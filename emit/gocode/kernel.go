@@ -895,12 +895,16 @@ func (k *kgen) overwrittenFirst(t int) bool {
 func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 	var out []jen.Code
 	elide := k.fillElision(o)
+	var asmFill *elision
+	if elide == nil {
+		asmFill = k.asmFillElision(o)
+	}
 	for _, s := range o.Body {
 		switch s := s.(type) {
 		case *loopir.FetchStmt:
 			out = append(out, k.fetch(s)...)
 		case *loopir.Fill:
-			if elide != nil && s == elide.fill {
+			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill {
 				continue
 			}
 			out = append(out, k.fill(s)...)
@@ -909,7 +913,9 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 		case *loopir.For:
 			var code []jen.Code
 			var err error
-			if loops, st, ok := perfect(s); ok {
+			if loops, st, ok := perfect(s); ok && asmFill != nil && asmFill.loop == s {
+				code, err = k.chainAsmFill(loops, st, asmFill.fill)
+			} else if ok {
 				var init *float64
 				if elide != nil && elide.loop == s {
 					init = &elide.fill.Value

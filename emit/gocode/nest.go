@@ -636,6 +636,12 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 	if calls == nil || err != nil {
 		return code, err
 	}
+	return k.dispatch(calls, note, code), nil
+}
+
+// dispatch is `if flag512 { calls[0] } else if flag2 { calls[1] } else
+// { code }` after the comment note.
+func (k *kgen) dispatch(calls [][]jen.Code, note string, code []jen.Code) []jen.Code {
 	s := jen.Null()
 	for i, t := range k.asm.Tiers() {
 		if i > 0 {
@@ -643,7 +649,7 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 		}
 		s.If(jen.Id(t.Flag())).Block(calls[i]...)
 	}
-	return []jen.Code{jen.Comment(note), s.Else().Block(code...)}, nil
+	return []jen.Code{jen.Comment(note), s.Else().Block(code...)}
 }
 
 // chainGo emits a perfect nest as Go loops.

@@ -26,13 +26,13 @@ import "math"
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul(a *[64][48]float32, b *[48][32]float32, out *[64][32]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [64][32]float32{}
 	// float32 broadcast kernel M=64 N=32 K=48: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&out[0][0], &a[0][0], &b[0][0])
 	} else if ocannlAVX2 {
 		ocannlGemm0AVX2(&out[0][0], &a[0][0], &b[0][0])
 	} else {
+		*out = [64][32]float32{}
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
 		for i0 := range 64 {
 			outRow := &out[i0]
@@ -79,13 +79,13 @@ func ocannlMatMul(a *[64][48]float32, b *[48][32]float32, out *[64][32]float32) 
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMulF64(a *[64][48]float64, b *[48][32]float64, out *[64][32]float64) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [64][32]float64{}
 	// float64 broadcast kernel M=64 N=32 K=48: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm1AVX512(&out[0][0], &a[0][0], &b[0][0])
 	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&out[0][0], &a[0][0], &b[0][0])
 	} else {
+		*out = [64][32]float64{}
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
 		for i0 := range 64 {
 			outRow := &out[i0]
@@ -132,13 +132,13 @@ func ocannlMatMulF64(a *[64][48]float64, b *[48][32]float64, out *[64][32]float6
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [64][64]float32{}
 	// float32 broadcast kernel M=64 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm2AVX512(&out[0][0], &a[0][0], &b[0][0])
 	} else if ocannlAVX2 {
 		ocannlGemm2AVX2(&out[0][0], &a[0][0], &b[0][0])
 	} else {
+		*out = [64][64]float32{}
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
 		for i0 := range 64 {
 			outRow := &out[i0]
@@ -185,13 +185,13 @@ func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul256(a *[256][256]float32, b *[256][256]float32, out *[256][256]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [256][256]float32{}
 	// float32 broadcast kernel M=256 N=256 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&out[0][0], &a[0][0], &b[0][0])
 	} else if ocannlAVX2 {
 		ocannlGemm3AVX2(&out[0][0], &a[0][0], &b[0][0])
 	} else {
+		*out = [256][256]float32{}
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
 		for i0 := range 256 {
 			outRow := &out[i0]
@@ -238,13 +238,13 @@ func ocannlMatMul256(a *[256][256]float32, b *[256][256]float32, out *[256][256]
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [512][512]float32{}
 	// float32 broadcast kernel M=512 N=512 K=512: AVX512 14x32 tile, 2 k blocks of at most 256; AVX2 6x16 tile, 2 k blocks of at most 256.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&out[0][0], &a[0][0], &b[0][0])
 	} else if ocannlAVX2 {
 		ocannlGemm4AVX2(&out[0][0], &a[0][0], &b[0][0])
 	} else {
+		*out = [512][512]float32{}
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
 		for i0 := range 512 {
 			outRow := &out[i0]
@@ -291,13 +291,13 @@ func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]
 //	      out[i0, i1] += x[i0, i2] * w[i2, i1]
 func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]float32) {
 	// out = einsum "+*" "b,i; i,o => b,o" of x, w
-	*out = [32][128]float32{}
 	// float32 broadcast kernel M=32 N=128 K=784: AVX512 14x32 tile, 4 k blocks of at most 196; AVX2 6x16 tile, 4 k blocks of at most 196.
 	if ocannlAVX512 {
 		ocannlGemm5AVX512(&out[0][0], &x[0][0], &w[0][0])
 	} else if ocannlAVX2 {
 		ocannlGemm5AVX2(&out[0][0], &x[0][0], &w[0][0])
 	} else {
+		*out = [32][128]float32{}
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
 		for i0 := range 32 {
 			outRow := &out[i0]
@@ -345,7 +345,6 @@ func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]flo
 //	        out[i0, i1, i2] += a[i0, i1, i3] * b[i0, i3, i2]
 func ocannlBatchedMatMul(a *[8][16][32]float32, b *[8][32][24]float32, out *[8][16][24]float32) {
 	// out = einsum "+*" "b,i,j; b,j,k => b,i,k" of a, b
-	*out = [8][16][24]float32{}
 	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 8 {
@@ -356,6 +355,7 @@ func ocannlBatchedMatMul(a *[8][16][32]float32, b *[8][32][24]float32, out *[8][
 			ocannlGemm6AVX2(&out[i0][0][0], &a[i0][0][0], &b[i0][0][0])
 		}
 	} else {
+		*out = [8][16][24]float32{}
 		// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
 			for i1 := range 16 {

@@ -125,61 +125,33 @@ k2:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
-	VADDPS       1024(BX), Z16, Z16
 	VMOVUPS      Z16, 1024(BX)
-	VADDPS       1088(BX), Z17, Z17
 	VMOVUPS      Z17, 1088(BX)
-	VADDPS       1152(BX), Z18, Z18
 	VMOVUPS      Z18, 1152(BX)
-	VADDPS       1216(BX), Z19, Z19
 	VMOVUPS      Z19, 1216(BX)
-	VADDPS       1280(BX), Z20, Z20
 	VMOVUPS      Z20, 1280(BX)
-	VADDPS       1344(BX), Z21, Z21
 	VMOVUPS      Z21, 1344(BX)
-	VADDPS       1408(BX), Z22, Z22
 	VMOVUPS      Z22, 1408(BX)
-	VADDPS       1472(BX), Z23, Z23
 	VMOVUPS      Z23, 1472(BX)
-	VADDPS       1536(BX), Z24, Z24
 	VMOVUPS      Z24, 1536(BX)
-	VADDPS       1600(BX), Z25, Z25
 	VMOVUPS      Z25, 1600(BX)
-	VADDPS       1664(BX), Z26, Z26
 	VMOVUPS      Z26, 1664(BX)
-	VADDPS       1728(BX), Z27, Z27
 	VMOVUPS      Z27, 1728(BX)
 	ADDQ         $+2688, CX
 	ADDQ         $+1792, BX
@@ -235,37 +207,21 @@ k3:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -368,61 +324,33 @@ k3:
 	ADDQ         $+256, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPD       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPD       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPD       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPD       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPD       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPD       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPD       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPD       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPD       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPD       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPD       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPD       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPD       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPD       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPD       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPD       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPD       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPD       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPD       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPD       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
-	VADDPD       2560(DI), Z20, Z20
 	VMOVUPS      Z20, 2560(DI)
-	VADDPD       2624(DI), Z21, Z21
 	VMOVUPS      Z21, 2624(DI)
-	VADDPD       2816(DI), Z22, Z22
 	VMOVUPS      Z22, 2816(DI)
-	VADDPD       2880(DI), Z23, Z23
 	VMOVUPS      Z23, 2880(DI)
-	VADDPD       3072(DI), Z24, Z24
 	VMOVUPS      Z24, 3072(DI)
-	VADDPD       3136(DI), Z25, Z25
 	VMOVUPS      Z25, 3136(DI)
-	VADDPD       3328(DI), Z26, Z26
 	VMOVUPS      Z26, 3328(DI)
-	VADDPD       3392(DI), Z27, Z27
 	VMOVUPS      Z27, 3392(DI)
 	ADDQ         $+5376, SI
 	ADDQ         $+3584, DI
@@ -478,37 +406,21 @@ k4:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPD       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPD       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPD       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPD       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPD       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPD       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPD       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPD       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPD       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPD       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPD       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPD       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPD       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPD       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPD       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPD       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -613,61 +525,33 @@ k3:
 	ADDQ         $+256, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPS       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPS       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPS       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPS       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
-	VADDPS       2560(DI), Z20, Z20
 	VMOVUPS      Z20, 2560(DI)
-	VADDPS       2624(DI), Z21, Z21
 	VMOVUPS      Z21, 2624(DI)
-	VADDPS       2816(DI), Z22, Z22
 	VMOVUPS      Z22, 2816(DI)
-	VADDPS       2880(DI), Z23, Z23
 	VMOVUPS      Z23, 2880(DI)
-	VADDPS       3072(DI), Z24, Z24
 	VMOVUPS      Z24, 3072(DI)
-	VADDPS       3136(DI), Z25, Z25
 	VMOVUPS      Z25, 3136(DI)
-	VADDPS       3328(DI), Z26, Z26
 	VMOVUPS      Z26, 3328(DI)
-	VADDPS       3392(DI), Z27, Z27
 	VMOVUPS      Z27, 3392(DI)
 	ADDQ         $+3584, SI
 	ADDQ         $+3584, DI
@@ -723,37 +607,21 @@ k4:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -858,61 +726,33 @@ k3:
 	ADDQ         $+1024, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       1024(DI), Z2, Z2
 	VMOVUPS      Z2, 1024(DI)
-	VADDPS       1088(DI), Z3, Z3
 	VMOVUPS      Z3, 1088(DI)
-	VADDPS       2048(DI), Z4, Z4
 	VMOVUPS      Z4, 2048(DI)
-	VADDPS       2112(DI), Z5, Z5
 	VMOVUPS      Z5, 2112(DI)
-	VADDPS       3072(DI), Z6, Z6
 	VMOVUPS      Z6, 3072(DI)
-	VADDPS       3136(DI), Z7, Z7
 	VMOVUPS      Z7, 3136(DI)
-	VADDPS       4096(DI), Z8, Z8
 	VMOVUPS      Z8, 4096(DI)
-	VADDPS       4160(DI), Z9, Z9
 	VMOVUPS      Z9, 4160(DI)
-	VADDPS       5120(DI), Z10, Z10
 	VMOVUPS      Z10, 5120(DI)
-	VADDPS       5184(DI), Z11, Z11
 	VMOVUPS      Z11, 5184(DI)
-	VADDPS       6144(DI), Z12, Z12
 	VMOVUPS      Z12, 6144(DI)
-	VADDPS       6208(DI), Z13, Z13
 	VMOVUPS      Z13, 6208(DI)
-	VADDPS       7168(DI), Z14, Z14
 	VMOVUPS      Z14, 7168(DI)
-	VADDPS       7232(DI), Z15, Z15
 	VMOVUPS      Z15, 7232(DI)
-	VADDPS       8192(DI), Z16, Z16
 	VMOVUPS      Z16, 8192(DI)
-	VADDPS       8256(DI), Z17, Z17
 	VMOVUPS      Z17, 8256(DI)
-	VADDPS       9216(DI), Z18, Z18
 	VMOVUPS      Z18, 9216(DI)
-	VADDPS       9280(DI), Z19, Z19
 	VMOVUPS      Z19, 9280(DI)
-	VADDPS       10240(DI), Z20, Z20
 	VMOVUPS      Z20, 10240(DI)
-	VADDPS       10304(DI), Z21, Z21
 	VMOVUPS      Z21, 10304(DI)
-	VADDPS       11264(DI), Z22, Z22
 	VMOVUPS      Z22, 11264(DI)
-	VADDPS       11328(DI), Z23, Z23
 	VMOVUPS      Z23, 11328(DI)
-	VADDPS       12288(DI), Z24, Z24
 	VMOVUPS      Z24, 12288(DI)
-	VADDPS       12352(DI), Z25, Z25
 	VMOVUPS      Z25, 12352(DI)
-	VADDPS       13312(DI), Z26, Z26
 	VMOVUPS      Z26, 13312(DI)
-	VADDPS       13376(DI), Z27, Z27
 	VMOVUPS      Z27, 13376(DI)
 	ADDQ         $+14336, SI
 	ADDQ         $+14336, DI
@@ -948,21 +788,13 @@ k4:
 	ADDQ         $+1024, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       1024(DI), Z2, Z2
 	VMOVUPS      Z2, 1024(DI)
-	VADDPS       1088(DI), Z3, Z3
 	VMOVUPS      Z3, 1088(DI)
-	VADDPS       2048(DI), Z4, Z4
 	VMOVUPS      Z4, 2048(DI)
-	VADDPS       2112(DI), Z5, Z5
 	VMOVUPS      Z5, 2112(DI)
-	VADDPS       3072(DI), Z6, Z6
 	VMOVUPS      Z6, 3072(DI)
-	VADDPS       3136(DI), Z7, Z7
 	VMOVUPS      Z7, 3136(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -1068,61 +900,33 @@ k3:
 	ADDQ         $+2048, R12
 	DECQ         R13
 	JNZ          k3
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       2048(R9), Z2, Z2
 	VMOVUPS      Z2, 2048(R9)
-	VADDPS       2112(R9), Z3, Z3
 	VMOVUPS      Z3, 2112(R9)
-	VADDPS       4096(R9), Z4, Z4
 	VMOVUPS      Z4, 4096(R9)
-	VADDPS       4160(R9), Z5, Z5
 	VMOVUPS      Z5, 4160(R9)
-	VADDPS       6144(R9), Z6, Z6
 	VMOVUPS      Z6, 6144(R9)
-	VADDPS       6208(R9), Z7, Z7
 	VMOVUPS      Z7, 6208(R9)
-	VADDPS       8192(R9), Z8, Z8
 	VMOVUPS      Z8, 8192(R9)
-	VADDPS       8256(R9), Z9, Z9
 	VMOVUPS      Z9, 8256(R9)
-	VADDPS       10240(R9), Z10, Z10
 	VMOVUPS      Z10, 10240(R9)
-	VADDPS       10304(R9), Z11, Z11
 	VMOVUPS      Z11, 10304(R9)
-	VADDPS       12288(R9), Z12, Z12
 	VMOVUPS      Z12, 12288(R9)
-	VADDPS       12352(R9), Z13, Z13
 	VMOVUPS      Z13, 12352(R9)
-	VADDPS       14336(R9), Z14, Z14
 	VMOVUPS      Z14, 14336(R9)
-	VADDPS       14400(R9), Z15, Z15
 	VMOVUPS      Z15, 14400(R9)
-	VADDPS       16384(R9), Z16, Z16
 	VMOVUPS      Z16, 16384(R9)
-	VADDPS       16448(R9), Z17, Z17
 	VMOVUPS      Z17, 16448(R9)
-	VADDPS       18432(R9), Z18, Z18
 	VMOVUPS      Z18, 18432(R9)
-	VADDPS       18496(R9), Z19, Z19
 	VMOVUPS      Z19, 18496(R9)
-	VADDPS       20480(R9), Z20, Z20
 	VMOVUPS      Z20, 20480(R9)
-	VADDPS       20544(R9), Z21, Z21
 	VMOVUPS      Z21, 20544(R9)
-	VADDPS       22528(R9), Z22, Z22
 	VMOVUPS      Z22, 22528(R9)
-	VADDPS       22592(R9), Z23, Z23
 	VMOVUPS      Z23, 22592(R9)
-	VADDPS       24576(R9), Z24, Z24
 	VMOVUPS      Z24, 24576(R9)
-	VADDPS       24640(R9), Z25, Z25
 	VMOVUPS      Z25, 24640(R9)
-	VADDPS       26624(R9), Z26, Z26
 	VMOVUPS      Z26, 26624(R9)
-	VADDPS       26688(R9), Z27, Z27
 	VMOVUPS      Z27, 26688(R9)
 	ADDQ         $+28672, R8
 	ADDQ         $+28672, R9
@@ -1178,37 +982,21 @@ k4:
 	ADDQ         $+2048, R10
 	DECQ         R11
 	JNZ          k4
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       2048(R9), Z2, Z2
 	VMOVUPS      Z2, 2048(R9)
-	VADDPS       2112(R9), Z3, Z3
 	VMOVUPS      Z3, 2112(R9)
-	VADDPS       4096(R9), Z4, Z4
 	VMOVUPS      Z4, 4096(R9)
-	VADDPS       4160(R9), Z5, Z5
 	VMOVUPS      Z5, 4160(R9)
-	VADDPS       6144(R9), Z6, Z6
 	VMOVUPS      Z6, 6144(R9)
-	VADDPS       6208(R9), Z7, Z7
 	VMOVUPS      Z7, 6208(R9)
-	VADDPS       8192(R9), Z8, Z8
 	VMOVUPS      Z8, 8192(R9)
-	VADDPS       8256(R9), Z9, Z9
 	VMOVUPS      Z9, 8256(R9)
-	VADDPS       10240(R9), Z10, Z10
 	VMOVUPS      Z10, 10240(R9)
-	VADDPS       10304(R9), Z11, Z11
 	VMOVUPS      Z11, 10304(R9)
-	VADDPS       12288(R9), Z12, Z12
 	VMOVUPS      Z12, 12288(R9)
-	VADDPS       12352(R9), Z13, Z13
 	VMOVUPS      Z13, 12352(R9)
-	VADDPS       14336(R9), Z14, Z14
 	VMOVUPS      Z14, 14336(R9)
-	VADDPS       14400(R9), Z15, Z15
 	VMOVUPS      Z15, 14400(R9)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -1550,61 +1338,33 @@ k3:
 	ADDQ         $+512, R12
 	DECQ         R13
 	JNZ          k3
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       512(R9), Z2, Z2
 	VMOVUPS      Z2, 512(R9)
-	VADDPS       576(R9), Z3, Z3
 	VMOVUPS      Z3, 576(R9)
-	VADDPS       1024(R9), Z4, Z4
 	VMOVUPS      Z4, 1024(R9)
-	VADDPS       1088(R9), Z5, Z5
 	VMOVUPS      Z5, 1088(R9)
-	VADDPS       1536(R9), Z6, Z6
 	VMOVUPS      Z6, 1536(R9)
-	VADDPS       1600(R9), Z7, Z7
 	VMOVUPS      Z7, 1600(R9)
-	VADDPS       2048(R9), Z8, Z8
 	VMOVUPS      Z8, 2048(R9)
-	VADDPS       2112(R9), Z9, Z9
 	VMOVUPS      Z9, 2112(R9)
-	VADDPS       2560(R9), Z10, Z10
 	VMOVUPS      Z10, 2560(R9)
-	VADDPS       2624(R9), Z11, Z11
 	VMOVUPS      Z11, 2624(R9)
-	VADDPS       3072(R9), Z12, Z12
 	VMOVUPS      Z12, 3072(R9)
-	VADDPS       3136(R9), Z13, Z13
 	VMOVUPS      Z13, 3136(R9)
-	VADDPS       3584(R9), Z14, Z14
 	VMOVUPS      Z14, 3584(R9)
-	VADDPS       3648(R9), Z15, Z15
 	VMOVUPS      Z15, 3648(R9)
-	VADDPS       4096(R9), Z16, Z16
 	VMOVUPS      Z16, 4096(R9)
-	VADDPS       4160(R9), Z17, Z17
 	VMOVUPS      Z17, 4160(R9)
-	VADDPS       4608(R9), Z18, Z18
 	VMOVUPS      Z18, 4608(R9)
-	VADDPS       4672(R9), Z19, Z19
 	VMOVUPS      Z19, 4672(R9)
-	VADDPS       5120(R9), Z20, Z20
 	VMOVUPS      Z20, 5120(R9)
-	VADDPS       5184(R9), Z21, Z21
 	VMOVUPS      Z21, 5184(R9)
-	VADDPS       5632(R9), Z22, Z22
 	VMOVUPS      Z22, 5632(R9)
-	VADDPS       5696(R9), Z23, Z23
 	VMOVUPS      Z23, 5696(R9)
-	VADDPS       6144(R9), Z24, Z24
 	VMOVUPS      Z24, 6144(R9)
-	VADDPS       6208(R9), Z25, Z25
 	VMOVUPS      Z25, 6208(R9)
-	VADDPS       6656(R9), Z26, Z26
 	VMOVUPS      Z26, 6656(R9)
-	VADDPS       6720(R9), Z27, Z27
 	VMOVUPS      Z27, 6720(R9)
 	ADDQ         $+43904, R8
 	ADDQ         $+7168, R9
@@ -1640,21 +1400,13 @@ k4:
 	ADDQ         $+512, R10
 	DECQ         R11
 	JNZ          k4
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       512(R9), Z2, Z2
 	VMOVUPS      Z2, 512(R9)
-	VADDPS       576(R9), Z3, Z3
 	VMOVUPS      Z3, 576(R9)
-	VADDPS       1024(R9), Z4, Z4
 	VMOVUPS      Z4, 1024(R9)
-	VADDPS       1088(R9), Z5, Z5
 	VMOVUPS      Z5, 1088(R9)
-	VADDPS       1536(R9), Z6, Z6
 	VMOVUPS      Z6, 1536(R9)
-	VADDPS       1600(R9), Z7, Z7
 	VMOVUPS      Z7, 1600(R9)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -2356,75 +2108,33 @@ k1:
 	ADDQ         $+96, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPS.Z    64(AX), K1, Z0
-	VADDPS       Z0, Z1, Z1
 	VMOVUPS      Z1, K1, 64(AX)
-	VADDPS       96(AX), Z2, Z2
 	VMOVUPS      Z2, 96(AX)
-	VMOVUPS.Z    160(AX), K1, Z0
-	VADDPS       Z0, Z3, Z3
 	VMOVUPS      Z3, K1, 160(AX)
-	VADDPS       192(AX), Z4, Z4
 	VMOVUPS      Z4, 192(AX)
-	VMOVUPS.Z    256(AX), K1, Z0
-	VADDPS       Z0, Z5, Z5
 	VMOVUPS      Z5, K1, 256(AX)
-	VADDPS       288(AX), Z6, Z6
 	VMOVUPS      Z6, 288(AX)
-	VMOVUPS.Z    352(AX), K1, Z0
-	VADDPS       Z0, Z7, Z7
 	VMOVUPS      Z7, K1, 352(AX)
-	VADDPS       384(AX), Z8, Z8
 	VMOVUPS      Z8, 384(AX)
-	VMOVUPS.Z    448(AX), K1, Z0
-	VADDPS       Z0, Z9, Z9
 	VMOVUPS      Z9, K1, 448(AX)
-	VADDPS       480(AX), Z10, Z10
 	VMOVUPS      Z10, 480(AX)
-	VMOVUPS.Z    544(AX), K1, Z0
-	VADDPS       Z0, Z11, Z11
 	VMOVUPS      Z11, K1, 544(AX)
-	VADDPS       576(AX), Z12, Z12
 	VMOVUPS      Z12, 576(AX)
-	VMOVUPS.Z    640(AX), K1, Z0
-	VADDPS       Z0, Z13, Z13
 	VMOVUPS      Z13, K1, 640(AX)
-	VADDPS       672(AX), Z14, Z14
 	VMOVUPS      Z14, 672(AX)
-	VMOVUPS.Z    736(AX), K1, Z0
-	VADDPS       Z0, Z15, Z15
 	VMOVUPS      Z15, K1, 736(AX)
-	VADDPS       768(AX), Z16, Z16
 	VMOVUPS      Z16, 768(AX)
-	VMOVUPS.Z    832(AX), K1, Z0
-	VADDPS       Z0, Z17, Z17
 	VMOVUPS      Z17, K1, 832(AX)
-	VADDPS       864(AX), Z18, Z18
 	VMOVUPS      Z18, 864(AX)
-	VMOVUPS.Z    928(AX), K1, Z0
-	VADDPS       Z0, Z19, Z19
 	VMOVUPS      Z19, K1, 928(AX)
-	VADDPS       960(AX), Z20, Z20
 	VMOVUPS      Z20, 960(AX)
-	VMOVUPS.Z    1024(AX), K1, Z0
-	VADDPS       Z0, Z21, Z21
 	VMOVUPS      Z21, K1, 1024(AX)
-	VADDPS       1056(AX), Z22, Z22
 	VMOVUPS      Z22, 1056(AX)
-	VMOVUPS.Z    1120(AX), K1, Z0
-	VADDPS       Z0, Z23, Z23
 	VMOVUPS      Z23, K1, 1120(AX)
-	VADDPS       1152(AX), Z24, Z24
 	VMOVUPS      Z24, 1152(AX)
-	VMOVUPS.Z    1216(AX), K1, Z0
-	VADDPS       Z0, Z25, Z25
 	VMOVUPS      Z25, K1, 1216(AX)
-	VADDPS       1248(AX), Z26, Z26
 	VMOVUPS      Z26, 1248(AX)
-	VMOVUPS.Z    1312(AX), K1, Z0
-	VADDPS       Z0, Z27, Z27
 	VMOVUPS      Z27, K1, 1312(AX)
 	ADDQ         $+1792, CX
 	ADDQ         $+1344, AX
@@ -2450,15 +2160,9 @@ k2:
 	ADDQ         $+96, DX
 	DECQ         BX
 	JNZ          k2
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPS.Z    64(AX), K1, Z0
-	VADDPS       Z0, Z1, Z1
 	VMOVUPS      Z1, K1, 64(AX)
-	VADDPS       96(AX), Z2, Z2
 	VMOVUPS      Z2, 96(AX)
-	VMOVUPS.Z    160(AX), K1, Z0
-	VADDPS       Z0, Z3, Z3
 	VMOVUPS      Z3, K1, 160(AX)
 	VZEROUPPER
 	RET
@@ -2519,29 +2223,17 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+1152, SI
 	ADDQ         $+768, DI
@@ -2577,21 +2269,13 @@ k4:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -2656,29 +2340,17 @@ k3:
 	ADDQ         $+256, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPD       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPD       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPD       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPD       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPD       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPD       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPD       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPD       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPD       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+2304, SI
 	ADDQ         $+1536, DI
@@ -2714,21 +2386,13 @@ k4:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPD       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPD       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPD       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPD       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPD       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -2793,29 +2457,17 @@ k3:
 	ADDQ         $+256, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPS       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPS       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPS       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPS       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+1536, SI
 	ADDQ         $+1536, DI
@@ -2851,21 +2503,13 @@ k4:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -2930,29 +2574,17 @@ k3:
 	ADDQ         $+1024, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       1024(DI), Y2, Y2
 	VMOVUPS      Y2, 1024(DI)
-	VADDPS       1056(DI), Y3, Y3
 	VMOVUPS      Y3, 1056(DI)
-	VADDPS       2048(DI), Y4, Y4
 	VMOVUPS      Y4, 2048(DI)
-	VADDPS       2080(DI), Y5, Y5
 	VMOVUPS      Y5, 2080(DI)
-	VADDPS       3072(DI), Y6, Y6
 	VMOVUPS      Y6, 3072(DI)
-	VADDPS       3104(DI), Y7, Y7
 	VMOVUPS      Y7, 3104(DI)
-	VADDPS       4096(DI), Y8, Y8
 	VMOVUPS      Y8, 4096(DI)
-	VADDPS       4128(DI), Y9, Y9
 	VMOVUPS      Y9, 4128(DI)
-	VADDPS       5120(DI), Y10, Y10
 	VMOVUPS      Y10, 5120(DI)
-	VADDPS       5152(DI), Y11, Y11
 	VMOVUPS      Y11, 5152(DI)
 	ADDQ         $+6144, SI
 	ADDQ         $+6144, DI
@@ -2988,21 +2620,13 @@ k4:
 	ADDQ         $+1024, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       1024(DI), Y2, Y2
 	VMOVUPS      Y2, 1024(DI)
-	VADDPS       1056(DI), Y3, Y3
 	VMOVUPS      Y3, 1056(DI)
-	VADDPS       2048(DI), Y4, Y4
 	VMOVUPS      Y4, 2048(DI)
-	VADDPS       2080(DI), Y5, Y5
 	VMOVUPS      Y5, 2080(DI)
-	VADDPS       3072(DI), Y6, Y6
 	VMOVUPS      Y6, 3072(DI)
-	VADDPS       3104(DI), Y7, Y7
 	VMOVUPS      Y7, 3104(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -3068,29 +2692,17 @@ k3:
 	ADDQ         $+2048, R12
 	DECQ         R13
 	JNZ          k3
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       2048(R9), Y2, Y2
 	VMOVUPS      Y2, 2048(R9)
-	VADDPS       2080(R9), Y3, Y3
 	VMOVUPS      Y3, 2080(R9)
-	VADDPS       4096(R9), Y4, Y4
 	VMOVUPS      Y4, 4096(R9)
-	VADDPS       4128(R9), Y5, Y5
 	VMOVUPS      Y5, 4128(R9)
-	VADDPS       6144(R9), Y6, Y6
 	VMOVUPS      Y6, 6144(R9)
-	VADDPS       6176(R9), Y7, Y7
 	VMOVUPS      Y7, 6176(R9)
-	VADDPS       8192(R9), Y8, Y8
 	VMOVUPS      Y8, 8192(R9)
-	VADDPS       8224(R9), Y9, Y9
 	VMOVUPS      Y9, 8224(R9)
-	VADDPS       10240(R9), Y10, Y10
 	VMOVUPS      Y10, 10240(R9)
-	VADDPS       10272(R9), Y11, Y11
 	VMOVUPS      Y11, 10272(R9)
 	ADDQ         $+12288, R8
 	ADDQ         $+12288, R9
@@ -3116,13 +2728,9 @@ k4:
 	ADDQ         $+2048, R10
 	DECQ         R11
 	JNZ          k4
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       2048(R9), Y2, Y2
 	VMOVUPS      Y2, 2048(R9)
-	VADDPS       2080(R9), Y3, Y3
 	VMOVUPS      Y3, 2080(R9)
 	ADDQ         $+64, BX
 	ADDQ         $+64, SI
@@ -3298,29 +2906,17 @@ k3:
 	ADDQ         $+512, R12
 	DECQ         R13
 	JNZ          k3
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       512(R9), Y2, Y2
 	VMOVUPS      Y2, 512(R9)
-	VADDPS       544(R9), Y3, Y3
 	VMOVUPS      Y3, 544(R9)
-	VADDPS       1024(R9), Y4, Y4
 	VMOVUPS      Y4, 1024(R9)
-	VADDPS       1056(R9), Y5, Y5
 	VMOVUPS      Y5, 1056(R9)
-	VADDPS       1536(R9), Y6, Y6
 	VMOVUPS      Y6, 1536(R9)
-	VADDPS       1568(R9), Y7, Y7
 	VMOVUPS      Y7, 1568(R9)
-	VADDPS       2048(R9), Y8, Y8
 	VMOVUPS      Y8, 2048(R9)
-	VADDPS       2080(R9), Y9, Y9
 	VMOVUPS      Y9, 2080(R9)
-	VADDPS       2560(R9), Y10, Y10
 	VMOVUPS      Y10, 2560(R9)
-	VADDPS       2592(R9), Y11, Y11
 	VMOVUPS      Y11, 2592(R9)
 	ADDQ         $+18816, R8
 	ADDQ         $+3072, R9
@@ -3346,13 +2942,9 @@ k4:
 	ADDQ         $+512, R10
 	DECQ         R11
 	JNZ          k4
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       512(R9), Y2, Y2
 	VMOVUPS      Y2, 512(R9)
-	VADDPS       544(R9), Y3, Y3
 	VMOVUPS      Y3, 544(R9)
 	ADDQ         $+64, BX
 	ADDQ         $+64, SI
@@ -3746,29 +3338,17 @@ k2:
 	ADDQ         $+96, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (SI), Y0, Y0
 	VMOVUPS      Y0, (SI)
-	VADDPS       32(SI), Y1, Y1
 	VMOVUPS      Y1, 32(SI)
-	VADDPS       96(SI), Y2, Y2
 	VMOVUPS      Y2, 96(SI)
-	VADDPS       128(SI), Y3, Y3
 	VMOVUPS      Y3, 128(SI)
-	VADDPS       192(SI), Y4, Y4
 	VMOVUPS      Y4, 192(SI)
-	VADDPS       224(SI), Y5, Y5
 	VMOVUPS      Y5, 224(SI)
-	VADDPS       288(SI), Y6, Y6
 	VMOVUPS      Y6, 288(SI)
-	VADDPS       320(SI), Y7, Y7
 	VMOVUPS      Y7, 320(SI)
-	VADDPS       384(SI), Y8, Y8
 	VMOVUPS      Y8, 384(SI)
-	VADDPS       416(SI), Y9, Y9
 	VMOVUPS      Y9, 416(SI)
-	VADDPS       480(SI), Y10, Y10
 	VMOVUPS      Y10, 480(SI)
-	VADDPS       512(SI), Y11, Y11
 	VMOVUPS      Y11, 512(SI)
 	ADDQ         $+768, BX
 	ADDQ         $+576, SI
@@ -3804,21 +3384,13 @@ k3:
 	ADDQ         $+96, DI
 	DECQ         R8
 	JNZ          k3
-	VADDPS       (SI), Y0, Y0
 	VMOVUPS      Y0, (SI)
-	VADDPS       32(SI), Y1, Y1
 	VMOVUPS      Y1, 32(SI)
-	VADDPS       96(SI), Y2, Y2
 	VMOVUPS      Y2, 96(SI)
-	VADDPS       128(SI), Y3, Y3
 	VMOVUPS      Y3, 128(SI)
-	VADDPS       192(SI), Y4, Y4
 	VMOVUPS      Y4, 192(SI)
-	VADDPS       224(SI), Y5, Y5
 	VMOVUPS      Y5, 224(SI)
-	VADDPS       288(SI), Y6, Y6
 	VMOVUPS      Y6, 288(SI)
-	VADDPS       320(SI), Y7, Y7
 	VMOVUPS      Y7, 320(SI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -3854,17 +3426,11 @@ k5:
 	ADDQ         $+96, DI
 	DECQ         R8
 	JNZ          k5
-	VADDPS       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPS       96(AX), Y1, Y1
 	VMOVUPS      Y1, 96(AX)
-	VADDPS       192(AX), Y2, Y2
 	VMOVUPS      Y2, 192(AX)
-	VADDPS       288(AX), Y3, Y3
 	VMOVUPS      Y3, 288(AX)
-	VADDPS       384(AX), Y4, Y4
 	VMOVUPS      Y4, 384(AX)
-	VADDPS       480(AX), Y5, Y5
 	VMOVUPS      Y5, 480(AX)
 	ADDQ         $+768, CX
 	ADDQ         $+576, AX
@@ -3891,13 +3457,9 @@ k6:
 	ADDQ         $+96, DX
 	DECQ         BX
 	JNZ          k6
-	VADDPS       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPS       96(AX), Y1, Y1
 	VMOVUPS      Y1, 96(AX)
-	VADDPS       192(AX), Y2, Y2
 	VMOVUPS      Y2, 192(AX)
-	VADDPS       288(AX), Y3, Y3
 	VMOVUPS      Y3, 288(AX)
 	VZEROUPPER
 	RET
