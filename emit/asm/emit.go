@@ -357,6 +357,10 @@ func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
 			}
 		}
 	}
+	if g.cfg.Wide && g.es == 4 && rows == 4 && cols == 4 && s.CN == 1 {
+		g.treeStore(acc, cN)
+		return
+	}
 	for r := range rows {
 		for j := range cols {
 			x := g.hsum(acc[r][j])
@@ -366,6 +370,53 @@ func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
 			}
 			g.op.movS2(x, addr)
 		}
+	}
+}
+
+// treeStore reduces a full 4x4 float32 tile of ZMM partial sums at once
+// and adds (or stores) the 16 sums into C, whose columns are contiguous:
+// four rounds of lane shuffles and adds (VSHUFF32X4 on 128-bit lanes,
+// then VSHUFPS within them) fold 16 vectors into one whose 128-bit lane
+// r holds row r's 4 sums, about 3.5 instructions per sum instead of 10.
+func (g *kgen) treeStore(acc [][]reg.VecVirtual, cN reg.Register) {
+	c, s := g.c, g.s
+	// v[4*j+r] is the tile's cell (r, j).
+	v := make([]reg.Register, 16)
+	for r := range 4 {
+		for j := range 4 {
+			v[4*j+r] = acc[r][j]
+		}
+	}
+	fold := func(shuf func(...operand.Op), lo, hi uint8, in []reg.Register) []reg.Register {
+		out := make([]reg.Register, len(in)/2)
+		for p := range out {
+			x, y := in[2*p], in[2*p+1]
+			a, b := c.ZMM(), c.ZMM()
+			shuf(operand.Imm(uint64(lo)), y, x, a)
+			shuf(operand.Imm(uint64(hi)), y, x, b)
+			c.VADDPS(a, b, a)
+			out[p] = a
+		}
+		return out
+	}
+	// Round 1: lanes (x0+x2, x1+x3, y0+y2, y1+y3); round 2: lane k holds
+	// 4 partials of accumulator 4q+k; rounds 3 and 4 sum within lanes.
+	v = fold(c.VSHUFF32X4, 0x44, 0xee, v)
+	v = fold(c.VSHUFF32X4, 0x88, 0xdd, v)
+	v = fold(c.VSHUFPS, 0x44, 0xee, v)
+	v = fold(c.VSHUFPS, 0x88, 0xdd, v)
+	sum := v[0].(reg.VecVirtual)
+	// Every lane is extracted to its own register: an operation on
+	// sum's XMM part would clear the upper lanes.
+	for r := range 4 {
+		t := c.ZMM()
+		c.VEXTRACTF32X4(operand.Imm(uint64(r)), sum, t.AsX())
+		x := t.AsX()
+		addr := mem(cN, r*s.CM*g.es)
+		if !s.Overwrite {
+			c.VADDPS(addr, x, x)
+		}
+		c.VMOVUPS(x, addr)
 	}
 }
 

@@ -38,6 +38,8 @@ func kernelCases() []Spec {
 		dot(1, 10, 40, 0, 1, 0, 45, false)   // no m axis, B rows with gaps
 		dot(8, 1, 33, 1, 0, 40, 0, true)     // no n axis, overwrite
 		dot(7, 9, 100, 9, 1, 100, 100, true) // overwrite
+		dot(9, 8, 40, 70, 1, 45, 41, false)  // full 4x4 tiles with C rows apart
+		dot(8, 12, 33, 12, 1, 33, 33, true)  // full 4x4 tiles, overwrite
 	}
 	return out
 }
