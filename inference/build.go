@@ -76,6 +76,13 @@ func (b *builder) define(name string, p Pos) error {
 	return nil
 }
 
+func rowDims(d *program.RowDecl) []program.DimDecl {
+	if d == nil {
+		return nil
+	}
+	return d.Dims
+}
+
 func declRow(d *program.RowDecl) (dims []dim, unknown bool) {
 	if d == nil {
 		return nil, false
@@ -88,6 +95,9 @@ func declRow(d *program.RowDecl) (dims []dim, unknown bool) {
 		if basis == "" {
 			basis = BasisDefault
 		}
+		if x.Max {
+			basis = BasisRows
+		}
 		dims = append(dims, dconst(x.Size, basis))
 	}
 	return dims, false
@@ -99,6 +109,9 @@ func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) error {
 			continue
 		}
 		for _, d := range rd.Dims {
+			if d.Name != "" && d.Size == 0 {
+				return errAt(KindName, pos(d.Pos), "the size %s in the shape of %s is not a number: sizes in a shape are integer literals (a Go model may also name a package-level integer constant)", d.Name, t.Name)
+			}
 			if d.Size <= 0 {
 				return errAt(KindDimMismatch, pos(d.Pos), "the shape of %s has an axis of size %d: sizes must be positive", t.Name, d.Size)
 			}
@@ -108,6 +121,13 @@ func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) error {
 		return err
 	}
 	rows := [3]*program.RowDecl{sd.Batch, sd.Input, sd.Output}
+	for k, rd := range rows {
+		for i, d := range rowDims(rd) {
+			if d.Max && (t.Kind != Input || k != int(spec.Batch) || i != 0) {
+				return errAt(KindParse, pos(d.Pos), "the shape of %s: <=%d (a number of rows chosen at run time) is allowed only as the leftmost batch axis of an input", t.Name, d.Size)
+			}
+		}
+	}
 	for k, rd := range rows {
 		dims, unknown := declRow(rd)
 		if !unknown {
@@ -948,6 +968,7 @@ func (b *builder) label(name string, env *specEnv, o int32) dim {
 		return d
 	}
 	d := b.s.newDim(name, o)
+	b.s.dims[d.v].label = true
 	env.labels[name] = d
 	return d
 }

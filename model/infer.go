@@ -69,6 +69,9 @@ func (m *Model) Infer() (*Inferred, error) {
 			if err != nil {
 				if firstErr == nil {
 					firstErr = &EntryError{Entry: e.Name, Err: err}
+					if be := batchMismatch(e, r.Shapes, pinned[i], err); be != nil {
+						firstErr = be
+					}
 				}
 				continue
 			}
@@ -92,6 +95,63 @@ func (m *Model) Infer() (*Inferred, error) {
 		return nil, firstErr
 	}
 	return r, nil
+}
+
+// batchMismatch explains an entry's shape error caused by inputs
+// declared with different batch sizes: when giving every input the first
+// input's batch row makes the entry infer, the error names the two inputs
+// and their batch sizes (rather than the tensors of an inlined layer where
+// the sizes first met, such as train.hinge#1/scores), at the second
+// input's batch row. It returns nil when that is not the cause.
+func batchMismatch(e *Entry, shapes map[string]inference.Shape, pin map[string]bool, err error) *Error {
+	var ie *inference.Error
+	if !errors.As(err, &ie) || ie.Kind != inference.KindDimMismatch && ie.Kind != inference.KindRankMismatch || len(e.Inputs) < 2 {
+		return nil
+	}
+	first := e.Inputs[0]
+	var other *program.InputStmt
+	for _, in := range e.Inputs[1:] {
+		if rowText(in.Shape.Batch) != rowText(first.Shape.Batch) {
+			other = in
+			break
+		}
+	}
+	if other == nil {
+		return nil
+	}
+	saved := make([]*program.ShapeDecl, len(e.Inputs))
+	for k, in := range e.Inputs {
+		saved[k] = in.Shape
+		sd := *in.Shape
+		sd.Batch = first.Shape.Batch
+		in.Shape = &sd
+	}
+	_, cerr := inferPinned(e, shapes, pin)
+	for k, in := range e.Inputs {
+		in.Shape = saved[k]
+	}
+	if cerr != nil {
+		return nil
+	}
+	pos := other.Pos
+	if other.Shape.Batch != nil {
+		pos = other.Shape.Batch.Pos
+	}
+	where := ""
+	if ie.Pos.Line > 0 {
+		where = fmt.Sprintf(" (at %d:%d)", ie.Pos.Line, ie.Pos.Col)
+	}
+	return &Error{Pos: pos, Msg: fmt.Sprintf(
+		"input %s has batch size %s but input %s has batch size %s, and entry %s combines them%s; declare the same batch size for both",
+		other.Name, batchText(other.Shape.Batch), first.Name, batchText(first.Shape.Batch), e.Name, where)}
+}
+
+// batchText describes a declared batch row for messages.
+func batchText(r *program.RowDecl) string {
+	if t := rowText(r); t != "" {
+		return t
+	}
+	return "none (no batch row)"
 }
 
 // hiddenParam reports the parameter a hidden-dimension error is about.
@@ -175,4 +235,45 @@ func Tensor(g *inference.Graph, name string) int {
 		}
 	}
 	return t
+}
+
+// InferOneRow infers entry i's program with every run-time rows axis of
+// its inputs (`<=N`, program.DimDecl.Max) declared as a single row, and
+// its parameters pinned to their inferred shapes: the graph of the kernel
+// that computes one row of an entry with run-time rows (docs/language.md,
+// "Run-time batch sizes").
+func (r *Inferred) InferOneRow(i int) (*inference.Graph, error) {
+	e := r.Entries[i]
+	var changed []*program.DimDecl
+	for _, in := range e.Inputs {
+		if in.Shape == nil || in.Shape.Batch == nil {
+			continue
+		}
+		for k := range in.Shape.Batch.Dims {
+			if d := &in.Shape.Batch.Dims[k]; d.Max {
+				changed = append(changed, d)
+			}
+		}
+	}
+	sizes := make([]int, len(changed))
+	for k, d := range changed {
+		sizes[k] = d.Size
+		d.Size, d.Max = 1, false
+	}
+	defer func() {
+		for k, d := range changed {
+			d.Size, d.Max = sizes[k], true
+		}
+	}()
+	pin := map[string]bool{}
+	for _, id := range e.Params {
+		if _, ok := r.Shapes[id]; ok {
+			pin[id] = true
+		}
+	}
+	g, err := inferPinned(e, r.Shapes, pin)
+	if err != nil {
+		return nil, &EntryError{Entry: e.Name, Err: err}
+	}
+	return g, nil
 }

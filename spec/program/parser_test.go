@@ -325,6 +325,10 @@ func TestStatements(t *testing.T) {
 		{"input t1 : 4:batch = 1", &InputStmt{Name: "t1",
 			Shape: &ShapeDecl{Output: &RowDecl{Dims: []DimDecl{{Size: 4, Basis: "batch"}}}},
 			Init:  &Init{Kind: InitNumber, Number: 1}}},
+		// A size may be a name (a Go model's integer constant).
+		{"input x : BatchN | 2, n:rgb", &InputStmt{Name: "x",
+			Shape: &ShapeDecl{Batch: &RowDecl{Dims: []DimDecl{{Name: "BatchN"}}},
+				Output: &RowDecl{Dims: []DimDecl{{Size: 2}, {Name: "n", Basis: "rgb"}}}}}},
 		{"input p : 3:rgb, 2 -> 5", &InputStmt{Name: "p",
 			Shape: &ShapeDecl{Input: &RowDecl{Dims: []DimDecl{{Size: 3, Basis: "rgb"}, {Size: 2}}}, Output: row(5)}}},
 		{"input a : 3 -> 2 = [(1, 2, 3); (4, 5, 6)]", &InputStmt{Name: "a",
@@ -790,5 +794,31 @@ func TestInspect(t *testing.T) {
 	Inspect(e, func(Expr) bool { n++; return false })
 	if n != 1 {
 		t.Errorf("returning false still descended: %d calls", n)
+	}
+}
+
+// TestRunTimeRowsDim checks `<=N` in a shape: a dim with Max set, its
+// position at the '<', printed back as written; `< =` (split) and `<=`
+// without a size are errors.
+func TestRunTimeRowsDim(t *testing.T) {
+	p, err := Parse("input x : <=8 | 2\ninput y : <=N, 3 | 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := p.Stmts[0].(*InputStmt).Shape.Batch.Dims[0]
+	if !x.Max || x.Size != 8 || x.Pos != (Pos{Line: 1, Col: 11}) {
+		t.Errorf("x's rows dim %+v, want Max, size 8 at 1:11", x)
+	}
+	y := p.Stmts[1].(*InputStmt).Shape.Batch.Dims
+	if !y[0].Max || y[0].Name != "N" || y[1].Max || y[1].Size != 3 {
+		t.Errorf("y's batch dims %+v, want <=N, 3", y)
+	}
+	if got, want := p.String(), "input x : <=8 | 2\ninput y : <=N, 3 | 2\n"; got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+	for _, src := range []string{"input x : < =8 | 2", "input x : <= | 2", "input x : <=8:rows | 2"} {
+		if _, err := Parse(src); err == nil {
+			t.Errorf("%q: no error", src)
+		}
 	}
 }
