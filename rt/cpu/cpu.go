@@ -34,7 +34,7 @@ const (
 	Purego Tier = iota
 	// AVX2 runs the AVX2+FMA kernels.
 	AVX2
-	// AVX512 runs AVX-512 kernels (none are generated yet).
+	// AVX512 runs the AVX-512 kernels.
 	AVX512
 )
 
