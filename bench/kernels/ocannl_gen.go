@@ -24,7 +24,7 @@ package kernels
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	// float32 broadcast kernel M=512 N=512 K=512: AVX512 14x32 tile, 2 k blocks of at most 256; AVX2 6x16 tile, 2 k blocks of at most 256.
+	// float32 broadcast kernel M=512 N=512 K=512: AVX512 14x32 tile, 2 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&out[0][0], &a[0][0], &b[0][0])
 	} else if ocannlAVX2 {
@@ -77,7 +77,7 @@ func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	// float32 broadcast kernel M=64 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=64 N=64 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm1AVX512(&out[0][0], &a[0][0], &b[0][0])
 	} else if ocannlAVX2 {
@@ -130,7 +130,7 @@ func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32
 //	      out[i0, i1] += x[i0, i2] * w[i2, i1]
 func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]float32) {
 	// out = einsum "+*" "b,i; i,o => b,o" of x, w
-	// float32 broadcast kernel M=32 N=128 K=784: AVX512 14x32 tile, 4 k blocks of at most 196; AVX2 6x16 tile, 4 k blocks of at most 196.
+	// float32 broadcast kernel M=32 N=128 K=784: AVX512 14x32 tile, 4 k blocks of at most 196; AVX2 6x16 tile, 4 k blocks of at most 196, B slivers packed.
 	if ocannlAVX512 {
 		ocannlGemm2AVX512(&out[0][0], &x[0][0], &w[0][0])
 	} else if ocannlAVX2 {

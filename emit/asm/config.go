@@ -87,14 +87,29 @@ func (c Config) kBlocks(s *Spec) []int {
 	return out
 }
 
+// packs reports whether a broadcast kernel packs its B slivers: when B's
+// rows are not already the sliver's width apart and at least PackMTiles
+// m tiles reuse each sliver.
+func (c Config) packs(s *Spec) bool {
+	return s.BK != c.NRVec*c.lanes(s) && s.M >= PackMTiles*c.MR
+}
+
+// PackMTiles is the least number of m tiles over which packing a B
+// sliver pays.
+const PackMTiles = 3
+
 // blocking describes the cache blocking.
 func (c Config) blocking(s *Spec) string {
 	if s.Kind == Dot {
 		return "k unblocked"
 	}
 	b := c.kBlocks(s)
-	if len(b) == 1 {
-		return "one k block"
+	d := "one k block"
+	if len(b) > 1 {
+		d = fmt.Sprintf("%d k blocks of at most %d", len(b), b[0])
 	}
-	return fmt.Sprintf("%d k blocks of at most %d", len(b), b[0])
+	if c.packs(s) {
+		d += ", B slivers packed"
+	}
+	return d
 }

@@ -2,6 +2,7 @@ package asm
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
@@ -44,6 +45,8 @@ type kgen struct {
 	es     int // element size
 	lanes  int
 	labels int
+	// pack: the broadcast kernel copies each B sliver into its frame.
+	pack bool
 	// maskTab is the tail-mask table: lanes all-ones elements then lanes
 	// zeros; loading a vector at (lanes-r)*es gives the mask of r lanes.
 	maskTab operand.Mem
@@ -184,6 +187,10 @@ func (g *kgen) broadcast() {
 	ap := c.Load(c.Param("a"), c.GP64())
 	bp := c.Load(c.Param("b"), c.GP64())
 	nr := g.cfg.NRVec * g.lanes
+	var buf operand.Mem
+	if g.pack {
+		buf = c.AllocLocal(slices.Max(g.cfg.kBlocks(s)) * nr * g.es)
+	}
 	k0 := 0
 	for kb, kc := range g.cfg.kBlocks(s) {
 		accumulate := !s.Overwrite || kb > 0
@@ -192,16 +199,20 @@ func (g *kgen) broadcast() {
 		c.MOVQ(cp, cN)
 		aOff := k0 * s.AK * g.es
 		sweep := func(nv, partial int) {
+			var bT reg.Register = bN
+			if g.pack {
+				bT = g.packB(buf, bN, nv, partial, kc)
+			}
 			aM, cM := c.GP64(), c.GP64()
 			c.LEAQ(mem(ap, aOff), aM)
 			c.MOVQ(cN, cM)
 			g.loop(s.M/g.cfg.MR, "m", func() {
-				g.tileBroadcast(g.cfg.MR, nv, partial, kc, accumulate, aM, bN, cM)
+				g.tileBroadcast(g.cfg.MR, nv, partial, kc, accumulate, aM, bT, cM)
 				c.ADDQ(imm(g.cfg.MR*s.AM*g.es), aM)
 				c.ADDQ(imm(g.cfg.MR*s.CM*g.es), cM)
 			})
 			if r := s.M % g.cfg.MR; r > 0 {
-				g.tileBroadcast(r, nv, partial, kc, accumulate, aM, bN, cM)
+				g.tileBroadcast(r, nv, partial, kc, accumulate, aM, bT, cM)
 			}
 		}
 		g.loop(s.N/nr, "n", func() {
@@ -216,6 +227,48 @@ func (g *kgen) broadcast() {
 	}
 	c.VZEROUPPER()
 	c.RET()
+}
+
+// packB copies the kc x nv-vector sliver of B at bN into the frame
+// buffer buf, rows nr elements apart (the lanes past a partial vector
+// become zero), and returns the buffer's address. Unpacked, the sliver's
+// rows are B's row stride apart, often a multiple of 2 KiB, so that they
+// fall into a few L1 sets and evict each other across the m tiles.
+func (g *kgen) packB(buf operand.Mem, bN reg.Register, nv, partial, kc int) reg.Register {
+	c, s := g.c, g.s
+	nr := g.cfg.NRVec * g.lanes
+	dst0 := c.GP64()
+	c.LEAQ(buf, dst0)
+	src, dst := c.GP64(), c.GP64()
+	c.MOVQ(bN, src)
+	c.MOVQ(dst0, dst)
+	var mask reg.Register
+	if partial > 0 {
+		mask = g.tailMask(partial)
+	}
+	g.loop(kc, "p", func() {
+		for v := range nv {
+			t := g.vec()
+			if v == nv-1 && partial > 0 {
+				g.loadMasked(mem(src, v*g.cfg.VecBytes), mask, t)
+			} else {
+				c.VMOVUPS(mem(src, v*g.cfg.VecBytes), t)
+			}
+			c.VMOVUPS(t, mem(dst, v*g.cfg.VecBytes))
+		}
+		c.ADDQ(imm(s.BK*g.es), src)
+		c.ADDQ(imm(nr*g.es), dst)
+	})
+	return dst0
+}
+
+// bStride is the distance in bytes between consecutive k rows of the B
+// the tiles read: the packed buffer's or B's own.
+func (g *kgen) bStride() int {
+	if g.pack {
+		return g.cfg.NRVec * g.cfg.VecBytes
+	}
+	return g.s.BK * g.es
 }
 
 // tileBroadcast is one rows x nv-vector register tile over kc steps of
@@ -255,7 +308,7 @@ func (g *kgen) tileBroadcast(rows, nv, partial, kc int, accumulate bool, aM, bN,
 			}
 		}
 		c.ADDQ(imm(s.AK*g.es), a)
-		c.ADDQ(imm(s.BK*g.es), b)
+		c.ADDQ(imm(g.bStride()), b)
 	})
 	for r := range rows {
 		for v := range nv {
@@ -422,14 +475,19 @@ func (g *kgen) treeStore(acc [][]reg.VecVirtual, cN reg.Register) {
 
 // emitKernel adds the function name implementing s to the context.
 func emitKernel(c *build.Context, cfg Config, s *Spec, name string, maskTab operand.Mem) {
+	g := &kgen{c: c, cfg: cfg, s: s, op: opsFor(s.Elem, c), es: s.elemSize(), lanes: cfg.lanes(s), maskTab: maskTab}
+	g.pack = s.Kind == Broadcast && cfg.packs(s)
 	c.Function(name)
-	c.Attributes(attr.NOSPLIT)
+	if !g.pack {
+		// A packing kernel's frame holds the B sliver: too large for
+		// NOSPLIT, so it gets the stack check.
+		c.Attributes(attr.NOSPLIT)
+	}
 	c.SignatureExpr(fmt.Sprintf("func(c, a, b *%s)", s.Elem))
 	c.Pragma("noescape")
 	mr, nr := cfg.tile(s)
 	c.Doc(fmt.Sprintf("%s runs a %s %s kernel, M=%d N=%d K=%d (%dx%d tile); strides C %d,%d A %d,%d B %d,%d.",
 		name, s.Elem, s.Kind, s.M, s.N, s.K, mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN))
-	g := &kgen{c: c, cfg: cfg, s: s, op: opsFor(s.Elem, c), es: s.elemSize(), lanes: cfg.lanes(s), maskTab: maskTab}
 	if s.Kind == Dot {
 		g.dot()
 	} else {

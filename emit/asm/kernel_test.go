@@ -29,6 +29,8 @@ func kernelCases() []Spec {
 		bc(1, 50, 40, 0, 0, 1, 50, false)       // no m axis
 		bc(6, 5, 9, 5, 9, 1, 5, true)           // overwrite, n < lanes
 		bc(20, 24, 1100, 24, 1100, 1, 24, true) // overwrite with k blocks
+		bc(45, 37, 300, 40, 1, 45, 37, false)   // B packed (both tiers), n tail, A transposed
+		bc(50, 48, 70, 48, 70, 1, 48, true)     // B packed, exact n slivers
 		dot := func(m, n, k, cm, cn, am, bn int, ow bool) {
 			out = append(out, Spec{Elem: elem, Kind: Dot, M: m, N: n, K: k, CM: cm, CN: cn, AM: am, AK: 1, BK: 1, BN: bn, Overwrite: ow})
 		}
