@@ -213,23 +213,17 @@ func ocannlConv2D(img *[8][32][32][64]float32, kernel *[64][3][3][64]float32, ou
 	}
 
 	// out = einsum "+*" "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// float32 dot kernel M=32 N=64 K=192: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=192x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		*out = [8][32][32][64]float32{}
 		for i0 := range 8 {
 			for i2 := range 32 {
-				for i4 := range 3 {
-					ocannlGemm3AVX512(&out[i0][0][i2][0], &img2[i0][i4][i2][0], &kernel[0][i4][0][0])
-				}
+				ocannlGemm3AVX512(&out[i0][0][i2][0], &img2[i0][0][i2][0], &kernel[0][0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
-		*out = [8][32][32][64]float32{}
 		for i0 := range 8 {
 			for i2 := range 32 {
-				for i4 := range 3 {
-					ocannlGemm3AVX2(&out[i0][0][i2][0], &img2[i0][i4][i2][0], &kernel[0][i4][0][0])
-				}
+				ocannlGemm3AVX2(&out[i0][0][i2][0], &img2[i0][0][i2][0], &kernel[0][0][0][0])
 			}
 		}
 	} else {

@@ -1512,9 +1512,12 @@ n2:
 	VPSUBD Z15, Z15, Z15
 	MOVQ   CX, R9
 	MOVQ   SI, R10
-	MOVQ   $0x0000000c, R11
+	MOVQ   $0x00000003, R11
 
-k3:
+q3:
+	MOVQ $0x0000000c, R12
+
+k4:
 	VMOVUPS       (R9), Z16
 	VMOVUPS       8960(R9), Z17
 	VMOVUPS       17920(R9), Z18
@@ -1541,8 +1544,12 @@ k3:
 	VFMADD231PS   Z19, Z20, Z15
 	ADDQ          $+64, R9
 	ADDQ          $+64, R10
+	DECQ          R12
+	JNZ           k4
+	ADDQ          $+8192, R9
+	ADDQ          $+0, R10
 	DECQ          R11
-	JNZ           k3
+	JNZ           q3
 	VSHUFF32X4    $0x44, Z4, Z0, Z16
 	VSHUFF32X4    $0xee, Z4, Z0, Z0
 	VADDPS        Z16, Z0, Z16
@@ -1589,16 +1596,12 @@ k3:
 	VSHUFPS       $0xdd, Z0, Z3, Z0
 	VADDPS        Z1, Z0, Z1
 	VEXTRACTF32X4 $0x00, Z1, X0
-	VADDPS        (DI), X0, X0
 	VMOVUPS       X0, (DI)
 	VEXTRACTF32X4 $0x01, Z1, X0
-	VADDPS        8192(DI), X0, X0
 	VMOVUPS       X0, 8192(DI)
 	VEXTRACTF32X4 $0x02, Z1, X0
-	VADDPS        16384(DI), X0, X0
 	VMOVUPS       X0, 16384(DI)
 	VEXTRACTF32X4 $0x03, Z1, X0
-	VADDPS        24576(DI), X0, X0
 	VMOVUPS       X0, 24576(DI)
 	ADDQ          $+9216, SI
 	ADDQ          $+16, DI
@@ -2502,9 +2505,12 @@ n2:
 	VXORPS Y8, Y8, Y8
 	MOVQ   CX, R9
 	MOVQ   SI, R10
-	MOVQ   $0x00000018, R11
+	MOVQ   $0x00000003, R11
 
-k3:
+q3:
+	MOVQ $0x00000018, R12
+
+k4:
 	VMOVUPS      (R9), Y9
 	VMOVUPS      8960(R9), Y10
 	VMOVUPS      17920(R9), Y11
@@ -2522,61 +2528,56 @@ k3:
 	VFMADD231PS  Y11, Y12, Y8
 	ADDQ         $+32, R9
 	ADDQ         $+32, R10
+	DECQ         R12
+	JNZ          k4
+	ADDQ         $+8192, R9
+	ADDQ         $+0, R10
 	DECQ         R11
-	JNZ          k3
+	JNZ          q3
 	VEXTRACTF128 $0x01, Y0, X9
 	VADDPS       X9, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (DI), X0, X0
 	VMOVSS       X0, (DI)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       4(DI), X1, X1
 	VMOVSS       X1, 4(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VADDSS       8(DI), X2, X2
 	VMOVSS       X2, 8(DI)
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VADDSS       8192(DI), X3, X3
 	VMOVSS       X3, 8192(DI)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VADDSS       8196(DI), X4, X4
 	VMOVSS       X4, 8196(DI)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VADDSS       8200(DI), X5, X5
 	VMOVSS       X5, 8200(DI)
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X6
 	VHADDPS      X6, X6, X6
 	VHADDPS      X6, X6, X6
-	VADDSS       16384(DI), X6, X6
 	VMOVSS       X6, 16384(DI)
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X7
 	VHADDPS      X7, X7, X7
 	VHADDPS      X7, X7, X7
-	VADDSS       16388(DI), X7, X7
 	VMOVSS       X7, 16388(DI)
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X8
 	VHADDPS      X8, X8, X8
 	VHADDPS      X8, X8, X8
-	VADDSS       16392(DI), X8, X8
 	VMOVSS       X8, 16392(DI)
 	ADDQ         $+6912, SI
 	ADDQ         $+12, DI
@@ -2586,9 +2587,12 @@ k3:
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	MOVQ         CX, R8
-	MOVQ         $0x00000018, R9
+	MOVQ         $0x00000003, R9
 
-k4:
+q5:
+	MOVQ $0x00000018, R10
+
+k6:
 	VMOVUPS      (R8), Y3
 	VMOVUPS      8960(R8), Y4
 	VMOVUPS      17920(R8), Y5
@@ -2598,25 +2602,26 @@ k4:
 	VFMADD231PS  Y5, Y6, Y2
 	ADDQ         $+32, R8
 	ADDQ         $+32, SI
+	DECQ         R10
+	JNZ          k6
+	ADDQ         $+8192, R8
+	ADDQ         $+0, SI
 	DECQ         R9
-	JNZ          k4
+	JNZ          q5
 	VEXTRACTF128 $0x01, Y0, X3
 	VADDPS       X3, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (DI), X0, X0
 	VMOVSS       X0, (DI)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       8192(DI), X1, X1
 	VMOVSS       X1, 8192(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VADDSS       16384(DI), X2, X2
 	VMOVSS       X2, 16384(DI)
 	ADDQ         $+26880, CX
 	ADDQ         $+24576, AX
@@ -2625,7 +2630,7 @@ k4:
 	MOVQ         AX, AX
 	MOVQ         $0x00000015, BX
 
-n5:
+n7:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2634,9 +2639,12 @@ n5:
 	VXORPS Y5, Y5, Y5
 	MOVQ   CX, SI
 	MOVQ   DX, DI
-	MOVQ   $0x00000018, R8
+	MOVQ   $0x00000003, R8
 
-k6:
+q8:
+	MOVQ $0x00000018, R9
+
+k9:
 	VMOVUPS      (SI), Y6
 	VMOVUPS      8960(SI), Y7
 	VMOVUPS      (DI), Y8
@@ -2650,54 +2658,55 @@ k6:
 	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $+32, SI
 	ADDQ         $+32, DI
+	DECQ         R9
+	JNZ          k9
+	ADDQ         $+8192, SI
+	ADDQ         $+0, DI
 	DECQ         R8
-	JNZ          k6
+	JNZ          q8
 	VEXTRACTF128 $0x01, Y0, X6
 	VADDPS       X6, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (AX), X0, X0
 	VMOVSS       X0, (AX)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       4(AX), X1, X1
 	VMOVSS       X1, 4(AX)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VADDSS       8(AX), X2, X2
 	VMOVSS       X2, 8(AX)
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VADDSS       8192(AX), X3, X3
 	VMOVSS       X3, 8192(AX)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VADDSS       8196(AX), X4, X4
 	VMOVSS       X4, 8196(AX)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VADDSS       8200(AX), X5, X5
 	VMOVSS       X5, 8200(AX)
 	ADDQ         $+6912, DX
 	ADDQ         $+12, AX
 	DECQ         BX
-	JNZ          n5
+	JNZ          n7
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	MOVQ         DX, DX
-	MOVQ         $0x00000018, BX
+	MOVQ         $0x00000003, BX
 
-k7:
+q10:
+	MOVQ $0x00000018, SI
+
+k11:
 	VMOVUPS      (CX), Y2
 	VMOVUPS      8960(CX), Y3
 	VMOVUPS      (DX), Y4
@@ -2705,19 +2714,21 @@ k7:
 	VFMADD231PS  Y3, Y4, Y1
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
+	DECQ         SI
+	JNZ          k11
+	ADDQ         $+8192, CX
+	ADDQ         $+0, DX
 	DECQ         BX
-	JNZ          k7
+	JNZ          q10
 	VEXTRACTF128 $0x01, Y0, X2
 	VADDPS       X2, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (AX), X0, X0
 	VMOVSS       X0, (AX)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       8192(AX), X1, X1
 	VMOVSS       X1, 8192(AX)
 	VZEROUPPER
 	RET

@@ -40,6 +40,11 @@ type Spec struct {
 	// CM, CN: C's strides along m and n; AM, AK: A's; BK, BN: B's.
 	// Broadcast has CN == BN == 1; Dot has AK == BK == 1.
 	CM, CN, AM, AK, BK, BN int
+	// K2 is a second reduction axis of the dot kernel, with A's and B's
+	// strides AK2 and BK2 (K2 is 1 when there is none): a convolution's
+	// kernel rows, summed in the registers instead of by calls that add
+	// into C.
+	K2, AK2, BK2 int
 	// Overwrite: the kernel stores the products instead of adding them
 	// to C (the caller's pre-fill with 0 is absorbed).
 	Overwrite bool
@@ -54,7 +59,7 @@ func (s *Spec) elemSize() int {
 }
 
 // Flops is the number of floating-point operations of one call.
-func (s *Spec) Flops() int { return 2 * s.M * s.N * s.K }
+func (s *Spec) Flops() int { return 2 * s.M * s.N * s.K * max(1, s.K2) }
 
 // Nest is a perfect loop nest the classifier recognized: the loops the
 // Go code keeps around the kernel call (Outer, in nest order) and the
@@ -323,6 +328,11 @@ func pickDot(axes []*axis) *pick {
 	if m != nil && n != nil && !(m.c >= n.c*n.extent || n.c >= m.c*m.extent) {
 		return nil // C's cells of the tile overlap
 	}
+	p.Spec.K2 = 1
+	if k2 := largest(axes, func(x *axis) bool { return x != k && x.c == 0 && x.a != 0 && x.b != 0 }); k2 != nil {
+		p.axes = append(p.axes, k2)
+		p.Spec.K2, p.Spec.AK2, p.Spec.BK2 = k2.extent, k2.a, k2.b
+	}
 	return p
 }
 
@@ -330,6 +340,9 @@ func pickDot(axes []*axis) *pick {
 // explain output, with each tier's register tile and blocking.
 func (s *Spec) Describe(tiers ...Config) string {
 	d := fmt.Sprintf("%s %s kernel M=%d N=%d K=%d", s.Elem, s.Kind, s.M, s.N, s.K)
+	if s.K2 > 1 {
+		d += fmt.Sprintf("x%d", s.K2)
+	}
 	for i, c := range tiers {
 		mr, nr := c.tile(s)
 		sep := ": "

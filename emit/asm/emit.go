@@ -379,37 +379,46 @@ func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
 			g.zero(acc[r][j])
 		}
 	}
+	// The k loop (with its masked tail), for each k2 step.
 	a, b := c.GP64(), c.GP64()
 	c.MOVQ(aM, a)
 	c.MOVQ(bN, b)
-	g.loop(s.K/g.lanes, "k", func() {
-		av := make([]reg.VecVirtual, rows)
-		for r := range av {
-			av[r] = g.vec()
-			c.VMOVUPS(mem(a, r*s.AM*g.es), av[r])
-		}
-		for j := range cols {
-			bv := g.vec()
-			c.VMOVUPS(mem(b, j*s.BN*g.es), bv)
-			for r := range rows {
-				g.op.fma(av[r], bv, acc[r][j])
+	g.loop(max(1, s.K2), "q", func() {
+		g.loop(s.K/g.lanes, "k", func() {
+			av := make([]reg.VecVirtual, rows)
+			for r := range av {
+				av[r] = g.vec()
+				c.VMOVUPS(mem(a, r*s.AM*g.es), av[r])
 			}
-		}
-		c.ADDQ(imm(g.cfg.VecBytes), a)
-		c.ADDQ(imm(g.cfg.VecBytes), b)
-	})
-	if rem := s.K % g.lanes; rem > 0 {
-		mask := g.tailMask(rem)
-		for r := range rows {
-			av := g.vec()
-			g.loadMasked(mem(a, r*s.AM*g.es), mask, av)
 			for j := range cols {
 				bv := g.vec()
-				g.loadMasked(mem(b, j*s.BN*g.es), mask, bv)
-				g.op.fma(av, bv, acc[r][j])
+				c.VMOVUPS(mem(b, j*s.BN*g.es), bv)
+				for r := range rows {
+					g.op.fma(av[r], bv, acc[r][j])
+				}
+			}
+			c.ADDQ(imm(g.cfg.VecBytes), a)
+			c.ADDQ(imm(g.cfg.VecBytes), b)
+		})
+		if rem := s.K % g.lanes; rem > 0 {
+			mask := g.tailMask(rem)
+			for r := range rows {
+				av := g.vec()
+				g.loadMasked(mem(a, r*s.AM*g.es), mask, av)
+				for j := range cols {
+					bv := g.vec()
+					g.loadMasked(mem(b, j*s.BN*g.es), mask, bv)
+					g.op.fma(av, bv, acc[r][j])
+				}
 			}
 		}
-	}
+		// Back to the row starts, then one k2 step on.
+		if s.K2 > 1 {
+			back := (s.K / g.lanes) * g.cfg.VecBytes
+			c.ADDQ(imm(s.AK2*g.es-back), a)
+			c.ADDQ(imm(s.BK2*g.es-back), b)
+		}
+	})
 	if g.cfg.Wide && g.es == 4 && rows == 4 && cols == 4 && s.CN == 1 {
 		g.treeStore(acc, cN)
 		return

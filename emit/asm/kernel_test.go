@@ -34,14 +34,16 @@ func kernelCases() []Spec {
 		dot := func(m, n, k, cm, cn, am, bn int, ow bool) {
 			out = append(out, Spec{Elem: elem, Kind: Dot, M: m, N: n, K: k, CM: cm, CN: cn, AM: am, AK: 1, BK: 1, BN: bn, Overwrite: ow})
 		}
-		dot(5, 7, 21, 7, 1, 21, 21, false)   // tails everywhere
-		dot(6, 6, 16, 6, 1, 16, 16, false)   // exact
-		dot(4, 5, 3, 1, 4, 3, 3, false)      // k below a vector, C transposed
-		dot(1, 10, 40, 0, 1, 0, 45, false)   // no m axis, B rows with gaps
-		dot(8, 1, 33, 1, 0, 40, 0, true)     // no n axis, overwrite
-		dot(7, 9, 100, 9, 1, 100, 100, true) // overwrite
-		dot(9, 8, 40, 70, 1, 45, 41, false)  // full 4x4 tiles with C rows apart
-		dot(8, 12, 33, 12, 1, 33, 33, true)  // full 4x4 tiles, overwrite
+		dot(5, 7, 21, 7, 1, 21, 21, false)                                                                                                      // tails everywhere
+		dot(6, 6, 16, 6, 1, 16, 16, false)                                                                                                      // exact
+		dot(4, 5, 3, 1, 4, 3, 3, false)                                                                                                         // k below a vector, C transposed
+		dot(1, 10, 40, 0, 1, 0, 45, false)                                                                                                      // no m axis, B rows with gaps
+		dot(8, 1, 33, 1, 0, 40, 0, true)                                                                                                        // no n axis, overwrite
+		dot(7, 9, 100, 9, 1, 100, 100, true)                                                                                                    // overwrite
+		dot(9, 8, 40, 70, 1, 45, 41, false)                                                                                                     // full 4x4 tiles with C rows apart
+		out = append(out, Spec{Elem: elem, Kind: Dot, M: 9, N: 8, K: 20, K2: 3, AK2: 31, BK2: 400, CM: 8, CN: 1, AM: 50, AK: 1, BK: 1, BN: 21}) // a second reduction axis
+		out = append(out, Spec{Elem: elem, Kind: Dot, M: 5, N: 6, K: 16, K2: 2, AK2: 100, BK2: 16, CM: 6, CN: 1, AM: 16, AK: 1, BK: 1, BN: 40, Overwrite: true})
+		dot(8, 12, 33, 12, 1, 33, 33, true) // full 4x4 tiles, overwrite
 	}
 	return out
 }
@@ -120,9 +122,10 @@ func TestKernelsAgainstLoops(t *testing.T) {
 // one copy of C, the loops on another, the count of mismatches.
 func writeCase(b *bytes.Buffer, i int, tier string, sp *Spec, name string) {
 	span := func(m, n, sm, sn int) int { return (m-1)*sm + (n-1)*sn + 1 }
+	k2 := max(1, sp.K2)
 	cLen := span(sp.M, sp.N, sp.CM, sp.CN) + 8
-	aLen := span(sp.M, sp.K, sp.AM, sp.AK) + 8
-	bLen := span(sp.K, sp.N, sp.BK, sp.BN) + 8
+	aLen := span(sp.M, sp.K, sp.AM, sp.AK) + (k2-1)*sp.AK2 + 8
+	bLen := span(sp.K, sp.N, sp.BK, sp.BN) + (k2-1)*sp.BK2 + 8
 	tol := "1e-5"
 	if sp.Elem == "float64" {
 		tol = "1e-12"
@@ -158,9 +161,11 @@ func case%[1]d%[19]s() int {
 	for m := 0; m < %[6]d; m++ {
 		for n := 0; n < %[7]d; n++ {
 			s := %[2]s(0)
-			for k := 0; k < %[8]d; k++ {
-				s += a[m*%[9]d+k*%[10]d] * bb[k*%[11]d+n*%[12]d]
-				mag[m*%[13]d+n*%[14]d] += math.Abs(float64(a[m*%[9]d+k*%[10]d] * bb[k*%[11]d+n*%[12]d]))
+			for q := 0; q < %[20]d; q++ {
+				for k := 0; k < %[8]d; k++ {
+					s += a[m*%[9]d+k*%[10]d+q*%[21]d] * bb[k*%[11]d+n*%[12]d+q*%[22]d]
+					mag[m*%[13]d+n*%[14]d] += math.Abs(float64(a[m*%[9]d+k*%[10]d+q*%[21]d] * bb[k*%[11]d+n*%[12]d+q*%[22]d]))
+				}
 			}
 			ref[m*%[13]d+n*%[14]d] %[15]s s
 		}
@@ -179,5 +184,5 @@ func case%[1]d%[19]s() int {
 	return bad
 }
 `, i, sp.Elem, cLen, aLen, bLen, sp.M, sp.N, sp.K, sp.AM, sp.AK, sp.BK, sp.BN, sp.CM, sp.CN, acc, name, tol,
-		fmt.Sprintf("%s %s M=%d N=%d K=%d overwrite=%v", sp.Elem, sp.Kind, sp.M, sp.N, sp.K, sp.Overwrite), tier)
+		fmt.Sprintf("%s %s M=%d N=%d K=%d overwrite=%v", sp.Elem, sp.Kind, sp.M, sp.N, sp.K, sp.Overwrite), tier, k2, sp.AK2, sp.BK2)
 }

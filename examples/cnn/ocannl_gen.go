@@ -479,23 +479,17 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 			}
 		}
 	}
-	// float32 dot kernel M=32 N=16 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		net_conv2_y = [32][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm0AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
-				}
+				ocannlGemm0AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		net_conv2_y = [32][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm0AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
-				}
+				ocannlGemm0AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -1233,23 +1227,17 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 dot kernel M=32 N=16 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		net_conv2_y = [32][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm0AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
-				}
+				ocannlGemm0AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		net_conv2_y = [32][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm0AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
-				}
+				ocannlGemm0AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2170,23 +2158,17 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 			}
 		}
 	}
-	// float32 dot kernel M=256 N=16 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		scratch.net_conv2_y = [256][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm6AVX512(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
-				}
+				ocannlGemm6AVX512(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		scratch.net_conv2_y = [256][5][5][16]float32{}
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm6AVX2(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &pNetConv2Kernel[24*i4])
-				}
+				ocannlGemm6AVX2(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {

@@ -37,24 +37,27 @@ m1:
 	MOVQ $0x00000004, R8
 
 n2:
-	VPSUBD        Z0, Z0, Z0
-	VPSUBD        Z1, Z1, Z1
-	VPSUBD        Z2, Z2, Z2
-	VPSUBD        Z3, Z3, Z3
-	VPSUBD        Z4, Z4, Z4
-	VPSUBD        Z5, Z5, Z5
-	VPSUBD        Z6, Z6, Z6
-	VPSUBD        Z7, Z7, Z7
-	VPSUBD        Z8, Z8, Z8
-	VPSUBD        Z9, Z9, Z9
-	VPSUBD        Z10, Z10, Z10
-	VPSUBD        Z11, Z11, Z11
-	VPSUBD        Z12, Z12, Z12
-	VPSUBD        Z13, Z13, Z13
-	VPSUBD        Z14, Z14, Z14
-	VPSUBD        Z15, Z15, Z15
-	MOVQ          CX, R9
-	MOVQ          SI, R10
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	VPSUBD Z8, Z8, Z8
+	VPSUBD Z9, Z9, Z9
+	VPSUBD Z10, Z10, Z10
+	VPSUBD Z11, Z11, Z11
+	VPSUBD Z12, Z12, Z12
+	VPSUBD Z13, Z13, Z13
+	VPSUBD Z14, Z14, Z14
+	VPSUBD Z15, Z15, Z15
+	MOVQ   CX, R9
+	MOVQ   SI, R10
+	MOVQ   $0x00000003, R11
+
+q3:
 	VMOVUPS       (R9), Z16
 	VMOVUPS       2048(R9), Z17
 	VMOVUPS       4096(R9), Z18
@@ -81,8 +84,8 @@ n2:
 	VFMADD231PS   Z19, Z20, Z15
 	ADDQ          $+64, R9
 	ADDQ          $+64, R10
-	MOVL          $0x000000ff, R11
-	KMOVW         R11, K1
+	MOVL          $0x000000ff, R12
+	KMOVW         R12, K1
 	VMOVUPS.Z     (R9), K1, Z16
 	VMOVUPS.Z     (R10), K1, Z17
 	VFMADD231PS   Z16, Z17, Z0
@@ -119,6 +122,10 @@ n2:
 	VFMADD231PS   Z16, Z17, Z14
 	VMOVUPS.Z     864(R10), K1, Z17
 	VFMADD231PS   Z16, Z17, Z15
+	ADDQ          $+192, R9
+	ADDQ          $+32, R10
+	DECQ          R11
+	JNZ           q3
 	VSHUFF32X4    $0x44, Z4, Z0, Z16
 	VSHUFF32X4    $0xee, Z4, Z0, Z0
 	VADDPS        Z16, Z0, Z16
@@ -165,16 +172,12 @@ n2:
 	VSHUFPS       $0xdd, Z0, Z3, Z0
 	VADDPS        Z1, Z0, Z1
 	VEXTRACTF32X4 $0x00, Z1, X0
-	VADDPS        (DI), X0, X0
 	VMOVUPS       X0, (DI)
 	VEXTRACTF32X4 $0x01, Z1, X0
-	VADDPS        1600(DI), X0, X0
 	VMOVUPS       X0, 1600(DI)
 	VEXTRACTF32X4 $0x02, Z1, X0
-	VADDPS        3200(DI), X0, X0
 	VMOVUPS       X0, 3200(DI)
 	VEXTRACTF32X4 $0x03, Z1, X0
-	VADDPS        4800(DI), X0, X0
 	VMOVUPS       X0, 4800(DI)
 	ADDQ          $+1152, SI
 	ADDQ          $+16, DI
@@ -1257,24 +1260,27 @@ m1:
 	MOVQ $0x00000004, R8
 
 n2:
-	VPSUBD        Z0, Z0, Z0
-	VPSUBD        Z1, Z1, Z1
-	VPSUBD        Z2, Z2, Z2
-	VPSUBD        Z3, Z3, Z3
-	VPSUBD        Z4, Z4, Z4
-	VPSUBD        Z5, Z5, Z5
-	VPSUBD        Z6, Z6, Z6
-	VPSUBD        Z7, Z7, Z7
-	VPSUBD        Z8, Z8, Z8
-	VPSUBD        Z9, Z9, Z9
-	VPSUBD        Z10, Z10, Z10
-	VPSUBD        Z11, Z11, Z11
-	VPSUBD        Z12, Z12, Z12
-	VPSUBD        Z13, Z13, Z13
-	VPSUBD        Z14, Z14, Z14
-	VPSUBD        Z15, Z15, Z15
-	MOVQ          CX, R9
-	MOVQ          SI, R10
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	VPSUBD Z8, Z8, Z8
+	VPSUBD Z9, Z9, Z9
+	VPSUBD Z10, Z10, Z10
+	VPSUBD Z11, Z11, Z11
+	VPSUBD Z12, Z12, Z12
+	VPSUBD Z13, Z13, Z13
+	VPSUBD Z14, Z14, Z14
+	VPSUBD Z15, Z15, Z15
+	MOVQ   CX, R9
+	MOVQ   SI, R10
+	MOVQ   $0x00000003, R11
+
+q3:
 	VMOVUPS       (R9), Z16
 	VMOVUPS       2048(R9), Z17
 	VMOVUPS       4096(R9), Z18
@@ -1301,8 +1307,8 @@ n2:
 	VFMADD231PS   Z19, Z20, Z15
 	ADDQ          $+64, R9
 	ADDQ          $+64, R10
-	MOVL          $0x000000ff, R11
-	KMOVW         R11, K1
+	MOVL          $0x000000ff, R12
+	KMOVW         R12, K1
 	VMOVUPS.Z     (R9), K1, Z16
 	VMOVUPS.Z     (R10), K1, Z17
 	VFMADD231PS   Z16, Z17, Z0
@@ -1339,6 +1345,10 @@ n2:
 	VFMADD231PS   Z16, Z17, Z14
 	VMOVUPS.Z     864(R10), K1, Z17
 	VFMADD231PS   Z16, Z17, Z15
+	ADDQ          $+192, R9
+	ADDQ          $+32, R10
+	DECQ          R11
+	JNZ           q3
 	VSHUFF32X4    $0x44, Z4, Z0, Z16
 	VSHUFF32X4    $0xee, Z4, Z0, Z0
 	VADDPS        Z16, Z0, Z16
@@ -1385,16 +1395,12 @@ n2:
 	VSHUFPS       $0xdd, Z0, Z3, Z0
 	VADDPS        Z1, Z0, Z1
 	VEXTRACTF32X4 $0x00, Z1, X0
-	VADDPS        (DI), X0, X0
 	VMOVUPS       X0, (DI)
 	VEXTRACTF32X4 $0x01, Z1, X0
-	VADDPS        1600(DI), X0, X0
 	VMOVUPS       X0, 1600(DI)
 	VEXTRACTF32X4 $0x02, Z1, X0
-	VADDPS        3200(DI), X0, X0
 	VMOVUPS       X0, 3200(DI)
 	VEXTRACTF32X4 $0x03, Z1, X0
-	VADDPS        4800(DI), X0, X0
 	VMOVUPS       X0, 4800(DI)
 	ADDQ          $+1152, SI
 	ADDQ          $+16, DI
@@ -1648,7 +1654,10 @@ n2:
 	MOVQ   SI, R10
 	MOVQ   $0x00000003, R11
 
-k3:
+q3:
+	MOVQ $0x00000003, R12
+
+k4:
 	VMOVUPS      (R9), Y9
 	VMOVUPS      2048(R9), Y10
 	VMOVUPS      4096(R9), Y11
@@ -1666,61 +1675,56 @@ k3:
 	VFMADD231PS  Y11, Y12, Y8
 	ADDQ         $+32, R9
 	ADDQ         $+32, R10
+	DECQ         R12
+	JNZ          k4
+	ADDQ         $+160, R9
+	ADDQ         $+0, R10
 	DECQ         R11
-	JNZ          k3
+	JNZ          q3
 	VEXTRACTF128 $0x01, Y0, X9
 	VADDPS       X9, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (DI), X0, X0
 	VMOVSS       X0, (DI)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       4(DI), X1, X1
 	VMOVSS       X1, 4(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VADDSS       8(DI), X2, X2
 	VMOVSS       X2, 8(DI)
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VADDSS       1600(DI), X3, X3
 	VMOVSS       X3, 1600(DI)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VADDSS       1604(DI), X4, X4
 	VMOVSS       X4, 1604(DI)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VADDSS       1608(DI), X5, X5
 	VMOVSS       X5, 1608(DI)
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X6
 	VHADDPS      X6, X6, X6
 	VHADDPS      X6, X6, X6
-	VADDSS       3200(DI), X6, X6
 	VMOVSS       X6, 3200(DI)
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X7
 	VHADDPS      X7, X7, X7
 	VHADDPS      X7, X7, X7
-	VADDSS       3204(DI), X7, X7
 	VMOVSS       X7, 3204(DI)
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X8
 	VHADDPS      X8, X8, X8
 	VHADDPS      X8, X8, X8
-	VADDSS       3208(DI), X8, X8
 	VMOVSS       X8, 3208(DI)
 	ADDQ         $+864, SI
 	ADDQ         $+12, DI
@@ -1732,7 +1736,10 @@ k3:
 	MOVQ         CX, R8
 	MOVQ         $0x00000003, R9
 
-k4:
+q5:
+	MOVQ $0x00000003, R10
+
+k6:
 	VMOVUPS      (R8), Y3
 	VMOVUPS      2048(R8), Y4
 	VMOVUPS      4096(R8), Y5
@@ -1742,25 +1749,26 @@ k4:
 	VFMADD231PS  Y5, Y6, Y2
 	ADDQ         $+32, R8
 	ADDQ         $+32, SI
+	DECQ         R10
+	JNZ          k6
+	ADDQ         $+160, R8
+	ADDQ         $+0, SI
 	DECQ         R9
-	JNZ          k4
+	JNZ          q5
 	VEXTRACTF128 $0x01, Y0, X3
 	VADDPS       X3, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (DI), X0, X0
 	VMOVSS       X0, (DI)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       1600(DI), X1, X1
 	VMOVSS       X1, 1600(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VADDSS       3200(DI), X2, X2
 	VMOVSS       X2, 3200(DI)
 	ADDQ         $+6144, CX
 	ADDQ         $+4800, AX
@@ -1769,7 +1777,7 @@ k4:
 	MOVQ         AX, AX
 	MOVQ         $0x00000005, BX
 
-n5:
+n7:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1780,7 +1788,10 @@ n5:
 	MOVQ   DX, DI
 	MOVQ   $0x00000003, R8
 
-k6:
+q8:
+	MOVQ $0x00000003, R9
+
+k9:
 	VMOVUPS      (SI), Y6
 	VMOVUPS      2048(SI), Y7
 	VMOVUPS      (DI), Y8
@@ -1794,54 +1805,55 @@ k6:
 	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $+32, SI
 	ADDQ         $+32, DI
+	DECQ         R9
+	JNZ          k9
+	ADDQ         $+160, SI
+	ADDQ         $+0, DI
 	DECQ         R8
-	JNZ          k6
+	JNZ          q8
 	VEXTRACTF128 $0x01, Y0, X6
 	VADDPS       X6, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (AX), X0, X0
 	VMOVSS       X0, (AX)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       4(AX), X1, X1
 	VMOVSS       X1, 4(AX)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VADDSS       8(AX), X2, X2
 	VMOVSS       X2, 8(AX)
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VADDSS       1600(AX), X3, X3
 	VMOVSS       X3, 1600(AX)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VADDSS       1604(AX), X4, X4
 	VMOVSS       X4, 1604(AX)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VADDSS       1608(AX), X5, X5
 	VMOVSS       X5, 1608(AX)
 	ADDQ         $+864, DX
 	ADDQ         $+12, AX
 	DECQ         BX
-	JNZ          n5
+	JNZ          n7
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	MOVQ         DX, DX
 	MOVQ         $0x00000003, BX
 
-k7:
+q10:
+	MOVQ $0x00000003, SI
+
+k11:
 	VMOVUPS      (CX), Y2
 	VMOVUPS      2048(CX), Y3
 	VMOVUPS      (DX), Y4
@@ -1849,19 +1861,21 @@ k7:
 	VFMADD231PS  Y3, Y4, Y1
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
+	DECQ         SI
+	JNZ          k11
+	ADDQ         $+160, CX
+	ADDQ         $+0, DX
 	DECQ         BX
-	JNZ          k7
+	JNZ          q10
 	VEXTRACTF128 $0x01, Y0, X2
 	VADDPS       X2, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (AX), X0, X0
 	VMOVSS       X0, (AX)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       1600(AX), X1, X1
 	VMOVSS       X1, 1600(AX)
 	VZEROUPPER
 	RET
@@ -2728,7 +2742,10 @@ n2:
 	MOVQ   SI, R10
 	MOVQ   $0x00000003, R11
 
-k3:
+q3:
+	MOVQ $0x00000003, R12
+
+k4:
 	VMOVUPS      (R9), Y9
 	VMOVUPS      2048(R9), Y10
 	VMOVUPS      4096(R9), Y11
@@ -2746,61 +2763,56 @@ k3:
 	VFMADD231PS  Y11, Y12, Y8
 	ADDQ         $+32, R9
 	ADDQ         $+32, R10
+	DECQ         R12
+	JNZ          k4
+	ADDQ         $+160, R9
+	ADDQ         $+0, R10
 	DECQ         R11
-	JNZ          k3
+	JNZ          q3
 	VEXTRACTF128 $0x01, Y0, X9
 	VADDPS       X9, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (DI), X0, X0
 	VMOVSS       X0, (DI)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       4(DI), X1, X1
 	VMOVSS       X1, 4(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VADDSS       8(DI), X2, X2
 	VMOVSS       X2, 8(DI)
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VADDSS       1600(DI), X3, X3
 	VMOVSS       X3, 1600(DI)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VADDSS       1604(DI), X4, X4
 	VMOVSS       X4, 1604(DI)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VADDSS       1608(DI), X5, X5
 	VMOVSS       X5, 1608(DI)
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X6
 	VHADDPS      X6, X6, X6
 	VHADDPS      X6, X6, X6
-	VADDSS       3200(DI), X6, X6
 	VMOVSS       X6, 3200(DI)
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X7
 	VHADDPS      X7, X7, X7
 	VHADDPS      X7, X7, X7
-	VADDSS       3204(DI), X7, X7
 	VMOVSS       X7, 3204(DI)
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X8
 	VHADDPS      X8, X8, X8
 	VHADDPS      X8, X8, X8
-	VADDSS       3208(DI), X8, X8
 	VMOVSS       X8, 3208(DI)
 	ADDQ         $+864, SI
 	ADDQ         $+12, DI
@@ -2812,7 +2824,10 @@ k3:
 	MOVQ         CX, R8
 	MOVQ         $0x00000003, R9
 
-k4:
+q5:
+	MOVQ $0x00000003, R10
+
+k6:
 	VMOVUPS      (R8), Y3
 	VMOVUPS      2048(R8), Y4
 	VMOVUPS      4096(R8), Y5
@@ -2822,25 +2837,26 @@ k4:
 	VFMADD231PS  Y5, Y6, Y2
 	ADDQ         $+32, R8
 	ADDQ         $+32, SI
+	DECQ         R10
+	JNZ          k6
+	ADDQ         $+160, R8
+	ADDQ         $+0, SI
 	DECQ         R9
-	JNZ          k4
+	JNZ          q5
 	VEXTRACTF128 $0x01, Y0, X3
 	VADDPS       X3, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (DI), X0, X0
 	VMOVSS       X0, (DI)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       1600(DI), X1, X1
 	VMOVSS       X1, 1600(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VADDSS       3200(DI), X2, X2
 	VMOVSS       X2, 3200(DI)
 	ADDQ         $+6144, CX
 	ADDQ         $+4800, AX
@@ -2849,7 +2865,7 @@ k4:
 	MOVQ         AX, AX
 	MOVQ         $0x00000005, BX
 
-n5:
+n7:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2857,7 +2873,10 @@ n5:
 	MOVQ   DX, DI
 	MOVQ   $0x00000003, R8
 
-k6:
+q8:
+	MOVQ $0x00000003, R9
+
+k9:
 	VMOVUPS      (SI), Y3
 	VMOVUPS      (DI), Y4
 	VFMADD231PS  Y3, Y4, Y0
@@ -2867,47 +2886,54 @@ k6:
 	VFMADD231PS  Y3, Y4, Y2
 	ADDQ         $+32, SI
 	ADDQ         $+32, DI
+	DECQ         R9
+	JNZ          k9
+	ADDQ         $+160, SI
+	ADDQ         $+0, DI
 	DECQ         R8
-	JNZ          k6
+	JNZ          q8
 	VEXTRACTF128 $0x01, Y0, X3
 	VADDPS       X3, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (AX), X0, X0
 	VMOVSS       X0, (AX)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VADDSS       4(AX), X1, X1
 	VMOVSS       X1, 4(AX)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VADDSS       8(AX), X2, X2
 	VMOVSS       X2, 8(AX)
 	ADDQ         $+864, DX
 	ADDQ         $+12, AX
 	DECQ         BX
-	JNZ          n5
+	JNZ          n7
 	VXORPS       Y0, Y0, Y0
 	MOVQ         DX, DX
 	MOVQ         $0x00000003, BX
 
-k7:
+q10:
+	MOVQ $0x00000003, SI
+
+k11:
 	VMOVUPS      (CX), Y1
 	VMOVUPS      (DX), Y2
 	VFMADD231PS  Y1, Y2, Y0
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
+	DECQ         SI
+	JNZ          k11
+	ADDQ         $+160, CX
+	ADDQ         $+0, DX
 	DECQ         BX
-	JNZ          k7
+	JNZ          q10
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VADDSS       (AX), X0, X0
 	VMOVSS       X0, (AX)
 	VZEROUPPER
 	RET

@@ -693,22 +693,37 @@ func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float
 //	              out[i0, i1, i2, i3] += img[i0, i1 + i4, i2 + i5, i6] * kernel[i3, i4, i5, i6]
 func ocannlConv2D(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, out *[2][14][14][8]float32) {
 	// out = einsum "+*" "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 14 {
+	// float32 dot kernel M=14 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 14 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							imgRow := &img[i0][i1+i4][i2+i5]
-							kernelRow := &kernel[i3][i4][i5]
-							for i6 := range 3 {
-								acc += imgRow[i6] * kernelRow[i6]
+				ocannlGemm7AVX512(&out[i0][0][i2][0], &img[i0][0][i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 14 {
+				ocannlGemm7AVX2(&out[i0][0][i2][0], &img[i0][0][i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 14 {
+				for i2 := range 14 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imgRow := &img[i0][i1+i4][i2+i5]
+								kernelRow := &kernel[i3][i4][i5]
+								for i6 := range 3 {
+									acc += imgRow[i6] * kernelRow[i6]
+								}
 							}
 						}
+						out[i0][i1][i2][i3] = acc
 					}
-					out[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -766,22 +781,37 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 	}
 
 	// out = einsum "+*" "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 16 {
+	// float32 dot kernel M=16 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 16 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							img2Row2 := &img2[i0][i1+i4][i2+i5]
-							kernelRow := &kernel[i3][i4][i5]
-							for i6 := range 3 {
-								acc += img2Row2[i6] * kernelRow[i6]
+				ocannlGemm8AVX512(&out[i0][0][i2][0], &img2[i0][0][i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 16 {
+				ocannlGemm8AVX2(&out[i0][0][i2][0], &img2[i0][0][i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i2 := range 16 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								img2Row2 := &img2[i0][i1+i4][i2+i5]
+								kernelRow := &kernel[i3][i4][i5]
+								for i6 := range 3 {
+									acc += img2Row2[i6] * kernelRow[i6]
+								}
 							}
 						}
+						out[i0][i1][i2][i3] = acc
 					}
-					out[i0][i1][i2][i3] = acc
 				}
 			}
 		}

@@ -51,6 +51,16 @@ func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
+// ocannlGemm7AVX512 runs a float32 dot kernel, M=14 N=8 K=9 (4x4 tile); strides C 112,1 A 48,1 B 1,27.
+//
+//go:noescape
+func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm8AVX512 runs a float32 dot kernel, M=16 N=8 K=9 (4x4 tile); strides C 128,1 A 57,1 B 1,27.
+//
+//go:noescape
+func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
+
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=64 N=32 K=48 (6x16 tile); strides C 32,1 A 48,1 B 32,1.
 //
 //go:noescape
@@ -85,3 +95,13 @@ func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm7AVX2 runs a float32 dot kernel, M=14 N=8 K=9 (3x3 tile); strides C 112,1 A 48,1 B 1,27.
+//
+//go:noescape
+func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm8AVX2 runs a float32 dot kernel, M=16 N=8 K=9 (3x3 tile); strides C 128,1 A 57,1 B 1,27.
+//
+//go:noescape
+func ocannlGemm8AVX2(c *float32, a *float32, b *float32)

@@ -47,6 +47,16 @@ func ocannlGemm6AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
 }
 
+// ocannlGemm7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm7AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
+}
+
+// ocannlGemm8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm8AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm8AVX512 called without assembly")
+}
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -67,3 +77,9 @@ func ocannlGemm5AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm5AVX2 calle
 
 // ocannlGemm6AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm6AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm6AVX2 called without assembly") }
+
+// ocannlGemm7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm7AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm7AVX2 called without assembly") }
+
+// ocannlGemm8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm8AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm8AVX2 called without assembly") }

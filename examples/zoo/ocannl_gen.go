@@ -7404,22 +7404,37 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 dot kernel M=4 N=8 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 8 {
-					acc3 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_basic_block_1_hRow2 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
-							pNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								acc3 += net_basic_block_1_hRow2[i6] * pNetBasicBlock1Conv2d2KernelRow[i6]
+				ocannlGemm0AVX512(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm0AVX2(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						acc3 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_basic_block_1_hRow2 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
+								pNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_basic_block_1_hRow2[i6] * pNetBasicBlock1Conv2d2KernelRow[i6]
+								}
 							}
 						}
+						net_basic_block_1_conv2d_2_y[i0][i1][i2][i3] = acc3
 					}
-					net_basic_block_1_conv2d_2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -8374,22 +8389,37 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 dot kernel M=4 N=8 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 8 {
-					acc3 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_basic_block_1_hRow2 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
-							pNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								acc3 += net_basic_block_1_hRow2[i6] * pNetBasicBlock1Conv2d2KernelRow[i6]
+				ocannlGemm0AVX512(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm0AVX2(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						acc3 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_basic_block_1_hRow2 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
+								pNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_basic_block_1_hRow2[i6] * pNetBasicBlock1Conv2d2KernelRow[i6]
+								}
 							}
 						}
+						net_basic_block_1_conv2d_2_y[i0][i1][i2][i3] = acc3
 					}
-					net_basic_block_1_conv2d_2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
