@@ -39,7 +39,7 @@ type impl struct {
 // implementation.
 func (im impl) setTier() {
 	switch im.name {
-	case "generated AVX-512":
+	case "generated AVX-512", "generated AVX-512, input kept padded by the caller":
 		kernels.SetTier("avx512")
 	case "generated AVX2":
 		kernels.SetTier("avx2")
@@ -112,8 +112,8 @@ func main() {
 	cases = append(cases, matmulCases(r)...)
 	cases = append(cases, convCase(r))
 	fmt.Println()
-	fmt.Println("| case | implementation | best GFLOP/s (CPU time) | best µs/call | median µs/call | median wall µs/call |")
-	fmt.Println("|---|---|---:|---:|---:|---:|")
+	fmt.Println("| case | implementation | best GFLOP/s (CPU time) | best µs/call | median µs/call | median wall µs/call | allocs/call |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|")
 	for _, c := range cases {
 		if *only != "" && !strings.Contains(c.name, *only) {
 			continue
@@ -141,9 +141,21 @@ func main() {
 		}
 		for i, im := range c.impls {
 			best := slices.Min(cpu[i])
-			fmt.Printf("| %s | %s | %.1f | %.1f | %.1f | %.1f |\n", c.name, im.name, c.flops/best/1e3, best, median(cpu[i]), median(wall[i]))
+			im.setTier()
+			fmt.Printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %.0f |\n", c.name, im.name, c.flops/best/1e3, best, median(cpu[i]), median(wall[i]), allocs(im.run))
 		}
 	}
+}
+
+// allocs counts the heap allocations of one call.
+func allocs(f func()) float64 {
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	for range 3 {
+		f()
+	}
+	runtime.ReadMemStats(&b)
+	return float64(b.Mallocs-a.Mallocs) / 3
 }
 
 func median(xs []float64) float64 {
@@ -258,14 +270,27 @@ func convCase(r *rand.Rand) bcase {
 		}
 		sgemm(nb*h*w, oc, 9*ic, cols, 9*ic, ker, 9*ic, true, cb, oc)
 	}
+	padded := make([]float32, nb*(h+2)*(w+2)*ic)
+	for n := range nb {
+		for y := range h {
+			for x := range w {
+				copy(padded[((n*(h+2)+y+1)*(w+2)+x+1)*ic:][:ic], img[((n*h+y)*w+x)*ic:][:ic])
+			}
+		}
+	}
+	pre := make([]float32, nb*h*w*oc)
 	bc := bcase{name: "conv2d 8x32x32, 64->64, 3x3 padded", flops: 2 * float64(nb*h*w*oc*9*ic)}
-	bc.impls = append(generated(gen, outs...), impl{"im2col + OpenBLAS sgemm", im2col})
+	bc.impls = append(generated(gen, outs...),
+		impl{"generated AVX-512, input kept padded by the caller", func() {
+			kernels.Conv2DPrepadded((*[nb][h + 2][w + 2][ic]float32)(unsafe.Pointer(&padded[0])), (*[oc][3][3][ic]float32)(unsafe.Pointer(&ker[0])), (*[nb][h][w][oc]float32)(unsafe.Pointer(&pre[0])))
+		}},
+		impl{"im2col + OpenBLAS sgemm", im2col})
 	bc.check = func() float64 {
 		for _, im := range bc.impls {
 			im.setTier()
 			im.run()
 		}
-		d := 0.0
+		d := maxRel(pre, cb)
 		for _, o := range outs {
 			d = max(d, maxRel(o, cb))
 		}

@@ -32,3 +32,12 @@ func MLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]float32) 
 func Conv2D(img *[8][32][32][64]float32, kernel *[64][3][3][64]float32, out *[8][32][32][64]float32) {
 	ocannlConv2D(img, kernel, out)
 }
+
+// Conv2DPrepadded is Conv2D on an input the caller keeps padded (a
+// one-pixel zero border, 34x34): a valid convolution, so the generated
+// code needs no padded copy of its own.
+//
+//ocannl:einsum "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc"
+func Conv2DPrepadded(img *[8][34][34][64]float32, kernel *[64][3][3][64]float32, out *[8][32][32][64]float32) {
+	ocannlConv2DPrepadded(img, kernel, out)
+}

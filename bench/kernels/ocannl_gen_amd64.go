@@ -36,6 +36,11 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=32 N=64 K=192 (4x4 tile); strides C 2048,1 A 2176,1 B 1,576.
+//
+//go:noescape
+func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
+
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=512 N=512 K=512 (6x16 tile); strides C 512,1 A 512,1 B 512,1.
 //
 //go:noescape
@@ -55,3 +60,8 @@ func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm4AVX2 runs a float32 dot kernel, M=32 N=64 K=192 (3x3 tile); strides C 2048,1 A 2176,1 B 1,576.
+//
+//go:noescape
+func ocannlGemm4AVX2(c *float32, a *float32, b *float32)

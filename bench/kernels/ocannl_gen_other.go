@@ -32,6 +32,11 @@ func ocannlGemm3AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm3AVX512 called without assembly")
 }
 
+// ocannlGemm4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm4AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm4AVX512 called without assembly")
+}
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -43,3 +48,6 @@ func ocannlGemm2AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm2AVX2 calle
 
 // ocannlGemm3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm3AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm3AVX2 called without assembly") }
+
+// ocannlGemm4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 called without assembly") }
