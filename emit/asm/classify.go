@@ -81,14 +81,28 @@ type Nest struct {
 	OuterReduces bool
 }
 
-// MinFlops is the least work (2*M*N*K) for which a nest is handed to an
-// assembly kernel: below it the call overhead and the tile tails outweigh
-// the vector speed, and the Go loops stay.
-const MinFlops = 4096
+// MinFlops is the least work (2*M*N*K*K2) for which a nest is handed to
+// an assembly kernel: below it the call overhead (tens of nanoseconds)
+// and the tile tails outweigh the vector speed, and the Go loops stay.
+const MinFlops = 1024
 
-// minDotK is the shortest k a dot kernel takes: below a vector of
-// float32 lanes every step is a masked tail.
-const minDotK = 8
+// Limits measured on the demos (a kernel call below them was slower
+// than the Go loops, or no faster):
+//
+//   - minDotK is the shortest reduction (K*K2) a dot kernel takes: below
+//     a vector of float32 lanes the masked steps do little work each;
+//   - minDotKVector is the shortest when the tile is a single row or
+//     column (M or N is 1): each sum then needs its own horizontal
+//     reduction;
+//   - minBroadcastN is the narrowest n of a broadcast kernel (the rest of
+//     the vector lanes are masked off): the moons demo's n=2 gradient ran
+//     slower than its Go loops, the CNN demo's n=3 kernel gradient of the
+//     one-channel convolution made the whole training step 1.4x faster.
+const (
+	minDotK       = 8
+	minDotKVector = 64
+	minBroadcastN = 3
+)
 
 // axis is one loop (or several merged loops) of a nest, with the flat
 // element stride of each tensor along it.
@@ -287,7 +301,7 @@ func pickBroadcast(axes []*axis) *pick {
 		}
 		n := largest(axes, func(x *axis) bool { return x.c == 1 && opB(x) == 1 && opA(x) == 0 })
 		k := largest(axes, func(x *axis) bool { return x.c == 0 && opA(x) != 0 && opB(x) != 0 })
-		if n == nil || k == nil {
+		if n == nil || k == nil || n.extent < minBroadcastN {
 			continue
 		}
 		m := largest(axes, func(x *axis) bool { return x.c != 0 && opA(x) != 0 && opB(x) == 0 && x.c >= n.extent })
@@ -307,7 +321,7 @@ func pickBroadcast(axes []*axis) *pick {
 // each (at least one of them), with C's cells distinct.
 func pickDot(axes []*axis) *pick {
 	k := largest(axes, func(x *axis) bool { return x.c == 0 && x.a == 1 && x.b == 1 })
-	if k == nil || k.extent < minDotK {
+	if k == nil {
 		return nil
 	}
 	m := largest(axes, func(x *axis) bool { return x.c != 0 && x.a != 0 && x.b == 0 })
@@ -332,6 +346,9 @@ func pickDot(axes []*axis) *pick {
 	if k2 := largest(axes, func(x *axis) bool { return x != k && x.c == 0 && x.a != 0 && x.b != 0 }); k2 != nil {
 		p.axes = append(p.axes, k2)
 		p.Spec.K2, p.Spec.AK2, p.Spec.BK2 = k2.extent, k2.a, k2.b
+	}
+	if red := p.Spec.K * p.Spec.K2; red < minDotK || (p.Spec.M < 2 || p.Spec.N < 2) && red < minDotKVector {
+		return nil
 	}
 	return p
 }

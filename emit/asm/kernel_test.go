@@ -42,6 +42,7 @@ func kernelCases() []Spec {
 		dot(7, 9, 100, 9, 1, 100, 100, true)                                                                                                    // overwrite
 		dot(9, 8, 40, 70, 1, 45, 41, false)                                                                                                     // full 4x4 tiles with C rows apart
 		out = append(out, Spec{Elem: elem, Kind: Dot, M: 9, N: 8, K: 20, K2: 3, AK2: 31, BK2: 400, CM: 8, CN: 1, AM: 50, AK: 1, BK: 1, BN: 21}) // a second reduction axis
+		out = append(out, Spec{Elem: elem, Kind: Dot, M: 10, N: 8, K: 3, K2: 3, AK2: 12, BK2: 3, CM: 8, CN: 1, AM: 1, AK: 1, BK: 1, BN: 9})     // a one-channel 3x3 convolution row
 		out = append(out, Spec{Elem: elem, Kind: Dot, M: 5, N: 6, K: 16, K2: 2, AK2: 100, BK2: 16, CM: 6, CN: 1, AM: 16, AK: 1, BK: 1, BN: 40, Overwrite: true})
 		dot(8, 12, 33, 12, 1, 33, 33, true) // full 4x4 tiles, overwrite
 	}

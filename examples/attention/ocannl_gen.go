@@ -881,18 +881,33 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
-					acc5 := float32(0)
-					for i4 := range 8 {
-						acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 					}
-					net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 				}
 			}
 		}
@@ -987,27 +1002,42 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
-				for i4 := 0; i4 < 8; i4 += 4 {
-					net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
-					net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
-					net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
-					net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
-					net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
-					net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
-					net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
-					net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
-					for i3 := range 8 {
-						acc8 := net_attention_1_ctxRow[i3]
-						acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-						acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-						acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-						acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-						net_attention_1_ctxRow[i3] = acc8
+				ocannlGemm3AVX512(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm3AVX2(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
+						net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
+						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
+						net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
+						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
+						net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
+						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
+						net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
 					}
 				}
 			}
@@ -1173,9 +1203,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+		ocannlGemm4AVX512(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+		ocannlGemm4AVX2(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1222,9 +1252,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+		ocannlGemm5AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+		ocannlGemm5AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1387,9 +1417,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+		ocannlGemm6AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+		ocannlGemm6AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -2891,18 +2921,33 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
-					acc5 := float32(0)
-					for i4 := range 8 {
-						acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 					}
-					net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 				}
 			}
 		}
@@ -2997,27 +3042,42 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
-				for i4 := 0; i4 < 8; i4 += 4 {
-					net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
-					net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
-					net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
-					net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
-					net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
-					net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
-					net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
-					net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
-					for i3 := range 8 {
-						acc8 := net_attention_1_ctxRow[i3]
-						acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-						acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-						acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-						acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-						net_attention_1_ctxRow[i3] = acc8
+				ocannlGemm3AVX512(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm3AVX2(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
+						net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
+						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
+						net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
+						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
+						net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
+						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
+						net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
 					}
 				}
 			}
@@ -3183,9 +3243,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+		ocannlGemm4AVX512(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+		ocannlGemm4AVX2(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -3232,9 +3292,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+		ocannlGemm5AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+		ocannlGemm5AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -3397,9 +3457,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+		ocannlGemm6AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+		ocannlGemm6AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -3714,9 +3774,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&gNetLinear2W[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &net_x2[0][0][0])
+		ocannlGemm7AVX512(&gNetLinear2W[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&gNetLinear2W[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &net_x2[0][0][0])
+		ocannlGemm7AVX2(&gNetLinear2W[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &net_x2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3735,9 +3795,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+		ocannlGemm8AVX512(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+		ocannlGemm8AVX2(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
@@ -4025,9 +4085,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// float32 broadcast kernel M=32 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&gNetLinear1W[0], &net_layer_norm_2_x_1_grad[0][0][0], &net_linear_1_x[0][0][0])
+		ocannlGemm9AVX512(&gNetLinear1W[0], &net_layer_norm_2_x_1_grad[0][0][0], &net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetLinear1W[0], &net_layer_norm_2_x_1_grad[0][0][0], &net_linear_1_x[0][0][0])
+		ocannlGemm9AVX2(&gNetLinear1W[0], &net_layer_norm_2_x_1_grad[0][0][0], &net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4046,9 +4106,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&net_linear_1_x_grad[0][0][0], &net_layer_norm_2_x_1_grad[0][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX512(&net_linear_1_x_grad[0][0][0], &net_layer_norm_2_x_1_grad[0][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&net_linear_1_x_grad[0][0][0], &net_layer_norm_2_x_1_grad[0][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX2(&net_linear_1_x_grad[0][0][0], &net_layer_norm_2_x_1_grad[0][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
@@ -4129,9 +4189,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0][0], &net_x1[0][0][0])
+		ocannlGemm11AVX512(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0][0], &net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0][0], &net_x1[0][0][0])
+		ocannlGemm11AVX2(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0][0], &net_x1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4150,9 +4210,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&net_x1_grad[0][0][0], &net_linear_1_x_1_grad[0][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX512(&net_x1_grad[0][0][0], &net_linear_1_x_1_grad[0][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&net_x1_grad[0][0][0], &net_linear_1_x_1_grad[0][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX2(&net_x1_grad[0][0][0], &net_linear_1_x_1_grad[0][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
@@ -4403,9 +4463,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetAttention1WO[0], &net_layer_norm_1_x_1_grad[0][0][0], &net_attention_1_ctx[0][0][0][0])
+		ocannlGemm13AVX512(&gNetAttention1WO[0], &net_layer_norm_1_x_1_grad[0][0][0], &net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetAttention1WO[0], &net_layer_norm_1_x_1_grad[0][0][0], &net_attention_1_ctx[0][0][0][0])
+		ocannlGemm13AVX2(&gNetAttention1WO[0], &net_layer_norm_1_x_1_grad[0][0][0], &net_attention_1_ctx[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4426,9 +4486,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
+		ocannlGemm14AVX512(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
+		ocannlGemm14AVX2(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4447,24 +4507,39 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
-	// i3 unrolled by 4 and jammed into i4.
-	for i0 := range 32 {
-		net_attention_1_vRow5 := &net_attention_1_v[i0]
-		for i1 := range 8 {
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_attn_gradRow := &net_attention_1_attn_grad[i0][i1][i2]
-				for i3 := 0; i3 < 8; i3 += 4 {
-					net_attention_1_ctx_gradV := net_attention_1_ctx_grad[i0][i1][i2][i3]
-					net_attention_1_ctx_gradV2 := net_attention_1_ctx_grad[i0][i1][i2][i3+1]
-					net_attention_1_ctx_gradV3 := net_attention_1_ctx_grad[i0][i1][i2][i3+2]
-					net_attention_1_ctx_gradV4 := net_attention_1_ctx_grad[i0][i1][i2][i3+3]
-					for i4 := range 8 {
-						acc36 := net_attention_1_attn_gradRow[i4]
-						acc36 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-						acc36 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-						acc36 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-						acc36 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-						net_attention_1_attn_gradRow[i4] = acc36
+				ocannlGemm15AVX512(&net_attention_1_attn_grad[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm15AVX2(&net_attention_1_attn_grad[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			net_attention_1_vRow5 := &net_attention_1_v[i0]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &net_attention_1_attn_grad[i0][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := net_attention_1_ctx_grad[i0][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := net_attention_1_ctx_grad[i0][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := net_attention_1_ctx_grad[i0][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := net_attention_1_ctx_grad[i0][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc36 := net_attention_1_attn_gradRow[i4]
+							acc36 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc36 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc36 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc36 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc36
+						}
 					}
 				}
 			}
@@ -4472,15 +4547,30 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
-	for i0 := range 32 {
-		net_attention_1_v_gradRow := &net_attention_1_v_grad[i0]
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_attnRow2 := &net_attention_1_attn[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ctx_gradV5 := net_attention_1_ctx_grad[i0][i1][i2][i3]
-					for i4 := range 8 {
-						net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+				ocannlGemm16AVX512(&net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm16AVX2(&net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			net_attention_1_v_gradRow := &net_attention_1_v_grad[i0]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attnRow2 := &net_attention_1_attn[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ctx_gradV5 := net_attention_1_ctx_grad[i0][i1][i2][i3]
+						for i4 := range 8 {
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+						}
 					}
 				}
 			}
@@ -4611,27 +4701,42 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
-	// i3 unrolled by 4 and jammed into i4.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_q_gradRow := &net_attention_1_q_grad[i0][i1][i2]
-				for i3 := 0; i3 < 8; i3 += 4 {
-					net_attention_1_scores_1_gradV := net_attention_1_scores_1_grad[i0][i1][i2][i3]
-					net_attention_1_kRow2 := &net_attention_1_k[i0][i3][i2]
-					net_attention_1_scores_1_gradV2 := net_attention_1_scores_1_grad[i0][i1][i2][i3+1]
-					net_attention_1_kRow3 := &net_attention_1_k[i0][i3+1][i2]
-					net_attention_1_scores_1_gradV3 := net_attention_1_scores_1_grad[i0][i1][i2][i3+2]
-					net_attention_1_kRow4 := &net_attention_1_k[i0][i3+2][i2]
-					net_attention_1_scores_1_gradV4 := net_attention_1_scores_1_grad[i0][i1][i2][i3+3]
-					net_attention_1_kRow5 := &net_attention_1_k[i0][i3+3][i2]
-					for i4 := range 8 {
-						acc39 := net_attention_1_q_gradRow[i4]
-						acc39 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-						acc39 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-						acc39 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-						acc39 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-						net_attention_1_q_gradRow[i4] = acc39
+				ocannlGemm17AVX512(&net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm17AVX2(&net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_q_gradRow := &net_attention_1_q_grad[i0][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := net_attention_1_scores_1_grad[i0][i1][i2][i3]
+						net_attention_1_kRow2 := &net_attention_1_k[i0][i3][i2]
+						net_attention_1_scores_1_gradV2 := net_attention_1_scores_1_grad[i0][i1][i2][i3+1]
+						net_attention_1_kRow3 := &net_attention_1_k[i0][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := net_attention_1_scores_1_grad[i0][i1][i2][i3+2]
+						net_attention_1_kRow4 := &net_attention_1_k[i0][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := net_attention_1_scores_1_grad[i0][i1][i2][i3+3]
+						net_attention_1_kRow5 := &net_attention_1_k[i0][i3+3][i2]
+						for i4 := range 8 {
+							acc39 := net_attention_1_q_gradRow[i4]
+							acc39 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc39 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc39 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc39 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc39
+						}
 					}
 				}
 			}
@@ -4639,15 +4744,30 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_qRow2 := &net_attention_1_q[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scores_1_gradV5 := net_attention_1_scores_1_grad[i0][i1][i2][i3]
-					net_attention_1_k_gradRow := &net_attention_1_k_grad[i0][i3][i2]
-					for i4 := range 8 {
-						net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+				ocannlGemm16AVX512(&net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm16AVX2(&net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow2 := &net_attention_1_q[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradV5 := net_attention_1_scores_1_grad[i0][i1][i2][i3]
+						net_attention_1_k_gradRow := &net_attention_1_k_grad[i0][i3][i2]
+						for i4 := range 8 {
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+						}
 					}
 				}
 			}
@@ -4657,9 +4777,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetAttention1WV[0], &net_attention_1_v_grad[0][0][0][0], &net_h[0][0][0])
+		ocannlGemm13AVX512(&gNetAttention1WV[0], &net_attention_1_v_grad[0][0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetAttention1WV[0], &net_attention_1_v_grad[0][0][0][0], &net_h[0][0][0])
+		ocannlGemm13AVX2(&gNetAttention1WV[0], &net_attention_1_v_grad[0][0][0][0], &net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4680,9 +4800,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm14AVX2(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
@@ -4715,9 +4835,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetAttention1WK[0], &net_attention_1_k_grad[0][0][0][0], &net_h[0][0][0])
+		ocannlGemm13AVX512(&gNetAttention1WK[0], &net_attention_1_k_grad[0][0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetAttention1WK[0], &net_attention_1_k_grad[0][0][0][0], &net_h[0][0][0])
+		ocannlGemm13AVX2(&gNetAttention1WK[0], &net_attention_1_k_grad[0][0][0][0], &net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4738,9 +4858,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm14AVX2(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
@@ -4773,9 +4893,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetAttention1WQ[0], &net_attention_1_q_grad[0][0][0][0], &net_h[0][0][0])
+		ocannlGemm13AVX512(&gNetAttention1WQ[0], &net_attention_1_q_grad[0][0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetAttention1WQ[0], &net_attention_1_q_grad[0][0][0][0], &net_h[0][0][0])
+		ocannlGemm13AVX2(&gNetAttention1WQ[0], &net_attention_1_q_grad[0][0][0][0], &net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4796,9 +4916,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm14AVX2(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
@@ -4853,9 +4973,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+		ocannlGemm18AVX512(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+		ocannlGemm18AVX2(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5321,9 +5441,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// float32 dot kernel M=32 N=512 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+		ocannlGemm19AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+		ocannlGemm19AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -5356,9 +5476,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+		ocannlGemm20AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+		ocannlGemm20AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -5381,9 +5501,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+		ocannlGemm20AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+		ocannlGemm20AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -5406,9 +5526,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+		ocannlGemm20AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+		ocannlGemm20AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -5429,18 +5549,33 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 64 {
 			for i2 := range 4 {
-				net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
-					acc5 := float32(0)
-					for i4 := range 8 {
-						acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 64 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 					}
-					net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 				}
 			}
 		}
@@ -5535,27 +5670,42 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-	for i0 := range 64 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 64 {
 			for i2 := range 4 {
-				net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
-				for i4 := 0; i4 < 8; i4 += 4 {
-					net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
-					net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
-					net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
-					net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
-					net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
-					net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
-					net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
-					net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
-					for i3 := range 8 {
-						acc8 := net_attention_1_ctxRow[i3]
-						acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-						acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-						acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-						acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-						net_attention_1_ctxRow[i3] = acc8
+				ocannlGemm3AVX512(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 64 {
+			for i2 := range 4 {
+				ocannlGemm3AVX2(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
+						net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
+						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
+						net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
+						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
+						net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
+						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
+						net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
 					}
 				}
 			}
@@ -5565,9 +5715,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+		ocannlGemm20AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+		ocannlGemm20AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -5721,9 +5871,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// float32 dot kernel M=64 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -5770,9 +5920,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// float32 dot kernel M=32 N=512 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm22AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm22AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -5935,9 +6085,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _predict.1 = compose "*" of net.linear#2.w, net/x2
 	// float32 dot kernel M=10 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&predict_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+		ocannlGemm23AVX512(&predict_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&predict_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+		ocannlGemm23AVX2(&predict_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {

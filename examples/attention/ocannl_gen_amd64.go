@@ -26,90 +26,115 @@ func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX512 runs a float32 dot kernel, M=64 N=256 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm2AVX512 runs a float32 dot kernel, M=8 N=8 K=8 (4x4 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX512 runs a float32 dot kernel, M=32 N=256 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm3AVX512 runs a float32 broadcast kernel, M=8 N=8 K=8 (14x32 tile); strides C 32,1 A 32,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=10 N=256 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=64 N=256 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=10 N=32 K=256 (14x32 tile); strides C 32,1 A 1,10 B 32,1.
+// ocannlGemm5AVX512 runs a float32 dot kernel, M=32 N=256 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=256 N=32 K=10 (14x32 tile); strides C 32,1 A 10,1 B 32,1.
+// ocannlGemm6AVX512 runs a float32 dot kernel, M=10 N=256 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=32 N=64 K=256 (14x32 tile); strides C 64,1 A 1,32 B 64,1.
+// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=10 N=32 K=256 (14x32 tile); strides C 32,1 A 1,10 B 32,1.
 //
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX512 runs a float32 broadcast kernel, M=256 N=64 K=32 (14x32 tile); strides C 64,1 A 32,1 B 64,1.
+// ocannlGemm8AVX512 runs a float32 broadcast kernel, M=256 N=32 K=10 (14x32 tile); strides C 32,1 A 10,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=64 N=32 K=256 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=32 N=64 K=256 (14x32 tile); strides C 64,1 A 1,32 B 64,1.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX512 runs a float32 broadcast kernel, M=256 N=32 K=64 (14x32 tile); strides C 32,1 A 64,1 B 32,1.
+// ocannlGemm10AVX512 runs a float32 broadcast kernel, M=256 N=64 K=32 (14x32 tile); strides C 64,1 A 32,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=32 N=32 K=256 (14x32 tile); strides C 32,1 A 1,32 B 32,1.
+// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=64 N=32 K=256 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
 //
 //go:noescape
 func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX512 runs a float32 broadcast kernel, M=256 N=32 K=32 (14x32 tile); strides C 32,1 A 32,1 B 32,1.
+// ocannlGemm12AVX512 runs a float32 broadcast kernel, M=256 N=32 K=64 (14x32 tile); strides C 32,1 A 64,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX512 runs a float32 broadcast kernel, M=32 N=10 K=256 (14x32 tile); strides C 10,1 A 1,32 B 10,1.
+// ocannlGemm13AVX512 runs a float32 broadcast kernel, M=32 N=32 K=256 (14x32 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm14AVX512 runs a float32 dot kernel, M=32 N=512 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
+// ocannlGemm14AVX512 runs a float32 broadcast kernel, M=256 N=32 K=32 (14x32 tile); strides C 32,1 A 32,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX512 runs a float32 dot kernel, M=32 N=512 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm15AVX512 runs a float32 dot kernel, M=8 N=8 K=8 (4x4 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm16AVX512 runs a float32 dot kernel, M=64 N=512 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm16AVX512 runs a float32 broadcast kernel, M=8 N=8 K=8 (14x32 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX512 runs a float32 dot kernel, M=32 N=512 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm17AVX512 runs a float32 broadcast kernel, M=8 N=8 K=8 (14x32 tile); strides C 32,1 A 32,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX512 runs a float32 dot kernel, M=10 N=512 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
+// ocannlGemm18AVX512 runs a float32 broadcast kernel, M=32 N=10 K=256 (14x32 tile); strides C 10,1 A 1,32 B 10,1.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm19AVX512 runs a float32 dot kernel, M=32 N=512 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
+//
+//go:noescape
+func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm20AVX512 runs a float32 dot kernel, M=32 N=512 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm21AVX512 runs a float32 dot kernel, M=64 N=512 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm22AVX512 runs a float32 dot kernel, M=32 N=512 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+//
+//go:noescape
+func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm23AVX512 runs a float32 dot kernel, M=10 N=512 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=256 K=10 (3x3 tile); strides C 1,32 A 10,1 B 1,10.
 //
@@ -121,87 +146,112 @@ func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX2 runs a float32 dot kernel, M=64 N=256 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm2AVX2 runs a float32 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX2 runs a float32 dot kernel, M=32 N=256 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=8 N=8 K=8 (6x16 tile); strides C 32,1 A 32,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 dot kernel, M=10 N=256 K=32 (3x3 tile); strides C 1,10 A 32,1 B 1,32.
+// ocannlGemm4AVX2 runs a float32 dot kernel, M=64 N=256 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=10 N=32 K=256 (6x16 tile); strides C 32,1 A 1,10 B 32,1.
+// ocannlGemm5AVX2 runs a float32 dot kernel, M=32 N=256 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 broadcast kernel, M=256 N=32 K=10 (6x16 tile); strides C 32,1 A 10,1 B 32,1.
+// ocannlGemm6AVX2 runs a float32 dot kernel, M=10 N=256 K=32 (3x3 tile); strides C 1,10 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=32 N=64 K=256 (6x16 tile); strides C 64,1 A 1,32 B 64,1.
+// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=10 N=32 K=256 (6x16 tile); strides C 32,1 A 1,10 B 32,1.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX2 runs a float32 broadcast kernel, M=256 N=64 K=32 (6x16 tile); strides C 64,1 A 32,1 B 64,1.
+// ocannlGemm8AVX2 runs a float32 broadcast kernel, M=256 N=32 K=10 (6x16 tile); strides C 32,1 A 10,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 broadcast kernel, M=64 N=32 K=256 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm9AVX2 runs a float32 broadcast kernel, M=32 N=64 K=256 (6x16 tile); strides C 64,1 A 1,32 B 64,1.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 broadcast kernel, M=256 N=32 K=64 (6x16 tile); strides C 32,1 A 64,1 B 32,1.
+// ocannlGemm10AVX2 runs a float32 broadcast kernel, M=256 N=64 K=32 (6x16 tile); strides C 64,1 A 32,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm11AVX2 runs a float32 broadcast kernel, M=32 N=32 K=256 (6x16 tile); strides C 32,1 A 1,32 B 32,1.
+// ocannlGemm11AVX2 runs a float32 broadcast kernel, M=64 N=32 K=256 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
 //
 //go:noescape
 func ocannlGemm11AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX2 runs a float32 broadcast kernel, M=256 N=32 K=32 (6x16 tile); strides C 32,1 A 32,1 B 32,1.
+// ocannlGemm12AVX2 runs a float32 broadcast kernel, M=256 N=32 K=64 (6x16 tile); strides C 32,1 A 64,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm12AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX2 runs a float32 broadcast kernel, M=32 N=10 K=256 (6x16 tile); strides C 10,1 A 1,32 B 10,1.
+// ocannlGemm13AVX2 runs a float32 broadcast kernel, M=32 N=32 K=256 (6x16 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm14AVX2 runs a float32 dot kernel, M=32 N=512 K=10 (3x3 tile); strides C 1,32 A 10,1 B 1,10.
+// ocannlGemm14AVX2 runs a float32 broadcast kernel, M=256 N=32 K=32 (6x16 tile); strides C 32,1 A 32,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX2 runs a float32 dot kernel, M=32 N=512 K=32 (3x3 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm15AVX2 runs a float32 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm15AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm16AVX2 runs a float32 dot kernel, M=64 N=512 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm16AVX2 runs a float32 broadcast kernel, M=8 N=8 K=8 (6x16 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm16AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX2 runs a float32 dot kernel, M=32 N=512 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm17AVX2 runs a float32 broadcast kernel, M=8 N=8 K=8 (6x16 tile); strides C 32,1 A 32,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX2 runs a float32 dot kernel, M=10 N=512 K=32 (3x3 tile); strides C 1,10 A 32,1 B 1,32.
+// ocannlGemm18AVX2 runs a float32 broadcast kernel, M=32 N=10 K=256 (6x16 tile); strides C 10,1 A 1,32 B 10,1.
 //
 //go:noescape
 func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm19AVX2 runs a float32 dot kernel, M=32 N=512 K=10 (3x3 tile); strides C 1,32 A 10,1 B 1,10.
+//
+//go:noescape
+func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm20AVX2 runs a float32 dot kernel, M=32 N=512 K=32 (3x3 tile); strides C 1,32 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm20AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm21AVX2 runs a float32 dot kernel, M=64 N=512 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm22AVX2 runs a float32 dot kernel, M=32 N=512 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
+//
+//go:noescape
+func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm23AVX2 runs a float32 dot kernel, M=10 N=512 K=32 (3x3 tile); strides C 1,10 A 32,1 B 1,32.
+//
+//go:noescape
+func ocannlGemm23AVX2(c *float32, a *float32, b *float32)

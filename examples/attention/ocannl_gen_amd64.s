@@ -468,8 +468,197 @@ k3:
 	RET
 
 // func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
-// Requires: AVX, AVX512F, AVX512VL
+// Requires: AVX, AVX512F
 TEXT ·ocannlGemm2AVX512(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ AX, AX
+	MOVQ $0x00000002, BX
+
+m1:
+	MOVQ DX, SI
+	MOVQ AX, DI
+	MOVQ $0x00000002, R8
+
+n2:
+	VPSUBD        Z0, Z0, Z0
+	VPSUBD        Z1, Z1, Z1
+	VPSUBD        Z2, Z2, Z2
+	VPSUBD        Z3, Z3, Z3
+	VPSUBD        Z4, Z4, Z4
+	VPSUBD        Z5, Z5, Z5
+	VPSUBD        Z6, Z6, Z6
+	VPSUBD        Z7, Z7, Z7
+	VPSUBD        Z8, Z8, Z8
+	VPSUBD        Z9, Z9, Z9
+	VPSUBD        Z10, Z10, Z10
+	VPSUBD        Z11, Z11, Z11
+	VPSUBD        Z12, Z12, Z12
+	VPSUBD        Z13, Z13, Z13
+	VPSUBD        Z14, Z14, Z14
+	VPSUBD        Z15, Z15, Z15
+	MOVQ          CX, R9
+	MOVQ          SI, R10
+	MOVL          $0x000000ff, R11
+	KMOVW         R11, K1
+	VMOVUPS.Z     (R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z0
+	VMOVUPS.Z     128(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z1
+	VMOVUPS.Z     256(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z2
+	VMOVUPS.Z     384(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z3
+	VMOVUPS.Z     128(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z4
+	VMOVUPS.Z     128(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z5
+	VMOVUPS.Z     256(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z6
+	VMOVUPS.Z     384(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z7
+	VMOVUPS.Z     256(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z8
+	VMOVUPS.Z     128(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z9
+	VMOVUPS.Z     256(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z10
+	VMOVUPS.Z     384(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z11
+	VMOVUPS.Z     384(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z12
+	VMOVUPS.Z     128(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z13
+	VMOVUPS.Z     256(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z14
+	VMOVUPS.Z     384(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z15
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z16, Z0, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z0, Z4, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z4, Z1, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z1, Z5, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z5, Z2, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z2, Z6, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z6, Z3, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z3, Z7, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z7, Z0, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z1, Z2, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z2, Z3, Z2
+	VSHUFPS       $0x44, Z0, Z7, Z3
+	VSHUFPS       $0xee, Z0, Z7, Z0
+	VADDPS        Z3, Z0, Z3
+	VSHUFPS       $0x44, Z2, Z1, Z0
+	VSHUFPS       $0xee, Z2, Z1, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z1, Z0, Z1
+	VEXTRACTF32X4 $0x00, Z1, X0
+	VMOVUPS       X0, (DI)
+	VEXTRACTF32X4 $0x01, Z1, X0
+	VMOVUPS       X0, 128(DI)
+	VEXTRACTF32X4 $0x02, Z1, X0
+	VMOVUPS       X0, 256(DI)
+	VEXTRACTF32X4 $0x03, Z1, X0
+	VMOVUPS       X0, 384(DI)
+	ADDQ          $+512, SI
+	ADDQ          $+16, DI
+	DECQ          R8
+	JNZ           n2
+	ADDQ          $+512, CX
+	ADDQ          $+512, AX
+	DECQ          BX
+	JNZ           m1
+	VZEROUPPER
+	RET
+
+// func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlGemm3AVX512(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	MOVL   $0x000000ff, BX
+	KMOVW  BX, K1
+	MOVQ   DX, DX
+	MOVQ   $0x00000008, BX
+
+k1:
+	VMOVUPS.Z    (DX), K1, Z8
+	VBROADCASTSS (CX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS 128(CX), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS 256(CX), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS 384(CX), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS 512(CX), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 640(CX), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS 768(CX), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS 896(CX), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $+4, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          k1
+	VMOVUPS      Z0, K1, (AX)
+	VMOVUPS      Z1, K1, 128(AX)
+	VMOVUPS      Z2, K1, 256(AX)
+	VMOVUPS      Z3, K1, 384(AX)
+	VMOVUPS      Z4, K1, 512(AX)
+	VMOVUPS      Z5, K1, 640(AX)
+	VMOVUPS      Z6, K1, 768(AX)
+	VMOVUPS      Z7, K1, 896(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·ocannlGemm4AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -686,9 +875,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm3AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm5AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -905,9 +1094,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm4AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm6AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1235,9 +1424,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm7AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -1349,9 +1538,9 @@ k1:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm6AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm8AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1553,9 +1742,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm9AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1762,9 +1951,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm8AVX512(SB), $4096-24
+TEXT ·ocannlGemm10AVX512(SB), $4096-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1985,9 +2174,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm11AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2225,9 +2414,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm12AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2429,9 +2618,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm13AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2633,9 +2822,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm14AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2837,9 +3026,288 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm15AVX512(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ AX, AX
+	MOVQ $0x00000002, BX
+
+m1:
+	MOVQ DX, SI
+	MOVQ AX, DI
+	MOVQ $0x00000002, R8
+
+n2:
+	VPSUBD        Z0, Z0, Z0
+	VPSUBD        Z1, Z1, Z1
+	VPSUBD        Z2, Z2, Z2
+	VPSUBD        Z3, Z3, Z3
+	VPSUBD        Z4, Z4, Z4
+	VPSUBD        Z5, Z5, Z5
+	VPSUBD        Z6, Z6, Z6
+	VPSUBD        Z7, Z7, Z7
+	VPSUBD        Z8, Z8, Z8
+	VPSUBD        Z9, Z9, Z9
+	VPSUBD        Z10, Z10, Z10
+	VPSUBD        Z11, Z11, Z11
+	VPSUBD        Z12, Z12, Z12
+	VPSUBD        Z13, Z13, Z13
+	VPSUBD        Z14, Z14, Z14
+	VPSUBD        Z15, Z15, Z15
+	MOVQ          CX, R9
+	MOVQ          SI, R10
+	MOVL          $0x000000ff, R11
+	KMOVW         R11, K1
+	VMOVUPS.Z     (R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z0
+	VMOVUPS.Z     128(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z1
+	VMOVUPS.Z     256(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z2
+	VMOVUPS.Z     384(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z3
+	VMOVUPS.Z     128(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z4
+	VMOVUPS.Z     128(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z5
+	VMOVUPS.Z     256(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z6
+	VMOVUPS.Z     384(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z7
+	VMOVUPS.Z     256(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z8
+	VMOVUPS.Z     128(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z9
+	VMOVUPS.Z     256(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z10
+	VMOVUPS.Z     384(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z11
+	VMOVUPS.Z     384(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z12
+	VMOVUPS.Z     128(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z13
+	VMOVUPS.Z     256(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z14
+	VMOVUPS.Z     384(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z15
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z16, Z0, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z0, Z4, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z4, Z1, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z1, Z5, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z5, Z2, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z2, Z6, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z6, Z3, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z3, Z7, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z7, Z0, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z1, Z2, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z2, Z3, Z2
+	VSHUFPS       $0x44, Z0, Z7, Z3
+	VSHUFPS       $0xee, Z0, Z7, Z0
+	VADDPS        Z3, Z0, Z3
+	VSHUFPS       $0x44, Z2, Z1, Z0
+	VSHUFPS       $0xee, Z2, Z1, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z1, Z0, Z1
+	VEXTRACTF32X4 $0x00, Z1, X0
+	VADDPS        (DI), X0, X0
+	VMOVUPS       X0, (DI)
+	VEXTRACTF32X4 $0x01, Z1, X0
+	VADDPS        128(DI), X0, X0
+	VMOVUPS       X0, 128(DI)
+	VEXTRACTF32X4 $0x02, Z1, X0
+	VADDPS        256(DI), X0, X0
+	VMOVUPS       X0, 256(DI)
+	VEXTRACTF32X4 $0x03, Z1, X0
+	VADDPS        384(DI), X0, X0
+	VMOVUPS       X0, 384(DI)
+	ADDQ          $+512, SI
+	ADDQ          $+16, DI
+	DECQ          R8
+	JNZ           n2
+	ADDQ          $+512, CX
+	ADDQ          $+512, AX
+	DECQ          BX
+	JNZ           m1
+	VZEROUPPER
+	RET
+
+// func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlGemm16AVX512(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	MOVL   $0x000000ff, BX
+	KMOVW  BX, K1
+	MOVQ   DX, DX
+	MOVQ   $0x00000008, BX
+
+k1:
+	VMOVUPS.Z    (DX), K1, Z8
+	VBROADCASTSS (CX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS 4(CX), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS 8(CX), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS 12(CX), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS 16(CX), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 20(CX), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS 24(CX), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS 28(CX), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          k1
+	VMOVUPS.Z    (AX), K1, Z8
+	VADDPS       Z8, Z0, Z0
+	VMOVUPS      Z0, K1, (AX)
+	VMOVUPS.Z    128(AX), K1, Z0
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, 128(AX)
+	VMOVUPS.Z    256(AX), K1, Z0
+	VADDPS       Z0, Z2, Z2
+	VMOVUPS      Z2, K1, 256(AX)
+	VMOVUPS.Z    384(AX), K1, Z0
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, 384(AX)
+	VMOVUPS.Z    512(AX), K1, Z0
+	VADDPS       Z0, Z4, Z4
+	VMOVUPS      Z4, K1, 512(AX)
+	VMOVUPS.Z    640(AX), K1, Z0
+	VADDPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 640(AX)
+	VMOVUPS.Z    768(AX), K1, Z0
+	VADDPS       Z0, Z6, Z6
+	VMOVUPS      Z6, K1, 768(AX)
+	VMOVUPS.Z    896(AX), K1, Z0
+	VADDPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 896(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlGemm17AVX512(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	MOVL   $0x000000ff, BX
+	KMOVW  BX, K1
+	MOVQ   DX, DX
+	MOVQ   $0x00000008, BX
+
+k1:
+	VMOVUPS.Z    (DX), K1, Z8
+	VBROADCASTSS (CX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS 128(CX), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS 256(CX), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS 384(CX), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS 512(CX), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 640(CX), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS 768(CX), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS 896(CX), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $+4, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          k1
+	VMOVUPS.Z    (AX), K1, Z8
+	VADDPS       Z8, Z0, Z0
+	VMOVUPS      Z0, K1, (AX)
+	VMOVUPS.Z    128(AX), K1, Z0
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, 128(AX)
+	VMOVUPS.Z    256(AX), K1, Z0
+	VADDPS       Z0, Z2, Z2
+	VMOVUPS      Z2, K1, 256(AX)
+	VMOVUPS.Z    384(AX), K1, Z0
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, 384(AX)
+	VMOVUPS.Z    512(AX), K1, Z0
+	VADDPS       Z0, Z4, Z4
+	VMOVUPS      Z4, K1, 512(AX)
+	VMOVUPS.Z    640(AX), K1, Z0
+	VADDPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 640(AX)
+	VMOVUPS.Z    768(AX), K1, Z0
+	VADDPS       Z0, Z6, Z6
+	VMOVUPS      Z6, K1, 768(AX)
+	VMOVUPS.Z    896(AX), K1, Z0
+	VADDPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 896(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlGemm18AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2986,9 +3454,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm19AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3212,9 +3680,9 @@ n2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm15AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm20AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3431,9 +3899,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm21AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3650,9 +4118,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm22AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -3869,9 +4337,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm23AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -4692,6 +5160,313 @@ TEXT ·ocannlGemm2AVX2(SB), NOSPLIT, $0-24
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
 	MOVQ AX, AX
+	MOVQ $0x00000002, BX
+
+m1:
+	MOVQ DX, SI
+	MOVQ AX, DI
+	MOVQ $0x00000002, R8
+
+n2:
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	MOVQ         CX, R9
+	MOVQ         SI, R10
+	VMOVUPS      (R9), Y9
+	VMOVUPS      128(R9), Y10
+	VMOVUPS      256(R9), Y11
+	VMOVUPS      (R10), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VMOVUPS      128(R10), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      256(R10), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	ADDQ         $+32, R9
+	ADDQ         $+32, R10
+	VEXTRACTF128 $0x01, Y0, X9
+	VADDPS       X9, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 8(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 128(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VMOVSS       X4, 132(DI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VMOVSS       X5, 136(DI)
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X6
+	VHADDPS      X6, X6, X6
+	VHADDPS      X6, X6, X6
+	VMOVSS       X6, 256(DI)
+	VEXTRACTF128 $0x01, Y7, X0
+	VADDPS       X0, X7, X7
+	VHADDPS      X7, X7, X7
+	VHADDPS      X7, X7, X7
+	VMOVSS       X7, 260(DI)
+	VEXTRACTF128 $0x01, Y8, X0
+	VADDPS       X0, X8, X8
+	VHADDPS      X8, X8, X8
+	VHADDPS      X8, X8, X8
+	VMOVSS       X8, 264(DI)
+	ADDQ         $+384, SI
+	ADDQ         $+12, DI
+	DECQ         R8
+	JNZ          n2
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	MOVQ         CX, R8
+	VMOVUPS      (R8), Y6
+	VMOVUPS      128(R8), Y7
+	VMOVUPS      256(R8), Y8
+	VMOVUPS      (SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VMOVUPS      128(SI), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	ADDQ         $+32, R8
+	ADDQ         $+32, SI
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 128(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 132(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VMOVSS       X4, 256(DI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VMOVSS       X5, 260(DI)
+	ADDQ         $+384, CX
+	ADDQ         $+384, AX
+	DECQ         BX
+	JNZ          m1
+	MOVQ         AX, AX
+	MOVQ         $0x00000002, BX
+
+n3:
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	MOVQ         CX, SI
+	MOVQ         DX, DI
+	VMOVUPS      (SI), Y6
+	VMOVUPS      128(SI), Y7
+	VMOVUPS      (DI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      128(DI), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VMOVUPS      256(DI), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         $+32, SI
+	ADDQ         $+32, DI
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 8(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 128(AX)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VMOVSS       X4, 132(AX)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VMOVSS       X5, 136(AX)
+	ADDQ         $+384, DX
+	ADDQ         $+12, AX
+	DECQ         BX
+	JNZ          n3
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         DX, DX
+	VMOVUPS      (CX), Y4
+	VMOVUPS      128(CX), Y5
+	VMOVUPS      (DX), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      128(DX), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 128(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 132(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm3AVX2(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   CX, BX
+	MOVQ   DX, SI
+	MOVQ   $0x00000008, DI
+
+k1:
+	VMOVUPS      (SI), Y6
+	VBROADCASTSS (BX), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 128(BX), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 256(BX), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 384(BX), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 512(BX), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 640(BX), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	ADDQ         $+4, BX
+	ADDQ         $+128, SI
+	DECQ         DI
+	JNZ          k1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 128(AX)
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      Y3, 384(AX)
+	VMOVUPS      Y4, 512(AX)
+	VMOVUPS      Y5, 640(AX)
+	ADDQ         $+768, CX
+	ADDQ         $+768, AX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	MOVQ         DX, DX
+	MOVQ         $0x00000008, BX
+
+k2:
+	VMOVUPS      (DX), Y2
+	VBROADCASTSS (CX), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 128(CX), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $+4, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          k2
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 128(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm4AVX2(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ AX, AX
 	MOVQ $0x00000015, BX
 
 m1:
@@ -4881,9 +5656,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm3AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm5AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5107,9 +5882,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm6AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5303,9 +6078,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5435,9 +6210,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm6AVX2(SB), $640-24
+TEXT ·ocannlGemm8AVX2(SB), $640-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5586,9 +6361,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm7AVX2(SB), $16384-24
+TEXT ·ocannlGemm9AVX2(SB), $16384-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5719,9 +6494,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm8AVX2(SB), $2048-24
+TEXT ·ocannlGemm10AVX2(SB), $2048-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5870,9 +6645,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm11AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm9AVX2(SB), $16384-24
+TEXT ·ocannlGemm11AVX2(SB), $16384-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6021,9 +6796,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm12AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm10AVX2(SB), $4096-24
+TEXT ·ocannlGemm12AVX2(SB), $4096-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6172,9 +6947,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm11AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm11AVX2(SB), $16384-24
+TEXT ·ocannlGemm13AVX2(SB), $16384-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6305,9 +7080,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm12AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm12AVX2(SB), $2048-24
+TEXT ·ocannlGemm14AVX2(SB), $2048-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6456,9 +7231,421 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm15AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm13AVX2(SB), $16384-24
+TEXT ·ocannlGemm15AVX2(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ AX, AX
+	MOVQ $0x00000002, BX
+
+m1:
+	MOVQ DX, SI
+	MOVQ AX, DI
+	MOVQ $0x00000002, R8
+
+n2:
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	MOVQ         CX, R9
+	MOVQ         SI, R10
+	VMOVUPS      (R9), Y9
+	VMOVUPS      128(R9), Y10
+	VMOVUPS      256(R9), Y11
+	VMOVUPS      (R10), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VMOVUPS      128(R10), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      256(R10), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	ADDQ         $+32, R9
+	ADDQ         $+32, R10
+	VEXTRACTF128 $0x01, Y0, X9
+	VADDPS       X9, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (DI), X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       4(DI), X1, X1
+	VMOVSS       X1, 4(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VADDSS       8(DI), X2, X2
+	VMOVSS       X2, 8(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VADDSS       128(DI), X3, X3
+	VMOVSS       X3, 128(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VADDSS       132(DI), X4, X4
+	VMOVSS       X4, 132(DI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VADDSS       136(DI), X5, X5
+	VMOVSS       X5, 136(DI)
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X6
+	VHADDPS      X6, X6, X6
+	VHADDPS      X6, X6, X6
+	VADDSS       256(DI), X6, X6
+	VMOVSS       X6, 256(DI)
+	VEXTRACTF128 $0x01, Y7, X0
+	VADDPS       X0, X7, X7
+	VHADDPS      X7, X7, X7
+	VHADDPS      X7, X7, X7
+	VADDSS       260(DI), X7, X7
+	VMOVSS       X7, 260(DI)
+	VEXTRACTF128 $0x01, Y8, X0
+	VADDPS       X0, X8, X8
+	VHADDPS      X8, X8, X8
+	VHADDPS      X8, X8, X8
+	VADDSS       264(DI), X8, X8
+	VMOVSS       X8, 264(DI)
+	ADDQ         $+384, SI
+	ADDQ         $+12, DI
+	DECQ         R8
+	JNZ          n2
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	MOVQ         CX, R8
+	VMOVUPS      (R8), Y6
+	VMOVUPS      128(R8), Y7
+	VMOVUPS      256(R8), Y8
+	VMOVUPS      (SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VMOVUPS      128(SI), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	ADDQ         $+32, R8
+	ADDQ         $+32, SI
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (DI), X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       4(DI), X1, X1
+	VMOVSS       X1, 4(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VADDSS       128(DI), X2, X2
+	VMOVSS       X2, 128(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VADDSS       132(DI), X3, X3
+	VMOVSS       X3, 132(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VADDSS       256(DI), X4, X4
+	VMOVSS       X4, 256(DI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VADDSS       260(DI), X5, X5
+	VMOVSS       X5, 260(DI)
+	ADDQ         $+384, CX
+	ADDQ         $+384, AX
+	DECQ         BX
+	JNZ          m1
+	MOVQ         AX, AX
+	MOVQ         $0x00000002, BX
+
+n3:
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	MOVQ         CX, SI
+	MOVQ         DX, DI
+	VMOVUPS      (SI), Y6
+	VMOVUPS      128(SI), Y7
+	VMOVUPS      (DI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      128(DI), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VMOVUPS      256(DI), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         $+32, SI
+	ADDQ         $+32, DI
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (AX), X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       4(AX), X1, X1
+	VMOVSS       X1, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VADDSS       8(AX), X2, X2
+	VMOVSS       X2, 8(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VADDSS       128(AX), X3, X3
+	VMOVSS       X3, 128(AX)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VADDSS       132(AX), X4, X4
+	VMOVSS       X4, 132(AX)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VADDSS       136(AX), X5, X5
+	VMOVSS       X5, 136(AX)
+	ADDQ         $+384, DX
+	ADDQ         $+12, AX
+	DECQ         BX
+	JNZ          n3
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         DX, DX
+	VMOVUPS      (CX), Y4
+	VMOVUPS      128(CX), Y5
+	VMOVUPS      (DX), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      128(DX), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VADDSS       (AX), X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VADDSS       4(AX), X1, X1
+	VMOVSS       X1, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VADDSS       128(AX), X2, X2
+	VMOVSS       X2, 128(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VADDSS       132(AX), X3, X3
+	VMOVSS       X3, 132(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm16AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm16AVX2(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   CX, BX
+	MOVQ   DX, SI
+	MOVQ   $0x00000008, DI
+
+k1:
+	VMOVUPS      (SI), Y6
+	VBROADCASTSS (BX), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 4(BX), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 8(BX), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 12(BX), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 16(BX), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 20(BX), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	ADDQ         $+128, BX
+	ADDQ         $+128, SI
+	DECQ         DI
+	JNZ          k1
+	VADDPS       (AX), Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VADDPS       128(AX), Y1, Y1
+	VMOVUPS      Y1, 128(AX)
+	VADDPS       256(AX), Y2, Y2
+	VMOVUPS      Y2, 256(AX)
+	VADDPS       384(AX), Y3, Y3
+	VMOVUPS      Y3, 384(AX)
+	VADDPS       512(AX), Y4, Y4
+	VMOVUPS      Y4, 512(AX)
+	VADDPS       640(AX), Y5, Y5
+	VMOVUPS      Y5, 640(AX)
+	ADDQ         $+24, CX
+	ADDQ         $+768, AX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	MOVQ         DX, DX
+	MOVQ         $0x00000008, BX
+
+k2:
+	VMOVUPS      (DX), Y2
+	VBROADCASTSS (CX), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 4(CX), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          k2
+	VADDPS       (AX), Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VADDPS       128(AX), Y1, Y1
+	VMOVUPS      Y1, 128(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm17AVX2(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   CX, BX
+	MOVQ   DX, SI
+	MOVQ   $0x00000008, DI
+
+k1:
+	VMOVUPS      (SI), Y6
+	VBROADCASTSS (BX), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 128(BX), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 256(BX), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 384(BX), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 512(BX), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 640(BX), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	ADDQ         $+4, BX
+	ADDQ         $+128, SI
+	DECQ         DI
+	JNZ          k1
+	VADDPS       (AX), Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VADDPS       128(AX), Y1, Y1
+	VMOVUPS      Y1, 128(AX)
+	VADDPS       256(AX), Y2, Y2
+	VMOVUPS      Y2, 256(AX)
+	VADDPS       384(AX), Y3, Y3
+	VMOVUPS      Y3, 384(AX)
+	VADDPS       512(AX), Y4, Y4
+	VMOVUPS      Y4, 512(AX)
+	VADDPS       640(AX), Y5, Y5
+	VMOVUPS      Y5, 640(AX)
+	ADDQ         $+768, CX
+	ADDQ         $+768, AX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	MOVQ         DX, DX
+	MOVQ         $0x00000008, BX
+
+k2:
+	VMOVUPS      (DX), Y2
+	VBROADCASTSS (CX), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 128(CX), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $+4, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          k2
+	VADDPS       (AX), Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VADDPS       128(AX), Y1, Y1
+	VMOVUPS      Y1, 128(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm18AVX2(SB), $16384-24
 	MOVQ    c+0(FP), AX
 	MOVQ    a+8(FP), CX
 	MOVQ    b+16(FP), DX
@@ -6591,9 +7778,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm19AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6898,9 +8085,9 @@ n3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm15AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm20AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm20AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7161,9 +8348,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm16AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm21AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7387,9 +8574,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm22AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7650,9 +8837,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm23AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm23AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX

@@ -107,6 +107,31 @@ func ocannlGemm18AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm18AVX512 called without assembly")
 }
 
+// ocannlGemm19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm19AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm19AVX512 called without assembly")
+}
+
+// ocannlGemm20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm20AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm20AVX512 called without assembly")
+}
+
+// ocannlGemm21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm21AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm21AVX512 called without assembly")
+}
+
+// ocannlGemm22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm22AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm22AVX512 called without assembly")
+}
+
+// ocannlGemm23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm23AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm23AVX512 called without assembly")
+}
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -163,3 +188,18 @@ func ocannlGemm17AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm17AVX2 cal
 
 // ocannlGemm18AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm18AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm18AVX2 called without assembly") }
+
+// ocannlGemm19AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm19AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm19AVX2 called without assembly") }
+
+// ocannlGemm20AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm20AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm20AVX2 called without assembly") }
+
+// ocannlGemm21AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm21AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm21AVX2 called without assembly") }
+
+// ocannlGemm22AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm22AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm22AVX2 called without assembly") }
+
+// ocannlGemm23AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm23AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm23AVX2 called without assembly") }

@@ -358,20 +358,35 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	var train_3 [1]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						imagesRow := &images[i0][i1+i4]
-						pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							imagesRow := &images[i0][i1+i4]
+							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+							}
 						}
+						scratch.net_conv1_y[i0][i1][i2][i3] = acc
 					}
-					scratch.net_conv1_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -483,13 +498,13 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm0AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm0AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -548,9 +563,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+		ocannlGemm2AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+		ocannlGemm2AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1106,20 +1121,35 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var scratch2 [1]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						imagesRow := &images[i0][i1+i4]
-						pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							imagesRow := &images[i0][i1+i4]
+							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+							}
 						}
+						scratch.net_conv1_y[i0][i1][i2][i3] = acc
 					}
-					scratch.net_conv1_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -1231,13 +1261,13 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm0AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm0AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -1296,9 +1326,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+		ocannlGemm2AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+		ocannlGemm2AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1561,9 +1591,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
 	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
+		ocannlGemm3AVX512(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
+		ocannlGemm3AVX2(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 4 {
@@ -1584,9 +1614,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+		ocannlGemm4AVX512(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+		ocannlGemm4AVX2(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 4 {
@@ -1666,7 +1696,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm4AVX512(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -1674,7 +1704,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm4AVX2(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -1705,7 +1735,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
 				}
 			}
 		}
@@ -1713,7 +1743,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
 				}
 			}
 		}
@@ -1889,16 +1919,35 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	for i0 := range 32 {
+	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				for i3 := range 8 {
-					net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
-					for i4 := range 3 {
-						imagesRow2 := &images[i0][i1+i4]
-						gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
+				for i4 := range 3 {
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				for i4 := range 3 {
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							imagesRow2 := &images[i0][i1+i4]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
+							}
 						}
 					}
 				}
@@ -2037,20 +2086,35 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	var predict_1 [256][4]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
+	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						imagesRow := &images[i0][i1+i4]
-						pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+				ocannlGemm8AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				ocannlGemm8AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							imagesRow := &images[i0][i1+i4]
+							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+							}
 						}
+						scratch.net_conv1_y[i0][i1][i2][i3] = acc
 					}
-					scratch.net_conv1_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -2162,13 +2226,13 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm6AVX512(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				ocannlGemm6AVX2(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2227,9 +2291,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm10AVX512(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm10AVX2(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {

@@ -16,82 +16,112 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=32 N=16 K=24 (4x4 tile); strides C 400,1 A 512,1 B 1,72.
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=32 N=8 K=3 (4x4 tile); strides C 800,1 A 144,1 B 1,9.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX512 runs a float32 dot kernel, M=4 N=32 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm1AVX512 runs a float32 dot kernel, M=32 N=16 K=24 (4x4 tile); strides C 400,1 A 512,1 B 1,72.
 //
 //go:noescape
 func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX512 runs a float32 broadcast kernel, M=4 N=400 K=32 (14x32 tile); strides C 400,1 A 1,4 B 400,1.
+// ocannlGemm2AVX512 runs a float32 dot kernel, M=4 N=32 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX512 runs a float32 broadcast kernel, M=32 N=400 K=4 (14x32 tile); strides C 400,1 A 4,1 B 400,1.
+// ocannlGemm3AVX512 runs a float32 broadcast kernel, M=4 N=400 K=32 (14x32 tile); strides C 400,1 A 1,4 B 400,1.
 //
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=32 N=24 K=16 (14x32 tile); strides C 512,1 A 400,1 B 72,1.
+// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=32 N=400 K=4 (14x32 tile); strides C 400,1 A 4,1 B 400,1.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=16 N=24 K=32 (14x32 tile); strides C 72,1 A 1,400 B 512,1.
+// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=32 N=24 K=16 (14x32 tile); strides C 512,1 A 400,1 B 72,1.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 dot kernel, M=256 N=16 K=24 (4x4 tile); strides C 400,1 A 512,1 B 1,72.
+// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=16 N=24 K=32 (14x32 tile); strides C 72,1 A 1,400 B 512,1.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX512 runs a float32 dot kernel, M=4 N=256 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=8 N=3 K=32 (14x32 tile); strides C 9,1 A 1,800 B 144,1.
 //
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
+// ocannlGemm8AVX512 runs a float32 dot kernel, M=256 N=8 K=3 (4x4 tile); strides C 800,1 A 144,1 B 1,9.
+//
+//go:noescape
+func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm9AVX512 runs a float32 dot kernel, M=256 N=16 K=24 (4x4 tile); strides C 400,1 A 512,1 B 1,72.
+//
+//go:noescape
+func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm10AVX512 runs a float32 dot kernel, M=4 N=256 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
+//
+//go:noescape
+func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX2 runs a float32 dot kernel, M=4 N=32 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm1AVX2 runs a float32 dot kernel, M=32 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
 //
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX2 runs a float32 broadcast kernel, M=4 N=400 K=32 (6x16 tile); strides C 400,1 A 1,4 B 400,1.
+// ocannlGemm2AVX2 runs a float32 dot kernel, M=4 N=32 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=32 N=400 K=4 (6x16 tile); strides C 400,1 A 4,1 B 400,1.
+// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=4 N=400 K=32 (6x16 tile); strides C 400,1 A 1,4 B 400,1.
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 broadcast kernel, M=32 N=24 K=16 (6x16 tile); strides C 512,1 A 400,1 B 72,1.
+// ocannlGemm4AVX2 runs a float32 broadcast kernel, M=32 N=400 K=4 (6x16 tile); strides C 400,1 A 4,1 B 400,1.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=16 N=24 K=32 (6x16 tile); strides C 72,1 A 1,400 B 512,1.
+// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=32 N=24 K=16 (6x16 tile); strides C 512,1 A 400,1 B 72,1.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 dot kernel, M=256 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
+// ocannlGemm6AVX2 runs a float32 broadcast kernel, M=16 N=24 K=32 (6x16 tile); strides C 72,1 A 1,400 B 512,1.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 dot kernel, M=4 N=256 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=8 N=3 K=32 (6x16 tile); strides C 9,1 A 1,800 B 144,1.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm8AVX2 runs a float32 dot kernel, M=256 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
+//
+//go:noescape
+func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm9AVX2 runs a float32 dot kernel, M=256 N=16 K=24 (3x3 tile); strides C 400,1 A 512,1 B 1,72.
+//
+//go:noescape
+func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm10AVX2 runs a float32 dot kernel, M=4 N=256 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
+//
+//go:noescape
+func ocannlGemm10AVX2(c *float32, a *float32, b *float32)

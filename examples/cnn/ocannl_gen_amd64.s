@@ -34,6 +34,148 @@ TEXT ·ocannlGemm0AVX512(SB), NOSPLIT, $0-24
 m1:
 	MOVQ DX, SI
 	MOVQ AX, DI
+	MOVQ $0x00000002, R8
+
+n2:
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	VPSUBD Z8, Z8, Z8
+	VPSUBD Z9, Z9, Z9
+	VPSUBD Z10, Z10, Z10
+	VPSUBD Z11, Z11, Z11
+	VPSUBD Z12, Z12, Z12
+	VPSUBD Z13, Z13, Z13
+	VPSUBD Z14, Z14, Z14
+	VPSUBD Z15, Z15, Z15
+	MOVQ   CX, R9
+	MOVQ   SI, R10
+	MOVQ   $0x00000003, R11
+
+q3:
+	MOVL          $0x00000007, R12
+	KMOVW         R12, K1
+	VMOVUPS.Z     (R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z0
+	VMOVUPS.Z     36(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z1
+	VMOVUPS.Z     72(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z2
+	VMOVUPS.Z     108(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z3
+	VMOVUPS.Z     576(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z4
+	VMOVUPS.Z     36(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z5
+	VMOVUPS.Z     72(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z6
+	VMOVUPS.Z     108(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z7
+	VMOVUPS.Z     1152(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z8
+	VMOVUPS.Z     36(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z9
+	VMOVUPS.Z     72(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z10
+	VMOVUPS.Z     108(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z11
+	VMOVUPS.Z     1728(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z12
+	VMOVUPS.Z     36(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z13
+	VMOVUPS.Z     72(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z14
+	VMOVUPS.Z     108(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z15
+	ADDQ          $+48, R9
+	ADDQ          $+12, R10
+	DECQ          R11
+	JNZ           q3
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z16, Z0, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z0, Z4, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z4, Z1, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z1, Z5, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z5, Z2, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z2, Z6, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z6, Z3, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z3, Z7, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z7, Z0, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z1, Z2, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z2, Z3, Z2
+	VSHUFPS       $0x44, Z0, Z7, Z3
+	VSHUFPS       $0xee, Z0, Z7, Z0
+	VADDPS        Z3, Z0, Z3
+	VSHUFPS       $0x44, Z2, Z1, Z0
+	VSHUFPS       $0xee, Z2, Z1, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z1, Z0, Z1
+	VEXTRACTF32X4 $0x00, Z1, X0
+	VMOVUPS       X0, (DI)
+	VEXTRACTF32X4 $0x01, Z1, X0
+	VMOVUPS       X0, 3200(DI)
+	VEXTRACTF32X4 $0x02, Z1, X0
+	VMOVUPS       X0, 6400(DI)
+	VEXTRACTF32X4 $0x03, Z1, X0
+	VMOVUPS       X0, 9600(DI)
+	ADDQ          $+144, SI
+	ADDQ          $+16, DI
+	DECQ          R8
+	JNZ           n2
+	ADDQ          $+2304, CX
+	ADDQ          $+12800, AX
+	DECQ          BX
+	JNZ           m1
+	VZEROUPPER
+	RET
+
+// func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlGemm1AVX512(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ AX, AX
+	MOVQ $0x00000008, BX
+
+m1:
+	MOVQ DX, SI
+	MOVQ AX, DI
 	MOVQ $0x00000004, R8
 
 n2:
@@ -190,9 +332,9 @@ q3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm1AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm2AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -403,9 +545,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm2AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm3AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -498,9 +640,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm3AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm4AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -824,9 +966,9 @@ k7:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm4AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm5AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1047,9 +1189,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm6AVX512(SB), NOSPLIT, $0-24
 	MOVQ   c+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
@@ -1245,9 +1387,221 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm6AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm7AVX512(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	MOVL   $0x00000007, BX
+	KMOVW  BX, K1
+	MOVQ   DX, DX
+	MOVQ   $0x00000020, BX
+
+k1:
+	VMOVUPS.Z    (DX), K1, Z8
+	VBROADCASTSS (CX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS 4(CX), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS 8(CX), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS 12(CX), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS 16(CX), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 20(CX), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS 24(CX), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS 28(CX), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $+3200, CX
+	ADDQ         $+576, DX
+	DECQ         BX
+	JNZ          k1
+	VMOVUPS.Z    (AX), K1, Z8
+	VADDPS       Z8, Z0, Z0
+	VMOVUPS      Z0, K1, (AX)
+	VMOVUPS.Z    36(AX), K1, Z0
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, 36(AX)
+	VMOVUPS.Z    72(AX), K1, Z0
+	VADDPS       Z0, Z2, Z2
+	VMOVUPS      Z2, K1, 72(AX)
+	VMOVUPS.Z    108(AX), K1, Z0
+	VADDPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, 108(AX)
+	VMOVUPS.Z    144(AX), K1, Z0
+	VADDPS       Z0, Z4, Z4
+	VMOVUPS      Z4, K1, 144(AX)
+	VMOVUPS.Z    180(AX), K1, Z0
+	VADDPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 180(AX)
+	VMOVUPS.Z    216(AX), K1, Z0
+	VADDPS       Z0, Z6, Z6
+	VMOVUPS      Z6, K1, 216(AX)
+	VMOVUPS.Z    252(AX), K1, Z0
+	VADDPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 252(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlGemm8AVX512(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ AX, AX
+	MOVQ $0x00000040, BX
+
+m1:
+	MOVQ DX, SI
+	MOVQ AX, DI
+	MOVQ $0x00000002, R8
+
+n2:
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	VPSUBD Z8, Z8, Z8
+	VPSUBD Z9, Z9, Z9
+	VPSUBD Z10, Z10, Z10
+	VPSUBD Z11, Z11, Z11
+	VPSUBD Z12, Z12, Z12
+	VPSUBD Z13, Z13, Z13
+	VPSUBD Z14, Z14, Z14
+	VPSUBD Z15, Z15, Z15
+	MOVQ   CX, R9
+	MOVQ   SI, R10
+	MOVQ   $0x00000003, R11
+
+q3:
+	MOVL          $0x00000007, R12
+	KMOVW         R12, K1
+	VMOVUPS.Z     (R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z0
+	VMOVUPS.Z     36(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z1
+	VMOVUPS.Z     72(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z2
+	VMOVUPS.Z     108(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z3
+	VMOVUPS.Z     576(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z4
+	VMOVUPS.Z     36(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z5
+	VMOVUPS.Z     72(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z6
+	VMOVUPS.Z     108(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z7
+	VMOVUPS.Z     1152(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z8
+	VMOVUPS.Z     36(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z9
+	VMOVUPS.Z     72(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z10
+	VMOVUPS.Z     108(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z11
+	VMOVUPS.Z     1728(R9), K1, Z16
+	VMOVUPS.Z     (R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z12
+	VMOVUPS.Z     36(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z13
+	VMOVUPS.Z     72(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z14
+	VMOVUPS.Z     108(R10), K1, Z17
+	VFMADD231PS   Z16, Z17, Z15
+	ADDQ          $+48, R9
+	ADDQ          $+12, R10
+	DECQ          R11
+	JNZ           q3
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z16, Z0, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z0, Z4, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z4, Z1, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z1, Z5, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z5, Z2, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z2, Z6, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z6, Z3, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z3, Z7, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z7, Z0, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z1, Z2, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z2, Z3, Z2
+	VSHUFPS       $0x44, Z0, Z7, Z3
+	VSHUFPS       $0xee, Z0, Z7, Z0
+	VADDPS        Z3, Z0, Z3
+	VSHUFPS       $0x44, Z2, Z1, Z0
+	VSHUFPS       $0xee, Z2, Z1, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z1, Z0, Z1
+	VEXTRACTF32X4 $0x00, Z1, X0
+	VMOVUPS       X0, (DI)
+	VEXTRACTF32X4 $0x01, Z1, X0
+	VMOVUPS       X0, 3200(DI)
+	VEXTRACTF32X4 $0x02, Z1, X0
+	VMOVUPS       X0, 6400(DI)
+	VEXTRACTF32X4 $0x03, Z1, X0
+	VMOVUPS       X0, 9600(DI)
+	ADDQ          $+144, SI
+	ADDQ          $+16, DI
+	DECQ          R8
+	JNZ           n2
+	ADDQ          $+2304, CX
+	ADDQ          $+12800, AX
+	DECQ          BX
+	JNZ           m1
+	VZEROUPPER
+	RET
+
+// func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlGemm9AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1413,9 +1767,9 @@ q3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm10AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1629,6 +1983,288 @@ k2:
 // func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
 TEXT ·ocannlGemm0AVX2(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ AX, AX
+	MOVQ $0x0000000a, BX
+
+m1:
+	MOVQ DX, SI
+	MOVQ AX, DI
+	MOVQ $0x00000002, R8
+
+n2:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   CX, R9
+	MOVQ   SI, R10
+	MOVQ   $0x00000003, R11
+
+q3:
+	VMOVUPS      ocannlMask32<>+20(SB), Y9
+	VMASKMOVPS   (R9), Y9, Y10
+	VMASKMOVPS   (R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y0
+	VMASKMOVPS   36(R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y1
+	VMASKMOVPS   72(R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y2
+	VMASKMOVPS   576(R9), Y9, Y10
+	VMASKMOVPS   (R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y3
+	VMASKMOVPS   36(R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y4
+	VMASKMOVPS   72(R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y5
+	VMASKMOVPS   1152(R9), Y9, Y10
+	VMASKMOVPS   (R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y6
+	VMASKMOVPS   36(R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y7
+	VMASKMOVPS   72(R10), Y9, Y9
+	VFMADD231PS  Y10, Y9, Y8
+	ADDQ         $+48, R9
+	ADDQ         $+12, R10
+	DECQ         R11
+	JNZ          q3
+	VEXTRACTF128 $0x01, Y0, X9
+	VADDPS       X9, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 8(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 3200(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VMOVSS       X4, 3204(DI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VMOVSS       X5, 3208(DI)
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X6
+	VHADDPS      X6, X6, X6
+	VHADDPS      X6, X6, X6
+	VMOVSS       X6, 6400(DI)
+	VEXTRACTF128 $0x01, Y7, X0
+	VADDPS       X0, X7, X7
+	VHADDPS      X7, X7, X7
+	VHADDPS      X7, X7, X7
+	VMOVSS       X7, 6404(DI)
+	VEXTRACTF128 $0x01, Y8, X0
+	VADDPS       X0, X8, X8
+	VHADDPS      X8, X8, X8
+	VHADDPS      X8, X8, X8
+	VMOVSS       X8, 6408(DI)
+	ADDQ         $+108, SI
+	ADDQ         $+12, DI
+	DECQ         R8
+	JNZ          n2
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	MOVQ         CX, R8
+	MOVQ         $0x00000003, R9
+
+q4:
+	VMOVUPS      ocannlMask32<>+20(SB), Y6
+	VMASKMOVPS   (R8), Y6, Y7
+	VMASKMOVPS   (SI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VMASKMOVPS   36(SI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VMASKMOVPS   576(R8), Y6, Y7
+	VMASKMOVPS   (SI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VMASKMOVPS   36(SI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VMASKMOVPS   1152(R8), Y6, Y7
+	VMASKMOVPS   (SI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VMASKMOVPS   36(SI), Y6, Y6
+	VFMADD231PS  Y7, Y6, Y5
+	ADDQ         $+48, R8
+	ADDQ         $+12, SI
+	DECQ         R9
+	JNZ          q4
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 3200(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 3204(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VMOVSS       X4, 6400(DI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VMOVSS       X5, 6404(DI)
+	ADDQ         $+1728, CX
+	ADDQ         $+9600, AX
+	DECQ         BX
+	JNZ          m1
+	MOVQ         AX, AX
+	MOVQ         $0x00000002, BX
+
+n5:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   $0x00000003, R8
+
+q6:
+	VMOVUPS      ocannlMask32<>+20(SB), Y6
+	VMASKMOVPS   (SI), Y6, Y7
+	VMASKMOVPS   (DI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VMASKMOVPS   36(DI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VMASKMOVPS   72(DI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VMASKMOVPS   576(SI), Y6, Y7
+	VMASKMOVPS   (DI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VMASKMOVPS   36(DI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VMASKMOVPS   72(DI), Y6, Y6
+	VFMADD231PS  Y7, Y6, Y5
+	ADDQ         $+48, SI
+	ADDQ         $+12, DI
+	DECQ         R8
+	JNZ          q6
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 8(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 3200(AX)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VMOVSS       X4, 3204(AX)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VMOVSS       X5, 3208(AX)
+	ADDQ         $+108, DX
+	ADDQ         $+12, AX
+	DECQ         BX
+	JNZ          n5
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         DX, DX
+	MOVQ         $0x00000003, BX
+
+q7:
+	VMOVUPS      ocannlMask32<>+20(SB), Y4
+	VMASKMOVPS   (CX), Y4, Y5
+	VMASKMOVPS   (DX), Y4, Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VMASKMOVPS   36(DX), Y4, Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VMASKMOVPS   576(CX), Y4, Y5
+	VMASKMOVPS   (DX), Y4, Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VMASKMOVPS   36(DX), Y4, Y4
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $+48, CX
+	ADDQ         $+12, DX
+	DECQ         BX
+	JNZ          q7
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 3200(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 3204(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm1AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1880,9 +2516,9 @@ k11:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm1AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm2AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2101,9 +2737,9 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm3AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2166,9 +2802,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm3AVX2(SB), $256-24
+TEXT ·ocannlGemm4AVX2(SB), $256-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2299,9 +2935,9 @@ k5:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm4AVX2(SB), $1024-24
+TEXT ·ocannlGemm5AVX2(SB), $1024-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2505,9 +3141,9 @@ k8:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm6AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2714,9 +3350,331 @@ k6:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $0-24
+	MOVQ    c+0(FP), AX
+	MOVQ    a+8(FP), CX
+	MOVQ    b+16(FP), DX
+	LEAQ    (DX), DX
+	LEAQ    (CX), CX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VMOVUPS ocannlMask32<>+20(SB), Y6
+	MOVQ    CX, BX
+	MOVQ    DX, SI
+	MOVQ    $0x00000020, DI
+
+k1:
+	VMASKMOVPS   (SI), Y6, Y7
+	VBROADCASTSS (BX), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS 4(BX), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 8(BX), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS 12(BX), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 16(BX), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 20(BX), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         $+3200, BX
+	ADDQ         $+576, SI
+	DECQ         DI
+	JNZ          k1
+	VMASKMOVPS   (AX), Y6, Y7
+	VADDPS       Y7, Y0, Y0
+	VMASKMOVPS   Y0, Y6, (AX)
+	VMASKMOVPS   36(AX), Y6, Y0
+	VADDPS       Y0, Y1, Y1
+	VMASKMOVPS   Y1, Y6, 36(AX)
+	VMASKMOVPS   72(AX), Y6, Y0
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   Y2, Y6, 72(AX)
+	VMASKMOVPS   108(AX), Y6, Y0
+	VADDPS       Y0, Y3, Y3
+	VMASKMOVPS   Y3, Y6, 108(AX)
+	VMASKMOVPS   144(AX), Y6, Y0
+	VADDPS       Y0, Y4, Y4
+	VMASKMOVPS   Y4, Y6, 144(AX)
+	VMASKMOVPS   180(AX), Y6, Y0
+	VADDPS       Y0, Y5, Y5
+	VMASKMOVPS   Y5, Y6, 180(AX)
+	ADDQ         $+24, CX
+	ADDQ         $+216, AX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VMOVUPS      ocannlMask32<>+20(SB), Y2
+	MOVQ         DX, DX
+	MOVQ         $0x00000020, BX
+
+k2:
+	VMASKMOVPS   (DX), Y2, Y3
+	VBROADCASTSS (CX), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS 4(CX), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         $+3200, CX
+	ADDQ         $+576, DX
+	DECQ         BX
+	JNZ          k2
+	VMASKMOVPS   (AX), Y2, Y3
+	VADDPS       Y3, Y0, Y0
+	VMASKMOVPS   Y0, Y2, (AX)
+	VMASKMOVPS   36(AX), Y2, Y0
+	VADDPS       Y0, Y1, Y1
+	VMASKMOVPS   Y1, Y2, 36(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm8AVX2(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ AX, AX
+	MOVQ $0x00000055, BX
+
+m1:
+	MOVQ DX, SI
+	MOVQ AX, DI
+	MOVQ $0x00000002, R8
+
+n2:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   CX, R9
+	MOVQ   SI, R10
+	MOVQ   $0x00000003, R11
+
+q3:
+	VMOVUPS      ocannlMask32<>+20(SB), Y9
+	VMASKMOVPS   (R9), Y9, Y10
+	VMASKMOVPS   (R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y0
+	VMASKMOVPS   36(R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y1
+	VMASKMOVPS   72(R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y2
+	VMASKMOVPS   576(R9), Y9, Y10
+	VMASKMOVPS   (R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y3
+	VMASKMOVPS   36(R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y4
+	VMASKMOVPS   72(R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y5
+	VMASKMOVPS   1152(R9), Y9, Y10
+	VMASKMOVPS   (R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y6
+	VMASKMOVPS   36(R10), Y9, Y11
+	VFMADD231PS  Y10, Y11, Y7
+	VMASKMOVPS   72(R10), Y9, Y9
+	VFMADD231PS  Y10, Y9, Y8
+	ADDQ         $+48, R9
+	ADDQ         $+12, R10
+	DECQ         R11
+	JNZ          q3
+	VEXTRACTF128 $0x01, Y0, X9
+	VADDPS       X9, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 8(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 3200(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VMOVSS       X4, 3204(DI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VMOVSS       X5, 3208(DI)
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X6
+	VHADDPS      X6, X6, X6
+	VHADDPS      X6, X6, X6
+	VMOVSS       X6, 6400(DI)
+	VEXTRACTF128 $0x01, Y7, X0
+	VADDPS       X0, X7, X7
+	VHADDPS      X7, X7, X7
+	VHADDPS      X7, X7, X7
+	VMOVSS       X7, 6404(DI)
+	VEXTRACTF128 $0x01, Y8, X0
+	VADDPS       X0, X8, X8
+	VHADDPS      X8, X8, X8
+	VHADDPS      X8, X8, X8
+	VMOVSS       X8, 6408(DI)
+	ADDQ         $+108, SI
+	ADDQ         $+12, DI
+	DECQ         R8
+	JNZ          n2
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	MOVQ         CX, R8
+	MOVQ         $0x00000003, R9
+
+q4:
+	VMOVUPS      ocannlMask32<>+20(SB), Y6
+	VMASKMOVPS   (R8), Y6, Y7
+	VMASKMOVPS   (SI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VMASKMOVPS   36(SI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VMASKMOVPS   576(R8), Y6, Y7
+	VMASKMOVPS   (SI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VMASKMOVPS   36(SI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VMASKMOVPS   1152(R8), Y6, Y7
+	VMASKMOVPS   (SI), Y6, Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VMASKMOVPS   36(SI), Y6, Y6
+	VFMADD231PS  Y7, Y6, Y5
+	ADDQ         $+48, R8
+	ADDQ         $+12, SI
+	DECQ         R9
+	JNZ          q4
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 3200(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 3204(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VMOVSS       X4, 6400(DI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VMOVSS       X5, 6404(DI)
+	ADDQ         $+1728, CX
+	ADDQ         $+9600, AX
+	DECQ         BX
+	JNZ          m1
+	MOVQ         AX, AX
+	MOVQ         $0x00000002, BX
+
+n5:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   $0x00000003, R8
+
+q6:
+	VMOVUPS      ocannlMask32<>+20(SB), Y3
+	VMASKMOVPS   (SI), Y3, Y4
+	VMASKMOVPS   (DI), Y3, Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VMASKMOVPS   36(DI), Y3, Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VMASKMOVPS   72(DI), Y3, Y3
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $+48, SI
+	ADDQ         $+12, DI
+	DECQ         R8
+	JNZ          q6
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 8(AX)
+	ADDQ         $+108, DX
+	ADDQ         $+12, AX
+	DECQ         BX
+	JNZ          n5
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	MOVQ         DX, DX
+	MOVQ         $0x00000003, BX
+
+q7:
+	VMOVUPS      ocannlMask32<>+20(SB), Y2
+	VMASKMOVPS   (CX), Y2, Y3
+	VMASKMOVPS   (DX), Y2, Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VMASKMOVPS   36(DX), Y2, Y2
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $+48, CX
+	ADDQ         $+12, DX
+	DECQ         BX
+	JNZ          q7
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 4(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm9AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -2938,9 +3896,9 @@ k11:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm10AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX

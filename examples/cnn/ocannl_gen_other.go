@@ -52,6 +52,21 @@ func ocannlGemm7AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
 }
 
+// ocannlGemm8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm8AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm8AVX512 called without assembly")
+}
+
+// ocannlGemm9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm9AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm9AVX512 called without assembly")
+}
+
+// ocannlGemm10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm10AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm10AVX512 called without assembly")
+}
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -75,3 +90,12 @@ func ocannlGemm6AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm6AVX2 calle
 
 // ocannlGemm7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm7AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm7AVX2 called without assembly") }
+
+// ocannlGemm8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm8AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm8AVX2 called without assembly") }
+
+// ocannlGemm9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm9AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm9AVX2 called without assembly") }
+
+// ocannlGemm10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm10AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm10AVX2 called without assembly") }

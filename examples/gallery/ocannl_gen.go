@@ -843,22 +843,37 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 //	              out[i0, i1, i2, i3] += img[i0, 2*i1 + i4, 2*i2 + i5, i6] * kernel[i3, i4, i5, i6]
 func ocannlConv2DStrided(img *[2][15][15][3]float32, kernel *[8][3][3][3]float32, out *[2][7][7][8]float32) {
 	// out = einsum "+*" "n | 2*oh<+kh, 2*ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 7 {
+	// float32 dot kernel M=7 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 7 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							imgRow := &img[i0][2*i1+i4][2*i2+i5]
-							kernelRow := &kernel[i3][i4][i5]
-							for i6 := range 3 {
-								acc += imgRow[i6] * kernelRow[i6]
+				ocannlGemm9AVX512(&out[i0][0][i2][0], &img[i0][0][2*i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 7 {
+				ocannlGemm9AVX2(&out[i0][0][i2][0], &img[i0][0][2*i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 7 {
+				for i2 := range 7 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imgRow := &img[i0][2*i1+i4][2*i2+i5]
+								kernelRow := &kernel[i3][i4][i5]
+								for i6 := range 3 {
+									acc += imgRow[i6] * kernelRow[i6]
+								}
 							}
 						}
+						out[i0][i1][i2][i3] = acc
 					}
-					out[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -890,22 +905,43 @@ func ocannlConv2DStrided(img *[2][15][15][3]float32, kernel *[8][3][3][3]float32
 //	              out[i0, i1, i2, i3] += img[i0, i1 + 2*i4, i2 + 2*i5, i6] * kernel[i3, i4, i5, i6]
 func ocannlConv2DDilated(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, out *[2][12][12][8]float32) {
 	// out = einsum "+*" "n | oh<+2*kh, ow<+2*kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 12 {
+	// float32 dot kernel M=12 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		*out = [2][12][12][8]float32{}
+		for i0 := range 2 {
 			for i2 := range 12 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							imgRow := &img[i0][i1+2*i4][i2+2*i5]
-							kernelRow := &kernel[i3][i4][i5]
-							for i6 := range 3 {
-								acc += imgRow[i6] * kernelRow[i6]
+				for i5 := range 3 {
+					ocannlGemm10AVX512(&out[i0][0][i2][0], &img[i0][0][i2+2*i5][0], &kernel[0][0][i5][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		*out = [2][12][12][8]float32{}
+		for i0 := range 2 {
+			for i2 := range 12 {
+				for i5 := range 3 {
+					ocannlGemm10AVX2(&out[i0][0][i2][0], &img[i0][0][i2+2*i5][0], &kernel[0][0][i5][0])
+				}
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imgRow := &img[i0][i1+2*i4][i2+2*i5]
+								kernelRow := &kernel[i3][i4][i5]
+								for i6 := range 3 {
+									acc += imgRow[i6] * kernelRow[i6]
+								}
 							}
 						}
+						out[i0][i1][i2][i3] = acc
 					}
-					out[i0][i1][i2][i3] = acc
 				}
 			}
 		}

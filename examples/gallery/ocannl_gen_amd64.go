@@ -61,6 +61,16 @@ func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
+// ocannlGemm9AVX512 runs a float32 dot kernel, M=7 N=8 K=9 (4x4 tile); strides C 56,1 A 90,1 B 1,27.
+//
+//go:noescape
+func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm10AVX512 runs a float32 dot kernel, M=12 N=8 K=3 (4x4 tile); strides C 96,1 A 48,1 B 1,27.
+//
+//go:noescape
+func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
+
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=64 N=32 K=48 (6x16 tile); strides C 32,1 A 48,1 B 32,1.
 //
 //go:noescape
@@ -105,3 +115,13 @@ func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm9AVX2 runs a float32 dot kernel, M=7 N=8 K=9 (3x3 tile); strides C 56,1 A 90,1 B 1,27.
+//
+//go:noescape
+func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm10AVX2 runs a float32 dot kernel, M=12 N=8 K=3 (3x3 tile); strides C 96,1 A 48,1 B 1,27.
+//
+//go:noescape
+func ocannlGemm10AVX2(c *float32, a *float32, b *float32)

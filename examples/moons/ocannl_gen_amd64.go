@@ -21,22 +21,22 @@ var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX512 runs a float32 broadcast kernel, M=16 N=16 K=32 (14x32 tile); strides C 16,1 A 1,16 B 16,1.
+// ocannlGemm1AVX512 runs a float32 broadcast kernel, M=1 N=16 K=32 (14x32 tile); strides C 0,1 A 0,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX512 runs a float32 broadcast kernel, M=32 N=16 K=16 (14x32 tile); strides C 16,1 A 16,1 B 16,1.
+// ocannlGemm2AVX512 runs a float32 broadcast kernel, M=16 N=16 K=32 (14x32 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX512 runs a float32 dot kernel, M=16 N=256 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm3AVX512 runs a float32 broadcast kernel, M=32 N=16 K=16 (14x32 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=1 N=256 K=16 (4x4 tile); strides C 0,1 A 0,1 B 1,16.
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=16 N=256 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
@@ -46,22 +46,22 @@ func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX2 runs a float32 broadcast kernel, M=16 N=16 K=32 (6x16 tile); strides C 16,1 A 1,16 B 16,1.
+// ocannlGemm1AVX2 runs a float32 broadcast kernel, M=1 N=16 K=32 (6x16 tile); strides C 0,1 A 0,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX2 runs a float32 broadcast kernel, M=32 N=16 K=16 (6x16 tile); strides C 16,1 A 16,1 B 16,1.
+// ocannlGemm2AVX2 runs a float32 broadcast kernel, M=16 N=16 K=32 (6x16 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX2 runs a float32 dot kernel, M=16 N=256 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=32 N=16 K=16 (6x16 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 dot kernel, M=1 N=256 K=16 (3x3 tile); strides C 0,1 A 0,1 B 1,16.
+// ocannlGemm4AVX2 runs a float32 dot kernel, M=16 N=256 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)

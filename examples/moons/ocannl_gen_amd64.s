@@ -245,6 +245,31 @@ TEXT ·ocannlGemm1AVX512(SB), NOSPLIT, $0-24
 	LEAQ   (DX), DX
 	LEAQ   (CX), CX
 	VPSUBD Z0, Z0, Z0
+	MOVQ   DX, DX
+	MOVQ   $0x00000020, BX
+
+k1:
+	VMOVUPS      (DX), Z1
+	VBROADCASTSS (CX), Z2
+	VFMADD231PS  Z1, Z2, Z0
+	ADDQ         $+4, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          k1
+	VADDPS       (AX), Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlGemm2AVX512(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	VPSUBD Z0, Z0, Z0
 	VPSUBD Z1, Z1, Z1
 	VPSUBD Z2, Z2, Z2
 	VPSUBD Z3, Z3, Z3
@@ -348,9 +373,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm2AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm3AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -475,9 +500,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm3AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm4AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -686,77 +711,6 @@ n2:
 	ADDQ          $+16, AX
 	DECQ          BX
 	JNZ           m1
-	VZEROUPPER
-	RET
-
-// func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
-// Requires: AVX, AVX512F, AVX512VL
-TEXT ·ocannlGemm4AVX512(SB), NOSPLIT, $0-24
-	MOVQ c+0(FP), AX
-	MOVQ a+8(FP), CX
-	MOVQ b+16(FP), DX
-	MOVQ AX, AX
-	MOVQ AX, AX
-	MOVQ $0x00000040, BX
-
-n1:
-	VPSUBD        Z0, Z0, Z0
-	VPSUBD        Z1, Z1, Z1
-	VPSUBD        Z2, Z2, Z2
-	VPSUBD        Z3, Z3, Z3
-	MOVQ          CX, SI
-	MOVQ          DX, DI
-	VMOVUPS       (SI), Z4
-	VMOVUPS       (DI), Z5
-	VFMADD231PS   Z4, Z5, Z0
-	VMOVUPS       64(DI), Z5
-	VFMADD231PS   Z4, Z5, Z1
-	VMOVUPS       128(DI), Z5
-	VFMADD231PS   Z4, Z5, Z2
-	VMOVUPS       192(DI), Z5
-	VFMADD231PS   Z4, Z5, Z3
-	ADDQ          $+64, SI
-	ADDQ          $+64, DI
-	VEXTRACTF64X4 $0x01, Z0, Y4
-	VADDPS        Y4, Y0, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X0, X4, X4
-	VPERMILPS     $0x4e, X4, X0
-	VADDPS        X0, X4, X4
-	VPERMILPS     $0xb1, X4, X0
-	VADDPS        X0, X4, X4
-	VMOVSS        X4, (AX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 4(AX)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 8(AX)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 12(AX)
-	ADDQ          $+256, DX
-	ADDQ          $+16, AX
-	DECQ          BX
-	JNZ           n1
 	VZEROUPPER
 	RET
 
@@ -989,6 +943,39 @@ k7:
 // func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
 TEXT ·ocannlGemm1AVX2(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	LEAQ   (DX), DX
+	LEAQ   (CX), CX
+	MOVQ   AX, BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   DX, SI
+	MOVQ   $0x00000020, DI
+
+k1:
+	VMOVUPS      (SI), Y2
+	VMOVUPS      32(SI), Y3
+	VBROADCASTSS (CX), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         $+4, CX
+	ADDQ         $+64, SI
+	DECQ         DI
+	JNZ          k1
+	VADDPS       (BX), Y0, Y0
+	VMOVUPS      Y0, (BX)
+	VADDPS       32(BX), Y1, Y1
+	VMOVUPS      Y1, 32(BX)
+	ADDQ         $+64, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm2AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1118,9 +1105,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm3AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1232,9 +1219,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm3AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm4AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -1420,75 +1407,6 @@ k7:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k7
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
-	VMOVSS       X0, (AX)
-	VZEROUPPER
-	RET
-
-// func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
-// Requires: AVX, FMA3
-TEXT ·ocannlGemm4AVX2(SB), NOSPLIT, $0-24
-	MOVQ c+0(FP), AX
-	MOVQ a+8(FP), CX
-	MOVQ b+16(FP), DX
-	MOVQ AX, AX
-	MOVQ AX, AX
-	MOVQ $0x00000055, BX
-
-n1:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	MOVQ   CX, SI
-	MOVQ   DX, DI
-	MOVQ   $0x00000002, R8
-
-k2:
-	VMOVUPS      (SI), Y3
-	VMOVUPS      (DI), Y4
-	VFMADD231PS  Y3, Y4, Y0
-	VMOVUPS      64(DI), Y4
-	VFMADD231PS  Y3, Y4, Y1
-	VMOVUPS      128(DI), Y4
-	VFMADD231PS  Y3, Y4, Y2
-	ADDQ         $+32, SI
-	ADDQ         $+32, DI
-	DECQ         R8
-	JNZ          k2
-	VEXTRACTF128 $0x01, Y0, X3
-	VADDPS       X3, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
-	VMOVSS       X0, (AX)
-	VEXTRACTF128 $0x01, Y1, X0
-	VADDPS       X0, X1, X1
-	VHADDPS      X1, X1, X1
-	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 4(AX)
-	VEXTRACTF128 $0x01, Y2, X0
-	VADDPS       X0, X2, X2
-	VHADDPS      X2, X2, X2
-	VHADDPS      X2, X2, X2
-	VMOVSS       X2, 8(AX)
-	ADDQ         $+192, DX
-	ADDQ         $+12, AX
-	DECQ         BX
-	JNZ          n1
-	VXORPS       Y0, Y0, Y0
-	MOVQ         DX, DX
-	MOVQ         $0x00000002, BX
-
-k3:
-	VMOVUPS      (CX), Y1
-	VMOVUPS      (DX), Y2
-	VFMADD231PS  Y1, Y2, Y0
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	DECQ         BX
-	JNZ          k3
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VHADDPS      X0, X0, X0

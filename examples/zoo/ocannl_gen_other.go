@@ -17,5 +17,293 @@ func ocannlGemm0AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm0AVX512 called without assembly")
 }
 
+// ocannlGemm1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm1AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm1AVX512 called without assembly")
+}
+
+// ocannlGemm2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm2AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm2AVX512 called without assembly")
+}
+
+// ocannlGemm3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm3AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm3AVX512 called without assembly")
+}
+
+// ocannlGemm4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm4AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm4AVX512 called without assembly")
+}
+
+// ocannlGemm5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm5AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm5AVX512 called without assembly")
+}
+
+// ocannlGemm6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm6AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
+}
+
+// ocannlGemm7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm7AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
+}
+
+// ocannlGemm8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm8AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm8AVX512 called without assembly")
+}
+
+// ocannlGemm9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm9AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm9AVX512 called without assembly")
+}
+
+// ocannlGemm10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm10AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm10AVX512 called without assembly")
+}
+
+// ocannlGemm11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm11AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm11AVX512 called without assembly")
+}
+
+// ocannlGemm12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm12AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm12AVX512 called without assembly")
+}
+
+// ocannlGemm13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm13AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm13AVX512 called without assembly")
+}
+
+// ocannlGemm14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm14AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm14AVX512 called without assembly")
+}
+
+// ocannlGemm15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm15AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm15AVX512 called without assembly")
+}
+
+// ocannlGemm16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm16AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm16AVX512 called without assembly")
+}
+
+// ocannlGemm17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm17AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm17AVX512 called without assembly")
+}
+
+// ocannlGemm18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm18AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm18AVX512 called without assembly")
+}
+
+// ocannlGemm19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm19AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm19AVX512 called without assembly")
+}
+
+// ocannlGemm20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm20AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm20AVX512 called without assembly")
+}
+
+// ocannlGemm21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm21AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm21AVX512 called without assembly")
+}
+
+// ocannlGemm22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm22AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm22AVX512 called without assembly")
+}
+
+// ocannlGemm23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm23AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm23AVX512 called without assembly")
+}
+
+// ocannlGemm24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm24AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm24AVX512 called without assembly")
+}
+
+// ocannlGemm25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm25AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm25AVX512 called without assembly")
+}
+
+// ocannlGemm26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm26AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm26AVX512 called without assembly")
+}
+
+// ocannlGemm27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm27AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm27AVX512 called without assembly")
+}
+
+// ocannlGemm28AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm28AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm28AVX512 called without assembly")
+}
+
+// ocannlGemm29AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm29AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm29AVX512 called without assembly")
+}
+
+// ocannlGemm30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm30AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm30AVX512 called without assembly")
+}
+
+// ocannlGemm31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm31AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm31AVX512 called without assembly")
+}
+
+// ocannlGemm32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm32AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm32AVX512 called without assembly")
+}
+
+// ocannlGemm33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm33AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm33AVX512 called without assembly")
+}
+
+// ocannlGemm34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm34AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm34AVX512 called without assembly")
+}
+
+// ocannlGemm35AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm35AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm35AVX512 called without assembly")
+}
+
+// ocannlGemm36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm36AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm36AVX512 called without assembly")
+}
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
+
+// ocannlGemm1AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm1AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm1AVX2 called without assembly") }
+
+// ocannlGemm2AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm2AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm2AVX2 called without assembly") }
+
+// ocannlGemm3AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm3AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm3AVX2 called without assembly") }
+
+// ocannlGemm4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm4AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm4AVX2 called without assembly") }
+
+// ocannlGemm5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm5AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm5AVX2 called without assembly") }
+
+// ocannlGemm6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm6AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm6AVX2 called without assembly") }
+
+// ocannlGemm7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm7AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm7AVX2 called without assembly") }
+
+// ocannlGemm8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm8AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm8AVX2 called without assembly") }
+
+// ocannlGemm9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm9AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm9AVX2 called without assembly") }
+
+// ocannlGemm10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm10AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm10AVX2 called without assembly") }
+
+// ocannlGemm11AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm11AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm11AVX2 called without assembly") }
+
+// ocannlGemm12AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm12AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm12AVX2 called without assembly") }
+
+// ocannlGemm13AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm13AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm13AVX2 called without assembly") }
+
+// ocannlGemm14AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm14AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm14AVX2 called without assembly") }
+
+// ocannlGemm15AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm15AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm15AVX2 called without assembly") }
+
+// ocannlGemm16AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm16AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm16AVX2 called without assembly") }
+
+// ocannlGemm17AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm17AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm17AVX2 called without assembly") }
+
+// ocannlGemm18AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm18AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm18AVX2 called without assembly") }
+
+// ocannlGemm19AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm19AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm19AVX2 called without assembly") }
+
+// ocannlGemm20AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm20AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm20AVX2 called without assembly") }
+
+// ocannlGemm21AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm21AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm21AVX2 called without assembly") }
+
+// ocannlGemm22AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm22AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm22AVX2 called without assembly") }
+
+// ocannlGemm23AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm23AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm23AVX2 called without assembly") }
+
+// ocannlGemm24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm24AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm24AVX2 called without assembly") }
+
+// ocannlGemm25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm25AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm25AVX2 called without assembly") }
+
+// ocannlGemm26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm26AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm26AVX2 called without assembly") }
+
+// ocannlGemm27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm27AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm27AVX2 called without assembly") }
+
+// ocannlGemm28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm28AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm28AVX2 called without assembly") }
+
+// ocannlGemm29AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm29AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm29AVX2 called without assembly") }
+
+// ocannlGemm30AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm30AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm30AVX2 called without assembly") }
+
+// ocannlGemm31AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm31AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm31AVX2 called without assembly") }
+
+// ocannlGemm32AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm32AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm32AVX2 called without assembly") }
+
+// ocannlGemm33AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm33AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm33AVX2 called without assembly") }
+
+// ocannlGemm34AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm34AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm34AVX2 called without assembly") }
+
+// ocannlGemm35AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm35AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm35AVX2 called without assembly") }
+
+// ocannlGemm36AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm36AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm36AVX2 called without assembly") }
