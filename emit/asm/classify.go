@@ -58,6 +58,16 @@ func (s *Spec) elemSize() int {
 	return 4
 }
 
+// fitsImm32 reports whether every byte offset the kernel forms from its
+// base addresses fits a 32-bit displacement (the kernels use constant
+// displacements and immediates).
+func (s *Spec) fitsImm32() bool {
+	es := s.elemSize()
+	span := func(ext, stride int) int { return max(0, ext-1) * stride }
+	total := es * (span(s.M, s.CM+s.AM) + span(s.N, s.CN+s.BN) + span(s.K, s.AK+s.BK) + span(s.K2, s.AK2+s.BK2) + 64)
+	return total < 1<<30
+}
+
 // Flops is the number of floating-point operations of one call.
 func (s *Spec) Flops() int { return 2 * s.M * s.N * s.K * max(1, s.K2) }
 
@@ -189,7 +199,7 @@ func Classify(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem str
 	case d != nil:
 		n = d
 	}
-	if n == nil || n.Spec.Flops() < MinFlops {
+	if n == nil || n.Spec.Flops() < MinFlops || !n.Spec.fitsImm32() {
 		return nil
 	}
 	n.C, n.A, n.B = st.Tensor, la.Tensor, lb.Tensor
