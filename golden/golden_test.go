@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/gen"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 )
@@ -80,6 +81,10 @@ func TestGalleryGolden(t *testing.T) {
 		t.Fatalf("only %d gallery kernels", len(res[0].Kernels))
 	}
 	compareGolden(t, "gallery.golden", res[0].Content)
+	if len(res[0].Asm[asm.AsmFile]) == 0 {
+		t.Fatalf("the gallery has no assembly kernels")
+	}
+	compareGolden(t, "gallery_amd64.s.golden", res[0].Asm[asm.AsmFile])
 }
 
 // TestBadPackages pins the file:line:col error of each bad package: a

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
 	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec/program"
@@ -19,9 +21,11 @@ import (
 type cliFlags struct {
 	json  bool
 	loops bool
-	f32   bool
-	dump  string
-	file  string
+	// kernels: with --loops, explain which kernel each loop nest becomes.
+	kernels bool
+	f32     bool
+	dump    string
+	file    string
 }
 
 // parseFlags parses args, accepting only the named flags (without
@@ -29,7 +33,7 @@ type cliFlags struct {
 // input file ("-" for standard input), which --dump=list does not need.
 func parseFlags(args []string, allowed ...string) (cliFlags, error) {
 	var f cliFlags
-	ptr := map[string]*bool{"json": &f.json, "loops": &f.loops, "f32": &f.f32}
+	ptr := map[string]*bool{"json": &f.json, "loops": &f.loops, "f32": &f.f32, "kernels": &f.kernels}
 	val := map[string]*string{"dump": &f.dump}
 	ok := map[string]bool{}
 	for _, a := range allowed {
@@ -195,7 +199,7 @@ func reportError(err error, file string, asJSON bool, stdout, stderr io.Writer) 
 }
 
 func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseFlags(args, "json", "loops", "dump")
+	f, err := parseFlags(args, "json", "loops", "dump", "kernels")
 	if err == nil && f.dump != "" && (f.json || f.loops) {
 		err = fmt.Errorf("--dump cannot be combined with --json or --loops")
 	}
@@ -265,8 +269,19 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 		res.Loops.Dump(stdout)
+		explainKernels(stdout, res.Loops, f)
 	}
 	return 0
+}
+
+// explainKernels prints, with --kernels, which kernel each loop nest of
+// prog becomes in float32 generated code.
+func explainKernels(w io.Writer, prog *loopir.Program, f cliFlags) {
+	if !f.kernels {
+		return
+	}
+	fmt.Fprintf(w, "\n# kernels (float32; assembly tiers AVX512, AVX2)\n")
+	fmt.Fprint(w, asm.Explain(prog, "float32", asm.Tiers()...))
 }
 
 // isModel reports whether a program holds model statements.
@@ -367,12 +382,14 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 		}
 		if !e.Loss {
 			res.Loops.Dump(stdout)
+			explainKernels(stdout, res.Loops, f)
 			continue
 		}
 		gr := res.Gradients
 		fmt.Fprint(stdout, gr.Program.DumpOps(gr.Program.Ops[:gr.Forward]))
 		fmt.Fprintf(stdout, "\n# backward of %s\n", e.Name)
 		gr.Dump(stdout)
+		explainKernels(stdout, gr.Program, f)
 	}
 	return 0
 }

@@ -31,8 +31,11 @@ const usage = `usage:
                                               with //ocannl: directives; -check writes nothing and
                                               exits 1 listing missing or out-of-date files; -v lists
                                               what was written
-  ocannlgen infer [--json] [--loops] FILE|-   infer and print the shape of every named tensor;
-                                              --loops adds each operation's projections and loop nest
+  ocannlgen infer [--json] [--loops [--kernels]] FILE|-
+                                              infer and print the shape of every named tensor;
+                                              --loops adds each operation's projections and loop nest;
+                                              --kernels adds which kernel each nest becomes (assembly
+                                              micro-kernel shape, blocking and tier, or Go loops)
   ocannlgen infer --dump=STAGE FILE|-         print the state after one named stage of the pipeline
                                               (parsing, each stage of shape inference, projections,
                                               each lowering pass, a model loss's backward pass) and

@@ -104,3 +104,26 @@ func TestInferModel(t *testing.T) {
 		t.Errorf("unpinned hidden dim: exit %d, %q", code, errOut)
 	}
 }
+
+// TestInferKernels: --kernels explains, per nest, the assembly kernel or
+// why the Go loops stay.
+func TestInferKernels(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"infer", "--loops", "--kernels", "../../examples/programs/mlp.ocl"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{
+		"# kernels (float32; assembly tiers AVX512, AVX2)",
+		"# _h2.1 = compose \"*\" of w2, h1\n  float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked",
+		"Go loops (not an accumulating sum)",
+		"Go loops (no unit-stride axis for a broadcast or dot kernel, or too short)",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	if code := run([]string{"infer", "--kernels", "--json", "../../examples/programs/mlp.ocl"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("--kernels without --loops: exit %d", code)
+	}
+}

@@ -3,7 +3,10 @@
 // It is a generator-only package: generated code never imports it.
 package gocode
 
-import "github.com/ocannlgen/ocannlgen/loopir"
+import (
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
 
 // File is one generated Go file.
 type File struct {
@@ -20,6 +23,12 @@ type File struct {
 	// Guards are compile-time checks that the Go constants a kernel was
 	// specialized for still have the same values (stringer-style).
 	Guards []Guard
+	// Asm, when not nil, collects assembly kernels (package emit/asm):
+	// every perfect loop nest that asm.Classify recognizes as a
+	// contraction becomes a call of the set's kernel, guarded by the
+	// set's flag, with the Go loops kept in the other branch. The caller
+	// renders the set's files next to the Go file.
+	Asm *asm.Set
 }
 
 // Guard asserts at compile time that the Go constant Name still equals

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
@@ -122,6 +123,8 @@ type kgen struct {
 	// scratch names the scratch parameter ("" when no local is in the
 	// scratch).
 	scratch string
+	// asm collects the assembly kernels (nil: Go loops only).
+	asm *asm.Set
 }
 
 // ktensor is what a kgen knows of one tensor of the program.
@@ -883,12 +886,16 @@ func (k *kgen) overwrittenFirst(t int) bool {
 func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 	var out []jen.Code
 	elide := k.fillElision(o)
+	var asmFill *elision
+	if elide == nil {
+		asmFill = k.asmFillElision(o)
+	}
 	for _, s := range o.Body {
 		switch s := s.(type) {
 		case *loopir.FetchStmt:
 			out = append(out, k.fetch(s)...)
 		case *loopir.Fill:
-			if elide != nil && s == elide.fill {
+			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill {
 				continue
 			}
 			out = append(out, k.fill(s)...)
@@ -897,7 +904,9 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 		case *loopir.For:
 			var code []jen.Code
 			var err error
-			if loops, st, ok := perfect(s); ok {
+			if loops, st, ok := perfect(s); ok && asmFill != nil && asmFill.loop == s {
+				code, err = k.chainAsmFill(loops, st, asmFill.fill)
+			} else if ok {
 				var init *float64
 				if elide != nil && elide.loop == s {
 					init = &elide.fill.Value

@@ -639,8 +639,33 @@ func (c *chain) note() string {
 }
 
 // chain emits a perfect nest (no loops: a single store). init is the
-// pre-fill value the nest absorbs (nil: the pre-fill was emitted).
+// pre-fill value the nest absorbs (nil: the pre-fill was emitted). A
+// nest an assembly kernel runs becomes `if flag512 { call } else if
+// flag2 { call } else { loops }`.
 func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
+	calls, note := k.asmNest(loops, st, init)
+	code, err := k.chainGo(loops, st, init)
+	if calls == nil || err != nil {
+		return code, err
+	}
+	return k.dispatch(calls, note, code), nil
+}
+
+// dispatch is `if flag512 { calls[0] } else if flag2 { calls[1] } else
+// { code }` after the comment note.
+func (k *kgen) dispatch(calls [][]jen.Code, note string, code []jen.Code) []jen.Code {
+	s := jen.Null()
+	for i, t := range k.asm.Tiers() {
+		if i > 0 {
+			s.Else()
+		}
+		s.If(jen.Id(t.Flag())).Block(calls[i]...)
+	}
+	return []jen.Code{jen.Comment(note), s.Else().Block(code...)}
+}
+
+// chainGo emits a perfect nest as Go loops.
+func (k *kgen) chainGo(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
 	pl := k.plan(loops, st)
 	c := &chain{k: k, pl: pl, pos: map[int]int{}, inner: -1}
 	if n := len(pl.loops); n > 0 {

@@ -80,6 +80,7 @@ func Render(f *File) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		k.asm = f.Asm
 		fn, err := k.function()
 		if err != nil {
 			return nil, err

@@ -771,17 +771,24 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	var train_3 [1]float32
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			tokensRow := &tokens[i0][i1]
-			for i2 := range 32 {
-				pNetEmbRow := (*[10]float32)(pNetEmb[10*i2 : 10*i2+10])
-				acc := float32(0)
-				for i3 := range 10 {
-					acc += pNetEmbRow[i3] * tokensRow[i3]
+	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				tokensRow := &tokens[i0][i1]
+				for i2 := range 32 {
+					pNetEmbRow := (*[10]float32)(pNetEmb[10*i2 : 10*i2+10])
+					acc := float32(0)
+					for i3 := range 10 {
+						acc += pNetEmbRow[i3] * tokensRow[i3]
+					}
+					net_h_1[i0][i1][i2] = acc
 				}
-				net_h_1[i0][i1][i2] = acc
 			}
 		}
 	}
@@ -799,72 +806,108 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow2 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-					acc2 := float32(0)
-					for i4 := range 32 {
-						acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow2 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
+						for i4 := range 32 {
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+						}
+						net_attention_1_q[i0][i1][i2][i3] = acc2
 					}
-					net_attention_1_q[i0][i1][i2][i3] = acc2
 				}
 			}
 		}
 	}
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow3 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-					acc3 := float32(0)
-					for i4 := range 32 {
-						acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow3 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
+						for i4 := range 32 {
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+						}
+						net_attention_1_k[i0][i1][i2][i3] = acc3
 					}
-					net_attention_1_k[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
 	}
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow4 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-					acc4 := float32(0)
-					for i4 := range 32 {
-						acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow4 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
+						for i4 := range 32 {
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+						}
+						net_attention_1_v[i0][i1][i2][i3] = acc4
 					}
-					net_attention_1_v[i0][i1][i2][i3] = acc4
 				}
 			}
 		}
 	}
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
-					acc5 := float32(0)
-					for i4 := range 8 {
-						acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 					}
-					net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 				}
 			}
 		}
@@ -959,27 +1002,42 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
-				for i4 := 0; i4 < 8; i4 += 4 {
-					net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
-					net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
-					net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
-					net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
-					net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
-					net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
-					net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
-					net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
-					for i3 := range 8 {
-						acc8 := net_attention_1_ctxRow[i3]
-						acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-						acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-						acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-						acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-						net_attention_1_ctxRow[i3] = acc8
+				ocannlGemm3AVX512(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm3AVX2(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
+						net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
+						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
+						net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
+						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
+						net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
+						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
+						net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
 					}
 				}
 			}
@@ -987,19 +1045,26 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 32 {
-				acc9 := float32(0)
-				for i3 := range 4 {
-					pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-					net_attention_1_ctxRow2 := &net_attention_1_ctx[i0][i1][i3]
-					for i4 := range 8 {
-						acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &net_attention_1_ctx[i0][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
+					net_layer_norm_1_x_1[i0][i1][i2] = acc9
 				}
-				net_layer_norm_1_x_1[i0][i1][i2] = acc9
 			}
 		}
 	}
@@ -1136,17 +1201,24 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1Row2 := &net_x1[i0][i1]
-			for i2 := range 64 {
-				pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-				acc12 := float32(0)
-				for i3 := range 32 {
-					acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &net_x1[i0][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					net_linear_1_x_1[i0][i1][i2] = acc12
 				}
-				net_linear_1_x_1[i0][i1][i2] = acc12
 			}
 		}
 	}
@@ -1178,17 +1250,24 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
-			for i2 := range 32 {
-				pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-				acc13 := float32(0)
-				for i3 := range 64 {
-					acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					net_layer_norm_2_x_1[i0][i1][i2] = acc13
 				}
-				net_layer_norm_2_x_1[i0][i1][i2] = acc13
 			}
 		}
 	}
@@ -1336,17 +1415,24 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2Row2 := &net_x2[i0][i1]
-			for i2 := range 10 {
-				pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-				acc16 := float32(0)
-				for i3 := range 32 {
-					acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm6AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm6AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2Row2 := &net_x2[i0][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					train_cross_entropy_1_logits_1[i0][i1][i2] = acc16
 				}
-				train_cross_entropy_1_logits_1[i0][i1][i2] = acc16
 			}
 		}
 	}
@@ -2725,17 +2811,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var train_grad [1]float32
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			tokensRow := &tokens[i0][i1]
-			for i2 := range 32 {
-				pNetEmbRow := (*[10]float32)(pNetEmb[10*i2 : 10*i2+10])
-				acc := float32(0)
-				for i3 := range 10 {
-					acc += pNetEmbRow[i3] * tokensRow[i3]
+	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				tokensRow := &tokens[i0][i1]
+				for i2 := range 32 {
+					pNetEmbRow := (*[10]float32)(pNetEmb[10*i2 : 10*i2+10])
+					acc := float32(0)
+					for i3 := range 10 {
+						acc += pNetEmbRow[i3] * tokensRow[i3]
+					}
+					net_h_1[i0][i1][i2] = acc
 				}
-				net_h_1[i0][i1][i2] = acc
 			}
 		}
 	}
@@ -2753,72 +2846,108 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow2 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-					acc2 := float32(0)
-					for i4 := range 32 {
-						acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow2 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
+						for i4 := range 32 {
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+						}
+						net_attention_1_q[i0][i1][i2][i3] = acc2
 					}
-					net_attention_1_q[i0][i1][i2][i3] = acc2
 				}
 			}
 		}
 	}
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow3 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-					acc3 := float32(0)
-					for i4 := range 32 {
-						acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow3 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
+						for i4 := range 32 {
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+						}
+						net_attention_1_k[i0][i1][i2][i3] = acc3
 					}
-					net_attention_1_k[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
 	}
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow4 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-					acc4 := float32(0)
-					for i4 := range 32 {
-						acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow4 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
+						for i4 := range 32 {
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+						}
+						net_attention_1_v[i0][i1][i2][i3] = acc4
 					}
-					net_attention_1_v[i0][i1][i2][i3] = acc4
 				}
 			}
 		}
 	}
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
-					acc5 := float32(0)
-					for i4 := range 8 {
-						acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 					}
-					net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 				}
 			}
 		}
@@ -2913,27 +3042,42 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
-				for i4 := 0; i4 < 8; i4 += 4 {
-					net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
-					net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
-					net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
-					net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
-					net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
-					net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
-					net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
-					net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
-					for i3 := range 8 {
-						acc8 := net_attention_1_ctxRow[i3]
-						acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-						acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-						acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-						acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-						net_attention_1_ctxRow[i3] = acc8
+				ocannlGemm3AVX512(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm3AVX2(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
+						net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
+						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
+						net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
+						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
+						net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
+						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
+						net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
 					}
 				}
 			}
@@ -2941,19 +3085,26 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 32 {
-				acc9 := float32(0)
-				for i3 := range 4 {
-					pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-					net_attention_1_ctxRow2 := &net_attention_1_ctx[i0][i1][i3]
-					for i4 := range 8 {
-						acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &net_attention_1_ctx[i0][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
+					net_layer_norm_1_x_1[i0][i1][i2] = acc9
 				}
-				net_layer_norm_1_x_1[i0][i1][i2] = acc9
 			}
 		}
 	}
@@ -3090,17 +3241,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1Row2 := &net_x1[i0][i1]
-			for i2 := range 64 {
-				pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-				acc12 := float32(0)
-				for i3 := range 32 {
-					acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &net_x1[i0][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					net_linear_1_x_1[i0][i1][i2] = acc12
 				}
-				net_linear_1_x_1[i0][i1][i2] = acc12
 			}
 		}
 	}
@@ -3132,17 +3290,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
-			for i2 := range 32 {
-				pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-				acc13 := float32(0)
-				for i3 := range 64 {
-					acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					net_layer_norm_2_x_1[i0][i1][i2] = acc13
 				}
-				net_layer_norm_2_x_1[i0][i1][i2] = acc13
 			}
 		}
 	}
@@ -3290,17 +3455,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2Row2 := &net_x2[i0][i1]
-			for i2 := range 10 {
-				pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-				acc16 := float32(0)
-				for i3 := range 32 {
-					acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm6AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm6AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2Row2 := &net_x2[i0][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					train_cross_entropy_1_logits_1[i0][i1][i2] = acc16
 				}
-				train_cross_entropy_1_logits_1[i0][i1][i2] = acc16
 			}
 		}
 	}
@@ -3600,47 +3772,61 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2Row3 := &net_x2[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
-				gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2 : 32*i2+32])
-				for i3 := range 32 {
-					gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm7AVX512(&gNetLinear2W[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &net_x2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm7AVX2(&gNetLinear2W[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &net_x2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2Row3 := &net_x2[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2 : 32*i2+32])
+					for i3 := range 32 {
+						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_gradRow := &net_x2_grad[i0][i1]
-			for i2 := 0; i2 < 8; i2 += 4 {
-				pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
-				pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-				train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
-				pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-				train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
-				pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-				train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
-				for i3 := range 32 {
-					acc23 := net_x2_gradRow[i3]
-					acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-					acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-					acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-					acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-					net_x2_gradRow[i3] = acc23
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm8AVX512(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm8AVX2(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_gradRow := &net_x2_grad[i0][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					for i3 := range 32 {
+						acc23 := net_x2_gradRow[i3]
+						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc23
+					}
 				}
-			}
-			for i2 := 8; i2 < 10; i2++ {
-				pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-				train_cross_entropy_1_logits_1_gradV6 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
-				for i3 := range 32 {
-					net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+					}
 				}
 			}
 		}
@@ -3897,40 +4083,54 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_xRow3 := &net_linear_1_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_1_gradV := net_layer_norm_2_x_1_grad[i0][i1][i2]
-				gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2 : 64*i2+64])
-				for i3 := range 64 {
-					gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+	// float32 broadcast kernel M=32 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&gNetLinear1W[0], &net_layer_norm_2_x_1_grad[0][0][0], &net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&gNetLinear1W[0], &net_layer_norm_2_x_1_grad[0][0][0], &net_linear_1_x[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow3 := &net_linear_1_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_1_gradV := net_layer_norm_2_x_1_grad[i0][i1][i2]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2 : 64*i2+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i1]
-			for i2 := 0; i2 < 32; i2 += 4 {
-				pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-				net_layer_norm_2_x_1_gradV2 := net_layer_norm_2_x_1_grad[i0][i1][i2]
-				pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-				net_layer_norm_2_x_1_gradV3 := net_layer_norm_2_x_1_grad[i0][i1][i2+1]
-				pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-				net_layer_norm_2_x_1_gradV4 := net_layer_norm_2_x_1_grad[i0][i1][i2+2]
-				pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-				net_layer_norm_2_x_1_gradV5 := net_layer_norm_2_x_1_grad[i0][i1][i2+3]
-				for i3 := range 64 {
-					acc29 := net_linear_1_x_gradRow[i3]
-					acc29 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-					acc29 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-					acc29 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-					acc29 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-					net_linear_1_x_gradRow[i3] = acc29
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm10AVX512(&net_linear_1_x_grad[0][0][0], &net_layer_norm_2_x_1_grad[0][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm10AVX2(&net_linear_1_x_grad[0][0][0], &net_layer_norm_2_x_1_grad[0][0][0], &pNetLinear1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := net_layer_norm_2_x_1_grad[i0][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := net_layer_norm_2_x_1_grad[i0][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := net_layer_norm_2_x_1_grad[i0][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := net_layer_norm_2_x_1_grad[i0][i1][i2+3]
+					for i3 := range 64 {
+						acc29 := net_linear_1_x_gradRow[i3]
+						acc29 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc29 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc29 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc29 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc29
+					}
 				}
 			}
 		}
@@ -3987,40 +4187,54 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1Row4 := &net_x1[i0][i1]
-			for i2 := range 64 {
-				net_linear_1_x_1_gradV := net_linear_1_x_1_grad[i0][i1][i2]
-				gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2 : 32*i2+32])
-				for i3 := range 32 {
-					gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0][0], &net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm11AVX2(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0][0], &net_x1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row4 := &net_x1[i0][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradV := net_linear_1_x_1_grad[i0][i1][i2]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2 : 32*i2+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_gradRow2 := &net_x1_grad[i0][i1]
-			for i2 := 0; i2 < 64; i2 += 4 {
-				pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-				net_linear_1_x_1_gradV2 := net_linear_1_x_1_grad[i0][i1][i2]
-				pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-				net_linear_1_x_1_gradV3 := net_linear_1_x_1_grad[i0][i1][i2+1]
-				pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-				net_linear_1_x_1_gradV4 := net_linear_1_x_1_grad[i0][i1][i2+2]
-				pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-				net_linear_1_x_1_gradV5 := net_linear_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 32 {
-					acc31 := net_x1_gradRow2[i3]
-					acc31 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-					acc31 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-					acc31 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-					acc31 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-					net_x1_gradRow2[i3] = acc31
+	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&net_x1_grad[0][0][0], &net_linear_1_x_1_grad[0][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&net_x1_grad[0][0][0], &net_linear_1_x_1_grad[0][0][0], &pNetDense1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_gradRow2 := &net_x1_grad[i0][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := net_linear_1_x_1_grad[i0][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := net_linear_1_x_1_grad[i0][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := net_linear_1_x_1_grad[i0][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := net_linear_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 32 {
+						acc31 := net_x1_gradRow2[i3]
+						acc31 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc31 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc31 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc31 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc31
+					}
 				}
 			}
 		}
@@ -4247,15 +4461,22 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 32 {
-				net_layer_norm_1_x_1_gradV := net_layer_norm_1_x_1_grad[i0][i1][i2]
-				for i3 := range 4 {
-					net_attention_1_ctxRow3 := &net_attention_1_ctx[i0][i1][i3]
-					gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-					for i4 := range 8 {
-						gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&gNetAttention1WO[0], &net_layer_norm_1_x_1_grad[0][0][0], &net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&gNetAttention1WO[0], &net_layer_norm_1_x_1_grad[0][0][0], &net_attention_1_ctx[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV := net_layer_norm_1_x_1_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+						}
 					}
 				}
 			}
@@ -4263,15 +4484,22 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 32 {
-				net_layer_norm_1_x_1_gradV2 := net_layer_norm_1_x_1_grad[i0][i1][i2]
-				for i3 := range 4 {
-					pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-					net_attention_1_ctx_gradRow := &net_attention_1_ctx_grad[i0][i1][i3]
-					for i4 := range 8 {
-						net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := net_layer_norm_1_x_1_grad[i0][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &net_attention_1_ctx_grad[i0][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+						}
 					}
 				}
 			}
@@ -4279,24 +4507,39 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
-	// i3 unrolled by 4 and jammed into i4.
-	for i0 := range 32 {
-		net_attention_1_vRow5 := &net_attention_1_v[i0]
-		for i1 := range 8 {
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_attn_gradRow := &net_attention_1_attn_grad[i0][i1][i2]
-				for i3 := 0; i3 < 8; i3 += 4 {
-					net_attention_1_ctx_gradV := net_attention_1_ctx_grad[i0][i1][i2][i3]
-					net_attention_1_ctx_gradV2 := net_attention_1_ctx_grad[i0][i1][i2][i3+1]
-					net_attention_1_ctx_gradV3 := net_attention_1_ctx_grad[i0][i1][i2][i3+2]
-					net_attention_1_ctx_gradV4 := net_attention_1_ctx_grad[i0][i1][i2][i3+3]
-					for i4 := range 8 {
-						acc36 := net_attention_1_attn_gradRow[i4]
-						acc36 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-						acc36 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-						acc36 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-						acc36 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-						net_attention_1_attn_gradRow[i4] = acc36
+				ocannlGemm15AVX512(&net_attention_1_attn_grad[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm15AVX2(&net_attention_1_attn_grad[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			net_attention_1_vRow5 := &net_attention_1_v[i0]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &net_attention_1_attn_grad[i0][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := net_attention_1_ctx_grad[i0][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := net_attention_1_ctx_grad[i0][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := net_attention_1_ctx_grad[i0][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := net_attention_1_ctx_grad[i0][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc36 := net_attention_1_attn_gradRow[i4]
+							acc36 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc36 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc36 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc36 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc36
+						}
 					}
 				}
 			}
@@ -4304,15 +4547,30 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
-	for i0 := range 32 {
-		net_attention_1_v_gradRow := &net_attention_1_v_grad[i0]
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_attnRow2 := &net_attention_1_attn[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ctx_gradV5 := net_attention_1_ctx_grad[i0][i1][i2][i3]
-					for i4 := range 8 {
-						net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+				ocannlGemm16AVX512(&net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm16AVX2(&net_attention_1_v_grad[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_ctx_grad[i0][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			net_attention_1_v_gradRow := &net_attention_1_v_grad[i0]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attnRow2 := &net_attention_1_attn[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ctx_gradV5 := net_attention_1_ctx_grad[i0][i1][i2][i3]
+						for i4 := range 8 {
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+						}
 					}
 				}
 			}
@@ -4443,27 +4701,42 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
-	// i3 unrolled by 4 and jammed into i4.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_q_gradRow := &net_attention_1_q_grad[i0][i1][i2]
-				for i3 := 0; i3 < 8; i3 += 4 {
-					net_attention_1_scores_1_gradV := net_attention_1_scores_1_grad[i0][i1][i2][i3]
-					net_attention_1_kRow2 := &net_attention_1_k[i0][i3][i2]
-					net_attention_1_scores_1_gradV2 := net_attention_1_scores_1_grad[i0][i1][i2][i3+1]
-					net_attention_1_kRow3 := &net_attention_1_k[i0][i3+1][i2]
-					net_attention_1_scores_1_gradV3 := net_attention_1_scores_1_grad[i0][i1][i2][i3+2]
-					net_attention_1_kRow4 := &net_attention_1_k[i0][i3+2][i2]
-					net_attention_1_scores_1_gradV4 := net_attention_1_scores_1_grad[i0][i1][i2][i3+3]
-					net_attention_1_kRow5 := &net_attention_1_k[i0][i3+3][i2]
-					for i4 := range 8 {
-						acc39 := net_attention_1_q_gradRow[i4]
-						acc39 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-						acc39 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-						acc39 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-						acc39 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-						net_attention_1_q_gradRow[i4] = acc39
+				ocannlGemm17AVX512(&net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm17AVX2(&net_attention_1_q_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_q_gradRow := &net_attention_1_q_grad[i0][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := net_attention_1_scores_1_grad[i0][i1][i2][i3]
+						net_attention_1_kRow2 := &net_attention_1_k[i0][i3][i2]
+						net_attention_1_scores_1_gradV2 := net_attention_1_scores_1_grad[i0][i1][i2][i3+1]
+						net_attention_1_kRow3 := &net_attention_1_k[i0][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := net_attention_1_scores_1_grad[i0][i1][i2][i3+2]
+						net_attention_1_kRow4 := &net_attention_1_k[i0][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := net_attention_1_scores_1_grad[i0][i1][i2][i3+3]
+						net_attention_1_kRow5 := &net_attention_1_k[i0][i3+3][i2]
+						for i4 := range 8 {
+							acc39 := net_attention_1_q_gradRow[i4]
+							acc39 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc39 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc39 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc39 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc39
+						}
 					}
 				}
 			}
@@ -4471,15 +4744,30 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_qRow2 := &net_attention_1_q[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scores_1_gradV5 := net_attention_1_scores_1_grad[i0][i1][i2][i3]
-					net_attention_1_k_gradRow := &net_attention_1_k_grad[i0][i3][i2]
-					for i4 := range 8 {
-						net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+				ocannlGemm16AVX512(&net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm16AVX2(&net_attention_1_k_grad[i0][0][i2][0], &net_attention_1_scores_1_grad[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow2 := &net_attention_1_q[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradV5 := net_attention_1_scores_1_grad[i0][i1][i2][i3]
+						net_attention_1_k_gradRow := &net_attention_1_k_grad[i0][i3][i2]
+						for i4 := range 8 {
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+						}
 					}
 				}
 			}
@@ -4487,15 +4775,22 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow6 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					net_attention_1_v_gradV := net_attention_1_v_grad[i0][i1][i2][i3]
-					gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-					for i4 := range 32 {
-						gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&gNetAttention1WV[0], &net_attention_1_v_grad[0][0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&gNetAttention1WV[0], &net_attention_1_v_grad[0][0][0][0], &net_h[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow6 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						net_attention_1_v_gradV := net_attention_1_v_grad[i0][i1][i2][i3]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+						}
 					}
 				}
 			}
@@ -4503,27 +4798,34 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// i3 unrolled by 4 and jammed into i4.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_gradRow2 := &net_h_grad[i0][i1]
-			for i2 := range 4 {
-				for i3 := 0; i3 < 8; i3 += 4 {
-					pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-					net_attention_1_v_gradV2 := net_attention_1_v_grad[i0][i1][i2][i3]
-					pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-					net_attention_1_v_gradV3 := net_attention_1_v_grad[i0][i1][i2][i3+1]
-					pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-					net_attention_1_v_gradV4 := net_attention_1_v_grad[i0][i1][i2][i3+2]
-					pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-					net_attention_1_v_gradV5 := net_attention_1_v_grad[i0][i1][i2][i3+3]
-					for i4 := range 32 {
-						acc40 := net_h_gradRow2[i4]
-						acc40 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-						acc40 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-						acc40 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-						acc40 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-						net_h_gradRow2[i4] = acc40
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow2 := &net_h_grad[i0][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_v_gradV2 := net_attention_1_v_grad[i0][i1][i2][i3]
+						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_v_gradV3 := net_attention_1_v_grad[i0][i1][i2][i3+1]
+						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_v_gradV4 := net_attention_1_v_grad[i0][i1][i2][i3+2]
+						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_v_gradV5 := net_attention_1_v_grad[i0][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc40 := net_h_gradRow2[i4]
+							acc40 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc40 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc40 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc40 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc40
+						}
 					}
 				}
 			}
@@ -4531,15 +4833,22 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow7 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					net_attention_1_k_gradV := net_attention_1_k_grad[i0][i1][i2][i3]
-					gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-					for i4 := range 32 {
-						gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
+	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&gNetAttention1WK[0], &net_attention_1_k_grad[0][0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&gNetAttention1WK[0], &net_attention_1_k_grad[0][0][0][0], &net_h[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow7 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						net_attention_1_k_gradV := net_attention_1_k_grad[i0][i1][i2][i3]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						for i4 := range 32 {
+							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
+						}
 					}
 				}
 			}
@@ -4547,27 +4856,34 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// i3 unrolled by 4 and jammed into i4.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_gradRow3 := &net_h_grad[i0][i1]
-			for i2 := range 4 {
-				for i3 := 0; i3 < 8; i3 += 4 {
-					pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-					net_attention_1_k_gradV2 := net_attention_1_k_grad[i0][i1][i2][i3]
-					pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-					net_attention_1_k_gradV3 := net_attention_1_k_grad[i0][i1][i2][i3+1]
-					pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-					net_attention_1_k_gradV4 := net_attention_1_k_grad[i0][i1][i2][i3+2]
-					pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-					net_attention_1_k_gradV5 := net_attention_1_k_grad[i0][i1][i2][i3+3]
-					for i4 := range 32 {
-						acc41 := net_h_gradRow3[i4]
-						acc41 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-						acc41 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-						acc41 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-						acc41 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-						net_h_gradRow3[i4] = acc41
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow3 := &net_h_grad[i0][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_k_gradV2 := net_attention_1_k_grad[i0][i1][i2][i3]
+						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_k_gradV3 := net_attention_1_k_grad[i0][i1][i2][i3+1]
+						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_k_gradV4 := net_attention_1_k_grad[i0][i1][i2][i3+2]
+						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_k_gradV5 := net_attention_1_k_grad[i0][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc41 := net_h_gradRow3[i4]
+							acc41 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc41 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc41 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc41 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc41
+						}
 					}
 				}
 			}
@@ -4575,15 +4891,22 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow8 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					net_attention_1_q_gradV := net_attention_1_q_grad[i0][i1][i2][i3]
-					gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-					for i4 := range 32 {
-						gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+	// float32 broadcast kernel M=32 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&gNetAttention1WQ[0], &net_attention_1_q_grad[0][0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&gNetAttention1WQ[0], &net_attention_1_q_grad[0][0][0][0], &net_h[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow8 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						net_attention_1_q_gradV := net_attention_1_q_grad[i0][i1][i2][i3]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						for i4 := range 32 {
+							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+						}
 					}
 				}
 			}
@@ -4591,27 +4914,34 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// i3 unrolled by 4 and jammed into i4.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_gradRow4 := &net_h_grad[i0][i1]
-			for i2 := range 4 {
-				for i3 := 0; i3 < 8; i3 += 4 {
-					pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-					net_attention_1_q_gradV2 := net_attention_1_q_grad[i0][i1][i2][i3]
-					pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-					net_attention_1_q_gradV3 := net_attention_1_q_grad[i0][i1][i2][i3+1]
-					pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-					net_attention_1_q_gradV4 := net_attention_1_q_grad[i0][i1][i2][i3+2]
-					pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-					net_attention_1_q_gradV5 := net_attention_1_q_grad[i0][i1][i2][i3+3]
-					for i4 := range 32 {
-						acc42 := net_h_gradRow4[i4]
-						acc42 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-						acc42 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-						acc42 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-						acc42 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-						net_h_gradRow4[i4] = acc42
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow4 := &net_h_grad[i0][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_q_gradV2 := net_attention_1_q_grad[i0][i1][i2][i3]
+						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_q_gradV3 := net_attention_1_q_grad[i0][i1][i2][i3+1]
+						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_q_gradV4 := net_attention_1_q_grad[i0][i1][i2][i3+2]
+						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_q_gradV5 := net_attention_1_q_grad[i0][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc42 := net_h_gradRow4[i4]
+							acc42 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc42 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc42 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc42 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc42
+						}
 					}
 				}
 			}
@@ -4641,14 +4971,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			tokensRow2 := &tokens[i0][i1]
-			for i2 := range 32 {
-				net_h_1_gradV := net_h_1_grad[i0][i1][i2]
-				gNetEmbRow := (*[10]float32)(gNetEmb[10*i2 : 10*i2+10])
-				for i3 := range 10 {
-					gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
+	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm18AVX512(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm18AVX2(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				tokensRow2 := &tokens[i0][i1]
+				for i2 := range 32 {
+					net_h_1_gradV := net_h_1_grad[i0][i1][i2]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2 : 10*i2+10])
+					for i3 := range 10 {
+						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
+					}
 				}
 			}
 		}
@@ -5102,17 +5439,24 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	var predict_1 [64][8][10]float32
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			tokensRow := &tokens[i0][i1]
-			for i2 := range 32 {
-				pNetEmbRow := (*[10]float32)(pNetEmb[10*i2 : 10*i2+10])
-				acc := float32(0)
-				for i3 := range 10 {
-					acc += pNetEmbRow[i3] * tokensRow[i3]
+	// float32 dot kernel M=32 N=512 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm19AVX512(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm19AVX2(&net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				tokensRow := &tokens[i0][i1]
+				for i2 := range 32 {
+					pNetEmbRow := (*[10]float32)(pNetEmb[10*i2 : 10*i2+10])
+					acc := float32(0)
+					for i3 := range 10 {
+						acc += pNetEmbRow[i3] * tokensRow[i3]
+					}
+					net_h_1[i0][i1][i2] = acc
 				}
-				net_h_1[i0][i1][i2] = acc
 			}
 		}
 	}
@@ -5130,72 +5474,108 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_hRow2 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-					acc2 := float32(0)
-					for i4 := range 32 {
-						acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_hRow2 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
+						for i4 := range 32 {
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+						}
+						net_attention_1_q[i0][i1][i2][i3] = acc2
 					}
-					net_attention_1_q[i0][i1][i2][i3] = acc2
 				}
 			}
 		}
 	}
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_hRow3 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-					acc3 := float32(0)
-					for i4 := range 32 {
-						acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_hRow3 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
+						for i4 := range 32 {
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+						}
+						net_attention_1_k[i0][i1][i2][i3] = acc3
 					}
-					net_attention_1_k[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
 	}
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_hRow4 := &net_h[i0][i1]
-			for i2 := range 4 {
-				for i3 := range 8 {
-					pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-					acc4 := float32(0)
-					for i4 := range 32 {
-						acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_hRow4 := &net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
+						for i4 := range 32 {
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+						}
+						net_attention_1_v[i0][i1][i2][i3] = acc4
 					}
-					net_attention_1_v[i0][i1][i2][i3] = acc4
 				}
 			}
 		}
 	}
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 64 {
 			for i2 := range 4 {
-				net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
-					acc5 := float32(0)
-					for i4 := range 8 {
-						acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 64 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
+						}
+						net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 					}
-					net_attention_1_scores_1[i0][i1][i2][i3] = acc5
 				}
 			}
 		}
@@ -5290,27 +5670,42 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-	for i0 := range 64 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 64 {
 			for i2 := range 4 {
-				net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
-				for i4 := 0; i4 < 8; i4 += 4 {
-					net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
-					net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
-					net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
-					net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
-					net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
-					net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
-					net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
-					net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
-					for i3 := range 8 {
-						acc8 := net_attention_1_ctxRow[i3]
-						acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-						acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-						acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-						acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-						net_attention_1_ctxRow[i3] = acc8
+				ocannlGemm3AVX512(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 64 {
+			for i2 := range 4 {
+				ocannlGemm3AVX2(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
+						net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
+						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
+						net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
+						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
+						net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
+						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
+						net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
 					}
 				}
 			}
@@ -5318,19 +5713,26 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			for i2 := range 32 {
-				acc9 := float32(0)
-				for i3 := range 4 {
-					pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-					net_attention_1_ctxRow2 := &net_attention_1_ctx[i0][i1][i3]
-					for i4 := range 8 {
-						acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &net_attention_1_ctx[i0][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
+					net_layer_norm_1_x_1[i0][i1][i2] = acc9
 				}
-				net_layer_norm_1_x_1[i0][i1][i2] = acc9
 			}
 		}
 	}
@@ -5467,17 +5869,24 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x1Row2 := &net_x1[i0][i1]
-			for i2 := range 64 {
-				pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-				acc12 := float32(0)
-				for i3 := range 32 {
-					acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+	// float32 dot kernel M=64 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x1Row2 := &net_x1[i0][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0][i1][i2] = acc12
 				}
-				scratch.net_linear_1_x_1[i0][i1][i2] = acc12
 			}
 		}
 	}
@@ -5509,17 +5918,24 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_linear_1_xRow2 := &scratch.net_linear_1_x[i0][i1]
-			for i2 := range 32 {
-				pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-				acc13 := float32(0)
-				for i3 := range 64 {
-					acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+	// float32 dot kernel M=32 N=512 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					net_layer_norm_2_x_1[i0][i1][i2] = acc13
 				}
-				net_layer_norm_2_x_1[i0][i1][i2] = acc13
 			}
 		}
 	}
@@ -5667,17 +6083,24 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _predict.1 = compose "*" of net.linear#2.w, net/x2
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x2Row2 := &net_x2[i0][i1]
-			for i2 := range 10 {
-				pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-				acc16 := float32(0)
-				for i3 := range 32 {
-					acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+	// float32 dot kernel M=10 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm23AVX512(&predict_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm23AVX2(&predict_1[0][0][0], &pNetLinear2W[0], &net_x2[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x2Row2 := &net_x2[i0][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					predict_1[i0][i1][i2] = acc16
 				}
-				predict_1[i0][i1][i2] = acc16
 			}
 		}
 	}

@@ -358,20 +358,35 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	var train_3 [1]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						imagesRow := &images[i0][i1+i4]
-						pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							imagesRow := &images[i0][i1+i4]
+							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+							}
 						}
+						scratch.net_conv1_y[i0][i1][i2][i3] = acc
 					}
-					scratch.net_conv1_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -479,22 +494,37 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 			}
 		}
 	}
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 16 {
-					acc3 := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-							pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+				ocannlGemm1AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				ocannlGemm1AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
 							}
 						}
+						net_conv2_y[i0][i1][i2][i3] = acc3
 					}
-					net_conv2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -531,20 +561,27 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 4 {
-			acc4 := float32(0)
-			for i2 := range 5 {
-				for i3 := range 5 {
-					pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-					net_head_xRow2 := &net_head_x[i0][i2][i3]
-					for i4 := range 16 {
-						acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 4 {
+				acc4 := float32(0)
+				for i2 := range 5 {
+					for i3 := range 5 {
+						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						net_head_xRow2 := &net_head_x[i0][i2][i3]
+						for i4 := range 16 {
+							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+						}
 					}
 				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc4
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc4
 		}
 	}
 
@@ -1084,20 +1121,35 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var scratch2 [1]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
+	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						imagesRow := &images[i0][i1+i4]
-						pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+				ocannlGemm0AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				ocannlGemm0AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							imagesRow := &images[i0][i1+i4]
+							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+							}
 						}
+						scratch.net_conv1_y[i0][i1][i2][i3] = acc
 					}
-					scratch.net_conv1_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -1205,22 +1257,37 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 16 {
-					acc3 := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-							pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+				ocannlGemm1AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				ocannlGemm1AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
 							}
 						}
+						net_conv2_y[i0][i1][i2][i3] = acc3
 					}
-					net_conv2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -1257,20 +1324,27 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 4 {
-			acc4 := float32(0)
-			for i2 := range 5 {
-				for i3 := range 5 {
-					pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-					net_head_xRow2 := &net_head_x[i0][i2][i3]
-					for i4 := range 16 {
-						acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &net_head_x[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 4 {
+				acc4 := float32(0)
+				for i2 := range 5 {
+					for i3 := range 5 {
+						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						net_head_xRow2 := &net_head_x[i0][i2][i3]
+						for i4 := range 16 {
+							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+						}
 					}
 				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc4
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc4
 		}
 	}
 
@@ -1515,15 +1589,22 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
-	for i0 := range 32 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 5 {
-				for i3 := range 5 {
-					net_head_xRow3 := &net_head_x[i0][i2][i3]
-					gNetHeadWRow := (*[16]float32)(gNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-					for i4 := range 16 {
-						gNetHeadWRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
+	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm3AVX512(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm3AVX2(&gNetHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_head_x[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 5 {
+					for i3 := range 5 {
+						net_head_xRow3 := &net_head_x[i0][i2][i3]
+						gNetHeadWRow := (*[16]float32)(gNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						for i4 := range 16 {
+							gNetHeadWRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
+						}
 					}
 				}
 			}
@@ -1531,15 +1612,22 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
-	for i0 := range 32 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 5 {
-				for i3 := range 5 {
-					pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-					net_head_x_gradRow := &net_head_x_grad[i0][i2][i3]
-					for i4 := range 16 {
-						net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 5 {
+					for i3 := range 5 {
+						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						net_head_x_gradRow := &net_head_x_grad[i0][i2][i3]
+						for i4 := range 16 {
+							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+						}
 					}
 				}
 			}
@@ -1603,17 +1691,36 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	for i0 := range 32 {
+	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 16 {
-					net_conv2_y_gradV := net_conv2_y_grad[i0][i1][i2][i3]
-					for i4 := range 3 {
-						for i5 := range 3 {
-							pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							net_max_pool_1_y_gradRow := &net_max_pool_1_y_grad[i0][i1+i4][i2+i5]
-							for i6 := range 8 {
-								net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
+				for i4 := range 3 {
+					ocannlGemm5AVX512(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX2(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV := net_conv2_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								net_max_pool_1_y_gradRow := &net_max_pool_1_y_grad[i0][i1+i4][i2+i5]
+								for i6 := range 8 {
+									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
+								}
 							}
 						}
 					}
@@ -1623,17 +1730,36 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	for i0 := range 32 {
+	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 16 {
-					net_conv2_y_gradV2 := net_conv2_y_grad[i0][i1][i2][i3]
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_max_pool_1_yRow3 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-							gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+				for i4 := range 3 {
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := net_conv2_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+								}
 							}
 						}
 					}
@@ -1793,16 +1919,35 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	for i0 := range 32 {
+	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				for i3 := range 8 {
-					net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
-					for i4 := range 3 {
-						imagesRow2 := &images[i0][i1+i4]
-						gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
+				for i4 := range 3 {
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				for i4 := range 3 {
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							imagesRow2 := &images[i0][i1+i4]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
+							}
 						}
 					}
 				}
@@ -1941,20 +2086,35 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	var predict_1 [256][4]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
+	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						imagesRow := &images[i0][i1+i4]
-						pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+				ocannlGemm8AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				ocannlGemm8AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							imagesRow := &images[i0][i1+i4]
+							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+							}
 						}
+						scratch.net_conv1_y[i0][i1][i2][i3] = acc
 					}
-					scratch.net_conv1_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -2062,22 +2222,37 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 			}
 		}
 	}
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
+	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 16 {
-					acc3 := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
-							pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
 							}
 						}
+						scratch.net_conv2_y[i0][i1][i2][i3] = acc3
 					}
-					scratch.net_conv2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -2114,20 +2289,27 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 4 {
-			acc4 := float32(0)
-			for i2 := range 5 {
-				for i3 := range 5 {
-					pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
-					net_head_xRow2 := &scratch.net_head_x[i0][i2][i3]
-					for i4 := range 16 {
-						acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm10AVX512(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm10AVX2(&predict_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 4 {
+				acc4 := float32(0)
+				for i2 := range 5 {
+					for i3 := range 5 {
+						pNetHeadWRow := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
+						net_head_xRow2 := &scratch.net_head_x[i0][i2][i3]
+						for i4 := range 16 {
+							acc4 += pNetHeadWRow[i4] * net_head_xRow2[i4]
+						}
 					}
 				}
+				predict_1[i0][i1] = acc4
 			}
-			predict_1[i0][i1] = acc4
 		}
 	}
 

@@ -61,8 +61,13 @@ func work(stmts []loopir.Stmt) int {
 // TestKernelsMatchInterpreter runs every generated kernel on three sets of
 // random operands (one under -short, where kernels over shortWork
 // interpreted iterations are skipped) and compares the output with the
-// loop-IR interpreter (float32: 1e-5 relative; float64: 1e-12), and
-// checks that the kernel allocates nothing.
+// loop-IR interpreter (float32: 5e-5 relative; float64: 1e-12), and
+// checks that the kernel allocates nothing. The float32 tolerance allows
+// for the assembly kernels' reassociated sums (vector lanes, k blocks,
+// FMA): the interpreter adds in loop order, and a sum of K products may
+// then differ by about K*2^-24 of the magnitudes summed (MLPLayer,
+// K=784, differs by up to 1.5e-5). Run the test under
+// OCANNLGEN_CPU=purego to check the Go loops.
 func TestKernelsMatchInterpreter(t *testing.T) {
 	ks := kernelsOrSkip(t)
 	seeds := uint64(3)
@@ -81,7 +86,7 @@ func TestKernelsMatchInterpreter(t *testing.T) {
 					t.Skipf("-short: %d interpreted iterations", n)
 				}
 			}
-			tol := 1e-5
+			tol := 5e-5
 			if k.Elem == "float64" {
 				tol = 1e-12
 			}

@@ -26,26 +26,33 @@ import "math"
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul(a *[64][48]float32, b *[48][32]float32, out *[64][32]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [64][32]float32{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 64 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 48; i2 += 4 {
-			aV := a[i0][i2]
-			bRow := &b[i2]
-			aV2 := a[i0][i2+1]
-			bRow2 := &b[i2+1]
-			aV3 := a[i0][i2+2]
-			bRow3 := &b[i2+2]
-			aV4 := a[i0][i2+3]
-			bRow4 := &b[i2+3]
-			for i1 := range 32 {
-				acc := outRow[i1]
-				acc += aV * bRow[i1]
-				acc += aV2 * bRow2[i1]
-				acc += aV3 * bRow3[i1]
-				acc += aV4 * bRow4[i1]
-				outRow[i1] = acc
+	// float32 broadcast kernel M=64 N=32 K=48: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&out[0][0], &a[0][0], &b[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&out[0][0], &a[0][0], &b[0][0])
+	} else {
+		*out = [64][32]float32{}
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 64 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 48; i2 += 4 {
+				aV := a[i0][i2]
+				bRow := &b[i2]
+				aV2 := a[i0][i2+1]
+				bRow2 := &b[i2+1]
+				aV3 := a[i0][i2+2]
+				bRow3 := &b[i2+2]
+				aV4 := a[i0][i2+3]
+				bRow4 := &b[i2+3]
+				for i1 := range 32 {
+					acc := outRow[i1]
+					acc += aV * bRow[i1]
+					acc += aV2 * bRow2[i1]
+					acc += aV3 * bRow3[i1]
+					acc += aV4 * bRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -72,26 +79,33 @@ func ocannlMatMul(a *[64][48]float32, b *[48][32]float32, out *[64][32]float32) 
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMulF64(a *[64][48]float64, b *[48][32]float64, out *[64][32]float64) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [64][32]float64{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 64 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 48; i2 += 4 {
-			aV := a[i0][i2]
-			bRow := &b[i2]
-			aV2 := a[i0][i2+1]
-			bRow2 := &b[i2+1]
-			aV3 := a[i0][i2+2]
-			bRow3 := &b[i2+2]
-			aV4 := a[i0][i2+3]
-			bRow4 := &b[i2+3]
-			for i1 := range 32 {
-				acc := outRow[i1]
-				acc += aV * bRow[i1]
-				acc += aV2 * bRow2[i1]
-				acc += aV3 * bRow3[i1]
-				acc += aV4 * bRow4[i1]
-				outRow[i1] = acc
+	// float64 broadcast kernel M=64 N=32 K=48: AVX512 14x16 tile, one k block, B slivers packed; AVX2 6x8 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&out[0][0], &a[0][0], &b[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&out[0][0], &a[0][0], &b[0][0])
+	} else {
+		*out = [64][32]float64{}
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 64 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 48; i2 += 4 {
+				aV := a[i0][i2]
+				bRow := &b[i2]
+				aV2 := a[i0][i2+1]
+				bRow2 := &b[i2+1]
+				aV3 := a[i0][i2+2]
+				bRow3 := &b[i2+2]
+				aV4 := a[i0][i2+3]
+				bRow4 := &b[i2+3]
+				for i1 := range 32 {
+					acc := outRow[i1]
+					acc += aV * bRow[i1]
+					acc += aV2 * bRow2[i1]
+					acc += aV3 * bRow3[i1]
+					acc += aV4 * bRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -118,26 +132,33 @@ func ocannlMatMulF64(a *[64][48]float64, b *[48][32]float64, out *[64][32]float6
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [64][64]float32{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 64 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 64; i2 += 4 {
-			aV := a[i0][i2]
-			bRow := &b[i2]
-			aV2 := a[i0][i2+1]
-			bRow2 := &b[i2+1]
-			aV3 := a[i0][i2+2]
-			bRow3 := &b[i2+2]
-			aV4 := a[i0][i2+3]
-			bRow4 := &b[i2+3]
-			for i1 := range 64 {
-				acc := outRow[i1]
-				acc += aV * bRow[i1]
-				acc += aV2 * bRow2[i1]
-				acc += aV3 * bRow3[i1]
-				acc += aV4 * bRow4[i1]
-				outRow[i1] = acc
+	// float32 broadcast kernel M=64 N=64 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&out[0][0], &a[0][0], &b[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&out[0][0], &a[0][0], &b[0][0])
+	} else {
+		*out = [64][64]float32{}
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 64 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 64; i2 += 4 {
+				aV := a[i0][i2]
+				bRow := &b[i2]
+				aV2 := a[i0][i2+1]
+				bRow2 := &b[i2+1]
+				aV3 := a[i0][i2+2]
+				bRow3 := &b[i2+2]
+				aV4 := a[i0][i2+3]
+				bRow4 := &b[i2+3]
+				for i1 := range 64 {
+					acc := outRow[i1]
+					acc += aV * bRow[i1]
+					acc += aV2 * bRow2[i1]
+					acc += aV3 * bRow3[i1]
+					acc += aV4 * bRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -164,26 +185,33 @@ func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul256(a *[256][256]float32, b *[256][256]float32, out *[256][256]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [256][256]float32{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 256 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 256; i2 += 4 {
-			aV := a[i0][i2]
-			bRow := &b[i2]
-			aV2 := a[i0][i2+1]
-			bRow2 := &b[i2+1]
-			aV3 := a[i0][i2+2]
-			bRow3 := &b[i2+2]
-			aV4 := a[i0][i2+3]
-			bRow4 := &b[i2+3]
-			for i1 := range 256 {
-				acc := outRow[i1]
-				acc += aV * bRow[i1]
-				acc += aV2 * bRow2[i1]
-				acc += aV3 * bRow3[i1]
-				acc += aV4 * bRow4[i1]
-				outRow[i1] = acc
+	// float32 broadcast kernel M=256 N=256 K=256: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm3AVX512(&out[0][0], &a[0][0], &b[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm3AVX2(&out[0][0], &a[0][0], &b[0][0])
+	} else {
+		*out = [256][256]float32{}
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 256 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 256; i2 += 4 {
+				aV := a[i0][i2]
+				bRow := &b[i2]
+				aV2 := a[i0][i2+1]
+				bRow2 := &b[i2+1]
+				aV3 := a[i0][i2+2]
+				bRow3 := &b[i2+2]
+				aV4 := a[i0][i2+3]
+				bRow4 := &b[i2+3]
+				for i1 := range 256 {
+					acc := outRow[i1]
+					acc += aV * bRow[i1]
+					acc += aV2 * bRow2[i1]
+					acc += aV3 * bRow3[i1]
+					acc += aV4 * bRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -210,26 +238,33 @@ func ocannlMatMul256(a *[256][256]float32, b *[256][256]float32, out *[256][256]
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	*out = [512][512]float32{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 512 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 512; i2 += 4 {
-			aV := a[i0][i2]
-			bRow := &b[i2]
-			aV2 := a[i0][i2+1]
-			bRow2 := &b[i2+1]
-			aV3 := a[i0][i2+2]
-			bRow3 := &b[i2+2]
-			aV4 := a[i0][i2+3]
-			bRow4 := &b[i2+3]
-			for i1 := range 512 {
-				acc := outRow[i1]
-				acc += aV * bRow[i1]
-				acc += aV2 * bRow2[i1]
-				acc += aV3 * bRow3[i1]
-				acc += aV4 * bRow4[i1]
-				outRow[i1] = acc
+	// float32 broadcast kernel M=512 N=512 K=512: AVX512 14x32 tile, 2 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 256, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&out[0][0], &a[0][0], &b[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&out[0][0], &a[0][0], &b[0][0])
+	} else {
+		*out = [512][512]float32{}
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 512 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 512; i2 += 4 {
+				aV := a[i0][i2]
+				bRow := &b[i2]
+				aV2 := a[i0][i2+1]
+				bRow2 := &b[i2+1]
+				aV3 := a[i0][i2+2]
+				bRow3 := &b[i2+2]
+				aV4 := a[i0][i2+3]
+				bRow4 := &b[i2+3]
+				for i1 := range 512 {
+					acc := outRow[i1]
+					acc += aV * bRow[i1]
+					acc += aV2 * bRow2[i1]
+					acc += aV3 * bRow3[i1]
+					acc += aV4 * bRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -256,26 +291,33 @@ func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]
 //	      out[i0, i1] += x[i0, i2] * w[i2, i1]
 func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]float32) {
 	// out = einsum "+*" "b,i; i,o => b,o" of x, w
-	*out = [32][128]float32{}
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 32 {
-		outRow := &out[i0]
-		for i2 := 0; i2 < 784; i2 += 4 {
-			xV := x[i0][i2]
-			wRow := &w[i2]
-			xV2 := x[i0][i2+1]
-			wRow2 := &w[i2+1]
-			xV3 := x[i0][i2+2]
-			wRow3 := &w[i2+2]
-			xV4 := x[i0][i2+3]
-			wRow4 := &w[i2+3]
-			for i1 := range 128 {
-				acc := outRow[i1]
-				acc += xV * wRow[i1]
-				acc += xV2 * wRow2[i1]
-				acc += xV3 * wRow3[i1]
-				acc += xV4 * wRow4[i1]
-				outRow[i1] = acc
+	// float32 broadcast kernel M=32 N=128 K=784: AVX512 14x32 tile, 4 k blocks of at most 196; AVX2 6x16 tile, 4 k blocks of at most 196, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&out[0][0], &x[0][0], &w[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&out[0][0], &x[0][0], &w[0][0])
+	} else {
+		*out = [32][128]float32{}
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 32 {
+			outRow := &out[i0]
+			for i2 := 0; i2 < 784; i2 += 4 {
+				xV := x[i0][i2]
+				wRow := &w[i2]
+				xV2 := x[i0][i2+1]
+				wRow2 := &w[i2+1]
+				xV3 := x[i0][i2+2]
+				wRow3 := &w[i2+2]
+				xV4 := x[i0][i2+3]
+				wRow4 := &w[i2+3]
+				for i1 := range 128 {
+					acc := outRow[i1]
+					acc += xV * wRow[i1]
+					acc += xV2 * wRow2[i1]
+					acc += xV3 * wRow3[i1]
+					acc += xV4 * wRow4[i1]
+					outRow[i1] = acc
+				}
 			}
 		}
 	}
@@ -303,27 +345,38 @@ func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]flo
 //	        out[i0, i1, i2] += a[i0, i1, i3] * b[i0, i3, i2]
 func ocannlBatchedMatMul(a *[8][16][32]float32, b *[8][32][24]float32, out *[8][16][24]float32) {
 	// out = einsum "+*" "b,i,j; b,j,k => b,i,k" of a, b
-	*out = [8][16][24]float32{}
-	// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled by 4 and jammed into i2.
-	for i0 := range 8 {
-		for i1 := range 16 {
-			outRow := &out[i0][i1]
-			for i3 := 0; i3 < 32; i3 += 4 {
-				aV := a[i0][i1][i3]
-				bRow := &b[i0][i3]
-				aV2 := a[i0][i1][i3+1]
-				bRow2 := &b[i0][i3+1]
-				aV3 := a[i0][i1][i3+2]
-				bRow3 := &b[i0][i3+2]
-				aV4 := a[i0][i1][i3+3]
-				bRow4 := &b[i0][i3+3]
-				for i2 := range 24 {
-					acc := outRow[i2]
-					acc += aV * bRow[i2]
-					acc += aV2 * bRow2[i2]
-					acc += aV3 * bRow3[i2]
-					acc += aV4 * bRow4[i2]
-					outRow[i2] = acc
+	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			ocannlGemm6AVX512(&out[i0][0][0], &a[i0][0][0], &b[i0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 8 {
+			ocannlGemm6AVX2(&out[i0][0][0], &a[i0][0][0], &b[i0][0][0])
+		}
+	} else {
+		*out = [8][16][24]float32{}
+		// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled by 4 and jammed into i2.
+		for i0 := range 8 {
+			for i1 := range 16 {
+				outRow := &out[i0][i1]
+				for i3 := 0; i3 < 32; i3 += 4 {
+					aV := a[i0][i1][i3]
+					bRow := &b[i0][i3]
+					aV2 := a[i0][i1][i3+1]
+					bRow2 := &b[i0][i3+1]
+					aV3 := a[i0][i1][i3+2]
+					bRow3 := &b[i0][i3+2]
+					aV4 := a[i0][i1][i3+3]
+					bRow4 := &b[i0][i3+3]
+					for i2 := range 24 {
+						acc := outRow[i2]
+						acc += aV * bRow[i2]
+						acc += aV2 * bRow2[i2]
+						acc += aV3 * bRow3[i2]
+						acc += aV4 * bRow4[i2]
+						outRow[i2] = acc
+					}
 				}
 			}
 		}
@@ -640,22 +693,37 @@ func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float
 //	              out[i0, i1, i2, i3] += img[i0, i1 + i4, i2 + i5, i6] * kernel[i3, i4, i5, i6]
 func ocannlConv2D(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, out *[2][14][14][8]float32) {
 	// out = einsum "+*" "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 14 {
+	// float32 dot kernel M=14 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 14 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							imgRow := &img[i0][i1+i4][i2+i5]
-							kernelRow := &kernel[i3][i4][i5]
-							for i6 := range 3 {
-								acc += imgRow[i6] * kernelRow[i6]
+				ocannlGemm7AVX512(&out[i0][0][i2][0], &img[i0][0][i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 14 {
+				ocannlGemm7AVX2(&out[i0][0][i2][0], &img[i0][0][i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 14 {
+				for i2 := range 14 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imgRow := &img[i0][i1+i4][i2+i5]
+								kernelRow := &kernel[i3][i4][i5]
+								for i6 := range 3 {
+									acc += imgRow[i6] * kernelRow[i6]
+								}
 							}
 						}
+						out[i0][i1][i2][i3] = acc
 					}
-					out[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -713,22 +781,37 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 	}
 
 	// out = einsum "+*" "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 16 {
+	// float32 dot kernel M=16 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 16 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							img2Row2 := &img2[i0][i1+i4][i2+i5]
-							kernelRow := &kernel[i3][i4][i5]
-							for i6 := range 3 {
-								acc += img2Row2[i6] * kernelRow[i6]
+				ocannlGemm8AVX512(&out[i0][0][i2][0], &img2[i0][0][i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 16 {
+				ocannlGemm8AVX2(&out[i0][0][i2][0], &img2[i0][0][i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i2 := range 16 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								img2Row2 := &img2[i0][i1+i4][i2+i5]
+								kernelRow := &kernel[i3][i4][i5]
+								for i6 := range 3 {
+									acc += img2Row2[i6] * kernelRow[i6]
+								}
 							}
 						}
+						out[i0][i1][i2][i3] = acc
 					}
-					out[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -760,22 +843,37 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 //	              out[i0, i1, i2, i3] += img[i0, 2*i1 + i4, 2*i2 + i5, i6] * kernel[i3, i4, i5, i6]
 func ocannlConv2DStrided(img *[2][15][15][3]float32, kernel *[8][3][3][3]float32, out *[2][7][7][8]float32) {
 	// out = einsum "+*" "n | 2*oh<+kh, 2*ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 7 {
+	// float32 dot kernel M=7 N=8 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 7 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							imgRow := &img[i0][2*i1+i4][2*i2+i5]
-							kernelRow := &kernel[i3][i4][i5]
-							for i6 := range 3 {
-								acc += imgRow[i6] * kernelRow[i6]
+				ocannlGemm9AVX512(&out[i0][0][i2][0], &img[i0][0][2*i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 7 {
+				ocannlGemm9AVX2(&out[i0][0][i2][0], &img[i0][0][2*i2][0], &kernel[0][0][0][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 7 {
+				for i2 := range 7 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imgRow := &img[i0][2*i1+i4][2*i2+i5]
+								kernelRow := &kernel[i3][i4][i5]
+								for i6 := range 3 {
+									acc += imgRow[i6] * kernelRow[i6]
+								}
 							}
 						}
+						out[i0][i1][i2][i3] = acc
 					}
-					out[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -807,22 +905,43 @@ func ocannlConv2DStrided(img *[2][15][15][3]float32, kernel *[8][3][3][3]float32
 //	              out[i0, i1, i2, i3] += img[i0, i1 + 2*i4, i2 + 2*i5, i6] * kernel[i3, i4, i5, i6]
 func ocannlConv2DDilated(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, out *[2][12][12][8]float32) {
 	// out = einsum "+*" "n | oh<+2*kh, ow<+2*kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 12 {
+	// float32 dot kernel M=12 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		*out = [2][12][12][8]float32{}
+		for i0 := range 2 {
 			for i2 := range 12 {
-				for i3 := range 8 {
-					acc := float32(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							imgRow := &img[i0][i1+2*i4][i2+2*i5]
-							kernelRow := &kernel[i3][i4][i5]
-							for i6 := range 3 {
-								acc += imgRow[i6] * kernelRow[i6]
+				for i5 := range 3 {
+					ocannlGemm10AVX512(&out[i0][0][i2][0], &img[i0][0][i2+2*i5][0], &kernel[0][0][i5][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		*out = [2][12][12][8]float32{}
+		for i0 := range 2 {
+			for i2 := range 12 {
+				for i5 := range 3 {
+					ocannlGemm10AVX2(&out[i0][0][i2][0], &img[i0][0][i2+2*i5][0], &kernel[0][0][i5][0])
+				}
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imgRow := &img[i0][i1+2*i4][i2+2*i5]
+								kernelRow := &kernel[i3][i4][i5]
+								for i6 := range 3 {
+									acc += imgRow[i6] * kernelRow[i6]
+								}
 							}
 						}
+						out[i0][i1][i2][i3] = acc
 					}
-					out[i0][i1][i2][i3] = acc
 				}
 			}
 		}

@@ -329,16 +329,23 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		net_a1Row2 := &net_a1[i0]
-		for i1 := range 16 {
-			pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-			acc2 := float32(0)
-			for i2 := range 16 {
-				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
 			}
-			net_a2_1[i0][i1] = acc2
 		}
 	}
 
@@ -705,16 +712,23 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		net_a1Row2 := &net_a1[i0]
-		for i1 := range 16 {
-			pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-			acc2 := float32(0)
-			for i2 := range 16 {
-				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
 			}
-			net_a2_1[i0][i1] = acc2
 		}
 	}
 
@@ -844,23 +858,30 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	gNetB3[0] = acc5
 
 	// backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// i0 unrolled by 4 and jammed into i1.
-	for i0 := 0; i0 < 32; i0 += 4 {
-		train_hinge_1_scores_1_gradV := train_hinge_1_scores_1_grad[i0][0]
-		net_a2Row3 := &net_a2[i0]
-		train_hinge_1_scores_1_gradV2 := train_hinge_1_scores_1_grad[i0+1][0]
-		net_a2Row4 := &net_a2[i0+1]
-		train_hinge_1_scores_1_gradV3 := train_hinge_1_scores_1_grad[i0+2][0]
-		net_a2Row5 := &net_a2[i0+2]
-		train_hinge_1_scores_1_gradV4 := train_hinge_1_scores_1_grad[i0+3][0]
-		net_a2Row6 := &net_a2[i0+3]
-		for i1 := range 16 {
-			acc6 := gNetW3[i1]
-			acc6 += train_hinge_1_scores_1_gradV * net_a2Row3[i1]
-			acc6 += train_hinge_1_scores_1_gradV2 * net_a2Row4[i1]
-			acc6 += train_hinge_1_scores_1_gradV3 * net_a2Row5[i1]
-			acc6 += train_hinge_1_scores_1_gradV4 * net_a2Row6[i1]
-			gNetW3[i1] = acc6
+	// float32 broadcast kernel M=1 N=16 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&gNetW3[0], &train_hinge_1_scores_1_grad[0][0], &net_a2[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&gNetW3[0], &train_hinge_1_scores_1_grad[0][0], &net_a2[0][0])
+	} else {
+		// i0 unrolled by 4 and jammed into i1.
+		for i0 := 0; i0 < 32; i0 += 4 {
+			train_hinge_1_scores_1_gradV := train_hinge_1_scores_1_grad[i0][0]
+			net_a2Row3 := &net_a2[i0]
+			train_hinge_1_scores_1_gradV2 := train_hinge_1_scores_1_grad[i0+1][0]
+			net_a2Row4 := &net_a2[i0+1]
+			train_hinge_1_scores_1_gradV3 := train_hinge_1_scores_1_grad[i0+2][0]
+			net_a2Row5 := &net_a2[i0+2]
+			train_hinge_1_scores_1_gradV4 := train_hinge_1_scores_1_grad[i0+3][0]
+			net_a2Row6 := &net_a2[i0+3]
+			for i1 := range 16 {
+				acc6 := gNetW3[i1]
+				acc6 += train_hinge_1_scores_1_gradV * net_a2Row3[i1]
+				acc6 += train_hinge_1_scores_1_gradV2 * net_a2Row4[i1]
+				acc6 += train_hinge_1_scores_1_gradV3 * net_a2Row5[i1]
+				acc6 += train_hinge_1_scores_1_gradV4 * net_a2Row6[i1]
+				gNetW3[i1] = acc6
+			}
 		}
 	}
 
@@ -918,37 +939,51 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	for i0 := range 32 {
-		net_a1Row3 := &net_a1[i0]
-		for i1 := range 16 {
-			net_a2_1_gradV := net_a2_1_grad[i0][i1]
-			gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
-			for i2 := range 16 {
-				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+	// float32 broadcast kernel M=16 N=16 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a1Row3 := &net_a1[i0]
+			for i1 := range 16 {
+				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
+				for i2 := range 16 {
+					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 32 {
-		net_a1_gradRow := &net_a1_grad[i0]
-		for i1 := 0; i1 < 16; i1 += 4 {
-			pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-			net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
-			pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-			net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
-			pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-			net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
-			pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-			net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
-			for i2 := range 16 {
-				acc8 := net_a1_gradRow[i2]
-				acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
-				acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
-				acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
-				acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
-				net_a1_gradRow[i2] = acc8
+	// float32 broadcast kernel M=32 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm3AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+	} else if ocannlAVX2 {
+		ocannlGemm3AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			net_a1_gradRow := &net_a1_grad[i0]
+			for i1 := 0; i1 < 16; i1 += 4 {
+				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
+				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
+				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
+				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				for i2 := range 16 {
+					acc8 := net_a1_gradRow[i2]
+					acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
+					acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
+					acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
+					acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
+					net_a1_gradRow[i2] = acc8
+				}
 			}
 		}
 	}
@@ -1264,16 +1299,23 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		net_a1Row2 := &net_a1[i0]
-		for i1 := range 16 {
-			pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-			acc2 := float32(0)
-			for i2 := range 16 {
-				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+	// float32 dot kernel M=16 N=256 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
 			}
-			net_a2_1[i0][i1] = acc2
 		}
 	}
 

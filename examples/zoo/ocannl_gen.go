@@ -2264,22 +2264,37 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
+	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				for i3 := range 6 {
-					acc3 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-							pNetConv2dValid2KernelRow := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								acc3 += net_max_pool_1_yRow2[i6] * pNetConv2dValid2KernelRow[i6]
+				ocannlGemm0AVX512(&net_conv2d_valid_2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm0AVX2(&net_conv2d_valid_2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						acc3 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+								pNetConv2dValid2KernelRow := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2dValid2KernelRow[i6]
+								}
 							}
 						}
+						net_conv2d_valid_2_y[i0][i1][i2][i3] = acc3
 					}
-					net_conv2d_valid_2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -2355,20 +2370,27 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// _net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 16 {
-			acc5 := float64(0)
-			for i2 := range 2 {
-				for i3 := range 2 {
-					pNetDense2WRow := (*[6]float64)(pNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-					net_max_pool_2_yRow2 := &net_max_pool_2_y[i0][i2][i3]
-					for i4 := range 6 {
-						acc5 += pNetDense2WRow[i4] * net_max_pool_2_yRow2[i4]
+	// float64 dot kernel M=16 N=4 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 16 {
+				acc5 := float64(0)
+				for i2 := range 2 {
+					for i3 := range 2 {
+						pNetDense2WRow := (*[6]float64)(pNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
+						net_max_pool_2_yRow2 := &net_max_pool_2_y[i0][i2][i3]
+						for i4 := range 6 {
+							acc5 += pNetDense2WRow[i4] * net_max_pool_2_yRow2[i4]
+						}
 					}
 				}
+				net_dense_1_x_1[i0][i1] = acc5
 			}
-			net_dense_1_x_1[i0][i1] = acc5
 		}
 	}
 
@@ -2395,16 +2417,23 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_dense_1_xRow2 := &net_dense_1_x[i0]
-		for i1 := range 12 {
-			pNetDense1WRow := (*[16]float64)(pNetDense1W[16*i1 : 16*i1+16])
-			acc6 := float64(0)
-			for i2 := range 16 {
-				acc6 += pNetDense1WRow[i2] * net_dense_1_xRow2[i2]
+	// float64 dot kernel M=12 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_dense_1_xRow2 := &net_dense_1_x[i0]
+			for i1 := range 12 {
+				pNetDense1WRow := (*[16]float64)(pNetDense1W[16*i1 : 16*i1+16])
+				acc6 := float64(0)
+				for i2 := range 16 {
+					acc6 += pNetDense1WRow[i2] * net_dense_1_xRow2[i2]
+				}
+				net_linear_1_x_1[i0][i1] = acc6
 			}
-			net_linear_1_x_1[i0][i1] = acc6
 		}
 	}
 
@@ -3230,22 +3259,37 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
+	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				for i3 := range 6 {
-					acc3 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-							pNetConv2dValid2KernelRow := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								acc3 += net_max_pool_1_yRow2[i6] * pNetConv2dValid2KernelRow[i6]
+				ocannlGemm0AVX512(&net_conv2d_valid_2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm0AVX2(&net_conv2d_valid_2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2dValid2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						acc3 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+								pNetConv2dValid2KernelRow := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2dValid2KernelRow[i6]
+								}
 							}
 						}
+						net_conv2d_valid_2_y[i0][i1][i2][i3] = acc3
 					}
-					net_conv2d_valid_2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -3321,20 +3365,27 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// _net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 16 {
-			acc5 := float64(0)
-			for i2 := range 2 {
-				for i3 := range 2 {
-					pNetDense2WRow := (*[6]float64)(pNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-					net_max_pool_2_yRow2 := &net_max_pool_2_y[i0][i2][i3]
-					for i4 := range 6 {
-						acc5 += pNetDense2WRow[i4] * net_max_pool_2_yRow2[i4]
+	// float64 dot kernel M=16 N=4 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm1AVX512(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm1AVX2(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 16 {
+				acc5 := float64(0)
+				for i2 := range 2 {
+					for i3 := range 2 {
+						pNetDense2WRow := (*[6]float64)(pNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
+						net_max_pool_2_yRow2 := &net_max_pool_2_y[i0][i2][i3]
+						for i4 := range 6 {
+							acc5 += pNetDense2WRow[i4] * net_max_pool_2_yRow2[i4]
+						}
 					}
 				}
+				net_dense_1_x_1[i0][i1] = acc5
 			}
-			net_dense_1_x_1[i0][i1] = acc5
 		}
 	}
 
@@ -3361,16 +3412,23 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_dense_1_xRow2 := &net_dense_1_x[i0]
-		for i1 := range 12 {
-			pNetDense1WRow := (*[16]float64)(pNetDense1W[16*i1 : 16*i1+16])
-			acc6 := float64(0)
-			for i2 := range 16 {
-				acc6 += pNetDense1WRow[i2] * net_dense_1_xRow2[i2]
+	// float64 dot kernel M=12 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm2AVX512(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm2AVX2(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_dense_1_xRow2 := &net_dense_1_x[i0]
+			for i1 := range 12 {
+				pNetDense1WRow := (*[16]float64)(pNetDense1W[16*i1 : 16*i1+16])
+				acc6 := float64(0)
+				for i2 := range 16 {
+					acc6 += pNetDense1WRow[i2] * net_dense_1_xRow2[i2]
+				}
+				net_linear_1_x_1[i0][i1] = acc6
 			}
-			net_linear_1_x_1[i0][i1] = acc6
 		}
 	}
 
@@ -3723,37 +3781,51 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 13 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x): g1 =+ g * v2; g1 is net.dense#1.w.grad
-	for i0 := range 4 {
-		net_dense_1_xRow3 := &net_dense_1_x[i0]
-		for i1 := range 12 {
-			net_linear_1_x_1_gradV := net_linear_1_x_1_grad[i0][i1]
-			gNetDense1WRow := (*[16]float64)(gNetDense1W[16*i1 : 16*i1+16])
-			for i2 := range 16 {
-				gNetDense1WRow[i2] += net_linear_1_x_1_gradV * net_dense_1_xRow3[i2]
+	// float64 broadcast kernel M=12 N=16 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm3AVX512(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0], &net_dense_1_x[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm3AVX2(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0], &net_dense_1_x[0][0])
+	} else {
+		for i0 := range 4 {
+			net_dense_1_xRow3 := &net_dense_1_x[i0]
+			for i1 := range 12 {
+				net_linear_1_x_1_gradV := net_linear_1_x_1_grad[i0][i1]
+				gNetDense1WRow := (*[16]float64)(gNetDense1W[16*i1 : 16*i1+16])
+				for i2 := range 16 {
+					gNetDense1WRow[i2] += net_linear_1_x_1_gradV * net_dense_1_xRow3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 13 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x): g2 =+ v1 * g; g2 is net.dense#1/x.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 4 {
-		net_dense_1_x_gradRow := &net_dense_1_x_grad[i0]
-		for i1 := 0; i1 < 12; i1 += 4 {
-			pNetDense1WRow2 := (*[16]float64)(pNetDense1W[16*i1 : 16*i1+16])
-			net_linear_1_x_1_gradV2 := net_linear_1_x_1_grad[i0][i1]
-			pNetDense1WRow3 := (*[16]float64)(pNetDense1W[16*i1+16 : 16*i1+32])
-			net_linear_1_x_1_gradV3 := net_linear_1_x_1_grad[i0][i1+1]
-			pNetDense1WRow4 := (*[16]float64)(pNetDense1W[16*i1+32 : 16*i1+48])
-			net_linear_1_x_1_gradV4 := net_linear_1_x_1_grad[i0][i1+2]
-			pNetDense1WRow5 := (*[16]float64)(pNetDense1W[16*i1+48 : 16*i1+64])
-			net_linear_1_x_1_gradV5 := net_linear_1_x_1_grad[i0][i1+3]
-			for i2 := range 16 {
-				acc16 := net_dense_1_x_gradRow[i2]
-				acc16 += pNetDense1WRow2[i2] * net_linear_1_x_1_gradV2
-				acc16 += pNetDense1WRow3[i2] * net_linear_1_x_1_gradV3
-				acc16 += pNetDense1WRow4[i2] * net_linear_1_x_1_gradV4
-				acc16 += pNetDense1WRow5[i2] * net_linear_1_x_1_gradV5
-				net_dense_1_x_gradRow[i2] = acc16
+	// float64 broadcast kernel M=4 N=16 K=12: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&net_dense_1_x_grad[0][0], &net_linear_1_x_1_grad[0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&net_dense_1_x_grad[0][0], &net_linear_1_x_1_grad[0][0], &pNetDense1W[0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 4 {
+			net_dense_1_x_gradRow := &net_dense_1_x_grad[i0]
+			for i1 := 0; i1 < 12; i1 += 4 {
+				pNetDense1WRow2 := (*[16]float64)(pNetDense1W[16*i1 : 16*i1+16])
+				net_linear_1_x_1_gradV2 := net_linear_1_x_1_grad[i0][i1]
+				pNetDense1WRow3 := (*[16]float64)(pNetDense1W[16*i1+16 : 16*i1+32])
+				net_linear_1_x_1_gradV3 := net_linear_1_x_1_grad[i0][i1+1]
+				pNetDense1WRow4 := (*[16]float64)(pNetDense1W[16*i1+32 : 16*i1+48])
+				net_linear_1_x_1_gradV4 := net_linear_1_x_1_grad[i0][i1+2]
+				pNetDense1WRow5 := (*[16]float64)(pNetDense1W[16*i1+48 : 16*i1+64])
+				net_linear_1_x_1_gradV5 := net_linear_1_x_1_grad[i0][i1+3]
+				for i2 := range 16 {
+					acc16 := net_dense_1_x_gradRow[i2]
+					acc16 += pNetDense1WRow2[i2] * net_linear_1_x_1_gradV2
+					acc16 += pNetDense1WRow3[i2] * net_linear_1_x_1_gradV3
+					acc16 += pNetDense1WRow4[i2] * net_linear_1_x_1_gradV4
+					acc16 += pNetDense1WRow5[i2] * net_linear_1_x_1_gradV5
+					net_dense_1_x_gradRow[i2] = acc16
+				}
 			}
 		}
 	}
@@ -3801,15 +3873,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 10 (_net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y): g1 =+ g * v2; g1 is net.dense#2.w.grad
-	for i0 := range 4 {
-		for i1 := range 16 {
-			net_dense_1_x_1_gradV := net_dense_1_x_1_grad[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 2 {
-					net_max_pool_2_yRow3 := &net_max_pool_2_y[i0][i2][i3]
-					gNetDense2WRow := (*[6]float64)(gNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-					for i4 := range 6 {
-						gNetDense2WRow[i4] += net_dense_1_x_1_gradV * net_max_pool_2_yRow3[i4]
+	// float64 broadcast kernel M=16 N=24 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&gNetDense2W[0], &net_dense_1_x_1_grad[0][0], &net_max_pool_2_y[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&gNetDense2W[0], &net_dense_1_x_1_grad[0][0], &net_max_pool_2_y[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 16 {
+				net_dense_1_x_1_gradV := net_dense_1_x_1_grad[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 2 {
+						net_max_pool_2_yRow3 := &net_max_pool_2_y[i0][i2][i3]
+						gNetDense2WRow := (*[6]float64)(gNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
+						for i4 := range 6 {
+							gNetDense2WRow[i4] += net_dense_1_x_1_gradV * net_max_pool_2_yRow3[i4]
+						}
 					}
 				}
 			}
@@ -3817,15 +3896,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 10 (_net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y): g2 =+ v1 * g; g2 is net.max_pool#2/y.grad
-	for i0 := range 4 {
-		for i1 := range 16 {
-			net_dense_1_x_1_gradV2 := net_dense_1_x_1_grad[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 2 {
-					pNetDense2WRow2 := (*[6]float64)(pNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-					net_max_pool_2_y_gradRow := &net_max_pool_2_y_grad[i0][i2][i3]
-					for i4 := range 6 {
-						net_max_pool_2_y_gradRow[i4] += pNetDense2WRow2[i4] * net_dense_1_x_1_gradV2
+	// float64 broadcast kernel M=4 N=24 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm6AVX512(&net_max_pool_2_y_grad[0][0][0][0], &net_dense_1_x_1_grad[0][0], &pNetDense2W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm6AVX2(&net_max_pool_2_y_grad[0][0][0][0], &net_dense_1_x_1_grad[0][0], &pNetDense2W[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 16 {
+				net_dense_1_x_1_gradV2 := net_dense_1_x_1_grad[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 2 {
+						pNetDense2WRow2 := (*[6]float64)(pNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
+						net_max_pool_2_y_gradRow := &net_max_pool_2_y_grad[i0][i2][i3]
+						for i4 := range 6 {
+							net_max_pool_2_y_gradRow[i4] += pNetDense2WRow2[i4] * net_dense_1_x_1_gradV2
+						}
 					}
 				}
 			}
@@ -4312,21 +4398,32 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 
 	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
+	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
 		for i1 := range 4 {
-			for i2 := range 6 {
-				acc3 := float64(0)
-				for i3 := range 3 {
-					for i4 := range 3 {
-						net_max_pool_1_yRow2 := &net_max_pool_1_y[0][i0+i3][i1+i4]
-						pNetConv2dValid2KernelRow := (*[4]float64)(pNetConv2dValid2Kernel[36*i2+12*i3+4*i4 : 36*i2+12*i3+4*i4+4])
-						for i5 := range 4 {
-							acc3 += net_max_pool_1_yRow2[i5] * pNetConv2dValid2KernelRow[i5]
+			ocannlGemm7AVX512(&net_conv2d_valid_2_y[0][0][i1][0], &net_max_pool_1_y[0][0][i1][0], &pNetConv2dValid2Kernel[0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			ocannlGemm7AVX2(&net_conv2d_valid_2_y[0][0][i1][0], &net_max_pool_1_y[0][0][i1][0], &pNetConv2dValid2Kernel[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 6 {
+					acc3 := float64(0)
+					for i3 := range 3 {
+						for i4 := range 3 {
+							net_max_pool_1_yRow2 := &net_max_pool_1_y[0][i0+i3][i1+i4]
+							pNetConv2dValid2KernelRow := (*[4]float64)(pNetConv2dValid2Kernel[36*i2+12*i3+4*i4 : 36*i2+12*i3+4*i4+4])
+							for i5 := range 4 {
+								acc3 += net_max_pool_1_yRow2[i5] * pNetConv2dValid2KernelRow[i5]
+							}
 						}
 					}
+					net_conv2d_valid_2_y[0][i0][i1][i2] = acc3
 				}
-				net_conv2d_valid_2_y[0][i0][i1][i2] = acc3
 			}
 		}
 	}
@@ -4782,22 +4879,37 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 8 {
+	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 8 {
-				for i3 := range 4 {
-					acc := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							imagesPadRow := &imagesPad[i0][i1+i4][i2+i5]
-							pNetVggBlock2Conv2d2KernelRow := (*[2]float64)(pNetVggBlock2Conv2d2Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
-							for i6 := range 2 {
-								acc += imagesPadRow[i6] * pNetVggBlock2Conv2d2KernelRow[i6]
+				ocannlGemm8AVX512(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				ocannlGemm8AVX2(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						acc := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imagesPadRow := &imagesPad[i0][i1+i4][i2+i5]
+								pNetVggBlock2Conv2d2KernelRow := (*[2]float64)(pNetVggBlock2Conv2d2Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
+								for i6 := range 2 {
+									acc += imagesPadRow[i6] * pNetVggBlock2Conv2d2KernelRow[i6]
+								}
 							}
 						}
+						net_vgg_block_2_conv2d_2_y[i0][i1][i2][i3] = acc
 					}
-					net_vgg_block_2_conv2d_2_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -4834,22 +4946,37 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 8 {
+	// float64 dot kernel M=8 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 8 {
-				for i3 := range 4 {
-					acc2 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_vgg_block_2_conv2d_1_xRow2 := &net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
-							pNetVggBlock2Conv2d1KernelRow := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								acc2 += net_vgg_block_2_conv2d_1_xRow2[i6] * pNetVggBlock2Conv2d1KernelRow[i6]
+				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						acc2 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_2_conv2d_1_xRow2 := &net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
+								pNetVggBlock2Conv2d1KernelRow := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc2 += net_vgg_block_2_conv2d_1_xRow2[i6] * pNetVggBlock2Conv2d1KernelRow[i6]
+								}
 							}
 						}
+						net_vgg_block_2_conv2d_1_y[i0][i1][i2][i3] = acc2
 					}
-					net_vgg_block_2_conv2d_1_y[i0][i1][i2][i3] = acc2
 				}
 			}
 		}
@@ -4957,22 +5084,37 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 			}
 		}
 	}
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 6 {
-					acc4 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_vgg_block_2_max_pool_1_yRow2 := &net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
-							pNetVggBlock1Conv2d2KernelRow := (*[4]float64)(pNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								acc4 += net_vgg_block_2_max_pool_1_yRow2[i6] * pNetVggBlock1Conv2d2KernelRow[i6]
+				ocannlGemm10AVX512(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm10AVX2(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						acc4 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_2_max_pool_1_yRow2 := &net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
+								pNetVggBlock1Conv2d2KernelRow := (*[4]float64)(pNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc4 += net_vgg_block_2_max_pool_1_yRow2[i6] * pNetVggBlock1Conv2d2KernelRow[i6]
+								}
 							}
 						}
+						net_vgg_block_1_conv2d_2_y[i0][i1][i2][i3] = acc4
 					}
-					net_vgg_block_1_conv2d_2_y[i0][i1][i2][i3] = acc4
 				}
 			}
 		}
@@ -5009,22 +5151,37 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 dot kernel M=4 N=6 K=18x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 6 {
-					acc5 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_vgg_block_1_conv2d_1_xRow2 := &net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
-							pNetVggBlock1Conv2d1KernelRow := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
-							for i6 := range 6 {
-								acc5 += net_vgg_block_1_conv2d_1_xRow2[i6] * pNetVggBlock1Conv2d1KernelRow[i6]
+				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						acc5 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_1_conv2d_1_xRow2 := &net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
+								pNetVggBlock1Conv2d1KernelRow := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
+								for i6 := range 6 {
+									acc5 += net_vgg_block_1_conv2d_1_xRow2[i6] * pNetVggBlock1Conv2d1KernelRow[i6]
+								}
 							}
 						}
+						net_vgg_block_1_conv2d_1_y[i0][i1][i2][i3] = acc5
 					}
-					net_vgg_block_1_conv2d_1_y[i0][i1][i2][i3] = acc5
 				}
 			}
 		}
@@ -5887,22 +6044,37 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 8 {
+	// float64 dot kernel M=8 N=4 K=6x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 8 {
-				for i3 := range 4 {
-					acc := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							imagesPadRow := &imagesPad[i0][i1+i4][i2+i5]
-							pNetVggBlock2Conv2d2KernelRow := (*[2]float64)(pNetVggBlock2Conv2d2Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
-							for i6 := range 2 {
-								acc += imagesPadRow[i6] * pNetVggBlock2Conv2d2KernelRow[i6]
+				ocannlGemm8AVX512(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				ocannlGemm8AVX2(&net_vgg_block_2_conv2d_2_y[i0][0][i2][0], &imagesPad[i0][0][i2][0], &pNetVggBlock2Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						acc := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imagesPadRow := &imagesPad[i0][i1+i4][i2+i5]
+								pNetVggBlock2Conv2d2KernelRow := (*[2]float64)(pNetVggBlock2Conv2d2Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
+								for i6 := range 2 {
+									acc += imagesPadRow[i6] * pNetVggBlock2Conv2d2KernelRow[i6]
+								}
 							}
 						}
+						net_vgg_block_2_conv2d_2_y[i0][i1][i2][i3] = acc
 					}
-					net_vgg_block_2_conv2d_2_y[i0][i1][i2][i3] = acc
 				}
 			}
 		}
@@ -5939,22 +6111,37 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 8 {
+	// float64 dot kernel M=8 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 8 {
-				for i3 := range 4 {
-					acc2 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_vgg_block_2_conv2d_1_xRow2 := &net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
-							pNetVggBlock2Conv2d1KernelRow := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								acc2 += net_vgg_block_2_conv2d_1_xRow2[i6] * pNetVggBlock2Conv2d1KernelRow[i6]
+				ocannlGemm9AVX512(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				ocannlGemm9AVX2(&net_vgg_block_2_conv2d_1_y[i0][0][i2][0], &net_vgg_block_2_conv2d_1_x[i0][0][i2][0], &pNetVggBlock2Conv2d1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						acc2 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_2_conv2d_1_xRow2 := &net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
+								pNetVggBlock2Conv2d1KernelRow := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc2 += net_vgg_block_2_conv2d_1_xRow2[i6] * pNetVggBlock2Conv2d1KernelRow[i6]
+								}
 							}
 						}
+						net_vgg_block_2_conv2d_1_y[i0][i1][i2][i3] = acc2
 					}
-					net_vgg_block_2_conv2d_1_y[i0][i1][i2][i3] = acc2
 				}
 			}
 		}
@@ -6062,22 +6249,37 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 6 {
-					acc4 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_vgg_block_2_max_pool_1_yRow2 := &net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
-							pNetVggBlock1Conv2d2KernelRow := (*[4]float64)(pNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								acc4 += net_vgg_block_2_max_pool_1_yRow2[i6] * pNetVggBlock1Conv2d2KernelRow[i6]
+				ocannlGemm10AVX512(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm10AVX2(&net_vgg_block_1_conv2d_2_y[i0][0][i2][0], &net_vgg_block_2_max_pool_1_y[i0][0][i2][0], &pNetVggBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						acc4 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_2_max_pool_1_yRow2 := &net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
+								pNetVggBlock1Conv2d2KernelRow := (*[4]float64)(pNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc4 += net_vgg_block_2_max_pool_1_yRow2[i6] * pNetVggBlock1Conv2d2KernelRow[i6]
+								}
 							}
 						}
+						net_vgg_block_1_conv2d_2_y[i0][i1][i2][i3] = acc4
 					}
-					net_vgg_block_1_conv2d_2_y[i0][i1][i2][i3] = acc4
 				}
 			}
 		}
@@ -6114,22 +6316,37 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 dot kernel M=4 N=6 K=18x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 6 {
-					acc5 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_vgg_block_1_conv2d_1_xRow2 := &net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
-							pNetVggBlock1Conv2d1KernelRow := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
-							for i6 := range 6 {
-								acc5 += net_vgg_block_1_conv2d_1_xRow2[i6] * pNetVggBlock1Conv2d1KernelRow[i6]
+				ocannlGemm11AVX512(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&net_vgg_block_1_conv2d_1_y[i0][0][i2][0], &net_vgg_block_1_conv2d_1_x[i0][0][i2][0], &pNetVggBlock1Conv2d1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						acc5 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_1_conv2d_1_xRow2 := &net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
+								pNetVggBlock1Conv2d1KernelRow := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
+								for i6 := range 6 {
+									acc5 += net_vgg_block_1_conv2d_1_xRow2[i6] * pNetVggBlock1Conv2d1KernelRow[i6]
+								}
 							}
 						}
+						net_vgg_block_1_conv2d_1_y[i0][i1][i2][i3] = acc5
 					}
-					net_vgg_block_1_conv2d_1_y[i0][i1][i2][i3] = acc5
 				}
 			}
 		}
@@ -7352,22 +7569,37 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 dot kernel M=4 N=8 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 8 {
-					acc2 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_stemRow2 := &net_stem[i0][2*i1+i4][2*i2+i5]
-							pNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								acc2 += net_stemRow2[i6] * pNetBasicBlock1Conv2d1KernelRow[i6]
+				ocannlGemm12AVX512(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm12AVX2(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						acc2 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_stemRow2 := &net_stem[i0][2*i1+i4][2*i2+i5]
+								pNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc2 += net_stemRow2[i6] * pNetBasicBlock1Conv2d1KernelRow[i6]
+								}
 							}
 						}
+						net_basic_block_1_conv2d_1_y[i0][i1][i2][i3] = acc2
 					}
-					net_basic_block_1_conv2d_1_y[i0][i1][i2][i3] = acc2
 				}
 			}
 		}
@@ -7404,22 +7636,37 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 dot kernel M=4 N=8 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 8 {
-					acc3 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_basic_block_1_hRow2 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
-							pNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								acc3 += net_basic_block_1_hRow2[i6] * pNetBasicBlock1Conv2d2KernelRow[i6]
+				ocannlGemm13AVX512(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm13AVX2(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						acc3 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_basic_block_1_hRow2 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
+								pNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_basic_block_1_hRow2[i6] * pNetBasicBlock1Conv2d2KernelRow[i6]
+								}
 							}
 						}
+						net_basic_block_1_conv2d_2_y[i0][i1][i2][i3] = acc3
 					}
-					net_basic_block_1_conv2d_2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -8322,22 +8569,37 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 dot kernel M=4 N=8 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 8 {
-					acc2 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_stemRow2 := &net_stem[i0][2*i1+i4][2*i2+i5]
-							pNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								acc2 += net_stemRow2[i6] * pNetBasicBlock1Conv2d1KernelRow[i6]
+				ocannlGemm12AVX512(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm12AVX2(&net_basic_block_1_conv2d_1_y[i0][0][i2][0], &net_stem[i0][0][2*i2][0], &pNetBasicBlock1Conv2d1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						acc2 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_stemRow2 := &net_stem[i0][2*i1+i4][2*i2+i5]
+								pNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc2 += net_stemRow2[i6] * pNetBasicBlock1Conv2d1KernelRow[i6]
+								}
 							}
 						}
+						net_basic_block_1_conv2d_1_y[i0][i1][i2][i3] = acc2
 					}
-					net_basic_block_1_conv2d_1_y[i0][i1][i2][i3] = acc2
 				}
 			}
 		}
@@ -8374,22 +8636,37 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 dot kernel M=4 N=8 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 8 {
-					acc3 := float64(0)
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_basic_block_1_hRow2 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
-							pNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								acc3 += net_basic_block_1_hRow2[i6] * pNetBasicBlock1Conv2d2KernelRow[i6]
+				ocannlGemm13AVX512(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm13AVX2(&net_basic_block_1_conv2d_2_y[i0][0][i2][0], &net_basic_block_1_h[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						acc3 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_basic_block_1_hRow2 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
+								pNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_basic_block_1_hRow2[i6] * pNetBasicBlock1Conv2d2KernelRow[i6]
+								}
 							}
 						}
+						net_basic_block_1_conv2d_2_y[i0][i1][i2][i3] = acc3
 					}
-					net_basic_block_1_conv2d_2_y[i0][i1][i2][i3] = acc3
 				}
 			}
 		}
@@ -8963,17 +9240,36 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.basic_block#1/h.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 broadcast kernel M=4 N=24 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 8 {
-					net_basic_block_1_conv2d_2_y_gradV := net_basic_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
-					for i4 := range 3 {
-						for i5 := range 3 {
-							pNetBasicBlock1Conv2d2KernelRow2 := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							net_basic_block_1_h_gradRow := &net_basic_block_1_h_grad[i0][i1+i4][i2+i5]
-							for i6 := range 8 {
-								net_basic_block_1_h_gradRow[i6] += net_basic_block_1_conv2d_2_y_gradV * pNetBasicBlock1Conv2d2KernelRow2[i6]
+				for i4 := range 3 {
+					ocannlGemm14AVX512(&net_basic_block_1_h_grad[i0][i4][i2][0], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i4 := range 3 {
+					ocannlGemm14AVX2(&net_basic_block_1_h_grad[i0][i4][i2][0], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						net_basic_block_1_conv2d_2_y_gradV := net_basic_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetBasicBlock1Conv2d2KernelRow2 := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								net_basic_block_1_h_gradRow := &net_basic_block_1_h_grad[i0][i1+i4][i2+i5]
+								for i6 := range 8 {
+									net_basic_block_1_h_gradRow[i6] += net_basic_block_1_conv2d_2_y_gradV * pNetBasicBlock1Conv2d2KernelRow2[i6]
+								}
 							}
 						}
 					}
@@ -8983,17 +9279,36 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#2.kernel.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 broadcast kernel M=8 N=24 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 2 {
 			for i2 := range 4 {
-				for i3 := range 8 {
-					net_basic_block_1_conv2d_2_y_gradV2 := net_basic_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
-					for i4 := range 3 {
-						for i5 := range 3 {
-							net_basic_block_1_hRow3 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
-							gNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(gNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-							for i6 := range 8 {
-								gNetBasicBlock1Conv2d2KernelRow[i6] += net_basic_block_1_hRow3[i6] * net_basic_block_1_conv2d_2_y_gradV2
+				for i4 := range 3 {
+					ocannlGemm15AVX512(&gNetBasicBlock1Conv2d2Kernel[24*i4], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &net_basic_block_1_h[i0][i4][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i4 := range 3 {
+					ocannlGemm15AVX2(&gNetBasicBlock1Conv2d2Kernel[24*i4], &net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &net_basic_block_1_h[i0][i4][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						net_basic_block_1_conv2d_2_y_gradV2 := net_basic_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_basic_block_1_hRow3 := &net_basic_block_1_h[i0][i1+i4][i2+i5]
+								gNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(gNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									gNetBasicBlock1Conv2d2KernelRow[i6] += net_basic_block_1_hRow3[i6] * net_basic_block_1_conv2d_2_y_gradV2
+								}
 							}
 						}
 					}
@@ -9470,20 +9785,27 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			acc2 := float64(0)
-			for i2 := range 6 {
-				for i3 := range 6 {
-					pHeadWRow := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
-					head_xRow2 := &head_x[i0][i2][i3]
-					for i4 := range 3 {
-						acc2 += pHeadWRow[i4] * head_xRow2[i4]
+	// float64 dot kernel M=4 N=2 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm16AVX512(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm16AVX2(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				acc2 := float64(0)
+				for i2 := range 6 {
+					for i3 := range 6 {
+						pHeadWRow := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
+						head_xRow2 := &head_x[i0][i2][i3]
+						for i4 := range 3 {
+							acc2 += pHeadWRow[i4] * head_xRow2[i4]
+						}
 					}
 				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc2
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc2
 		}
 	}
 
@@ -9985,20 +10307,27 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			acc2 := float64(0)
-			for i2 := range 6 {
-				for i3 := range 6 {
-					pHeadWRow := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
-					head_xRow2 := &head_x[i0][i2][i3]
-					for i4 := range 3 {
-						acc2 += pHeadWRow[i4] * head_xRow2[i4]
+	// float64 dot kernel M=4 N=2 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm16AVX512(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm16AVX2(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				acc2 := float64(0)
+				for i2 := range 6 {
+					for i3 := range 6 {
+						pHeadWRow := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
+						head_xRow2 := &head_x[i0][i2][i3]
+						for i4 := range 3 {
+							acc2 += pHeadWRow[i4] * head_xRow2[i4]
+						}
 					}
 				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc2
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc2
 		}
 	}
 
@@ -10232,15 +10561,22 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	}
 
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 6 {
-				for i3 := range 6 {
-					head_xRow3 := &head_x[i0][i2][i3]
-					gHeadWRow := (*[3]float64)(gHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
-					for i4 := range 3 {
-						gHeadWRow[i4] += train_cross_entropy_1_logits_1_gradV * head_xRow3[i4]
+	// float64 broadcast kernel M=4 N=108 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm17AVX512(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &head_x[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm17AVX2(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &head_x[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 6 {
+					for i3 := range 6 {
+						head_xRow3 := &head_x[i0][i2][i3]
+						gHeadWRow := (*[3]float64)(gHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
+						for i4 := range 3 {
+							gHeadWRow[i4] += train_cross_entropy_1_logits_1_gradV * head_xRow3[i4]
+						}
 					}
 				}
 			}
@@ -10248,15 +10584,22 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	}
 
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g2 =+ v1 * g; g2 is head/x.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 6 {
-				for i3 := range 6 {
-					pHeadWRow2 := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
-					head_x_gradRow := &head_x_grad[i0][i2][i3]
-					for i4 := range 3 {
-						head_x_gradRow[i4] += pHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+	// float64 broadcast kernel M=2 N=108 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm18AVX512(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pHeadW[0])
+	} else if ocannlAVX2 {
+		ocannlGemm18AVX2(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pHeadW[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 6 {
+					for i3 := range 6 {
+						pHeadWRow2 := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
+						head_x_gradRow := &head_x_grad[i0][i2][i3]
+						for i4 := range 3 {
+							head_x_gradRow[i4] += pHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+						}
 					}
 				}
 			}
@@ -10506,20 +10849,27 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	}
 
 	// _predict.1 = compose "*" of head.w, head/x
-	// reduction accumulated in a local variable.
-	for i0 := range 3 {
-		for i1 := range 4 {
-			acc2 := float64(0)
-			for i2 := range 6 {
-				for i3 := range 6 {
-					pHeadWRow := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
-					head_xRow2 := &head_x[i0][i2][i3]
-					for i4 := range 3 {
-						acc2 += pHeadWRow[i4] * head_xRow2[i4]
+	// float64 dot kernel M=4 N=3 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm19AVX512(&predict_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm19AVX2(&predict_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				acc2 := float64(0)
+				for i2 := range 6 {
+					for i3 := range 6 {
+						pHeadWRow := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
+						head_xRow2 := &head_x[i0][i2][i3]
+						for i4 := range 3 {
+							acc2 += pHeadWRow[i4] * head_xRow2[i4]
+						}
 					}
 				}
+				predict_1[i0][i1] = acc2
 			}
-			predict_1[i0][i1] = acc2
 		}
 	}
 
@@ -13636,54 +13986,75 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_xRow2 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc4 := float64(0)
-					for i4 := range 8 {
-						acc4 += pNetEncoderBlock2MaskedAttention1WQRow[i4] * net_encoder_block_2_masked_attention_1_xRow2[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_xRow2 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc4 := float64(0)
+						for i4 := range 8 {
+							acc4 += pNetEncoderBlock2MaskedAttention1WQRow[i4] * net_encoder_block_2_masked_attention_1_xRow2[i4]
+						}
+						net_encoder_block_2_masked_attention_1_q[i0][i1][i2][i3] = acc4
 					}
-					net_encoder_block_2_masked_attention_1_q[i0][i1][i2][i3] = acc4
 				}
 			}
 		}
 	}
 
 	// net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_xRow3 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc5 := float64(0)
-					for i4 := range 8 {
-						acc5 += pNetEncoderBlock2MaskedAttention1WKRow[i4] * net_encoder_block_2_masked_attention_1_xRow3[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_xRow3 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc5 := float64(0)
+						for i4 := range 8 {
+							acc5 += pNetEncoderBlock2MaskedAttention1WKRow[i4] * net_encoder_block_2_masked_attention_1_xRow3[i4]
+						}
+						net_encoder_block_2_masked_attention_1_k[i0][i1][i2][i3] = acc5
 					}
-					net_encoder_block_2_masked_attention_1_k[i0][i1][i2][i3] = acc5
 				}
 			}
 		}
 	}
 
 	// net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_xRow4 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc6 := float64(0)
-					for i4 := range 8 {
-						acc6 += pNetEncoderBlock2MaskedAttention1WVRow[i4] * net_encoder_block_2_masked_attention_1_xRow4[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_xRow4 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc6 := float64(0)
+						for i4 := range 8 {
+							acc6 += pNetEncoderBlock2MaskedAttention1WVRow[i4] * net_encoder_block_2_masked_attention_1_xRow4[i4]
+						}
+						net_encoder_block_2_masked_attention_1_v[i0][i1][i2][i3] = acc6
 					}
-					net_encoder_block_2_masked_attention_1_v[i0][i1][i2][i3] = acc6
 				}
 			}
 		}
@@ -13840,19 +14211,26 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 8 {
-				acc11 := float64(0)
-				for i3 := range 2 {
-					pNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
-					net_encoder_block_2_masked_attention_1_ctxRow2 := &net_encoder_block_2_masked_attention_1_ctx[i0][i1][i3]
-					for i4 := range 4 {
-						acc11 += pNetEncoderBlock2MaskedAttention1WORow[i4] * net_encoder_block_2_masked_attention_1_ctxRow2[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 8 {
+					acc11 := float64(0)
+					for i3 := range 2 {
+						pNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
+						net_encoder_block_2_masked_attention_1_ctxRow2 := &net_encoder_block_2_masked_attention_1_ctx[i0][i1][i3]
+						for i4 := range 4 {
+							acc11 += pNetEncoderBlock2MaskedAttention1WORow[i4] * net_encoder_block_2_masked_attention_1_ctxRow2[i4]
+						}
 					}
+					net_encoder_block_2_x1_1[i0][i1][i2] = acc11
 				}
-				net_encoder_block_2_x1_1[i0][i1][i2] = acc11
 			}
 		}
 	}
@@ -13989,17 +14367,24 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_dense_1_xRow2 := &net_encoder_block_2_dense_1_x[i0][i1]
-			for i2 := range 16 {
-				pNetEncoderBlock2Dense1WRow := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
-				acc14 := float64(0)
-				for i3 := range 8 {
-					acc14 += pNetEncoderBlock2Dense1WRow[i3] * net_encoder_block_2_dense_1_xRow2[i3]
+	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_dense_1_xRow2 := &net_encoder_block_2_dense_1_x[i0][i1]
+				for i2 := range 16 {
+					pNetEncoderBlock2Dense1WRow := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
+					acc14 := float64(0)
+					for i3 := range 8 {
+						acc14 += pNetEncoderBlock2Dense1WRow[i3] * net_encoder_block_2_dense_1_xRow2[i3]
+					}
+					net_encoder_block_2_linear_1_x_1[i0][i1][i2] = acc14
 				}
-				net_encoder_block_2_linear_1_x_1[i0][i1][i2] = acc14
 			}
 		}
 	}
@@ -14031,17 +14416,24 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_linear_1_xRow2 := &net_encoder_block_2_linear_1_x[i0][i1]
-			for i2 := range 8 {
-				pNetEncoderBlock2Linear1WRow := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
-				acc15 := float64(0)
-				for i3 := range 16 {
-					acc15 += pNetEncoderBlock2Linear1WRow[i3] * net_encoder_block_2_linear_1_xRow2[i3]
+	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_linear_1_xRow2 := &net_encoder_block_2_linear_1_x[i0][i1]
+				for i2 := range 8 {
+					pNetEncoderBlock2Linear1WRow := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
+					acc15 := float64(0)
+					for i3 := range 16 {
+						acc15 += pNetEncoderBlock2Linear1WRow[i3] * net_encoder_block_2_linear_1_xRow2[i3]
+					}
+					net_encoder_block_1_x_1[i0][i1][i2] = acc15
 				}
-				net_encoder_block_1_x_1[i0][i1][i2] = acc15
 			}
 		}
 	}
@@ -14189,54 +14581,75 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_xRow2 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc18 := float64(0)
-					for i4 := range 8 {
-						acc18 += pNetEncoderBlock1MaskedAttention1WQRow[i4] * net_encoder_block_1_masked_attention_1_xRow2[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_xRow2 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc18 := float64(0)
+						for i4 := range 8 {
+							acc18 += pNetEncoderBlock1MaskedAttention1WQRow[i4] * net_encoder_block_1_masked_attention_1_xRow2[i4]
+						}
+						net_encoder_block_1_masked_attention_1_q[i0][i1][i2][i3] = acc18
 					}
-					net_encoder_block_1_masked_attention_1_q[i0][i1][i2][i3] = acc18
 				}
 			}
 		}
 	}
 
 	// net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_xRow3 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc19 := float64(0)
-					for i4 := range 8 {
-						acc19 += pNetEncoderBlock1MaskedAttention1WKRow[i4] * net_encoder_block_1_masked_attention_1_xRow3[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_xRow3 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc19 := float64(0)
+						for i4 := range 8 {
+							acc19 += pNetEncoderBlock1MaskedAttention1WKRow[i4] * net_encoder_block_1_masked_attention_1_xRow3[i4]
+						}
+						net_encoder_block_1_masked_attention_1_k[i0][i1][i2][i3] = acc19
 					}
-					net_encoder_block_1_masked_attention_1_k[i0][i1][i2][i3] = acc19
 				}
 			}
 		}
 	}
 
 	// net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_xRow4 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc20 := float64(0)
-					for i4 := range 8 {
-						acc20 += pNetEncoderBlock1MaskedAttention1WVRow[i4] * net_encoder_block_1_masked_attention_1_xRow4[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_xRow4 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc20 := float64(0)
+						for i4 := range 8 {
+							acc20 += pNetEncoderBlock1MaskedAttention1WVRow[i4] * net_encoder_block_1_masked_attention_1_xRow4[i4]
+						}
+						net_encoder_block_1_masked_attention_1_v[i0][i1][i2][i3] = acc20
 					}
-					net_encoder_block_1_masked_attention_1_v[i0][i1][i2][i3] = acc20
 				}
 			}
 		}
@@ -14393,19 +14806,26 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 8 {
-				acc25 := float64(0)
-				for i3 := range 2 {
-					pNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
-					net_encoder_block_1_masked_attention_1_ctxRow2 := &net_encoder_block_1_masked_attention_1_ctx[i0][i1][i3]
-					for i4 := range 4 {
-						acc25 += pNetEncoderBlock1MaskedAttention1WORow[i4] * net_encoder_block_1_masked_attention_1_ctxRow2[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 8 {
+					acc25 := float64(0)
+					for i3 := range 2 {
+						pNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
+						net_encoder_block_1_masked_attention_1_ctxRow2 := &net_encoder_block_1_masked_attention_1_ctx[i0][i1][i3]
+						for i4 := range 4 {
+							acc25 += pNetEncoderBlock1MaskedAttention1WORow[i4] * net_encoder_block_1_masked_attention_1_ctxRow2[i4]
+						}
 					}
+					net_encoder_block_1_x1_1[i0][i1][i2] = acc25
 				}
-				net_encoder_block_1_x1_1[i0][i1][i2] = acc25
 			}
 		}
 	}
@@ -14542,17 +14962,24 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_dense_1_xRow2 := &net_encoder_block_1_dense_1_x[i0][i1]
-			for i2 := range 16 {
-				pNetEncoderBlock1Dense1WRow := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
-				acc28 := float64(0)
-				for i3 := range 8 {
-					acc28 += pNetEncoderBlock1Dense1WRow[i3] * net_encoder_block_1_dense_1_xRow2[i3]
+	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_dense_1_xRow2 := &net_encoder_block_1_dense_1_x[i0][i1]
+				for i2 := range 16 {
+					pNetEncoderBlock1Dense1WRow := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
+					acc28 := float64(0)
+					for i3 := range 8 {
+						acc28 += pNetEncoderBlock1Dense1WRow[i3] * net_encoder_block_1_dense_1_xRow2[i3]
+					}
+					net_encoder_block_1_linear_1_x_1[i0][i1][i2] = acc28
 				}
-				net_encoder_block_1_linear_1_x_1[i0][i1][i2] = acc28
 			}
 		}
 	}
@@ -14584,17 +15011,24 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_linear_1_xRow2 := &net_encoder_block_1_linear_1_x[i0][i1]
-			for i2 := range 8 {
-				pNetEncoderBlock1Linear1WRow := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
-				acc29 := float64(0)
-				for i3 := range 16 {
-					acc29 += pNetEncoderBlock1Linear1WRow[i3] * net_encoder_block_1_linear_1_xRow2[i3]
+	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_linear_1_xRow2 := &net_encoder_block_1_linear_1_x[i0][i1]
+				for i2 := range 8 {
+					pNetEncoderBlock1Linear1WRow := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
+					acc29 := float64(0)
+					for i3 := range 16 {
+						acc29 += pNetEncoderBlock1Linear1WRow[i3] * net_encoder_block_1_linear_1_xRow2[i3]
+					}
+					net_h2_1[i0][i1][i2] = acc29
 				}
-				net_h2_1[i0][i1][i2] = acc29
 			}
 		}
 	}
@@ -17561,54 +17995,75 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_xRow2 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc4 := float64(0)
-					for i4 := range 8 {
-						acc4 += pNetEncoderBlock2MaskedAttention1WQRow[i4] * net_encoder_block_2_masked_attention_1_xRow2[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_xRow2 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc4 := float64(0)
+						for i4 := range 8 {
+							acc4 += pNetEncoderBlock2MaskedAttention1WQRow[i4] * net_encoder_block_2_masked_attention_1_xRow2[i4]
+						}
+						net_encoder_block_2_masked_attention_1_q[i0][i1][i2][i3] = acc4
 					}
-					net_encoder_block_2_masked_attention_1_q[i0][i1][i2][i3] = acc4
 				}
 			}
 		}
 	}
 
 	// net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_xRow3 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc5 := float64(0)
-					for i4 := range 8 {
-						acc5 += pNetEncoderBlock2MaskedAttention1WKRow[i4] * net_encoder_block_2_masked_attention_1_xRow3[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_xRow3 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc5 := float64(0)
+						for i4 := range 8 {
+							acc5 += pNetEncoderBlock2MaskedAttention1WKRow[i4] * net_encoder_block_2_masked_attention_1_xRow3[i4]
+						}
+						net_encoder_block_2_masked_attention_1_k[i0][i1][i2][i3] = acc5
 					}
-					net_encoder_block_2_masked_attention_1_k[i0][i1][i2][i3] = acc5
 				}
 			}
 		}
 	}
 
 	// net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_xRow4 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc6 := float64(0)
-					for i4 := range 8 {
-						acc6 += pNetEncoderBlock2MaskedAttention1WVRow[i4] * net_encoder_block_2_masked_attention_1_xRow4[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_xRow4 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc6 := float64(0)
+						for i4 := range 8 {
+							acc6 += pNetEncoderBlock2MaskedAttention1WVRow[i4] * net_encoder_block_2_masked_attention_1_xRow4[i4]
+						}
+						net_encoder_block_2_masked_attention_1_v[i0][i1][i2][i3] = acc6
 					}
-					net_encoder_block_2_masked_attention_1_v[i0][i1][i2][i3] = acc6
 				}
 			}
 		}
@@ -17765,19 +18220,26 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 8 {
-				acc11 := float64(0)
-				for i3 := range 2 {
-					pNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
-					net_encoder_block_2_masked_attention_1_ctxRow2 := &net_encoder_block_2_masked_attention_1_ctx[i0][i1][i3]
-					for i4 := range 4 {
-						acc11 += pNetEncoderBlock2MaskedAttention1WORow[i4] * net_encoder_block_2_masked_attention_1_ctxRow2[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 8 {
+					acc11 := float64(0)
+					for i3 := range 2 {
+						pNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
+						net_encoder_block_2_masked_attention_1_ctxRow2 := &net_encoder_block_2_masked_attention_1_ctx[i0][i1][i3]
+						for i4 := range 4 {
+							acc11 += pNetEncoderBlock2MaskedAttention1WORow[i4] * net_encoder_block_2_masked_attention_1_ctxRow2[i4]
+						}
 					}
+					net_encoder_block_2_x1_1[i0][i1][i2] = acc11
 				}
-				net_encoder_block_2_x1_1[i0][i1][i2] = acc11
 			}
 		}
 	}
@@ -17914,17 +18376,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_dense_1_xRow2 := &net_encoder_block_2_dense_1_x[i0][i1]
-			for i2 := range 16 {
-				pNetEncoderBlock2Dense1WRow := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
-				acc14 := float64(0)
-				for i3 := range 8 {
-					acc14 += pNetEncoderBlock2Dense1WRow[i3] * net_encoder_block_2_dense_1_xRow2[i3]
+	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_dense_1_xRow2 := &net_encoder_block_2_dense_1_x[i0][i1]
+				for i2 := range 16 {
+					pNetEncoderBlock2Dense1WRow := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
+					acc14 := float64(0)
+					for i3 := range 8 {
+						acc14 += pNetEncoderBlock2Dense1WRow[i3] * net_encoder_block_2_dense_1_xRow2[i3]
+					}
+					net_encoder_block_2_linear_1_x_1[i0][i1][i2] = acc14
 				}
-				net_encoder_block_2_linear_1_x_1[i0][i1][i2] = acc14
 			}
 		}
 	}
@@ -17956,17 +18425,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_linear_1_xRow2 := &net_encoder_block_2_linear_1_x[i0][i1]
-			for i2 := range 8 {
-				pNetEncoderBlock2Linear1WRow := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
-				acc15 := float64(0)
-				for i3 := range 16 {
-					acc15 += pNetEncoderBlock2Linear1WRow[i3] * net_encoder_block_2_linear_1_xRow2[i3]
+	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_linear_1_xRow2 := &net_encoder_block_2_linear_1_x[i0][i1]
+				for i2 := range 8 {
+					pNetEncoderBlock2Linear1WRow := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
+					acc15 := float64(0)
+					for i3 := range 16 {
+						acc15 += pNetEncoderBlock2Linear1WRow[i3] * net_encoder_block_2_linear_1_xRow2[i3]
+					}
+					net_encoder_block_1_x_1[i0][i1][i2] = acc15
 				}
-				net_encoder_block_1_x_1[i0][i1][i2] = acc15
 			}
 		}
 	}
@@ -18114,54 +18590,75 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_xRow2 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc18 := float64(0)
-					for i4 := range 8 {
-						acc18 += pNetEncoderBlock1MaskedAttention1WQRow[i4] * net_encoder_block_1_masked_attention_1_xRow2[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_xRow2 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc18 := float64(0)
+						for i4 := range 8 {
+							acc18 += pNetEncoderBlock1MaskedAttention1WQRow[i4] * net_encoder_block_1_masked_attention_1_xRow2[i4]
+						}
+						net_encoder_block_1_masked_attention_1_q[i0][i1][i2][i3] = acc18
 					}
-					net_encoder_block_1_masked_attention_1_q[i0][i1][i2][i3] = acc18
 				}
 			}
 		}
 	}
 
 	// net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_xRow3 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc19 := float64(0)
-					for i4 := range 8 {
-						acc19 += pNetEncoderBlock1MaskedAttention1WKRow[i4] * net_encoder_block_1_masked_attention_1_xRow3[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_xRow3 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc19 := float64(0)
+						for i4 := range 8 {
+							acc19 += pNetEncoderBlock1MaskedAttention1WKRow[i4] * net_encoder_block_1_masked_attention_1_xRow3[i4]
+						}
+						net_encoder_block_1_masked_attention_1_k[i0][i1][i2][i3] = acc19
 					}
-					net_encoder_block_1_masked_attention_1_k[i0][i1][i2][i3] = acc19
 				}
 			}
 		}
 	}
 
 	// net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_xRow4 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					pNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
-					acc20 := float64(0)
-					for i4 := range 8 {
-						acc20 += pNetEncoderBlock1MaskedAttention1WVRow[i4] * net_encoder_block_1_masked_attention_1_xRow4[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_xRow4 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc20 := float64(0)
+						for i4 := range 8 {
+							acc20 += pNetEncoderBlock1MaskedAttention1WVRow[i4] * net_encoder_block_1_masked_attention_1_xRow4[i4]
+						}
+						net_encoder_block_1_masked_attention_1_v[i0][i1][i2][i3] = acc20
 					}
-					net_encoder_block_1_masked_attention_1_v[i0][i1][i2][i3] = acc20
 				}
 			}
 		}
@@ -18318,19 +18815,26 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 8 {
-				acc25 := float64(0)
-				for i3 := range 2 {
-					pNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
-					net_encoder_block_1_masked_attention_1_ctxRow2 := &net_encoder_block_1_masked_attention_1_ctx[i0][i1][i3]
-					for i4 := range 4 {
-						acc25 += pNetEncoderBlock1MaskedAttention1WORow[i4] * net_encoder_block_1_masked_attention_1_ctxRow2[i4]
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 8 {
+					acc25 := float64(0)
+					for i3 := range 2 {
+						pNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
+						net_encoder_block_1_masked_attention_1_ctxRow2 := &net_encoder_block_1_masked_attention_1_ctx[i0][i1][i3]
+						for i4 := range 4 {
+							acc25 += pNetEncoderBlock1MaskedAttention1WORow[i4] * net_encoder_block_1_masked_attention_1_ctxRow2[i4]
+						}
 					}
+					net_encoder_block_1_x1_1[i0][i1][i2] = acc25
 				}
-				net_encoder_block_1_x1_1[i0][i1][i2] = acc25
 			}
 		}
 	}
@@ -18467,17 +18971,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_dense_1_xRow2 := &net_encoder_block_1_dense_1_x[i0][i1]
-			for i2 := range 16 {
-				pNetEncoderBlock1Dense1WRow := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
-				acc28 := float64(0)
-				for i3 := range 8 {
-					acc28 += pNetEncoderBlock1Dense1WRow[i3] * net_encoder_block_1_dense_1_xRow2[i3]
+	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_dense_1_xRow2 := &net_encoder_block_1_dense_1_x[i0][i1]
+				for i2 := range 16 {
+					pNetEncoderBlock1Dense1WRow := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
+					acc28 := float64(0)
+					for i3 := range 8 {
+						acc28 += pNetEncoderBlock1Dense1WRow[i3] * net_encoder_block_1_dense_1_xRow2[i3]
+					}
+					net_encoder_block_1_linear_1_x_1[i0][i1][i2] = acc28
 				}
-				net_encoder_block_1_linear_1_x_1[i0][i1][i2] = acc28
 			}
 		}
 	}
@@ -18509,17 +19020,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_linear_1_xRow2 := &net_encoder_block_1_linear_1_x[i0][i1]
-			for i2 := range 8 {
-				pNetEncoderBlock1Linear1WRow := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
-				acc29 := float64(0)
-				for i3 := range 16 {
-					acc29 += pNetEncoderBlock1Linear1WRow[i3] * net_encoder_block_1_linear_1_xRow2[i3]
+	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_linear_1_xRow2 := &net_encoder_block_1_linear_1_x[i0][i1]
+				for i2 := range 8 {
+					pNetEncoderBlock1Linear1WRow := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
+					acc29 := float64(0)
+					for i3 := range 16 {
+						acc29 += pNetEncoderBlock1Linear1WRow[i3] * net_encoder_block_1_linear_1_xRow2[i3]
+					}
+					net_h2_1[i0][i1][i2] = acc29
 				}
-				net_h2_1[i0][i1][i2] = acc29
 			}
 		}
 	}
@@ -19280,40 +19798,54 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_linear_1_xRow3 := &net_encoder_block_1_linear_1_x[i0][i1]
-			for i2 := range 8 {
-				net_h2_1_gradV := net_h2_1_grad[i0][i1][i2]
-				gNetEncoderBlock1Linear1WRow := (*[16]float64)(gNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
-				for i3 := range 16 {
-					gNetEncoderBlock1Linear1WRow[i3] += net_h2_1_gradV * net_encoder_block_1_linear_1_xRow3[i3]
+	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm23AVX512(&gNetEncoderBlock1Linear1W[0], &net_h2_1_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm23AVX2(&gNetEncoderBlock1Linear1W[0], &net_h2_1_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_linear_1_xRow3 := &net_encoder_block_1_linear_1_x[i0][i1]
+				for i2 := range 8 {
+					net_h2_1_gradV := net_h2_1_grad[i0][i1][i2]
+					gNetEncoderBlock1Linear1WRow := (*[16]float64)(gNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
+					for i3 := range 16 {
+						gNetEncoderBlock1Linear1WRow[i3] += net_h2_1_gradV * net_encoder_block_1_linear_1_xRow3[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_linear_1_x_gradRow := &net_encoder_block_1_linear_1_x_grad[i0][i1]
-			for i2 := 0; i2 < 8; i2 += 4 {
-				pNetEncoderBlock1Linear1WRow2 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
-				net_h2_1_gradV2 := net_h2_1_grad[i0][i1][i2]
-				pNetEncoderBlock1Linear1WRow3 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+16 : 16*i2+32])
-				net_h2_1_gradV3 := net_h2_1_grad[i0][i1][i2+1]
-				pNetEncoderBlock1Linear1WRow4 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+32 : 16*i2+48])
-				net_h2_1_gradV4 := net_h2_1_grad[i0][i1][i2+2]
-				pNetEncoderBlock1Linear1WRow5 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+48 : 16*i2+64])
-				net_h2_1_gradV5 := net_h2_1_grad[i0][i1][i2+3]
-				for i3 := range 16 {
-					acc45 := net_encoder_block_1_linear_1_x_gradRow[i3]
-					acc45 += pNetEncoderBlock1Linear1WRow2[i3] * net_h2_1_gradV2
-					acc45 += pNetEncoderBlock1Linear1WRow3[i3] * net_h2_1_gradV3
-					acc45 += pNetEncoderBlock1Linear1WRow4[i3] * net_h2_1_gradV4
-					acc45 += pNetEncoderBlock1Linear1WRow5[i3] * net_h2_1_gradV5
-					net_encoder_block_1_linear_1_x_gradRow[i3] = acc45
+	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm24AVX512(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_h2_1_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm24AVX2(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_h2_1_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_linear_1_x_gradRow := &net_encoder_block_1_linear_1_x_grad[i0][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetEncoderBlock1Linear1WRow2 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
+					net_h2_1_gradV2 := net_h2_1_grad[i0][i1][i2]
+					pNetEncoderBlock1Linear1WRow3 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+16 : 16*i2+32])
+					net_h2_1_gradV3 := net_h2_1_grad[i0][i1][i2+1]
+					pNetEncoderBlock1Linear1WRow4 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+32 : 16*i2+48])
+					net_h2_1_gradV4 := net_h2_1_grad[i0][i1][i2+2]
+					pNetEncoderBlock1Linear1WRow5 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+48 : 16*i2+64])
+					net_h2_1_gradV5 := net_h2_1_grad[i0][i1][i2+3]
+					for i3 := range 16 {
+						acc45 := net_encoder_block_1_linear_1_x_gradRow[i3]
+						acc45 += pNetEncoderBlock1Linear1WRow2[i3] * net_h2_1_gradV2
+						acc45 += pNetEncoderBlock1Linear1WRow3[i3] * net_h2_1_gradV3
+						acc45 += pNetEncoderBlock1Linear1WRow4[i3] * net_h2_1_gradV4
+						acc45 += pNetEncoderBlock1Linear1WRow5[i3] * net_h2_1_gradV5
+						net_encoder_block_1_linear_1_x_gradRow[i3] = acc45
+					}
 				}
 			}
 		}
@@ -19368,40 +19900,54 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.dense#1.w.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_dense_1_xRow3 := &net_encoder_block_1_dense_1_x[i0][i1]
-			for i2 := range 16 {
-				net_encoder_block_1_linear_1_x_1_gradV := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2]
-				gNetEncoderBlock1Dense1WRow := (*[8]float64)(gNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
-				for i3 := range 8 {
-					gNetEncoderBlock1Dense1WRow[i3] += net_encoder_block_1_linear_1_x_1_gradV * net_encoder_block_1_dense_1_xRow3[i3]
+	// float64 broadcast kernel M=16 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm25AVX512(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm25AVX2(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_dense_1_xRow3 := &net_encoder_block_1_dense_1_x[i0][i1]
+				for i2 := range 16 {
+					net_encoder_block_1_linear_1_x_1_gradV := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2]
+					gNetEncoderBlock1Dense1WRow := (*[8]float64)(gNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
+					for i3 := range 8 {
+						gNetEncoderBlock1Dense1WRow[i3] += net_encoder_block_1_linear_1_x_1_gradV * net_encoder_block_1_dense_1_xRow3[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.dense#1/x.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_dense_1_x_gradRow := &net_encoder_block_1_dense_1_x_grad[i0][i1]
-			for i2 := 0; i2 < 16; i2 += 4 {
-				pNetEncoderBlock1Dense1WRow2 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
-				net_encoder_block_1_linear_1_x_1_gradV2 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2]
-				pNetEncoderBlock1Dense1WRow3 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2+8 : 8*i2+16])
-				net_encoder_block_1_linear_1_x_1_gradV3 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2+1]
-				pNetEncoderBlock1Dense1WRow4 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2+16 : 8*i2+24])
-				net_encoder_block_1_linear_1_x_1_gradV4 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2+2]
-				pNetEncoderBlock1Dense1WRow5 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2+24 : 8*i2+32])
-				net_encoder_block_1_linear_1_x_1_gradV5 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 8 {
-					acc47 := net_encoder_block_1_dense_1_x_gradRow[i3]
-					acc47 += pNetEncoderBlock1Dense1WRow2[i3] * net_encoder_block_1_linear_1_x_1_gradV2
-					acc47 += pNetEncoderBlock1Dense1WRow3[i3] * net_encoder_block_1_linear_1_x_1_gradV3
-					acc47 += pNetEncoderBlock1Dense1WRow4[i3] * net_encoder_block_1_linear_1_x_1_gradV4
-					acc47 += pNetEncoderBlock1Dense1WRow5[i3] * net_encoder_block_1_linear_1_x_1_gradV5
-					net_encoder_block_1_dense_1_x_gradRow[i3] = acc47
+	// float64 broadcast kernel M=8 N=8 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm26AVX512(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm26AVX2(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_dense_1_x_gradRow := &net_encoder_block_1_dense_1_x_grad[i0][i1]
+				for i2 := 0; i2 < 16; i2 += 4 {
+					pNetEncoderBlock1Dense1WRow2 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
+					net_encoder_block_1_linear_1_x_1_gradV2 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2]
+					pNetEncoderBlock1Dense1WRow3 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2+8 : 8*i2+16])
+					net_encoder_block_1_linear_1_x_1_gradV3 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2+1]
+					pNetEncoderBlock1Dense1WRow4 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2+16 : 8*i2+24])
+					net_encoder_block_1_linear_1_x_1_gradV4 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2+2]
+					pNetEncoderBlock1Dense1WRow5 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2+24 : 8*i2+32])
+					net_encoder_block_1_linear_1_x_1_gradV5 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 8 {
+						acc47 := net_encoder_block_1_dense_1_x_gradRow[i3]
+						acc47 += pNetEncoderBlock1Dense1WRow2[i3] * net_encoder_block_1_linear_1_x_1_gradV2
+						acc47 += pNetEncoderBlock1Dense1WRow3[i3] * net_encoder_block_1_linear_1_x_1_gradV3
+						acc47 += pNetEncoderBlock1Dense1WRow4[i3] * net_encoder_block_1_linear_1_x_1_gradV4
+						acc47 += pNetEncoderBlock1Dense1WRow5[i3] * net_encoder_block_1_linear_1_x_1_gradV5
+						net_encoder_block_1_dense_1_x_gradRow[i3] = acc47
+					}
 				}
 			}
 		}
@@ -19624,15 +20170,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_o.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 8 {
-				net_encoder_block_1_x1_1_gradV := net_encoder_block_1_x1_1_grad[i0][i1][i2]
-				for i3 := range 2 {
-					net_encoder_block_1_masked_attention_1_ctxRow3 := &net_encoder_block_1_masked_attention_1_ctx[i0][i1][i3]
-					gNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(gNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
-					for i4 := range 4 {
-						gNetEncoderBlock1MaskedAttention1WORow[i4] += net_encoder_block_1_x1_1_gradV * net_encoder_block_1_masked_attention_1_ctxRow3[i4]
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm27AVX512(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm27AVX2(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 8 {
+					net_encoder_block_1_x1_1_gradV := net_encoder_block_1_x1_1_grad[i0][i1][i2]
+					for i3 := range 2 {
+						net_encoder_block_1_masked_attention_1_ctxRow3 := &net_encoder_block_1_masked_attention_1_ctx[i0][i1][i3]
+						gNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(gNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
+						for i4 := range 4 {
+							gNetEncoderBlock1MaskedAttention1WORow[i4] += net_encoder_block_1_x1_1_gradV * net_encoder_block_1_masked_attention_1_ctxRow3[i4]
+						}
 					}
 				}
 			}
@@ -19640,15 +20193,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 8 {
-				net_encoder_block_1_x1_1_gradV2 := net_encoder_block_1_x1_1_grad[i0][i1][i2]
-				for i3 := range 2 {
-					pNetEncoderBlock1MaskedAttention1WORow2 := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
-					net_encoder_block_1_masked_attention_1_ctx_gradRow := &net_encoder_block_1_masked_attention_1_ctx_grad[i0][i1][i3]
-					for i4 := range 4 {
-						net_encoder_block_1_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock1MaskedAttention1WORow2[i4] * net_encoder_block_1_x1_1_gradV2
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm28AVX512(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_1_x1_1_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm28AVX2(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_1_x1_1_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 8 {
+					net_encoder_block_1_x1_1_gradV2 := net_encoder_block_1_x1_1_grad[i0][i1][i2]
+					for i3 := range 2 {
+						pNetEncoderBlock1MaskedAttention1WORow2 := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
+						net_encoder_block_1_masked_attention_1_ctx_gradRow := &net_encoder_block_1_masked_attention_1_ctx_grad[i0][i1][i3]
+						for i4 := range 4 {
+							net_encoder_block_1_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock1MaskedAttention1WORow2[i4] * net_encoder_block_1_x1_1_gradV2
+						}
 					}
 				}
 			}
@@ -19878,15 +20438,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 59 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_v.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_xRow5 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_v_gradV := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][i3]
-					gNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(gNetEncoderBlock1MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
-					for i4 := range 8 {
-						gNetEncoderBlock1MaskedAttention1WVRow[i4] += net_encoder_block_1_masked_attention_1_v_gradV * net_encoder_block_1_masked_attention_1_xRow5[i4]
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm27AVX512(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm27AVX2(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_xRow5 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						net_encoder_block_1_masked_attention_1_v_gradV := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][i3]
+						gNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(gNetEncoderBlock1MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
+						for i4 := range 8 {
+							gNetEncoderBlock1MaskedAttention1WVRow[i4] += net_encoder_block_1_masked_attention_1_v_gradV * net_encoder_block_1_masked_attention_1_xRow5[i4]
+						}
 					}
 				}
 			}
@@ -19894,41 +20461,55 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 59 (net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
-	// i3 unrolled and jammed into i4.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_x_gradRow := &net_encoder_block_1_masked_attention_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				pNetEncoderBlock1MaskedAttention1WVRow2 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2 : 32*i2+8])
-				net_encoder_block_1_masked_attention_1_v_gradV2 := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][0]
-				pNetEncoderBlock1MaskedAttention1WVRow3 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+8 : 32*i2+16])
-				net_encoder_block_1_masked_attention_1_v_gradV3 := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][1]
-				pNetEncoderBlock1MaskedAttention1WVRow4 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+16 : 32*i2+24])
-				net_encoder_block_1_masked_attention_1_v_gradV4 := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][2]
-				pNetEncoderBlock1MaskedAttention1WVRow5 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+24 : 32*i2+32])
-				net_encoder_block_1_masked_attention_1_v_gradV5 := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][3]
-				for i4 := range 8 {
-					acc56 := net_encoder_block_1_masked_attention_1_x_gradRow[i4]
-					acc56 += pNetEncoderBlock1MaskedAttention1WVRow2[i4] * net_encoder_block_1_masked_attention_1_v_gradV2
-					acc56 += pNetEncoderBlock1MaskedAttention1WVRow3[i4] * net_encoder_block_1_masked_attention_1_v_gradV3
-					acc56 += pNetEncoderBlock1MaskedAttention1WVRow4[i4] * net_encoder_block_1_masked_attention_1_v_gradV4
-					acc56 += pNetEncoderBlock1MaskedAttention1WVRow5[i4] * net_encoder_block_1_masked_attention_1_v_gradV5
-					net_encoder_block_1_masked_attention_1_x_gradRow[i4] = acc56
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm28AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+	} else if ocannlAVX2 {
+		ocannlGemm28AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
+	} else {
+		// i3 unrolled and jammed into i4.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_x_gradRow := &net_encoder_block_1_masked_attention_1_x_grad[i0][i1]
+				for i2 := range 2 {
+					pNetEncoderBlock1MaskedAttention1WVRow2 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2 : 32*i2+8])
+					net_encoder_block_1_masked_attention_1_v_gradV2 := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][0]
+					pNetEncoderBlock1MaskedAttention1WVRow3 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+8 : 32*i2+16])
+					net_encoder_block_1_masked_attention_1_v_gradV3 := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][1]
+					pNetEncoderBlock1MaskedAttention1WVRow4 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+16 : 32*i2+24])
+					net_encoder_block_1_masked_attention_1_v_gradV4 := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][2]
+					pNetEncoderBlock1MaskedAttention1WVRow5 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+24 : 32*i2+32])
+					net_encoder_block_1_masked_attention_1_v_gradV5 := net_encoder_block_1_masked_attention_1_v_grad[i0][i1][i2][3]
+					for i4 := range 8 {
+						acc56 := net_encoder_block_1_masked_attention_1_x_gradRow[i4]
+						acc56 += pNetEncoderBlock1MaskedAttention1WVRow2[i4] * net_encoder_block_1_masked_attention_1_v_gradV2
+						acc56 += pNetEncoderBlock1MaskedAttention1WVRow3[i4] * net_encoder_block_1_masked_attention_1_v_gradV3
+						acc56 += pNetEncoderBlock1MaskedAttention1WVRow4[i4] * net_encoder_block_1_masked_attention_1_v_gradV4
+						acc56 += pNetEncoderBlock1MaskedAttention1WVRow5[i4] * net_encoder_block_1_masked_attention_1_v_gradV5
+						net_encoder_block_1_masked_attention_1_x_gradRow[i4] = acc56
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_k.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_xRow6 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_k_gradV := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][i3]
-					gNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(gNetEncoderBlock1MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
-					for i4 := range 8 {
-						gNetEncoderBlock1MaskedAttention1WKRow[i4] += net_encoder_block_1_masked_attention_1_k_gradV * net_encoder_block_1_masked_attention_1_xRow6[i4]
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm27AVX512(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm27AVX2(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_xRow6 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						net_encoder_block_1_masked_attention_1_k_gradV := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][i3]
+						gNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(gNetEncoderBlock1MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
+						for i4 := range 8 {
+							gNetEncoderBlock1MaskedAttention1WKRow[i4] += net_encoder_block_1_masked_attention_1_k_gradV * net_encoder_block_1_masked_attention_1_xRow6[i4]
+						}
 					}
 				}
 			}
@@ -19936,41 +20517,55 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 58 (net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
-	// i3 unrolled and jammed into i4.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_x_gradRow2 := &net_encoder_block_1_masked_attention_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				pNetEncoderBlock1MaskedAttention1WKRow2 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2 : 32*i2+8])
-				net_encoder_block_1_masked_attention_1_k_gradV2 := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][0]
-				pNetEncoderBlock1MaskedAttention1WKRow3 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+8 : 32*i2+16])
-				net_encoder_block_1_masked_attention_1_k_gradV3 := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][1]
-				pNetEncoderBlock1MaskedAttention1WKRow4 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+16 : 32*i2+24])
-				net_encoder_block_1_masked_attention_1_k_gradV4 := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][2]
-				pNetEncoderBlock1MaskedAttention1WKRow5 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+24 : 32*i2+32])
-				net_encoder_block_1_masked_attention_1_k_gradV5 := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][3]
-				for i4 := range 8 {
-					acc57 := net_encoder_block_1_masked_attention_1_x_gradRow2[i4]
-					acc57 += pNetEncoderBlock1MaskedAttention1WKRow2[i4] * net_encoder_block_1_masked_attention_1_k_gradV2
-					acc57 += pNetEncoderBlock1MaskedAttention1WKRow3[i4] * net_encoder_block_1_masked_attention_1_k_gradV3
-					acc57 += pNetEncoderBlock1MaskedAttention1WKRow4[i4] * net_encoder_block_1_masked_attention_1_k_gradV4
-					acc57 += pNetEncoderBlock1MaskedAttention1WKRow5[i4] * net_encoder_block_1_masked_attention_1_k_gradV5
-					net_encoder_block_1_masked_attention_1_x_gradRow2[i4] = acc57
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm28AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+	} else if ocannlAVX2 {
+		ocannlGemm28AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
+	} else {
+		// i3 unrolled and jammed into i4.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_x_gradRow2 := &net_encoder_block_1_masked_attention_1_x_grad[i0][i1]
+				for i2 := range 2 {
+					pNetEncoderBlock1MaskedAttention1WKRow2 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2 : 32*i2+8])
+					net_encoder_block_1_masked_attention_1_k_gradV2 := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][0]
+					pNetEncoderBlock1MaskedAttention1WKRow3 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+8 : 32*i2+16])
+					net_encoder_block_1_masked_attention_1_k_gradV3 := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][1]
+					pNetEncoderBlock1MaskedAttention1WKRow4 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+16 : 32*i2+24])
+					net_encoder_block_1_masked_attention_1_k_gradV4 := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][2]
+					pNetEncoderBlock1MaskedAttention1WKRow5 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+24 : 32*i2+32])
+					net_encoder_block_1_masked_attention_1_k_gradV5 := net_encoder_block_1_masked_attention_1_k_grad[i0][i1][i2][3]
+					for i4 := range 8 {
+						acc57 := net_encoder_block_1_masked_attention_1_x_gradRow2[i4]
+						acc57 += pNetEncoderBlock1MaskedAttention1WKRow2[i4] * net_encoder_block_1_masked_attention_1_k_gradV2
+						acc57 += pNetEncoderBlock1MaskedAttention1WKRow3[i4] * net_encoder_block_1_masked_attention_1_k_gradV3
+						acc57 += pNetEncoderBlock1MaskedAttention1WKRow4[i4] * net_encoder_block_1_masked_attention_1_k_gradV4
+						acc57 += pNetEncoderBlock1MaskedAttention1WKRow5[i4] * net_encoder_block_1_masked_attention_1_k_gradV5
+						net_encoder_block_1_masked_attention_1_x_gradRow2[i4] = acc57
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_q.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_xRow7 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_q_gradV := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][i3]
-					gNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(gNetEncoderBlock1MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
-					for i4 := range 8 {
-						gNetEncoderBlock1MaskedAttention1WQRow[i4] += net_encoder_block_1_masked_attention_1_q_gradV * net_encoder_block_1_masked_attention_1_xRow7[i4]
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm27AVX512(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm27AVX2(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_xRow7 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						net_encoder_block_1_masked_attention_1_q_gradV := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][i3]
+						gNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(gNetEncoderBlock1MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
+						for i4 := range 8 {
+							gNetEncoderBlock1MaskedAttention1WQRow[i4] += net_encoder_block_1_masked_attention_1_q_gradV * net_encoder_block_1_masked_attention_1_xRow7[i4]
+						}
 					}
 				}
 			}
@@ -19978,26 +20573,33 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 57 (net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/x.grad
-	// i3 unrolled and jammed into i4.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_x_gradRow3 := &net_encoder_block_1_masked_attention_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				pNetEncoderBlock1MaskedAttention1WQRow2 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2 : 32*i2+8])
-				net_encoder_block_1_masked_attention_1_q_gradV2 := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][0]
-				pNetEncoderBlock1MaskedAttention1WQRow3 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+8 : 32*i2+16])
-				net_encoder_block_1_masked_attention_1_q_gradV3 := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][1]
-				pNetEncoderBlock1MaskedAttention1WQRow4 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+16 : 32*i2+24])
-				net_encoder_block_1_masked_attention_1_q_gradV4 := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][2]
-				pNetEncoderBlock1MaskedAttention1WQRow5 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+24 : 32*i2+32])
-				net_encoder_block_1_masked_attention_1_q_gradV5 := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][3]
-				for i4 := range 8 {
-					acc58 := net_encoder_block_1_masked_attention_1_x_gradRow3[i4]
-					acc58 += pNetEncoderBlock1MaskedAttention1WQRow2[i4] * net_encoder_block_1_masked_attention_1_q_gradV2
-					acc58 += pNetEncoderBlock1MaskedAttention1WQRow3[i4] * net_encoder_block_1_masked_attention_1_q_gradV3
-					acc58 += pNetEncoderBlock1MaskedAttention1WQRow4[i4] * net_encoder_block_1_masked_attention_1_q_gradV4
-					acc58 += pNetEncoderBlock1MaskedAttention1WQRow5[i4] * net_encoder_block_1_masked_attention_1_q_gradV5
-					net_encoder_block_1_masked_attention_1_x_gradRow3[i4] = acc58
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm28AVX512(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm28AVX2(&net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
+	} else {
+		// i3 unrolled and jammed into i4.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_x_gradRow3 := &net_encoder_block_1_masked_attention_1_x_grad[i0][i1]
+				for i2 := range 2 {
+					pNetEncoderBlock1MaskedAttention1WQRow2 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2 : 32*i2+8])
+					net_encoder_block_1_masked_attention_1_q_gradV2 := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][0]
+					pNetEncoderBlock1MaskedAttention1WQRow3 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+8 : 32*i2+16])
+					net_encoder_block_1_masked_attention_1_q_gradV3 := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][1]
+					pNetEncoderBlock1MaskedAttention1WQRow4 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+16 : 32*i2+24])
+					net_encoder_block_1_masked_attention_1_q_gradV4 := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][2]
+					pNetEncoderBlock1MaskedAttention1WQRow5 := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+24 : 32*i2+32])
+					net_encoder_block_1_masked_attention_1_q_gradV5 := net_encoder_block_1_masked_attention_1_q_grad[i0][i1][i2][3]
+					for i4 := range 8 {
+						acc58 := net_encoder_block_1_masked_attention_1_x_gradRow3[i4]
+						acc58 += pNetEncoderBlock1MaskedAttention1WQRow2[i4] * net_encoder_block_1_masked_attention_1_q_gradV2
+						acc58 += pNetEncoderBlock1MaskedAttention1WQRow3[i4] * net_encoder_block_1_masked_attention_1_q_gradV3
+						acc58 += pNetEncoderBlock1MaskedAttention1WQRow4[i4] * net_encoder_block_1_masked_attention_1_q_gradV4
+						acc58 += pNetEncoderBlock1MaskedAttention1WQRow5[i4] * net_encoder_block_1_masked_attention_1_q_gradV5
+						net_encoder_block_1_masked_attention_1_x_gradRow3[i4] = acc58
+					}
 				}
 			}
 		}
@@ -20248,40 +20850,54 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_linear_1_xRow3 := &net_encoder_block_2_linear_1_x[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_x_1_gradV := net_encoder_block_1_x_1_grad[i0][i1][i2]
-				gNetEncoderBlock2Linear1WRow := (*[16]float64)(gNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
-				for i3 := range 16 {
-					gNetEncoderBlock2Linear1WRow[i3] += net_encoder_block_1_x_1_gradV * net_encoder_block_2_linear_1_xRow3[i3]
+	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm23AVX512(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_1_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm23AVX2(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_1_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_linear_1_xRow3 := &net_encoder_block_2_linear_1_x[i0][i1]
+				for i2 := range 8 {
+					net_encoder_block_1_x_1_gradV := net_encoder_block_1_x_1_grad[i0][i1][i2]
+					gNetEncoderBlock2Linear1WRow := (*[16]float64)(gNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
+					for i3 := range 16 {
+						gNetEncoderBlock2Linear1WRow[i3] += net_encoder_block_1_x_1_gradV * net_encoder_block_2_linear_1_xRow3[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_linear_1_x_gradRow := &net_encoder_block_2_linear_1_x_grad[i0][i1]
-			for i2 := 0; i2 < 8; i2 += 4 {
-				pNetEncoderBlock2Linear1WRow2 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
-				net_encoder_block_1_x_1_gradV2 := net_encoder_block_1_x_1_grad[i0][i1][i2]
-				pNetEncoderBlock2Linear1WRow3 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+16 : 16*i2+32])
-				net_encoder_block_1_x_1_gradV3 := net_encoder_block_1_x_1_grad[i0][i1][i2+1]
-				pNetEncoderBlock2Linear1WRow4 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+32 : 16*i2+48])
-				net_encoder_block_1_x_1_gradV4 := net_encoder_block_1_x_1_grad[i0][i1][i2+2]
-				pNetEncoderBlock2Linear1WRow5 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+48 : 16*i2+64])
-				net_encoder_block_1_x_1_gradV5 := net_encoder_block_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 16 {
-					acc64 := net_encoder_block_2_linear_1_x_gradRow[i3]
-					acc64 += pNetEncoderBlock2Linear1WRow2[i3] * net_encoder_block_1_x_1_gradV2
-					acc64 += pNetEncoderBlock2Linear1WRow3[i3] * net_encoder_block_1_x_1_gradV3
-					acc64 += pNetEncoderBlock2Linear1WRow4[i3] * net_encoder_block_1_x_1_gradV4
-					acc64 += pNetEncoderBlock2Linear1WRow5[i3] * net_encoder_block_1_x_1_gradV5
-					net_encoder_block_2_linear_1_x_gradRow[i3] = acc64
+	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm24AVX512(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_encoder_block_1_x_1_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm24AVX2(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_encoder_block_1_x_1_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_linear_1_x_gradRow := &net_encoder_block_2_linear_1_x_grad[i0][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetEncoderBlock2Linear1WRow2 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
+					net_encoder_block_1_x_1_gradV2 := net_encoder_block_1_x_1_grad[i0][i1][i2]
+					pNetEncoderBlock2Linear1WRow3 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+16 : 16*i2+32])
+					net_encoder_block_1_x_1_gradV3 := net_encoder_block_1_x_1_grad[i0][i1][i2+1]
+					pNetEncoderBlock2Linear1WRow4 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+32 : 16*i2+48])
+					net_encoder_block_1_x_1_gradV4 := net_encoder_block_1_x_1_grad[i0][i1][i2+2]
+					pNetEncoderBlock2Linear1WRow5 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+48 : 16*i2+64])
+					net_encoder_block_1_x_1_gradV5 := net_encoder_block_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 16 {
+						acc64 := net_encoder_block_2_linear_1_x_gradRow[i3]
+						acc64 += pNetEncoderBlock2Linear1WRow2[i3] * net_encoder_block_1_x_1_gradV2
+						acc64 += pNetEncoderBlock2Linear1WRow3[i3] * net_encoder_block_1_x_1_gradV3
+						acc64 += pNetEncoderBlock2Linear1WRow4[i3] * net_encoder_block_1_x_1_gradV4
+						acc64 += pNetEncoderBlock2Linear1WRow5[i3] * net_encoder_block_1_x_1_gradV5
+						net_encoder_block_2_linear_1_x_gradRow[i3] = acc64
+					}
 				}
 			}
 		}
@@ -20336,40 +20952,54 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.dense#1.w.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_dense_1_xRow3 := &net_encoder_block_2_dense_1_x[i0][i1]
-			for i2 := range 16 {
-				net_encoder_block_2_linear_1_x_1_gradV := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2]
-				gNetEncoderBlock2Dense1WRow := (*[8]float64)(gNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
-				for i3 := range 8 {
-					gNetEncoderBlock2Dense1WRow[i3] += net_encoder_block_2_linear_1_x_1_gradV * net_encoder_block_2_dense_1_xRow3[i3]
+	// float64 broadcast kernel M=16 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm25AVX512(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm25AVX2(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_dense_1_xRow3 := &net_encoder_block_2_dense_1_x[i0][i1]
+				for i2 := range 16 {
+					net_encoder_block_2_linear_1_x_1_gradV := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2]
+					gNetEncoderBlock2Dense1WRow := (*[8]float64)(gNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
+					for i3 := range 8 {
+						gNetEncoderBlock2Dense1WRow[i3] += net_encoder_block_2_linear_1_x_1_gradV * net_encoder_block_2_dense_1_xRow3[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.dense#1/x.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_dense_1_x_gradRow := &net_encoder_block_2_dense_1_x_grad[i0][i1]
-			for i2 := 0; i2 < 16; i2 += 4 {
-				pNetEncoderBlock2Dense1WRow2 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
-				net_encoder_block_2_linear_1_x_1_gradV2 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2]
-				pNetEncoderBlock2Dense1WRow3 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2+8 : 8*i2+16])
-				net_encoder_block_2_linear_1_x_1_gradV3 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2+1]
-				pNetEncoderBlock2Dense1WRow4 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2+16 : 8*i2+24])
-				net_encoder_block_2_linear_1_x_1_gradV4 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2+2]
-				pNetEncoderBlock2Dense1WRow5 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2+24 : 8*i2+32])
-				net_encoder_block_2_linear_1_x_1_gradV5 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 8 {
-					acc66 := net_encoder_block_2_dense_1_x_gradRow[i3]
-					acc66 += pNetEncoderBlock2Dense1WRow2[i3] * net_encoder_block_2_linear_1_x_1_gradV2
-					acc66 += pNetEncoderBlock2Dense1WRow3[i3] * net_encoder_block_2_linear_1_x_1_gradV3
-					acc66 += pNetEncoderBlock2Dense1WRow4[i3] * net_encoder_block_2_linear_1_x_1_gradV4
-					acc66 += pNetEncoderBlock2Dense1WRow5[i3] * net_encoder_block_2_linear_1_x_1_gradV5
-					net_encoder_block_2_dense_1_x_gradRow[i3] = acc66
+	// float64 broadcast kernel M=8 N=8 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm26AVX512(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm26AVX2(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_dense_1_x_gradRow := &net_encoder_block_2_dense_1_x_grad[i0][i1]
+				for i2 := 0; i2 < 16; i2 += 4 {
+					pNetEncoderBlock2Dense1WRow2 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
+					net_encoder_block_2_linear_1_x_1_gradV2 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2]
+					pNetEncoderBlock2Dense1WRow3 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2+8 : 8*i2+16])
+					net_encoder_block_2_linear_1_x_1_gradV3 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2+1]
+					pNetEncoderBlock2Dense1WRow4 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2+16 : 8*i2+24])
+					net_encoder_block_2_linear_1_x_1_gradV4 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2+2]
+					pNetEncoderBlock2Dense1WRow5 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2+24 : 8*i2+32])
+					net_encoder_block_2_linear_1_x_1_gradV5 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 8 {
+						acc66 := net_encoder_block_2_dense_1_x_gradRow[i3]
+						acc66 += pNetEncoderBlock2Dense1WRow2[i3] * net_encoder_block_2_linear_1_x_1_gradV2
+						acc66 += pNetEncoderBlock2Dense1WRow3[i3] * net_encoder_block_2_linear_1_x_1_gradV3
+						acc66 += pNetEncoderBlock2Dense1WRow4[i3] * net_encoder_block_2_linear_1_x_1_gradV4
+						acc66 += pNetEncoderBlock2Dense1WRow5[i3] * net_encoder_block_2_linear_1_x_1_gradV5
+						net_encoder_block_2_dense_1_x_gradRow[i3] = acc66
+					}
 				}
 			}
 		}
@@ -20592,15 +21222,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_o.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 8 {
-				net_encoder_block_2_x1_1_gradV := net_encoder_block_2_x1_1_grad[i0][i1][i2]
-				for i3 := range 2 {
-					net_encoder_block_2_masked_attention_1_ctxRow3 := &net_encoder_block_2_masked_attention_1_ctx[i0][i1][i3]
-					gNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(gNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
-					for i4 := range 4 {
-						gNetEncoderBlock2MaskedAttention1WORow[i4] += net_encoder_block_2_x1_1_gradV * net_encoder_block_2_masked_attention_1_ctxRow3[i4]
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm27AVX512(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm27AVX2(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 8 {
+					net_encoder_block_2_x1_1_gradV := net_encoder_block_2_x1_1_grad[i0][i1][i2]
+					for i3 := range 2 {
+						net_encoder_block_2_masked_attention_1_ctxRow3 := &net_encoder_block_2_masked_attention_1_ctx[i0][i1][i3]
+						gNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(gNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
+						for i4 := range 4 {
+							gNetEncoderBlock2MaskedAttention1WORow[i4] += net_encoder_block_2_x1_1_gradV * net_encoder_block_2_masked_attention_1_ctxRow3[i4]
+						}
 					}
 				}
 			}
@@ -20608,15 +21245,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 8 {
-				net_encoder_block_2_x1_1_gradV2 := net_encoder_block_2_x1_1_grad[i0][i1][i2]
-				for i3 := range 2 {
-					pNetEncoderBlock2MaskedAttention1WORow2 := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
-					net_encoder_block_2_masked_attention_1_ctx_gradRow := &net_encoder_block_2_masked_attention_1_ctx_grad[i0][i1][i3]
-					for i4 := range 4 {
-						net_encoder_block_2_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock2MaskedAttention1WORow2[i4] * net_encoder_block_2_x1_1_gradV2
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm28AVX512(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_2_x1_1_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm28AVX2(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_2_x1_1_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 8 {
+					net_encoder_block_2_x1_1_gradV2 := net_encoder_block_2_x1_1_grad[i0][i1][i2]
+					for i3 := range 2 {
+						pNetEncoderBlock2MaskedAttention1WORow2 := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
+						net_encoder_block_2_masked_attention_1_ctx_gradRow := &net_encoder_block_2_masked_attention_1_ctx_grad[i0][i1][i3]
+						for i4 := range 4 {
+							net_encoder_block_2_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock2MaskedAttention1WORow2[i4] * net_encoder_block_2_x1_1_gradV2
+						}
 					}
 				}
 			}
@@ -20846,15 +21490,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 16 (net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_v.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_xRow5 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_v_gradV := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][i3]
-					gNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(gNetEncoderBlock2MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
-					for i4 := range 8 {
-						gNetEncoderBlock2MaskedAttention1WVRow[i4] += net_encoder_block_2_masked_attention_1_v_gradV * net_encoder_block_2_masked_attention_1_xRow5[i4]
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm27AVX512(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm27AVX2(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_xRow5 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						net_encoder_block_2_masked_attention_1_v_gradV := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][i3]
+						gNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(gNetEncoderBlock2MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
+						for i4 := range 8 {
+							gNetEncoderBlock2MaskedAttention1WVRow[i4] += net_encoder_block_2_masked_attention_1_v_gradV * net_encoder_block_2_masked_attention_1_xRow5[i4]
+						}
 					}
 				}
 			}
@@ -20862,41 +21513,55 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 16 (net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
-	// i3 unrolled and jammed into i4.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_x_gradRow := &net_encoder_block_2_masked_attention_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				pNetEncoderBlock2MaskedAttention1WVRow2 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2 : 32*i2+8])
-				net_encoder_block_2_masked_attention_1_v_gradV2 := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][0]
-				pNetEncoderBlock2MaskedAttention1WVRow3 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+8 : 32*i2+16])
-				net_encoder_block_2_masked_attention_1_v_gradV3 := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][1]
-				pNetEncoderBlock2MaskedAttention1WVRow4 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+16 : 32*i2+24])
-				net_encoder_block_2_masked_attention_1_v_gradV4 := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][2]
-				pNetEncoderBlock2MaskedAttention1WVRow5 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+24 : 32*i2+32])
-				net_encoder_block_2_masked_attention_1_v_gradV5 := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][3]
-				for i4 := range 8 {
-					acc75 := net_encoder_block_2_masked_attention_1_x_gradRow[i4]
-					acc75 += pNetEncoderBlock2MaskedAttention1WVRow2[i4] * net_encoder_block_2_masked_attention_1_v_gradV2
-					acc75 += pNetEncoderBlock2MaskedAttention1WVRow3[i4] * net_encoder_block_2_masked_attention_1_v_gradV3
-					acc75 += pNetEncoderBlock2MaskedAttention1WVRow4[i4] * net_encoder_block_2_masked_attention_1_v_gradV4
-					acc75 += pNetEncoderBlock2MaskedAttention1WVRow5[i4] * net_encoder_block_2_masked_attention_1_v_gradV5
-					net_encoder_block_2_masked_attention_1_x_gradRow[i4] = acc75
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm28AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+	} else if ocannlAVX2 {
+		ocannlGemm28AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
+	} else {
+		// i3 unrolled and jammed into i4.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_x_gradRow := &net_encoder_block_2_masked_attention_1_x_grad[i0][i1]
+				for i2 := range 2 {
+					pNetEncoderBlock2MaskedAttention1WVRow2 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2 : 32*i2+8])
+					net_encoder_block_2_masked_attention_1_v_gradV2 := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][0]
+					pNetEncoderBlock2MaskedAttention1WVRow3 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+8 : 32*i2+16])
+					net_encoder_block_2_masked_attention_1_v_gradV3 := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][1]
+					pNetEncoderBlock2MaskedAttention1WVRow4 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+16 : 32*i2+24])
+					net_encoder_block_2_masked_attention_1_v_gradV4 := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][2]
+					pNetEncoderBlock2MaskedAttention1WVRow5 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+24 : 32*i2+32])
+					net_encoder_block_2_masked_attention_1_v_gradV5 := net_encoder_block_2_masked_attention_1_v_grad[i0][i1][i2][3]
+					for i4 := range 8 {
+						acc75 := net_encoder_block_2_masked_attention_1_x_gradRow[i4]
+						acc75 += pNetEncoderBlock2MaskedAttention1WVRow2[i4] * net_encoder_block_2_masked_attention_1_v_gradV2
+						acc75 += pNetEncoderBlock2MaskedAttention1WVRow3[i4] * net_encoder_block_2_masked_attention_1_v_gradV3
+						acc75 += pNetEncoderBlock2MaskedAttention1WVRow4[i4] * net_encoder_block_2_masked_attention_1_v_gradV4
+						acc75 += pNetEncoderBlock2MaskedAttention1WVRow5[i4] * net_encoder_block_2_masked_attention_1_v_gradV5
+						net_encoder_block_2_masked_attention_1_x_gradRow[i4] = acc75
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 15 (net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_k.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_xRow6 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_k_gradV := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][i3]
-					gNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(gNetEncoderBlock2MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
-					for i4 := range 8 {
-						gNetEncoderBlock2MaskedAttention1WKRow[i4] += net_encoder_block_2_masked_attention_1_k_gradV * net_encoder_block_2_masked_attention_1_xRow6[i4]
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm27AVX512(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm27AVX2(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_xRow6 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						net_encoder_block_2_masked_attention_1_k_gradV := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][i3]
+						gNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(gNetEncoderBlock2MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
+						for i4 := range 8 {
+							gNetEncoderBlock2MaskedAttention1WKRow[i4] += net_encoder_block_2_masked_attention_1_k_gradV * net_encoder_block_2_masked_attention_1_xRow6[i4]
+						}
 					}
 				}
 			}
@@ -20904,41 +21569,55 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 15 (net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
-	// i3 unrolled and jammed into i4.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_x_gradRow2 := &net_encoder_block_2_masked_attention_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				pNetEncoderBlock2MaskedAttention1WKRow2 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2 : 32*i2+8])
-				net_encoder_block_2_masked_attention_1_k_gradV2 := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][0]
-				pNetEncoderBlock2MaskedAttention1WKRow3 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+8 : 32*i2+16])
-				net_encoder_block_2_masked_attention_1_k_gradV3 := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][1]
-				pNetEncoderBlock2MaskedAttention1WKRow4 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+16 : 32*i2+24])
-				net_encoder_block_2_masked_attention_1_k_gradV4 := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][2]
-				pNetEncoderBlock2MaskedAttention1WKRow5 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+24 : 32*i2+32])
-				net_encoder_block_2_masked_attention_1_k_gradV5 := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][3]
-				for i4 := range 8 {
-					acc76 := net_encoder_block_2_masked_attention_1_x_gradRow2[i4]
-					acc76 += pNetEncoderBlock2MaskedAttention1WKRow2[i4] * net_encoder_block_2_masked_attention_1_k_gradV2
-					acc76 += pNetEncoderBlock2MaskedAttention1WKRow3[i4] * net_encoder_block_2_masked_attention_1_k_gradV3
-					acc76 += pNetEncoderBlock2MaskedAttention1WKRow4[i4] * net_encoder_block_2_masked_attention_1_k_gradV4
-					acc76 += pNetEncoderBlock2MaskedAttention1WKRow5[i4] * net_encoder_block_2_masked_attention_1_k_gradV5
-					net_encoder_block_2_masked_attention_1_x_gradRow2[i4] = acc76
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm28AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+	} else if ocannlAVX2 {
+		ocannlGemm28AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
+	} else {
+		// i3 unrolled and jammed into i4.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_x_gradRow2 := &net_encoder_block_2_masked_attention_1_x_grad[i0][i1]
+				for i2 := range 2 {
+					pNetEncoderBlock2MaskedAttention1WKRow2 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2 : 32*i2+8])
+					net_encoder_block_2_masked_attention_1_k_gradV2 := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][0]
+					pNetEncoderBlock2MaskedAttention1WKRow3 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+8 : 32*i2+16])
+					net_encoder_block_2_masked_attention_1_k_gradV3 := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][1]
+					pNetEncoderBlock2MaskedAttention1WKRow4 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+16 : 32*i2+24])
+					net_encoder_block_2_masked_attention_1_k_gradV4 := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][2]
+					pNetEncoderBlock2MaskedAttention1WKRow5 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+24 : 32*i2+32])
+					net_encoder_block_2_masked_attention_1_k_gradV5 := net_encoder_block_2_masked_attention_1_k_grad[i0][i1][i2][3]
+					for i4 := range 8 {
+						acc76 := net_encoder_block_2_masked_attention_1_x_gradRow2[i4]
+						acc76 += pNetEncoderBlock2MaskedAttention1WKRow2[i4] * net_encoder_block_2_masked_attention_1_k_gradV2
+						acc76 += pNetEncoderBlock2MaskedAttention1WKRow3[i4] * net_encoder_block_2_masked_attention_1_k_gradV3
+						acc76 += pNetEncoderBlock2MaskedAttention1WKRow4[i4] * net_encoder_block_2_masked_attention_1_k_gradV4
+						acc76 += pNetEncoderBlock2MaskedAttention1WKRow5[i4] * net_encoder_block_2_masked_attention_1_k_gradV5
+						net_encoder_block_2_masked_attention_1_x_gradRow2[i4] = acc76
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 14 (net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_q.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_xRow7 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_q_gradV := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][i3]
-					gNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(gNetEncoderBlock2MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
-					for i4 := range 8 {
-						gNetEncoderBlock2MaskedAttention1WQRow[i4] += net_encoder_block_2_masked_attention_1_q_gradV * net_encoder_block_2_masked_attention_1_xRow7[i4]
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm27AVX512(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm27AVX2(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_xRow7 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						net_encoder_block_2_masked_attention_1_q_gradV := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][i3]
+						gNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(gNetEncoderBlock2MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
+						for i4 := range 8 {
+							gNetEncoderBlock2MaskedAttention1WQRow[i4] += net_encoder_block_2_masked_attention_1_q_gradV * net_encoder_block_2_masked_attention_1_xRow7[i4]
+						}
 					}
 				}
 			}
@@ -20946,26 +21625,33 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 14 (net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/x.grad
-	// i3 unrolled and jammed into i4.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_x_gradRow3 := &net_encoder_block_2_masked_attention_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				pNetEncoderBlock2MaskedAttention1WQRow2 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2 : 32*i2+8])
-				net_encoder_block_2_masked_attention_1_q_gradV2 := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][0]
-				pNetEncoderBlock2MaskedAttention1WQRow3 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+8 : 32*i2+16])
-				net_encoder_block_2_masked_attention_1_q_gradV3 := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][1]
-				pNetEncoderBlock2MaskedAttention1WQRow4 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+16 : 32*i2+24])
-				net_encoder_block_2_masked_attention_1_q_gradV4 := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][2]
-				pNetEncoderBlock2MaskedAttention1WQRow5 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+24 : 32*i2+32])
-				net_encoder_block_2_masked_attention_1_q_gradV5 := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][3]
-				for i4 := range 8 {
-					acc77 := net_encoder_block_2_masked_attention_1_x_gradRow3[i4]
-					acc77 += pNetEncoderBlock2MaskedAttention1WQRow2[i4] * net_encoder_block_2_masked_attention_1_q_gradV2
-					acc77 += pNetEncoderBlock2MaskedAttention1WQRow3[i4] * net_encoder_block_2_masked_attention_1_q_gradV3
-					acc77 += pNetEncoderBlock2MaskedAttention1WQRow4[i4] * net_encoder_block_2_masked_attention_1_q_gradV4
-					acc77 += pNetEncoderBlock2MaskedAttention1WQRow5[i4] * net_encoder_block_2_masked_attention_1_q_gradV5
-					net_encoder_block_2_masked_attention_1_x_gradRow3[i4] = acc77
+	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm28AVX512(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm28AVX2(&net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
+	} else {
+		// i3 unrolled and jammed into i4.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_x_gradRow3 := &net_encoder_block_2_masked_attention_1_x_grad[i0][i1]
+				for i2 := range 2 {
+					pNetEncoderBlock2MaskedAttention1WQRow2 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2 : 32*i2+8])
+					net_encoder_block_2_masked_attention_1_q_gradV2 := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][0]
+					pNetEncoderBlock2MaskedAttention1WQRow3 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+8 : 32*i2+16])
+					net_encoder_block_2_masked_attention_1_q_gradV3 := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][1]
+					pNetEncoderBlock2MaskedAttention1WQRow4 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+16 : 32*i2+24])
+					net_encoder_block_2_masked_attention_1_q_gradV4 := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][2]
+					pNetEncoderBlock2MaskedAttention1WQRow5 := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+24 : 32*i2+32])
+					net_encoder_block_2_masked_attention_1_q_gradV5 := net_encoder_block_2_masked_attention_1_q_grad[i0][i1][i2][3]
+					for i4 := range 8 {
+						acc77 := net_encoder_block_2_masked_attention_1_x_gradRow3[i4]
+						acc77 += pNetEncoderBlock2MaskedAttention1WQRow2[i4] * net_encoder_block_2_masked_attention_1_q_gradV2
+						acc77 += pNetEncoderBlock2MaskedAttention1WQRow3[i4] * net_encoder_block_2_masked_attention_1_q_gradV3
+						acc77 += pNetEncoderBlock2MaskedAttention1WQRow4[i4] * net_encoder_block_2_masked_attention_1_q_gradV4
+						acc77 += pNetEncoderBlock2MaskedAttention1WQRow5[i4] * net_encoder_block_2_masked_attention_1_q_gradV5
+						net_encoder_block_2_masked_attention_1_x_gradRow3[i4] = acc77
+					}
 				}
 			}
 		}
@@ -22543,16 +23229,23 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.linear#1@2/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_dense_1_2_xRow2 := &net_encoder_block_2_dense_1_2_x[0][i0]
-		for i1 := range 16 {
-			pNetEncoderBlock2Dense1WRow := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i1 : 8*i1+8])
-			acc14 := float64(0)
-			for i2 := range 8 {
-				acc14 += pNetEncoderBlock2Dense1WRow[i2] * net_encoder_block_2_dense_1_2_xRow2[i2]
+	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm29AVX512(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm29AVX2(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_dense_1_2_xRow2 := &net_encoder_block_2_dense_1_2_x[0][i0]
+			for i1 := range 16 {
+				pNetEncoderBlock2Dense1WRow := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i1 : 8*i1+8])
+				acc14 := float64(0)
+				for i2 := range 8 {
+					acc14 += pNetEncoderBlock2Dense1WRow[i2] * net_encoder_block_2_dense_1_2_xRow2[i2]
+				}
+				net_encoder_block_2_linear_1_2_x_1[0][i0][i1] = acc14
 			}
-			net_encoder_block_2_linear_1_2_x_1[0][i0][i1] = acc14
 		}
 	}
 
@@ -22579,16 +23272,23 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_linear_1_2_xRow2 := &net_encoder_block_2_linear_1_2_x[0][i0]
-		for i1 := range 8 {
-			pNetEncoderBlock2Linear1WRow := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i1 : 16*i1+16])
-			acc15 := float64(0)
-			for i2 := range 16 {
-				acc15 += pNetEncoderBlock2Linear1WRow[i2] * net_encoder_block_2_linear_1_2_xRow2[i2]
+	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm30AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm30AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_linear_1_2_xRow2 := &net_encoder_block_2_linear_1_2_x[0][i0]
+			for i1 := range 8 {
+				pNetEncoderBlock2Linear1WRow := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i1 : 16*i1+16])
+				acc15 := float64(0)
+				for i2 := range 16 {
+					acc15 += pNetEncoderBlock2Linear1WRow[i2] * net_encoder_block_2_linear_1_2_xRow2[i2]
+				}
+				net_encoder_block_1_x_1[0][i0][i1] = acc15
 			}
-			net_encoder_block_1_x_1[0][i0][i1] = acc15
 		}
 	}
 
@@ -23012,16 +23712,23 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.linear#1@2/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_dense_1_2_xRow2 := &net_encoder_block_1_dense_1_2_x[0][i0]
-		for i1 := range 16 {
-			pNetEncoderBlock1Dense1WRow := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i1 : 8*i1+8])
-			acc28 := float64(0)
-			for i2 := range 8 {
-				acc28 += pNetEncoderBlock1Dense1WRow[i2] * net_encoder_block_1_dense_1_2_xRow2[i2]
+	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm29AVX512(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm29AVX2(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_dense_1_2_xRow2 := &net_encoder_block_1_dense_1_2_x[0][i0]
+			for i1 := range 16 {
+				pNetEncoderBlock1Dense1WRow := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i1 : 8*i1+8])
+				acc28 := float64(0)
+				for i2 := range 8 {
+					acc28 += pNetEncoderBlock1Dense1WRow[i2] * net_encoder_block_1_dense_1_2_xRow2[i2]
+				}
+				net_encoder_block_1_linear_1_2_x_1[0][i0][i1] = acc28
 			}
-			net_encoder_block_1_linear_1_2_x_1[0][i0][i1] = acc28
 		}
 	}
 
@@ -23048,16 +23755,23 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_linear_1_2_xRow2 := &net_encoder_block_1_linear_1_2_x[0][i0]
-		for i1 := range 8 {
-			pNetEncoderBlock1Linear1WRow := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i1 : 16*i1+16])
-			acc29 := float64(0)
-			for i2 := range 16 {
-				acc29 += pNetEncoderBlock1Linear1WRow[i2] * net_encoder_block_1_linear_1_2_xRow2[i2]
+	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm30AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm30AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_linear_1_2_xRow2 := &net_encoder_block_1_linear_1_2_x[0][i0]
+			for i1 := range 8 {
+				pNetEncoderBlock1Linear1WRow := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i1 : 16*i1+16])
+				acc29 := float64(0)
+				for i2 := range 16 {
+					acc29 += pNetEncoderBlock1Linear1WRow[i2] * net_encoder_block_1_linear_1_2_xRow2[i2]
+				}
+				net_h2_1[0][i0][i1] = acc29
 			}
-			net_h2_1[0][i0][i1] = acc29
 		}
 	}
 
@@ -24542,16 +25256,23 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.linear#1@3/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@3/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_dense_1_3_xRow2 := &net_encoder_block_2_dense_1_3_x[0][i0]
-		for i1 := range 16 {
-			pNetEncoderBlock2Dense1WRow := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i1 : 8*i1+8])
-			acc14 := float64(0)
-			for i2 := range 8 {
-				acc14 += pNetEncoderBlock2Dense1WRow[i2] * net_encoder_block_2_dense_1_3_xRow2[i2]
+	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm29AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm29AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_dense_1_3_xRow2 := &net_encoder_block_2_dense_1_3_x[0][i0]
+			for i1 := range 16 {
+				pNetEncoderBlock2Dense1WRow := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i1 : 8*i1+8])
+				acc14 := float64(0)
+				for i2 := range 8 {
+					acc14 += pNetEncoderBlock2Dense1WRow[i2] * net_encoder_block_2_dense_1_3_xRow2[i2]
+				}
+				net_encoder_block_2_linear_1_3_x_1[0][i0][i1] = acc14
 			}
-			net_encoder_block_2_linear_1_3_x_1[0][i0][i1] = acc14
 		}
 	}
 
@@ -24578,16 +25299,23 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@3/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_linear_1_3_xRow2 := &net_encoder_block_2_linear_1_3_x[0][i0]
-		for i1 := range 8 {
-			pNetEncoderBlock2Linear1WRow := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i1 : 16*i1+16])
-			acc15 := float64(0)
-			for i2 := range 16 {
-				acc15 += pNetEncoderBlock2Linear1WRow[i2] * net_encoder_block_2_linear_1_3_xRow2[i2]
+	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm30AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm30AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_linear_1_3_xRow2 := &net_encoder_block_2_linear_1_3_x[0][i0]
+			for i1 := range 8 {
+				pNetEncoderBlock2Linear1WRow := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i1 : 16*i1+16])
+				acc15 := float64(0)
+				for i2 := range 16 {
+					acc15 += pNetEncoderBlock2Linear1WRow[i2] * net_encoder_block_2_linear_1_3_xRow2[i2]
+				}
+				net_encoder_block_1_x_1[0][i0][i1] = acc15
 			}
-			net_encoder_block_1_x_1[0][i0][i1] = acc15
 		}
 	}
 
@@ -25011,16 +25739,23 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.linear#1@3/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@3/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_dense_1_3_xRow2 := &net_encoder_block_1_dense_1_3_x[0][i0]
-		for i1 := range 16 {
-			pNetEncoderBlock1Dense1WRow := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i1 : 8*i1+8])
-			acc28 := float64(0)
-			for i2 := range 8 {
-				acc28 += pNetEncoderBlock1Dense1WRow[i2] * net_encoder_block_1_dense_1_3_xRow2[i2]
+	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm29AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm29AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_dense_1_3_xRow2 := &net_encoder_block_1_dense_1_3_x[0][i0]
+			for i1 := range 16 {
+				pNetEncoderBlock1Dense1WRow := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i1 : 8*i1+8])
+				acc28 := float64(0)
+				for i2 := range 8 {
+					acc28 += pNetEncoderBlock1Dense1WRow[i2] * net_encoder_block_1_dense_1_3_xRow2[i2]
+				}
+				net_encoder_block_1_linear_1_3_x_1[0][i0][i1] = acc28
 			}
-			net_encoder_block_1_linear_1_3_x_1[0][i0][i1] = acc28
 		}
 	}
 
@@ -25047,16 +25782,23 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@3/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_linear_1_3_xRow2 := &net_encoder_block_1_linear_1_3_x[0][i0]
-		for i1 := range 8 {
-			pNetEncoderBlock1Linear1WRow := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i1 : 16*i1+16])
-			acc29 := float64(0)
-			for i2 := range 16 {
-				acc29 += pNetEncoderBlock1Linear1WRow[i2] * net_encoder_block_1_linear_1_3_xRow2[i2]
+	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm30AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm30AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_linear_1_3_xRow2 := &net_encoder_block_1_linear_1_3_x[0][i0]
+			for i1 := range 8 {
+				pNetEncoderBlock1Linear1WRow := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i1 : 16*i1+16])
+				acc29 := float64(0)
+				for i2 := range 16 {
+					acc29 += pNetEncoderBlock1Linear1WRow[i2] * net_encoder_block_1_linear_1_3_xRow2[i2]
+				}
+				net_h2_1[0][i0][i1] = acc29
 			}
-			net_h2_1[0][i0][i1] = acc29
 		}
 	}
 
@@ -25979,17 +26721,24 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_dense_1_xRow2 := &net_mixer_block_1_dense_1_x[i0][i1]
-			for i2 := range 12 {
-				pNetMixerBlock1Dense1WRow := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2 : 8*i2+8])
-				acc8 := float64(0)
-				for i3 := range 8 {
-					acc8 += pNetMixerBlock1Dense1WRow[i3] * net_mixer_block_1_dense_1_xRow2[i3]
+	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm31AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm31AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_dense_1_xRow2 := &net_mixer_block_1_dense_1_x[i0][i1]
+				for i2 := range 12 {
+					pNetMixerBlock1Dense1WRow := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2 : 8*i2+8])
+					acc8 := float64(0)
+					for i3 := range 8 {
+						acc8 += pNetMixerBlock1Dense1WRow[i3] * net_mixer_block_1_dense_1_xRow2[i3]
+					}
+					net_y_1[i0][i1][i2] = acc8
 				}
-				net_y_1[i0][i1][i2] = acc8
 			}
 		}
 	}
@@ -26021,17 +26770,24 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_3Row2 := &net_y_3[i0][i1]
-			for i2 := range 8 {
-				pNetMixerBlock1Ch2Row := (*[12]float64)(pNetMixerBlock1Ch2[12*i2 : 12*i2+12])
-				acc9 := float64(0)
-				for i3 := range 12 {
-					acc9 += pNetMixerBlock1Ch2Row[i3] * net_y_3Row2[i3]
+	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm32AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm32AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_y_3Row2 := &net_y_3[i0][i1]
+				for i2 := range 8 {
+					pNetMixerBlock1Ch2Row := (*[12]float64)(pNetMixerBlock1Ch2[12*i2 : 12*i2+12])
+					acc9 := float64(0)
+					for i3 := range 12 {
+						acc9 += pNetMixerBlock1Ch2Row[i3] * net_y_3Row2[i3]
+					}
+					net_y_4[i0][i1][i2] = acc9
 				}
-				net_y_4[i0][i1][i2] = acc9
 			}
 		}
 	}
@@ -27556,17 +28312,24 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_dense_1_xRow2 := &net_mixer_block_1_dense_1_x[i0][i1]
-			for i2 := range 12 {
-				pNetMixerBlock1Dense1WRow := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2 : 8*i2+8])
-				acc8 := float64(0)
-				for i3 := range 8 {
-					acc8 += pNetMixerBlock1Dense1WRow[i3] * net_mixer_block_1_dense_1_xRow2[i3]
+	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm31AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm31AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_dense_1_xRow2 := &net_mixer_block_1_dense_1_x[i0][i1]
+				for i2 := range 12 {
+					pNetMixerBlock1Dense1WRow := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2 : 8*i2+8])
+					acc8 := float64(0)
+					for i3 := range 8 {
+						acc8 += pNetMixerBlock1Dense1WRow[i3] * net_mixer_block_1_dense_1_xRow2[i3]
+					}
+					net_y_1[i0][i1][i2] = acc8
 				}
-				net_y_1[i0][i1][i2] = acc8
 			}
 		}
 	}
@@ -27598,17 +28361,24 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_3Row2 := &net_y_3[i0][i1]
-			for i2 := range 8 {
-				pNetMixerBlock1Ch2Row := (*[12]float64)(pNetMixerBlock1Ch2[12*i2 : 12*i2+12])
-				acc9 := float64(0)
-				for i3 := range 12 {
-					acc9 += pNetMixerBlock1Ch2Row[i3] * net_y_3Row2[i3]
+	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm32AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm32AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_y_3Row2 := &net_y_3[i0][i1]
+				for i2 := range 8 {
+					pNetMixerBlock1Ch2Row := (*[12]float64)(pNetMixerBlock1Ch2[12*i2 : 12*i2+12])
+					acc9 := float64(0)
+					for i3 := range 12 {
+						acc9 += pNetMixerBlock1Ch2Row[i3] * net_y_3Row2[i3]
+					}
+					net_y_4[i0][i1][i2] = acc9
 				}
-				net_y_4[i0][i1][i2] = acc9
 			}
 		}
 	}
@@ -28018,40 +28788,54 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g1 =+ g * v2; g1 is net.mixer_block#1.ch2.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_3Row3 := &net_y_3[i0][i1]
-			for i2 := range 8 {
-				net_y_4_gradV := net_y_4_grad[i0][i1][i2]
-				gNetMixerBlock1Ch2Row := (*[12]float64)(gNetMixerBlock1Ch2[12*i2 : 12*i2+12])
-				for i3 := range 12 {
-					gNetMixerBlock1Ch2Row[i3] += net_y_4_gradV * net_y_3Row3[i3]
+	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm33AVX512(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm33AVX2(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_y_3Row3 := &net_y_3[i0][i1]
+				for i2 := range 8 {
+					net_y_4_gradV := net_y_4_grad[i0][i1][i2]
+					gNetMixerBlock1Ch2Row := (*[12]float64)(gNetMixerBlock1Ch2[12*i2 : 12*i2+12])
+					for i3 := range 12 {
+						gNetMixerBlock1Ch2Row[i3] += net_y_4_gradV * net_y_3Row3[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g2 =+ v1 * g; g2 is _net/y.3.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_3_gradRow := &net_y_3_grad[i0][i1]
-			for i2 := 0; i2 < 8; i2 += 4 {
-				pNetMixerBlock1Ch2Row2 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2 : 12*i2+12])
-				net_y_4_gradV2 := net_y_4_grad[i0][i1][i2]
-				pNetMixerBlock1Ch2Row3 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2+12 : 12*i2+24])
-				net_y_4_gradV3 := net_y_4_grad[i0][i1][i2+1]
-				pNetMixerBlock1Ch2Row4 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2+24 : 12*i2+36])
-				net_y_4_gradV4 := net_y_4_grad[i0][i1][i2+2]
-				pNetMixerBlock1Ch2Row5 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2+36 : 12*i2+48])
-				net_y_4_gradV5 := net_y_4_grad[i0][i1][i2+3]
-				for i3 := range 12 {
-					acc20 := net_y_3_gradRow[i3]
-					acc20 += pNetMixerBlock1Ch2Row2[i3] * net_y_4_gradV2
-					acc20 += pNetMixerBlock1Ch2Row3[i3] * net_y_4_gradV3
-					acc20 += pNetMixerBlock1Ch2Row4[i3] * net_y_4_gradV4
-					acc20 += pNetMixerBlock1Ch2Row5[i3] * net_y_4_gradV5
-					net_y_3_gradRow[i3] = acc20
+	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm34AVX512(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+	} else if ocannlAVX2 {
+		ocannlGemm34AVX2(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_y_3_gradRow := &net_y_3_grad[i0][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetMixerBlock1Ch2Row2 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2 : 12*i2+12])
+					net_y_4_gradV2 := net_y_4_grad[i0][i1][i2]
+					pNetMixerBlock1Ch2Row3 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2+12 : 12*i2+24])
+					net_y_4_gradV3 := net_y_4_grad[i0][i1][i2+1]
+					pNetMixerBlock1Ch2Row4 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2+24 : 12*i2+36])
+					net_y_4_gradV4 := net_y_4_grad[i0][i1][i2+2]
+					pNetMixerBlock1Ch2Row5 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2+36 : 12*i2+48])
+					net_y_4_gradV5 := net_y_4_grad[i0][i1][i2+3]
+					for i3 := range 12 {
+						acc20 := net_y_3_gradRow[i3]
+						acc20 += pNetMixerBlock1Ch2Row2[i3] * net_y_4_gradV2
+						acc20 += pNetMixerBlock1Ch2Row3[i3] * net_y_4_gradV3
+						acc20 += pNetMixerBlock1Ch2Row4[i3] * net_y_4_gradV4
+						acc20 += pNetMixerBlock1Ch2Row5[i3] * net_y_4_gradV5
+						net_y_3_gradRow[i3] = acc20
+					}
 				}
 			}
 		}
@@ -28106,40 +28890,54 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g1 =+ g * v2; g1 is net.mixer_block#1.dense#1.w.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_dense_1_xRow3 := &net_mixer_block_1_dense_1_x[i0][i1]
-			for i2 := range 12 {
-				net_y_1_gradV := net_y_1_grad[i0][i1][i2]
-				gNetMixerBlock1Dense1WRow := (*[8]float64)(gNetMixerBlock1Dense1W[8*i2 : 8*i2+8])
-				for i3 := range 8 {
-					gNetMixerBlock1Dense1WRow[i3] += net_y_1_gradV * net_mixer_block_1_dense_1_xRow3[i3]
+	// float64 broadcast kernel M=12 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm35AVX512(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm35AVX2(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_dense_1_xRow3 := &net_mixer_block_1_dense_1_x[i0][i1]
+				for i2 := range 12 {
+					net_y_1_gradV := net_y_1_grad[i0][i1][i2]
+					gNetMixerBlock1Dense1WRow := (*[8]float64)(gNetMixerBlock1Dense1W[8*i2 : 8*i2+8])
+					for i3 := range 8 {
+						gNetMixerBlock1Dense1WRow[i3] += net_y_1_gradV * net_mixer_block_1_dense_1_xRow3[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.mixer_block#1.dense#1/x.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_dense_1_x_gradRow := &net_mixer_block_1_dense_1_x_grad[i0][i1]
-			for i2 := 0; i2 < 12; i2 += 4 {
-				pNetMixerBlock1Dense1WRow2 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2 : 8*i2+8])
-				net_y_1_gradV2 := net_y_1_grad[i0][i1][i2]
-				pNetMixerBlock1Dense1WRow3 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2+8 : 8*i2+16])
-				net_y_1_gradV3 := net_y_1_grad[i0][i1][i2+1]
-				pNetMixerBlock1Dense1WRow4 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2+16 : 8*i2+24])
-				net_y_1_gradV4 := net_y_1_grad[i0][i1][i2+2]
-				pNetMixerBlock1Dense1WRow5 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2+24 : 8*i2+32])
-				net_y_1_gradV5 := net_y_1_grad[i0][i1][i2+3]
-				for i3 := range 8 {
-					acc22 := net_mixer_block_1_dense_1_x_gradRow[i3]
-					acc22 += pNetMixerBlock1Dense1WRow2[i3] * net_y_1_gradV2
-					acc22 += pNetMixerBlock1Dense1WRow3[i3] * net_y_1_gradV3
-					acc22 += pNetMixerBlock1Dense1WRow4[i3] * net_y_1_gradV4
-					acc22 += pNetMixerBlock1Dense1WRow5[i3] * net_y_1_gradV5
-					net_mixer_block_1_dense_1_x_gradRow[i3] = acc22
+	// float64 broadcast kernel M=8 N=8 K=12: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm36AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm36AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_dense_1_x_gradRow := &net_mixer_block_1_dense_1_x_grad[i0][i1]
+				for i2 := 0; i2 < 12; i2 += 4 {
+					pNetMixerBlock1Dense1WRow2 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2 : 8*i2+8])
+					net_y_1_gradV2 := net_y_1_grad[i0][i1][i2]
+					pNetMixerBlock1Dense1WRow3 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2+8 : 8*i2+16])
+					net_y_1_gradV3 := net_y_1_grad[i0][i1][i2+1]
+					pNetMixerBlock1Dense1WRow4 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2+16 : 8*i2+24])
+					net_y_1_gradV4 := net_y_1_grad[i0][i1][i2+2]
+					pNetMixerBlock1Dense1WRow5 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2+24 : 8*i2+32])
+					net_y_1_gradV5 := net_y_1_grad[i0][i1][i2+3]
+					for i3 := range 8 {
+						acc22 := net_mixer_block_1_dense_1_x_gradRow[i3]
+						acc22 += pNetMixerBlock1Dense1WRow2[i3] * net_y_1_gradV2
+						acc22 += pNetMixerBlock1Dense1WRow3[i3] * net_y_1_gradV3
+						acc22 += pNetMixerBlock1Dense1WRow4[i3] * net_y_1_gradV4
+						acc22 += pNetMixerBlock1Dense1WRow5[i3] * net_y_1_gradV5
+						net_mixer_block_1_dense_1_x_gradRow[i3] = acc22
+					}
 				}
 			}
 		}

@@ -1,0 +1,382 @@
+package asm
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// Kind is the shape of a contraction micro-kernel.
+type Kind int
+
+const (
+	// Broadcast is C[m,n] += A[m,k] * B[k,n] with n unit-stride in C and
+	// B: each step broadcasts one A cell per row of the tile and runs one
+	// FMA per vector of B (A's strides are arbitrary, so a transposed A
+	// works as well).
+	Broadcast Kind = iota
+	// Dot is C[m,n] += A[m,k] * B[n,k] with k unit-stride in A and B:
+	// the tile accumulates vector partial sums along k and reduces them
+	// horizontally at the end (the NT product of a gradient).
+	Dot
+)
+
+// String names the kind as the explain output prints it.
+func (k Kind) String() string {
+	if k == Dot {
+		return "dot"
+	}
+	return "broadcast"
+}
+
+// Spec is one specialized contraction kernel: every size and stride is a
+// constant of the generated code. Strides count elements, from the base
+// addresses the caller passes (C, A, B in that order).
+type Spec struct {
+	Elem    string // "float32" or "float64"
+	Kind    Kind
+	M, N, K int
+	// CM, CN: C's strides along m and n; AM, AK: A's; BK, BN: B's.
+	// Broadcast has CN == BN == 1; Dot has AK == BK == 1.
+	CM, CN, AM, AK, BK, BN int
+	// K2 is a second reduction axis of the dot kernel, with A's and B's
+	// strides AK2 and BK2 (K2 is 1 when there is none): a convolution's
+	// kernel rows, summed in the registers instead of by calls that add
+	// into C.
+	K2, AK2, BK2 int
+	// Overwrite: the kernel stores the products instead of adding them
+	// to C (the caller's pre-fill with 0 is absorbed).
+	Overwrite bool
+}
+
+// elemSize is the size of one element in bytes.
+func (s *Spec) elemSize() int {
+	if s.Elem == "float64" {
+		return 8
+	}
+	return 4
+}
+
+// fitsImm32 reports whether every byte offset the kernel forms from its
+// base addresses fits a 32-bit displacement (the kernels use constant
+// displacements and immediates).
+func (s *Spec) fitsImm32() bool {
+	es := s.elemSize()
+	span := func(ext, stride int) int { return max(0, ext-1) * stride }
+	total := es * (span(s.M, s.CM+s.AM) + span(s.N, s.CN+s.BN) + span(s.K, s.AK+s.BK) + span(s.K2, s.AK2+s.BK2) + 64)
+	return total < 1<<30
+}
+
+// Flops is the number of floating-point operations of one call.
+func (s *Spec) Flops() int { return 2 * s.M * s.N * s.K * max(1, s.K2) }
+
+// Nest is a perfect loop nest the classifier recognized: the loops the
+// Go code keeps around the kernel call (Outer, in nest order) and the
+// kernel. A call runs the kernel with C, A and B's addresses at the
+// index each tensor has when every loop variable of the kernel's axes is
+// zero (Zero).
+type Nest struct {
+	Spec Spec
+	// Outer are the loops the Go code runs around the call, outermost
+	// first.
+	Outer []*loopir.For
+	// C, A, B are the tensors (C is the stored one).
+	C, A, B int
+	// Zero maps each of C, A and B to its index expressions with the
+	// kernel's loop variables set to zero.
+	Zero map[int][]loopir.IndexExpr
+	// OuterReduces: an outer loop is a reduction (C does not depend on
+	// it), so the kernel must accumulate.
+	OuterReduces bool
+}
+
+// MinFlops is the least work (2*M*N*K*K2) for which a nest is handed to
+// an assembly kernel: below it the call overhead (tens of nanoseconds)
+// and the tile tails outweigh the vector speed, and the Go loops stay.
+const MinFlops = 1024
+
+// Limits measured on the demos (a kernel call below them was slower
+// than the Go loops, or no faster):
+//
+//   - minDotK is the shortest reduction (K*K2) a dot kernel takes: below
+//     a vector of float32 lanes the masked steps do little work each;
+//   - minDotKVector is the shortest when the tile is a single row or
+//     column (M or N is 1): each sum then needs its own horizontal
+//     reduction;
+//   - minBroadcastN is the narrowest n of a broadcast kernel (the rest of
+//     the vector lanes are masked off): the moons demo's n=2 gradient ran
+//     slower than its Go loops, the CNN demo's n=3 kernel gradient of the
+//     one-channel convolution made the whole training step 1.4x faster.
+const (
+	minDotK       = 8
+	minDotKVector = 64
+	minBroadcastN = 3
+)
+
+// axis is one loop (or several merged loops) of a nest, with the flat
+// element stride of each tensor along it.
+type axis struct {
+	vars    []int // the loop variables, outermost first
+	extent  int
+	c, a, b int
+}
+
+// flat computes the element strides of an index over the buffer dims.
+func flat(idx []loopir.IndexExpr, bufDims []int) (map[int]int, bool) {
+	if len(idx) != len(bufDims) {
+		return nil, false
+	}
+	st := map[int]int{}
+	mul := 1
+	for a := len(idx) - 1; a >= 0; a-- {
+		for _, t := range idx[a].Terms {
+			st[t.Var] += t.Coeff * mul
+		}
+		mul *= bufDims[a]
+	}
+	return st, true
+}
+
+// Classify recognizes a perfect nest (loops outermost first, ending in
+// st) that is a contraction an assembly kernel can run: st accumulates
+// by addition the product of two loads of other tensors, every stride is
+// non-negative, and the loops split into the kernel's m, n and k axes
+// (merging loops whose strides compose, e.g. a convolution's kernel
+// width with its input channels) and outer loops. overwrite asks for a
+// kernel that stores instead of adding (the nest absorbs a pre-fill with
+// zero). It returns nil when the nest does not qualify.
+func Classify(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, overwrite bool) *Nest {
+	if elem != "float32" && elem != "float64" || len(loops) < 2 {
+		return nil
+	}
+	if !st.Accumulate || st.Accum != "add" {
+		return nil
+	}
+	ap, ok := st.Value.(*loopir.Apply)
+	if !ok || ap.Prim != "mul" || len(ap.Args) != 2 {
+		return nil
+	}
+	la, ok1 := ap.Args[0].(*loopir.Load)
+	lb, ok2 := ap.Args[1].(*loopir.Load)
+	if !ok1 || !ok2 || la.Tensor == st.Tensor || lb.Tensor == st.Tensor {
+		return nil
+	}
+	sc, okc := flat(st.Index, p.Tensors[st.Tensor].BufDims)
+	sa, oka := flat(la.Index, p.Tensors[la.Tensor].BufDims)
+	sb, okb := flat(lb.Index, p.Tensors[lb.Tensor].BufDims)
+	if !okc || !oka || !okb {
+		return nil
+	}
+	inNest := map[int]bool{}
+	var axes []*axis
+	for _, l := range loops {
+		if inNest[l.Var] || l.Extent < 1 {
+			return nil
+		}
+		inNest[l.Var] = true
+		x := &axis{vars: []int{l.Var}, extent: l.Extent, c: sc[l.Var], a: sa[l.Var], b: sb[l.Var]}
+		if x.c < 0 || x.a < 0 || x.b < 0 {
+			return nil
+		}
+		axes = append(axes, x)
+	}
+	for _, m := range []map[int]int{sc, sa, sb} {
+		for v, s := range m {
+			if s != 0 && !inNest[v] {
+				return nil // an index over a variable bound outside the nest
+			}
+		}
+	}
+	axes = mergeAxes(axes)
+	// The broadcast kernel unless its n axis is short and a dot kernel
+	// has a longer k.
+	var n *pick
+	b, d := pickBroadcast(axes), pickDot(axes)
+	switch {
+	case b != nil && (d == nil || b.Spec.N >= 16 || b.Spec.N >= d.Spec.K):
+		n = b
+	case d != nil:
+		n = d
+	}
+	if n == nil || n.Spec.Flops() < MinFlops || !n.Spec.fitsImm32() {
+		return nil
+	}
+	n.C, n.A, n.B = st.Tensor, la.Tensor, lb.Tensor
+	if n.swapped {
+		n.A, n.B = n.B, n.A
+	}
+	n.Spec.Elem = elem
+	kernelVars := map[int]bool{}
+	for _, x := range n.axes {
+		for _, v := range x.vars {
+			kernelVars[v] = true
+		}
+	}
+	for _, l := range loops {
+		if !kernelVars[l.Var] {
+			n.Outer = append(n.Outer, l)
+			if sc[l.Var] == 0 {
+				n.OuterReduces = true
+			}
+		}
+	}
+	if overwrite && n.OuterReduces {
+		return nil
+	}
+	n.Spec.Overwrite = overwrite
+	n.Zero = map[int][]loopir.IndexExpr{}
+	for _, ld := range []*loopir.Load{{Tensor: st.Tensor, Index: st.Index}, la, lb} {
+		n.Zero[ld.Tensor] = zeroVars(ld.Index, kernelVars)
+	}
+	return &n.Nest
+}
+
+// zeroVars drops the terms of the kernel's variables.
+func zeroVars(idx []loopir.IndexExpr, vars map[int]bool) []loopir.IndexExpr {
+	out := make([]loopir.IndexExpr, len(idx))
+	for a, x := range idx {
+		out[a].Offset = x.Offset
+		for _, t := range x.Terms {
+			if !vars[t.Var] {
+				out[a].Terms = append(out[a].Terms, t)
+			}
+		}
+	}
+	return out
+}
+
+// mergeAxes merges pairs of axes u (outer) and v whose strides compose
+// (u's stride is v's times v's extent in every tensor), so that they run
+// as one axis of extent u*v, until no pair merges. Pairs are tried in
+// nest order, so the result is deterministic.
+func mergeAxes(axes []*axis) []*axis {
+	for {
+		merged := false
+		for i := 0; i < len(axes) && !merged; i++ {
+			for j := 0; j < len(axes) && !merged; j++ {
+				u, v := axes[i], axes[j]
+				if i == j || (v.c == 0 && v.a == 0 && v.b == 0) {
+					continue
+				}
+				if u.c == v.c*v.extent && u.a == v.a*v.extent && u.b == v.b*v.extent {
+					v.vars = append(slices.Clone(u.vars), v.vars...)
+					v.extent *= u.extent
+					axes = slices.Delete(axes, i, i+1)
+					merged = true
+				}
+			}
+		}
+		if !merged {
+			return axes
+		}
+	}
+}
+
+// pick is a candidate kernel for a nest.
+type pick struct {
+	Nest
+	axes    []*axis
+	swapped bool
+}
+
+// largest returns the axis of largest extent satisfying ok (the first
+// on ties).
+func largest(axes []*axis, ok func(*axis) bool) *axis {
+	var best *axis
+	for _, x := range axes {
+		if ok(x) && (best == nil || x.extent > best.extent) {
+			best = x
+		}
+	}
+	return best
+}
+
+// pickBroadcast finds a Broadcast kernel: an n axis of unit stride in C
+// and one operand (B, swapping the operands if needed), a k axis that C
+// does not depend on, and an m axis (or none) along C and A only.
+func pickBroadcast(axes []*axis) *pick {
+	for _, swapped := range []bool{false, true} {
+		opA := func(x *axis) int {
+			if swapped {
+				return x.b
+			}
+			return x.a
+		}
+		opB := func(x *axis) int {
+			if swapped {
+				return x.a
+			}
+			return x.b
+		}
+		n := largest(axes, func(x *axis) bool { return x.c == 1 && opB(x) == 1 && opA(x) == 0 })
+		k := largest(axes, func(x *axis) bool { return x.c == 0 && opA(x) != 0 && opB(x) != 0 })
+		if n == nil || k == nil || n.extent < minBroadcastN {
+			continue
+		}
+		m := largest(axes, func(x *axis) bool { return x.c != 0 && opA(x) != 0 && opB(x) == 0 && x.c >= n.extent })
+		p := &pick{swapped: swapped, axes: []*axis{n, k}}
+		p.Spec = Spec{Kind: Broadcast, M: 1, N: n.extent, K: k.extent, CN: 1, AK: opA(k), BK: opB(k), BN: 1}
+		if m != nil {
+			p.axes = append(p.axes, m)
+			p.Spec.M, p.Spec.CM, p.Spec.AM = m.extent, m.c, opA(m)
+		}
+		return p
+	}
+	return nil
+}
+
+// pickDot finds a Dot kernel: a k axis of unit stride in both operands
+// that C does not depend on, and m and n axes along C and one operand
+// each (at least one of them), with C's cells distinct.
+func pickDot(axes []*axis) *pick {
+	k := largest(axes, func(x *axis) bool { return x.c == 0 && x.a == 1 && x.b == 1 })
+	if k == nil {
+		return nil
+	}
+	m := largest(axes, func(x *axis) bool { return x.c != 0 && x.a != 0 && x.b == 0 })
+	n := largest(axes, func(x *axis) bool { return x.c != 0 && x.b != 0 && x.a == 0 })
+	if m == nil && n == nil {
+		return nil
+	}
+	p := &pick{axes: []*axis{k}}
+	p.Spec = Spec{Kind: Dot, M: 1, N: 1, K: k.extent, AK: 1, BK: 1}
+	if m != nil {
+		p.axes = append(p.axes, m)
+		p.Spec.M, p.Spec.CM, p.Spec.AM = m.extent, m.c, m.a
+	}
+	if n != nil {
+		p.axes = append(p.axes, n)
+		p.Spec.N, p.Spec.CN, p.Spec.BN = n.extent, n.c, n.b
+	}
+	if m != nil && n != nil && !(m.c >= n.c*n.extent || n.c >= m.c*m.extent) {
+		return nil // C's cells of the tile overlap
+	}
+	p.Spec.K2 = 1
+	if k2 := largest(axes, func(x *axis) bool { return x != k && x.c == 0 && x.a != 0 && x.b != 0 }); k2 != nil {
+		p.axes = append(p.axes, k2)
+		p.Spec.K2, p.Spec.AK2, p.Spec.BK2 = k2.extent, k2.a, k2.b
+	}
+	if red := p.Spec.K * p.Spec.K2; red < minDotK || (p.Spec.M < 2 || p.Spec.N < 2) && red < minDotKVector {
+		return nil
+	}
+	return p
+}
+
+// Describe is a one-line account of the kernel for comments and the
+// explain output, with each tier's register tile and blocking.
+func (s *Spec) Describe(tiers ...Config) string {
+	d := fmt.Sprintf("%s %s kernel M=%d N=%d K=%d", s.Elem, s.Kind, s.M, s.N, s.K)
+	if s.K2 > 1 {
+		d += fmt.Sprintf("x%d", s.K2)
+	}
+	for i, c := range tiers {
+		mr, nr := c.tile(s)
+		sep := ": "
+		if i > 0 {
+			sep = "; "
+		}
+		d += fmt.Sprintf("%s%s %dx%d tile, %s", sep, c.Tier, mr, nr, c.blocking(s))
+	}
+	return d
+}

@@ -1,0 +1,84 @@
+package asm
+
+import (
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/pipeline"
+)
+
+// firstNest lowers src and returns its last operation's first loop nest.
+func firstNest(t *testing.T, src string) (*loopir.Program, []*loopir.For, *loopir.Store) {
+	t.Helper()
+	res, err := pipeline.Compile(src, pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Loops
+	o := p.Ops[len(p.Ops)-1]
+	for _, s := range o.Body {
+		if f, ok := s.(*loopir.For); ok {
+			loops, st := perfectNest(f)
+			if st == nil {
+				t.Fatalf("not a perfect nest:\n%s", p)
+			}
+			return p, loops, st
+		}
+	}
+	t.Fatalf("no loop nest:\n%s", p)
+	return nil, nil, nil
+}
+
+// TestClassify pins the kernel chosen for typical nests, computed by
+// hand from the layouts (memory order batch, output, input).
+func TestClassify(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      *Spec // nil: the Go loops
+		outer     int
+	}{
+		{"matmul", `input a : 64, 48 = range
+input b : 48, 32 = range
+let c = a +* "i,j; j,k => i,k" b`,
+			&Spec{Elem: "float32", Kind: Broadcast, M: 64, N: 32, K: 48, CM: 32, CN: 1, AM: 48, AK: 1, BK: 32, BN: 1}, 0},
+		{"A transposed (a weight gradient)", `input a : 48, 64 = range
+input b : 48, 32 = range
+let c = a +* "j,i; j,k => i,k" b`,
+			&Spec{Elem: "float32", Kind: Broadcast, M: 64, N: 32, K: 48, CM: 32, CN: 1, AM: 1, AK: 64, BK: 32, BN: 1}, 0},
+		{"B transposed (an input gradient)", `input a : 64, 48 = range
+input b : 32, 48 = range
+let c = a +* "i,j; k,j => i,k" b`,
+			&Spec{Elem: "float32", Kind: Dot, M: 64, N: 32, K: 48, K2: 1, CM: 32, CN: 1, AM: 48, AK: 1, BK: 1, BN: 48}, 0},
+		{"batched", `input a : 8, 16, 32 = range
+input b : 8, 32, 24 = range
+let c = a +* "b,i,j; b,j,k => b,i,k" b`,
+			&Spec{Elem: "float32", Kind: Broadcast, M: 16, N: 24, K: 32, CM: 24, CN: 1, AM: 32, AK: 1, BK: 24, BN: 1}, 1},
+		{"padded convolution: kw and ic merge into k, kh is k2", `input img : 2 | 10, 10, 16 = range
+input ker : 3, 3, 16 -> 8 = range
+let c = img +* "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" ker`,
+			&Spec{Elem: "float32", Kind: Dot, M: 10, N: 8, K: 48, K2: 3, AK2: 13 * 16, BK2: 48, CM: 80, CN: 1, AM: 13 * 16, AK: 1, BK: 1, BN: 144}, 2},
+		{"too small", `input a : 4, 4 = range
+input b : 4, 4 = range
+let c = a +* "i,j; j,k => i,k" b`, nil, 0},
+		{"not a product", `input a : 64, 48 = range
+let c = a ++ "i,j => i" `, nil, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, loops, st := firstNest(t, c.src)
+			n := Classify(p, loops, st, "float32", false)
+			if c.want == nil {
+				if n != nil {
+					t.Fatalf("got %+v, want the Go loops", n.Spec)
+				}
+				return
+			}
+			if n == nil {
+				t.Fatalf("Go loops, want %+v\n%s", *c.want, p)
+			}
+			if n.Spec != *c.want || len(n.Outer) != c.outer {
+				t.Fatalf("got %+v with %d outer loops,\nwant %+v with %d\n%s", n.Spec, len(n.Outer), *c.want, c.outer, p)
+			}
+		})
+	}
+}

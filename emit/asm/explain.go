@@ -1,0 +1,96 @@
+package asm
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// Explain describes, for every operation of a lowered program, which
+// kernel each of its loop nests becomes in elem (float32 or float64)
+// generated code for the tiers: an assembly kernel (kind, sizes,
+// register tile, blocking, the loops left to Go) or the Go loops, with
+// the reason. Nests that absorb a pre-fill are described as if they did
+// not (the kernel then stores instead of adding).
+func Explain(p *loopir.Program, elem string, tiers ...Config) string {
+	var b strings.Builder
+	for _, o := range p.Ops {
+		if _, ok := o.Assignment.(*loopir.Fetch); ok {
+			continue
+		}
+		var lines []string
+		for _, s := range o.Body {
+			f, ok := s.(*loopir.For)
+			if !ok {
+				continue
+			}
+			lines = append(lines, explainNest(p, f, elem, tiers))
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "# %s\n", strings.ReplaceAll(o.Desc, "\n", " "))
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	return b.String()
+}
+
+func explainNest(p *loopir.Program, f *loopir.For, elem string, tiers []Config) string {
+	loops, st := perfectNest(f)
+	if st == nil {
+		return "Go loops (not a perfect nest)"
+	}
+	n := Classify(p, loops, st, elem, false)
+	if n == nil {
+		return "Go loops (" + whyNot(p, loops, st, elem) + ")"
+	}
+	s := n.Spec.Describe(tiers...)
+	if len(n.Outer) > 0 {
+		var outer []string
+		for _, l := range n.Outer {
+			outer = append(outer, fmt.Sprintf("i%d<%d", l.Var, l.Extent))
+		}
+		s += "; Go loops around the call: " + strings.Join(outer, ", ")
+	}
+	return s + "; Go loops when the tier is off"
+}
+
+// whyNot names the first condition a nest fails.
+func whyNot(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) string {
+	ap, ok := st.Value.(*loopir.Apply)
+	switch {
+	case !st.Accumulate || st.Accum != "add":
+		return "not an accumulating sum"
+	case !ok || ap.Prim != "mul" || len(ap.Args) != 2:
+		return "not a sum of products of two tensors"
+	}
+	work := 2
+	for _, l := range loops {
+		work *= l.Extent
+	}
+	if work < MinFlops {
+		return fmt.Sprintf("%d flops, below the %d worth a kernel call", work, MinFlops)
+	}
+	return "no unit-stride axis for a broadcast or dot kernel, or too short"
+}
+
+// perfectNest returns the loops of a perfect nest ending in one store
+// (st nil otherwise).
+func perfectNest(f *loopir.For) ([]*loopir.For, *loopir.Store) {
+	loops := []*loopir.For{f}
+	for len(f.Body) == 1 {
+		switch b := f.Body[0].(type) {
+		case *loopir.For:
+			loops = append(loops, b)
+			f = b
+		case *loopir.Store:
+			return loops, b
+		default:
+			return nil, nil
+		}
+	}
+	return nil, nil
+}

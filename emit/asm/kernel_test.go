@@ -1,0 +1,189 @@
+package asm
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
+	"github.com/ocannlgen/ocannlgen/rt/cpu"
+)
+
+// kernelCases cover both kinds and element types: exact tiles, every
+// tail (m, n, k), several k blocks, transposed operands, a C with gaps
+// between rows, no m axis, and overwriting kernels.
+func kernelCases() []Spec {
+	var out []Spec
+	for _, elem := range []string{"float32", "float64"} {
+		bc := func(m, n, k, cm, am, ak, bk int, ow bool) {
+			out = append(out, Spec{Elem: elem, Kind: Broadcast, M: m, N: n, K: k, CM: cm, CN: 1, AM: am, AK: ak, BK: bk, BN: 1, Overwrite: ow})
+		}
+		bc(7, 19, 13, 19, 13, 1, 19, false)     // row-major, tails everywhere
+		bc(12, 32, 16, 32, 16, 1, 32, false)    // exact tiles
+		bc(13, 37, 600, 40, 600, 1, 37, false)  // k blocks, C rows with gaps
+		bc(9, 21, 30, 21, 1, 9, 21, false)      // A transposed
+		bc(1, 50, 40, 0, 0, 1, 50, false)       // no m axis
+		bc(6, 5, 9, 5, 9, 1, 5, true)           // overwrite, n < lanes
+		bc(20, 24, 1100, 24, 1100, 1, 24, true) // overwrite with k blocks
+		bc(45, 37, 300, 40, 1, 45, 37, false)   // B packed (both tiers), n tail, A transposed
+		bc(50, 48, 70, 48, 70, 1, 48, true)     // B packed, exact n slivers
+		dot := func(m, n, k, cm, cn, am, bn int, ow bool) {
+			out = append(out, Spec{Elem: elem, Kind: Dot, M: m, N: n, K: k, CM: cm, CN: cn, AM: am, AK: 1, BK: 1, BN: bn, Overwrite: ow})
+		}
+		dot(5, 7, 21, 7, 1, 21, 21, false)                                                                                                      // tails everywhere
+		dot(6, 6, 16, 6, 1, 16, 16, false)                                                                                                      // exact
+		dot(4, 5, 3, 1, 4, 3, 3, false)                                                                                                         // k below a vector, C transposed
+		dot(1, 10, 40, 0, 1, 0, 45, false)                                                                                                      // no m axis, B rows with gaps
+		dot(8, 1, 33, 1, 0, 40, 0, true)                                                                                                        // no n axis, overwrite
+		dot(7, 9, 100, 9, 1, 100, 100, true)                                                                                                    // overwrite
+		dot(9, 8, 40, 70, 1, 45, 41, false)                                                                                                     // full 4x4 tiles with C rows apart
+		out = append(out, Spec{Elem: elem, Kind: Dot, M: 9, N: 8, K: 20, K2: 3, AK2: 31, BK2: 400, CM: 8, CN: 1, AM: 50, AK: 1, BK: 1, BN: 21}) // a second reduction axis
+		out = append(out, Spec{Elem: elem, Kind: Dot, M: 10, N: 8, K: 3, K2: 3, AK2: 12, BK2: 3, CM: 8, CN: 1, AM: 1, AK: 1, BK: 1, BN: 9})     // a one-channel 3x3 convolution row
+		out = append(out, Spec{Elem: elem, Kind: Dot, M: 5, N: 6, K: 16, K2: 2, AK2: 100, BK2: 16, CM: 6, CN: 1, AM: 16, AK: 1, BK: 1, BN: 40, Overwrite: true})
+		dot(8, 12, 33, 12, 1, 33, 33, true) // full 4x4 tiles, overwrite
+	}
+	return out
+}
+
+// TestKernelsAgainstLoops builds every case's kernel into a throwaway
+// module and compares it, on random data, with plain Go loops over the
+// same strides. Guard cells around and between the touched cells of C
+// catch stray writes. The kernels run only where the CPU has AVX2+FMA.
+func TestKernelsAgainstLoops(t *testing.T) {
+	if runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "FMA3") {
+		t.Skip("needs amd64 with AVX2 and FMA")
+	}
+	if testing.Short() {
+		t.Skip("builds a module (slow)")
+	}
+	set := NewSet(Tiers()...)
+	cases := kernelCases()
+	for _, sp := range cases {
+		set.Add(sp)
+	}
+	files, err := set.Files("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n)\n\nfunc main() {\n\tbad, ran := 0, 0\n")
+	for _, tier := range set.Tiers() {
+		fmt.Fprintf(&b, "\tif %s {\n\t\tran++\n", tier.Flag())
+		for i := range cases {
+			fmt.Fprintf(&b, "\t\tbad += case%d%s()\n", i, tier.Tier)
+		}
+		fmt.Fprintf(&b, "\t\tfmt.Println(\"tier %s checked\")\n\t}\n", tier.Tier)
+	}
+	b.WriteString("\tif bad > 0 || ran == 0 {\n\t\tos.Exit(1)\n\t}\n\tfmt.Println(\"ok\")\n}\n")
+	for _, tier := range set.Tiers() {
+		for i, sp := range cases {
+			writeCase(&b, i, tier.Tier, &sp, set.Name(set.Add(sp), tier))
+		}
+	}
+	dir := testutil.WriteModule(t, map[string][]byte{"main.go": b.Bytes()})
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := testutil.RepoRoot(t)
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod := fmt.Sprintf("module gentest\n\ngo 1.26\n\nrequire (\n\tgithub.com/ocannlgen/ocannlgen v0.0.0\n\tgithub.com/klauspost/cpuid/v2 v2.4.2\n)\n\nreplace github.com/ocannlgen/ocannlgen => %s\n", root)
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := testutil.GoCmd(t, dir, []string{"GOFLAGS=-mod=mod", "OCANNLGEN_CPU="}, "vet", "."); err != nil {
+		t.Fatalf("go vet of the generated kernels: %v\n%s", err, out)
+	}
+	out, err := testutil.GoCmd(t, dir, []string{"GOFLAGS=-mod=mod", "OCANNLGEN_CPU="}, "run", ".")
+	if err != nil || !strings.Contains(out, "ok") {
+		t.Fatalf("kernels differ from the loops: %v\n%s", err, out)
+	}
+	for _, tier := range set.Tiers() {
+		if tier.Wide == cpu.Supported("AVX512F", "AVX512VL") || !tier.Wide {
+			if !strings.Contains(out, "tier "+tier.Tier+" checked") {
+				t.Errorf("tier %s did not run on this CPU:\n%s", tier.Tier, out)
+			}
+		}
+	}
+	t.Log(out)
+}
+
+// writeCase writes func case<i><tier>() int: random operands, the kernel on
+// one copy of C, the loops on another, the count of mismatches.
+func writeCase(b *bytes.Buffer, i int, tier string, sp *Spec, name string) {
+	span := func(m, n, sm, sn int) int { return (m-1)*sm + (n-1)*sn + 1 }
+	k2 := max(1, sp.K2)
+	cLen := span(sp.M, sp.N, sp.CM, sp.CN) + 8
+	aLen := span(sp.M, sp.K, sp.AM, sp.AK) + (k2-1)*sp.AK2 + 8
+	bLen := span(sp.K, sp.N, sp.BK, sp.BN) + (k2-1)*sp.BK2 + 8
+	tol := "1e-5"
+	if sp.Elem == "float64" {
+		tol = "1e-12"
+	}
+	acc := "+="
+	if sp.Overwrite {
+		acc = "="
+	}
+	fmt.Fprintf(b, `
+func case%[1]d%[19]s() int {
+	e := %[2]s(0)
+	_ = e
+	c := make([]%[2]s, %[3]d)
+	ref := make([]%[2]s, %[3]d)
+	a := make([]%[2]s, %[4]d)
+	bb := make([]%[2]s, %[5]d)
+	seed := uint32(%[1]d*7919 + 1)
+	rnd := func() %[2]s {
+		seed = seed*1664525 + 1013904223
+		return %[2]s(int32(seed>>8)%%2048-1024) / 512
+	}
+	for j := range c {
+		c[j] = rnd()
+		ref[j] = c[j]
+	}
+	for j := range a {
+		a[j] = rnd()
+	}
+	for j := range bb {
+		bb[j] = rnd()
+	}
+	mag := make([]float64, len(c))
+	for m := 0; m < %[6]d; m++ {
+		for n := 0; n < %[7]d; n++ {
+			s := %[2]s(0)
+			for q := 0; q < %[20]d; q++ {
+				for k := 0; k < %[8]d; k++ {
+					s += a[m*%[9]d+k*%[10]d+q*%[21]d] * bb[k*%[11]d+n*%[12]d+q*%[22]d]
+					mag[m*%[13]d+n*%[14]d] += math.Abs(float64(a[m*%[9]d+k*%[10]d+q*%[21]d] * bb[k*%[11]d+n*%[12]d+q*%[22]d]))
+				}
+			}
+			ref[m*%[13]d+n*%[14]d] %[15]s s
+		}
+	}
+	%[16]s(&c[0], &a[0], &bb[0])
+	bad := 0
+	for j := range c {
+		d := math.Abs(float64(c[j] - ref[j]))
+		if d > %[17]s*(1+mag[j]) || math.IsNaN(float64(c[j])) {
+			if bad < 5 {
+				fmt.Printf("case %[1]d %[19]s (%[18]s): cell %%d: got %%v want %%v\n", j, c[j], ref[j])
+			}
+			bad++
+		}
+	}
+	return bad
+}
+`, i, sp.Elem, cLen, aLen, bLen, sp.M, sp.N, sp.K, sp.AM, sp.AK, sp.BK, sp.BN, sp.CM, sp.CN, acc, name, tol,
+		fmt.Sprintf("%s %s M=%d N=%d K=%d overwrite=%v", sp.Elem, sp.Kind, sp.M, sp.N, sp.K, sp.Overwrite), tier, k2, sp.AK2, sp.BK2)
+}

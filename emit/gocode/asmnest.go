@@ -1,0 +1,127 @@
+package gocode
+
+import (
+	"math"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// asmNest returns, for each tier of the kernel set, the call of an
+// assembly kernel running a perfect nest, wrapped in the Go loops the
+// kernel leaves outside, and a comment
+// describing the kernel; nil when the kernel set is off or the nest is
+// not a contraction it handles. init is the pre-fill value the nest
+// absorbs: only a plain zero can be absorbed (the kernel stores instead
+// of adding).
+func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([][]jen.Code, string) {
+	if k.asm == nil {
+		return nil, ""
+	}
+	// A kernel that stores absorbs a pre-fill with zero; otherwise the
+	// branch fills the tensor first and the kernel adds.
+	var n *asm.Nest
+	if init != nil && *init == 0 && !math.Signbit(*init) {
+		n = asm.Classify(k.p, loops, st, k.elem, true)
+	}
+	var pre []jen.Code
+	if n == nil {
+		n = asm.Classify(k.p, loops, st, k.elem, false)
+		if n != nil && init != nil {
+			bd := k.p.Tensors[st.Tensor].BufDims
+			pre = k.regionFill(st.Tensor, make([]int, len(bd)), bd, *init)
+		}
+	}
+	if n == nil {
+		return nil, ""
+	}
+	for _, t := range []int{n.C, n.A, n.B} {
+		if k.ts[t].st.kind == sConst {
+			return nil, ""
+		}
+	}
+	idx := k.asm.Add(n.Spec)
+	var build func(name string, i int) jen.Code
+	build = func(name string, i int) jen.Code {
+		if i == len(n.Outer) {
+			args := make([]jen.Code, 3)
+			for j, t := range []int{n.C, n.A, n.B} {
+				args[j] = jen.Op("&").Add(k.directAccess(t, n.Zero[t]))
+			}
+			return jen.Id(name).Call(args...)
+		}
+		l := n.Outer[i]
+		before := k.varUse[l.Var]
+		inner := build(name, i+1)
+		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
+	}
+	tiers := k.asm.Tiers()
+	calls := make([][]jen.Code, len(tiers))
+	for i, t := range tiers {
+		calls[i] = append(append([]jen.Code(nil), pre...), build(k.asm.Name(idx, t), 0))
+	}
+	return calls, "// " + n.Spec.Describe(tiers...) + "."
+}
+
+// asmFillElision finds an operation whose pre-fill with zero an assembly
+// kernel can absorb although the Go loops cannot: [resets,] fill T with
+// +0, one perfect nest that stores into every cell of the unpadded T
+// once per reduction (an overwriting kernel). The Go branch then fills
+// and runs the loops.
+func (k *kgen) asmFillElision(o *loopir.Operation) *elision {
+	if k.asm == nil {
+		return nil
+	}
+	var e elision
+	for _, s := range o.Body {
+		switch s := s.(type) {
+		case *loopir.ResetPadding:
+		case *loopir.Fill:
+			if e.fill != nil || e.loop != nil || s.Value != 0 || math.Signbit(s.Value) {
+				return nil
+			}
+			e.fill = s
+		case *loopir.For:
+			if e.loop != nil || e.fill == nil {
+				return nil
+			}
+			e.loop = s
+		default:
+			return nil
+		}
+	}
+	if e.fill == nil || e.loop == nil {
+		return nil
+	}
+	loops, st, ok := perfect(e.loop)
+	if !ok || st.Tensor != e.fill.Tensor || k.ts[st.Tensor].st.kind == sConst || padded(&k.p.Tensors[st.Tensor]) {
+		return nil
+	}
+	n := asm.Classify(k.p, loops, st, k.elem, true)
+	if n == nil {
+		return nil
+	}
+	cells := n.Spec.M * n.Spec.N
+	for _, l := range n.Outer {
+		cells *= l.Extent
+	}
+	if cells != k.p.Tensors[st.Tensor].Size() {
+		return nil
+	}
+	return &e
+}
+
+// chainAsmFill emits a nest whose pre-fill the assembly kernel absorbs:
+// the kernels store, the Go branch fills, then runs the loops.
+func (k *kgen) chainAsmFill(loops []*loopir.For, st *loopir.Store, fill *loopir.Fill) ([]jen.Code, error) {
+	zero := 0.0
+	calls, note := k.asmNest(loops, st, &zero)
+	code := k.fill(fill)
+	goCode, err := k.chainGo(loops, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	code = append(code, goCode...)
+	return k.dispatch(calls, note, code), nil
+}
