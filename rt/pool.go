@@ -1,0 +1,212 @@
+package rt
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Task is work split into a fixed number of independent parts, run by a
+// [Pool]. Generated code implements it with one preallocated record per
+// parallel loop nest (held in the kernel's scratch), so handing it to the
+// pool allocates nothing. Part(i) must write only what no other part
+// writes or reads; which goroutine runs a part must not matter.
+type Task interface {
+	// Part runs part i (0 <= i < parts).
+	Part(i int)
+}
+
+// Pool runs the parts of a [Task] on persistent worker goroutines.
+//
+// A Pool of n threads uses the calling goroutine plus up to n-1 workers,
+// and never more threads than runtime.GOMAXPROCS allows at the time of
+// the call. The workers are started once, on the first call that can use
+// them; a call starts no goroutine and allocates nothing. Results never
+// depend on the number of threads: the parts are fixed by the caller
+// (the generator), each part is run exactly once, and parts write
+// disjoint memory, so the same inputs give the same bits on 1, 2 or 64
+// threads.
+//
+// A Pool is safe for concurrent use. One call at a time uses the
+// workers; a call made while another is using them runs its parts on the
+// calling goroutine (so several models sharing a Pool never wait for
+// each other, they only share the workers). A nil *Pool runs every part
+// on the calling goroutine.
+//
+// A part that panics crashes the program when it runs on a worker (as a
+// panic in any goroutine does); generated kernels check their arguments
+// before handing out parts.
+type Pool struct {
+	n int // threads, >= 1
+
+	mu      sync.Mutex // held by the one call using the workers
+	once    sync.Once
+	workers []chan struct{}
+	closed  bool // set under mu
+
+	// Set by the call holding mu before waking workers.
+	task  Task
+	parts int
+	next  atomic.Int64
+	wg    sync.WaitGroup
+}
+
+// NewPool returns a pool of n threads (the calling goroutine counts as
+// one); n <= 0 means runtime.GOMAXPROCS(0) at the time of the call.
+// NewPool(1) runs everything on the calling goroutine. Workers are
+// started lazily; call Close to stop them when the pool is no longer
+// needed.
+func NewPool(n int) *Pool {
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return &Pool{n: max(n, 1)}
+}
+
+// Threads is the number of threads the pool was created with (a call
+// uses at most min(Threads, GOMAXPROCS, parts)); 1 for a nil pool.
+func (p *Pool) Threads() int {
+	if p == nil {
+		return 1
+	}
+	return p.n
+}
+
+// Close stops the workers; later calls run every part on the calling
+// goroutine. Close waits for a call in progress to finish. Closing twice
+// is harmless.
+func (p *Pool) Close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.closed = true
+	for _, w := range p.workers {
+		close(w)
+	}
+	p.workers = nil
+}
+
+// start launches the n-1 workers.
+func (p *Pool) start() {
+	p.workers = make([]chan struct{}, p.n-1)
+	for i := range p.workers {
+		w := make(chan struct{}, 1)
+		p.workers[i] = w
+		go p.worker(w)
+	}
+}
+
+// worker runs parts each time it is woken, until its channel closes.
+func (p *Pool) worker(wake chan struct{}) {
+	for range wake {
+		p.work()
+		p.wg.Done()
+	}
+}
+
+// work runs parts of the current task until none is left.
+func (p *Pool) work() {
+	t, parts := p.task, int64(p.parts)
+	for {
+		i := p.next.Add(1) - 1
+		if i >= parts {
+			return
+		}
+		t.Part(int(i))
+	}
+}
+
+// Run runs t.Part(i) for every i in 0..parts-1 and returns when all
+// have returned. It allocates nothing and starts no goroutine (except
+// the workers, on the first call that uses them).
+func (p *Pool) Run(t Task, parts int) {
+	threads := min(p.Threads(), runtime.GOMAXPROCS(0), parts)
+	if threads <= 1 || !p.mu.TryLock() {
+		for i := range parts {
+			t.Part(i)
+		}
+		return
+	}
+	defer p.mu.Unlock()
+	if p.closed {
+		for i := range parts {
+			t.Part(i)
+		}
+		return
+	}
+	p.once.Do(p.start)
+	p.task, p.parts = t, parts
+	p.next.Store(0)
+	p.wg.Add(threads - 1)
+	for _, w := range p.workers[:threads-1] {
+		w <- struct{}{}
+	}
+	p.work()
+	p.wg.Wait()
+	p.task = nil
+}
+
+// ThreadsEnvVar is the environment variable that sets the number of
+// threads of the process-default pool ([DefaultPool]): a positive
+// integer; unset, empty or invalid means runtime.GOMAXPROCS(0) when the
+// default pool is first used.
+const ThreadsEnvVar = "OCANNLGEN_THREADS"
+
+// ParseThreads parses a value of OCANNLGEN_THREADS: 0 (meaning
+// GOMAXPROCS) for an empty string, an error for anything but a
+// non-negative integer.
+func ParseThreads(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a non-negative integer", ThreadsEnvVar, s)
+	}
+	return n, nil
+}
+
+// defaultPool is the process-default pool: the one unavoidable piece of
+// process-wide state (generated standalone kernels have no other place
+// to find a pool). It is created once, on first use, and replaced only
+// through SetDefaultPool (atomically).
+var defaultPool atomic.Pointer[Pool]
+
+var defaultOnce sync.Once
+
+// DefaultPool returns the process-default pool, used by generated
+// standalone kernels and by models whose Pool field is nil. It is
+// created on first use with OCANNLGEN_THREADS threads (GOMAXPROCS when
+// unset or invalid) unless SetDefaultPool was called first.
+func DefaultPool() *Pool {
+	if p := defaultPool.Load(); p != nil {
+		return p
+	}
+	defaultOnce.Do(func() {
+		n, _ := ParseThreads(os.Getenv(ThreadsEnvVar))
+		defaultPool.CompareAndSwap(nil, NewPool(n))
+	})
+	return defaultPool.Load()
+}
+
+// SetDefaultPool makes p the process-default pool (NewPool(1) makes the
+// whole process single-threaded) and returns the previous one, which it
+// does not close. It is safe to call at any time: a kernel call already
+// running keeps the pool it started with.
+func SetDefaultPool(p *Pool) *Pool {
+	if p == nil {
+		p = NewPool(1)
+	}
+	DefaultPool() // settle the lazy default first
+	return defaultPool.Swap(p)
+}

@@ -1,0 +1,170 @@
+package rt
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// sumTask writes, into out[i], a fixed-order sum depending on i only.
+type sumTask struct {
+	in  []float32
+	out []float32
+}
+
+func (t *sumTask) Part(i int) {
+	n := len(t.in) / len(t.out)
+	s := float32(0)
+	for _, v := range t.in[i*n : (i+1)*n] {
+		s += v * 1.0001
+	}
+	t.out[i] = s
+}
+
+func newSumTask(parts int) *sumTask {
+	t := &sumTask{in: make([]float32, parts*1000), out: make([]float32, parts)}
+	for i := range t.in {
+		t.in[i] = float32(i%97) * 0.37
+	}
+	return t
+}
+
+// serial is the reference: every part in order on one goroutine.
+func serial(parts int) []float32 {
+	t := newSumTask(parts)
+	for i := range parts {
+		t.Part(i)
+	}
+	return t.out
+}
+
+func TestPoolRunsEveryPartOnce(t *testing.T) {
+	for _, threads := range []int{1, 2, 4, 7} {
+		p := NewPool(threads)
+		for _, parts := range []int{0, 1, 2, 3, 16, 33} {
+			task := newSumTask(parts)
+			for i := range task.out {
+				task.out[i] = -1
+			}
+			p.Run(task, parts)
+			want := serial(parts)
+			for i := range want {
+				if task.out[i] != want[i] {
+					t.Fatalf("threads %d parts %d: out[%d] = %v, want %v", threads, parts, i, task.out[i], want[i])
+				}
+			}
+		}
+		p.Close()
+		p.Close()
+	}
+}
+
+type countTask struct{ hits []int32 }
+
+func (t *countTask) Part(i int) { t.hits[i]++ }
+
+func TestPoolCountsAndNil(t *testing.T) {
+	var nilPool *Pool
+	if nilPool.Threads() != 1 {
+		t.Fatalf("nil pool threads = %d", nilPool.Threads())
+	}
+	for _, p := range []*Pool{nilPool, NewPool(4)} {
+		task := &countTask{hits: make([]int32, 50)}
+		for range 20 {
+			p.Run(task, 50)
+		}
+		for i, h := range task.hits {
+			if h != 20 {
+				t.Fatalf("part %d ran %d times, want 20", i, h)
+			}
+		}
+		p.Close()
+		// After Close the parts still run, on the caller.
+		p.Run(task, 50)
+		if task.hits[49] != 21 {
+			t.Fatalf("after Close: part ran %d times, want 21", task.hits[49])
+		}
+	}
+	if n := NewPool(0).Threads(); n != runtime.GOMAXPROCS(0) {
+		t.Fatalf("NewPool(0).Threads() = %d, want GOMAXPROCS %d", n, runtime.GOMAXPROCS(0))
+	}
+}
+
+// Several goroutines share one pool (several models in a process): every
+// call still runs each of its parts once, with the same results.
+func TestPoolConcurrentCallers(t *testing.T) {
+	p := NewPool(4)
+	defer p.Close()
+	want := serial(24)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			task := newSumTask(24)
+			for range 50 {
+				p.Run(task, 24)
+				for i := range want {
+					if task.out[i] != want[i] {
+						errs <- "mismatch"
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
+
+func TestPoolAllocs(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	task := newSumTask(8)
+	p.Run(task, 8) // start the workers
+	if a := testing.AllocsPerRun(100, func() { p.Run(task, 8) }); a != 0 {
+		t.Fatalf("Run allocates %v per call", a)
+	}
+}
+
+func TestParseThreads(t *testing.T) {
+	for s, want := range map[string]int{"": 0, " 3 ": 3, "1": 1, "0": 0} {
+		if n, err := ParseThreads(s); err != nil || n != want {
+			t.Errorf("ParseThreads(%q) = %d, %v; want %d", s, n, err, want)
+		}
+	}
+	for _, s := range []string{"-1", "two", "1.5"} {
+		if _, err := ParseThreads(s); err == nil {
+			t.Errorf("ParseThreads(%q): no error", s)
+		}
+	}
+}
+
+func TestDefaultPool(t *testing.T) {
+	d := DefaultPool()
+	if d == nil || DefaultPool() != d {
+		t.Fatal("DefaultPool not stable")
+	}
+	one := NewPool(1)
+	if prev := SetDefaultPool(one); prev != d {
+		t.Fatal("SetDefaultPool did not return the previous pool")
+	}
+	if DefaultPool() != one {
+		t.Fatal("SetDefaultPool had no effect")
+	}
+	SetDefaultPool(d)
+}
+
+func BenchmarkPoolRun(b *testing.B) {
+	p := NewPool(2)
+	defer p.Close()
+	task := newSumTask(8)
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Run(task, 8)
+	}
+}
