@@ -46,6 +46,9 @@ type Options struct {
 	// NoAsm generates no assembly kernels: the Go loops only (and any
 	// assembly files of an earlier run are deleted).
 	NoAsm bool
+	// Serial generates no parallel loop nests: every kernel runs on the
+	// calling goroutine (gocode.File.Parallel off).
+	Serial bool
 }
 
 // Status says what Generate did (or, with Options.Check, would do) with a
@@ -274,6 +277,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	if !opts.NoAsm {
 		f.Asm = asm.NewSet(asm.Tiers()...)
 	}
+	f.Parallel = !opts.Serial
 	var kernelNames []string
 	var warns []*Error
 	// Kernels are compiled even when directives elsewhere have errors, so

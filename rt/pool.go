@@ -34,8 +34,8 @@ type Task interface {
 // A Pool is safe for concurrent use. One call at a time uses the
 // workers; a call made while another is using them runs its parts on the
 // calling goroutine (so several models sharing a Pool never wait for
-// each other, they only share the workers). A nil *Pool runs every part
-// on the calling goroutine.
+// each other, they only share the workers). A nil *Pool stands for the
+// process-default pool ([DefaultPool]).
 //
 // A part that panics crashes the program when it runs on a worker (as a
 // panic in any goroutine does); generated kernels check their arguments
@@ -68,17 +68,19 @@ func NewPool(n int) *Pool {
 }
 
 // Threads is the number of threads the pool was created with (a call
-// uses at most min(Threads, GOMAXPROCS, parts)); 1 for a nil pool.
+// uses at most min(Threads, GOMAXPROCS, parts)); for a nil pool, the
+// default pool's.
 func (p *Pool) Threads() int {
 	if p == nil {
-		return 1
+		return DefaultPool().n
 	}
 	return p.n
 }
 
 // Close stops the workers; later calls run every part on the calling
 // goroutine. Close waits for a call in progress to finish. Closing twice
-// is harmless.
+// is harmless; closing a nil pool does nothing (the default pool is never
+// closed through it).
 func (p *Pool) Close() {
 	if p == nil {
 		return
@@ -129,7 +131,10 @@ func (p *Pool) work() {
 // have returned. It allocates nothing and starts no goroutine (except
 // the workers, on the first call that uses them).
 func (p *Pool) Run(t Task, parts int) {
-	threads := min(p.Threads(), runtime.GOMAXPROCS(0), parts)
+	if p == nil {
+		p = DefaultPool()
+	}
+	threads := min(p.n, runtime.GOMAXPROCS(0), parts)
 	if threads <= 1 || !p.mu.TryLock() {
 		for i := range parts {
 			t.Part(i)
@@ -209,4 +214,36 @@ func SetDefaultPool(p *Pool) *Pool {
 	}
 	DefaultPool() // settle the lazy default first
 	return defaultPool.Swap(p)
+}
+
+// Records is a free list of task records of type T: generated kernels
+// take one for each parallel loop nest they run and give it back after,
+// so concurrent calls of one kernel get distinct records and a call
+// allocates nothing once the list holds as many records as calls have
+// run at the same time. The zero value is empty and ready; it is safe
+// for concurrent use.
+type Records[T any] struct {
+	mu   sync.Mutex
+	free []*T
+}
+
+// Get takes a record from the list, or allocates one when it is empty.
+// The record holds what its last user left (generated code overwrites
+// every field before use and clears them after).
+func (r *Records[T]) Get() *T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := len(r.free); n > 0 {
+		t := r.free[n-1]
+		r.free = r.free[:n-1]
+		return t
+	}
+	return new(T)
+}
+
+// Put gives a record back.
+func (r *Records[T]) Put(t *T) {
+	r.mu.Lock()
+	r.free = append(r.free, t)
+	r.mu.Unlock()
 }

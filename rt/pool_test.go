@@ -65,8 +65,8 @@ func (t *countTask) Part(i int) { t.hits[i]++ }
 
 func TestPoolCountsAndNil(t *testing.T) {
 	var nilPool *Pool
-	if nilPool.Threads() != 1 {
-		t.Fatalf("nil pool threads = %d", nilPool.Threads())
+	if nilPool.Threads() != DefaultPool().Threads() {
+		t.Fatalf("nil pool threads = %d, want the default's", nilPool.Threads())
 	}
 	for _, p := range []*Pool{nilPool, NewPool(4)} {
 		task := &countTask{hits: make([]int32, 50)}
@@ -166,5 +166,22 @@ func BenchmarkPoolRun(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		p.Run(task, 8)
+	}
+}
+
+func TestRecords(t *testing.T) {
+	var r Records[sumTask]
+	a := r.Get()
+	b := r.Get()
+	if a == b {
+		t.Fatal("two Gets returned one record")
+	}
+	r.Put(a)
+	if r.Get() != a {
+		t.Fatal("Get did not reuse the record given back")
+	}
+	r.Put(a)
+	if n := testing.AllocsPerRun(100, func() { r.Put(r.Get()) }); n != 0 {
+		t.Fatalf("Get/Put allocate %v", n)
 	}
 }

@@ -147,6 +147,13 @@ func flat(idx []loopir.IndexExpr, bufDims []int) (map[int]int, bool) {
 // kernel that stores instead of adding (the nest absorbs a pre-fill with
 // zero). It returns nil when the nest does not qualify.
 func Classify(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, overwrite bool) *Nest {
+	return ClassifyFree(p, loops, st, elem, overwrite, nil)
+}
+
+// ClassifyFree is Classify where the indices may also mention the
+// variables of free, bound outside the nest (a part number of a loop
+// split between threads): they stay in the call's base addresses.
+func ClassifyFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, overwrite bool, free map[int]bool) *Nest {
 	if elem != "float32" && elem != "float64" || len(loops) < 2 {
 		return nil
 	}
@@ -183,7 +190,7 @@ func Classify(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem str
 	}
 	for _, m := range []map[int]int{sc, sa, sb} {
 		for v, s := range m {
-			if s != 0 && !inNest[v] {
+			if s != 0 && !inNest[v] && !free[v] {
 				return nil // an index over a variable bound outside the nest
 			}
 		}

@@ -23,11 +23,11 @@ func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]
 	// branch fills the tensor first and the kernel adds.
 	var n *asm.Nest
 	if init != nil && *init == 0 && !math.Signbit(*init) {
-		n = asm.Classify(k.p, loops, st, k.elem, true)
+		n = asm.ClassifyFree(k.p, loops, st, k.elem, true, k.free)
 	}
 	var pre []jen.Code
 	if n == nil {
-		n = asm.Classify(k.p, loops, st, k.elem, false)
+		n = asm.ClassifyFree(k.p, loops, st, k.elem, false, k.free)
 		if n != nil && init != nil {
 			bd := k.p.Tensors[st.Tensor].BufDims
 			pre = k.regionFill(st.Tensor, make([]int, len(bd)), bd, *init)
@@ -55,6 +55,10 @@ func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]
 		before := k.varUse[l.Var]
 		inner := build(name, i+1)
 		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
+	}
+	if k.free != nil {
+		// A part of a parallel nest: the fill runs before the parts.
+		k.parPre, pre = pre, nil
 	}
 	tiers := k.asm.Tiers()
 	calls := make([][]jen.Code, len(tiers))
@@ -115,6 +119,9 @@ func (k *kgen) asmFillElision(o *loopir.Operation) *elision {
 // chainAsmFill emits a nest whose pre-fill the assembly kernel absorbs:
 // the kernels store, the Go branch fills, then runs the loops.
 func (k *kgen) chainAsmFill(loops []*loopir.For, st *loopir.Store, fill *loopir.Fill) ([]jen.Code, error) {
+	if code, ok, err := k.parChain(loops, st, nil, fill); ok || err != nil {
+		return code, err
+	}
 	zero := 0.0
 	calls, note := k.asmNest(loops, st, &zero)
 	code := k.fill(fill)

@@ -29,6 +29,10 @@ type File struct {
 	// set's flag, with the Go loops kept in the other branch. The caller
 	// renders the set's files next to the Go file.
 	Asm *asm.Set
+	// Parallel runs the large loop nests of the kernels as parts on an
+	// rt.Pool (see par.go for the rule; results do not depend on the
+	// number of threads).
+	Parallel bool
 }
 
 // Guard asserts at compile time that the Go constant Name still equals
@@ -90,6 +94,10 @@ type Kernel struct {
 	// ScratchOver is the size in bytes above which a local array goes
 	// to the scratch (0: all of them); see DefaultScratchOver.
 	ScratchOver int
+	// PoolParam: when the kernel has parallel nests, the function takes
+	// a parameter `pool *rt.Pool` (before the scratch) that runs them;
+	// otherwise they run on rt.DefaultPool().
+	PoolParam bool
 }
 
 // DefaultScratchOver is the ScratchOver of model kernels: local arrays of

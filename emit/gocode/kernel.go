@@ -125,6 +125,18 @@ type kgen struct {
 	scratch string
 	// asm collects the assembly kernels (nil: Go loops only).
 	asm *asm.Set
+	// par: large nests run their parts on an rt.Pool (see par.go).
+	par bool
+	// free are the loop variables bound outside the nest being emitted
+	// (a parallel part's number); parPre is the fill an assembly branch
+	// of such a nest needs before the parts run.
+	free   map[int]bool
+	parPre []jen.Code
+	// parDecls are the task record types and methods of the parallel
+	// nests, rendered after the function; pool names the function's
+	// pool parameter ("" when it takes none).
+	parDecls []jen.Code
+	pool     string
 }
 
 // ktensor is what a kgen knows of one tensor of the program.
@@ -749,6 +761,9 @@ func (k *kgen) function() (jen.Code, error) {
 			continue
 		}
 		params = append(params, jen.Id(pr.Name).Op("*").Add(k.arrayType(s.adims)))
+	}
+	if k.pool != "" {
+		params = append(params, jen.Id(k.pool).Op("*").Qual(rtPath, "Pool"))
 	}
 	if k.takesScratch() {
 		params = append(params, jen.Id(k.scratch).Op("*").Id(k.k.Scratch))

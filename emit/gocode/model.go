@@ -145,12 +145,13 @@ func lit(v float64, elem string) jen.Code {
 
 // renderModel adds the model's declarations to jf. scratch maps the
 // kernels that take a scratch to its type: the model state holds one for
-// each, passed to every call.
-func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
+// each, passed to every call. pool marks the kernels that take the
+// model's Pool.
+func renderModel(jf *jen.File, m *Model, scratch map[string]string, pool map[string]bool) error {
 	if !token.IsIdentifier(m.Name) || m.Elem != "float32" && m.Elem != "float64" {
 		return fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
 	}
-	g := &modelGen{jf: jf, m: m, scratch: scratch, ps: m.Name + "Params", momentum: m.Optim != nil && m.Optim.Momentum > 0}
+	g := &modelGen{jf: jf, m: m, scratch: scratch, pool: pool, ps: m.Name + "Params", momentum: m.Optim != nil && m.Optim.Momentum > 0}
 	g.paramsType()
 	g.stateType()
 	if err := g.init(); err != nil {
@@ -168,6 +169,7 @@ type modelGen struct {
 	jf       *jen.File
 	m        *Model
 	scratch  map[string]string // kernel name -> its scratch type ("" for none)
+	pool     map[string]bool   // kernel name -> it takes the model's Pool
 	ps       string            // the parameter set type's name
 	momentum bool              // the optimizer keeps a momentum buffer
 }
@@ -224,6 +226,12 @@ func (g *modelGen) stateType() {
 		jen.Comment("Grads are the gradients of the loss computed by the last Backward or TrainStep."),
 		jen.Id("Grads").Id(ps),
 	}
+	st = append(st,
+		jen.Comment("Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()"),
+		jen.Comment("(OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The"),
+		jen.Comment("results are the same bits whatever the number of threads."),
+		jen.Id("Pool").Op("*").Qual(rtPath, "Pool"),
+	)
 	if m.Optim != nil {
 		st = append(st,
 			jen.Comment("Step counts the optimizer steps taken (it drives the learning-rate schedule)."),
@@ -316,6 +324,9 @@ func (g *modelGen) entries() {
 			args = append(args, jen.Op("&").Add(field("Params", pi)))
 		}
 		withScratch := func(args []jen.Code) []jen.Code {
+			if g.pool[e.Kernel] {
+				args = append(args, jen.Id("m").Dot("Pool"))
+			}
 			if scratch[e.Kernel] == "" {
 				return args
 			}
@@ -425,6 +436,9 @@ func (g *modelGen) rowsBackward(e *ModelEntry) {
 		args = append(args, jen.Op("&").Add(field("rowGrads", pi)))
 	}
 	args = append(args, jen.Op("&").Id("m").Dot("loss"))
+	if g.pool[m.Backward] {
+		args = append(args, jen.Id("m").Dot("Pool"))
+	}
 	if g.scratch[m.Backward] != "" {
 		args = append(args, jen.Op("&").Id("m").Dot("scratchBackward"))
 	}
@@ -467,6 +481,9 @@ func (g *modelGen) backward() {
 			args = append(args, jen.Op("&").Add(field("Grads", pi)))
 		}
 		args = append(args, jen.Op("&").Id("m").Dot("loss"))
+		if g.pool[m.Backward] {
+			args = append(args, jen.Id("m").Dot("Pool"))
+		}
 		if scratch[m.Backward] != "" {
 			args = append(args, jen.Op("&").Id("m").Dot("scratchBackward"))
 		}

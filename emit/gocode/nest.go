@@ -643,6 +643,9 @@ func (c *chain) note() string {
 // nest an assembly kernel runs becomes `if flag512 { call } else if
 // flag2 { call } else { loops }`.
 func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
+	if code, ok, err := k.parChain(loops, st, init, nil); ok || err != nil {
+		return code, err
+	}
 	calls, note := k.asmNest(loops, st, init)
 	code, err := k.chainGo(loops, st, init)
 	if calls == nil || err != nil {

@@ -62,6 +62,7 @@ func Render(f *File) ([]byte, error) {
 	}
 	var kfs []kfunc
 	scratch := map[string]string{}
+	pool := map[string]bool{}
 	for i, kn := range f.Kernels {
 		if kn == nil {
 			return nil, fmt.Errorf("gocode: kernel %d is nil", i)
@@ -81,6 +82,7 @@ func Render(f *File) ([]byte, error) {
 			return nil, err
 		}
 		k.asm = f.Asm
+		k.par = f.Parallel
 		fn, err := k.function()
 		if err != nil {
 			return nil, err
@@ -89,9 +91,12 @@ func Render(f *File) ([]byte, error) {
 		if k.takesScratch() {
 			scratch[kn.Name] = kn.Scratch
 		}
+		if k.pool != "" {
+			pool[kn.Name] = true
+		}
 	}
 	for _, m := range f.Models {
-		if err := renderModel(jf, m, scratch); err != nil {
+		if err := renderModel(jf, m, scratch, pool); err != nil {
 			return nil, err
 		}
 	}
@@ -103,6 +108,10 @@ func Render(f *File) ([]byte, error) {
 			doc(jf, fmt.Sprintf("%s holds the local arrays of %s too large for the stack. Their\n"+
 				"contents are garbage between calls; calls running at the same time need one each.", kf.k.k.Scratch, kf.k.k.Name))
 			jf.Add(st)
+			jf.Line()
+		}
+		for _, d := range kf.k.parDecls {
+			jf.Add(d)
 			jf.Line()
 		}
 	}

@@ -54,6 +54,10 @@ type ocannlReverser struct {
 	Params ocannlReverserParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlReverserParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -97,7 +101,7 @@ func (m *ocannlReverser) TrainLoss(tokens *[32][8][10]float32, targets *[32][8][
 
 // Predict runs entry point predict of Reverser and returns its result, shape 64,8 | 10, held in m until the next call. It does not allocate.
 func (m *ocannlReverser) Predict(tokens *[64][8][10]float32) *[64][8][10]float32 {
-	ocannlReverserPredict(tokens, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetAttention1WQ, &m.Params.NetAttention1WK, &m.Params.NetAttention1WV, &m.Params.NetAttention1WO, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetLayerNorm2Gamma, &m.Params.NetLayerNorm2Beta, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.outPredict, &m.scratchPredict)
+	ocannlReverserPredict(tokens, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetAttention1WQ, &m.Params.NetAttention1WK, &m.Params.NetAttention1WV, &m.Params.NetAttention1WO, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetLayerNorm2Gamma, &m.Params.NetLayerNorm2Beta, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.outPredict, m.Pool, &m.scratchPredict)
 	return &m.outPredict
 }
 
@@ -5394,7 +5398,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
 //	      predict[i0, i1, i2] = _predict.1[i0, i1, i2] + net.linear#2.b[i2]
-func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[64][8][10]float32, scratch *ocannlReverserPredictScratch) {
+func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[64][8][10]float32, pool *rt.Pool, scratch *ocannlReverserPredictScratch) {
 	var net_h_1 [64][8][32]float32
 	var net_h [64][8][32]float32
 	var net_attention_1_q [64][8][4][8]float32
@@ -5892,30 +5896,21 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
-			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlReverserPredictPart0Records.Get()
+	rec.pNetDense1B = pNetDense1B
+	rec.scratch = scratch
+	pool.Run(rec, 8)
+	*rec = ocannlReverserPredictPart0{}
+	ocannlReverserPredictPart0Records.Put(rec)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
-			net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
-			for i2 := range 64 {
-				r := net_linear_1_x_2Row2[i2]
-				if !(r > 0) {
-					r = 0
-				}
-				net_linear_1_xRow[i2] = r
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlReverserPredictPart1Records.Get()
+	rec2.scratch = scratch
+	pool.Run(rec2, 8)
+	*rec2 = ocannlReverserPredictPart1{}
+	ocannlReverserPredictPart1Records.Put(rec2)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// float32 dot kernel M=32 N=512 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -6124,3 +6119,54 @@ type ocannlReverserPredictScratch struct {
 	net_linear_1_x_2 [64][8][64]float32
 	net_linear_1_x   [64][8][64]float32
 }
+
+// ocannlReverserPredictPart0 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart0 struct {
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserPredictScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlReverserPredictPart0) Part(j int) {
+	pNetDense1B, scratch := r.pNetDense1B, r.scratch
+	for i0 := range 8 {
+		for i1 := range 8 {
+			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j][i1]
+			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+8*j][i1]
+			for i2 := range 64 {
+				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart0Records holds the free ocannlReverserPredictPart0 records.
+var ocannlReverserPredictPart0Records rt.Records[ocannlReverserPredictPart0]
+
+// ocannlReverserPredictPart1 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart1 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r3 *ocannlReverserPredictPart1) Part(j2 int) {
+	scratch := r3.scratch
+	for i0 := range 8 {
+		for i1 := range 8 {
+			net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+8*j2][i1]
+			net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j2][i1]
+			for i2 := range 64 {
+				r2 := net_linear_1_x_2Row2[i2]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_linear_1_xRow[i2] = r2
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart1Records holds the free ocannlReverserPredictPart1 records.
+var ocannlReverserPredictPart1Records rt.Records[ocannlReverserPredictPart1]

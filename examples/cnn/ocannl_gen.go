@@ -34,6 +34,10 @@ type ocannlCNN struct {
 	Params ocannlCNNParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlCNNParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -69,7 +73,7 @@ func (m *ocannlCNN) TrainLoss(images *[32][12][12][1]float32, labels *[32][4]flo
 
 // Predict runs entry point predict of CNN and returns its result, shape 256 | 4, held in m until the next call. It does not allocate.
 func (m *ocannlCNN) Predict(images *[256][12][12][1]float32) *[256][4]float32 {
-	ocannlCNNPredict(images, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.outPredict, &m.scratchPredict)
+	ocannlCNNPredict(images, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.outPredict, m.Pool, &m.scratchPredict)
 	return &m.outPredict
 }
 
@@ -2081,74 +2085,36 @@ type ocannlCNNBackwardScratch struct {
 //	for i0 in 0..255:
 //	  for i1 in 0..3:
 //	    predict[i0, i1] = _predict.1[i0, i1] + net.head.b[i1]
-func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[256][4]float32, scratch *ocannlCNNPredictScratch) {
+func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[256][4]float32, pool *rt.Pool, scratch *ocannlCNNPredictScratch) {
 	var net_max_pool_1_y_1 [2][2]float32
 	var predict_1 [256][4]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
-	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm8AVX512(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				ocannlGemm8AVX2(&scratch.net_conv1_y[0][i1][i2][0], &images[0][i1][i2][0], &pNetConv1Kernel[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					for i3 := range 8 {
-						acc := float32(0)
-						for i4 := range 3 {
-							imagesRow := &images[i0][i1+i4]
-							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-							for i5 := range 3 {
-								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
-							}
-						}
-						scratch.net_conv1_y[i0][i1][i2][i3] = acc
-					}
-				}
-			}
-		}
-	}
+	// 5 parts of i1 on the pool.
+	rec := ocannlCNNPredictPart0Records.Get()
+	rec.images = images
+	rec.pNetConv1Kernel = pNetConv1Kernel
+	rec.scratch = scratch
+	pool.Run(rec, 5)
+	*rec = ocannlCNNPredictPart0{}
+	ocannlCNNPredictPart0Records.Put(rec)
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-	for i0 := range 256 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlCNNPredictPart1Records.Get()
+	rec2.pNetConv1Bias = pNetConv1Bias
+	rec2.scratch = scratch
+	pool.Run(rec2, 8)
+	*rec2 = ocannlCNNPredictPart1{}
+	ocannlCNNPredictPart1Records.Put(rec2)
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	for i0 := range 256 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
-				for i3 := range 8 {
-					r := net_max_pool_1_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
-					}
-					net_max_pool_1_xRow[i3] = r
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec3 := ocannlCNNPredictPart2Records.Get()
+	rec3.scratch = scratch
+	pool.Run(rec3, 8)
+	*rec3 = ocannlCNNPredictPart2{}
+	ocannlCNNPredictPart2Records.Put(rec3)
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
@@ -2159,11 +2125,11 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j := range 256 {
-		for j2 := range 8 {
-			for j3 := range 8 {
-				for j4 := range 8 {
-					scratch.net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+	for j4 := range 256 {
+		for j5 := range 8 {
+			for j6 := range 8 {
+				for j7 := range 8 {
+					scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -2190,103 +2156,62 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j5 := range 256 {
-		for j6 := range 8 {
-			for j7 := range 8 {
-				scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
-			}
-		}
-	}
 	for j8 := range 256 {
-		for j9 := 6; j9 < 8; j9++ {
+		for j9 := range 8 {
 			for j10 := range 8 {
-				for j11 := range 8 {
-					scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
-				}
+				scratch.net_max_pool_1_y[j8][0][j9][j10] = 0
 			}
 		}
 	}
-	for j12 := range 256 {
-		for j13 := 1; j13 < 6; j13++ {
-			for j14 := range 8 {
-				scratch.net_max_pool_1_y[j12][j13][0][j14] = 0
+	for j11 := range 256 {
+		for j12 := 6; j12 < 8; j12++ {
+			for j13 := range 8 {
+				for j14 := range 8 {
+					scratch.net_max_pool_1_y[j11][j12][j13][j14] = 0
+				}
 			}
 		}
 	}
 	for j15 := range 256 {
 		for j16 := 1; j16 < 6; j16++ {
-			for j17 := 6; j17 < 8; j17++ {
-				for j18 := range 8 {
-					scratch.net_max_pool_1_y[j15][j16][j17][j18] = 0
+			for j17 := range 8 {
+				scratch.net_max_pool_1_y[j15][j16][0][j17] = 0
+			}
+		}
+	}
+	for j18 := range 256 {
+		for j19 := 1; j19 < 6; j19++ {
+			for j20 := 6; j20 < 8; j20++ {
+				for j21 := range 8 {
+					scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
 				}
 			}
 		}
 	}
-	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						acc3 := float32(0)
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
-								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								for i6 := range 8 {
-									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
-								}
-							}
-						}
-						scratch.net_conv2_y[i0][i1][i2][i3] = acc3
-					}
-				}
-			}
-		}
-	}
+	// 5 parts of i1 on the pool.
+	rec4 := ocannlCNNPredictPart3Records.Get()
+	rec4.pNetConv2Kernel = pNetConv2Kernel
+	rec4.scratch = scratch
+	pool.Run(rec4, 5)
+	*rec4 = ocannlCNNPredictPart3{}
+	ocannlCNNPredictPart3Records.Put(rec4)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	for i0 := range 256 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-				net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
-				for i3 := range 16 {
-					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlCNNPredictPart4Records.Get()
+	rec5.pNetConv2Bias = pNetConv2Bias
+	rec5.scratch = scratch
+	pool.Run(rec5, 8)
+	*rec5 = ocannlCNNPredictPart4{}
+	ocannlCNNPredictPart4Records.Put(rec5)
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	for i0 := range 256 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
-				net_head_xRow := &scratch.net_head_x[i0][i1][i2]
-				for i3 := range 16 {
-					r2 := net_head_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
-					}
-					net_head_xRow[i3] = r2
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlCNNPredictPart5Records.Get()
+	rec6.scratch = scratch
+	pool.Run(rec6, 8)
+	*rec6 = ocannlCNNPredictPart5{}
+	ocannlCNNPredictPart5Records.Put(rec6)
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -2334,3 +2259,212 @@ type ocannlCNNPredictScratch struct {
 	net_head_x_1       [256][5][5][16]float32
 	net_head_x         [256][5][5][16]float32
 }
+
+// ocannlCNNPredictPart0 is the task record of a loop nest of ocannlCNNPredict that runs in 5 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlCNNPredictPart0 struct {
+	images          *[256][12][12][1]float32
+	pNetConv1Kernel *[72]float32
+	scratch         *ocannlCNNPredictScratch
+}
+
+// Part runs part j of the nest (0 <= j < 5).
+func (r *ocannlCNNPredictPart0) Part(j int) {
+	images, pNetConv1Kernel, scratch := r.images, r.pNetConv1Kernel, r.scratch
+	// float32 dot kernel M=256 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 10 {
+				ocannlGemm8AVX512(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			for i2 := range 10 {
+				ocannlGemm8AVX2(&scratch.net_conv1_y[0][i1+2*j][i2][0], &images[0][i1+2*j][i2][0], &pNetConv1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 2 {
+				for i2 := range 10 {
+					for i3 := range 8 {
+						acc := float32(0)
+						for i4 := range 3 {
+							imagesRow := &images[i0][i1+2*j+i4]
+							pNetConv1KernelRow := (*[3]float32)(pNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								acc += imagesRow[i2+i5][0] * pNetConv1KernelRow[i5]
+							}
+						}
+						scratch.net_conv1_y[i0][i1+2*j][i2][i3] = acc
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart0Records holds the free ocannlCNNPredictPart0 records.
+var ocannlCNNPredictPart0Records rt.Records[ocannlCNNPredictPart0]
+
+// ocannlCNNPredictPart1 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart1 struct {
+	pNetConv1Bias *[8]float32
+	scratch       *ocannlCNNPredictScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r2 *ocannlCNNPredictPart1) Part(j2 int) {
+	pNetConv1Bias, scratch := r2.pNetConv1Bias, r2.scratch
+	for i0 := range 32 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				net_conv1_yRow := &scratch.net_conv1_y[i0+32*j2][i1][i2]
+				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+32*j2][i1][i2]
+				for i3 := range 8 {
+					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart1Records holds the free ocannlCNNPredictPart1 records.
+var ocannlCNNPredictPart1Records rt.Records[ocannlCNNPredictPart1]
+
+// ocannlCNNPredictPart2 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart2 struct {
+	scratch *ocannlCNNPredictScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 8).
+func (r4 *ocannlCNNPredictPart2) Part(j3 int) {
+	scratch := r4.scratch
+	for i0 := range 32 {
+		for i1 := range 10 {
+			for i2 := range 10 {
+				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+32*j3][i1][i2]
+				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j3][i1][i2]
+				for i3 := range 8 {
+					r3 := net_max_pool_1_x_1Row2[i3]
+					if !(r3 > 0) {
+						r3 = 0
+					}
+					net_max_pool_1_xRow[i3] = r3
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart2Records holds the free ocannlCNNPredictPart2 records.
+var ocannlCNNPredictPart2Records rt.Records[ocannlCNNPredictPart2]
+
+// ocannlCNNPredictPart3 is the task record of a loop nest of ocannlCNNPredict that runs in 5 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlCNNPredictPart3 struct {
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNPredictScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 5).
+func (r5 *ocannlCNNPredictPart3) Part(j22 int) {
+	pNetConv2Kernel, scratch := r5.pNetConv2Kernel, r5.scratch
+	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 1 {
+			for i2 := range 5 {
+				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 1 {
+			for i2 := range 5 {
+				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 1 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
+							}
+						}
+						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart3Records holds the free ocannlCNNPredictPart3 records.
+var ocannlCNNPredictPart3Records rt.Records[ocannlCNNPredictPart3]
+
+// ocannlCNNPredictPart4 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart4 struct {
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNPredictScratch
+}
+
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r6 *ocannlCNNPredictPart4) Part(j23 int) {
+	pNetConv2Bias, scratch := r6.pNetConv2Bias, r6.scratch
+	for i0 := range 32 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				net_conv2_yRow := &scratch.net_conv2_y[i0+32*j23][i1][i2]
+				net_head_x_1Row := &scratch.net_head_x_1[i0+32*j23][i1][i2]
+				for i3 := range 16 {
+					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart4Records holds the free ocannlCNNPredictPart4 records.
+var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
+
+// ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart5 struct {
+	scratch *ocannlCNNPredictScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r8 *ocannlCNNPredictPart5) Part(j24 int) {
+	scratch := r8.scratch
+	for i0 := range 32 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j24][i1][i2]
+				net_head_xRow := &scratch.net_head_x[i0+32*j24][i1][i2]
+				for i3 := range 16 {
+					r7 := net_head_x_1Row2[i3]
+					if !(r7 > 0) {
+						r7 = 0
+					}
+					net_head_xRow[i3] = r7
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart5Records holds the free ocannlCNNPredictPart5 records.
+var ocannlCNNPredictPart5Records rt.Records[ocannlCNNPredictPart5]

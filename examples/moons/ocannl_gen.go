@@ -33,6 +33,10 @@ type ocannlMoons struct {
 	Params ocannlMoonsParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMoonsParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.

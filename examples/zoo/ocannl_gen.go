@@ -42,6 +42,10 @@ type ocannlLeNet struct {
 	Params ocannlLeNetParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlLeNetParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -222,6 +226,10 @@ type ocannlVGG struct {
 	Params ocannlVGGParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlVGGParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -395,6 +403,10 @@ type ocannlResNet struct {
 	Params ocannlResNetParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlResNetParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -556,6 +568,10 @@ type ocannlNormalized struct {
 	Params ocannlNormalizedParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlNormalizedParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -704,6 +720,10 @@ type ocannlMobileNet struct {
 	Params ocannlMobileNetParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMobileNetParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -893,6 +913,10 @@ type ocannlTransformer struct {
 	Params ocannlTransformerParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlTransformerParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -1213,6 +1237,10 @@ type ocannlMixer struct {
 	Params ocannlMixerParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMixerParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -1406,6 +1434,10 @@ type ocannlAutoencoder struct {
 	Params ocannlAutoencoderParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlAutoencoderParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -1566,6 +1598,10 @@ type ocannlRowsMLP struct {
 	Params ocannlRowsMLPParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlRowsMLPParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
@@ -1750,6 +1786,10 @@ type ocannlRowsSeq struct {
 	Params ocannlRowsSeqParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlRowsSeqParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.

@@ -26,7 +26,11 @@ type ocannlAdd struct {
 	Params ocannlAddParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlAddParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -103,7 +107,11 @@ type ocannlSub struct {
 	Params ocannlSubParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSubParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -180,7 +188,11 @@ type ocannlMul struct {
 	Params ocannlMulParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMulParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -257,7 +269,11 @@ type ocannlDiv struct {
 	Params ocannlDivParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlDivParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -332,7 +348,11 @@ type ocannlSelfMul struct {
 	Params ocannlSelfMulParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSelfMulParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -402,7 +422,11 @@ type ocannlPow2 struct {
 	Params ocannlPow2Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlPow2Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -472,7 +496,11 @@ type ocannlPow1 struct {
 	Params ocannlPow1Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlPow1Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -542,7 +570,11 @@ type ocannlPow3 struct {
 	Params ocannlPow3Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlPow3Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -612,7 +644,11 @@ type ocannlPowHalf struct {
 	Params ocannlPowHalfParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlPowHalfParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -682,7 +718,11 @@ type ocannlPowNeg struct {
 	Params ocannlPowNegParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlPowNegParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -752,7 +792,11 @@ type ocannlPow0 struct {
 	Params ocannlPow0Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlPow0Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -822,7 +866,11 @@ type ocannlPowNegBase struct {
 	Params ocannlPowNegBaseParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlPowNegBaseParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -896,7 +944,11 @@ type ocannlFma struct {
 	Params ocannlFmaParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlFmaParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -978,7 +1030,11 @@ type ocannlWhere struct {
 	Params ocannlWhereParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlWhereParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1053,7 +1109,11 @@ type ocannlWhereConst struct {
 	Params ocannlWhereConstParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlWhereConstParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1125,7 +1185,11 @@ type ocannlWhereCompare struct {
 	Params ocannlWhereCompareParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlWhereCompareParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1202,7 +1266,11 @@ type ocannlCompare struct {
 	Params ocannlCompareParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlCompareParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1281,7 +1349,11 @@ type ocannlArith struct {
 	Params ocannlArithParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlArithParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1365,7 +1437,11 @@ type ocannlLayerNorm struct {
 	Params ocannlLayerNormParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlLayerNormParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1449,7 +1525,11 @@ type ocannlLayerNorm2D struct {
 	Params ocannlLayerNorm2DParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlLayerNorm2DParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1529,7 +1609,11 @@ type ocannlSoftmax struct {
 	Params ocannlSoftmaxParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSoftmaxParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1599,7 +1683,11 @@ type ocannlLogSoftmax struct {
 	Params ocannlLogSoftmaxParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlLogSoftmaxParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1671,7 +1759,11 @@ type ocannlCrossEntropy struct {
 	Params ocannlCrossEntropyParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlCrossEntropyParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1756,7 +1848,11 @@ type ocannlHinge struct {
 	Params ocannlHingeParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlHingeParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1857,7 +1953,11 @@ type ocannlDense struct {
 	Params ocannlDenseParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlDenseParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -1944,7 +2044,11 @@ type ocannlSharedInstance struct {
 	Params ocannlSharedInstanceParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSharedInstanceParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2027,7 +2131,11 @@ type ocannlAttention struct {
 	Params ocannlAttentionParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlAttentionParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2125,7 +2233,11 @@ type ocannlMaskedAttention struct {
 	Params ocannlMaskedAttentionParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMaskedAttentionParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2239,7 +2351,11 @@ type ocannlTransformerBlock struct {
 	Params ocannlTransformerBlockParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlTransformerBlockParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2371,7 +2487,11 @@ type ocannlConcat struct {
 	Params ocannlConcatParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConcatParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2448,7 +2568,11 @@ type ocannlConcat3 struct {
 	Params ocannlConcat3Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConcat3Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2525,7 +2649,11 @@ type ocannlConcatAxis0 struct {
 	Params ocannlConcatAxis0Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConcatAxis0Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2606,7 +2734,11 @@ type ocannlBlockMatrix struct {
 	Params ocannlBlockMatrixParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlBlockMatrixParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2693,7 +2825,11 @@ type ocannlBatchSlice struct {
 	Params ocannlBatchSliceParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlBatchSliceParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2770,7 +2906,11 @@ type ocannlSlicePrefix struct {
 	Params ocannlSlicePrefixParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSlicePrefixParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2847,7 +2987,11 @@ type ocannlSliceSuffix struct {
 	Params ocannlSliceSuffixParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSliceSuffixParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2922,7 +3066,11 @@ type ocannlSliceMiddle struct {
 	Params ocannlSliceMiddleParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSliceMiddleParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -2992,7 +3140,11 @@ type ocannlDropFirst struct {
 	Params ocannlDropFirstParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlDropFirstParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3062,7 +3214,11 @@ type ocannlPadBlocks struct {
 	Params ocannlPadBlocksParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlPadBlocksParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3132,7 +3288,11 @@ type ocannlStridedSlice struct {
 	Params ocannlStridedSliceParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlStridedSliceParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3204,7 +3364,11 @@ type ocannlInterleave struct {
 	Params ocannlInterleaveParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlInterleaveParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3281,7 +3445,11 @@ type ocannlStack struct {
 	Params ocannlStackParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlStackParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3358,7 +3526,11 @@ type ocannlStackInput struct {
 	Params ocannlStackInputParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlStackInputParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3435,7 +3607,11 @@ type ocannlStackBatch struct {
 	Params ocannlStackBatchParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlStackBatchParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3514,7 +3690,11 @@ type ocannlConvPadded struct {
 	Params ocannlConvPaddedParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConvPaddedParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3598,7 +3778,11 @@ type ocannlConvPaddedStride2 struct {
 	Params ocannlConvPaddedStride2Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConvPaddedStride2Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3682,7 +3866,11 @@ type ocannlConvPaddedK2Stride2 struct {
 	Params ocannlConvPaddedK2Stride2Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConvPaddedK2Stride2Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3766,7 +3954,11 @@ type ocannlConvValid struct {
 	Params ocannlConvValidParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConvValidParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3850,7 +4042,11 @@ type ocannlConvValidStride2 struct {
 	Params ocannlConvValidStride2Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConvValidStride2Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -3938,7 +4134,11 @@ type ocannlConvStack struct {
 	Params ocannlConvStackParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConvStackParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4030,7 +4230,11 @@ type ocannlConv1DPadded struct {
 	Params ocannlConv1DPaddedParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConv1DPaddedParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4107,7 +4311,11 @@ type ocannlConv1DPaddedStride2 struct {
 	Params ocannlConv1DPaddedStride2Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConv1DPaddedStride2Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4184,7 +4392,11 @@ type ocannlConv1DPaddedDilated struct {
 	Params ocannlConv1DPaddedDilatedParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConv1DPaddedDilatedParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4261,7 +4473,11 @@ type ocannlConv1DValid struct {
 	Params ocannlConv1DValidParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConv1DValidParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4338,7 +4554,11 @@ type ocannlConv1DValidStride2Dilated struct {
 	Params ocannlConv1DValidStride2DilatedParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlConv1DValidStride2DilatedParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4413,7 +4633,11 @@ type ocannlMatmulCompose struct {
 	Params ocannlMatmulComposeParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMatmulComposeParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4485,7 +4709,11 @@ type ocannlMatmulParams struct {
 	Params ocannlMatmulParamsParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMatmulParamsParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4562,7 +4790,11 @@ type ocannlMatmulChain struct {
 	Params ocannlMatmulChainParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMatmulChainParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4639,7 +4871,11 @@ type ocannlEinsumMatmul struct {
 	Params ocannlEinsumMatmulParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlEinsumMatmulParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4716,7 +4952,11 @@ type ocannlEinsumBatched struct {
 	Params ocannlEinsumBatchedParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlEinsumBatchedParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4793,7 +5033,11 @@ type ocannlEinsumTranspose struct {
 	Params ocannlEinsumTransposeParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlEinsumTransposeParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4870,7 +5114,11 @@ type ocannlEinsumRowVar struct {
 	Params ocannlEinsumRowVarParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlEinsumRowVarParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -4947,7 +5195,11 @@ type ocannlEinsumDot struct {
 	Params ocannlEinsumDotParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlEinsumDotParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5024,7 +5276,11 @@ type ocannlEinsumDiag struct {
 	Params ocannlEinsumDiagParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlEinsumDiagParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5101,7 +5357,11 @@ type ocannlOuterSum struct {
 	Params ocannlOuterSumParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlOuterSumParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5176,7 +5436,11 @@ type ocannlUnaryEinsum struct {
 	Params ocannlUnaryEinsumParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlUnaryEinsumParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5246,7 +5510,11 @@ type ocannlFixedSlice struct {
 	Params ocannlFixedSliceParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlFixedSliceParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5316,7 +5584,11 @@ type ocannlFixedScatter struct {
 	Params ocannlFixedScatterParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlFixedScatterParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5388,7 +5660,11 @@ type ocannlFixedEinsum struct {
 	Params ocannlFixedEinsumParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlFixedEinsumParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5463,7 +5739,11 @@ type ocannlFixedInputAxis struct {
 	Params ocannlFixedInputAxisParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlFixedInputAxisParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5535,7 +5815,11 @@ type ocannlBroadcastBias struct {
 	Params ocannlBroadcastBiasParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlBroadcastBiasParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5612,7 +5896,11 @@ type ocannlBroadcastScalar struct {
 	Params ocannlBroadcastScalarParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlBroadcastScalarParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5689,7 +5977,11 @@ type ocannlBroadcastRowCol struct {
 	Params ocannlBroadcastRowColParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlBroadcastRowColParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5764,7 +6056,11 @@ type ocannlBroadcastConst struct {
 	Params ocannlBroadcastConstParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlBroadcastConstParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5834,7 +6130,11 @@ type ocannlMaxPool struct {
 	Params ocannlMaxPoolParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMaxPoolParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5904,7 +6204,11 @@ type ocannlMaxPoolOverlap struct {
 	Params ocannlMaxPoolOverlapParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMaxPoolOverlapParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -5978,7 +6282,11 @@ type ocannlMaxPoolConv struct {
 	Params ocannlMaxPoolConvParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlMaxPoolConvParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6058,7 +6366,11 @@ type ocannlAvgPool struct {
 	Params ocannlAvgPoolParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlAvgPoolParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6128,7 +6440,11 @@ type ocannlReduceMax struct {
 	Params ocannlReduceMaxParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlReduceMaxParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6198,7 +6514,11 @@ type ocannlReduceMaxAll struct {
 	Params ocannlReduceMaxAllParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlReduceMaxAllParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6270,7 +6590,11 @@ type ocannlTropicalSame struct {
 	Params ocannlTropicalSameParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlTropicalSameParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6347,7 +6671,11 @@ type ocannlTropicalMatmul struct {
 	Params ocannlTropicalMatmulParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlTropicalMatmulParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6422,7 +6750,11 @@ type ocannlSumPoolLabelOnly struct {
 	Params ocannlSumPoolLabelOnlyParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSumPoolLabelOnlyParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6496,7 +6828,11 @@ type ocannlSaveA struct {
 	Params ocannlSaveAParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSaveAParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6580,7 +6916,11 @@ type ocannlSaveB struct {
 	Params ocannlSaveBParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSaveBParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6664,7 +7004,11 @@ type ocannlSaveF32 struct {
 	Params ocannlSaveF32Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSaveF32Params
-	loss  [1]float32
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float32
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6744,7 +7088,11 @@ type ocannlRelu struct {
 	Params ocannlReluParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlReluParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6814,7 +7162,11 @@ type ocannlSat01 struct {
 	Params ocannlSat01Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSat01Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6884,7 +7236,11 @@ type ocannlExp struct {
 	Params ocannlExpParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlExpParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -6954,7 +7310,11 @@ type ocannlLog struct {
 	Params ocannlLogParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlLogParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7024,7 +7384,11 @@ type ocannlExp2 struct {
 	Params ocannlExp2Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlExp2Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7094,7 +7458,11 @@ type ocannlLog2 struct {
 	Params ocannlLog2Params
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlLog2Params
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7164,7 +7532,11 @@ type ocannlSin struct {
 	Params ocannlSinParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSinParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7234,7 +7606,11 @@ type ocannlCos struct {
 	Params ocannlCosParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlCosParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7304,7 +7680,11 @@ type ocannlSqrt struct {
 	Params ocannlSqrtParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlSqrtParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7374,7 +7754,11 @@ type ocannlRecip struct {
 	Params ocannlRecipParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlRecipParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7444,7 +7828,11 @@ type ocannlRecipSqrt struct {
 	Params ocannlRecipSqrtParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlRecipSqrtParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7514,7 +7902,11 @@ type ocannlNeg struct {
 	Params ocannlNegParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlNegParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7584,7 +7976,11 @@ type ocannlNegPrefix struct {
 	Params ocannlNegPrefixParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlNegPrefixParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7654,7 +8050,11 @@ type ocannlTanh struct {
 	Params ocannlTanhParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlTanhParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7724,7 +8124,11 @@ type ocannlId struct {
 	Params ocannlIdParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlIdParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.
@@ -7794,7 +8198,11 @@ type ocannlUnaryChain struct {
 	Params ocannlUnaryChainParams
 	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
 	Grads ocannlUnaryChainParams
-	loss  [1]float64
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients.

@@ -1,0 +1,294 @@
+package gocode
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// Parallel nests (File.Parallel). A perfect nest worth it runs as a
+// fixed number of parts on an rt.Pool: one loop L (extent E) that is not
+// a reduction and alone drives an axis of the stored tensor is split as
+// L = (E/P)*part + L', so part p writes its own cells and only them; the
+// other loops, reductions included, run whole inside each part, so every
+// cell receives its updates in the serial order. P depends only on E,
+// never on the number of threads: the results are the same bits on any
+// number of threads (an assembly kernel, specialized for the part's
+// size, may round differently from the unsplit kernel, but identically
+// on 1 or 64 threads).
+//
+// The rule (parWorth): a nest runs in parallel when it does at least
+// ParMinGoIters iterations of Go loops, or ParMinAsmIters multiply-adds
+// of an assembly kernel, and when every tensor it touches is a
+// parameter, a constant or a scratch field (a stack local cannot be
+// shared with the pool's goroutines without escaping to the heap).
+// The loop split is, among the splittable loops (not the innermost of
+// the nest nor of the emitted order), one the assembly kernel leaves
+// outside its call if there is one, else any; the longest, the
+// outermost among equals. P is the largest divisor of E in 2..8, else in
+// 9..16; a loop with none is not split.
+const (
+	// ParMinGoIters is the least number of innermost iterations of a
+	// nest of Go loops handed to the pool (about 10-30 us of work,
+	// against a few microseconds to wake a worker).
+	ParMinGoIters = 1 << 15
+	// ParMinAsmIters is the least number of multiply-adds of a nest an
+	// assembly kernel runs handed to the pool (the kernels do 30-100
+	// per nanosecond).
+	ParMinAsmIters = 1 << 19
+)
+
+// parParts is the number of parts of a loop of extent e (0: none).
+func parParts(e int) int {
+	for _, r := range [][2]int{{8, 2}, {16, 9}} {
+		for p := r[0]; p >= r[1]; p-- {
+			if e%p == 0 {
+				return p
+			}
+		}
+	}
+	return 0
+}
+
+// splittable reports whether loop variable v alone drives an axis of the
+// stored index (so cells of different v never meet).
+func splittable(st *loopir.Store, v int) bool {
+	for _, x := range st.Index {
+		n, hit := 0, false
+		for _, t := range x.Terms {
+			if t.Coeff != 0 {
+				n++
+				hit = hit || t.Var == v
+			}
+		}
+		if n == 1 && hit {
+			return true
+		}
+	}
+	return false
+}
+
+// parTensors lists the tensors a nest touches (the stored one first).
+func parTensors(st *loopir.Store) []int {
+	ts := []int{st.Tensor}
+	visitExpr(st.Value, func(l *loopir.Load) {
+		for _, t := range ts {
+			if t == l.Tensor {
+				return
+			}
+		}
+		ts = append(ts, l.Tensor)
+	})
+	return ts
+}
+
+// parSplit chooses the loop of a nest to split and its parts (nil: the
+// nest stays serial).
+func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int) {
+	if !k.par || len(loops) < 2 {
+		return nil, 0
+	}
+	for _, t := range parTensors(st) {
+		if s := &k.ts[t].st; s.kind == sLocal && !s.scratch {
+			return nil, 0
+		}
+	}
+	pl := k.plan(loops, st)
+	if pl.reads {
+		return nil, 0
+	}
+	iters := 1
+	for _, l := range loops {
+		iters *= l.Extent
+	}
+	var n0 *asm.Nest
+	if k.asm != nil {
+		n0 = asm.Classify(k.p, loops, st, k.elem, false)
+	}
+	if n0 == nil && iters < ParMinGoIters || n0 != nil && iters < ParMinAsmIters {
+		return nil, 0
+	}
+	outer := map[int]bool{}
+	if n0 != nil {
+		for _, l := range n0.Outer {
+			outer[l.Var] = true
+		}
+	}
+	var best *loopir.For
+	bestOuter := false
+	for _, l := range loops[:len(loops)-1] {
+		if pl.red[l.Var] || l.Var == pl.loops[len(pl.loops)-1].Var || !splittable(st, l.Var) || parParts(l.Extent) == 0 {
+			continue
+		}
+		o := outer[l.Var]
+		if best == nil || o && !bestOuter || o == bestOuter && l.Extent > best.Extent {
+			best, bestOuter = l, o
+		}
+	}
+	if best == nil {
+		return nil, 0
+	}
+	return best, parParts(best.Extent)
+}
+
+// splitIndex rewrites the terms of v as (c*size)*part + c*v.
+func splitIndex(idx []loopir.IndexExpr, v, part, size int) []loopir.IndexExpr {
+	out := make([]loopir.IndexExpr, len(idx))
+	for a, x := range idx {
+		y := loopir.IndexExpr{Offset: x.Offset}
+		for _, t := range x.Terms {
+			y.Terms = append(y.Terms, t)
+			if t.Var == v && t.Coeff != 0 {
+				y.Terms = append(y.Terms, loopir.IndexTerm{Coeff: t.Coeff * size, Var: part})
+			}
+		}
+		out[a] = y
+	}
+	return out
+}
+
+func splitExpr(e loopir.Expr, v, part, size int) loopir.Expr {
+	switch e := e.(type) {
+	case *loopir.Load:
+		return &loopir.Load{Tensor: e.Tensor, Index: splitIndex(e.Index, v, part, size)}
+	case *loopir.Apply:
+		args := make([]loopir.Expr, len(e.Args))
+		for i, a := range e.Args {
+			args[i] = splitExpr(a, v, part, size)
+		}
+		return &loopir.Apply{Prim: e.Prim, Args: args}
+	}
+	return e
+}
+
+// parChain emits a perfect nest as parts run by the pool, when parSplit
+// says it pays; ok is false otherwise (nothing emitted). init is the
+// pre-fill value the nest absorbs; fill, when set, is a pre-fill with
+// zero only the assembly kernel absorbs (the Go loops need it first).
+func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fill *loopir.Fill) ([]jen.Code, bool, error) {
+	split, parts := k.parSplit(loops, st)
+	if split == nil {
+		return nil, false, nil
+	}
+	size := split.Extent / parts
+	part := k.synthVar()
+	loops2 := make([]*loopir.For, len(loops))
+	for i, l := range loops {
+		loops2[i] = &loopir.For{Var: l.Var, Extent: l.Extent}
+		if l == split {
+			loops2[i].Extent = size
+		}
+	}
+	st2 := &loopir.Store{Tensor: st.Tensor, Index: splitIndex(st.Index, split.Var, part, size),
+		Value: splitExpr(st.Value, split.Var, part, size), Accum: st.Accum, Accumulate: st.Accumulate}
+	k.free, k.parPre = map[int]bool{part: true}, nil
+	defer func() { k.free, k.parPre = nil, nil }()
+	ainit := init
+	if fill != nil {
+		zero := 0.0
+		ainit = &zero
+	}
+	calls, note := k.asmNest(loops2, st2, ainit)
+	goCode, err := k.chainGo(loops2, st2, init)
+	if err != nil {
+		return nil, false, err
+	}
+	body := goCode
+	if calls != nil {
+		body = k.dispatch(calls, note, goCode)
+	}
+	// What runs before the parts: the Go loops' fill (when an assembly
+	// kernel absorbs it, only in the Go branch), the assembly kernels'
+	// pre-fill (only in their branches).
+	var before []jen.Code
+	if fill != nil {
+		fc := k.fill(fill)
+		if calls != nil {
+			fc = []jen.Code{jen.If(jen.Op("!").Parens(k.tierFlags())).Block(fc...)}
+		}
+		before = append(before, fc...)
+	}
+	if len(k.parPre) > 0 {
+		before = append(before, jen.If(k.tierFlags()).Block(k.parPre...))
+	}
+	return append(before, k.parRun(st, split, parts, part, body)...), true, nil
+}
+
+// tierFlags is `flag512 || flag2`.
+func (k *kgen) tierFlags() *jen.Statement {
+	s := jen.Null()
+	for i, t := range k.asm.Tiers() {
+		if i > 0 {
+			s.Op("||")
+		}
+		s.Id(t.Flag())
+	}
+	return s
+}
+
+// parRun declares the task record of a parallel nest (a struct of the
+// storage the part reads and writes, and its Part method running body)
+// and returns the statements that fill a record and run its parts.
+func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body []jen.Code) []jen.Code {
+	idx := len(k.parDecls) / 3
+	typ := k.k.Name + "Part" + strconv.Itoa(idx)
+	recs := typ + "Records"
+	recv := k.names.fresh("r")
+	var fields, bind, vals []jen.Code
+	var set []string
+	scratch := false
+	for _, t := range parTensors(st) {
+		s := &k.ts[t].st
+		switch {
+		case s.kind == sConst:
+		case s.scratch:
+			scratch = true
+		default:
+			fields = append(fields, jen.Id(s.name).Op("*").Add(k.arrayType(s.adims)))
+			set = append(set, s.name)
+		}
+	}
+	if scratch {
+		fields = append(fields, jen.Id(k.scratch).Op("*").Id(k.k.Scratch))
+		set = append(set, k.scratch)
+	}
+	for _, n := range set {
+		bind = append(bind, jen.Id(n))
+		vals = append(vals, jen.Id(recv).Dot(n))
+	}
+	pname := k.loopName(part)
+	method := append([]jen.Code{jen.List(bind...).Op(":=").List(vals...)}, body...)
+	k.parDecls = append(k.parDecls,
+		jen.Comment(fmt.Sprintf("// %s is the task record of a loop nest of %s that runs in %d parts, one\n"+
+			"// for each %d values of %s (see rt.Pool).", typ, k.k.Name, parts, split.Extent/parts, k.loopName(split.Var))).Line().
+			Type().Id(typ).Struct(fields...),
+		jen.Comment(fmt.Sprintf("// Part runs part %s of the nest (0 <= %s < %d).", pname, pname, parts)).Line().
+			Func().Params(jen.Id(recv).Op("*").Id(typ)).Id("Part").Params(jen.Id(pname).Int()).Block(method...),
+		jen.Comment(fmt.Sprintf("// %s holds the free %s records.", recs, typ)).Line().
+			Var().Id(recs).Qual(rtPath, "Records").Types(jen.Id(typ)),
+	)
+	rec := k.names.fresh("rec")
+	out := []jen.Code{
+		jen.Comment(fmt.Sprintf("// %d parts of %s on the pool.", parts, k.loopName(split.Var))),
+		jen.Id(rec).Op(":=").Id(recs).Dot("Get").Call(),
+	}
+	for _, n := range set {
+		out = append(out, jen.Id(rec).Dot(n).Op("=").Id(n))
+	}
+	pool := jen.Qual(rtPath, "DefaultPool").Call()
+	if k.k.PoolParam {
+		if k.pool == "" {
+			k.pool = k.names.fresh("pool")
+		}
+		pool = jen.Id(k.pool)
+	}
+	out = append(out,
+		jen.Add(pool).Dot("Run").Call(jen.Id(rec), jen.Lit(parts)),
+		jen.Op("*").Id(rec).Op("=").Id(typ).Values(),
+		jen.Id(recs).Dot("Put").Call(jen.Id(rec)),
+	)
+	return out
+}
