@@ -137,6 +137,12 @@ type kgen struct {
 	// pool parameter ("" when it takes none).
 	parDecls []jen.Code
 	pool     string
+	// parLocal marks the tensors a nest large enough to run in parallel
+	// touches: with a scratch, they go there whatever their size (a
+	// stack array cannot be shared with the pool's goroutines).
+	parLocal map[int]bool
+	// inLoop counts the enclosing loops of a non-perfect nest.
+	inLoop int
 }
 
 // ktensor is what a kgen knows of one tensor of the program.
@@ -196,8 +202,8 @@ func visitExpr(e loopir.Expr, f func(*loopir.Load)) {
 }
 
 // newKgen validates the kernel and binds every tensor to its storage.
-func newKgen(kn *Kernel) (*kgen, error) {
-	k := &kgen{k: kn, p: kn.Prog, elem: kn.Elem, names: newNamer(), loopNames: map[int]string{}, varUse: map[int]int{}, pin: map[int]*tstore{}}
+func newKgen(kn *Kernel, set *asm.Set, par bool) (*kgen, error) {
+	k := &kgen{k: kn, asm: set, par: par, p: kn.Prog, elem: kn.Elem, names: newNamer(), loopNames: map[int]string{}, varUse: map[int]int{}, pin: map[int]*tstore{}}
 	if kn.Elem != "float32" && kn.Elem != "float64" {
 		return nil, k.fail("element type %q (want float32 or float64)", kn.Elem)
 	}
@@ -213,6 +219,7 @@ func newKgen(kn *Kernel) (*kgen, error) {
 	if err != nil {
 		return nil, err
 	}
+	k.parLocals()
 	bound, err := k.reserveNames(maxVar)
 	if err != nil {
 		return nil, err
@@ -437,7 +444,7 @@ func (k *kgen) nameLocals(locals []int, bases []string) {
 // needs is emitted at entry: see zeroing).
 func (k *kgen) toScratch(t int) {
 	s := &k.ts[t].st
-	if k.k.Scratch == "" || s.size*k.elemSize() <= k.k.ScratchOver {
+	if k.k.Scratch == "" || s.size*k.elemSize() <= k.k.ScratchOver && !k.parLocal[t] {
 		return
 	}
 	s.scratch = true

@@ -701,6 +701,9 @@ func (k *kgen) chainGo(loops []*loopir.For, st *loopir.Store, init *float64) ([]
 // a coupled factor's components, several stores).
 func (k *kgen) plainFor(f *loopir.For) ([]jen.Code, error) {
 	before := k.varUse[f.Var]
+	// The nests inside read f's variable: they stay serial.
+	k.inLoop++
+	defer func() { k.inLoop-- }()
 	var body []jen.Code
 	for _, s := range f.Body {
 		var code []jen.Code

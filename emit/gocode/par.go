@@ -85,10 +85,23 @@ func parTensors(st *loopir.Store) []int {
 	return ts
 }
 
+// parWorth applies the size rule to a perfect nest; n0 is its assembly
+// kernel, if any.
+func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok bool) {
+	iters := 1
+	for _, l := range loops {
+		iters *= l.Extent
+	}
+	if k.asm != nil {
+		n0 = asm.Classify(k.p, loops, st, k.elem, false)
+	}
+	return n0, n0 == nil && iters >= ParMinGoIters || n0 != nil && iters >= ParMinAsmIters
+}
+
 // parSplit chooses the loop of a nest to split and its parts (nil: the
 // nest stays serial).
 func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int) {
-	if !k.par || len(loops) < 2 {
+	if !k.par || len(loops) < 2 || k.inLoop > 0 {
 		return nil, 0
 	}
 	for _, t := range parTensors(st) {
@@ -97,18 +110,8 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int
 		}
 	}
 	pl := k.plan(loops, st)
-	if pl.reads {
-		return nil, 0
-	}
-	iters := 1
-	for _, l := range loops {
-		iters *= l.Extent
-	}
-	var n0 *asm.Nest
-	if k.asm != nil {
-		n0 = asm.Classify(k.p, loops, st, k.elem, false)
-	}
-	if n0 == nil && iters < ParMinGoIters || n0 != nil && iters < ParMinAsmIters {
+	n0, worth := k.parWorth(loops, st)
+	if pl.reads || !worth {
 		return nil, 0
 	}
 	outer := map[int]bool{}
@@ -291,4 +294,35 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 		jen.Id(recs).Dot("Put").Call(jen.Id(rec)),
 	)
 	return out
+}
+
+// parLocals marks the tensors of the perfect nests that may run in
+// parallel (at least ParMinGoIters iterations) when the kernel has a
+// scratch to hold them.
+func (k *kgen) parLocals() {
+	k.parLocal = map[int]bool{}
+	if !k.par || k.k.Scratch == "" {
+		return
+	}
+	var walk func(s loopir.Stmt)
+	walk = func(s loopir.Stmt) {
+		f, ok := s.(*loopir.For)
+		if !ok {
+			return
+		}
+		loops, st, ok := perfect(f)
+		if !ok {
+			return
+		}
+		if _, worth := k.parWorth(loops, st); worth && len(loops) >= 2 && !exprLoads(st.Value, st.Tensor) {
+			for _, t := range parTensors(st) {
+				k.parLocal[t] = true
+			}
+		}
+	}
+	for _, o := range k.p.Ops {
+		for _, s := range o.Body {
+			walk(s)
+		}
+	}
 }

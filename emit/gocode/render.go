@@ -77,12 +77,10 @@ func Render(f *File) ([]byte, error) {
 			}
 			names[kn.Scratch] = true
 		}
-		k, err := newKgen(kn)
+		k, err := newKgen(kn, f.Asm, f.Parallel)
 		if err != nil {
 			return nil, err
 		}
-		k.asm = f.Asm
-		k.par = f.Parallel
 		fn, err := k.function()
 		if err != nil {
 			return nil, err

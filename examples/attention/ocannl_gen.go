@@ -61,11 +61,13 @@ type ocannlReverser struct {
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
-	LR             func(step int) float64
-	momentum       ocannlReverserParams
-	loss           [1]float32
-	outPredict     [64][8][10]float32
-	scratchPredict ocannlReverserPredictScratch
+	LR               func(step int) float64
+	momentum         ocannlReverserParams
+	loss             [1]float32
+	outPredict       [64][8][10]float32
+	scratchTrainLoss ocannlReverserTrainLossScratch
+	scratchPredict   ocannlReverserPredictScratch
+	scratchBackward  ocannlReverserBackwardScratch
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
@@ -95,7 +97,7 @@ func (m *ocannlReverser) Init(seed uint64) {
 
 // TrainLoss runs entry point train of Reverser (forward only) and returns the loss. It does not allocate.
 func (m *ocannlReverser) TrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]float32) float32 {
-	ocannlReverserTrainLoss(tokens, targets, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetAttention1WQ, &m.Params.NetAttention1WK, &m.Params.NetAttention1WV, &m.Params.NetAttention1WO, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetLayerNorm2Gamma, &m.Params.NetLayerNorm2Beta, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.loss)
+	ocannlReverserTrainLoss(tokens, targets, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetAttention1WQ, &m.Params.NetAttention1WK, &m.Params.NetAttention1WV, &m.Params.NetAttention1WO, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetLayerNorm2Gamma, &m.Params.NetLayerNorm2Beta, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.loss, m.Pool, &m.scratchTrainLoss)
 	return m.loss[0]
 }
 
@@ -108,7 +110,7 @@ func (m *ocannlReverser) Predict(tokens *[64][8][10]float32) *[64][8][10]float32
 // Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlReverser) Backward(tokens *[32][8][10]float32, targets *[32][8][10]float32) float32 {
-	ocannlReverserBackward(tokens, targets, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetAttention1WQ, &m.Params.NetAttention1WK, &m.Params.NetAttention1WV, &m.Params.NetAttention1WO, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetLayerNorm2Gamma, &m.Params.NetLayerNorm2Beta, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.Grads.NetEmb, &m.Grads.NetPos, &m.Grads.NetAttention1WQ, &m.Grads.NetAttention1WK, &m.Grads.NetAttention1WV, &m.Grads.NetAttention1WO, &m.Grads.NetLayerNorm1Gamma, &m.Grads.NetLayerNorm1Beta, &m.Grads.NetDense1W, &m.Grads.NetDense1B, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.Grads.NetLayerNorm2Gamma, &m.Grads.NetLayerNorm2Beta, &m.Grads.NetLinear2W, &m.Grads.NetLinear2B, &m.loss)
+	ocannlReverserBackward(tokens, targets, &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetAttention1WQ, &m.Params.NetAttention1WK, &m.Params.NetAttention1WV, &m.Params.NetAttention1WO, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetDense1W, &m.Params.NetDense1B, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Params.NetLayerNorm2Gamma, &m.Params.NetLayerNorm2Beta, &m.Params.NetLinear2W, &m.Params.NetLinear2B, &m.Grads.NetEmb, &m.Grads.NetPos, &m.Grads.NetAttention1WQ, &m.Grads.NetAttention1WK, &m.Grads.NetAttention1WV, &m.Grads.NetAttention1WO, &m.Grads.NetLayerNorm1Gamma, &m.Grads.NetLayerNorm1Beta, &m.Grads.NetDense1W, &m.Grads.NetDense1B, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.Grads.NetLayerNorm2Gamma, &m.Grads.NetLayerNorm2Beta, &m.Grads.NetLinear2W, &m.Grads.NetLinear2B, &m.loss, m.Pool, &m.scratchBackward)
 	return m.loss[0]
 }
 
@@ -290,14 +292,14 @@ func (m *ocannlReverser) UnmarshalBinary(data []byte) error {
 //	_net/x1.3: 32,8 | 1 (let, local)
 //	_net/x1.4: 32,8 | 32 (let, local)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
-//	net/x1: 32,8 | 32 (let, local)
+//	net/x1: 32,8 | 32 (let, local, in scratch field net_x1)
 //	net.dense#1.w: 32 -> 64 (param, parameter pNetDense1W)
-//	_net.linear#1/x.1: 32,8 | 64 (let, local)
+//	_net.linear#1/x.1: 32,8 | 64 (let, local, in scratch field net_linear_1_x_1)
 //	net.dense#1.b: 64 (param, parameter pNetDense1B)
 //	_net.linear#1/x.2: 32,8 | 64 (let, local)
-//	net.linear#1/x: 32,8 | 64 (let, local)
+//	net.linear#1/x: 32,8 | 64 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 64 -> 32 (param, parameter pNetLinear1W)
-//	_net.layer_norm#2/x.1: 32,8 | 32 (let, local)
+//	_net.layer_norm#2/x.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_x_1)
 //	net.linear#1.b: 32 (param, parameter pNetLinear1B)
 //	_net.layer_norm#2/x.2: 32,8 | 32 (let, local)
 //	net.layer_norm#2/x: 32,8 | 32 (let, local)
@@ -717,7 +719,7 @@ func (m *ocannlReverser) UnmarshalBinary(data []byte) error {
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[1]float32) {
+func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlReverserTrainLossScratch) {
 	var net_h_1 [32][8][32]float32
 	var net_h [32][8][32]float32
 	var net_attention_1_q [32][8][4][8]float32
@@ -744,11 +746,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	var net_x1_2 [32][8][1]float32
 	var net_x1_3 [32][8][1]float32
 	var net_x1_4 [32][8][32]float32
-	var net_x1 [32][8][32]float32
-	var net_linear_1_x_1 [32][8][64]float32
 	var net_linear_1_x_2 [32][8][64]float32
-	var net_linear_1_x [32][8][64]float32
-	var net_layer_norm_2_x_1 [32][8][32]float32
 	var net_layer_norm_2_x_2 [32][8][32]float32
 	var net_layer_norm_2_x [32][8][32]float32
 	var net_layer_norm_2_mean_1 [32][8][1]float32
@@ -1197,7 +1195,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	for i0 := range 32 {
 		for i1 := range 8 {
 			net_x1_4Row2 := &net_x1_4[i0][i1]
-			net_x1Row := &net_x1[i0][i1]
+			net_x1Row := &scratch.net_x1[i0][i1]
 			for i2 := range 32 {
 				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
 			}
@@ -1205,32 +1203,18 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1Row2 := &net_x1[i0][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					net_linear_1_x_1[i0][i1][i2] = acc12
-				}
-			}
-		}
-	}
+	// 8 parts of i2 on the pool.
+	rec := ocannlReverserTrainLossPart0Records.Get()
+	rec.pNetDense1W = pNetDense1W
+	rec.scratch = scratch
+	pool.Run(rec, 8)
+	*rec = ocannlReverserTrainLossPart0{}
+	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_linear_1_x_1Row := &net_linear_1_x_1[i0][i1]
+			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
 			net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
 			for i2 := range 64 {
 				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
@@ -1242,44 +1226,30 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	for i0 := range 32 {
 		for i1 := range 8 {
 			net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
-			net_linear_1_xRow := &net_linear_1_x[i0][i1]
+			net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 			for i2 := range 64 {
-				r := net_linear_1_x_2Row2[i2]
-				if !(r > 0) {
-					r = 0
+				r2 := net_linear_1_x_2Row2[i2]
+				if !(r2 > 0) {
+					r2 = 0
 				}
-				net_linear_1_xRow[i2] = r
+				net_linear_1_xRow[i2] = r2
 			}
 		}
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm5AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					net_layer_norm_2_x_1[i0][i1][i2] = acc13
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlReverserTrainLossPart1Records.Get()
+	rec2.pNetLinear1W = pNetLinear1W
+	rec2.scratch = scratch
+	pool.Run(rec2, 8)
+	*rec2 = ocannlReverserTrainLossPart1{}
+	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &net_layer_norm_2_x_1[i0][i1]
+			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
 			net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
 			for i2 := range 32 {
 				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
@@ -1290,7 +1260,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1Row3 := &net_x1[i0][i1]
+			net_x1Row3 := &scratch.net_x1[i0][i1]
 			net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
 			net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
 			for i2 := range 32 {
@@ -1554,6 +1524,87 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	out[0] = -train_3[0]
 }
 
+// ocannlReverserTrainLossScratch holds the local arrays of ocannlReverserTrainLoss too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlReverserTrainLossScratch struct {
+	net_x1               [32][8][32]float32
+	net_linear_1_x_1     [32][8][64]float32
+	net_linear_1_x       [32][8][64]float32
+	net_layer_norm_2_x_1 [32][8][32]float32
+}
+
+// ocannlReverserTrainLossPart0 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 8 values of i2 (see rt.Pool).
+type ocannlReverserTrainLossPart0 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlReverserTrainLossPart0) Part(j int) {
+	pNetDense1W, scratch := r.pNetDense1W, r.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j : 32*i2+256*j+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j] = acc12
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart0Records holds the free ocannlReverserTrainLossPart0 records.
+var ocannlReverserTrainLossPart0Records rt.Records[ocannlReverserTrainLossPart0]
+
+// ocannlReverserTrainLossPart1 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart1 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r3 *ocannlReverserTrainLossPart1) Part(j2 int) {
+	pNetLinear1W, scratch := r3.pNetLinear1W, r3.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j2][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j2][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart1Records holds the free ocannlReverserTrainLossPart1 records.
+var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
+
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
 // Forward and backward pass of loss train of model Reverser.
@@ -1600,14 +1651,14 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 //	_net/x1.3: 32,8 | 1 (let, local)
 //	_net/x1.4: 32,8 | 32 (let, local)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
-//	net/x1: 32,8 | 32 (let, local)
+//	net/x1: 32,8 | 32 (let, local, in scratch field net_x1)
 //	net.dense#1.w: 32 -> 64 (param, parameter pNetDense1W)
-//	_net.linear#1/x.1: 32,8 | 64 (let, local)
+//	_net.linear#1/x.1: 32,8 | 64 (let, local, in scratch field net_linear_1_x_1)
 //	net.dense#1.b: 64 (param, parameter pNetDense1B)
 //	_net.linear#1/x.2: 32,8 | 64 (let, local)
-//	net.linear#1/x: 32,8 | 64 (let, local)
+//	net.linear#1/x: 32,8 | 64 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 64 -> 32 (param, parameter pNetLinear1W)
-//	_net.layer_norm#2/x.1: 32,8 | 32 (let, local)
+//	_net.layer_norm#2/x.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_x_1)
 //	net.linear#1.b: 32 (param, parameter pNetLinear1B)
 //	_net.layer_norm#2/x.2: 32,8 | 32 (let, local)
 //	net.layer_norm#2/x: 32,8 | 32 (let, local)
@@ -1675,14 +1726,14 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 //	_net/x1.3.grad: [32 8 1] (let, local)
 //	_net/x1.4.grad: [32 8 32] (let, local)
 //	net.layer_norm#1.beta.grad: [32] (let, output parameter gNetLayerNorm1Beta)
-//	net/x1.grad: [32 8 32] (let, local)
+//	net/x1.grad: [32 8 32] (let, local, in scratch field net_x1_grad)
 //	net.dense#1.w.grad: [64 32] (let, output parameter gNetDense1W)
-//	_net.linear#1/x.1.grad: [32 8 64] (let, local)
+//	_net.linear#1/x.1.grad: [32 8 64] (let, local, in scratch field net_linear_1_x_1_grad)
 //	net.dense#1.b.grad: [64] (let, output parameter gNetDense1B)
 //	_net.linear#1/x.2.grad: [32 8 64] (let, local)
-//	net.linear#1/x.grad: [32 8 64] (let, local)
+//	net.linear#1/x.grad: [32 8 64] (let, local, in scratch field net_linear_1_x_grad)
 //	net.linear#1.w.grad: [32 64] (let, output parameter gNetLinear1W)
-//	_net.layer_norm#2/x.1.grad: [32 8 32] (let, local)
+//	_net.layer_norm#2/x.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_x_1_grad)
 //	net.linear#1.b.grad: [32] (let, output parameter gNetLinear1B)
 //	_net.layer_norm#2/x.2.grad: [32 8 32] (let, local)
 //	net.layer_norm#2/x.grad: [32 8 32] (let, local)
@@ -2702,7 +2753,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 //	    for i2 in 0..31:
 //	      for i3 in 0..9:
 //	        net.emb.grad[i2, i3] += _net/h.1.grad[i0, i1, i2] * tokens[i0, i1, i3]
-func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, gNetEmb *[320]float32, gNetPos *[256]float32, gNetAttention1WQ *[1024]float32, gNetAttention1WK *[1024]float32, gNetAttention1WV *[1024]float32, gNetAttention1WO *[1024]float32, gNetLayerNorm1Gamma *[32]float32, gNetLayerNorm1Beta *[32]float32, gNetDense1W *[2048]float32, gNetDense1B *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, gNetLayerNorm2Gamma *[32]float32, gNetLayerNorm2Beta *[32]float32, gNetLinear2W *[320]float32, gNetLinear2B *[10]float32, loss *[1]float32) {
+func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, gNetEmb *[320]float32, gNetPos *[256]float32, gNetAttention1WQ *[1024]float32, gNetAttention1WK *[1024]float32, gNetAttention1WV *[1024]float32, gNetAttention1WO *[1024]float32, gNetLayerNorm1Gamma *[32]float32, gNetLayerNorm1Beta *[32]float32, gNetDense1W *[2048]float32, gNetDense1B *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, gNetLayerNorm2Gamma *[32]float32, gNetLayerNorm2Beta *[32]float32, gNetLinear2W *[320]float32, gNetLinear2B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlReverserBackwardScratch) {
 	var net_h_1 [32][8][32]float32
 	var net_h [32][8][32]float32
 	var net_attention_1_q [32][8][4][8]float32
@@ -2729,11 +2780,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var net_x1_2 [32][8][1]float32
 	var net_x1_3 [32][8][1]float32
 	var net_x1_4 [32][8][32]float32
-	var net_x1 [32][8][32]float32
-	var net_linear_1_x_1 [32][8][64]float32
 	var net_linear_1_x_2 [32][8][64]float32
-	var net_linear_1_x [32][8][64]float32
-	var net_layer_norm_2_x_1 [32][8][32]float32
 	var net_layer_norm_2_x_2 [32][8][32]float32
 	var net_layer_norm_2_x [32][8][32]float32
 	var net_layer_norm_2_mean_1 [32][8][1]float32
@@ -2783,11 +2830,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var net_x1_2_grad [32][8][1]float32
 	var net_x1_3_grad [32][8][1]float32
 	var net_x1_4_grad [32][8][32]float32
-	var net_x1_grad [32][8][32]float32
-	var net_linear_1_x_1_grad [32][8][64]float32
 	var net_linear_1_x_2_grad [32][8][64]float32
-	var net_linear_1_x_grad [32][8][64]float32
-	var net_layer_norm_2_x_1_grad [32][8][32]float32
 	var net_layer_norm_2_x_2_grad [32][8][32]float32
 	var net_layer_norm_2_x_grad [32][8][32]float32
 	var net_layer_norm_2_mean_1_grad [32][8][1]float32
@@ -3237,7 +3280,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	for i0 := range 32 {
 		for i1 := range 8 {
 			net_x1_4Row2 := &net_x1_4[i0][i1]
-			net_x1Row := &net_x1[i0][i1]
+			net_x1Row := &scratch.net_x1[i0][i1]
 			for i2 := range 32 {
 				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
 			}
@@ -3245,32 +3288,18 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1Row2 := &net_x1[i0][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					net_linear_1_x_1[i0][i1][i2] = acc12
-				}
-			}
-		}
-	}
+	// 8 parts of i2 on the pool.
+	rec := ocannlReverserBackwardPart0Records.Get()
+	rec.pNetDense1W = pNetDense1W
+	rec.scratch = scratch
+	pool.Run(rec, 8)
+	*rec = ocannlReverserBackwardPart0{}
+	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_linear_1_x_1Row := &net_linear_1_x_1[i0][i1]
+			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
 			net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
 			for i2 := range 64 {
 				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
@@ -3282,44 +3311,30 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	for i0 := range 32 {
 		for i1 := range 8 {
 			net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
-			net_linear_1_xRow := &net_linear_1_x[i0][i1]
+			net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 			for i2 := range 64 {
-				r := net_linear_1_x_2Row2[i2]
-				if !(r > 0) {
-					r = 0
+				r2 := net_linear_1_x_2Row2[i2]
+				if !(r2 > 0) {
+					r2 = 0
 				}
-				net_linear_1_xRow[i2] = r
+				net_linear_1_xRow[i2] = r2
 			}
 		}
 	}
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm5AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					net_layer_norm_2_x_1[i0][i1][i2] = acc13
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlReverserBackwardPart1Records.Get()
+	rec2.pNetLinear1W = pNetLinear1W
+	rec2.scratch = scratch
+	pool.Run(rec2, 8)
+	*rec2 = ocannlReverserBackwardPart1{}
+	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &net_layer_norm_2_x_1[i0][i1]
+			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
 			net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
 			for i2 := range 32 {
 				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
@@ -3330,7 +3345,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1Row3 := &net_x1[i0][i1]
+			net_x1Row3 := &scratch.net_x1[i0][i1]
 			net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
 			net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
 			for i2 := range 32 {
@@ -3602,9 +3617,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*gNetAttention1WO = [1024]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
 	*gNetLayerNorm1Beta = [32]float32{}
+	scratch.net_x1_grad = [32][8][32]float32{}
 	*gNetDense1W = [2048]float32{}
+	scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
 	*gNetDense1B = [64]float32{}
+	scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	*gNetLinear1W = [2048]float32{}
+	scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
 	*gNetLinear1B = [32]float32{}
 	*gNetLayerNorm2Gamma = [32]float32{}
 	*gNetLayerNorm2Beta = [32]float32{}
@@ -3732,15 +3751,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
 			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
 			for i2 := range 10 {
-				var r2 float32
+				var r4 float32
 				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-					r2 = 1
+					r4 = 1
 				}
-				r3 := float32(0)
-				if r2 != 0 {
-					r3 = train_cross_entropy_1_m_gradV
+				r5 := float32(0)
+				if r4 != 0 {
+					r5 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i2] += r3
+				train_cross_entropy_1_logits_gradRow2[i2] += r5
 			}
 		}
 	}
@@ -4038,7 +4057,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	for i0 := range 32 {
 		for i1 := range 8 {
 			net_layer_norm_2_x_gradRow3 := &net_layer_norm_2_x_grad[i0][i1]
-			net_x1_gradRow := &net_x1_grad[i0][i1]
+			net_x1_gradRow := &scratch.net_x1_grad[i0][i1]
 			for i2 := range 32 {
 				net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
 			}
@@ -4060,7 +4079,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	for i0 := range 32 {
 		for i1 := range 8 {
 			net_layer_norm_2_x_2_gradRow2 := &net_layer_norm_2_x_2_grad[i0][i1]
-			net_layer_norm_2_x_1_gradRow := &net_layer_norm_2_x_1_grad[i0][i1]
+			net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0][i1]
 			for i2 := range 32 {
 				net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
 			}
@@ -4087,75 +4106,39 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// float32 broadcast kernel M=32 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1W[0], &net_layer_norm_2_x_1_grad[0][0][0], &net_linear_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1W[0], &net_layer_norm_2_x_1_grad[0][0][0], &net_linear_1_x[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_xRow3 := &net_linear_1_x[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_1_gradV := net_layer_norm_2_x_1_grad[i0][i1][i2]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2 : 64*i2+64])
-					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i2 on the pool.
+	rec3 := ocannlReverserBackwardPart2Records.Get()
+	rec3.gNetLinear1W = gNetLinear1W
+	rec3.scratch = scratch
+	pool.Run(rec3, 8)
+	*rec3 = ocannlReverserBackwardPart2{}
+	ocannlReverserBackwardPart2Records.Put(rec3)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm10AVX512(&net_linear_1_x_grad[0][0][0], &net_layer_norm_2_x_1_grad[0][0][0], &pNetLinear1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&net_linear_1_x_grad[0][0][0], &net_layer_norm_2_x_1_grad[0][0][0], &pNetLinear1W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := net_layer_norm_2_x_1_grad[i0][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := net_layer_norm_2_x_1_grad[i0][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := net_layer_norm_2_x_1_grad[i0][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := net_layer_norm_2_x_1_grad[i0][i1][i2+3]
-					for i3 := range 64 {
-						acc29 := net_linear_1_x_gradRow[i3]
-						acc29 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc29 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc29 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc29 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc29
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlReverserBackwardPart3Records.Get()
+	rec4.pNetLinear1W = pNetLinear1W
+	rec4.scratch = scratch
+	pool.Run(rec4, 8)
+	*rec4 = ocannlReverserBackwardPart3{}
+	ocannlReverserBackwardPart3Records.Put(rec4)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	for i0 := range 32 {
 		for i1 := range 8 {
 			net_linear_1_x_2Row3 := &net_linear_1_x_2[i0][i1]
-			net_linear_1_x_gradRow2 := &net_linear_1_x_grad[i0][i1]
+			net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0][i1]
 			net_linear_1_x_2_gradRow := &net_linear_1_x_2_grad[i0][i1]
 			for i2 := range 64 {
-				var r4 float32
+				var r8 float32
 				if 0 < net_linear_1_x_2Row3[i2] {
-					r4 = 1
+					r8 = 1
 				}
-				r5 := float32(0)
-				if r4 != 0 {
-					r5 = net_linear_1_x_gradRow2[i2]
+				r9 := float32(0)
+				if r8 != 0 {
+					r9 = net_linear_1_x_gradRow2[i2]
 				}
-				net_linear_1_x_2_gradRow[i2] += r5
+				net_linear_1_x_2_gradRow[i2] += r9
 			}
 		}
 	}
@@ -4164,7 +4147,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	for i0 := range 32 {
 		for i1 := range 8 {
 			net_linear_1_x_2_gradRow2 := &net_linear_1_x_2_grad[i0][i1]
-			net_linear_1_x_1_gradRow := &net_linear_1_x_1_grad[i0][i1]
+			net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0][i1]
 			for i2 := range 64 {
 				net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 			}
@@ -4191,63 +4174,27 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
-	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0][0], &net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[0], &net_linear_1_x_1_grad[0][0][0], &net_x1[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1Row4 := &net_x1[i0][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradV := net_linear_1_x_1_grad[i0][i1][i2]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2 : 32*i2+32])
-					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i2 on the pool.
+	rec5 := ocannlReverserBackwardPart4Records.Get()
+	rec5.gNetDense1W = gNetDense1W
+	rec5.scratch = scratch
+	pool.Run(rec5, 8)
+	*rec5 = ocannlReverserBackwardPart4{}
+	ocannlReverserBackwardPart4Records.Put(rec5)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_x1_grad[0][0][0], &net_linear_1_x_1_grad[0][0][0], &pNetDense1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_x1_grad[0][0][0], &net_linear_1_x_1_grad[0][0][0], &pNetDense1W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_gradRow2 := &net_x1_grad[i0][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := net_linear_1_x_1_grad[i0][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := net_linear_1_x_1_grad[i0][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := net_linear_1_x_1_grad[i0][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := net_linear_1_x_1_grad[i0][i1][i2+3]
-					for i3 := range 32 {
-						acc31 := net_x1_gradRow2[i3]
-						acc31 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc31 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc31 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc31 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc31
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlReverserBackwardPart5Records.Get()
+	rec6.pNetDense1W = pNetDense1W
+	rec6.scratch = scratch
+	pool.Run(rec6, 8)
+	*rec6 = ocannlReverserBackwardPart5{}
+	ocannlReverserBackwardPart5Records.Put(rec6)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1_gradRow3 := &net_x1_grad[i0][i1]
+			net_x1_gradRow3 := &scratch.net_x1_grad[i0][i1]
 			net_x1_4_gradRow := &net_x1_4_grad[i0][i1]
 			for i2 := range 32 {
 				net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
@@ -4259,10 +4206,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// i1 unrolled by 4 and jammed into i2.
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_gradRow4 := &net_x1_grad[i0][i1]
-			net_x1_gradRow5 := &net_x1_grad[i0][i1+1]
-			net_x1_gradRow6 := &net_x1_grad[i0][i1+2]
-			net_x1_gradRow7 := &net_x1_grad[i0][i1+3]
+			net_x1_gradRow4 := &scratch.net_x1_grad[i0][i1]
+			net_x1_gradRow5 := &scratch.net_x1_grad[i0][i1+1]
+			net_x1_gradRow6 := &scratch.net_x1_grad[i0][i1+2]
+			net_x1_gradRow7 := &scratch.net_x1_grad[i0][i1+3]
 			for i2 := range 32 {
 				acc32 := gNetLayerNorm1Beta[i2]
 				acc32 += net_x1_gradRow4[i2]
@@ -4676,15 +4623,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				net_attention_1_m_gradV := net_attention_1_m_grad[i0][i1][i2][0]
 				net_attention_1_scores_gradRow2 := &net_attention_1_scores_grad[i0][i1][i2]
 				for i3 := range 8 {
-					var r6 float32
+					var r12 float32
 					if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-						r6 = 1
+						r12 = 1
 					}
-					r7 := float32(0)
-					if r6 != 0 {
-						r7 = net_attention_1_m_gradV
+					r13 := float32(0)
+					if r12 != 0 {
+						r13 = net_attention_1_m_gradV
 					}
-					net_attention_1_scores_gradRow2[i3] += r7
+					net_attention_1_scores_gradRow2[i3] += r13
 				}
 			}
 		}
@@ -4996,6 +4943,251 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 }
 
+// ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlReverserBackwardScratch struct {
+	net_x1                    [32][8][32]float32
+	net_linear_1_x_1          [32][8][64]float32
+	net_linear_1_x            [32][8][64]float32
+	net_layer_norm_2_x_1      [32][8][32]float32
+	net_x1_grad               [32][8][32]float32
+	net_linear_1_x_1_grad     [32][8][64]float32
+	net_linear_1_x_grad       [32][8][64]float32
+	net_layer_norm_2_x_1_grad [32][8][32]float32
+}
+
+// ocannlReverserBackwardPart0 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 8 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart0 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlReverserBackwardPart0) Part(j int) {
+	pNetDense1W, scratch := r.pNetDense1W, r.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j : 32*i2+256*j+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j] = acc12
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart0Records holds the free ocannlReverserBackwardPart0 records.
+var ocannlReverserBackwardPart0Records rt.Records[ocannlReverserBackwardPart0]
+
+// ocannlReverserBackwardPart1 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart1 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r3 *ocannlReverserBackwardPart1) Part(j2 int) {
+	pNetLinear1W, scratch := r3.pNetLinear1W, r3.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j2][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j2][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart1Records holds the free ocannlReverserBackwardPart1 records.
+var ocannlReverserBackwardPart1Records rt.Records[ocannlReverserBackwardPart1]
+
+// ocannlReverserBackwardPart2 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart2 struct {
+	gNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 8).
+func (r6 *ocannlReverserBackwardPart2) Part(j3 int) {
+	gNetLinear1W, scratch := r6.gNetLinear1W, r6.scratch
+	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&gNetLinear1W[256*j3], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j3], &scratch.net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&gNetLinear1W[256*j3], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j3], &scratch.net_linear_1_x[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 4 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j3]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j3 : 64*i2+256*j3+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart2Records holds the free ocannlReverserBackwardPart2 records.
+var ocannlReverserBackwardPart2Records rt.Records[ocannlReverserBackwardPart2]
+
+// ocannlReverserBackwardPart3 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart3 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r7 *ocannlReverserBackwardPart3) Part(j4 int) {
+	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
+	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j4][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j4][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j4][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j4][0][0], &pNetLinear1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j4][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2+3]
+					for i3 := range 64 {
+						acc29 := net_linear_1_x_gradRow[i3]
+						acc29 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc29 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc29 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc29 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc29
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart3Records holds the free ocannlReverserBackwardPart3 records.
+var ocannlReverserBackwardPart3Records rt.Records[ocannlReverserBackwardPart3]
+
+// ocannlReverserBackwardPart4 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 8 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart4 struct {
+	gNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r10 *ocannlReverserBackwardPart4) Part(j5 int) {
+	gNetDense1W, scratch := r10.gNetDense1W, r10.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&gNetDense1W[256*j5], &scratch.net_linear_1_x_1_grad[0][0][8*j5], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm11AVX2(&gNetDense1W[256*j5], &scratch.net_linear_1_x_1_grad[0][0][8*j5], &scratch.net_x1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j5]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j5 : 32*i2+256*j5+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart4Records holds the free ocannlReverserBackwardPart4 records.
+var ocannlReverserBackwardPart4Records rt.Records[ocannlReverserBackwardPart4]
+
+// ocannlReverserBackwardPart5 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart5 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 8).
+func (r11 *ocannlReverserBackwardPart5) Part(j6 int) {
+	pNetDense1W, scratch := r11.pNetDense1W, r11.scratch
+	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j6][0][0], &scratch.net_linear_1_x_1_grad[4*j6][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j6][0][0], &scratch.net_linear_1_x_1_grad[4*j6][0][0], &pNetDense1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j6][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2+3]
+					for i3 := range 32 {
+						acc31 := net_x1_gradRow2[i3]
+						acc31 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc31 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc31 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc31 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc31
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart5Records holds the free ocannlReverserBackwardPart5 records.
+var ocannlReverserBackwardPart5Records rt.Records[ocannlReverserBackwardPart5]
+
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //
 // Entry point predict of model Reverser.
@@ -5006,13 +5198,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 //	net.emb: 10 -> 32 (param, parameter pNetEmb)
 //	_net/h.1: 64,8 | 32 (let, local)
 //	net.pos: 8 | 32 (param, parameter pNetPos)
-//	net/h: 64,8 | 32 (let, local)
+//	net/h: 64,8 | 32 (let, local, in scratch field net_h)
 //	net.attention#1.w_q: 32 -> 4,8 (param, parameter pNetAttention1WQ)
-//	net.attention#1/q: 64,8 | 4,8 (let, local)
+//	net.attention#1/q: 64,8 | 4,8 (let, local, in scratch field net_attention_1_q)
 //	net.attention#1.w_k: 32 -> 4,8 (param, parameter pNetAttention1WK)
-//	net.attention#1/k: 64,8 | 4,8 (let, local)
+//	net.attention#1/k: 64,8 | 4,8 (let, local, in scratch field net_attention_1_k)
 //	net.attention#1.w_v: 32 -> 4,8 (param, parameter pNetAttention1WV)
-//	net.attention#1/v: 64,8 | 4,8 (let, local)
+//	net.attention#1/v: 64,8 | 4,8 (let, local, in scratch field net_attention_1_v)
 //	_net.attention#1/scores.1: 64,8 | 8 -> 4 (let, local)
 //	_dim_d.1: 1 (dim, constant)
 //	_net.attention#1/scores.2: 1 (let, local)
@@ -5022,9 +5214,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 //	net.attention#1/ex: 64,8 | 8 -> 4 (let, local)
 //	_net.attention#1/attn.1: 64,8 | 1 -> 4 (let, local)
 //	net.attention#1/attn: 64,8 | 8 -> 4 (let, local)
-//	net.attention#1/ctx: 64,8 | 4,8 (let, local)
+//	net.attention#1/ctx: 64,8 | 4,8 (let, local, in scratch field net_attention_1_ctx)
 //	net.attention#1.w_o: 4,8 -> 32 (param, parameter pNetAttention1WO)
-//	_net.layer_norm#1/x.1: 64,8 | 32 (let, local)
+//	_net.layer_norm#1/x.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_1_x_1)
 //	net.layer_norm#1/x: 64,8 | 32 (let, local)
 //	_net.layer_norm#1/mean.1: 64,8 | 1 (let, local)
 //	_dim_d.2: 1 (dim, constant)
@@ -5041,14 +5233,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 //	_net/x1.3: 64,8 | 1 (let, local)
 //	_net/x1.4: 64,8 | 32 (let, local)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
-//	net/x1: 64,8 | 32 (let, local)
+//	net/x1: 64,8 | 32 (let, local, in scratch field net_x1)
 //	net.dense#1.w: 32 -> 64 (param, parameter pNetDense1W)
 //	_net.linear#1/x.1: 64,8 | 64 (let, local, in scratch field net_linear_1_x_1)
 //	net.dense#1.b: 64 (param, parameter pNetDense1B)
 //	_net.linear#1/x.2: 64,8 | 64 (let, local, in scratch field net_linear_1_x_2)
 //	net.linear#1/x: 64,8 | 64 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 64 -> 32 (param, parameter pNetLinear1W)
-//	_net.layer_norm#2/x.1: 64,8 | 32 (let, local)
+//	_net.layer_norm#2/x.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_2_x_1)
 //	net.linear#1.b: 32 (param, parameter pNetLinear1B)
 //	_net.layer_norm#2/x.2: 64,8 | 32 (let, local)
 //	net.layer_norm#2/x: 64,8 | 32 (let, local)
@@ -5400,10 +5592,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 //	      predict[i0, i1, i2] = _predict.1[i0, i1, i2] + net.linear#2.b[i2]
 func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[64][8][10]float32, pool *rt.Pool, scratch *ocannlReverserPredictScratch) {
 	var net_h_1 [64][8][32]float32
-	var net_h [64][8][32]float32
-	var net_attention_1_q [64][8][4][8]float32
-	var net_attention_1_k [64][8][4][8]float32
-	var net_attention_1_v [64][8][4][8]float32
 	var net_attention_1_scores_1 [64][8][4][8]float32
 	var net_attention_1_scores_2 [1]float32
 	var net_attention_1_scores [64][8][4][8]float32
@@ -5412,8 +5600,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	var net_attention_1_ex [64][8][4][8]float32
 	var net_attention_1_attn_1 [64][8][4][1]float32
 	var net_attention_1_attn [64][8][4][8]float32
-	var net_attention_1_ctx [64][8][4][8]float32
-	var net_layer_norm_1_x_1 [64][8][32]float32
 	var net_layer_norm_1_x [64][8][32]float32
 	var net_layer_norm_1_mean_1 [64][8][1]float32
 	var net_layer_norm_1_mean [64][8][1]float32
@@ -5425,8 +5611,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	var net_x1_2 [64][8][1]float32
 	var net_x1_3 [64][8][1]float32
 	var net_x1_4 [64][8][32]float32
-	var net_x1 [64][8][32]float32
-	var net_layer_norm_2_x_1 [64][8][32]float32
 	var net_layer_norm_2_x_2 [64][8][32]float32
 	var net_layer_norm_2_x [64][8][32]float32
 	var net_layer_norm_2_mean_1 [64][8][1]float32
@@ -5470,7 +5654,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 		for i1 := range 8 {
 			net_h_1Row := &net_h_1[i0][i1]
 			pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-			net_hRow := &net_h[i0][i1]
+			net_hRow := &scratch.net_h[i0][i1]
 			for i2 := range 32 {
 				net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
 			}
@@ -5478,92 +5662,44 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
-	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_attention_1_q[0][0][0][0], &pNetAttention1WQ[0], &net_h[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_hRow2 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc2 := float32(0)
-						for i4 := range 32 {
-							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
-						}
-						net_attention_1_q[i0][i1][i2][i3] = acc2
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlReverserPredictPart0Records.Get()
+	rec.pNetAttention1WQ = pNetAttention1WQ
+	rec.scratch = scratch
+	pool.Run(rec, 8)
+	*rec = ocannlReverserPredictPart0{}
+	ocannlReverserPredictPart0Records.Put(rec)
 
 	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
-	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_attention_1_k[0][0][0][0], &pNetAttention1WK[0], &net_h[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_hRow3 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc3 := float32(0)
-						for i4 := range 32 {
-							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
-						}
-						net_attention_1_k[i0][i1][i2][i3] = acc3
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlReverserPredictPart1Records.Get()
+	rec2.pNetAttention1WK = pNetAttention1WK
+	rec2.scratch = scratch
+	pool.Run(rec2, 8)
+	*rec2 = ocannlReverserPredictPart1{}
+	ocannlReverserPredictPart1Records.Put(rec2)
 
 	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
-	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_attention_1_v[0][0][0][0], &pNetAttention1WV[0], &net_h[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_hRow4 := &net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 8 {
-						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc4 := float32(0)
-						for i4 := range 32 {
-							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
-						}
-						net_attention_1_v[i0][i1][i2][i3] = acc4
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec3 := ocannlReverserPredictPart2Records.Get()
+	rec3.pNetAttention1WV = pNetAttention1WV
+	rec3.scratch = scratch
+	pool.Run(rec3, 8)
+	*rec3 = ocannlReverserPredictPart2{}
+	ocannlReverserPredictPart2Records.Put(rec3)
 
 	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 64 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+				ocannlGemm2AVX512(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 64 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &net_attention_1_q[i0][0][i2][0], &net_attention_1_k[i0][0][i2][0])
+				ocannlGemm2AVX2(&net_attention_1_scores_1[i0][0][i2][0], &scratch.net_attention_1_q[i0][0][i2][0], &scratch.net_attention_1_k[i0][0][i2][0])
 			}
 		}
 	} else {
@@ -5571,9 +5707,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow := &net_attention_1_q[i0][i1][i2]
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_kRow := &net_attention_1_k[i0][i3][i2]
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0][i3][i2]
 						acc5 := float32(0)
 						for i4 := range 8 {
 							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
@@ -5678,30 +5814,31 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	if ocannlAVX512 {
 		for i0 := range 64 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+				ocannlGemm3AVX512(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 64 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &net_attention_1_v[i0][0][i2][0])
+				ocannlGemm3AVX2(&scratch.net_attention_1_ctx[i0][0][i2][0], &net_attention_1_attn[i0][0][i2][0], &scratch.net_attention_1_v[i0][0][i2][0])
 			}
 		}
 	} else {
+		scratch.net_attention_1_ctx = [64][8][4][8]float32{}
 		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &net_attention_1_ctx[i0][i1][i2]
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0][i1][i2]
 					for i4 := 0; i4 < 8; i4 += 4 {
 						net_attention_1_attnV := net_attention_1_attn[i0][i1][i2][i4]
-						net_attention_1_vRow := &net_attention_1_v[i0][i4][i2]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0][i4][i2]
 						net_attention_1_attnV2 := net_attention_1_attn[i0][i1][i2][i4+1]
-						net_attention_1_vRow2 := &net_attention_1_v[i0][i4+1][i2]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0][i4+1][i2]
 						net_attention_1_attnV3 := net_attention_1_attn[i0][i1][i2][i4+2]
-						net_attention_1_vRow3 := &net_attention_1_v[i0][i4+2][i2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0][i4+2][i2]
 						net_attention_1_attnV4 := net_attention_1_attn[i0][i1][i2][i4+3]
-						net_attention_1_vRow4 := &net_attention_1_v[i0][i4+3][i2]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0][i4+3][i2]
 						for i3 := range 8 {
 							acc8 := net_attention_1_ctxRow[i3]
 							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
@@ -5717,35 +5854,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// float32 dot kernel M=32 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_layer_norm_1_x_1[0][0][0], &pNetAttention1WO[0], &net_attention_1_ctx[0][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &net_attention_1_ctx[i0][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
-					}
-					net_layer_norm_1_x_1[i0][i1][i2] = acc9
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlReverserPredictPart3Records.Get()
+	rec4.pNetAttention1WO = pNetAttention1WO
+	rec4.scratch = scratch
+	pool.Run(rec4, 8)
+	*rec4 = ocannlReverserPredictPart3{}
+	ocannlReverserPredictPart3Records.Put(rec4)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	for i0 := range 64 {
 		for i1 := range 8 {
-			net_hRow5 := &net_h[i0][i1]
-			net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
+			net_hRow5 := &scratch.net_h[i0][i1]
+			net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
 			net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
 			for i2 := range 32 {
 				net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
@@ -5865,7 +5986,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	for i0 := range 64 {
 		for i1 := range 8 {
 			net_x1_4Row2 := &net_x1_4[i0][i1]
-			net_x1Row := &net_x1[i0][i1]
+			net_x1Row := &scratch.net_x1[i0][i1]
 			for i2 := range 32 {
 				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
 			}
@@ -5873,72 +5994,44 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// float32 dot kernel M=64 N=512 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[0][0][0], &pNetDense1W[0], &net_x1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_x1Row2 := &net_x1[i0][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0][i1][i2] = acc12
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlReverserPredictPart4Records.Get()
+	rec5.pNetDense1W = pNetDense1W
+	rec5.scratch = scratch
+	pool.Run(rec5, 8)
+	*rec5 = ocannlReverserPredictPart4{}
+	ocannlReverserPredictPart4Records.Put(rec5)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// 8 parts of i0 on the pool.
-	rec := ocannlReverserPredictPart0Records.Get()
-	rec.pNetDense1B = pNetDense1B
-	rec.scratch = scratch
-	pool.Run(rec, 8)
-	*rec = ocannlReverserPredictPart0{}
-	ocannlReverserPredictPart0Records.Put(rec)
+	rec6 := ocannlReverserPredictPart5Records.Get()
+	rec6.pNetDense1B = pNetDense1B
+	rec6.scratch = scratch
+	pool.Run(rec6, 8)
+	*rec6 = ocannlReverserPredictPart5{}
+	ocannlReverserPredictPart5Records.Put(rec6)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// 8 parts of i0 on the pool.
-	rec2 := ocannlReverserPredictPart1Records.Get()
-	rec2.scratch = scratch
-	pool.Run(rec2, 8)
-	*rec2 = ocannlReverserPredictPart1{}
-	ocannlReverserPredictPart1Records.Put(rec2)
+	rec7 := ocannlReverserPredictPart6Records.Get()
+	rec7.scratch = scratch
+	pool.Run(rec7, 8)
+	*rec7 = ocannlReverserPredictPart6{}
+	ocannlReverserPredictPart6Records.Put(rec7)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float32 dot kernel M=32 N=512 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&net_layer_norm_2_x_1[0][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					net_layer_norm_2_x_1[i0][i1][i2] = acc13
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserPredictPart7Records.Get()
+	rec8.pNetLinear1W = pNetLinear1W
+	rec8.scratch = scratch
+	pool.Run(rec8, 8)
+	*rec8 = ocannlReverserPredictPart7{}
+	ocannlReverserPredictPart7Records.Put(rec8)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	for i0 := range 64 {
 		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &net_layer_norm_2_x_1[i0][i1]
+			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
 			net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
 			for i2 := range 32 {
 				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
@@ -5949,7 +6042,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	for i0 := range 64 {
 		for i1 := range 8 {
-			net_x1Row3 := &net_x1[i0][i1]
+			net_x1Row3 := &scratch.net_x1[i0][i1]
 			net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
 			net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
 			for i2 := range 32 {
@@ -6115,27 +6208,49 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 // ocannlReverserPredictScratch holds the local arrays of ocannlReverserPredict too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserPredictScratch struct {
-	net_linear_1_x_1 [64][8][64]float32
-	net_linear_1_x_2 [64][8][64]float32
-	net_linear_1_x   [64][8][64]float32
+	net_h                [64][8][32]float32
+	net_attention_1_q    [64][8][4][8]float32
+	net_attention_1_k    [64][8][4][8]float32
+	net_attention_1_v    [64][8][4][8]float32
+	net_attention_1_ctx  [64][8][4][8]float32
+	net_layer_norm_1_x_1 [64][8][32]float32
+	net_x1               [64][8][32]float32
+	net_linear_1_x_1     [64][8][64]float32
+	net_linear_1_x_2     [64][8][64]float32
+	net_linear_1_x       [64][8][64]float32
+	net_layer_norm_2_x_1 [64][8][32]float32
 }
 
 // ocannlReverserPredictPart0 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart0 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserPredictScratch
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserPredictPart0) Part(j int) {
-	pNetDense1B, scratch := r.pNetDense1B, r.scratch
-	for i0 := range 8 {
-		for i1 := range 8 {
-			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j][i1]
-			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+8*j][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+	pNetAttention1WQ, scratch := r.pNetAttention1WQ, r.scratch
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&scratch.net_attention_1_q[8*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&scratch.net_attention_1_q[8*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_hRow2 := &scratch.net_h[i0+8*j][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
+						for i4 := range 32 {
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+						}
+						scratch.net_attention_1_q[i0+8*j][i1][i2][i3] = acc2
+					}
+				}
 			}
 		}
 	}
@@ -6147,22 +6262,33 @@ var ocannlReverserPredictPart0Records rt.Records[ocannlReverserPredictPart0]
 // ocannlReverserPredictPart1 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart1 struct {
-	scratch *ocannlReverserPredictScratch
+	pNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r3 *ocannlReverserPredictPart1) Part(j2 int) {
-	scratch := r3.scratch
-	for i0 := range 8 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+8*j2][i1]
-			net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j2][i1]
-			for i2 := range 64 {
-				r2 := net_linear_1_x_2Row2[i2]
-				if !(r2 > 0) {
-					r2 = 0
+func (r2 *ocannlReverserPredictPart1) Part(j2 int) {
+	pNetAttention1WK, scratch := r2.pNetAttention1WK, r2.scratch
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&scratch.net_attention_1_k[8*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j2][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&scratch.net_attention_1_k[8*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j2][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_hRow3 := &scratch.net_h[i0+8*j2][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
+						for i4 := range 32 {
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+						}
+						scratch.net_attention_1_k[i0+8*j2][i1][i2][i3] = acc3
+					}
 				}
-				net_linear_1_xRow[i2] = r2
 			}
 		}
 	}
@@ -6170,3 +6296,202 @@ func (r3 *ocannlReverserPredictPart1) Part(j2 int) {
 
 // ocannlReverserPredictPart1Records holds the free ocannlReverserPredictPart1 records.
 var ocannlReverserPredictPart1Records rt.Records[ocannlReverserPredictPart1]
+
+// ocannlReverserPredictPart2 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart2 struct {
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserPredictScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 8).
+func (r3 *ocannlReverserPredictPart2) Part(j3 int) {
+	pNetAttention1WV, scratch := r3.pNetAttention1WV, r3.scratch
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&scratch.net_attention_1_v[8*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j3][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&scratch.net_attention_1_v[8*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j3][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_hRow4 := &scratch.net_h[i0+8*j3][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
+						for i4 := range 32 {
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+						}
+						scratch.net_attention_1_v[i0+8*j3][i1][i2][i3] = acc4
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart2Records holds the free ocannlReverserPredictPart2 records.
+var ocannlReverserPredictPart2Records rt.Records[ocannlReverserPredictPart2]
+
+// ocannlReverserPredictPart3 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart3 struct {
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserPredictScratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r4 *ocannlReverserPredictPart3) Part(j4 int) {
+	pNetAttention1WO, scratch := r4.pNetAttention1WO, r4.scratch
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j4][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j4][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j4][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j4][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j4][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
+					}
+					scratch.net_layer_norm_1_x_1[i0+8*j4][i1][i2] = acc9
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart3Records holds the free ocannlReverserPredictPart3 records.
+var ocannlReverserPredictPart3Records rt.Records[ocannlReverserPredictPart3]
+
+// ocannlReverserPredictPart4 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart4 struct {
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserPredictScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r5 *ocannlReverserPredictPart4) Part(j5 int) {
+	pNetDense1W, scratch := r5.pNetDense1W, r5.scratch
+	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j5][0][0], &pNetDense1W[0], &scratch.net_x1[8*j5][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j5][0][0], &pNetDense1W[0], &scratch.net_x1[8*j5][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0+8*j5][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+8*j5][i1][i2] = acc12
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart4Records holds the free ocannlReverserPredictPart4 records.
+var ocannlReverserPredictPart4Records rt.Records[ocannlReverserPredictPart4]
+
+// ocannlReverserPredictPart5 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart5 struct {
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserPredictScratch
+}
+
+// Part runs part j6 of the nest (0 <= j6 < 8).
+func (r6 *ocannlReverserPredictPart5) Part(j6 int) {
+	pNetDense1B, scratch := r6.pNetDense1B, r6.scratch
+	for i0 := range 8 {
+		for i1 := range 8 {
+			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j6][i1]
+			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+8*j6][i1]
+			for i2 := range 64 {
+				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart5Records holds the free ocannlReverserPredictPart5 records.
+var ocannlReverserPredictPart5Records rt.Records[ocannlReverserPredictPart5]
+
+// ocannlReverserPredictPart6 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart6 struct {
+	scratch *ocannlReverserPredictScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r8 *ocannlReverserPredictPart6) Part(j7 int) {
+	scratch := r8.scratch
+	for i0 := range 8 {
+		for i1 := range 8 {
+			net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+8*j7][i1]
+			net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j7][i1]
+			for i2 := range 64 {
+				r7 := net_linear_1_x_2Row2[i2]
+				if !(r7 > 0) {
+					r7 = 0
+				}
+				net_linear_1_xRow[i2] = r7
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart6Records holds the free ocannlReverserPredictPart6 records.
+var ocannlReverserPredictPart6Records rt.Records[ocannlReverserPredictPart6]
+
+// ocannlReverserPredictPart7 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart7 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserPredictScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r9 *ocannlReverserPredictPart7) Part(j8 int) {
+	pNetLinear1W, scratch := r9.pNetLinear1W, r9.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j8][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j8][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j8][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j8][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j8][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+8*j8][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart7Records holds the free ocannlReverserPredictPart7 records.
+var ocannlReverserPredictPart7Records rt.Records[ocannlReverserPredictPart7]

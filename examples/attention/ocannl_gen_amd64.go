@@ -36,12 +36,12 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=64 N=256 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=8 N=256 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 dot kernel, M=32 N=256 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm5AVX512 runs a float32 dot kernel, M=32 N=32 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
@@ -61,22 +61,22 @@ func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=32 N=64 K=256 (14x32 tile); strides C 64,1 A 1,32 B 64,1.
+// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=4 N=64 K=256 (14x32 tile); strides C 64,1 A 1,32 B 64,1.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX512 runs a float32 broadcast kernel, M=256 N=64 K=32 (14x32 tile); strides C 64,1 A 32,1 B 64,1.
+// ocannlGemm10AVX512 runs a float32 broadcast kernel, M=32 N=64 K=32 (14x32 tile); strides C 64,1 A 32,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=64 N=32 K=256 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=8 N=32 K=256 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
 //
 //go:noescape
 func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX512 runs a float32 broadcast kernel, M=256 N=32 K=64 (14x32 tile); strides C 32,1 A 64,1 B 32,1.
+// ocannlGemm12AVX512 runs a float32 broadcast kernel, M=32 N=32 K=64 (14x32 tile); strides C 32,1 A 64,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
@@ -116,17 +116,17 @@ func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX512 runs a float32 dot kernel, M=32 N=512 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm20AVX512 runs a float32 dot kernel, M=32 N=64 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX512 runs a float32 dot kernel, M=64 N=512 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm21AVX512 runs a float32 dot kernel, M=64 N=64 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX512 runs a float32 dot kernel, M=32 N=512 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm22AVX512 runs a float32 dot kernel, M=32 N=64 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
@@ -156,12 +156,12 @@ func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 dot kernel, M=64 N=256 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm4AVX2 runs a float32 dot kernel, M=8 N=256 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 dot kernel, M=32 N=256 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm5AVX2 runs a float32 dot kernel, M=32 N=32 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
@@ -181,22 +181,22 @@ func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 broadcast kernel, M=32 N=64 K=256 (6x16 tile); strides C 64,1 A 1,32 B 64,1.
+// ocannlGemm9AVX2 runs a float32 broadcast kernel, M=4 N=64 K=256 (6x16 tile); strides C 64,1 A 1,32 B 64,1.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 broadcast kernel, M=256 N=64 K=32 (6x16 tile); strides C 64,1 A 32,1 B 64,1.
+// ocannlGemm10AVX2 runs a float32 broadcast kernel, M=32 N=64 K=32 (6x16 tile); strides C 64,1 A 32,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm11AVX2 runs a float32 broadcast kernel, M=64 N=32 K=256 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm11AVX2 runs a float32 broadcast kernel, M=8 N=32 K=256 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
 //
 //go:noescape
 func ocannlGemm11AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX2 runs a float32 broadcast kernel, M=256 N=32 K=64 (6x16 tile); strides C 32,1 A 64,1 B 32,1.
+// ocannlGemm12AVX2 runs a float32 broadcast kernel, M=32 N=32 K=64 (6x16 tile); strides C 32,1 A 64,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm12AVX2(c *float32, a *float32, b *float32)
@@ -236,17 +236,17 @@ func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX2 runs a float32 dot kernel, M=32 N=512 K=32 (3x3 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm20AVX2 runs a float32 dot kernel, M=32 N=64 K=32 (3x3 tile); strides C 1,32 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm20AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX2 runs a float32 dot kernel, M=64 N=512 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm21AVX2 runs a float32 dot kernel, M=64 N=64 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX2 runs a float32 dot kernel, M=32 N=512 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm22AVX2 runs a float32 dot kernel, M=32 N=64 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm22AVX2(c *float32, a *float32, b *float32)

@@ -67,7 +67,7 @@ func (m *ocannlCNN) Init(seed uint64) {
 
 // TrainLoss runs entry point train of CNN (forward only) and returns the loss. It does not allocate.
 func (m *ocannlCNN) TrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32) float32 {
-	ocannlCNNTrainLoss(images, labels, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.loss, &m.scratchTrainLoss)
+	ocannlCNNTrainLoss(images, labels, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.loss, m.Pool, &m.scratchTrainLoss)
 	return m.loss[0]
 }
 
@@ -80,7 +80,7 @@ func (m *ocannlCNN) Predict(images *[256][12][12][1]float32) *[256][4]float32 {
 // Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlCNN) Backward(images *[32][12][12][1]float32, labels *[32][4]float32) float32 {
-	ocannlCNNBackward(images, labels, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.Grads.NetConv1Kernel, &m.Grads.NetConv1Bias, &m.Grads.NetConv2Kernel, &m.Grads.NetConv2Bias, &m.Grads.NetHeadW, &m.Grads.NetHeadB, &m.loss, &m.scratchBackward)
+	ocannlCNNBackward(images, labels, &m.Params.NetConv1Kernel, &m.Params.NetConv1Bias, &m.Params.NetConv2Kernel, &m.Params.NetConv2Bias, &m.Params.NetHeadW, &m.Params.NetHeadB, &m.Grads.NetConv1Kernel, &m.Grads.NetConv1Bias, &m.Grads.NetConv2Kernel, &m.Grads.NetConv2Bias, &m.Grads.NetHeadW, &m.Grads.NetHeadB, &m.loss, m.Pool, &m.scratchBackward)
 	return m.loss[0]
 }
 
@@ -182,9 +182,9 @@ func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
 //	_net.max_pool#1/y.1: 2,2 (let, local)
-//	net.max_pool#1/y: 32 | 5,5,8 (let, local)
+//	net.max_pool#1/y: 32 | 5,5,8 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2.kernel: 3,3,8 -> 16 (param, parameter pNetConv2Kernel)
-//	net.conv2/y: 32 | 5,5,16 (let, local)
+//	net.conv2/y: 32 | 5,5,16 (let, local, in scratch field net_conv2_y)
 //	net.conv2.bias: 16 (param, parameter pNetConv2Bias)
 //	_net.head/x.1: 32 | 5,5,16 (let, local)
 //	net.head/x: 32 | 5,5,16 (let, local)
@@ -343,10 +343,8 @@ func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[1]float32, scratch *ocannlCNNTrainLossScratch) {
+func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlCNNTrainLossScratch) {
 	var net_max_pool_1_y_1 [2][2]float32
-	var net_max_pool_1_y [32][8][8][8]float32
-	var net_conv2_y [32][5][5][16]float32
 	var net_head_x_1 [32][5][5][16]float32
 	var net_head_x [32][5][5][16]float32
 	var train_cross_entropy_1_logits_1 [32][4]float32
@@ -439,7 +437,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 		for j2 := range 8 {
 			for j3 := range 8 {
 				for j4 := range 8 {
-					net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+					scratch.net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -448,7 +446,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	for i0 := range 32 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1+1][i2+1]
+				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
 				for i4 := range 2 {
 					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
 					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
@@ -469,7 +467,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	for j5 := range 32 {
 		for j6 := range 8 {
 			for j7 := range 8 {
-				net_max_pool_1_y[j5][0][j6][j7] = 0
+				scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
 			}
 		}
 	}
@@ -477,7 +475,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 		for j9 := 6; j9 < 8; j9++ {
 			for j10 := range 8 {
 				for j11 := range 8 {
-					net_max_pool_1_y[j8][j9][j10][j11] = 0
+					scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
 				}
 			}
 		}
@@ -485,7 +483,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	for j12 := range 32 {
 		for j13 := 1; j13 < 6; j13++ {
 			for j14 := range 8 {
-				net_max_pool_1_y[j12][j13][0][j14] = 0
+				scratch.net_max_pool_1_y[j12][j13][0][j14] = 0
 			}
 		}
 	}
@@ -493,52 +491,24 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 		for j16 := 1; j16 < 6; j16++ {
 			for j17 := 6; j17 < 8; j17++ {
 				for j18 := range 8 {
-					net_max_pool_1_y[j15][j16][j17][j18] = 0
+					scratch.net_max_pool_1_y[j15][j16][j17][j18] = 0
 				}
 			}
 		}
 	}
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm1AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm1AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						acc3 := float32(0)
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								for i6 := range 8 {
-									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
-								}
-							}
-						}
-						net_conv2_y[i0][i1][i2][i3] = acc3
-					}
-				}
-			}
-		}
-	}
+	// 5 parts of i1 on the pool.
+	rec := ocannlCNNTrainLossPart0Records.Get()
+	rec.pNetConv2Kernel = pNetConv2Kernel
+	rec.scratch = scratch
+	pool.Run(rec, 5)
+	*rec = ocannlCNNTrainLossPart0{}
+	ocannlCNNTrainLossPart0Records.Put(rec)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	for i0 := range 32 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_conv2_yRow := &net_conv2_y[i0][i1][i2]
+				net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
 				net_head_x_1Row := &net_head_x_1[i0][i1][i2]
 				for i3 := range 16 {
 					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
@@ -554,11 +524,11 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 				net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
 				net_head_xRow := &net_head_x[i0][i1][i2]
 				for i3 := range 16 {
-					r2 := net_head_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+					r3 := net_head_x_1Row2[i3]
+					if !(r3 > 0) {
+						r3 = 0
 					}
-					net_head_xRow[i3] = r2
+					net_head_xRow[i3] = r3
 				}
 			}
 		}
@@ -688,7 +658,59 @@ type ocannlCNNTrainLossScratch struct {
 	net_conv1_y        [32][10][10][8]float32
 	net_max_pool_1_x_1 [32][10][10][8]float32
 	net_max_pool_1_x   [32][10][10][8]float32
+	net_max_pool_1_y   [32][8][8][8]float32
+	net_conv2_y        [32][5][5][16]float32
 }
+
+// ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlCNNTrainLossPart0 struct {
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 5).
+func (r2 *ocannlCNNTrainLossPart0) Part(j19 int) {
+	pNetConv2Kernel, scratch := r2.pNetConv2Kernel, r2.scratch
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 1 {
+			for i2 := range 5 {
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 1 {
+			for i2 := range 5 {
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 1 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j19+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
+							}
+						}
+						scratch.net_conv2_y[i0][i1+j19][i2][i3] = acc3
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart0Records holds the free ocannlCNNTrainLossPart0 records.
+var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
@@ -706,9 +728,9 @@ type ocannlCNNTrainLossScratch struct {
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
 //	_net.max_pool#1/y.1: 2,2 (let, local)
-//	net.max_pool#1/y: 32 | 5,5,8 (let, local)
+//	net.max_pool#1/y: 32 | 5,5,8 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2.kernel: 3,3,8 -> 16 (param, parameter pNetConv2Kernel)
-//	net.conv2/y: 32 | 5,5,16 (let, local)
+//	net.conv2/y: 32 | 5,5,16 (let, local, in scratch field net_conv2_y)
 //	net.conv2.bias: 16 (param, parameter pNetConv2Bias)
 //	_net.head/x.1: 32 | 5,5,16 (let, local)
 //	net.head/x: 32 | 5,5,16 (let, local)
@@ -732,9 +754,9 @@ type ocannlCNNTrainLossScratch struct {
 //	net.conv1.bias.grad: [8] (let, output parameter gNetConv1Bias)
 //	_net.max_pool#1/x.1.grad: [32 10 10 8] (let, local, in scratch field net_max_pool_1_x_1_grad)
 //	net.max_pool#1/x.grad: [32 10 10 8] (let, local, in scratch field net_max_pool_1_x_grad)
-//	net.max_pool#1/y.grad: [32 5 5 8] (let, local)
+//	net.max_pool#1/y.grad: [32 5 5 8] (let, local, in scratch field net_max_pool_1_y_grad)
 //	net.conv2.kernel.grad: [16 3 3 8] (let, output parameter gNetConv2Kernel)
-//	net.conv2/y.grad: [32 5 5 16] (let, local)
+//	net.conv2/y.grad: [32 5 5 16] (let, local, in scratch field net_conv2_y_grad)
 //	net.conv2.bias.grad: [16] (let, output parameter gNetConv2Bias)
 //	_net.head/x.1.grad: [32 5 5 16] (let, local)
 //	net.head/x.grad: [32 5 5 16] (let, local)
@@ -1089,10 +1111,8 @@ type ocannlCNNTrainLossScratch struct {
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            net.conv1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1/y.grad[i0, i1, i2, i3]
-func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, gNetConv1Kernel *[72]float32, gNetConv1Bias *[8]float32, gNetConv2Kernel *[1152]float32, gNetConv2Bias *[16]float32, gNetHeadW *[1600]float32, gNetHeadB *[4]float32, loss *[1]float32, scratch *ocannlCNNBackwardScratch) {
+func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, gNetConv1Kernel *[72]float32, gNetConv1Bias *[8]float32, gNetConv2Kernel *[1152]float32, gNetConv2Bias *[16]float32, gNetHeadW *[1600]float32, gNetHeadB *[4]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlCNNBackwardScratch) {
 	var net_max_pool_1_y_1 [2][2]float32
-	var net_max_pool_1_y [32][8][8][8]float32
-	var net_conv2_y [32][5][5][16]float32
 	var net_head_x_1 [32][5][5][16]float32
 	var net_head_x [32][5][5][16]float32
 	var train_cross_entropy_1_logits_1 [32][4]float32
@@ -1106,8 +1126,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_1 [32][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_max_pool_1_y_grad [32][8][8][8]float32
-	var net_conv2_y_grad [32][5][5][16]float32
 	var net_head_x_1_grad [32][5][5][16]float32
 	var net_head_x_grad [32][5][5][16]float32
 	var train_cross_entropy_1_logits_1_grad [32][4]float32
@@ -1202,7 +1220,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for j2 := range 8 {
 			for j3 := range 8 {
 				for j4 := range 8 {
-					net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+					scratch.net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
 				}
 			}
 		}
@@ -1211,7 +1229,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for i0 := range 32 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1+1][i2+1]
+				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
 				for i4 := range 2 {
 					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
 					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
@@ -1232,7 +1250,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for j5 := range 32 {
 		for j6 := range 8 {
 			for j7 := range 8 {
-				net_max_pool_1_y[j5][0][j6][j7] = 0
+				scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
 			}
 		}
 	}
@@ -1240,7 +1258,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for j9 := 6; j9 < 8; j9++ {
 			for j10 := range 8 {
 				for j11 := range 8 {
-					net_max_pool_1_y[j8][j9][j10][j11] = 0
+					scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
 				}
 			}
 		}
@@ -1248,7 +1266,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for j12 := range 32 {
 		for j13 := 1; j13 < 6; j13++ {
 			for j14 := range 8 {
-				net_max_pool_1_y[j12][j13][0][j14] = 0
+				scratch.net_max_pool_1_y[j12][j13][0][j14] = 0
 			}
 		}
 	}
@@ -1256,52 +1274,24 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for j16 := 1; j16 < 6; j16++ {
 			for j17 := 6; j17 < 8; j17++ {
 				for j18 := range 8 {
-					net_max_pool_1_y[j15][j16][j17][j18] = 0
+					scratch.net_max_pool_1_y[j15][j16][j17][j18] = 0
 				}
 			}
 		}
 	}
-	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm1AVX512(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				ocannlGemm1AVX2(&net_conv2_y[0][i1][i2][0], &net_max_pool_1_y[0][i1][i2][0], &pNetConv2Kernel[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						acc3 := float32(0)
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								for i6 := range 8 {
-									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
-								}
-							}
-						}
-						net_conv2_y[i0][i1][i2][i3] = acc3
-					}
-				}
-			}
-		}
-	}
+	// 5 parts of i1 on the pool.
+	rec := ocannlCNNBackwardPart0Records.Get()
+	rec.pNetConv2Kernel = pNetConv2Kernel
+	rec.scratch = scratch
+	pool.Run(rec, 5)
+	*rec = ocannlCNNBackwardPart0{}
+	ocannlCNNBackwardPart0Records.Put(rec)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	for i0 := range 32 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_conv2_yRow := &net_conv2_y[i0][i1][i2]
+				net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
 				net_head_x_1Row := &net_head_x_1[i0][i1][i2]
 				for i3 := range 16 {
 					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
@@ -1317,11 +1307,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 				net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
 				net_head_xRow := &net_head_x[i0][i1][i2]
 				for i3 := range 16 {
-					r2 := net_head_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+					r3 := net_head_x_1Row2[i3]
+					if !(r3 > 0) {
+						r3 = 0
 					}
-					net_head_xRow[i3] = r2
+					net_head_xRow[i3] = r3
 				}
 			}
 		}
@@ -1450,7 +1440,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	*gNetConv1Bias = [8]float32{}
 	scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
 	scratch.net_max_pool_1_x_grad = [32][10][10][8]float32{}
+	scratch.net_max_pool_1_y_grad = [32][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
+	scratch.net_conv2_y_grad = [32][5][5][16]float32{}
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadW = [1600]float32{}
 	*gNetHeadB = [4]float32{}
@@ -1554,15 +1546,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 4 {
-			var r3 float32
+			var r4 float32
 			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r3 = 1
+				r4 = 1
 			}
-			r4 := float32(0)
-			if r3 != 0 {
-				r4 = train_cross_entropy_1_m_gradV
+			r5 := float32(0)
+			if r4 != 0 {
+				r5 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r4
+			train_cross_entropy_1_logits_gradRow2[i1] += r5
 		}
 	}
 
@@ -1646,15 +1638,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 				net_head_x_gradRow2 := &net_head_x_grad[i0][i1][i2]
 				net_head_x_1_gradRow := &net_head_x_1_grad[i0][i1][i2]
 				for i3 := range 16 {
-					var r5 float32
+					var r6 float32
 					if 0 < net_head_x_1Row3[i3] {
-						r5 = 1
+						r6 = 1
 					}
-					r6 := float32(0)
-					if r5 != 0 {
-						r6 = net_head_x_gradRow2[i3]
+					r7 := float32(0)
+					if r6 != 0 {
+						r7 = net_head_x_gradRow2[i3]
 					}
-					net_head_x_1_gradRow[i3] += r6
+					net_head_x_1_gradRow[i3] += r7
 				}
 			}
 		}
@@ -1665,7 +1657,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i1 := range 5 {
 			for i2 := range 5 {
 				net_head_x_1_gradRow2 := &net_head_x_1_grad[i0][i1][i2]
-				net_conv2_y_gradRow := &net_conv2_y_grad[i0][i1][i2]
+				net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0][i1][i2]
 				for i3 := range 16 {
 					net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
 				}
@@ -1695,144 +1687,84 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX512(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX2(&net_max_pool_1_y_grad[0][i1+i4][i2][0], &net_conv2_y_grad[0][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_conv2_y_gradV := net_conv2_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &net_max_pool_1_y_grad[i0][i1+i4][i2+i5]
-								for i6 := range 8 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlCNNBackwardPart1Records.Get()
+	rec2.pNetConv2Kernel = pNetConv2Kernel
+	rec2.scratch = scratch
+	pool.Run(rec2, 8)
+	*rec2 = ocannlCNNBackwardPart1{}
+	ocannlCNNBackwardPart1Records.Put(rec2)
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4], &net_conv2_y_grad[0][i1][i2][0], &net_max_pool_1_y[0][i1+i4][i2][0])
-				}
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_conv2_y_gradV2 := net_conv2_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								for i6 := range 8 {
-									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	// 3 parts of i4 on the pool.
+	rec3 := ocannlCNNBackwardPart2Records.Get()
+	rec3.gNetConv2Kernel = gNetConv2Kernel
+	rec3.scratch = scratch
+	pool.Run(rec3, 3)
+	*rec3 = ocannlCNNBackwardPart2{}
+	ocannlCNNBackwardPart2Records.Put(rec3)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	for j19 := range 32 {
-		for j20 := range 8 {
-			for j21 := range 8 {
-				net_max_pool_1_y[j19][0][j20][j21] = float32(math.Inf(-1))
-			}
-		}
-	}
 	for j22 := range 32 {
-		for j23 := 6; j23 < 8; j23++ {
+		for j23 := range 8 {
 			for j24 := range 8 {
-				for j25 := range 8 {
-					net_max_pool_1_y[j22][j23][j24][j25] = float32(math.Inf(-1))
-				}
+				scratch.net_max_pool_1_y[j22][0][j23][j24] = float32(math.Inf(-1))
 			}
 		}
 	}
-	for j26 := range 32 {
-		for j27 := 1; j27 < 6; j27++ {
-			for j28 := range 8 {
-				net_max_pool_1_y[j26][j27][0][j28] = float32(math.Inf(-1))
+	for j25 := range 32 {
+		for j26 := 6; j26 < 8; j26++ {
+			for j27 := range 8 {
+				for j28 := range 8 {
+					scratch.net_max_pool_1_y[j25][j26][j27][j28] = float32(math.Inf(-1))
+				}
 			}
 		}
 	}
 	for j29 := range 32 {
 		for j30 := 1; j30 < 6; j30++ {
-			for j31 := 6; j31 < 8; j31++ {
-				for j32 := range 8 {
-					net_max_pool_1_y[j29][j30][j31][j32] = float32(math.Inf(-1))
-				}
+			for j31 := range 8 {
+				scratch.net_max_pool_1_y[j29][j30][0][j31] = float32(math.Inf(-1))
 			}
 		}
 	}
-	for j33 := range 32 {
-		for j34 := range 8 {
-			for j35 := range 8 {
-				net_max_pool_1_y_grad[j33][0][j34][j35] = 0
+	for j32 := range 32 {
+		for j33 := 1; j33 < 6; j33++ {
+			for j34 := 6; j34 < 8; j34++ {
+				for j35 := range 8 {
+					scratch.net_max_pool_1_y[j32][j33][j34][j35] = float32(math.Inf(-1))
+				}
 			}
 		}
 	}
 	for j36 := range 32 {
-		for j37 := 6; j37 < 8; j37++ {
+		for j37 := range 8 {
 			for j38 := range 8 {
-				for j39 := range 8 {
-					net_max_pool_1_y_grad[j36][j37][j38][j39] = 0
-				}
+				scratch.net_max_pool_1_y_grad[j36][0][j37][j38] = 0
 			}
 		}
 	}
-	for j40 := range 32 {
-		for j41 := 1; j41 < 6; j41++ {
-			for j42 := range 8 {
-				net_max_pool_1_y_grad[j40][j41][0][j42] = 0
+	for j39 := range 32 {
+		for j40 := 6; j40 < 8; j40++ {
+			for j41 := range 8 {
+				for j42 := range 8 {
+					scratch.net_max_pool_1_y_grad[j39][j40][j41][j42] = 0
+				}
 			}
 		}
 	}
 	for j43 := range 32 {
 		for j44 := 1; j44 < 6; j44++ {
-			for j45 := 6; j45 < 8; j45++ {
-				for j46 := range 8 {
-					net_max_pool_1_y_grad[j43][j44][j45][j46] = 0
+			for j45 := range 8 {
+				scratch.net_max_pool_1_y_grad[j43][j44][0][j45] = 0
+			}
+		}
+	}
+	for j46 := range 32 {
+		for j47 := 1; j47 < 6; j47++ {
+			for j48 := 6; j48 < 8; j48++ {
+				for j49 := range 8 {
+					scratch.net_max_pool_1_y_grad[j46][j47][j48][j49] = 0
 				}
 			}
 		}
@@ -1844,15 +1776,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					for i4 := range 2 {
 						for i5 := range 2 {
 							scratch2[0] = scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_max_pool_1_y_1[i4][i5]
-							var r7 float32
-							if net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch2[0] {
-								r7 = 1
+							var r10 float32
+							if scratch.net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch2[0] {
+								r10 = 1
 							}
-							r8 := float32(0)
-							if r7 != 0 {
-								r8 = net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
+							r11 := float32(0)
+							if r10 != 0 {
+								r11 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
 							}
-							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r8
+							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r11
 						}
 					}
 				}
@@ -1868,15 +1800,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 				net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 				net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 8 {
-					var r9 float32
+					var r12 float32
 					if 0 < net_max_pool_1_x_1Row3[i3] {
-						r9 = 1
+						r12 = 1
 					}
-					r10 := float32(0)
-					if r9 != 0 {
-						r10 = net_max_pool_1_x_gradRow[i3]
+					r13 := float32(0)
+					if r12 != 0 {
+						r13 = net_max_pool_1_x_gradRow[i3]
 					}
-					net_max_pool_1_x_1_gradRow[i3] += r10
+					net_max_pool_1_x_1_gradRow[i3] += r13
 				}
 			}
 		}
@@ -1966,10 +1898,168 @@ type ocannlCNNBackwardScratch struct {
 	net_conv1_y             [32][10][10][8]float32
 	net_max_pool_1_x_1      [32][10][10][8]float32
 	net_max_pool_1_x        [32][10][10][8]float32
+	net_max_pool_1_y        [32][8][8][8]float32
+	net_conv2_y             [32][5][5][16]float32
 	net_conv1_y_grad        [32][10][10][8]float32
 	net_max_pool_1_x_1_grad [32][10][10][8]float32
 	net_max_pool_1_x_grad   [32][10][10][8]float32
+	net_max_pool_1_y_grad   [32][8][8][8]float32
+	net_conv2_y_grad        [32][5][5][16]float32
 }
+
+// ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlCNNBackwardPart0 struct {
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 5).
+func (r2 *ocannlCNNBackwardPart0) Part(j19 int) {
+	pNetConv2Kernel, scratch := r2.pNetConv2Kernel, r2.scratch
+	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 1 {
+			for i2 := range 5 {
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 1 {
+			for i2 := range 5 {
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 1 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j19+i4][i2+i5]
+								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								for i6 := range 8 {
+									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
+								}
+							}
+						}
+						scratch.net_conv2_y[i0][i1+j19][i2][i3] = acc3
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart0Records holds the free ocannlCNNBackwardPart0 records.
+var ocannlCNNBackwardPart0Records rt.Records[ocannlCNNBackwardPart0]
+
+// ocannlCNNBackwardPart1 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart1 struct {
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
+}
+
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r8 *ocannlCNNBackwardPart1) Part(j20 int) {
+	pNetConv2Kernel, scratch := r8.pNetConv2Kernel, r8.scratch
+	// float32 broadcast kernel M=5 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j20][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j20][0][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j20][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j20][0][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j20][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j20][i1+i4][i2+i5]
+								for i6 := range 8 {
+									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart1Records holds the free ocannlCNNBackwardPart1 records.
+var ocannlCNNBackwardPart1Records rt.Records[ocannlCNNBackwardPart1]
+
+// ocannlCNNBackwardPart2 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
+type ocannlCNNBackwardPart2 struct {
+	gNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 3).
+func (r9 *ocannlCNNBackwardPart2) Part(j21 int) {
+	gNetConv2Kernel, scratch := r9.gNetConv2Kernel, r9.scratch
+	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j21], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j21][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j21], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j21][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j21][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j21+8*i5 : 72*i3+24*i4+24*j21+8*i5+8])
+								for i6 := range 8 {
+									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart2Records holds the free ocannlCNNBackwardPart2 records.
+var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
 
 // ocannlCNNPredict runs a tensor program generated by ocannlgen.
 //
@@ -1985,7 +2075,7 @@ type ocannlCNNBackwardScratch struct {
 //	net.max_pool#1/x: 256 | 10,10,8 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
-//	_net.max_pool#1/y.1: 2,2 (let, local)
+//	_net.max_pool#1/y.1: 2,2 (let, local, in scratch field net_max_pool_1_y_1)
 //	net.max_pool#1/y: 256 | 5,5,8 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2.kernel: 3,3,8 -> 16 (param, parameter pNetConv2Kernel)
 //	net.conv2/y: 256 | 5,5,16 (let, local, in scratch field net_conv2_y)
@@ -2086,7 +2176,6 @@ type ocannlCNNBackwardScratch struct {
 //	  for i1 in 0..3:
 //	    predict[i0, i1] = _predict.1[i0, i1] + net.head.b[i1]
 func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[256][4]float32, pool *rt.Pool, scratch *ocannlCNNPredictScratch) {
-	var net_max_pool_1_y_1 [2][2]float32
 	var predict_1 [256][4]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
@@ -2118,7 +2207,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &net_max_pool_1_y_1[i0]
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_1_y_1Row[i1] = 0
 		}
@@ -2134,84 +2223,70 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 256 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
-					for i3 := range 8 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlCNNPredictPart3Records.Get()
+	rec4.scratch = scratch
+	pool.Run(rec4, 8)
+	*rec4 = ocannlCNNPredictPart3{}
+	ocannlCNNPredictPart3Records.Put(rec4)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j8 := range 256 {
-		for j9 := range 8 {
-			for j10 := range 8 {
-				scratch.net_max_pool_1_y[j8][0][j9][j10] = 0
+	for j9 := range 256 {
+		for j10 := range 8 {
+			for j11 := range 8 {
+				scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
 			}
 		}
 	}
-	for j11 := range 256 {
-		for j12 := 6; j12 < 8; j12++ {
-			for j13 := range 8 {
-				for j14 := range 8 {
-					scratch.net_max_pool_1_y[j11][j12][j13][j14] = 0
+	for j12 := range 256 {
+		for j13 := 6; j13 < 8; j13++ {
+			for j14 := range 8 {
+				for j15 := range 8 {
+					scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
 				}
 			}
 		}
 	}
-	for j15 := range 256 {
-		for j16 := 1; j16 < 6; j16++ {
-			for j17 := range 8 {
-				scratch.net_max_pool_1_y[j15][j16][0][j17] = 0
+	for j16 := range 256 {
+		for j17 := 1; j17 < 6; j17++ {
+			for j18 := range 8 {
+				scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
 			}
 		}
 	}
-	for j18 := range 256 {
-		for j19 := 1; j19 < 6; j19++ {
-			for j20 := 6; j20 < 8; j20++ {
-				for j21 := range 8 {
-					scratch.net_max_pool_1_y[j18][j19][j20][j21] = 0
+	for j19 := range 256 {
+		for j20 := 1; j20 < 6; j20++ {
+			for j21 := 6; j21 < 8; j21++ {
+				for j22 := range 8 {
+					scratch.net_max_pool_1_y[j19][j20][j21][j22] = 0
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec4 := ocannlCNNPredictPart3Records.Get()
-	rec4.pNetConv2Kernel = pNetConv2Kernel
-	rec4.scratch = scratch
-	pool.Run(rec4, 5)
-	*rec4 = ocannlCNNPredictPart3{}
-	ocannlCNNPredictPart3Records.Put(rec4)
-
-	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// 8 parts of i0 on the pool.
 	rec5 := ocannlCNNPredictPart4Records.Get()
-	rec5.pNetConv2Bias = pNetConv2Bias
+	rec5.pNetConv2Kernel = pNetConv2Kernel
 	rec5.scratch = scratch
-	pool.Run(rec5, 8)
+	pool.Run(rec5, 5)
 	*rec5 = ocannlCNNPredictPart4{}
 	ocannlCNNPredictPart4Records.Put(rec5)
 
-	// net.head/x = pointwise relu of _net.head/x.1
+	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNPredictPart5Records.Get()
+	rec6.pNetConv2Bias = pNetConv2Bias
 	rec6.scratch = scratch
 	pool.Run(rec6, 8)
 	*rec6 = ocannlCNNPredictPart5{}
 	ocannlCNNPredictPart5Records.Put(rec6)
+
+	// net.head/x = pointwise relu of _net.head/x.1
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlCNNPredictPart6Records.Get()
+	rec7.scratch = scratch
+	pool.Run(rec7, 8)
+	*rec7 = ocannlCNNPredictPart6{}
+	ocannlCNNPredictPart6Records.Put(rec7)
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -2254,6 +2329,7 @@ type ocannlCNNPredictScratch struct {
 	net_conv1_y        [256][10][10][8]float32
 	net_max_pool_1_x_1 [256][10][10][8]float32
 	net_max_pool_1_x   [256][10][10][8]float32
+	net_max_pool_1_y_1 [2][2]float32
 	net_max_pool_1_y   [256][8][8][8]float32
 	net_conv2_y        [256][5][5][16]float32
 	net_head_x_1       [256][5][5][16]float32
@@ -2364,27 +2440,61 @@ func (r4 *ocannlCNNPredictPart2) Part(j3 int) {
 // ocannlCNNPredictPart2Records holds the free ocannlCNNPredictPart2 records.
 var ocannlCNNPredictPart2Records rt.Records[ocannlCNNPredictPart2]
 
-// ocannlCNNPredictPart3 is the task record of a loop nest of ocannlCNNPredict that runs in 5 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// ocannlCNNPredictPart3 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNPredictPart3 struct {
+	scratch *ocannlCNNPredictScratch
+}
+
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r5 *ocannlCNNPredictPart3) Part(j8 int) {
+	scratch := r5.scratch
+	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+	for i0 := range 32 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
+				for i4 := range 2 {
+					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
+					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
+					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
+					for i3 := range 8 {
+						acc2 := net_max_pool_1_yRow[i3]
+						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+						net_max_pool_1_yRow[i3] = acc2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart3Records holds the free ocannlCNNPredictPart3 records.
+var ocannlCNNPredictPart3Records rt.Records[ocannlCNNPredictPart3]
+
+// ocannlCNNPredictPart4 is the task record of a loop nest of ocannlCNNPredict that runs in 5 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlCNNPredictPart4 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNPredictScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 5).
-func (r5 *ocannlCNNPredictPart3) Part(j22 int) {
-	pNetConv2Kernel, scratch := r5.pNetConv2Kernel, r5.scratch
+// Part runs part j23 of the nest (0 <= j23 < 5).
+func (r6 *ocannlCNNPredictPart4) Part(j23 int) {
+	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1+j22][i2][0], &scratch.net_max_pool_1_y[0][i1+j22][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2396,41 +2506,15 @@ func (r5 *ocannlCNNPredictPart3) Part(j22 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j22+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j23+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j22][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j23][i2][i3] = acc3
 					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNPredictPart3Records holds the free ocannlCNNPredictPart3 records.
-var ocannlCNNPredictPart3Records rt.Records[ocannlCNNPredictPart3]
-
-// ocannlCNNPredictPart4 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNPredictPart4 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNPredictScratch
-}
-
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r6 *ocannlCNNPredictPart4) Part(j23 int) {
-	pNetConv2Bias, scratch := r6.pNetConv2Bias, r6.scratch
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_conv2_yRow := &scratch.net_conv2_y[i0+32*j23][i1][i2]
-				net_head_x_1Row := &scratch.net_head_x_1[i0+32*j23][i1][i2]
-				for i3 := range 16 {
-					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
 				}
 			}
 		}
@@ -2443,23 +2527,20 @@ var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
 // ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNPredictPart5 struct {
-	scratch *ocannlCNNPredictScratch
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNPredictScratch
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
-func (r8 *ocannlCNNPredictPart5) Part(j24 int) {
-	scratch := r8.scratch
+func (r7 *ocannlCNNPredictPart5) Part(j24 int) {
+	pNetConv2Bias, scratch := r7.pNetConv2Bias, r7.scratch
 	for i0 := range 32 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j24][i1][i2]
-				net_head_xRow := &scratch.net_head_x[i0+32*j24][i1][i2]
+				net_conv2_yRow := &scratch.net_conv2_y[i0+32*j24][i1][i2]
+				net_head_x_1Row := &scratch.net_head_x_1[i0+32*j24][i1][i2]
 				for i3 := range 16 {
-					r7 := net_head_x_1Row2[i3]
-					if !(r7 > 0) {
-						r7 = 0
-					}
-					net_head_xRow[i3] = r7
+					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
 				}
 			}
 		}
@@ -2468,3 +2549,32 @@ func (r8 *ocannlCNNPredictPart5) Part(j24 int) {
 
 // ocannlCNNPredictPart5Records holds the free ocannlCNNPredictPart5 records.
 var ocannlCNNPredictPart5Records rt.Records[ocannlCNNPredictPart5]
+
+// ocannlCNNPredictPart6 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart6 struct {
+	scratch *ocannlCNNPredictScratch
+}
+
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r9 *ocannlCNNPredictPart6) Part(j25 int) {
+	scratch := r9.scratch
+	for i0 := range 32 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j25][i1][i2]
+				net_head_xRow := &scratch.net_head_x[i0+32*j25][i1][i2]
+				for i3 := range 16 {
+					r8 := net_head_x_1Row2[i3]
+					if !(r8 > 0) {
+						r8 = 0
+					}
+					net_head_xRow[i3] = r8
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart6Records holds the free ocannlCNNPredictPart6 records.
+var ocannlCNNPredictPart6Records rt.Records[ocannlCNNPredictPart6]

@@ -41,7 +41,7 @@ func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=32 N=24 K=16 (14x32 tile); strides C 512,1 A 400,1 B 72,1.
+// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=5 N=24 K=16 (14x32 tile); strides C 64,1 A 80,1 B 72,1.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
@@ -96,7 +96,7 @@ func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=32 N=24 K=16 (6x16 tile); strides C 512,1 A 400,1 B 72,1.
+// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=5 N=24 K=16 (6x16 tile); strides C 64,1 A 80,1 B 72,1.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
