@@ -23,8 +23,10 @@ import (
 // The rule (parWorth): a nest runs in parallel when it does at least
 // ParMinGoIters iterations of Go loops, or ParMinAsmIters multiply-adds
 // of an assembly kernel, and when every tensor it touches is a
-// parameter, a constant or a scratch field (a stack local cannot be
-// shared with the pool's goroutines without escaping to the heap).
+// parameter, a constant, a scratch field or a local array Go allocates on
+// the heap anyway (over 128 KiB: a standalone kernel's padded copy of a
+// large input); a stack local cannot be shared with the pool's goroutines
+// without escaping to the heap.
 // The loop split is, among the splittable loops (not the innermost of
 // the nest nor of the emitted order), one the assembly kernel leaves
 // outside its call if there is one, else any; the longest, the
@@ -85,6 +87,17 @@ func parTensors(st *loopir.Store) []int {
 	return ts
 }
 
+// maxStackArray is the size of the largest local array Go keeps on the
+// stack: larger ones are allocated on the heap anyway, so sharing them
+// with the pool's goroutines costs nothing more.
+const maxStackArray = 128 << 10
+
+// heapLocal reports whether local t is a local array Go puts on the heap.
+func (k *kgen) heapLocal(t int) bool {
+	s := &k.ts[t].st
+	return s.kind == sLocal && !s.scratch && s.size*k.elemSize() > maxStackArray
+}
+
 // parWorth applies the size rule to a perfect nest; n0 is its assembly
 // kernel, if any.
 func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok bool) {
@@ -105,7 +118,7 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int
 		return nil, 0
 	}
 	for _, t := range parTensors(st) {
-		if s := &k.ts[t].st; s.kind == sLocal && !s.scratch {
+		if s := &k.ts[t].st; s.kind == sLocal && !s.scratch && !k.heapLocal(t) {
 			return nil, 0
 		}
 	}
@@ -242,6 +255,7 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 	recv := k.names.fresh("r")
 	var fields, bind, vals []jen.Code
 	var set []string
+	var addr []bool // the field takes the address of a local array
 	scratch := false
 	for _, t := range parTensors(st) {
 		s := &k.ts[t].st
@@ -252,11 +266,13 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 		default:
 			fields = append(fields, jen.Id(s.name).Op("*").Add(k.arrayType(s.adims)))
 			set = append(set, s.name)
+			addr = append(addr, s.kind == sLocal)
 		}
 	}
 	if scratch {
 		fields = append(fields, jen.Id(k.scratch).Op("*").Id(k.k.Scratch))
 		set = append(set, k.scratch)
+		addr = append(addr, false)
 	}
 	for _, n := range set {
 		bind = append(bind, jen.Id(n))
@@ -278,8 +294,12 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 		jen.Comment(fmt.Sprintf("// %d parts of %s on the pool.", parts, k.loopName(split.Var))),
 		jen.Id(rec).Op(":=").Id(recs).Dot("Get").Call(),
 	}
-	for _, n := range set {
-		out = append(out, jen.Id(rec).Dot(n).Op("=").Id(n))
+	for i, n := range set {
+		v := jen.Id(n)
+		if addr[i] {
+			v = jen.Op("&").Id(n)
+		}
+		out = append(out, jen.Id(rec).Dot(n).Op("=").Add(v))
 	}
 	pool := jen.Qual(rtPath, "DefaultPool").Call()
 	if k.k.PoolParam {
