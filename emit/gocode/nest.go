@@ -644,6 +644,9 @@ func (c *chain) note() string {
 // flag2 { call } else { loops }`.
 func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
 	calls, note := k.asmNest(loops, st, init)
+	if calls == nil {
+		calls, note = k.asmMapNest(loops, st, init)
+	}
 	code, err := k.chainGo(loops, st, init)
 	if calls == nil || err != nil {
 		return code, err

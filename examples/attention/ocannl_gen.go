@@ -794,13 +794,24 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_1Row := &net_h_1[i0][i1]
-			pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-			net_hRow := &net_h[i0][i1]
-			for i2 := range 32 {
-				net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			ocannlMap0AVX512(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			ocannlMap0AVX2(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_1Row := &net_h_1[i0][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &net_h[i0][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+				}
 			}
 		}
 	}
@@ -917,14 +928,21 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	net_attention_1_scores_2V := net_attention_1_scores_2[0]
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
-				net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+					}
 				}
 			}
 		}
@@ -1070,13 +1088,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow5 := &net_h[i0][i1]
-			net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
-			net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow5 := &net_h[i0][i1]
+				net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
+				net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+				}
 			}
 		}
 	}
@@ -1116,12 +1141,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -1235,16 +1267,23 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
-			net_linear_1_xRow := &net_linear_1_x[i0][i1]
-			for i2 := range 64 {
-				r := net_linear_1_x_2Row2[i2]
-				if !(r > 0) {
-					r = 0
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
+				net_linear_1_xRow := &net_linear_1_x[i0][i1]
+				for i2 := range 64 {
+					r := net_linear_1_x_2Row2[i2]
+					if !(r > 0) {
+						r = 0
+					}
+					net_linear_1_xRow[i2] = r
 				}
-				net_linear_1_xRow[i2] = r
 			}
 		}
 	}
@@ -1284,13 +1323,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1Row3 := &net_x1[i0][i1]
-			net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
-			net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row3 := &net_x1[i0][i1]
+				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				}
 			}
 		}
 	}
@@ -1330,12 +1376,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
-			net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -1519,13 +1572,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-	for i0 := range 32 {
-		for i1 := range 8 {
-			targetsRow := &targets[i0][i1]
-			train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
-			train_1Row := &train_1[i0][i1]
-			for i2 := range 10 {
-				train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				targetsRow := &targets[i0][i1]
+				train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
+				train_1Row := &train_1[i0][i1]
+				for i2 := range 10 {
+					train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+				}
 			}
 		}
 	}
@@ -2834,13 +2894,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_1Row := &net_h_1[i0][i1]
-			pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-			net_hRow := &net_h[i0][i1]
-			for i2 := range 32 {
-				net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			ocannlMap0AVX512(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			ocannlMap0AVX2(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_1Row := &net_h_1[i0][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &net_h[i0][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+				}
 			}
 		}
 	}
@@ -2957,14 +3028,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	net_attention_1_scores_2V := net_attention_1_scores_2[0]
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
-				net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+					}
 				}
 			}
 		}
@@ -3110,13 +3188,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow5 := &net_h[i0][i1]
-			net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
-			net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow5 := &net_h[i0][i1]
+				net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
+				net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+				}
 			}
 		}
 	}
@@ -3156,12 +3241,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -3275,16 +3367,23 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
-			net_linear_1_xRow := &net_linear_1_x[i0][i1]
-			for i2 := range 64 {
-				r := net_linear_1_x_2Row2[i2]
-				if !(r > 0) {
-					r = 0
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
+				net_linear_1_xRow := &net_linear_1_x[i0][i1]
+				for i2 := range 64 {
+					r := net_linear_1_x_2Row2[i2]
+					if !(r > 0) {
+						r = 0
+					}
+					net_linear_1_xRow[i2] = r
 				}
-				net_linear_1_xRow[i2] = r
 			}
 		}
 	}
@@ -3324,13 +3423,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1Row3 := &net_x1[i0][i1]
-			net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
-			net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row3 := &net_x1[i0][i1]
+				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				}
 			}
 		}
 	}
@@ -3370,12 +3476,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
-			net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -3559,13 +3672,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-	for i0 := range 32 {
-		for i1 := range 8 {
-			targetsRow := &targets[i0][i1]
-			train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
-			train_1Row := &train_1[i0][i1]
-			for i2 := range 10 {
-				train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				targetsRow := &targets[i0][i1]
+				train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
+				train_1Row := &train_1[i0][i1]
+				for i2 := range 10 {
+					train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+				}
 			}
 		}
 	}
@@ -3617,35 +3737,56 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	train_2_gradV := train_2_grad[0]
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 10 {
-				train_1_gradRow[i2] += train_2_gradV
+	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&train_1_grad[0][0][0], &train_2_grad[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
+	} else {
+		train_2_gradV := train_2_grad[0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_1_gradRow := &train_1_grad[i0][i1]
+				for i2 := range 10 {
+					train_1_gradRow[i2] += train_2_gradV
+				}
 			}
 		}
 	}
 
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			targetsRow2 := &targets[i0][i1]
-			train_1_gradRow2 := &train_1_grad[i0][i1]
-			train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				targetsRow2 := &targets[i0][i1]
+				train_1_gradRow2 := &train_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
-			train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
+	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -3664,12 +3805,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	for i0 := range 32 {
-		train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
-		train_cross_entropy_1_logp_2Row2 := &train_cross_entropy_1_logp_2[i0]
-		train_cross_entropy_1_logp_2_gradRow := &train_cross_entropy_1_logp_2_grad[i0]
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
+	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
+			train_cross_entropy_1_logp_2Row2 := &train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_2_gradRow := &train_cross_entropy_1_logp_2_grad[i0]
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
+			}
 		}
 	}
 
@@ -3685,24 +3833,38 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
-			train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
-			train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
+				train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0][i1]
-			train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+				}
 			}
 		}
 	}
@@ -3742,12 +3904,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0][i1]
-			train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+				}
 			}
 		}
 	}
@@ -3833,12 +4002,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_gradRow2 := &net_x2_grad[i0][i1]
-			net_x2_4_gradRow := &net_x2_4_grad[i0][i1]
-			for i2 := range 32 {
-				net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_gradRow2 := &net_x2_grad[i0][i1]
+				net_x2_4_gradRow := &net_x2_4_grad[i0][i1]
+				for i2 := range 32 {
+					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -3890,21 +4066,35 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-	for i0 := range 32 {
-		net_x2_3_gradRow := &net_x2_3_grad[i0]
-		net_x2_3Row2 := &net_x2_3[i0]
-		net_x2_2_gradRow := &net_x2_2_grad[i0]
-		for i1 := range 8 {
-			net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
+	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap11AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x2_3_gradRow := &net_x2_3_grad[i0]
+			net_x2_3Row2 := &net_x2_3[i0]
+			net_x2_2_gradRow := &net_x2_2_grad[i0]
+			for i1 := range 8 {
+				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
+			}
 		}
 	}
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-	for i0 := range 32 {
-		net_x2_2_gradRow2 := &net_x2_2_grad[i0]
-		net_layer_norm_2_var_gradRow := &net_layer_norm_2_var_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
+	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
+			net_layer_norm_2_var_gradRow := &net_layer_norm_2_var_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
+			}
 		}
 	}
 
@@ -3963,36 +4153,57 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1_gradRow2 := &net_layer_norm_2_var_1_grad[i0][i1]
-			net_layer_norm_2_centeredRow8 := &net_layer_norm_2_centered[i0][i1]
-			net_layer_norm_2_centered_gradRow2 := &net_layer_norm_2_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1_gradRow2 := &net_layer_norm_2_var_1_grad[i0][i1]
+				net_layer_norm_2_centeredRow8 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_centered_gradRow2 := &net_layer_norm_2_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow9 := &net_layer_norm_2_centered[i0][i1]
-			net_layer_norm_2_var_1_gradRow3 := &net_layer_norm_2_var_1_grad[i0][i1]
-			net_layer_norm_2_centered_gradRow3 := &net_layer_norm_2_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow9 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1_gradRow3 := &net_layer_norm_2_var_1_grad[i0][i1]
+				net_layer_norm_2_centered_gradRow3 := &net_layer_norm_2_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow4 := &net_layer_norm_2_centered_grad[i0][i1]
-			net_layer_norm_2_x_gradRow := &net_layer_norm_2_x_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow4 := &net_layer_norm_2_centered_grad[i0][i1]
+				net_layer_norm_2_x_gradRow := &net_layer_norm_2_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+				}
 			}
 		}
 	}
@@ -4031,34 +4242,55 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_gradRow3 := &net_layer_norm_2_x_grad[i0][i1]
-			net_x1_gradRow := &net_x1_grad[i0][i1]
-			for i2 := range 32 {
-				net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_gradRow3 := &net_layer_norm_2_x_grad[i0][i1]
+				net_x1_gradRow := &net_x1_grad[i0][i1]
+				for i2 := range 32 {
+					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_gradRow4 := &net_layer_norm_2_x_grad[i0][i1]
-			net_layer_norm_2_x_2_gradRow := &net_layer_norm_2_x_2_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_gradRow4 := &net_layer_norm_2_x_grad[i0][i1]
+				net_layer_norm_2_x_2_gradRow := &net_layer_norm_2_x_2_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_2_gradRow2 := &net_layer_norm_2_x_2_grad[i0][i1]
-			net_layer_norm_2_x_1_gradRow := &net_layer_norm_2_x_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_2_gradRow2 := &net_layer_norm_2_x_2_grad[i0][i1]
+				net_layer_norm_2_x_1_gradRow := &net_layer_norm_2_x_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -4137,32 +4369,46 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row3 := &net_linear_1_x_2[i0][i1]
-			net_linear_1_x_gradRow2 := &net_linear_1_x_grad[i0][i1]
-			net_linear_1_x_2_gradRow := &net_linear_1_x_2_grad[i0][i1]
-			for i2 := range 64 {
-				var r4 float32
-				if 0 < net_linear_1_x_2Row3[i2] {
-					r4 = 1
+	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &net_linear_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap14AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &net_linear_1_x_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row3 := &net_linear_1_x_2[i0][i1]
+				net_linear_1_x_gradRow2 := &net_linear_1_x_grad[i0][i1]
+				net_linear_1_x_2_gradRow := &net_linear_1_x_2_grad[i0][i1]
+				for i2 := range 64 {
+					var r4 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r4 = 1
+					}
+					r5 := float32(0)
+					if r4 != 0 {
+						r5 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r5
 				}
-				r5 := float32(0)
-				if r4 != 0 {
-					r5 = net_linear_1_x_gradRow2[i2]
-				}
-				net_linear_1_x_2_gradRow[i2] += r5
 			}
 		}
 	}
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_2_gradRow2 := &net_linear_1_x_2_grad[i0][i1]
-			net_linear_1_x_1_gradRow := &net_linear_1_x_1_grad[i0][i1]
-			for i2 := range 64 {
-				net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap15AVX2(&net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2_gradRow2 := &net_linear_1_x_2_grad[i0][i1]
+				net_linear_1_x_1_gradRow := &net_linear_1_x_1_grad[i0][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -4241,12 +4487,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_gradRow3 := &net_x1_grad[i0][i1]
-			net_x1_4_gradRow := &net_x1_4_grad[i0][i1]
-			for i2 := range 32 {
-				net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_x1_4_grad[0][0][0], &net_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_x1_4_grad[0][0][0], &net_x1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_gradRow3 := &net_x1_grad[i0][i1]
+				net_x1_4_gradRow := &net_x1_4_grad[i0][i1]
+				for i2 := range 32 {
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+				}
 			}
 		}
 	}
@@ -4298,21 +4551,35 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-	for i0 := range 32 {
-		net_x1_3_gradRow := &net_x1_3_grad[i0]
-		net_x1_3Row2 := &net_x1_3[i0]
-		net_x1_2_gradRow := &net_x1_2_grad[i0]
-		for i1 := range 8 {
-			net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
+	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap11AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x1_3_gradRow := &net_x1_3_grad[i0]
+			net_x1_3Row2 := &net_x1_3[i0]
+			net_x1_2_gradRow := &net_x1_2_grad[i0]
+			for i1 := range 8 {
+				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
+			}
 		}
 	}
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	for i0 := range 32 {
-		net_x1_2_gradRow2 := &net_x1_2_grad[i0]
-		net_layer_norm_1_var_gradRow := &net_layer_norm_1_var_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
+	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
+			net_layer_norm_1_var_gradRow := &net_layer_norm_1_var_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
+			}
 		}
 	}
 
@@ -4371,36 +4638,57 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1_gradRow2 := &net_layer_norm_1_var_1_grad[i0][i1]
-			net_layer_norm_1_centeredRow8 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_centered_gradRow2 := &net_layer_norm_1_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1_gradRow2 := &net_layer_norm_1_var_1_grad[i0][i1]
+				net_layer_norm_1_centeredRow8 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_centered_gradRow2 := &net_layer_norm_1_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow9 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1_gradRow3 := &net_layer_norm_1_var_1_grad[i0][i1]
-			net_layer_norm_1_centered_gradRow3 := &net_layer_norm_1_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow9 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1_gradRow3 := &net_layer_norm_1_var_1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow3 := &net_layer_norm_1_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow4 := &net_layer_norm_1_centered_grad[i0][i1]
-			net_layer_norm_1_x_gradRow := &net_layer_norm_1_x_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow4 := &net_layer_norm_1_centered_grad[i0][i1]
+				net_layer_norm_1_x_gradRow := &net_layer_norm_1_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+				}
 			}
 		}
 	}
@@ -4439,23 +4727,37 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_x_gradRow3 := &net_layer_norm_1_x_grad[i0][i1]
-			net_h_gradRow := &net_h_grad[i0][i1]
-			for i2 := range 32 {
-				net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow3 := &net_layer_norm_1_x_grad[i0][i1]
+				net_h_gradRow := &net_h_grad[i0][i1]
+				for i2 := range 32 {
+					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_x_gradRow4 := &net_layer_norm_1_x_grad[i0][i1]
-			net_layer_norm_1_x_1_gradRow := &net_layer_norm_1_x_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow4 := &net_layer_norm_1_x_grad[i0][i1]
+				net_layer_norm_1_x_1_gradRow := &net_layer_norm_1_x_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+				}
 			}
 		}
 	}
@@ -4622,27 +4924,41 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_gradRow3 := &net_attention_1_ex_grad[i0][i1][i2]
-				net_attention_1_exRow5 := &net_attention_1_ex[i0][i1][i2]
-				net_attention_1_ex_1_gradRow := &net_attention_1_ex_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_gradRow3 := &net_attention_1_ex_grad[i0][i1][i2]
+					net_attention_1_exRow5 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_ex_1_gradRow := &net_attention_1_ex_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow2 := &net_attention_1_ex_1_grad[i0][i1][i2]
-				net_attention_1_scores_gradRow := &net_attention_1_scores_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow2 := &net_attention_1_ex_1_grad[i0][i1][i2]
+					net_attention_1_scores_gradRow := &net_attention_1_scores_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -4687,14 +5003,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-	net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scores_gradRow3 := &net_attention_1_scores_grad[i0][i1][i2]
-				net_attention_1_scores_1_gradRow := &net_attention_1_scores_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+	// float32 pointwise kernel over 8192 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_gradRow3 := &net_attention_1_scores_grad[i0][i1][i2]
+					net_attention_1_scores_1_gradRow := &net_attention_1_scores_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+					}
 				}
 			}
 		}
@@ -4949,12 +5272,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_gradRow5 := &net_h_grad[i0][i1]
-			net_h_1_gradRow := &net_h_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &net_h_grad[i0][i1]
+				net_h_1_gradRow := &net_h_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				}
 			}
 		}
 	}
@@ -5462,13 +5792,24 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_h_1Row := &net_h_1[i0][i1]
-			pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-			net_hRow := &net_h[i0][i1]
-			for i2 := range 32 {
-				net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 64 {
+			ocannlMap0AVX512(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 64 {
+			ocannlMap0AVX2(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_h_1Row := &net_h_1[i0][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &net_h[i0][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+				}
 			}
 		}
 	}
@@ -5585,14 +5926,21 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	net_attention_1_scores_2V := net_attention_1_scores_2[0]
-	for i0 := range 64 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
-				net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap17AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+					}
 				}
 			}
 		}
@@ -5738,13 +6086,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_hRow5 := &net_h[i0][i1]
-			net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
-			net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_hRow5 := &net_h[i0][i1]
+				net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
+				net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+				}
 			}
 		}
 	}
@@ -5784,12 +6139,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -5903,16 +6265,23 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
-			net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
-			for i2 := range 64 {
-				r := net_linear_1_x_2Row2[i2]
-				if !(r > 0) {
-					r = 0
+	// float32 pointwise kernel over 32768 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 64 {
+					r := net_linear_1_x_2Row2[i2]
+					if !(r > 0) {
+						r = 0
+					}
+					net_linear_1_xRow[i2] = r
 				}
-				net_linear_1_xRow[i2] = r
 			}
 		}
 	}
@@ -5952,13 +6321,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x1Row3 := &net_x1[i0][i1]
-			net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
-			net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x1Row3 := &net_x1[i0][i1]
+				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				}
 			}
 		}
 	}
@@ -5998,12 +6374,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
-			net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+				}
 			}
 		}
 	}

@@ -406,17 +406,24 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
-				for i3 := range 8 {
-					r := net_max_pool_1_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
+					for i3 := range 8 {
+						r := net_max_pool_1_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_max_pool_1_xRow[i3] = r
 					}
-					net_max_pool_1_xRow[i3] = r
 				}
 			}
 		}
@@ -544,17 +551,24 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
-				net_head_xRow := &net_head_x[i0][i1][i2]
-				for i3 := range 16 {
-					r2 := net_head_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
+					net_head_xRow := &net_head_x[i0][i1][i2]
+					for i3 := range 16 {
+						r2 := net_head_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_head_xRow[i3] = r2
 					}
-					net_head_xRow[i3] = r2
 				}
 			}
 		}
@@ -1169,17 +1183,24 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
-				for i3 := range 8 {
-					r := net_max_pool_1_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
+					for i3 := range 8 {
+						r := net_max_pool_1_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_max_pool_1_xRow[i3] = r
 					}
-					net_max_pool_1_xRow[i3] = r
 				}
 			}
 		}
@@ -1307,17 +1328,24 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
-				net_head_xRow := &net_head_x[i0][i1][i2]
-				for i3 := range 16 {
-					r2 := net_head_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
+					net_head_xRow := &net_head_x[i0][i1][i2]
+					for i3 := range 16 {
+						r2 := net_head_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_head_xRow[i3] = r2
 					}
-					net_head_xRow[i3] = r2
 				}
 			}
 		}
@@ -1635,35 +1663,49 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1Row3 := &net_head_x_1[i0][i1][i2]
-				net_head_x_gradRow2 := &net_head_x_grad[i0][i1][i2]
-				net_head_x_1_gradRow := &net_head_x_1_grad[i0][i1][i2]
-				for i3 := range 16 {
-					var r5 float32
-					if 0 < net_head_x_1Row3[i3] {
-						r5 = 1
+	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row3 := &net_head_x_1[i0][i1][i2]
+					net_head_x_gradRow2 := &net_head_x_grad[i0][i1][i2]
+					net_head_x_1_gradRow := &net_head_x_1_grad[i0][i1][i2]
+					for i3 := range 16 {
+						var r5 float32
+						if 0 < net_head_x_1Row3[i3] {
+							r5 = 1
+						}
+						r6 := float32(0)
+						if r5 != 0 {
+							r6 = net_head_x_gradRow2[i3]
+						}
+						net_head_x_1_gradRow[i3] += r6
 					}
-					r6 := float32(0)
-					if r5 != 0 {
-						r6 = net_head_x_gradRow2[i3]
-					}
-					net_head_x_1_gradRow[i3] += r6
 				}
 			}
 		}
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1_gradRow2 := &net_head_x_1_grad[i0][i1][i2]
-				net_conv2_y_gradRow := &net_conv2_y_grad[i0][i1][i2]
-				for i3 := range 16 {
-					net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1_gradRow2 := &net_head_x_1_grad[i0][i1][i2]
+					net_conv2_y_gradRow := &net_conv2_y_grad[i0][i1][i2]
+					for i3 := range 16 {
+						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -1857,35 +1899,49 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					var r9 float32
-					if 0 < net_max_pool_1_x_1Row3[i3] {
-						r9 = 1
+	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						var r9 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r9 = 1
+						}
+						r10 := float32(0)
+						if r9 != 0 {
+							r10 = net_max_pool_1_x_gradRow[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r10
 					}
-					r10 := float32(0)
-					if r9 != 0 {
-						r10 = net_max_pool_1_x_gradRow[i3]
-					}
-					net_max_pool_1_x_1_gradRow[i3] += r10
 				}
 			}
 		}
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -2134,17 +2190,24 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	for i0 := range 256 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
-				for i3 := range 8 {
-					r := net_max_pool_1_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float32 pointwise kernel over 204800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
+					for i3 := range 8 {
+						r := net_max_pool_1_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_max_pool_1_xRow[i3] = r
 					}
-					net_max_pool_1_xRow[i3] = r
 				}
 			}
 		}
@@ -2272,17 +2335,24 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	for i0 := range 256 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
-				net_head_xRow := &scratch.net_head_x[i0][i1][i2]
-				for i3 := range 16 {
-					r2 := net_head_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
+					for i3 := range 16 {
+						r2 := net_head_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_head_xRow[i3] = r2
 					}
-					net_head_xRow[i3] = r2
 				}
 			}
 		}

@@ -316,15 +316,22 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 32 {
-		net_a1_2Row2 := &net_a1_2[i0]
-		net_a1Row := &net_a1[i0]
-		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
-			if !(r > 0) {
-				r = 0
+	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a1[0][0], &net_a1_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a1[0][0], &net_a1_2[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a1_2Row2 := &net_a1_2[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 16 {
+				r := net_a1_2Row2[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
 			}
-			net_a1Row[i1] = r
 		}
 	}
 
@@ -359,15 +366,22 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 32 {
-		net_a2_2Row2 := &net_a2_2[i0]
-		net_a2Row := &net_a2[i0]
-		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
-			if !(r2 > 0) {
-				r2 = 0
+	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a2[0][0], &net_a2_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a2[0][0], &net_a2_2[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a2_2Row2 := &net_a2_2[i0]
+			net_a2Row := &net_a2[i0]
+			for i1 := range 16 {
+				r2 := net_a2_2Row2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i1] = r2
 			}
-			net_a2Row[i1] = r2
 		}
 	}
 
@@ -699,15 +713,22 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 32 {
-		net_a1_2Row2 := &net_a1_2[i0]
-		net_a1Row := &net_a1[i0]
-		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
-			if !(r > 0) {
-				r = 0
+	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a1[0][0], &net_a1_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a1[0][0], &net_a1_2[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a1_2Row2 := &net_a1_2[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 16 {
+				r := net_a1_2Row2[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
 			}
-			net_a1Row[i1] = r
 		}
 	}
 
@@ -742,15 +763,22 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 32 {
-		net_a2_2Row2 := &net_a2_2[i0]
-		net_a2Row := &net_a2[i0]
-		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
-			if !(r2 > 0) {
-				r2 = 0
+	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a2[0][0], &net_a2_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a2[0][0], &net_a2_2[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a2_2Row2 := &net_a2_2[i0]
+			net_a2Row := &net_a2[i0]
+			for i1 := range 16 {
+				r2 := net_a2_2Row2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i1] = r2
 			}
-			net_a2Row[i1] = r2
 		}
 	}
 
@@ -895,29 +923,43 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	for i0 := range 32 {
-		net_a2_2Row3 := &net_a2_2[i0]
-		net_a2_gradRow2 := &net_a2_grad[i0]
-		net_a2_2_gradRow := &net_a2_2_grad[i0]
-		for i1 := range 16 {
-			var r6 float32
-			if 0 < net_a2_2Row3[i1] {
-				r6 = 1
+	// float32 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a2_2Row3 := &net_a2_2[i0]
+			net_a2_gradRow2 := &net_a2_grad[i0]
+			net_a2_2_gradRow := &net_a2_2_grad[i0]
+			for i1 := range 16 {
+				var r6 float32
+				if 0 < net_a2_2Row3[i1] {
+					r6 = 1
+				}
+				r7 := float32(0)
+				if r6 != 0 {
+					r7 = net_a2_gradRow2[i1]
+				}
+				net_a2_2_gradRow[i1] += r7
 			}
-			r7 := float32(0)
-			if r6 != 0 {
-				r7 = net_a2_gradRow2[i1]
-			}
-			net_a2_2_gradRow[i1] += r7
 		}
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 32 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+	// float32 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_1_gradRow := &net_a2_1_grad[i0]
+			for i1 := range 16 {
+				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+			}
 		}
 	}
 
@@ -989,29 +1031,43 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	for i0 := range 32 {
-		net_a1_2Row3 := &net_a1_2[i0]
-		net_a1_gradRow2 := &net_a1_grad[i0]
-		net_a1_2_gradRow := &net_a1_2_grad[i0]
-		for i1 := range 16 {
-			var r8 float32
-			if 0 < net_a1_2Row3[i1] {
-				r8 = 1
+	// float32 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a1_2Row3 := &net_a1_2[i0]
+			net_a1_gradRow2 := &net_a1_grad[i0]
+			net_a1_2_gradRow := &net_a1_2_grad[i0]
+			for i1 := range 16 {
+				var r8 float32
+				if 0 < net_a1_2Row3[i1] {
+					r8 = 1
+				}
+				r9 := float32(0)
+				if r8 != 0 {
+					r9 = net_a1_gradRow2[i1]
+				}
+				net_a1_2_gradRow[i1] += r9
 			}
-			r9 := float32(0)
-			if r8 != 0 {
-				r9 = net_a1_gradRow2[i1]
-			}
-			net_a1_2_gradRow[i1] += r9
 		}
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 32 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+	// float32 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_1_gradRow := &net_a1_1_grad[i0]
+			for i1 := range 16 {
+				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+			}
 		}
 	}
 
@@ -1286,15 +1342,22 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 256 {
-		net_a1_2Row2 := &net_a1_2[i0]
-		net_a1Row := &net_a1[i0]
-		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
-			if !(r > 0) {
-				r = 0
+	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_a1[0][0], &net_a1_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_a1[0][0], &net_a1_2[0][0])
+	} else {
+		for i0 := range 256 {
+			net_a1_2Row2 := &net_a1_2[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 16 {
+				r := net_a1_2Row2[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
 			}
-			net_a1Row[i1] = r
 		}
 	}
 
@@ -1329,15 +1392,22 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 256 {
-		net_a2_2Row2 := &net_a2_2[i0]
-		net_a2Row := &net_a2[i0]
-		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
-			if !(r2 > 0) {
-				r2 = 0
+	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_a2[0][0], &net_a2_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_a2[0][0], &net_a2_2[0][0])
+	} else {
+		for i0 := range 256 {
+			net_a2_2Row2 := &net_a2_2[i0]
+			net_a2Row := &net_a2[i0]
+			for i1 := range 16 {
+				r2 := net_a2_2Row2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i1] = r2
 			}
-			net_a2Row[i1] = r2
 		}
 	}
 
@@ -1353,9 +1423,16 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// predict = pointwise "+" of _predict.1, net.b3
-	pNetB3V := pNetB3[0]
-	for i0 := range 256 {
-		out[i0][0] = predict_1[i0][0] + pNetB3V
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&out[0][0], &predict_1[0][0], &pNetB3[0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&out[0][0], &predict_1[0][0], &pNetB3[0])
+	} else {
+		pNetB3V := pNetB3[0]
+		for i0 := range 256 {
+			out[i0][0] = predict_1[i0][0] + pNetB3V
+		}
 	}
 }
 

@@ -2208,17 +2208,24 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	for i0 := range 4 {
-		for i1 := range 12 {
-			for i2 := range 12 {
-				net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
-				for i3 := range 4 {
-					r := net_max_pool_1_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float64 pointwise kernel over 2304 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
+					for i3 := range 4 {
+						r := net_max_pool_1_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_max_pool_1_xRow[i3] = r
 					}
-					net_max_pool_1_xRow[i3] = r
 				}
 			}
 		}
@@ -2314,17 +2321,24 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
-	for i0 := range 4 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_max_pool_2_x_1Row2 := &net_max_pool_2_x_1[i0][i1][i2]
-				net_max_pool_2_xRow := &net_max_pool_2_x[i0][i1][i2]
-				for i3 := range 6 {
-					r2 := net_max_pool_2_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_max_pool_2_x_1Row2 := &net_max_pool_2_x_1[i0][i1][i2]
+					net_max_pool_2_xRow := &net_max_pool_2_x[i0][i1][i2]
+					for i3 := range 6 {
+						r2 := net_max_pool_2_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_max_pool_2_xRow[i3] = r2
 					}
-					net_max_pool_2_xRow[i3] = r2
 				}
 			}
 		}
@@ -3203,17 +3217,24 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	for i0 := range 4 {
-		for i1 := range 12 {
-			for i2 := range 12 {
-				net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
-				for i3 := range 4 {
-					r := net_max_pool_1_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float64 pointwise kernel over 2304 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow := &net_max_pool_1_x[i0][i1][i2]
+					for i3 := range 4 {
+						r := net_max_pool_1_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_max_pool_1_xRow[i3] = r
 					}
-					net_max_pool_1_xRow[i3] = r
 				}
 			}
 		}
@@ -3309,17 +3330,24 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
-	for i0 := range 4 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_max_pool_2_x_1Row2 := &net_max_pool_2_x_1[i0][i1][i2]
-				net_max_pool_2_xRow := &net_max_pool_2_x[i0][i1][i2]
-				for i3 := range 6 {
-					r2 := net_max_pool_2_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_max_pool_2_x_1Row2 := &net_max_pool_2_x_1[i0][i1][i2]
+					net_max_pool_2_xRow := &net_max_pool_2_x[i0][i1][i2]
+					for i3 := range 6 {
+						r2 := net_max_pool_2_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_max_pool_2_xRow[i3] = r2
 					}
-					net_max_pool_2_xRow[i3] = r2
 				}
 			}
 		}
@@ -3943,35 +3971,49 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
-	for i0 := range 4 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_max_pool_2_x_1Row3 := &net_max_pool_2_x_1[i0][i1][i2]
-				net_max_pool_2_x_gradRow := &net_max_pool_2_x_grad[i0][i1][i2]
-				net_max_pool_2_x_1_gradRow := &net_max_pool_2_x_1_grad[i0][i1][i2]
-				for i3 := range 6 {
-					var r13 float64
-					if 0 < net_max_pool_2_x_1Row3[i3] {
-						r13 = 1
+	// float64 pointwise kernel over 384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_max_pool_2_x_1Row3 := &net_max_pool_2_x_1[i0][i1][i2]
+					net_max_pool_2_x_gradRow := &net_max_pool_2_x_grad[i0][i1][i2]
+					net_max_pool_2_x_1_gradRow := &net_max_pool_2_x_1_grad[i0][i1][i2]
+					for i3 := range 6 {
+						var r13 float64
+						if 0 < net_max_pool_2_x_1Row3[i3] {
+							r13 = 1
+						}
+						r14 := float64(0)
+						if r13 != 0 {
+							r14 = net_max_pool_2_x_gradRow[i3]
+						}
+						net_max_pool_2_x_1_gradRow[i3] += r14
 					}
-					r14 := float64(0)
-					if r13 != 0 {
-						r14 = net_max_pool_2_x_gradRow[i3]
-					}
-					net_max_pool_2_x_1_gradRow[i3] += r14
 				}
 			}
 		}
 	}
 
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
-	for i0 := range 4 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_max_pool_2_x_1_gradRow2 := &net_max_pool_2_x_1_grad[i0][i1][i2]
-				net_conv2d_valid_2_y_gradRow := &net_conv2d_valid_2_y_grad[i0][i1][i2]
-				for i3 := range 6 {
-					net_conv2d_valid_2_y_gradRow[i3] += net_max_pool_2_x_1_gradRow2[i3]
+	// float64 pointwise kernel over 384 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_max_pool_2_x_1_gradRow2 := &net_max_pool_2_x_1_grad[i0][i1][i2]
+					net_conv2d_valid_2_y_gradRow := &net_conv2d_valid_2_y_grad[i0][i1][i2]
+					for i3 := range 6 {
+						net_conv2d_valid_2_y_gradRow[i3] += net_max_pool_2_x_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -4061,35 +4103,49 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	for i0 := range 4 {
-		for i1 := range 12 {
-			for i2 := range 12 {
-				net_max_pool_1_x_1Row3 := &net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_x_gradRow := &net_max_pool_1_x_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow := &net_max_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 4 {
-					var r17 float64
-					if 0 < net_max_pool_1_x_1Row3[i3] {
-						r17 = 1
+	// float64 pointwise kernel over 2304 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_max_pool_1_x_1Row3 := &net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_x_gradRow := &net_max_pool_1_x_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow := &net_max_pool_1_x_1_grad[i0][i1][i2]
+					for i3 := range 4 {
+						var r17 float64
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r17 = 1
+						}
+						r18 := float64(0)
+						if r17 != 0 {
+							r18 = net_max_pool_1_x_gradRow[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r18
 					}
-					r18 := float64(0)
-					if r17 != 0 {
-						r18 = net_max_pool_1_x_gradRow[i3]
-					}
-					net_max_pool_1_x_1_gradRow[i3] += r18
 				}
 			}
 		}
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
-	for i0 := range 4 {
-		for i1 := range 12 {
-			for i2 := range 12 {
-				net_max_pool_1_x_1_gradRow2 := &net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_conv2d_valid_1_y_gradRow := &net_conv2d_valid_1_y_grad[i0][i1][i2]
-				for i3 := range 4 {
-					net_conv2d_valid_1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+	// float64 pointwise kernel over 2304 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_max_pool_1_x_1_gradRow2 := &net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_conv2d_valid_1_y_gradRow := &net_conv2d_valid_1_y_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_conv2d_valid_1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -4348,16 +4404,23 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	for i0 := range 12 {
-		for i1 := range 12 {
-			net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[0][i0][i1]
-			net_max_pool_1_xRow := &net_max_pool_1_x[0][i0][i1]
-			for i2 := range 4 {
-				r := net_max_pool_1_x_1Row2[i2]
-				if !(r > 0) {
-					r = 0
+	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 12 {
+			for i1 := range 12 {
+				net_max_pool_1_x_1Row2 := &net_max_pool_1_x_1[0][i0][i1]
+				net_max_pool_1_xRow := &net_max_pool_1_x[0][i0][i1]
+				for i2 := range 4 {
+					r := net_max_pool_1_x_1Row2[i2]
+					if !(r > 0) {
+						r = 0
+					}
+					net_max_pool_1_xRow[i2] = r
 				}
-				net_max_pool_1_xRow[i2] = r
 			}
 		}
 	}
@@ -4996,17 +5059,24 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_max_pool_1_x_1Row2 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-				net_vgg_block_2_max_pool_1_xRow := &net_vgg_block_2_max_pool_1_x[i0][i1][i2]
-				for i3 := range 4 {
-					r2 := net_vgg_block_2_max_pool_1_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_max_pool_1_x_1Row2 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_xRow := &net_vgg_block_2_max_pool_1_x[i0][i1][i2]
+					for i3 := range 4 {
+						r2 := net_vgg_block_2_max_pool_1_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_vgg_block_2_max_pool_1_xRow[i3] = r2
 					}
-					net_vgg_block_2_max_pool_1_xRow[i3] = r2
 				}
 			}
 		}
@@ -6161,17 +6231,24 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_max_pool_1_x_1Row2 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-				net_vgg_block_2_max_pool_1_xRow := &net_vgg_block_2_max_pool_1_x[i0][i1][i2]
-				for i3 := range 4 {
-					r2 := net_vgg_block_2_max_pool_1_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_max_pool_1_x_1Row2 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_xRow := &net_vgg_block_2_max_pool_1_x[i0][i1][i2]
+					for i3 := range 4 {
+						r2 := net_vgg_block_2_max_pool_1_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_vgg_block_2_max_pool_1_xRow[i3] = r2
 					}
-					net_vgg_block_2_max_pool_1_xRow[i3] = r2
 				}
 			}
 		}
@@ -7039,35 +7116,49 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_max_pool_1_x_1Row3 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-				net_vgg_block_2_max_pool_1_x_gradRow := &net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
-				net_vgg_block_2_max_pool_1_x_1_gradRow := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 4 {
-					var r15 float64
-					if 0 < net_vgg_block_2_max_pool_1_x_1Row3[i3] {
-						r15 = 1
+	// float64 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_max_pool_1_x_1Row3 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_gradRow := &net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
+					for i3 := range 4 {
+						var r15 float64
+						if 0 < net_vgg_block_2_max_pool_1_x_1Row3[i3] {
+							r15 = 1
+						}
+						r16 := float64(0)
+						if r15 != 0 {
+							r16 = net_vgg_block_2_max_pool_1_x_gradRow[i3]
+						}
+						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r16
 					}
-					r16 := float64(0)
-					if r15 != 0 {
-						r16 = net_vgg_block_2_max_pool_1_x_gradRow[i3]
-					}
-					net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r16
 				}
 			}
 		}
 	}
 
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_max_pool_1_x_1_gradRow2 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
-				net_vgg_block_2_conv2d_1_y_gradRow := &net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2]
-				for i3 := range 4 {
-					net_vgg_block_2_conv2d_1_y_gradRow[i3] += net_vgg_block_2_max_pool_1_x_1_gradRow2[i3]
+	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_max_pool_1_x_1_gradRow2 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_y_gradRow := &net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_vgg_block_2_conv2d_1_y_gradRow[i3] += net_vgg_block_2_max_pool_1_x_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -7189,13 +7280,20 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_conv2d_1_x_1_gradRow2 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
-				net_vgg_block_2_conv2d_2_y_gradRow := &net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2]
-				for i3 := range 4 {
-					net_vgg_block_2_conv2d_2_y_gradRow[i3] += net_vgg_block_2_conv2d_1_x_1_gradRow2[i3]
+	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_conv2d_1_x_1_gradRow2 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_conv2d_2_y_gradRow := &net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_vgg_block_2_conv2d_2_y_gradRow[i3] += net_vgg_block_2_conv2d_1_x_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -7717,31 +7815,45 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_mainRow2 := &net_basic_block_1_main[i0][i1][i2]
-				net_basic_block_1_shortcutRow2 := &net_basic_block_1_shortcut[i0][i1][i2]
-				net_global_avg_pool_1_x_1Row := &net_global_avg_pool_1_x_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_global_avg_pool_1_x_1Row[i3] = net_basic_block_1_mainRow2[i3] + net_basic_block_1_shortcutRow2[i3]
+	// float64 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_mainRow2 := &net_basic_block_1_main[i0][i1][i2]
+					net_basic_block_1_shortcutRow2 := &net_basic_block_1_shortcut[i0][i1][i2]
+					net_global_avg_pool_1_x_1Row := &net_global_avg_pool_1_x_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_global_avg_pool_1_x_1Row[i3] = net_basic_block_1_mainRow2[i3] + net_basic_block_1_shortcutRow2[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_global_avg_pool_1_x_1Row2 := &net_global_avg_pool_1_x_1[i0][i1][i2]
-				net_global_avg_pool_1_xRow := &net_global_avg_pool_1_x[i0][i1][i2]
-				for i3 := range 8 {
-					r3 := net_global_avg_pool_1_x_1Row2[i3]
-					if !(r3 > 0) {
-						r3 = 0
+	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap11AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_global_avg_pool_1_x_1Row2 := &net_global_avg_pool_1_x_1[i0][i1][i2]
+					net_global_avg_pool_1_xRow := &net_global_avg_pool_1_x[i0][i1][i2]
+					for i3 := range 8 {
+						r3 := net_global_avg_pool_1_x_1Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
+						}
+						net_global_avg_pool_1_xRow[i3] = r3
 					}
-					net_global_avg_pool_1_xRow[i3] = r3
 				}
 			}
 		}
@@ -8717,31 +8829,45 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_mainRow2 := &net_basic_block_1_main[i0][i1][i2]
-				net_basic_block_1_shortcutRow2 := &net_basic_block_1_shortcut[i0][i1][i2]
-				net_global_avg_pool_1_x_1Row := &net_global_avg_pool_1_x_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_global_avg_pool_1_x_1Row[i3] = net_basic_block_1_mainRow2[i3] + net_basic_block_1_shortcutRow2[i3]
+	// float64 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_mainRow2 := &net_basic_block_1_main[i0][i1][i2]
+					net_basic_block_1_shortcutRow2 := &net_basic_block_1_shortcut[i0][i1][i2]
+					net_global_avg_pool_1_x_1Row := &net_global_avg_pool_1_x_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_global_avg_pool_1_x_1Row[i3] = net_basic_block_1_mainRow2[i3] + net_basic_block_1_shortcutRow2[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_global_avg_pool_1_x_1Row2 := &net_global_avg_pool_1_x_1[i0][i1][i2]
-				net_global_avg_pool_1_xRow := &net_global_avg_pool_1_x[i0][i1][i2]
-				for i3 := range 8 {
-					r3 := net_global_avg_pool_1_x_1Row2[i3]
-					if !(r3 > 0) {
-						r3 = 0
+	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap11AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_global_avg_pool_1_x_1Row2 := &net_global_avg_pool_1_x_1[i0][i1][i2]
+					net_global_avg_pool_1_xRow := &net_global_avg_pool_1_x[i0][i1][i2]
+					for i3 := range 8 {
+						r3 := net_global_avg_pool_1_x_1Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
+						}
+						net_global_avg_pool_1_xRow[i3] = r3
 					}
-					net_global_avg_pool_1_xRow[i3] = r3
 				}
 			}
 		}
@@ -9084,61 +9210,89 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_global_avg_pool_1_x_1Row3 := &net_global_avg_pool_1_x_1[i0][i1][i2]
-				net_global_avg_pool_1_x_gradRow2 := &net_global_avg_pool_1_x_grad[i0][i1][i2]
-				net_global_avg_pool_1_x_1_gradRow := &net_global_avg_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					var r6 float64
-					if 0 < net_global_avg_pool_1_x_1Row3[i3] {
-						r6 = 1
+	// float64 pointwise kernel over 256 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_global_avg_pool_1_x_1Row3 := &net_global_avg_pool_1_x_1[i0][i1][i2]
+					net_global_avg_pool_1_x_gradRow2 := &net_global_avg_pool_1_x_grad[i0][i1][i2]
+					net_global_avg_pool_1_x_1_gradRow := &net_global_avg_pool_1_x_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						var r6 float64
+						if 0 < net_global_avg_pool_1_x_1Row3[i3] {
+							r6 = 1
+						}
+						r7 := float64(0)
+						if r6 != 0 {
+							r7 = net_global_avg_pool_1_x_gradRow2[i3]
+						}
+						net_global_avg_pool_1_x_1_gradRow[i3] += r7
 					}
-					r7 := float64(0)
-					if r6 != 0 {
-						r7 = net_global_avg_pool_1_x_gradRow2[i3]
-					}
-					net_global_avg_pool_1_x_1_gradRow[i3] += r7
 				}
 			}
 		}
 	}
 
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_global_avg_pool_1_x_1_gradRow2 := &net_global_avg_pool_1_x_1_grad[i0][i1][i2]
-				net_basic_block_1_main_gradRow := &net_basic_block_1_main_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_main_gradRow[i3] += net_global_avg_pool_1_x_1_gradRow2[i3]
+	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_global_avg_pool_1_x_1_gradRow2 := &net_global_avg_pool_1_x_1_grad[i0][i1][i2]
+					net_basic_block_1_main_gradRow := &net_basic_block_1_main_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_main_gradRow[i3] += net_global_avg_pool_1_x_1_gradRow2[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_global_avg_pool_1_x_1_gradRow3 := &net_global_avg_pool_1_x_1_grad[i0][i1][i2]
-				net_basic_block_1_shortcut_gradRow := &net_basic_block_1_shortcut_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_shortcut_gradRow[i3] += net_global_avg_pool_1_x_1_gradRow3[i3]
+	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_global_avg_pool_1_x_1_gradRow3 := &net_global_avg_pool_1_x_1_grad[i0][i1][i2]
+					net_basic_block_1_shortcut_gradRow := &net_basic_block_1_shortcut_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_shortcut_gradRow[i3] += net_global_avg_pool_1_x_1_gradRow3[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_shortcut_gradRow2 := &net_basic_block_1_shortcut_grad[i0][i1][i2]
-				net_basic_block_1_conv2d_3_y_gradRow := &net_basic_block_1_conv2d_3_y_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_conv2d_3_y_gradRow[i3] += net_basic_block_1_shortcut_gradRow2[i3]
+	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_shortcut_gradRow2 := &net_basic_block_1_shortcut_grad[i0][i1][i2]
+					net_basic_block_1_conv2d_3_y_gradRow := &net_basic_block_1_conv2d_3_y_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_conv2d_3_y_gradRow[i3] += net_basic_block_1_shortcut_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -9208,13 +9362,20 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_main_gradRow2 := &net_basic_block_1_main_grad[i0][i1][i2]
-				net_basic_block_1_conv2d_2_y_gradRow := &net_basic_block_1_conv2d_2_y_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_conv2d_2_y_gradRow[i3] += net_basic_block_1_main_gradRow2[i3]
+	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_main_gradRow2 := &net_basic_block_1_main_grad[i0][i1][i2]
+					net_basic_block_1_conv2d_2_y_gradRow := &net_basic_block_1_conv2d_2_y_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_conv2d_2_y_gradRow[i3] += net_basic_block_1_main_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -9372,13 +9533,20 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_h_1_gradRow2 := &net_basic_block_1_h_1_grad[i0][i1][i2]
-				net_basic_block_1_conv2d_1_y_gradRow := &net_basic_block_1_conv2d_1_y_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_conv2d_1_y_gradRow[i3] += net_basic_block_1_h_1_gradRow2[i3]
+	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_h_1_gradRow2 := &net_basic_block_1_h_1_grad[i0][i1][i2]
+					net_basic_block_1_conv2d_1_y_gradRow := &net_basic_block_1_conv2d_1_y_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_conv2d_1_y_gradRow[i3] += net_basic_block_1_h_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -9498,13 +9666,20 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_stem_1_gradRow2 := &net_stem_1_grad[i0][i1][i2]
-				net_conv2d_1_y_gradRow := &net_conv2d_1_y_grad[i0][i1][i2]
-				for i3 := range 4 {
-					net_conv2d_1_y_gradRow[i3] += net_stem_1_gradRow2[i3]
+	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_stem_1_gradRow2 := &net_stem_1_grad[i0][i1][i2]
+					net_conv2d_1_y_gradRow := &net_conv2d_1_y_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_conv2d_1_y_gradRow[i3] += net_stem_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -10832,17 +11007,24 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	}
 
 	// head/x = pointwise relu of _head/x.1
-	for i0 := range 3 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				head_x_1Row2 := &head_x_1[i0][i1][i2]
-				head_xRow := &head_x[i0][i1][i2]
-				for i3 := range 3 {
-					r := head_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap14AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+	} else {
+		for i0 := range 3 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					head_x_1Row2 := &head_x_1[i0][i1][i2]
+					head_xRow := &head_x[i0][i1][i2]
+					for i3 := range 3 {
+						r := head_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						head_xRow[i3] = r
 					}
-					head_xRow[i3] = r
 				}
 			}
 		}
@@ -11411,17 +11593,24 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	}
 
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_avg_pool_1_x_1Row2 := &net_avg_pool_1_x_1[i0][i1][i2]
-				net_avg_pool_1_xRow := &net_avg_pool_1_x[i0][i1][i2]
-				for i3 := range 5 {
-					r2 := net_avg_pool_1_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap15AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_avg_pool_1_x_1Row2 := &net_avg_pool_1_x_1[i0][i1][i2]
+					net_avg_pool_1_xRow := &net_avg_pool_1_x[i0][i1][i2]
+					for i3 := range 5 {
+						r2 := net_avg_pool_1_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_avg_pool_1_xRow[i3] = r2
 					}
-					net_avg_pool_1_xRow[i3] = r2
 				}
 			}
 		}
@@ -12190,17 +12379,24 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_avg_pool_1_x_1Row2 := &net_avg_pool_1_x_1[i0][i1][i2]
-				net_avg_pool_1_xRow := &net_avg_pool_1_x[i0][i1][i2]
-				for i3 := range 5 {
-					r2 := net_avg_pool_1_x_1Row2[i3]
-					if !(r2 > 0) {
-						r2 = 0
+	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap15AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_avg_pool_1_x_1Row2 := &net_avg_pool_1_x_1[i0][i1][i2]
+					net_avg_pool_1_xRow := &net_avg_pool_1_x[i0][i1][i2]
+					for i3 := range 5 {
+						r2 := net_avg_pool_1_x_1Row2[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_avg_pool_1_xRow[i3] = r2
 					}
-					net_avg_pool_1_xRow[i3] = r2
 				}
 			}
 		}
@@ -12566,35 +12762,49 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_avg_pool_1_x_1Row3 := &net_avg_pool_1_x_1[i0][i1][i2]
-				net_avg_pool_1_x_gradRow2 := &net_avg_pool_1_x_grad[i0][i1][i2]
-				net_avg_pool_1_x_1_gradRow := &net_avg_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 5 {
-					var r5 float64
-					if 0 < net_avg_pool_1_x_1Row3[i3] {
-						r5 = 1
+	// float64 pointwise kernel over 360 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_avg_pool_1_x_1Row3 := &net_avg_pool_1_x_1[i0][i1][i2]
+					net_avg_pool_1_x_gradRow2 := &net_avg_pool_1_x_grad[i0][i1][i2]
+					net_avg_pool_1_x_1_gradRow := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+					for i3 := range 5 {
+						var r5 float64
+						if 0 < net_avg_pool_1_x_1Row3[i3] {
+							r5 = 1
+						}
+						r6 := float64(0)
+						if r5 != 0 {
+							r6 = net_avg_pool_1_x_gradRow2[i3]
+						}
+						net_avg_pool_1_x_1_gradRow[i3] += r6
 					}
-					r6 := float64(0)
-					if r5 != 0 {
-						r6 = net_avg_pool_1_x_gradRow2[i3]
-					}
-					net_avg_pool_1_x_1_gradRow[i3] += r6
 				}
 			}
 		}
 	}
 
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_avg_pool_1_x_1_gradRow2 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
-				net_separable_1_conv2d_1_y_gradRow := &net_separable_1_conv2d_1_y_grad[i0][i1][i2]
-				for i3 := range 5 {
-					net_separable_1_conv2d_1_y_gradRow[i3] += net_avg_pool_1_x_1_gradRow2[i3]
+	// float64 pointwise kernel over 360 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap17AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_avg_pool_1_x_1_gradRow2 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+					net_separable_1_conv2d_1_y_gradRow := &net_separable_1_conv2d_1_y_grad[i0][i1][i2]
+					for i3 := range 5 {
+						net_separable_1_conv2d_1_y_gradRow[i3] += net_avg_pool_1_x_1_gradRow2[i3]
+					}
 				}
 			}
 		}
