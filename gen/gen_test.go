@@ -17,8 +17,15 @@ import (
 // so that tests never modify testdata, and returns the copy's root.
 func copyFixture(t *testing.T) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "fixture")
-	src := filepath.Join("testdata", "fixture")
+	return copyModule(t, "fixture")
+}
+
+// copyModule copies the module testdata/name into a fresh temporary
+// directory and returns the copy's root.
+func copyModule(t *testing.T, name string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	src := filepath.Join("testdata", name)
 	testutil.CopyTree(t, src, dst, func(name string) bool {
 		return name == OutputFile // never copy output a developer generated in testdata by hand
 	})
@@ -329,6 +336,55 @@ func TestBadPackages(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(dir, pkg, OutputFile)); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("a file was written for a bad package")
+			}
+		})
+	}
+}
+
+// errPackages lists, for every package of the testdata/errs module, the
+// exact errors (relative to the module root).
+var errPackages = map[string][]string{
+	// Messages that cite a second position: on the error's own line as
+	// "column C", elsewhere as FILE:LINE:COL.
+	"badcite": {
+		"badcite/cite.go:6:26: expected ',' or ')' to close '(' at column 20, found end of input",
+		"badcite/cite.go:11:27: expected ',' or ')' to close '(' at column 25, found end of input",
+		"badcite/cite.go:17:19: //ocannl:dims: i is already set at cite.go:17:15",
+		"badcite/cite.go:24:15: //ocannl:dims: i is already set at cite.go:23:15",
+		"badcite/cite.go:35:6: clash and Clash (at cite.go:30:6) would both generate ocannlClash; rename one",
+		"badcite/cite.go:40:6: ocannlTaken is already declared at cite.go:42:6; ocannlgen generates a function of that name for Taken",
+		"badcite/cite.go:48:10: the optimizer is set twice (first at cite.go:47:10)",
+		"badcite/cite.go:59:37: parameter w is initialized as 2 here and as 1 at column 21",
+		`badcite/cite.go:67:17: the loss train must be a single number, but its shape is 2 (reduce it, e.g. with ++ "...|... => 0")`,
+		"badcite/cite.go:68:6: ocannlDup is already declared at cite.go:70:6; ocannlgen generates a type of that name for model Dup",
+	},
+	// A type error is reported once (the compiler's copy of it is
+	// dropped); the bootstrap's undefined ocannlCopy and the model's
+	// missing methods are not reported.
+	"badtype": {
+		"badtype/types.go:23:2: undefined: ocannlOther",
+		`badtype/types.go:26:13: cannot use "s" (untyped string constant) as int value in variable declaration`,
+	},
+	// A package that type-checks but does not compile: the go command's
+	// report is passed on whole.
+	"badcompile": {
+		"# example.com/errs/badcompile\nbadcompile/compile.go:10:3: //go:linkname only allowed in Go files that import \"unsafe\"\nbadcompile/compile.go:11:6: missing function body",
+	},
+}
+
+// TestErrorPackages checks the exact errors of the testdata/errs
+// packages: citations of second positions, and the loader's errors.
+func TestErrorPackages(t *testing.T) {
+	t.Parallel()
+	dir := copyModule(t, "errs")
+	for pkg, want := range errPackages {
+		t.Run(pkg, func(t *testing.T) {
+			res, err := Generate([]string{"./" + pkg}, Options{Dir: dir})
+			if got := errorLines(err, dir); !slices.Equal(got, want) {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if len(res) != 0 {
+				t.Errorf("results for a bad package: %+v", res)
 			}
 		})
 	}
