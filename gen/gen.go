@@ -191,8 +191,6 @@ func isGenerated(src []byte) bool {
 	return m != nil && bytes.Contains(m, []byte("ocannlgen"))
 }
 
-var undefinedRE = regexp.MustCompile(`^undefined: (ocannl\S+)$`)
-
 // generatePackage generates (or checks) one package's file.
 func generatePackage(p *packages.Package, opts Options, foreign map[string]bool) (*Result, []*Error) {
 	dir := pkgDir(p)
@@ -217,8 +215,8 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 		names[genTypeName(ms.spec.Name.Name)] = true
 		modelTypes[ms.spec.Name.Name] = true
 		if obj := p.Types.Scope().Lookup(genTypeName(ms.spec.Name.Name)); obj != nil {
-			errs = append(errs, errAt(p.Fset.Position(ms.spec.Name.Pos()), 0, "%s is already declared at %s; ocannlgen generates a type of that name for model %s",
-				genTypeName(ms.spec.Name.Name), shortPos(p.Fset.Position(obj.Pos())), ms.spec.Name.Name))
+			errs = append(errs, citeAt(p.Fset.Position(ms.spec.Name.Pos()), 0, genTypeName(ms.spec.Name.Name)+" is already declared",
+				p.Fset.Position(obj.Pos()), "the declaration", "; ocannlgen generates a type of that name for model "+ms.spec.Name.Name))
 		}
 	}
 	for n := range attempted {
@@ -233,14 +231,14 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 		name := genName(k.fn.Name.Name)
 		pos := p.Fset.Position(k.fn.Name.Pos())
 		if o := seen[name]; o != nil {
-			errs = append(errs, errAt(pos, 0, "%s and %s (at %s) would both generate %s; rename one",
-				k.fn.Name.Name, o.fn.Name.Name, shortPos(p.Fset.Position(o.fn.Name.Pos())), name))
+			errs = append(errs, citeAt(pos, 0, k.fn.Name.Name+" and "+o.fn.Name.Name+" (",
+				p.Fset.Position(o.fn.Name.Pos()), "the other function", ") would both generate "+name+"; rename one"))
 			continue
 		}
 		seen[name] = k
 		if obj := p.Types.Scope().Lookup(name); obj != nil {
-			errs = append(errs, errAt(pos, 0, "%s is already declared at %s; ocannlgen generates a function of that name for %s",
-				name, shortPos(p.Fset.Position(obj.Pos())), k.fn.Name.Name))
+			errs = append(errs, citeAt(pos, 0, name+" is already declared",
+				p.Fset.Position(obj.Pos()), "the declaration", "; ocannlgen generates a function of that name for "+k.fn.Name.Name))
 		}
 	}
 	if foreign[out] {
@@ -328,10 +326,6 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 		res.Status = Written
 	}
 	return res, nil
-}
-
-func shortPos(p token.Position) string {
-	return fmt.Sprintf("%s:%d:%d", filepath.Base(p.Filename), p.Line, p.Column)
 }
 
 // scanPackage reads the directives of every comment of every file: each
@@ -450,67 +444,77 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 }
 
 // packageErrors returns the loader's errors for p, without those the
-// bootstrap causes: `undefined: ocannlX` for every function X about to
-// be generated. go/packages reports them twice: as type errors of the
-// source type check and, because export data is requested for the
-// package, inside the go command's compiler output ("# path" followed by
-// one `file:line:col: message` line per error); the compiler lines are
-// dropped when they are ignorable or repeat a type error.
+// bootstrap causes (see bootstrapError). Type errors come from
+// p.TypeErrors, with their token positions. Because export data is
+// requested, the go command also compiles the package, and a failure
+// comes back as one error holding the compiler's output ("# path"
+// followed by one line per error); the compiler stops at type errors, so
+// when the type check found any, that output only repeats them (the
+// ignorable ones included) and is dropped; otherwise it is reported whole.
 func packageErrors(p *packages.Package, names, modelTypes map[string]bool) []*Error {
-	ignorable := func(msg string) bool {
-		if m := noMethodRE.FindStringSubmatch(msg); m != nil && modelTypes[m[1]] {
-			// A method or field the embedded generated struct provides.
-			return true
-		}
-		m := undefinedRE.FindStringSubmatch(msg)
-		return m != nil && names[m[1]]
-	}
-	typeErrs := map[string]bool{}
-	for _, e := range p.Errors {
-		if e.Kind == packages.TypeError {
-			q := parsePos(e.Pos)
-			typeErrs[fmt.Sprintf("%s:%d:%d: %s", filepath.Base(q.Filename), q.Line, q.Column, e.Msg)] = true
-		}
-	}
+	ignorable := bootstrapErrors(p, names, modelTypes)
 	var errs []*Error
+	for _, te := range p.TypeErrors {
+		if !ignorable(te) {
+			errs = append(errs, &Error{Pos: te.Fset.Position(te.Pos), Msg: te.Msg})
+		}
+	}
 	for _, e := range p.Errors {
-		if e.Kind == packages.TypeError {
-			if !ignorable(e.Msg) {
-				errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
-			}
-			continue
-		}
-		if !strings.HasPrefix(e.Msg, "# ") {
-			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
-			continue
-		}
-		lines := strings.Split(strings.TrimRight(e.Msg, "\n"), "\n")[1:]
-		var rest []string
-		for _, l := range lines {
-			m := compilerLineRE.FindStringSubmatch(l)
-			if m != nil && (ignorable(m[4]) || m[4] == "too many errors" ||
-				typeErrs[fmt.Sprintf("%s:%s:%s: %s", filepath.Base(m[1]), m[2], m[3], m[4])]) {
-				continue
-			}
-			if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "too many errors") {
-				continue
-			}
-			rest = append(rest, l)
-		}
-		if len(rest) > 0 {
-			header := strings.SplitN(e.Msg, "\n", 2)[0]
-			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: header + "\n" + strings.Join(rest, "\n")})
+		switch {
+		case e.Kind == packages.TypeError && len(p.TypeErrors) > 0:
+			// Reported above.
+		case strings.HasPrefix(e.Msg, "# ") && len(p.TypeErrors) > 0:
+			// The compiler's copy of the type errors.
+		default:
+			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: strings.TrimRight(e.Msg, "\n")})
 		}
 	}
 	return errs
 }
 
-// noMethodRE matches the type checker's complaint about a selector on a
-// model type whose generated struct does not exist yet.
-var noMethodRE = regexp.MustCompile(`\(type \*?(\w+) has no field or method \w+`)
-
-// compilerLineRE matches one error line of the compiler's output.
-var compilerLineRE = regexp.MustCompile(`^\s*(.+?\.go):(\d+):(\d+): (.*)$`)
+// bootstrapErrors returns the test for the type errors the bootstrap
+// causes: a reference to a function or type about to be generated (an
+// undefined identifier in names: ocannlX, or ocannlT embedded in model
+// T), and a selector on a model type (in modelTypes) that finds no field
+// or method yet (the methods the embedded generated struct provides). The
+// test looks at the syntax and type information at the error's
+// position, never at the message.
+func bootstrapErrors(p *packages.Package, names, modelTypes map[string]bool) func(types.Error) bool {
+	idents := map[token.Pos]*ast.Ident{}
+	sels := map[token.Pos]*ast.SelectorExpr{}
+	for _, f := range p.Syntax {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.Ident:
+				idents[n.Pos()] = n
+			case *ast.SelectorExpr:
+				sels[n.Sel.Pos()] = n
+			}
+			return true
+		})
+	}
+	info := p.TypesInfo
+	return func(te types.Error) bool {
+		if sel := sels[te.Pos]; sel != nil {
+			if _, found := info.Selections[sel]; found || info.Uses[sel.Sel] != nil {
+				return false
+			}
+			t := info.TypeOf(sel.X)
+			if ptr, ok := t.(*types.Pointer); ok {
+				t = ptr.Elem()
+			}
+			named, ok := t.(*types.Named)
+			return ok && named.Obj().Pkg() == p.Types && modelTypes[named.Obj().Name()]
+		}
+		id := idents[te.Pos]
+		if id == nil || !names[id.Name] || info.Uses[id] != nil {
+			return false
+		}
+		// Unresolved; Defs holds the field of an embedded type name.
+		v, field := info.Defs[id].(*types.Var)
+		return info.Defs[id] == nil || field && v.Embedded()
+	}
+}
 
 // renderErrors attributes an emitter failure to the kernels that cause
 // it, by rendering each kernel on its own, and reports each at its

@@ -466,20 +466,19 @@ func (j *kernelJob) specCol(c int) int {
 	return j.comp.ArgCol + 1
 }
 
-// parseErrCol maps a parse error of a directive's argument text (parsed
-// as a one-line program or expression, possibly after a prefix of
-// length skip) to a source column.
-func parseErrCol(d *directive, err error, argCol, skip int) (int, string) {
+// parseErr maps a parse error of a directive's argument text (parsed as
+// a one-line program or expression, possibly after a prefix of length
+// skip, the argument starting at source column argCol) to an Error at
+// the directive whose message is prefix followed by the parser's.
+func parseErr(d *directive, err error, argCol, skip int, prefix string) *Error {
 	var pe *program.Error
-	if errors.As(err, &pe) {
-		msg := atPosRE.ReplaceAllStringFunc(pe.Msg, func(m string) string {
-			sm := atPosRE.FindStringSubmatch(m)
-			c, _ := strconv.Atoi(sm[2])
-			return fmt.Sprintf("at column %d", argCol+c-1-skip)
-		})
-		return argCol + pe.Pos.Col - 1 - skip, msg
+	if !errors.As(err, &pe) {
+		return d.errAt(argCol, "%s%v", prefix, err)
 	}
-	return argCol, err.Error()
+	at := func(p spec.Pos) int { return argCol + p.Col - 1 - skip }
+	e := d.errAt(at(pe.Pos), "%s%s", prefix, pe.Msg)
+	e.Related = relocate(pe.Related, len(prefix), func(p spec.Pos) token.Position { return d.at(at(p)) })
+	return e
 }
 
 // parseExpr parses `//ocannl:expr EXPR`.
@@ -490,8 +489,7 @@ func (j *kernelJob) parseExpr(d *directive) {
 	}
 	e, err := program.ParseExpr(d.Arg)
 	if err != nil {
-		col, msg := parseErrCol(d, err, d.ArgCol, 0)
-		j.fail(d.errAt(col, "%s", msg))
+		j.fail(parseErr(d, err, d.ArgCol, 0, ""))
 		return
 	}
 	if ip := findInlineParam(e); ip != nil {
@@ -509,8 +507,7 @@ func (j *kernelJob) parseDo(d *directive) {
 	}
 	p, err := program.Parse(d.Arg)
 	if err != nil {
-		col, msg := parseErrCol(d, err, d.ArgCol, 0)
-		j.fail(d.errAt(col, "%s", msg))
+		j.fail(parseErr(d, err, d.ArgCol, 0, ""))
 		return
 	}
 	if len(p.Stmts) != 1 {
@@ -624,7 +621,7 @@ func (j *kernelJob) parseDims(d *directive) {
 		}
 		for _, o := range j.dims {
 			if o.name == name {
-				j.fail(d.errAt(col, "//ocannl:dims: %s is already set at %s:%d:%d", name, shortName(o.dir.Pos.Filename), o.dir.Pos.Line, o.nameCol))
+				j.fail(citeAt(d.Pos, col, "//ocannl:dims: "+name+" is already set", o.dir.at(o.nameCol), "the first setting", ""))
 				return
 			}
 		}
@@ -667,8 +664,7 @@ func (j *kernelJob) parseShape(d *directive) {
 	}
 	prog, err := program.Parse(shapePrefix + text)
 	if err != nil {
-		c, msg := parseErrCol(d, err, col, len(shapePrefix))
-		j.fail(d.errAt(c, "//ocannl:shape %s: %s", name, msg))
+		j.fail(parseErr(d, err, col, len(shapePrefix), "//ocannl:shape "+name+": "))
 		return
 	}
 	in, ok := prog.Stmts[0].(*program.InputStmt)

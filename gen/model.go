@@ -14,6 +14,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
+	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -75,7 +76,7 @@ func goFieldName(id string) string {
 }
 
 // position maps a position of the model program to the source.
-func (ms *modelSrc) position(p program.Pos) token.Position {
+func (ms *modelSrc) position(p spec.Pos) token.Position {
 	if p.Line < 1 || p.Line > len(ms.lines) {
 		return ms.head.at(ms.head.VerbCol)
 	}
@@ -87,13 +88,14 @@ func (ms *modelSrc) position(p program.Pos) token.Position {
 	return d.at(col)
 }
 
-func (ms *modelSrc) errAt(p program.Pos, format string, args ...any) *Error {
-	where := ms.position(p)
-	msg := fmt.Sprintf(format, args...)
-	msg = rewritePositions(msg, where, func(line, col int) token.Position {
-		return ms.position(program.Pos{Line: line, Col: col})
-	})
-	return &Error{Pos: where, Msg: msg}
+func (ms *modelSrc) errAt(p spec.Pos, format string, args ...any) *Error {
+	return &Error{Pos: ms.position(p), Msg: fmt.Sprintf(format, args...)}
+}
+
+// cited converts an error of the model program whose message (after
+// prefix) cites related positions.
+func (ms *modelSrc) cited(p spec.Pos, prefix, msg string, rel []spec.Related) *Error {
+	return &Error{Pos: ms.position(p), Msg: prefix + msg, Related: relocate(rel, len(prefix), ms.position)}
 }
 
 // compileModel expands, infers and lowers a model and describes its Go
@@ -123,7 +125,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 	if err != nil {
 		var pe *program.Error
 		if errors.As(err, &pe) {
-			return nil, nil, []*Error{ms.errAt(pe.Pos, "%s", pe.Msg)}
+			return nil, nil, []*Error{ms.cited(pe.Pos, "", pe.Msg, pe.Related)}
 		}
 		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "%v", err)}
 	}
@@ -271,16 +273,17 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 func (ms *modelSrc) modelErr(err error) *Error {
 	var me *model.Error
 	if errors.As(err, &me) {
-		return ms.errAt(me.Pos, "%s", me.Msg)
+		return ms.cited(me.Pos, "", me.Msg, me.Related)
 	}
 	var ee *model.EntryError
 	if errors.As(err, &ee) {
 		if ie, ok := inference.AsError(ee.Err); ok {
-			return ms.errAt(program.Pos{Line: ie.Pos.Line, Col: ie.Pos.Col}, "%s (entry %s): %s", ie.Kind, ee.Entry, ie.Detail())
+			msg, rel := ie.Uncited()
+			return ms.cited(ie.Pos, fmt.Sprintf("%s (entry %s): ", ie.Kind, ee.Entry), msg, rel)
 		}
-		return ms.errAt(program.Pos{}, "entry %s: %v", ee.Entry, ee.Err)
+		return ms.errAt(spec.Pos{}, "entry %s: %v", ee.Entry, ee.Err)
 	}
-	return ms.errAt(program.Pos{}, "%v", err)
+	return ms.errAt(spec.Pos{}, "%v", err)
 }
 
 func sizes(ds []inference.Dim) []int {

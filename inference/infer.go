@@ -16,10 +16,8 @@ import (
 func InferSource(src string) (*Graph, error) {
 	p, err := program.Parse(src)
 	if err != nil {
-		var pe *program.Error
-		if e, ok := err.(*program.Error); ok {
-			pe = e
-			return nil, &Error{Kind: KindParse, Pos: Pos{pe.Pos.Line, pe.Pos.Col}, Msg: pe.Msg, Err: err}
+		if pe, ok := err.(*program.Error); ok {
+			return nil, &Error{Kind: KindParse, Pos: pe.Pos, Msg: pe.Msg, Related: pe.Related, Err: err}
 		}
 		return nil, &Error{Kind: KindParse, Msg: err.Error(), Err: err}
 	}

@@ -2,6 +2,7 @@ package inference
 
 import (
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/spec"
 	"slices"
 	"strings"
 )
@@ -102,7 +103,7 @@ type rowBound struct {
 // origin describes where a constraint came from.
 type origin struct {
 	op      string // human description of the operation
-	pos     Pos
+	pos     spec.Pos
 	specCol int
 }
 

@@ -348,10 +348,10 @@ func reportModelError(err error, f cliFlags, stdout, stderr io.Writer) int {
 	var me *model.Error
 	if errors.As(err, &me) {
 		if f.json {
-			writeJSON(stdout, map[string]any{"error": jsonError{Kind: "model", Message: me.Msg, Line: me.Pos.Line, Col: me.Pos.Col}})
+			writeJSON(stdout, map[string]any{"error": jsonError{Kind: "model", Message: me.Message(), Line: me.Pos.Line, Col: me.Pos.Col}})
 			return 1
 		}
-		fmt.Fprintf(stderr, "%s:%d:%d: %s\n", displayName(f.file), me.Pos.Line, me.Pos.Col, me.Msg)
+		fmt.Fprintf(stderr, "%s:%d:%d: %s\n", displayName(f.file), me.Pos.Line, me.Pos.Col, me.Message())
 		return 1
 	}
 	var ee *model.EntryError

@@ -1,6 +1,7 @@
 package program
 
 import (
+	"github.com/ocannlgen/ocannlgen/spec"
 	"strconv"
 	"strings"
 )
@@ -511,7 +512,7 @@ func (pr *printer) stmt(s Stmt) {
 			}
 			b.WriteString(x)
 		}
-		if s.Logic != "" || s.LogicPos != (Pos{}) {
+		if s.Logic != "" || s.LogicPos != (spec.Pos{}) {
 			b.WriteString(" ~logic:" + quoteString(s.Logic))
 		}
 	default:

@@ -2,6 +2,7 @@ package program
 
 import (
 	"errors"
+	"github.com/ocannlgen/ocannlgen/spec"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ func stripPos(v any) {
 	stripValue(reflect.ValueOf(v))
 }
 
-var posType = reflect.TypeOf(Pos{})
+var posType = reflect.TypeOf(spec.Pos{})
 
 func stripValue(v reflect.Value) {
 	switch v.Kind() {

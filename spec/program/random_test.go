@@ -1,6 +1,7 @@
 package program
 
 import (
+	"github.com/ocannlgen/ocannlgen/spec"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
@@ -192,7 +193,7 @@ func (g gen) stmt() Stmt {
 	}
 	if g.r.IntN(2) == 0 {
 		s.Logic = g.pick(append(genSpecs, ".", "@", "T"))
-		s.LogicPos = Pos{1, 1} // marks the clause as present
+		s.LogicPos = spec.Pos{Line: 1, Col: 1} // marks the clause as present
 	}
 	return s
 }
