@@ -191,137 +191,190 @@ func isGenerated(src []byte) bool {
 	return m != nil && bytes.Contains(m, []byte("ocannlgen"))
 }
 
-// generatePackage generates (or checks) one package's file.
+// generatePackage generates (or checks) one package's file, in phases:
+// scan the directives, collect the generated names (and check them
+// against the package's declarations), filter the loader's errors,
+// compile the models and kernels, then render and write (or check) the
+// file.
 func generatePackage(p *packages.Package, opts Options, foreign map[string]bool) (*Result, []*Error) {
 	dir := pkgDir(p)
 	if dir == "" || p.Types == nil || p.Fset == nil {
-		var errs []*Error
-		for _, e := range p.Errors {
-			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
-		}
-		if len(errs) == 0 {
-			errs = append(errs, &Error{Msg: fmt.Sprintf("package %s could not be loaded", p.ID)})
-		}
-		return nil, errs
+		return nil, loadFailure(p)
 	}
-	out := filepath.Join(dir, OutputFile)
-	srcs, models, attempted, errs := scanPackage(p, out)
-	names := map[string]bool{}
-	for _, k := range srcs {
-		names[genName(k.fn.Name.Name)] = true
+	g := &pkgGen{p: p, out: filepath.Join(dir, OutputFile), f: &gocode.File{Package: p.Name}}
+	var attempted map[string]bool
+	g.srcs, g.models, attempted, g.errs = scanPackage(p, g.out)
+	g.collectNames(attempted)
+	loadErrs := packageErrors(p, g.names, g.modelTypes)
+	g.errs = append(g.errs, loadErrs...)
+	g.checkClashes()
+	if foreign[g.out] {
+		return nil, g.errs
 	}
-	modelTypes := map[string]bool{}
-	for _, ms := range models {
-		names[genTypeName(ms.spec.Name.Name)] = true
-		modelTypes[ms.spec.Name.Name] = true
-		if obj := p.Types.Scope().Lookup(genTypeName(ms.spec.Name.Name)); obj != nil {
-			errs = append(errs, citeAt(p.Fset.Position(ms.spec.Name.Pos()), 0, genTypeName(ms.spec.Name.Name)+" is already declared",
-				p.Fset.Position(obj.Pos()), "the declaration", "; ocannlgen generates a type of that name for model "+ms.spec.Name.Name))
-		}
-	}
-	for n := range attempted {
-		names[n] = true
-	}
-	loadErrs := packageErrors(p, names, modelTypes)
-	errs = append(errs, loadErrs...)
-	// Name clashes: two annotated functions with one generated name, or a
-	// generated name the package already declares.
-	seen := map[string]*kernelSrc{}
-	for _, k := range srcs {
-		name := genName(k.fn.Name.Name)
-		pos := p.Fset.Position(k.fn.Name.Pos())
-		if o := seen[name]; o != nil {
-			errs = append(errs, citeAt(pos, 0, k.fn.Name.Name+" and "+o.fn.Name.Name+" (",
-				p.Fset.Position(o.fn.Name.Pos()), "the other function", ") would both generate "+name+"; rename one"))
-			continue
-		}
-		seen[name] = k
-		if obj := p.Types.Scope().Lookup(name); obj != nil {
-			errs = append(errs, citeAt(pos, 0, name+" is already declared",
-				p.Fset.Position(obj.Pos()), "the declaration", "; ocannlgen generates a function of that name for "+k.fn.Name.Name))
-		}
-	}
-	if foreign[out] {
-		return nil, errs
-	}
-	f := &gocode.File{Package: p.Name}
-	var kernelNames []string
 	// Kernels are compiled even when directives elsewhere have errors, so
 	// that one run reports everything, but not on a package that does not
 	// type-check: its types could cause misleading kernel errors.
 	if len(loadErrs) == 0 {
-		for _, ms := range models {
-			gm, kerns, merrs := compileModel(ms)
-			if len(merrs) > 0 {
-				errs = append(errs, merrs...)
-				continue
-			}
-			f.Models = append(f.Models, gm)
-			for _, kn := range kerns {
-				f.Kernels = append(f.Kernels, kn)
-				kernelNames = append(kernelNames, kn.Name)
-			}
-			src := filepath.Base(p.Fset.Position(ms.spec.Pos()).Filename)
-			if !slices.Contains(f.Sources, src) {
-				f.Sources = append(f.Sources, src)
-			}
-		}
-		for _, k := range srcs {
-			kern, guards, kerrs := compileKernel(k)
-			if len(kerrs) > 0 {
-				errs = append(errs, kerrs...)
-				continue
-			}
-			f.Kernels = append(f.Kernels, kern)
-			kernelNames = append(kernelNames, kern.Name)
-			for _, g := range guards {
-				if !slices.Contains(f.Guards, g) {
-					f.Guards = append(f.Guards, g)
-				}
-				// The same constant name always has the same value.
-			}
-			src := filepath.Base(p.Fset.Position(k.fn.Pos()).Filename)
-			if !slices.Contains(f.Sources, src) {
-				f.Sources = append(f.Sources, src)
-			}
+		g.compileModels()
+		g.compileKernels()
+	}
+	if len(g.errs) > 0 {
+		return nil, g.errs
+	}
+	return g.write(opts.Check)
+}
+
+// loadFailure reports a package the loader could not load.
+func loadFailure(p *packages.Package) []*Error {
+	var errs []*Error
+	for _, e := range p.Errors {
+		errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
+	}
+	if len(errs) == 0 {
+		errs = append(errs, &Error{Msg: fmt.Sprintf("package %s could not be loaded", p.ID)})
+	}
+	return errs
+}
+
+// pkgGen is one package's generation, phase by phase (generatePackage).
+type pkgGen struct {
+	p      *packages.Package
+	out    string // the absolute path of the package's ocannl_gen.go
+	srcs   []*kernelSrc
+	models []*modelSrc
+	// names are the names the generated file will declare (and those of
+	// functions whose directives are broken); modelTypes the model types.
+	names, modelTypes map[string]bool
+	errs              []*Error
+	f                 *gocode.File
+	kernelNames       []string
+}
+
+func (g *pkgGen) pos(p token.Pos) token.Position { return g.p.Fset.Position(p) }
+
+// collectNames records the names the generated file declares, and
+// reports a model whose generated type name the package already
+// declares.
+func (g *pkgGen) collectNames(attempted map[string]bool) {
+	g.names, g.modelTypes = map[string]bool{}, map[string]bool{}
+	for _, k := range g.srcs {
+		g.names[genName(k.fn.Name.Name)] = true
+	}
+	for _, ms := range g.models {
+		name := genTypeName(ms.spec.Name.Name)
+		g.names[name] = true
+		g.modelTypes[ms.spec.Name.Name] = true
+		if obj := g.p.Types.Scope().Lookup(name); obj != nil {
+			g.errs = append(g.errs, citeAt(g.pos(ms.spec.Name.Pos()), 0, name+" is already declared",
+				g.pos(obj.Pos()), "the declaration", "; ocannlgen generates a type of that name for model "+ms.spec.Name.Name))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	for n := range attempted {
+		g.names[n] = true
 	}
-	old, readErr := os.ReadFile(out)
+}
+
+// checkClashes reports two annotated functions with one generated name,
+// and a generated function name the package already declares.
+func (g *pkgGen) checkClashes() {
+	seen := map[string]*kernelSrc{}
+	for _, k := range g.srcs {
+		name := genName(k.fn.Name.Name)
+		pos := g.pos(k.fn.Name.Pos())
+		if o := seen[name]; o != nil {
+			g.errs = append(g.errs, citeAt(pos, 0, k.fn.Name.Name+" and "+o.fn.Name.Name+" (",
+				g.pos(o.fn.Name.Pos()), "the other function", ") would both generate "+name+"; rename one"))
+			continue
+		}
+		seen[name] = k
+		if obj := g.p.Types.Scope().Lookup(name); obj != nil {
+			g.errs = append(g.errs, citeAt(pos, 0, name+" is already declared",
+				g.pos(obj.Pos()), "the declaration", "; ocannlgen generates a function of that name for "+k.fn.Name.Name))
+		}
+	}
+}
+
+// addSource records the source file of a generated declaration.
+func (g *pkgGen) addSource(p token.Pos) {
+	if src := filepath.Base(g.pos(p).Filename); !slices.Contains(g.f.Sources, src) {
+		g.f.Sources = append(g.f.Sources, src)
+	}
+}
+
+// compileModels compiles every model into the file.
+func (g *pkgGen) compileModels() {
+	for _, ms := range g.models {
+		gm, kerns, merrs := compileModel(ms)
+		if len(merrs) > 0 {
+			g.errs = append(g.errs, merrs...)
+			continue
+		}
+		g.f.Models = append(g.f.Models, gm)
+		for _, kn := range kerns {
+			g.f.Kernels = append(g.f.Kernels, kn)
+			g.kernelNames = append(g.kernelNames, kn.Name)
+		}
+		g.addSource(ms.spec.Pos())
+	}
+}
+
+// compileKernels compiles every annotated function into the file.
+func (g *pkgGen) compileKernels() {
+	for _, k := range g.srcs {
+		kern, guards, kerrs := compileKernel(k)
+		if len(kerrs) > 0 {
+			g.errs = append(g.errs, kerrs...)
+			continue
+		}
+		g.f.Kernels = append(g.f.Kernels, kern)
+		g.kernelNames = append(g.kernelNames, kern.Name)
+		for _, gd := range guards {
+			// The same constant name always has the same value.
+			if !slices.Contains(g.f.Guards, gd) {
+				g.f.Guards = append(g.f.Guards, gd)
+			}
+		}
+		g.addSource(k.fn.Pos())
+	}
+}
+
+// write renders the file and writes it when its content changes (with
+// check, only compares); a package without kernels has its stale file
+// removed.
+func (g *pkgGen) write(check bool) (*Result, []*Error) {
+	old, readErr := os.ReadFile(g.out)
 	exists := readErr == nil
-	res := &Result{PkgPath: p.PkgPath, File: out, Kernels: kernelNames, Compiled: f.Kernels}
-	if len(f.Kernels) == 0 {
+	res := &Result{PkgPath: g.p.PkgPath, File: g.out, Kernels: g.kernelNames, Compiled: g.f.Kernels}
+	if len(g.f.Kernels) == 0 {
 		if !exists {
 			return nil, nil
 		}
-		if opts.Check {
+		if check {
 			res.Status = Unneeded
 			return res, nil
 		}
-		if err := os.Remove(out); err != nil {
-			return nil, []*Error{{Pos: token.Position{Filename: out}, Msg: err.Error()}}
+		if err := os.Remove(g.out); err != nil {
+			return nil, []*Error{{Pos: token.Position{Filename: g.out}, Msg: err.Error()}}
 		}
 		res.Status = Removed
 		return res, nil
 	}
-	slices.Sort(f.Sources)
-	content, err := gocode.Render(f)
+	slices.Sort(g.f.Sources)
+	content, err := gocode.Render(g.f)
 	if err != nil {
-		return nil, renderErrors(f, srcs, models, out, err)
+		return nil, renderErrors(g.f, g.srcs, g.models, g.out, err)
 	}
 	res.Content = content
 	switch {
 	case exists && bytes.Equal(old, content):
 		res.Status = Unchanged
-	case opts.Check && !exists:
+	case check && !exists:
 		res.Status = Missing
-	case opts.Check:
+	case check:
 		res.Status = Stale
 	default:
-		if err := os.WriteFile(out, content, 0o666); err != nil {
-			return nil, []*Error{{Pos: token.Position{Filename: out}, Msg: err.Error()}}
+		if err := os.WriteFile(g.out, content, 0o666); err != nil {
+			return nil, []*Error{{Pos: token.Position{Filename: g.out}, Msg: err.Error()}}
 		}
 		res.Status = Written
 	}
