@@ -46,16 +46,24 @@ func (e *Error) Rel(dir string) string { return formatPos(e.Pos, dir) + e.Messag
 
 // Message is the message with its citations, without the error's own
 // position: a related position on the error's own line is cited as
-// "column C", any other as FILE:LINE:COL (the file's base name).
+// "column C", a line of the error's file without a column (a directive
+// as a whole) as "line L", any other as FILE:LINE:COL (the file's base
+// name).
 func (e *Error) Message() string {
 	offs := make([]int, len(e.Related))
 	texts := make([]string, len(e.Related))
 	for i, r := range e.Related {
 		offs[i] = r.Off
-		if r.Pos.Filename == e.Pos.Filename && r.Pos.Line == e.Pos.Line {
-			texts[i] = fmt.Sprintf("column %d", r.Pos.Column)
-		} else {
-			texts[i] = fmt.Sprintf("%s:%d:%d", filepath.Base(r.Pos.Filename), r.Pos.Line, r.Pos.Column)
+		q := r.Pos
+		switch sameFile := q.Filename == e.Pos.Filename; {
+		case sameFile && q.Line == e.Pos.Line && q.Column > 0:
+			texts[i] = fmt.Sprintf("column %d", q.Column)
+		case sameFile && q.Column == 0:
+			texts[i] = fmt.Sprintf("line %d", q.Line)
+		case q.Column == 0:
+			texts[i] = fmt.Sprintf("%s:%d", filepath.Base(q.Filename), q.Line)
+		default:
+			texts[i] = fmt.Sprintf("%s:%d:%d", filepath.Base(q.Filename), q.Line, q.Column)
 		}
 	}
 	return spec.Splice(e.Msg, offs, texts)

@@ -26,7 +26,8 @@ func TestParsePos(t *testing.T) {
 
 // TestCitationRendering checks how Error cites a related position: on
 // the error's own line as "column C", elsewhere as FILE:LINE:COL with
-// the file's base name; right after '(' without the leading space.
+// the file's base name, a line of the same file as "line L"; right after
+// '(' without the leading space.
 func TestCitationRendering(t *testing.T) {
 	at := func(file string, line, col int) token.Position {
 		return token.Position{Filename: file, Line: line, Column: col}
@@ -37,6 +38,11 @@ func TestCitationRendering(t *testing.T) {
 	}
 	e = citeAt(at("/x/a.go", 3, 9), 0, "f and g (", at("/x/b.go", 5, 1), "g", ") clash")
 	if got, want := e.Error(), "/x/a.go:3:9: f and g (at b.go:5:1) clash"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// A position without a column cites a line.
+	e = citeAt(at("/x/a.go", 3, 9), 0, "again", at("/x/a.go", 2, 0), "first", "")
+	if got, want := e.Error(), "/x/a.go:3:9: again at line 2"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -444,7 +444,7 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 					ms := byType[ts]
 					switch {
 					case d.Verb == verbModel && ms != nil:
-						errs = append(errs, d.errAt(d.VerbCol, "a second //ocannl:model on type %s (the first is on line %d)", ts.Name.Name, ms.head.Pos.Line))
+						errs = append(errs, citeAt(d.Pos, d.VerbCol, "a second //ocannl:model on type "+ts.Name.Name+" (the first is", ms.head.at(0), "the first //ocannl:model", ")"))
 					case d.Verb == verbModel:
 						ms = &modelSrc{fset: p.Fset, spec: ts, head: d}
 						byType[ts] = ms

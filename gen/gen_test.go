@@ -359,6 +359,9 @@ var errPackages = map[string][]string{
 		"badcite/cite.go:59:37: parameter w is initialized as 2 here and as 1 at column 21",
 		`badcite/cite.go:67:17: the loss train must be a single number, but its shape is 2 (reduce it, e.g. with ++ "...|... => 0")`,
 		"badcite/cite.go:68:6: ocannlDup is already declared at cite.go:70:6; ocannlgen generates a type of that name for model Dup",
+		// A directive cited by its line.
+		"badcite/cite.go:76:16: //ocannl:shape: the shape of x is already given at line 75",
+		"badcite/cite.go:82:10: a second //ocannl:model on type Twice (the first is at line 81)",
 	},
 	// A type error is reported once (the compiler's copy of it is
 	// dropped); the bootstrap's undefined ocannlCopy and the model's

@@ -188,9 +188,8 @@ func (j *kernelJob) classify() {
 		switch d.Verb {
 		case verbEinsum, verbEinmax, verbExpr, verbDo:
 			if first != nil && (d.Verb != verbDo || first.Verb != verbDo) {
-				j.fail(d.errAt(d.VerbCol,
-					"%s already has a //ocannl:%s directive at line %d; a kernel has exactly one einsum, einmax or expr directive, or one or more do directives",
-					j.fn.Name.Name, first.Verb, first.Pos.Line))
+				j.fail(citeAt(d.Pos, d.VerbCol, fmt.Sprintf("%s already has a //ocannl:%s directive", j.fn.Name.Name, first.Verb),
+					first.at(0), "the first computation directive", "; a kernel has exactly one einsum, einmax or expr directive, or one or more do directives"))
 				continue
 			}
 			if first == nil {
@@ -680,7 +679,7 @@ func (j *kernelJob) parseShape(d *directive) {
 	}
 	sd := &shapeDir{dir: d, param: name, text: text, col: col, decl: in.Shape}
 	if o := j.shapes[name]; o != nil {
-		j.fail(d.errAt(d.ArgCol, "//ocannl:shape: the shape of %s is already given at line %d", name, o.dir.Pos.Line))
+		j.fail(citeAt(d.Pos, d.ArgCol, "//ocannl:shape: the shape of "+name+" is already given", o.dir.at(0), "the first //ocannl:shape "+name, ""))
 		return
 	}
 	if !p.slice && !slices.Equal(sd.memDims(), p.dims) {

@@ -68,3 +68,19 @@ type Init struct{ ocannlInit }
 type Dup struct{ ocannlDup }
 
 type ocannlDup struct{}
+
+// ShapeTwice gives the shape of x twice.
+//
+//ocannl:expr x
+//ocannl:shape x 4
+//ocannl:shape x 4
+func ShapeTwice(x *[4]float32, out *[4]float32) {}
+
+// Twice has two model lines.
+//
+//ocannl:model
+//ocannl:model
+//ocannl:loss train:
+//ocannl:input x : 1
+//ocannl:return x * {w = 1.0}
+type Twice struct{ ocannlTwice }
