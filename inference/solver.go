@@ -2,9 +2,10 @@ package inference
 
 import (
 	"fmt"
-	"github.com/ocannlgen/ocannlgen/spec"
 	"slices"
 	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // This file holds the solver core: the environment of dimension and row

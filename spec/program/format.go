@@ -1,9 +1,10 @@
 package program
 
 import (
-	"github.com/ocannlgen/ocannlgen/spec"
 	"strconv"
 	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // Format renders e in the language, fully parenthesized: every operator

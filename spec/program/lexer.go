@@ -2,9 +2,10 @@ package program
 
 import (
 	"fmt"
-	"github.com/ocannlgen/ocannlgen/spec"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // tokKind is the kind of a lexical token.

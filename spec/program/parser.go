@@ -2,10 +2,11 @@ package program
 
 import (
 	"fmt"
-	"github.com/ocannlgen/ocannlgen/spec"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // Limits that keep adversarial input from exhausting the stack, here and in

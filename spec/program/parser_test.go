@@ -1,10 +1,11 @@
 package program
 
 import (
-	"github.com/ocannlgen/ocannlgen/spec"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 func TestPrecedence(t *testing.T) {

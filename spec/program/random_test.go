@@ -1,11 +1,12 @@
 package program
 
 import (
-	"github.com/ocannlgen/ocannlgen/spec"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // gen builds random trees of the shapes the parser produces.
