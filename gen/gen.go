@@ -202,9 +202,9 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 		return nil, loadFailure(p)
 	}
 	g := &pkgGen{p: p, out: filepath.Join(dir, OutputFile), f: &gocode.File{Package: p.Name}}
-	var attempted map[string]bool
-	g.srcs, g.models, attempted, g.errs = scanPackage(p, g.out)
-	g.collectNames(attempted)
+	var attempted, misplacedModels map[string]bool
+	g.srcs, g.models, attempted, misplacedModels, g.errs = scanPackage(p, g.out)
+	g.collectNames(attempted, misplacedModels)
 	loadErrs := packageErrors(p, g.names, g.modelTypes)
 	g.errs = append(g.errs, loadErrs...)
 	g.checkClashes()
@@ -252,10 +252,11 @@ type pkgGen struct {
 
 func (g *pkgGen) pos(p token.Pos) token.Position { return g.p.Fset.Position(p) }
 
-// collectNames records the names the generated file declares, and
-// reports a model whose generated type name the package already
-// declares.
-func (g *pkgGen) collectNames(attempted map[string]bool) {
+// collectNames records the names the generated file declares (and
+// those of functions with broken directives, attempted) and the model
+// types (and those a misplaced model block was meant for), and reports a
+// model whose generated type name the package already declares.
+func (g *pkgGen) collectNames(attempted, misplacedModels map[string]bool) {
 	g.names, g.modelTypes = map[string]bool{}, map[string]bool{}
 	for _, k := range g.srcs {
 		g.names[genName(k.fn.Name.Name)] = true
@@ -271,6 +272,9 @@ func (g *pkgGen) collectNames(attempted map[string]bool) {
 	}
 	for n := range attempted {
 		g.names[n] = true
+	}
+	for n := range misplacedModels {
+		g.modelTypes[n] = true
 	}
 }
 
@@ -309,6 +313,7 @@ func (g *pkgGen) compileModels() {
 			g.errs = append(g.errs, merrs...)
 			continue
 		}
+		addGuards(g.f, ms.guards)
 		g.f.Models = append(g.f.Models, gm)
 		for _, kn := range kerns {
 			g.f.Kernels = append(g.f.Kernels, kn)
@@ -328,12 +333,7 @@ func (g *pkgGen) compileKernels() {
 		}
 		g.f.Kernels = append(g.f.Kernels, kern)
 		g.kernelNames = append(g.kernelNames, kern.Name)
-		for _, gd := range guards {
-			// The same constant name always has the same value.
-			if !slices.Contains(g.f.Guards, gd) {
-				g.f.Guards = append(g.f.Guards, gd)
-			}
-		}
+		addGuards(g.f, guards)
 		g.addSource(k.fn.Pos())
 	}
 }
@@ -381,16 +381,30 @@ func (g *pkgGen) write(check bool) (*Result, []*Error) {
 	return res, nil
 }
 
+// addGuards adds the constant guards gs to f, each once (the same
+// constant name always has the same value).
+func addGuards(f *gocode.File, gs []gocode.Guard) {
+	for _, g := range gs {
+		if !slices.Contains(f.Guards, g) {
+			f.Guards = append(f.Guards, g)
+		}
+	}
+}
+
 // scanPackage reads the directives of every comment of every file: each
 // well-formed directive in the doc comment of a function declaration is
 // attached to it; any other directive, and every malformed directive or
 // near miss, is an error. The annotated functions come back in source
 // order (by file name, then position).
-func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*modelSrc, attempted map[string]bool, errs []*Error) {
+//
+// attempted holds the generated names of functions and types whose
+// directives have errors (their use is not a second error); misplacedModels
+// the types a misplaced //ocannl:model block was probably meant for.
+func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*modelSrc, attempted, misplacedModels map[string]bool, errs []*Error) {
 	files := slices.Clone(p.Syntax)
 	name := func(f *ast.File) string { return p.Fset.Position(f.Package).Filename }
 	slices.SortFunc(files, func(a, b *ast.File) int { return cmp.Compare(name(a), name(b)) })
-	attempted = map[string]bool{}
+	attempted, misplacedModels = map[string]bool{}, map[string]bool{}
 	for _, f := range files {
 		if name(f) == out {
 			continue
@@ -425,6 +439,12 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 		byType := map[*ast.TypeSpec]*modelSrc{}
 		byFunc := map[*ast.FuncDecl]*kernelSrc{}
 		for _, cg := range f.Comments {
+			// A misplaced comment group is reported once, at its first
+			// misplaced directive (or at its //ocannl:model line).
+			reported := false
+			misplaced := func(d *directive) *Error {
+				return misplacedError(p.Fset, f, cg, d, attempted, misplacedModels)
+			}
 			for _, c := range cg.List {
 				d, err := parseComment(p.Fset, c)
 				if err != nil {
@@ -446,12 +466,14 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 					case d.Verb == verbModel && ms != nil:
 						errs = append(errs, citeAt(d.Pos, d.VerbCol, "a second //ocannl:model on type "+ts.Name.Name+" (the first is", ms.head.at(0), "the first //ocannl:model", ")"))
 					case d.Verb == verbModel:
-						ms = &modelSrc{fset: p.Fset, spec: ts, head: d}
+						ms = &modelSrc{fset: p.Fset, pkg: p.Types, spec: ts, head: d}
 						byType[ts] = ms
 						models = append(models, ms)
 					case ms == nil && !modelLineVerbs[d.Verb]:
-						errs = append(errs, d.errAt(d.VerbCol,
-							"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb))
+						if !reported {
+							errs = append(errs, misplaced(d))
+							reported = true
+						}
 					case ms == nil:
 						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s on type %s must follow an //ocannl:model line", d.Verb, ts.Name.Name))
 					case !modelLineVerbs[d.Verb]:
@@ -468,8 +490,10 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 					continue
 				}
 				if fd == nil {
-					errs = append(errs, d.errAt(d.VerbCol,
-						"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb))
+					if !reported {
+						errs = append(errs, misplaced(d))
+						reported = true
+					}
 					continue
 				}
 				k := byFunc[fd]
@@ -493,7 +517,39 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 		pa, pb := a.fset.Position(a.spec.Pos()), b.fset.Position(b.spec.Pos())
 		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
 	})
-	return srcs, models, attempted, errs
+	return srcs, models, attempted, misplacedModels, errs
+}
+
+// misplacedError is the error for the directives of comment group cg,
+// the doc comment of no declaration, first found misplaced at d. A group
+// with an //ocannl:model line is a misplaced model: it is reported at that
+// line as belonging on a type declaration, naming the next type of the
+// file (whose generated struct and methods are then not also reported
+// undefined); any other group gets the function-declaration message at d.
+func misplacedError(fset *token.FileSet, f *ast.File, cg *ast.CommentGroup, d *directive, attempted, misplacedModels map[string]bool) *Error {
+	var model *directive
+	for _, c := range cg.List {
+		if md, err := parseComment(fset, c); err == nil && md != nil && md.Verb == verbModel {
+			model = md
+			break
+		}
+	}
+	if model == nil {
+		return d.errAt(d.VerbCol,
+			"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb)
+	}
+	where := "the struct type"
+	for _, decl := range f.Decls {
+		if gd, ok := decl.(*ast.GenDecl); ok && gd.Tok == token.TYPE && gd.Pos() > cg.End() && len(gd.Specs) > 0 {
+			next := gd.Specs[0].(*ast.TypeSpec).Name.Name
+			attempted[genTypeName(next)] = true
+			misplacedModels[next] = true
+			where = "type " + next
+			break
+		}
+	}
+	return model.errAt(model.VerbCol,
+		"misplaced //ocannl:model block: a model's directives belong in the doc comment of a type declaration; move them directly above %s, with no blank line or other declaration between", where)
 }
 
 // packageErrors returns the loader's errors for p, without those the
