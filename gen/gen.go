@@ -103,6 +103,10 @@ type Result struct {
 	// lowered program and parameter bindings, in source order. Tools and
 	// tests use them to run the reference interpreter on the same kernels.
 	Compiled []*gocode.Kernel
+	// Warnings are positioned notes that do not stop generation, each
+	// message starting with "warning: ": a model whose state needs more
+	// than StateWarnBytes.
+	Warnings []*Error
 }
 
 // loadMode is what the driver needs from go/packages.
@@ -246,6 +250,7 @@ type pkgGen struct {
 	// functions whose directives are broken); modelTypes the model types.
 	names, modelTypes map[string]bool
 	errs              []*Error
+	warns             []*Error // notes that do not stop generation
 	f                 *gocode.File
 	kernelNames       []string
 }
@@ -315,6 +320,9 @@ func (g *pkgGen) compileModels() {
 		}
 		addGuards(g.f, ms.guards)
 		g.f.Models = append(g.f.Models, gm)
+		if w := stateWarning(ms, gm); w != nil {
+			g.warns = append(g.warns, w)
+		}
 		for _, kn := range kerns {
 			g.f.Kernels = append(g.f.Kernels, kn)
 			g.kernelNames = append(g.kernelNames, kn.Name)
@@ -344,7 +352,7 @@ func (g *pkgGen) compileKernels() {
 func (g *pkgGen) write(check bool) (*Result, []*Error) {
 	old, readErr := os.ReadFile(g.out)
 	exists := readErr == nil
-	res := &Result{PkgPath: g.p.PkgPath, File: g.out, Kernels: g.kernelNames, Compiled: g.f.Kernels}
+	res := &Result{PkgPath: g.p.PkgPath, File: g.out, Kernels: g.kernelNames, Compiled: g.f.Kernels, Warnings: g.warns}
 	if len(g.f.Kernels) == 0 {
 		if !exists {
 			return nil, nil

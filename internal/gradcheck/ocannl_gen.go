@@ -27415,7 +27415,7 @@ func ocannlStackBatchBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, 
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -27460,7 +27460,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -27547,7 +27547,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -27607,7 +27607,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	      for i3 in 0..2:
 //	        objective.conv2d#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -27617,7 +27617,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	            for i6 in 0..1:
 //	              objective.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
@@ -27658,7 +27658,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -27763,7 +27763,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -27783,7 +27783,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -27877,7 +27877,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -27922,7 +27922,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -28009,7 +28009,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -28069,7 +28069,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	      for i3 in 0..2:
 //	        objective.conv2d#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -28079,7 +28079,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	            for i6 in 0..1:
 //	              objective.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
@@ -28120,7 +28120,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -28221,7 +28221,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -28241,7 +28241,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -28335,7 +28335,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -28380,7 +28380,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -28467,7 +28467,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -28527,7 +28527,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	      for i3 in 0..2:
 //	        objective.conv2d#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -28537,7 +28537,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	            for i6 in 0..1:
 //	              objective.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
@@ -28578,7 +28578,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -28679,7 +28679,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -28699,7 +28699,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -28778,7 +28778,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -28807,7 +28807,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -28881,7 +28881,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -28939,7 +28939,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //	      for i3 in 0..2:
 //	        objective.conv2d_valid#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -28949,7 +28949,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //	            for i6 in 0..1:
 //	              img.grad[i0, i1 + i4, i2 + i5, i6] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:  # reduction
@@ -28965,7 +28965,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 	var objective_1_grad [2][2][2][3]float64
 	var objective_grad [1]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -29066,7 +29066,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -29086,7 +29086,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -29123,7 +29123,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -29152,7 +29152,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -29226,7 +29226,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -29284,7 +29284,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //	      for i3 in 0..2:
 //	        objective.conv2d_valid#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -29294,7 +29294,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //	            for i6 in 0..1:
 //	              img.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:  # reduction
@@ -29310,7 +29310,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 	var objective_1_grad [2][2][2][3]float64
 	var objective_grad [1]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -29411,7 +29411,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -29431,7 +29431,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -29475,7 +29475,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 //
 //	# padded objective.c2/x: dims 2x3x3x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x6x6x2
 //
-//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 //	fill objective.c1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
@@ -29499,7 +29499,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 //	      for i3 in 0..1:
 //	        objective.c2/x[i0, i1 + 1, i2 + 1, i3] = tanh(_objective.c2/x.1[i0, i1, i2, i3])
 //
-//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 //	reset padding of objective.c2/x to 0
 //	fill objective.c2/y with 0
 //	for i0 in 0..1:
@@ -29532,7 +29532,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 	var objective_c2_y [2][3][3][3]float64
 	var objective_1 [2][3][3][3]float64
 
-	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -29578,7 +29578,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 		}
 	}
 
-	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -29665,7 +29665,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	# padded objective.c2/x: dims 2x3x3x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x6x6x2
 //	# padded objective.c2/x.grad: dims 2x3x3x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x6x6x2
 //
-//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 //	fill objective.c1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
@@ -29689,7 +29689,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..1:
 //	        objective.c2/x[i0, i1 + 1, i2 + 1, i3] = tanh(_objective.c2/x.1[i0, i1, i2, i3])
 //
-//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 //	reset padding of objective.c2/x to 0
 //	fill objective.c2/y with 0
 //	for i0 in 0..1:
@@ -29753,7 +29753,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..2:
 //	        objective.c2.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
+//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..2:
@@ -29763,7 +29763,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	            for i6 in 0..1:
 //	              objective.c2/x.grad[i0, i1 + i4, i2 + i5, i6] += objective.c2/y.grad[i0, i1, i2, i3] * objective.c2.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
+//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
 //	reset padding of objective.c2/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
@@ -29797,7 +29797,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..1:
 //	        objective.c1.bias.grad[i3] += _objective.c2/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..2:
@@ -29806,7 +29806,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	          for i5 in 0..2:
 //	            img.grad[i0, i1 + i4, i2 + i5, 0] += objective.c1/y.grad[i0, i1, i2, i3] * objective.c1.kernel[i3, i4, i5, 0]
 //
-//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
+//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..2:  # reduction
@@ -29827,7 +29827,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	var objective_1_grad [2][3][3][3]float64
 	var objective_grad [1]float64
 
-	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -29873,7 +29873,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -29978,7 +29978,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
+	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -29998,7 +29998,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
+	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -30094,7 +30094,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -30112,7 +30112,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
+	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -36162,7 +36162,7 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 //	# init _num.2 (number)
 //	init _num.2: constant 0
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
@@ -36215,7 +36215,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][3]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -36357,7 +36357,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	# init _num.2 (number)
 //	init _num.2: constant 0
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
@@ -36455,7 +36455,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	      for i3 in 0..2:
 //	        objective.conv2d_valid#1.bias.grad[i3] += _objective.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -36464,7 +36464,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	          for i5 in 0..2:
 //	            img.grad[i0, i1 + i4, i2 + i5, 0] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, 0]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
@@ -36485,7 +36485,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 	var objective_grad [1]float64
 	var scratch [1]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -36690,7 +36690,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -36708,7 +36708,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
