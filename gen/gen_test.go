@@ -429,6 +429,8 @@ func TestModelBootstrap(t *testing.T) {
 		t.Fatalf("results %+v", first)
 	}
 	want := []string{"ocannlInitsL", "ocannlInitsBackward", "ocannlSmallTrain", "ocannlSmallBackward", "ocannlSmallPredict", "ocannlBiggerTrain", "ocannlBiggerBackward", "ocannlBiggerPredict",
+		"ocannlAdam64Train", "ocannlAdam64Backward", "ocannlAdamW64Train", "ocannlAdamW64Backward", "ocannlAdamW32Train", "ocannlAdamW32Backward",
+		"ocannlSGDClip64Train", "ocannlSGDClip64Backward",
 		"ocannlWideTrain", "ocannlWideBackward", "ocannlWidePredict", "ocannlWideOne"}
 	if !slices.Equal(first[0].Kernels, want) {
 		t.Errorf("kernels %v, want %v", first[0].Kernels, want)

@@ -24,7 +24,7 @@ const verbModel = "model"
 
 var modelLineVerbs = map[string]bool{
 	"layer": true, "entry": true, "loss": true, "input": true, "let": true,
-	"dim": true, "return": true, "sgd": true,
+	"dim": true, "return": true, "sgd": true, "adam": true, "adamw": true,
 }
 
 // reservedMethods are the methods every model has; entry points must not
@@ -181,7 +181,8 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 	}
 	if m.Optim != nil {
 		o := m.Optim
-		gm.Optim = &gocode.ModelOptim{LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov, LREnd: o.LREnd, Steps: o.Steps}
+		gm.Optim = &gocode.ModelOptim{Kind: o.Kind, LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov,
+			Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, ClipNorm: o.ClipNorm, LREnd: o.LREnd, Steps: o.Steps}
 	}
 	var kernels []*gocode.Kernel
 	methods := map[string]bool{}

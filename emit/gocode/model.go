@@ -89,10 +89,17 @@ type ModelInput struct {
 	Dims []int
 }
 
-// ModelOptim is the SGD setting (see rt.SGD).
+// ModelOptim is the optimizer setting: Kind "sgd" (see rt.SGD), "adam"
+// or "adamw" (see rt.Adam; adamw decouples the weight decay).
 type ModelOptim struct {
+	Kind                      string
 	LR, Momentum, WeightDecay float64
 	Nesterov                  bool
+	// Beta1, Beta2 and Eps are Adam's.
+	Beta1, Beta2, Eps float64
+	// ClipNorm > 0 clips the gradients by their global norm (rt.ClipScale)
+	// before each step.
+	ClipNorm float64
 	// LREnd and Steps: linear decay from LR to LREnd over Steps steps.
 	LREnd float64
 	Steps int
@@ -123,7 +130,17 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 	if !token.IsIdentifier(m.Name) || m.Elem != "float32" && m.Elem != "float64" {
 		return fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
 	}
-	g := &modelGen{jf: jf, m: m, scratch: scratch, ps: m.Name + "Params", momentum: m.Optim != nil && m.Optim.Momentum > 0}
+	g := &modelGen{jf: jf, m: m, scratch: scratch, ps: m.Name + "Params"}
+	if o := m.Optim; o != nil {
+		switch o.Kind {
+		case "sgd", "":
+			g.momentum = o.Momentum > 0
+		case "adam", "adamw":
+			g.adam = true
+		default:
+			return fmt.Errorf("gocode: model %s: unknown optimizer %q", m.Name, o.Kind)
+		}
+	}
 	g.paramsType()
 	g.stateType()
 	if err := g.init(); err != nil {
@@ -143,6 +160,7 @@ type modelGen struct {
 	scratch  map[string]string // kernel name -> its scratch type ("" for none)
 	ps       string            // the parameter set type's name
 	momentum bool              // the optimizer keeps a momentum buffer
+	adam     bool              // the optimizer is Adam or AdamW (moment buffers adamM, adamV)
 }
 
 // recv starts a method on the model.
@@ -204,8 +222,16 @@ func (g *modelGen) stateType() {
 			jen.Comment("LR, when set, gives the learning rate of each step instead of the model's schedule."),
 			jen.Id("LR").Func().Params(jen.Id("step").Int()).Float64(),
 		)
+		if m.Optim.ClipNorm > 0 {
+			st = append(st,
+				jen.Comment(fmt.Sprintf("GradNorm is the global norm of the gradients at the last Update, before clipping them to %g.", m.Optim.ClipNorm)),
+				jen.Id("GradNorm").Float64())
+		}
 		if momentum {
 			st = append(st, jen.Id("momentum").Id(ps))
+		}
+		if g.adam {
+			st = append(st, jen.Id("adamM").Id(ps), jen.Id("adamV").Id(ps))
 		}
 	}
 	if m.Backward != "" || m.Loss >= 0 {
@@ -264,8 +290,14 @@ func (g *modelGen) init() error {
 	body = append(body, jen.Id("m").Dot("Grads").Op("=").Id(ps).Values())
 	if m.Optim != nil {
 		body = append(body, jen.Id("m").Dot("Step").Op("=").Lit(0))
+		if m.Optim.ClipNorm > 0 {
+			body = append(body, jen.Id("m").Dot("GradNorm").Op("=").Lit(0))
+		}
 		if momentum {
 			body = append(body, jen.Id("m").Dot("momentum").Op("=").Id(ps).Values())
+		}
+		if g.adam {
+			body = append(body, jen.Id("m").Dot("adamM").Op("=").Id(ps).Values(), jen.Id("m").Dot("adamV").Op("=").Id(ps).Values())
 		}
 	}
 	doc(jf, "Init sets every parameter to its initial value for the given seed and clears the gradients"+map[bool]string{true: " and the optimizer state", false: ""}[m.Optim != nil]+".\n"+
@@ -340,51 +372,102 @@ func (g *modelGen) backward() {
 // optimizer emits LearningRate, Update and TrainStep, when the model has an
 // optimizer.
 func (g *modelGen) optimizer() {
-	jf, m, recv, field, momentum, inputParams, inputArgs := g.jf, g.m, g.recv, g.field, g.momentum, g.inputParams, g.inputArgs
-	if m.Optim != nil {
-		o := m.Optim
-		var lrBody []jen.Code
-		lrBody = append(lrBody, jen.If(jen.Id("m").Dot("LR").Op("!=").Nil()).Block(jen.Return(jen.Id("m").Dot("LR").Call(jen.Id("m").Dot("Step")))))
-		if o.Steps > 0 {
-			lrBody = append(lrBody,
-				jen.Id("s").Op(":=").Min(jen.Id("m").Dot("Step"), jen.Lit(o.Steps)),
-				jen.Return(jen.Lit(o.LR).Op("+").Parens(jen.Lit(o.LREnd).Op("-").Lit(o.LR)).Op("*").Float64().Call(jen.Id("s")).Op("/").Lit(float64(o.Steps))))
-		} else {
-			lrBody = append(lrBody, jen.Return(jen.Lit(o.LR)))
-		}
-		desc := fmt.Sprintf("%g", o.LR)
-		if o.Steps > 0 {
-			desc = fmt.Sprintf("%g falling linearly to %g over %d steps", o.LR, o.LREnd, o.Steps)
-		}
-		doc(jf, "LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise "+desc+".")
-		jf.Add(recv().Id("LearningRate").Params().Float64().Block(lrBody...))
+	if g.m.Optim == nil {
+		return
+	}
+	g.learningRate()
+	g.update()
+	jf, m, recv, inputParams, inputArgs := g.jf, g.m, g.recv, g.inputParams, g.inputArgs
+	if m.Backward != "" {
+		e := &m.Entries[m.Loss]
+		doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.\nIt does not allocate.")
+		jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Id(m.Elem).Block(
+			jen.Id("l").Op(":=").Id("m").Dot("Backward").Call(inputArgs(e)...),
+			jen.Id("m").Dot("Update").Call(),
+			jen.Return(jen.Id("l")),
+		))
 		jf.Line()
-		var up []jen.Code
-		up = append(up, jen.Id("lr").Op(":=").Id(m.Elem).Call(jen.Id("m").Dot("LearningRate").Call()))
+	}
+}
+
+// learningRate emits LearningRate.
+func (g *modelGen) learningRate() {
+	jf, o := g.jf, g.m.Optim
+	var lrBody []jen.Code
+	lrBody = append(lrBody, jen.If(jen.Id("m").Dot("LR").Op("!=").Nil()).Block(jen.Return(jen.Id("m").Dot("LR").Call(jen.Id("m").Dot("Step")))))
+	if o.Steps > 0 {
+		lrBody = append(lrBody,
+			jen.Id("s").Op(":=").Min(jen.Id("m").Dot("Step"), jen.Lit(o.Steps)),
+			jen.Return(jen.Lit(o.LR).Op("+").Parens(jen.Lit(o.LREnd).Op("-").Lit(o.LR)).Op("*").Float64().Call(jen.Id("s")).Op("/").Lit(float64(o.Steps))))
+	} else {
+		lrBody = append(lrBody, jen.Return(jen.Lit(o.LR)))
+	}
+	desc := fmt.Sprintf("%g", o.LR)
+	if o.Steps > 0 {
+		desc = fmt.Sprintf("%g falling linearly to %g over %d steps", o.LR, o.LREnd, o.Steps)
+	}
+	doc(jf, "LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise "+desc+".")
+	jf.Add(g.recv().Id("LearningRate").Params().Float64().Block(lrBody...))
+	jf.Line()
+}
+
+// sliceOf is parameter i's array in the parameter set set, as a slice.
+func (g *modelGen) sliceOf(set string, i int) *jen.Statement {
+	return g.field(set, i).Index(jen.Empty(), jen.Empty())
+}
+
+// update emits Update: optional clipping by global norm, then one
+// optimizer step per parameter.
+func (g *modelGen) update() {
+	jf, m, o := g.jf, g.m, g.m.Optim
+	var up []jen.Code
+	up = append(up, jen.Id("lr").Op(":=").Id(m.Elem).Call(jen.Id("m").Dot("LearningRate").Call()))
+	clipDoc := ""
+	if o.ClipNorm > 0 {
+		var sum *jen.Statement
+		var scale []jen.Code
+		for i := range m.Params {
+			term := jen.Qual(rtPath, "SumSquares").Call(g.sliceOf("Grads", i))
+			if sum == nil {
+				sum = term
+			} else {
+				sum = sum.Op("+").Add(term)
+			}
+			scale = append(scale, jen.Qual(rtPath, "Scale").Call(g.sliceOf("Grads", i), jen.Id("s")))
+		}
+		up = append(up,
+			jen.Id("m").Dot("GradNorm").Op("=").Qual("math", "Sqrt").Call(sum),
+			jen.If(jen.Id("s").Op(":=").Add(asElem(jen.Qual(rtPath, "ClipScale").Call(jen.Id("m").Dot("GradNorm"), jen.Lit(o.ClipNorm)), m.Elem)), jen.Id("s").Op("!=").Lit(1)).Block(scale...))
+		clipDoc = fmt.Sprintf("\nFirst it sets m.GradNorm to the global norm of m.Grads and, when that exceeds %g, scales\n"+
+			"every gradient by %g/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_).", o.ClipNorm, o.ClipNorm)
+	}
+	if g.adam {
+		up = append(up, jen.Id("m").Dot("Step").Op("++"))
+		for i := range m.Params {
+			up = append(up, jen.Qual(rtPath, "Adam").Call(g.sliceOf("Params", i), g.sliceOf("Grads", i), g.sliceOf("adamM", i), g.sliceOf("adamV", i),
+				jen.Id("m").Dot("Step"), jen.Id("lr"), lit(o.Beta1, m.Elem), lit(o.Beta2, m.Elem), lit(o.Eps, m.Elem), lit(o.WeightDecay, m.Elem), jen.Lit(o.Kind == "adamw")))
+		}
+		name, wd := "Adam", "L2 weight decay"
+		if o.Kind == "adamw" {
+			name, wd = "AdamW", "decoupled weight decay"
+		}
+		doc(jf, fmt.Sprintf("Update advances m.Step and applies one bias-corrected %s step (rt.Adam: beta1 %g, beta2 %g,\n"+
+			"eps %g, %s %g, step number m.Step) to every parameter using m.Grads. It does not allocate.%s", name, o.Beta1, o.Beta2, o.Eps, wd, o.WeightDecay, clipDoc))
+	} else {
 		for i := range m.Params {
 			var mom jen.Code = jen.Nil()
-			if momentum {
-				mom = field("momentum", i).Index(jen.Empty(), jen.Empty())
+			if g.momentum {
+				mom = g.sliceOf("momentum", i)
 			}
-			up = append(up, jen.Qual(rtPath, "SGD").Call(field("Params", i).Index(jen.Empty(), jen.Empty()), field("Grads", i).Index(jen.Empty(), jen.Empty()), mom,
+			up = append(up, jen.Qual(rtPath, "SGD").Call(g.sliceOf("Params", i), g.sliceOf("Grads", i), mom,
 				jen.Id("lr"), lit(o.Momentum, m.Elem), lit(o.WeightDecay, m.Elem), jen.Lit(o.Nesterov)))
 		}
 		up = append(up, jen.Id("m").Dot("Step").Op("++"))
 		doc(jf, fmt.Sprintf("Update applies one SGD step (momentum %g, nesterov %v, weight decay %g) to every\n"+
-			"parameter using m.Grads, and advances m.Step. It does not allocate.", o.Momentum, o.Nesterov, o.WeightDecay))
-		jf.Add(recv().Id("Update").Params().Block(up...))
-		jf.Line()
-		if m.Backward != "" {
-			e := &m.Entries[m.Loss]
-			doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.\nIt does not allocate.")
-			jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Id(m.Elem).Block(
-				jen.Id("l").Op(":=").Id("m").Dot("Backward").Call(inputArgs(e)...),
-				jen.Id("m").Dot("Update").Call(),
-				jen.Return(jen.Id("l")),
-			))
-			jf.Line()
-		}
+			"parameter using m.Grads, and advances m.Step. It does not allocate.%s", o.Momentum, o.Nesterov, o.WeightDecay, clipDoc))
 	}
+	jf.Add(g.recv().Id("Update").Params().Block(up...))
+	jf.Line()
 }
 
 // persistence emits ParamTensors, Save, Load, MarshalBinary and
@@ -435,6 +518,14 @@ func (g *modelGen) persistence() {
 		jen.Return(jen.Id("m").Dot("Load").Call(jen.Qual("bytes", "NewReader").Call(jen.Id("data")))),
 	))
 	jf.Line()
+}
+
+// asElem converts a float64 expression to the element type.
+func asElem(x *jen.Statement, elem string) *jen.Statement {
+	if elem == "float64" {
+		return x
+	}
+	return jen.Id(elem).Call(x)
 }
 
 func dimsText(ds []int) string {
