@@ -27,11 +27,13 @@ var modelLineVerbs = map[string]bool{
 	"dim": true, "return": true, "sgd": true, "adam": true, "adamw": true,
 }
 
-// reservedMethods are the methods every model has; entry points must not
-// take their names.
+// reservedMethods are the methods and fields a model may have; entry
+// points must not take their names.
 var reservedMethods = map[string]bool{
 	"Init": true, "Backward": true, "Update": true, "TrainStep": true, "LearningRate": true,
 	"ParamTensors": true, "Save": true, "Load": true, "MarshalBinary": true, "UnmarshalBinary": true,
+	"SaveCheckpoint": true, "LoadCheckpoint": true,
+	"Params": true, "Grads": true, "Step": true, "LR": true, "GradNorm": true,
 }
 
 // modelSrc is an annotated struct type and its directives.

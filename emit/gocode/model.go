@@ -150,6 +150,7 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 	g.backward()
 	g.optimizer()
 	g.persistence()
+	g.checkpoint()
 	return nil
 }
 
@@ -473,30 +474,18 @@ func (g *modelGen) update() {
 // persistence emits ParamTensors, Save, Load, MarshalBinary and
 // UnmarshalBinary.
 func (g *modelGen) persistence() {
-	jf, m, recv, field := g.jf, g.m, g.recv, g.field
+	jf, recv := g.jf, g.recv
 	// Persistence.
-	dataField := "Data32"
-	if m.Elem == "float64" {
-		dataField = "Data64"
-	}
-	var ts []jen.Code
-	for i, p := range m.Params {
-		var dims []jen.Code
-		for _, d := range p.Dims {
-			dims = append(dims, jen.Lit(d))
-		}
-		ts = append(ts, jen.Values(jen.Dict{
-			jen.Id("Name"):    jen.Lit(p.ID),
-			jen.Id("Dims"):    jen.Index().Int().Values(dims...),
-			jen.Id(dataField): field("Params", i).Index(jen.Empty(), jen.Empty()),
-		}))
-	}
 	doc(jf, "ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.")
 	jf.Add(recv().Id("ParamTensors").Params().Index().Qual(rtPath, "Tensor").Block(
-		jen.Return(jen.Index().Qual(rtPath, "Tensor").Values(ts...)),
+		jen.Return(jen.Index().Qual(rtPath, "Tensor").Values(g.tensors("Params", "")...)),
 	))
 	jf.Line()
-	doc(jf, "Save writes the parameters to w in rt's parameter file format.")
+	if g.m.Optim != nil {
+		doc(jf, "Save writes the parameters to w in rt's parameter file format (not the optimizer's state\nor Step: SaveCheckpoint writes those too).")
+	} else {
+		doc(jf, "Save writes the parameters to w in rt's parameter file format.")
+	}
 	jf.Add(recv().Id("Save").Params(jen.Id("w").Qual("io", "Writer")).Error().Block(
 		jen.Return(jen.Qual(rtPath, "Save").Call(jen.Id("w"), jen.Id("m").Dot("ParamTensors").Call())),
 	))
@@ -526,6 +515,84 @@ func asElem(x *jen.Statement, elem string) *jen.Statement {
 		return x
 	}
 	return jen.Id(elem).Call(x)
+}
+
+// tensors lists the arrays of a parameter set (Params, Grads or an
+// optimizer state) as rt.Tensor literals named prefix+identity.
+func (g *modelGen) tensors(set, prefix string) []jen.Code {
+	m := g.m
+	dataField := "Data32"
+	if m.Elem == "float64" {
+		dataField = "Data64"
+	}
+	var ts []jen.Code
+	for i, p := range m.Params {
+		var dims []jen.Code
+		for _, d := range p.Dims {
+			dims = append(dims, jen.Lit(d))
+		}
+		ts = append(ts, jen.Values(jen.Dict{
+			jen.Id("Name"):    jen.Lit(prefix + p.ID),
+			jen.Id("Dims"):    jen.Index().Int().Values(dims...),
+			jen.Id(dataField): g.sliceOf(set, i),
+		}))
+	}
+	return ts
+}
+
+// optimizerState is the name checkpoints record for the optimizer and its
+// state's parameter sets with their tensor name prefixes.
+func (g *modelGen) optimizerState() (name string, sets, prefixes []string) {
+	o := g.m.Optim
+	switch {
+	case g.adam:
+		return o.Kind, []string{"adamM", "adamV"}, []string{"adam.m/", "adam.v/"}
+	case g.momentum:
+		return "sgd momentum", []string{"momentum"}, []string{"momentum/"}
+	}
+	return "sgd", nil, nil
+}
+
+// checkpoint emits checkpointTensors, SaveCheckpoint and LoadCheckpoint,
+// when the model has an optimizer.
+func (g *modelGen) checkpoint() {
+	jf, m, recv := g.jf, g.m, g.recv
+	if m.Optim == nil {
+		return
+	}
+	name, sets, prefixes := g.optimizerState()
+	ts := g.tensors("Params", "")
+	state := "no optimizer state"
+	if len(sets) > 0 {
+		state = "the optimizer's state, named " + strings.Join(prefixes, "IDENTITY, ") + "IDENTITY"
+	}
+	for k, set := range sets {
+		ts = append(ts, g.tensors(set, prefixes[k])...)
+	}
+	doc(jf, "checkpointTensors lists the parameters, named by identity, and "+state+",\nas rt.Tensor views of m.")
+	jf.Add(recv().Id("checkpointTensors").Params().Index().Qual(rtPath, "Tensor").Block(
+		jen.Return(jen.Index().Qual(rtPath, "Tensor").Values(ts...)),
+	))
+	jf.Line()
+	doc(jf, fmt.Sprintf("SaveCheckpoint writes the training state to w: m.Step, the parameters and the\n"+
+		"optimizer's state (rt.SaveCheckpoint, optimizer %q). Training resumed from it with\n"+
+		"LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never\n"+
+		"stopped. Save writes the parameters alone.", name))
+	jf.Add(recv().Id("SaveCheckpoint").Params(jen.Id("w").Qual("io", "Writer")).Error().Block(
+		jen.Return(jen.Qual(rtPath, "SaveCheckpoint").Call(jen.Id("w"), jen.Id("m").Dot("Step"), jen.Lit(name), jen.Id("m").Dot("checkpointTensors").Call())),
+	))
+	jf.Line()
+	doc(jf, "LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the\n"+
+		"optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose\n"+
+		"tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is\n"+
+		"left unchanged. The gradients are not part of a checkpoint.")
+	jf.Add(recv().Id("LoadCheckpoint").Params(jen.Id("r").Qual("io", "Reader")).Error().Block(
+		jen.List(jen.Id("step"), jen.Err()).Op(":=").Qual(rtPath, "LoadCheckpoint").Call(jen.Id("r"), jen.Lit(name), jen.Id("m").Dot("checkpointTensors").Call()),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Id("m").Dot("Step").Op("=").Id("step"),
+		jen.Return(jen.Nil()),
+	))
+	jf.Line()
 }
 
 func dimsText(ds []int) string {
