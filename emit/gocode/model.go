@@ -151,6 +151,7 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 	g.optimizer()
 	g.persistence()
 	g.checkpoint()
+	g.runner()
 	return nil
 }
 
@@ -311,35 +312,84 @@ func (g *modelGen) init() error {
 
 // entries emits one method per entry point.
 func (g *modelGen) entries() {
-	jf, m, scratch, recv, field, inputParams, inputArgs := g.jf, g.m, g.scratch, g.recv, g.field, g.inputParams, g.inputArgs
+	jf, m, recv, inputParams := g.jf, g.m, g.recv, g.inputParams
 	for ei := range m.Entries {
 		e := &m.Entries[ei]
-		args := inputArgs(e)
-		for _, pi := range e.Params {
-			args = append(args, jen.Op("&").Add(field("Params", pi)))
-		}
-		withScratch := func(args []jen.Code) []jen.Code {
-			if scratch[e.Kernel] == "" {
-				return args
-			}
-			return append(args, jen.Op("&").Id("m").Dot("scratch"+e.Method))
-		}
+		doc(jf, e.Doc)
 		if e.Loss {
-			args = withScratch(append(args, jen.Op("&").Id("m").Dot("loss")))
-			doc(jf, e.Doc)
 			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Id(m.Elem).Block(
-				jen.Id(e.Kernel).Call(args...),
+				jen.Id(e.Kernel).Call(g.entryArgs(e, jen.Id("m").Dot("Params"), "m", "loss")...),
 				jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))),
 			))
 		} else {
-			out := jen.Id("m").Dot("out" + e.Method)
-			args = withScratch(append(args, jen.Op("&").Add(out)))
-			doc(jf, e.Doc)
 			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Op("*").Add(arrType(e.OutDims, m.Elem)).Block(
-				jen.Id(e.Kernel).Call(args...),
+				jen.Id(e.Kernel).Call(g.entryArgs(e, jen.Id("m").Dot("Params"), "m", "out"+e.Method)...),
 				jen.Return(jen.Op("&").Id("m").Dot("out"+e.Method)),
 			))
 		}
+		jf.Line()
+	}
+}
+
+// entryArgs is the arguments of entry e's kernel call: its inputs, the
+// parameters it uses (fields of params), then self's result field out and
+// scratch area.
+func (g *modelGen) entryArgs(e *ModelEntry, params *jen.Statement, self, out string) []jen.Code {
+	args := g.inputArgs(e)
+	for _, pi := range e.Params {
+		args = append(args, jen.Op("&").Add(params.Clone().Dot(g.m.Params[pi].Field)))
+	}
+	args = append(args, jen.Op("&").Id(self).Dot(out))
+	if g.scratch[e.Kernel] != "" {
+		args = append(args, jen.Op("&").Id(self).Dot("scratch"+e.Method))
+	}
+	return args
+}
+
+// runner emits the runner type and NewRunner, when the model has entry
+// points other than its loss: a runner holds its own results and scratch
+// and reads the model's parameters, so runners can run the inference
+// entries in parallel.
+func (g *modelGen) runner() {
+	jf, m, inputParams := g.jf, g.m, g.inputParams
+	name := m.Name + "Runner"
+	fields := []jen.Code{jen.Id("params").Op("*").Id(g.ps)}
+	var methods []*ModelEntry
+	for ei := range m.Entries {
+		if e := &m.Entries[ei]; !e.Loss {
+			methods = append(methods, e)
+			fields = append(fields, jen.Id("out"+e.Method).Add(arrType(e.OutDims, m.Elem)))
+		}
+	}
+	if len(methods) == 0 {
+		return
+	}
+	var names []string
+	for _, e := range methods {
+		if s := g.scratch[e.Kernel]; s != "" {
+			fields = append(fields, jen.Id("scratch"+e.Method).Id(s))
+		}
+		names = append(names, e.Method)
+	}
+	doc(jf, fmt.Sprintf("%s runs the inference entry points of %s (%s)\n"+
+		"on the parameters of the model it came from, which it reads and never writes. It holds its own\n"+
+		"results and scratch space: runners of one model may run at the same time, one goroutine each,\n"+
+		"while nothing changes the model's parameters (no TrainStep, Update, Init, Load or\n"+
+		"LoadCheckpoint during their calls).", name, m.Type, strings.Join(names, ", ")))
+	jf.Type().Id(name).Struct(fields...)
+	jf.Line()
+	doc(jf, fmt.Sprintf("NewRunner returns a runner of m's inference entry points (%s) reading m.Params.\n"+
+		"Create one per goroutine; its calls do not allocate.", strings.Join(names, ", ")))
+	jf.Add(g.recv().Id("NewRunner").Params().Op("*").Id(name).Block(
+		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("params"): jen.Op("&").Id("m").Dot("Params")})),
+	))
+	jf.Line()
+	for _, e := range methods {
+		doc(jf, fmt.Sprintf("%s is the model's %s, with the result held in r until r's next %s call.\nIt does not allocate.", e.Method, e.Method, e.Method))
+		jf.Add(jen.Func().Params(jen.Id("r").Op("*").Id(name)).Id(e.Method).Params(inputParams(e)...).Op("*").Add(arrType(e.OutDims, m.Elem)).Block(
+			jen.Id(e.Kernel).Call(g.entryArgs(e, jen.Id("r").Dot("params"), "r", "out"+e.Method)...),
+			jen.Return(jen.Op("&").Id("r").Dot("out"+e.Method)),
+		))
 		jf.Line()
 	}
 }
