@@ -32,7 +32,7 @@ var modelLineVerbs = map[string]bool{
 var reservedMethods = map[string]bool{
 	"Init": true, "Backward": true, "Update": true, "TrainStep": true, "LearningRate": true,
 	"ParamTensors": true, "Save": true, "Load": true, "MarshalBinary": true, "UnmarshalBinary": true,
-	"SaveCheckpoint": true, "LoadCheckpoint": true, "NewRunner": true,
+	"SaveCheckpoint": true, "LoadCheckpoint": true, "NewRunner": true, "SaveSafetensors": true, "LoadSafetensors": true,
 	"Params": true, "Grads": true, "Step": true, "LR": true, "GradNorm": true,
 }
 

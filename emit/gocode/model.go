@@ -545,6 +545,23 @@ func (g *modelGen) persistence() {
 		jen.Return(jen.Qual(rtPath, "Load").Call(jen.Id("r"), jen.Id("m").Dot("ParamTensors").Call())),
 	))
 	jf.Line()
+	doc(jf, "SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):\n"+
+		"each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an\n"+
+		"`in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may\n"+
+		"be nil.")
+	jf.Add(recv().Id("SaveSafetensors").Params(jen.Id("w").Qual("io", "Writer"), jen.Id("opt").Op("*").Qual(rtPath, "SafetensorsOptions")).Error().Block(
+		jen.Return(jen.Qual(rtPath, "SaveSafetensors").Call(jen.Id("w"), jen.Id("m").Dot("ParamTensors").Call(), jen.Id("opt"))),
+	))
+	jf.Line()
+	doc(jf, "LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one\n"+
+		"exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names\n"+
+		"(fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear\n"+
+		"weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or\n"+
+		"mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.")
+	jf.Add(recv().Id("LoadSafetensors").Params(jen.Id("r").Qual("io", "Reader"), jen.Id("opt").Op("*").Qual(rtPath, "SafetensorsOptions")).Error().Block(
+		jen.Return(jen.Qual(rtPath, "LoadSafetensors").Call(jen.Id("r"), jen.Id("m").Dot("ParamTensors").Call(), jen.Id("opt"))),
+	))
+	jf.Line()
 	doc(jf, "MarshalBinary encodes the parameters as Save does.")
 	jf.Add(recv().Id("MarshalBinary").Params().Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.Var().Id("b").Qual("bytes", "Buffer"),
