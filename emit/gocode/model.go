@@ -219,7 +219,7 @@ func (g *modelGen) stateType() {
 	}
 	if m.Optim != nil {
 		st = append(st,
-			jen.Comment("Step counts the optimizer steps taken (it drives the learning-rate schedule)."),
+			jen.Comment("Step counts the optimizer steps taken (it drives the learning-rate schedule"+map[bool]string{true: " and Adam's bias correction", false: ""}[g.adam]+")."),
 			jen.Id("Step").Int(),
 			jen.Comment("LR, when set, gives the learning rate of each step instead of the model's schedule."),
 			jen.Id("LR").Func().Params(jen.Id("step").Int()).Float64(),
@@ -489,8 +489,8 @@ func (g *modelGen) update() {
 		up = append(up,
 			jen.Id("m").Dot("GradNorm").Op("=").Qual("math", "Sqrt").Call(sum),
 			jen.If(jen.Id("s").Op(":=").Add(asElem(jen.Qual(rtPath, "ClipScale").Call(jen.Id("m").Dot("GradNorm"), jen.Lit(o.ClipNorm)), m.Elem)), jen.Id("s").Op("!=").Lit(1)).Block(scale...))
-		clipDoc = fmt.Sprintf("\nFirst it sets m.GradNorm to the global norm of m.Grads and, when that exceeds %g, scales\n"+
-			"every gradient by %g/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_).", o.ClipNorm, o.ClipNorm)
+		clipDoc = fmt.Sprintf("\nBefore the step it sets m.GradNorm to the global norm of m.Grads and, when that exceeds\n"+
+			"%g, scales every gradient by %g/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_).", o.ClipNorm, o.ClipNorm)
 	}
 	if g.adam {
 		up = append(up, jen.Id("m").Dot("Step").Op("++"))
@@ -502,8 +502,9 @@ func (g *modelGen) update() {
 		if o.Kind == "adamw" {
 			name, wd = "AdamW", "decoupled weight decay"
 		}
-		doc(jf, fmt.Sprintf("Update advances m.Step and applies one bias-corrected %s step (rt.Adam: beta1 %g, beta2 %g,\n"+
-			"eps %g, %s %g, step number m.Step) to every parameter using m.Grads. It does not allocate.%s", name, o.Beta1, o.Beta2, o.Eps, wd, o.WeightDecay, clipDoc))
+		doc(jf, fmt.Sprintf("Update advances m.Step and applies one bias-corrected %s step (rt.Adam: beta1 %g,\n"+
+			"beta2 %g, eps %g, %s %g, step number m.Step) to every parameter using m.Grads.%s\n"+
+			"It does not allocate.", name, o.Beta1, o.Beta2, o.Eps, wd, o.WeightDecay, clipDoc))
 	} else {
 		for i := range m.Params {
 			var mom jen.Code = jen.Nil()
@@ -515,7 +516,7 @@ func (g *modelGen) update() {
 		}
 		up = append(up, jen.Id("m").Dot("Step").Op("++"))
 		doc(jf, fmt.Sprintf("Update applies one SGD step (momentum %g, nesterov %v, weight decay %g) to every\n"+
-			"parameter using m.Grads, and advances m.Step. It does not allocate.%s", o.Momentum, o.Nesterov, o.WeightDecay, clipDoc))
+			"parameter using m.Grads, and advances m.Step.%s It does not allocate.", o.Momentum, o.Nesterov, o.WeightDecay, clipDoc))
 	}
 	jf.Add(g.recv().Id("Update").Params().Block(up...))
 	jf.Line()
