@@ -27,12 +27,13 @@ var modelLineVerbs = map[string]bool{
 	"dim": true, "return": true, "sgd": true, "adam": true, "adamw": true,
 }
 
-// reservedMethods are the methods and fields a model may have; entry
-// points must not take their names.
+// reservedMethods are the methods and fields a model may have, and the
+// suffixes of its generated types (ocannlTParams, ocannlTRunner: an entry's
+// kernel is ocannlT+method); entry points must not take their names.
 var reservedMethods = map[string]bool{
 	"Init": true, "Backward": true, "Update": true, "TrainStep": true, "LearningRate": true,
 	"ParamTensors": true, "Save": true, "Load": true, "MarshalBinary": true, "UnmarshalBinary": true,
-	"SaveCheckpoint": true, "LoadCheckpoint": true, "NewRunner": true, "SaveSafetensors": true, "LoadSafetensors": true,
+	"SaveCheckpoint": true, "LoadCheckpoint": true, "NewRunner": true, "Runner": true, "SaveSafetensors": true, "LoadSafetensors": true,
 	"Params": true, "Grads": true, "Step": true, "LR": true, "GradNorm": true,
 }
 
@@ -193,7 +194,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		method := methodName(e.Name)
 		if reservedMethods[method] || methods[method] {
 			return nil, nil, []*Error{ms.errAt(e.Pos, "entry point %s would generate method %s, which %s; rename it", e.Name, method,
-				map[bool]string{true: "every model has", false: "another entry point generates"}[reservedMethods[method]])}
+				map[bool]string{true: "the generated model uses for its own methods, fields or types", false: "another entry point generates"}[reservedMethods[method]])}
 		}
 		methods[method] = true
 		if err := inference.DeriveProjections(g); err != nil {
