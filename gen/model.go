@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"go/types"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,31 +29,60 @@ var modelLineVerbs = map[string]bool{
 	"dim": true, "return": true, "sgd": true, "adam": true, "adamw": true,
 }
 
-// reservedMethods are the methods and fields a model may have, and the
-// suffixes of its generated types (ocannlTParams, ocannlTRunner: an entry's
-// kernel is ocannlT+method); entry points must not take their names.
+// reservedMethods are the methods and exported fields every model has
+// (or may have), and the suffixes of its generated types (ocannlTParams,
+// ocannlTRunner: an entry's kernel is ocannlT+method); entry points must
+// not take their names.
 var reservedMethods = map[string]bool{
+	"Params": true, "Grads": true, "Step": true, "LR": true, "GradNorm": true,
 	"Init": true, "Backward": true, "Update": true, "TrainStep": true, "LearningRate": true,
 	"ParamTensors": true, "Save": true, "Load": true, "MarshalBinary": true, "UnmarshalBinary": true,
 	"SaveCheckpoint": true, "LoadCheckpoint": true, "NewRunner": true, "Runner": true, "SaveSafetensors": true, "LoadSafetensors": true,
-	"Params": true, "Grads": true, "Step": true, "LR": true, "GradNorm": true,
 }
 
 // modelSrc is an annotated struct type and its directives.
 type modelSrc struct {
-	fset  *token.FileSet
-	spec  *ast.TypeSpec
-	head  *directive   // the //ocannl:model line
-	lines []*directive // the program lines
+	fset *token.FileSet
+	pkg  *types.Package // resolves the Go constants sizes may name
+	// guards are the constants the model's shapes name (set by compileModel).
+	guards []gocode.Guard
+	spec   *ast.TypeSpec
+	head   *directive   // the //ocannl:model line
+	lines  []*directive // the program lines
 }
 
 // genTypeName is the generated struct's name for a model type.
 func genTypeName(name string) string { return genName(name) }
 
-// methodName is an entry point's Go method name.
-func methodName(entry string) string {
-	r, n := utf8.DecodeRuneInString(entry)
-	return string(unicode.ToUpper(r)) + entry[n:]
+// methodName is an entry point's Go method name: the CamelCase of its
+// name (predict_one: PredictOne), and for the loss entry that name
+// followed by Loss (train: TrainLoss), since the method only evaluates the
+// loss (TrainStep trains); a loss name that already ends in Loss is kept
+// (train_loss: TrainLoss, loss: Loss).
+func methodName(entry string, loss bool) string {
+	name := camelCase(entry)
+	if loss && !strings.HasSuffix(name, "Loss") {
+		name += "Loss"
+	}
+	return name
+}
+
+// camelCase joins the '_'-separated words of an identifier, each with its
+// first letter upper-cased: predict_one and predictOne give PredictOne.
+func camelCase(id string) string {
+	var b strings.Builder
+	for _, w := range strings.Split(id, "_") {
+		if w == "" {
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(w)
+		b.WriteRune(unicode.ToUpper(r))
+		b.WriteString(w[n:])
+	}
+	if b.Len() == 0 || !unicode.IsLetter([]rune(b.String())[0]) {
+		return "E" + b.String()
+	}
+	return b.String()
 }
 
 // goFieldName turns a parameter identity (net.l1.w, dense#1.b) into an
@@ -99,8 +130,60 @@ func (ms *modelSrc) errAt(p program.Pos, format string, args ...any) *Error {
 	return &Error{Pos: where, Msg: msg}
 }
 
+// resolveSizes gives every size of an input or leaf shape written as a
+// name the value of the package-level integer constant of that name, and
+// returns the guards that break the build when such a constant changes
+// (as for //ocannl:dims).
+func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, error) {
+	var guards []gocode.Guard
+	for _, st := range stmts {
+		var sd *program.ShapeDecl
+		var name string
+		switch st := st.(type) {
+		case *program.EntryStmt:
+			gs, err := ms.resolveSizes(st.Body)
+			if err != nil {
+				return nil, err
+			}
+			for _, g := range gs {
+				if !slices.Contains(guards, g) {
+					guards = append(guards, g)
+				}
+			}
+			continue
+		case *program.InputStmt:
+			sd, name = st.Shape, st.Name
+		case *program.LeafStmt:
+			sd, name = st.Shape, st.Name
+		}
+		if sd == nil {
+			continue
+		}
+		for _, r := range []*program.RowDecl{sd.Batch, sd.Input, sd.Output} {
+			if r == nil {
+				continue
+			}
+			for i := range r.Dims {
+				d := &r.Dims[i]
+				if d.Name == "" {
+					continue
+				}
+				v, problem, _ := intConst(ms.pkg, d.Name)
+				if problem != "" {
+					return nil, ms.errAt(d.Pos, "the size %s in the shape of %s: %s; a size is an integer literal or a package-level integer constant", d.Name, name, problem)
+				}
+				d.Size = v
+				if g := (gocode.Guard{Name: d.Name, Value: int64(v)}); !slices.Contains(guards, g) {
+					guards = append(guards, g)
+				}
+			}
+		}
+	}
+	return guards, nil
+}
+
 // compileModel expands, infers and lowers a model and describes its Go
-// side.
+// side; ms.guards receives the guards of the Go constants its shapes name.
 func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 	typeName := ms.spec.Name.Name
 	elem := "float32"
@@ -129,6 +212,9 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 			return nil, nil, []*Error{ms.errAt(pe.Pos, "%s", pe.Msg)}
 		}
 		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "%v", err)}
+	}
+	if ms.guards, err = ms.resolveSizes(prog.Stmts); err != nil {
+		return nil, nil, []*Error{err.(*Error)}
 	}
 	std, err := program.Parse(model.StdSource())
 	if err != nil {
@@ -188,15 +274,13 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 			Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, ClipNorm: o.ClipNorm, LREnd: o.LREnd, Steps: o.Steps}
 	}
 	var kernels []*gocode.Kernel
-	methods := map[string]bool{}
+	methods := map[string]*model.Entry{}
 	for i, e := range m.Entries {
 		g := inf.Graphs[i]
-		method := methodName(e.Name)
-		if reservedMethods[method] || methods[method] {
-			return nil, nil, []*Error{ms.errAt(e.Pos, "entry point %s would generate method %s, which %s; rename it", e.Name, method,
-				map[bool]string{true: "the generated model uses for its own methods, fields or types", false: "another entry point generates"}[reservedMethods[method]])}
+		method, merr := ms.entryMethod(e, methods)
+		if merr != nil {
+			return nil, nil, []*Error{merr}
 		}
-		methods[method] = true
 		if err := inference.DeriveProjections(g); err != nil {
 			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
 		}
@@ -269,6 +353,21 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 			Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver})
 	}
 	return gm, kernels, nil
+}
+
+// entryMethod returns the Go method of entry e, an error when it is one
+// every model has or one an earlier entry (in methods) generates, and
+// records it in methods.
+func (ms *modelSrc) entryMethod(e *model.Entry, methods map[string]*model.Entry) (string, *Error) {
+	method := methodName(e.Name, e.Loss)
+	if reservedMethods[method] {
+		return "", ms.errAt(e.Pos, "entry point %s would generate method %s, a name the generated model uses for a field, method or type; rename it", e.Name, method)
+	}
+	if o := methods[method]; o != nil {
+		return "", ms.errAt(e.Pos, "entry points %s and %s (at %d:%d) would both generate method %s; rename one", e.Name, o.Name, o.Pos.Line, o.Pos.Col, method)
+	}
+	methods[method] = e
+	return method, nil
 }
 
 // modelErr converts an expansion or inference error.

@@ -38,13 +38,13 @@ func (m *ocannlAdd) Init(seed uint64) {
 	m.Grads = ocannlAddParams{}
 }
 
-// Objective runs entry point objective of Add (forward only) and returns the loss. It does not allocate.
-func (m *ocannlAdd) Objective(r *[3][4]float64) float64 {
-	ocannlAddObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Add (forward only) and returns the loss. It does not allocate.
+func (m *ocannlAdd) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlAddObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlAdd) Backward(r *[3][4]float64) float64 {
 	ocannlAddBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -132,13 +132,13 @@ func (m *ocannlSub) Init(seed uint64) {
 	m.Grads = ocannlSubParams{}
 }
 
-// Objective runs entry point objective of Sub (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSub) Objective(r *[3][4]float64) float64 {
-	ocannlSubObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Sub (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSub) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlSubObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSub) Backward(r *[3][4]float64) float64 {
 	ocannlSubBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -226,13 +226,13 @@ func (m *ocannlMul) Init(seed uint64) {
 	m.Grads = ocannlMulParams{}
 }
 
-// Objective runs entry point objective of Mul (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMul) Objective(r *[3][4]float64) float64 {
-	ocannlMulObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Mul (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMul) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlMulObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMul) Backward(r *[3][4]float64) float64 {
 	ocannlMulBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -320,13 +320,13 @@ func (m *ocannlDiv) Init(seed uint64) {
 	m.Grads = ocannlDivParams{}
 }
 
-// Objective runs entry point objective of Div (forward only) and returns the loss. It does not allocate.
-func (m *ocannlDiv) Objective(r *[3][4]float64) float64 {
-	ocannlDivObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Div (forward only) and returns the loss. It does not allocate.
+func (m *ocannlDiv) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlDivObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlDiv) Backward(r *[3][4]float64) float64 {
 	ocannlDivBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -411,13 +411,13 @@ func (m *ocannlSelfMul) Init(seed uint64) {
 	m.Grads = ocannlSelfMulParams{}
 }
 
-// Objective runs entry point objective of SelfMul (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSelfMul) Objective(r *[3][4]float64) float64 {
-	ocannlSelfMulObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of SelfMul (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSelfMul) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlSelfMulObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSelfMul) Backward(r *[3][4]float64) float64 {
 	ocannlSelfMulBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -498,13 +498,13 @@ func (m *ocannlPow2) Init(seed uint64) {
 	m.Grads = ocannlPow2Params{}
 }
 
-// Objective runs entry point objective of Pow2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPow2) Objective(r *[3][4]float64) float64 {
-	ocannlPow2Objective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of Pow2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPow2) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPow2ObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPow2) Backward(r *[3][4]float64) float64 {
 	ocannlPow2Backward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -585,13 +585,13 @@ func (m *ocannlPow1) Init(seed uint64) {
 	m.Grads = ocannlPow1Params{}
 }
 
-// Objective runs entry point objective of Pow1 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPow1) Objective(r *[3][4]float64) float64 {
-	ocannlPow1Objective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of Pow1 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPow1) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPow1ObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPow1) Backward(r *[3][4]float64) float64 {
 	ocannlPow1Backward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -672,13 +672,13 @@ func (m *ocannlPow3) Init(seed uint64) {
 	m.Grads = ocannlPow3Params{}
 }
 
-// Objective runs entry point objective of Pow3 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPow3) Objective(r *[3][4]float64) float64 {
-	ocannlPow3Objective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of Pow3 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPow3) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPow3ObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPow3) Backward(r *[3][4]float64) float64 {
 	ocannlPow3Backward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -759,13 +759,13 @@ func (m *ocannlPowHalf) Init(seed uint64) {
 	m.Grads = ocannlPowHalfParams{}
 }
 
-// Objective runs entry point objective of PowHalf (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPowHalf) Objective(r *[3][4]float64) float64 {
-	ocannlPowHalfObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of PowHalf (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPowHalf) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPowHalfObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPowHalf) Backward(r *[3][4]float64) float64 {
 	ocannlPowHalfBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -846,13 +846,13 @@ func (m *ocannlPowNeg) Init(seed uint64) {
 	m.Grads = ocannlPowNegParams{}
 }
 
-// Objective runs entry point objective of PowNeg (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPowNeg) Objective(r *[3][4]float64) float64 {
-	ocannlPowNegObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of PowNeg (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPowNeg) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPowNegObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPowNeg) Backward(r *[3][4]float64) float64 {
 	ocannlPowNegBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -933,13 +933,13 @@ func (m *ocannlPow0) Init(seed uint64) {
 	m.Grads = ocannlPow0Params{}
 }
 
-// Objective runs entry point objective of Pow0 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPow0) Objective(r *[3][4]float64) float64 {
-	ocannlPow0Objective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of Pow0 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPow0) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPow0ObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPow0) Backward(r *[3][4]float64) float64 {
 	ocannlPow0Backward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -1020,13 +1020,13 @@ func (m *ocannlPowNegBase) Init(seed uint64) {
 	m.Grads = ocannlPowNegBaseParams{}
 }
 
-// Objective runs entry point objective of PowNegBase (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPowNegBase) Objective(r *[3][4]float64) float64 {
-	ocannlPowNegBaseObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of PowNegBase (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPowNegBase) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPowNegBaseObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPowNegBase) Backward(r *[3][4]float64) float64 {
 	ocannlPowNegBaseBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -1113,13 +1113,13 @@ func (m *ocannlFma) Init(seed uint64) {
 	m.Grads = ocannlFmaParams{}
 }
 
-// Objective runs entry point objective of Fma (forward only) and returns the loss. It does not allocate.
-func (m *ocannlFma) Objective(r *[3][4]float64) float64 {
-	ocannlFmaObjective(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.loss)
+// ObjectiveLoss runs entry point objective of Fma (forward only) and returns the loss. It does not allocate.
+func (m *ocannlFma) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlFmaObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlFma) Backward(r *[3][4]float64) float64 {
 	ocannlFmaBackward(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.Grads.A, &m.Grads.B, &m.Grads.C, &m.loss)
@@ -1211,13 +1211,13 @@ func (m *ocannlWhere) Init(seed uint64) {
 	m.Grads = ocannlWhereParams{}
 }
 
-// Objective runs entry point objective of Where (forward only) and returns the loss. It does not allocate.
-func (m *ocannlWhere) Objective(r *[3][4]float64, mask *[3][4]float64) float64 {
-	ocannlWhereObjective(r, mask, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Where (forward only) and returns the loss. It does not allocate.
+func (m *ocannlWhere) ObjectiveLoss(r *[3][4]float64, mask *[3][4]float64) float64 {
+	ocannlWhereObjectiveLoss(r, mask, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlWhere) Backward(r *[3][4]float64, mask *[3][4]float64) float64 {
 	ocannlWhereBackward(r, mask, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -1302,13 +1302,13 @@ func (m *ocannlWhereConst) Init(seed uint64) {
 	m.Grads = ocannlWhereConstParams{}
 }
 
-// Objective runs entry point objective of WhereConst (forward only) and returns the loss. It does not allocate.
-func (m *ocannlWhereConst) Objective(r *[3][4]float64, mask *[3][4]float64) float64 {
-	ocannlWhereConstObjective(r, mask, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of WhereConst (forward only) and returns the loss. It does not allocate.
+func (m *ocannlWhereConst) ObjectiveLoss(r *[3][4]float64, mask *[3][4]float64) float64 {
+	ocannlWhereConstObjectiveLoss(r, mask, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlWhereConst) Backward(r *[3][4]float64, mask *[3][4]float64) float64 {
 	ocannlWhereConstBackward(r, mask, &m.Params.A, &m.Grads.A, &m.loss)
@@ -1392,13 +1392,13 @@ func (m *ocannlWhereCompare) Init(seed uint64) {
 	m.Grads = ocannlWhereCompareParams{}
 }
 
-// Objective runs entry point objective of WhereCompare (forward only) and returns the loss. It does not allocate.
-func (m *ocannlWhereCompare) Objective(r *[3][4]float64) float64 {
-	ocannlWhereCompareObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of WhereCompare (forward only) and returns the loss. It does not allocate.
+func (m *ocannlWhereCompare) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlWhereCompareObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlWhereCompare) Backward(r *[3][4]float64) float64 {
 	ocannlWhereCompareBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -1486,13 +1486,13 @@ func (m *ocannlCompare) Init(seed uint64) {
 	m.Grads = ocannlCompareParams{}
 }
 
-// Objective runs entry point objective of Compare (forward only) and returns the loss. It does not allocate.
-func (m *ocannlCompare) Objective(r *[3][4]float64) float64 {
-	ocannlCompareObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Compare (forward only) and returns the loss. It does not allocate.
+func (m *ocannlCompare) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlCompareObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlCompare) Backward(r *[3][4]float64) float64 {
 	ocannlCompareBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -1583,13 +1583,13 @@ func (m *ocannlArith) Init(seed uint64) {
 	m.Grads = ocannlArithParams{}
 }
 
-// Objective runs entry point objective of Arith (forward only) and returns the loss. It does not allocate.
-func (m *ocannlArith) Objective(r *[3][4]float64) float64 {
-	ocannlArithObjective(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.loss)
+// ObjectiveLoss runs entry point objective of Arith (forward only) and returns the loss. It does not allocate.
+func (m *ocannlArith) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlArithObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlArith) Backward(r *[3][4]float64) float64 {
 	ocannlArithBackward(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.Grads.A, &m.Grads.B, &m.Grads.C, &m.loss)
@@ -1684,13 +1684,13 @@ func (m *ocannlLayerNorm) Init(seed uint64) {
 	m.Grads = ocannlLayerNormParams{}
 }
 
-// Objective runs entry point objective of LayerNorm (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLayerNorm) Objective(r *[3][5]float64) float64 {
-	ocannlLayerNormObjective(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.loss)
+// ObjectiveLoss runs entry point objective of LayerNorm (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLayerNorm) ObjectiveLoss(r *[3][5]float64) float64 {
+	ocannlLayerNormObjectiveLoss(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLayerNorm) Backward(r *[3][5]float64) float64 {
 	ocannlLayerNormBackward(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.Grads.Z, &m.Grads.ObjectiveLayerNorm1Gamma, &m.Grads.ObjectiveLayerNorm1Beta, &m.loss)
@@ -1785,13 +1785,13 @@ func (m *ocannlLayerNorm2D) Init(seed uint64) {
 	m.Grads = ocannlLayerNorm2DParams{}
 }
 
-// Objective runs entry point objective of LayerNorm2D (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLayerNorm2D) Objective(r *[2][2][3]float64) float64 {
-	ocannlLayerNorm2DObjective(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.loss)
+// ObjectiveLoss runs entry point objective of LayerNorm2D (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLayerNorm2D) ObjectiveLoss(r *[2][2][3]float64) float64 {
+	ocannlLayerNorm2DObjectiveLoss(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLayerNorm2D) Backward(r *[2][2][3]float64) float64 {
 	ocannlLayerNorm2DBackward(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.Grads.Z, &m.Grads.ObjectiveLayerNorm1Gamma, &m.Grads.ObjectiveLayerNorm1Beta, &m.loss)
@@ -1880,13 +1880,13 @@ func (m *ocannlSoftmax) Init(seed uint64) {
 	m.Grads = ocannlSoftmaxParams{}
 }
 
-// Objective runs entry point objective of Softmax (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSoftmax) Objective(r *[2][3][4]float64) float64 {
-	ocannlSoftmaxObjective(r, &m.Params.Z, &m.loss)
+// ObjectiveLoss runs entry point objective of Softmax (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSoftmax) ObjectiveLoss(r *[2][3][4]float64) float64 {
+	ocannlSoftmaxObjectiveLoss(r, &m.Params.Z, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSoftmax) Backward(r *[2][3][4]float64) float64 {
 	ocannlSoftmaxBackward(r, &m.Params.Z, &m.Grads.Z, &m.loss)
@@ -1967,13 +1967,13 @@ func (m *ocannlLogSoftmax) Init(seed uint64) {
 	m.Grads = ocannlLogSoftmaxParams{}
 }
 
-// Objective runs entry point objective of LogSoftmax (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLogSoftmax) Objective(r *[2][5]float64) float64 {
-	ocannlLogSoftmaxObjective(r, &m.Params.Z, &m.loss)
+// ObjectiveLoss runs entry point objective of LogSoftmax (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLogSoftmax) ObjectiveLoss(r *[2][5]float64) float64 {
+	ocannlLogSoftmaxObjectiveLoss(r, &m.Params.Z, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLogSoftmax) Backward(r *[2][5]float64) float64 {
 	ocannlLogSoftmaxBackward(r, &m.Params.Z, &m.Grads.Z, &m.loss)
@@ -2057,13 +2057,13 @@ func (m *ocannlCrossEntropy) Init(seed uint64) {
 	m.Grads = ocannlCrossEntropyParams{}
 }
 
-// Objective runs entry point objective of CrossEntropy (forward only) and returns the loss. It does not allocate.
-func (m *ocannlCrossEntropy) Objective(x *[4][3]float64, onehot *[4][5]float64) float64 {
-	ocannlCrossEntropyObjective(x, onehot, &m.Params.ObjectiveNetW, &m.Params.ObjectiveNetB, &m.loss)
+// ObjectiveLoss runs entry point objective of CrossEntropy (forward only) and returns the loss. It does not allocate.
+func (m *ocannlCrossEntropy) ObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64) float64 {
+	ocannlCrossEntropyObjectiveLoss(x, onehot, &m.Params.ObjectiveNetW, &m.Params.ObjectiveNetB, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlCrossEntropy) Backward(x *[4][3]float64, onehot *[4][5]float64) float64 {
 	ocannlCrossEntropyBackward(x, onehot, &m.Params.ObjectiveNetW, &m.Params.ObjectiveNetB, &m.Grads.ObjectiveNetW, &m.Grads.ObjectiveNetB, &m.loss)
@@ -2163,13 +2163,13 @@ func (m *ocannlHinge) Init(seed uint64) {
 	m.Grads = ocannlHingeParams{}
 }
 
-// Objective runs entry point objective of Hinge (forward only) and returns the loss. It does not allocate.
-func (m *ocannlHinge) Objective(x *[6][2]float64, labels *[6][1]float64) float64 {
-	ocannlHingeObjective(x, labels, &m.Params.ObjectiveNetW1, &m.Params.ObjectiveNetB1, &m.Params.ObjectiveNetW2, &m.Params.ObjectiveNetB2, &m.Params.ObjectiveNetW3, &m.Params.ObjectiveNetB3, &m.loss)
+// ObjectiveLoss runs entry point objective of Hinge (forward only) and returns the loss. It does not allocate.
+func (m *ocannlHinge) ObjectiveLoss(x *[6][2]float64, labels *[6][1]float64) float64 {
+	ocannlHingeObjectiveLoss(x, labels, &m.Params.ObjectiveNetW1, &m.Params.ObjectiveNetB1, &m.Params.ObjectiveNetW2, &m.Params.ObjectiveNetB2, &m.Params.ObjectiveNetW3, &m.Params.ObjectiveNetB3, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlHinge) Backward(x *[6][2]float64, labels *[6][1]float64) float64 {
 	ocannlHingeBackward(x, labels, &m.Params.ObjectiveNetW1, &m.Params.ObjectiveNetB1, &m.Params.ObjectiveNetW2, &m.Params.ObjectiveNetB2, &m.Params.ObjectiveNetW3, &m.Params.ObjectiveNetB3, &m.Grads.ObjectiveNetW1, &m.Grads.ObjectiveNetB1, &m.Grads.ObjectiveNetW2, &m.Grads.ObjectiveNetB2, &m.Grads.ObjectiveNetW3, &m.Grads.ObjectiveNetB3, &m.loss)
@@ -2279,13 +2279,13 @@ func (m *ocannlDense) Init(seed uint64) {
 	m.Grads = ocannlDenseParams{}
 }
 
-// Objective runs entry point objective of Dense (forward only) and returns the loss. It does not allocate.
-func (m *ocannlDense) Objective(r *[5][3]float64, x *[5][2]float64) float64 {
-	ocannlDenseObjective(r, x, &m.Params.ObjectiveL1W, &m.Params.ObjectiveL1B, &m.Params.ObjectiveL2W, &m.Params.ObjectiveL2B, &m.loss)
+// ObjectiveLoss runs entry point objective of Dense (forward only) and returns the loss. It does not allocate.
+func (m *ocannlDense) ObjectiveLoss(r *[5][3]float64, x *[5][2]float64) float64 {
+	ocannlDenseObjectiveLoss(r, x, &m.Params.ObjectiveL1W, &m.Params.ObjectiveL1B, &m.Params.ObjectiveL2W, &m.Params.ObjectiveL2B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlDense) Backward(r *[5][3]float64, x *[5][2]float64) float64 {
 	ocannlDenseBackward(r, x, &m.Params.ObjectiveL1W, &m.Params.ObjectiveL1B, &m.Params.ObjectiveL2W, &m.Params.ObjectiveL2B, &m.Grads.ObjectiveL1W, &m.Grads.ObjectiveL1B, &m.Grads.ObjectiveL2W, &m.Grads.ObjectiveL2B, &m.loss)
@@ -2381,13 +2381,13 @@ func (m *ocannlSharedInstance) Init(seed uint64) {
 	m.Grads = ocannlSharedInstanceParams{}
 }
 
-// Objective runs entry point objective of SharedInstance (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSharedInstance) Objective(r *[5][3]float64, x *[5][3]float64) float64 {
-	ocannlSharedInstanceObjective(r, x, &m.Params.ObjectiveLW, &m.Params.ObjectiveLB, &m.loss)
+// ObjectiveLoss runs entry point objective of SharedInstance (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSharedInstance) ObjectiveLoss(r *[5][3]float64, x *[5][3]float64) float64 {
+	ocannlSharedInstanceObjectiveLoss(r, x, &m.Params.ObjectiveLW, &m.Params.ObjectiveLB, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSharedInstance) Backward(r *[5][3]float64, x *[5][3]float64) float64 {
 	ocannlSharedInstanceBackward(r, x, &m.Params.ObjectiveLW, &m.Params.ObjectiveLB, &m.Grads.ObjectiveLW, &m.Grads.ObjectiveLB, &m.loss)
@@ -2484,13 +2484,13 @@ func (m *ocannlAttention) Init(seed uint64) {
 	m.Grads = ocannlAttentionParams{}
 }
 
-// Objective runs entry point objective of Attention (forward only) and returns the loss. It does not allocate.
-func (m *ocannlAttention) Objective(r *[2][4][3]float64) float64 {
-	ocannlAttentionObjective(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.loss)
+// ObjectiveLoss runs entry point objective of Attention (forward only) and returns the loss. It does not allocate.
+func (m *ocannlAttention) ObjectiveLoss(r *[2][4][3]float64) float64 {
+	ocannlAttentionObjectiveLoss(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlAttention) Backward(r *[2][4][3]float64) float64 {
 	ocannlAttentionBackward(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.Grads.X, &m.Grads.ObjectiveAttWQ, &m.Grads.ObjectiveAttWK, &m.Grads.ObjectiveAttWV, &m.Grads.ObjectiveAttWO, &m.loss)
@@ -2599,13 +2599,13 @@ func (m *ocannlMaskedAttention) Init(seed uint64) {
 	m.Grads = ocannlMaskedAttentionParams{}
 }
 
-// Objective runs entry point objective of MaskedAttention (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMaskedAttention) Objective(r *[2][4][3]float64, mask *[4][4]float64) float64 {
-	ocannlMaskedAttentionObjective(r, mask, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.loss)
+// ObjectiveLoss runs entry point objective of MaskedAttention (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMaskedAttention) ObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64) float64 {
+	ocannlMaskedAttentionObjectiveLoss(r, mask, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMaskedAttention) Backward(r *[2][4][3]float64, mask *[4][4]float64) float64 {
 	ocannlMaskedAttentionBackward(r, mask, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.Grads.X, &m.Grads.ObjectiveAttWQ, &m.Grads.ObjectiveAttWK, &m.Grads.ObjectiveAttWV, &m.Grads.ObjectiveAttWO, &m.loss)
@@ -2738,13 +2738,13 @@ func (m *ocannlTransformerBlock) Init(seed uint64) {
 	m.Grads = ocannlTransformerBlockParams{}
 }
 
-// Objective runs entry point objective of TransformerBlock (forward only) and returns the loss. It does not allocate.
-func (m *ocannlTransformerBlock) Objective(r *[2][3][4]float64) float64 {
-	ocannlTransformerBlockObjective(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.Params.ObjectiveLn1Gamma, &m.Params.ObjectiveLn1Beta, &m.Params.ObjectiveF1W, &m.Params.ObjectiveF1B, &m.Params.ObjectiveF2W, &m.Params.ObjectiveF2B, &m.Params.ObjectiveLn2Gamma, &m.Params.ObjectiveLn2Beta, &m.loss)
+// ObjectiveLoss runs entry point objective of TransformerBlock (forward only) and returns the loss. It does not allocate.
+func (m *ocannlTransformerBlock) ObjectiveLoss(r *[2][3][4]float64) float64 {
+	ocannlTransformerBlockObjectiveLoss(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.Params.ObjectiveLn1Gamma, &m.Params.ObjectiveLn1Beta, &m.Params.ObjectiveF1W, &m.Params.ObjectiveF1B, &m.Params.ObjectiveF2W, &m.Params.ObjectiveF2B, &m.Params.ObjectiveLn2Gamma, &m.Params.ObjectiveLn2Beta, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlTransformerBlock) Backward(r *[2][3][4]float64) float64 {
 	ocannlTransformerBlockBackward(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.Params.ObjectiveLn1Gamma, &m.Params.ObjectiveLn1Beta, &m.Params.ObjectiveF1W, &m.Params.ObjectiveF1B, &m.Params.ObjectiveF2W, &m.Params.ObjectiveF2B, &m.Params.ObjectiveLn2Gamma, &m.Params.ObjectiveLn2Beta, &m.Grads.X, &m.Grads.ObjectiveAttWQ, &m.Grads.ObjectiveAttWK, &m.Grads.ObjectiveAttWV, &m.Grads.ObjectiveAttWO, &m.Grads.ObjectiveLn1Gamma, &m.Grads.ObjectiveLn1Beta, &m.Grads.ObjectiveF1W, &m.Grads.ObjectiveF1B, &m.Grads.ObjectiveF2W, &m.Grads.ObjectiveF2B, &m.Grads.ObjectiveLn2Gamma, &m.Grads.ObjectiveLn2Beta, &m.loss)
@@ -2876,13 +2876,13 @@ func (m *ocannlConcat) Init(seed uint64) {
 	m.Grads = ocannlConcatParams{}
 }
 
-// Objective runs entry point objective of Concat (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConcat) Objective(r *[5]float64) float64 {
-	ocannlConcatObjective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of Concat (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConcat) ObjectiveLoss(r *[5]float64) float64 {
+	ocannlConcatObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConcat) Backward(r *[5]float64) float64 {
 	ocannlConcatBackward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -2970,13 +2970,13 @@ func (m *ocannlConcat3) Init(seed uint64) {
 	m.Grads = ocannlConcat3Params{}
 }
 
-// Objective runs entry point objective of Concat3 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConcat3) Objective(r *[7]float64) float64 {
-	ocannlConcat3Objective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of Concat3 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConcat3) ObjectiveLoss(r *[7]float64) float64 {
+	ocannlConcat3ObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConcat3) Backward(r *[7]float64) float64 {
 	ocannlConcat3Backward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -3064,13 +3064,13 @@ func (m *ocannlConcatAxis0) Init(seed uint64) {
 	m.Grads = ocannlConcatAxis0Params{}
 }
 
-// Objective runs entry point objective of ConcatAxis0 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConcatAxis0) Objective(r *[6][3]float64) float64 {
-	ocannlConcatAxis0Objective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of ConcatAxis0 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConcatAxis0) ObjectiveLoss(r *[6][3]float64) float64 {
+	ocannlConcatAxis0ObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConcatAxis0) Backward(r *[6][3]float64) float64 {
 	ocannlConcatAxis0Backward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -3164,13 +3164,13 @@ func (m *ocannlBlockMatrix) Init(seed uint64) {
 	m.Grads = ocannlBlockMatrixParams{}
 }
 
-// Objective runs entry point objective of BlockMatrix (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBlockMatrix) Objective(r *[3][5]float64) float64 {
-	ocannlBlockMatrixObjective(r, &m.Params.P, &m.Params.Q, &m.Params.S, &m.Params.T, &m.loss)
+// ObjectiveLoss runs entry point objective of BlockMatrix (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBlockMatrix) ObjectiveLoss(r *[3][5]float64) float64 {
+	ocannlBlockMatrixObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.Params.S, &m.Params.T, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBlockMatrix) Backward(r *[3][5]float64) float64 {
 	ocannlBlockMatrixBackward(r, &m.Params.P, &m.Params.Q, &m.Params.S, &m.Params.T, &m.Grads.P, &m.Grads.Q, &m.Grads.S, &m.Grads.T, &m.loss)
@@ -3266,13 +3266,13 @@ func (m *ocannlBatchSlice) Init(seed uint64) {
 	m.Grads = ocannlBatchSliceParams{}
 }
 
-// Objective runs entry point objective of BatchSlice (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBatchSlice) Objective(r *[4]float64) float64 {
-	ocannlBatchSliceObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of BatchSlice (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBatchSlice) ObjectiveLoss(r *[4]float64) float64 {
+	ocannlBatchSliceObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBatchSlice) Backward(r *[4]float64) float64 {
 	ocannlBatchSliceBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -3360,13 +3360,13 @@ func (m *ocannlSlicePrefix) Init(seed uint64) {
 	m.Grads = ocannlSlicePrefixParams{}
 }
 
-// Objective runs entry point objective of SlicePrefix (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSlicePrefix) Objective(r *[3]float64) float64 {
-	ocannlSlicePrefixObjective(r, &m.Params.X, &m.Params.Y, &m.loss)
+// ObjectiveLoss runs entry point objective of SlicePrefix (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSlicePrefix) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlSlicePrefixObjectiveLoss(r, &m.Params.X, &m.Params.Y, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSlicePrefix) Backward(r *[3]float64) float64 {
 	ocannlSlicePrefixBackward(r, &m.Params.X, &m.Params.Y, &m.Grads.X, &m.Grads.Y, &m.loss)
@@ -3454,13 +3454,13 @@ func (m *ocannlSliceSuffix) Init(seed uint64) {
 	m.Grads = ocannlSliceSuffixParams{}
 }
 
-// Objective runs entry point objective of SliceSuffix (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSliceSuffix) Objective(r *[2]float64) float64 {
-	ocannlSliceSuffixObjective(r, &m.Params.X, &m.Params.Y, &m.loss)
+// ObjectiveLoss runs entry point objective of SliceSuffix (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSliceSuffix) ObjectiveLoss(r *[2]float64) float64 {
+	ocannlSliceSuffixObjectiveLoss(r, &m.Params.X, &m.Params.Y, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSliceSuffix) Backward(r *[2]float64) float64 {
 	ocannlSliceSuffixBackward(r, &m.Params.X, &m.Params.Y, &m.Grads.X, &m.Grads.Y, &m.loss)
@@ -3545,13 +3545,13 @@ func (m *ocannlSliceMiddle) Init(seed uint64) {
 	m.Grads = ocannlSliceMiddleParams{}
 }
 
-// Objective runs entry point objective of SliceMiddle (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSliceMiddle) Objective(r *[4]float64) float64 {
-	ocannlSliceMiddleObjective(r, &m.Params.X, &m.loss)
+// ObjectiveLoss runs entry point objective of SliceMiddle (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSliceMiddle) ObjectiveLoss(r *[4]float64) float64 {
+	ocannlSliceMiddleObjectiveLoss(r, &m.Params.X, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSliceMiddle) Backward(r *[4]float64) float64 {
 	ocannlSliceMiddleBackward(r, &m.Params.X, &m.Grads.X, &m.loss)
@@ -3632,13 +3632,13 @@ func (m *ocannlDropFirst) Init(seed uint64) {
 	m.Grads = ocannlDropFirstParams{}
 }
 
-// Objective runs entry point objective of DropFirst (forward only) and returns the loss. It does not allocate.
-func (m *ocannlDropFirst) Objective(r *[2]float64) float64 {
-	ocannlDropFirstObjective(r, &m.Params.X, &m.loss)
+// ObjectiveLoss runs entry point objective of DropFirst (forward only) and returns the loss. It does not allocate.
+func (m *ocannlDropFirst) ObjectiveLoss(r *[2]float64) float64 {
+	ocannlDropFirstObjectiveLoss(r, &m.Params.X, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlDropFirst) Backward(r *[2]float64) float64 {
 	ocannlDropFirstBackward(r, &m.Params.X, &m.Grads.X, &m.loss)
@@ -3719,13 +3719,13 @@ func (m *ocannlPadBlocks) Init(seed uint64) {
 	m.Grads = ocannlPadBlocksParams{}
 }
 
-// Objective runs entry point objective of PadBlocks (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPadBlocks) Objective(r *[10]float64) float64 {
-	ocannlPadBlocksObjective(r, &m.Params.X, &m.loss)
+// ObjectiveLoss runs entry point objective of PadBlocks (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPadBlocks) ObjectiveLoss(r *[10]float64) float64 {
+	ocannlPadBlocksObjectiveLoss(r, &m.Params.X, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPadBlocks) Backward(r *[10]float64) float64 {
 	ocannlPadBlocksBackward(r, &m.Params.X, &m.Grads.X, &m.loss)
@@ -3806,13 +3806,13 @@ func (m *ocannlStridedSlice) Init(seed uint64) {
 	m.Grads = ocannlStridedSliceParams{}
 }
 
-// Objective runs entry point objective of StridedSlice (forward only) and returns the loss. It does not allocate.
-func (m *ocannlStridedSlice) Objective(r *[3]float64) float64 {
-	ocannlStridedSliceObjective(r, &m.Params.X, &m.loss)
+// ObjectiveLoss runs entry point objective of StridedSlice (forward only) and returns the loss. It does not allocate.
+func (m *ocannlStridedSlice) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlStridedSliceObjectiveLoss(r, &m.Params.X, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlStridedSlice) Backward(r *[3]float64) float64 {
 	ocannlStridedSliceBackward(r, &m.Params.X, &m.Grads.X, &m.loss)
@@ -3896,13 +3896,13 @@ func (m *ocannlInterleave) Init(seed uint64) {
 	m.Grads = ocannlInterleaveParams{}
 }
 
-// Objective runs entry point objective of Interleave (forward only) and returns the loss. It does not allocate.
-func (m *ocannlInterleave) Objective(r *[6]float64) float64 {
-	ocannlInterleaveObjective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of Interleave (forward only) and returns the loss. It does not allocate.
+func (m *ocannlInterleave) ObjectiveLoss(r *[6]float64) float64 {
+	ocannlInterleaveObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlInterleave) Backward(r *[6]float64) float64 {
 	ocannlInterleaveBackward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -3990,13 +3990,13 @@ func (m *ocannlStack) Init(seed uint64) {
 	m.Grads = ocannlStackParams{}
 }
 
-// Objective runs entry point objective of Stack (forward only) and returns the loss. It does not allocate.
-func (m *ocannlStack) Objective(r *[2][3]float64) float64 {
-	ocannlStackObjective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of Stack (forward only) and returns the loss. It does not allocate.
+func (m *ocannlStack) ObjectiveLoss(r *[2][3]float64) float64 {
+	ocannlStackObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlStack) Backward(r *[2][3]float64) float64 {
 	ocannlStackBackward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -4084,13 +4084,13 @@ func (m *ocannlStackInput) Init(seed uint64) {
 	m.Grads = ocannlStackInputParams{}
 }
 
-// Objective runs entry point objective of StackInput (forward only) and returns the loss. It does not allocate.
-func (m *ocannlStackInput) Objective(r *[3][2]float64) float64 {
-	ocannlStackInputObjective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of StackInput (forward only) and returns the loss. It does not allocate.
+func (m *ocannlStackInput) ObjectiveLoss(r *[3][2]float64) float64 {
+	ocannlStackInputObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlStackInput) Backward(r *[3][2]float64) float64 {
 	ocannlStackInputBackward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -4178,13 +4178,13 @@ func (m *ocannlStackBatch) Init(seed uint64) {
 	m.Grads = ocannlStackBatchParams{}
 }
 
-// Objective runs entry point objective of StackBatch (forward only) and returns the loss. It does not allocate.
-func (m *ocannlStackBatch) Objective(r *[2][3]float64) float64 {
-	ocannlStackBatchObjective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of StackBatch (forward only) and returns the loss. It does not allocate.
+func (m *ocannlStackBatch) ObjectiveLoss(r *[2][3]float64) float64 {
+	ocannlStackBatchObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlStackBatch) Backward(r *[2][3]float64) float64 {
 	ocannlStackBatchBackward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -4275,13 +4275,13 @@ func (m *ocannlConvPadded) Init(seed uint64) {
 	m.Grads = ocannlConvPaddedParams{}
 }
 
-// Objective runs entry point objective of ConvPadded (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvPadded) Objective(r *[2][4][4][3]float64, x *[2][4][4][2]float64) float64 {
-	ocannlConvPaddedObjective(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvPadded (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvPadded) ObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float64) float64 {
+	ocannlConvPaddedObjectiveLoss(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvPadded) Backward(r *[2][4][4][3]float64, x *[2][4][4][2]float64) float64 {
 	ocannlConvPaddedBackward(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2d1Kernel, &m.Grads.ObjectiveConv2d1Bias, &m.loss)
@@ -4376,13 +4376,13 @@ func (m *ocannlConvPaddedStride2) Init(seed uint64) {
 	m.Grads = ocannlConvPaddedStride2Params{}
 }
 
-// Objective runs entry point objective of ConvPaddedStride2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvPaddedStride2) Objective(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
-	ocannlConvPaddedStride2Objective(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvPaddedStride2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvPaddedStride2) ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
+	ocannlConvPaddedStride2ObjectiveLoss(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvPaddedStride2) Backward(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
 	ocannlConvPaddedStride2Backward(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2d1Kernel, &m.Grads.ObjectiveConv2d1Bias, &m.loss)
@@ -4477,13 +4477,13 @@ func (m *ocannlConvPaddedK2Stride2) Init(seed uint64) {
 	m.Grads = ocannlConvPaddedK2Stride2Params{}
 }
 
-// Objective runs entry point objective of ConvPaddedK2Stride2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvPaddedK2Stride2) Objective(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
-	ocannlConvPaddedK2Stride2Objective(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvPaddedK2Stride2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvPaddedK2Stride2) ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
+	ocannlConvPaddedK2Stride2ObjectiveLoss(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvPaddedK2Stride2) Backward(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
 	ocannlConvPaddedK2Stride2Backward(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2d1Kernel, &m.Grads.ObjectiveConv2d1Bias, &m.loss)
@@ -4578,13 +4578,13 @@ func (m *ocannlConvValid) Init(seed uint64) {
 	m.Grads = ocannlConvValidParams{}
 }
 
-// Objective runs entry point objective of ConvValid (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvValid) Objective(r *[2][2][2][3]float64) float64 {
-	ocannlConvValidObjective(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvValid (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvValid) ObjectiveLoss(r *[2][2][2][3]float64) float64 {
+	ocannlConvValidObjectiveLoss(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvValid) Backward(r *[2][2][2][3]float64) float64 {
 	ocannlConvValidBackward(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2dValid1Kernel, &m.Grads.ObjectiveConv2dValid1Bias, &m.loss)
@@ -4679,13 +4679,13 @@ func (m *ocannlConvValidStride2) Init(seed uint64) {
 	m.Grads = ocannlConvValidStride2Params{}
 }
 
-// Objective runs entry point objective of ConvValidStride2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvValidStride2) Objective(r *[2][2][2][3]float64) float64 {
-	ocannlConvValidStride2Objective(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvValidStride2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvValidStride2) ObjectiveLoss(r *[2][2][2][3]float64) float64 {
+	ocannlConvValidStride2ObjectiveLoss(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvValidStride2) Backward(r *[2][2][2][3]float64) float64 {
 	ocannlConvValidStride2Backward(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2dValid1Kernel, &m.Grads.ObjectiveConv2dValid1Bias, &m.loss)
@@ -4786,13 +4786,13 @@ func (m *ocannlConvStack) Init(seed uint64) {
 	m.Grads = ocannlConvStackParams{}
 }
 
-// Objective runs entry point objective of ConvStack (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvStack) Objective(r *[2][3][3][3]float64) float64 {
-	ocannlConvStackObjective(r, &m.Params.Img, &m.Params.ObjectiveC1Kernel, &m.Params.ObjectiveC1Bias, &m.Params.ObjectiveC2Kernel, &m.Params.ObjectiveC2Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvStack (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvStack) ObjectiveLoss(r *[2][3][3][3]float64) float64 {
+	ocannlConvStackObjectiveLoss(r, &m.Params.Img, &m.Params.ObjectiveC1Kernel, &m.Params.ObjectiveC1Bias, &m.Params.ObjectiveC2Kernel, &m.Params.ObjectiveC2Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvStack) Backward(r *[2][3][3][3]float64) float64 {
 	ocannlConvStackBackward(r, &m.Params.Img, &m.Params.ObjectiveC1Kernel, &m.Params.ObjectiveC1Bias, &m.Params.ObjectiveC2Kernel, &m.Params.ObjectiveC2Bias, &m.Grads.Img, &m.Grads.ObjectiveC1Kernel, &m.Grads.ObjectiveC1Bias, &m.Grads.ObjectiveC2Kernel, &m.Grads.ObjectiveC2Bias, &m.loss)
@@ -4892,13 +4892,13 @@ func (m *ocannlConv1DPadded) Init(seed uint64) {
 	m.Grads = ocannlConv1DPaddedParams{}
 }
 
-// Objective runs entry point objective of Conv1DPadded (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConv1DPadded) Objective(r *[6]float64, x *[6]float64) float64 {
-	ocannlConv1DPaddedObjective(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Conv1DPadded (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConv1DPadded) ObjectiveLoss(r *[6]float64, x *[6]float64) float64 {
+	ocannlConv1DPaddedObjectiveLoss(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv1DPadded) Backward(r *[6]float64, x *[6]float64) float64 {
 	ocannlConv1DPaddedBackward(r, x, &m.Params.Xp, &m.Params.W, &m.Grads.Xp, &m.Grads.W, &m.loss)
@@ -4986,13 +4986,13 @@ func (m *ocannlConv1DPaddedStride2) Init(seed uint64) {
 	m.Grads = ocannlConv1DPaddedStride2Params{}
 }
 
-// Objective runs entry point objective of Conv1DPaddedStride2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConv1DPaddedStride2) Objective(r *[3]float64, x *[6]float64) float64 {
-	ocannlConv1DPaddedStride2Objective(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Conv1DPaddedStride2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConv1DPaddedStride2) ObjectiveLoss(r *[3]float64, x *[6]float64) float64 {
+	ocannlConv1DPaddedStride2ObjectiveLoss(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv1DPaddedStride2) Backward(r *[3]float64, x *[6]float64) float64 {
 	ocannlConv1DPaddedStride2Backward(r, x, &m.Params.Xp, &m.Params.W, &m.Grads.Xp, &m.Grads.W, &m.loss)
@@ -5080,13 +5080,13 @@ func (m *ocannlConv1DPaddedDilated) Init(seed uint64) {
 	m.Grads = ocannlConv1DPaddedDilatedParams{}
 }
 
-// Objective runs entry point objective of Conv1DPaddedDilated (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConv1DPaddedDilated) Objective(r *[6]float64, x *[6]float64) float64 {
-	ocannlConv1DPaddedDilatedObjective(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Conv1DPaddedDilated (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConv1DPaddedDilated) ObjectiveLoss(r *[6]float64, x *[6]float64) float64 {
+	ocannlConv1DPaddedDilatedObjectiveLoss(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv1DPaddedDilated) Backward(r *[6]float64, x *[6]float64) float64 {
 	ocannlConv1DPaddedDilatedBackward(r, x, &m.Params.Xp, &m.Params.W, &m.Grads.Xp, &m.Grads.W, &m.loss)
@@ -5174,13 +5174,13 @@ func (m *ocannlConv1DValid) Init(seed uint64) {
 	m.Grads = ocannlConv1DValidParams{}
 }
 
-// Objective runs entry point objective of Conv1DValid (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConv1DValid) Objective(r *[4]float64) float64 {
-	ocannlConv1DValidObjective(r, &m.Params.Xp, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Conv1DValid (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConv1DValid) ObjectiveLoss(r *[4]float64) float64 {
+	ocannlConv1DValidObjectiveLoss(r, &m.Params.Xp, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv1DValid) Backward(r *[4]float64) float64 {
 	ocannlConv1DValidBackward(r, &m.Params.Xp, &m.Params.W, &m.Grads.Xp, &m.Grads.W, &m.loss)
@@ -5268,13 +5268,13 @@ func (m *ocannlConv1DValidStride2Dilated) Init(seed uint64) {
 	m.Grads = ocannlConv1DValidStride2DilatedParams{}
 }
 
-// Objective runs entry point objective of Conv1DValidStride2Dilated (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConv1DValidStride2Dilated) Objective(r *[4]float64) float64 {
-	ocannlConv1DValidStride2DilatedObjective(r, &m.Params.Xp, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Conv1DValidStride2Dilated (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConv1DValidStride2Dilated) ObjectiveLoss(r *[4]float64) float64 {
+	ocannlConv1DValidStride2DilatedObjectiveLoss(r, &m.Params.Xp, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv1DValidStride2Dilated) Backward(r *[4]float64) float64 {
 	ocannlConv1DValidStride2DilatedBackward(r, &m.Params.Xp, &m.Params.W, &m.Grads.Xp, &m.Grads.W, &m.loss)
@@ -5359,13 +5359,13 @@ func (m *ocannlMatmulCompose) Init(seed uint64) {
 	m.Grads = ocannlMatmulComposeParams{}
 }
 
-// Objective runs entry point objective of MatmulCompose (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMatmulCompose) Objective(r *[2][4]float64, x *[2][3]float64) float64 {
-	ocannlMatmulComposeObjective(r, x, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of MatmulCompose (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMatmulCompose) ObjectiveLoss(r *[2][4]float64, x *[2][3]float64) float64 {
+	ocannlMatmulComposeObjectiveLoss(r, x, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMatmulCompose) Backward(r *[2][4]float64, x *[2][3]float64) float64 {
 	ocannlMatmulComposeBackward(r, x, &m.Params.W, &m.Grads.W, &m.loss)
@@ -5449,13 +5449,13 @@ func (m *ocannlMatmulParams) Init(seed uint64) {
 	m.Grads = ocannlMatmulParamsParams{}
 }
 
-// Objective runs entry point objective of MatmulParams (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMatmulParams) Objective(r *[4][2]float64) float64 {
-	ocannlMatmulParamsObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of MatmulParams (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMatmulParams) ObjectiveLoss(r *[4][2]float64) float64 {
+	ocannlMatmulParamsObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMatmulParams) Backward(r *[4][2]float64) float64 {
 	ocannlMatmulParamsBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -5543,13 +5543,13 @@ func (m *ocannlMatmulChain) Init(seed uint64) {
 	m.Grads = ocannlMatmulChainParams{}
 }
 
-// Objective runs entry point objective of MatmulChain (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMatmulChain) Objective(r *[4][3]float64, x *[4][2]float64) float64 {
-	ocannlMatmulChainObjective(r, x, &m.Params.W1, &m.Params.W2, &m.loss)
+// ObjectiveLoss runs entry point objective of MatmulChain (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMatmulChain) ObjectiveLoss(r *[4][3]float64, x *[4][2]float64) float64 {
+	ocannlMatmulChainObjectiveLoss(r, x, &m.Params.W1, &m.Params.W2, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMatmulChain) Backward(r *[4][3]float64, x *[4][2]float64) float64 {
 	ocannlMatmulChainBackward(r, x, &m.Params.W1, &m.Params.W2, &m.Grads.W1, &m.Grads.W2, &m.loss)
@@ -5637,13 +5637,13 @@ func (m *ocannlEinsumMatmul) Init(seed uint64) {
 	m.Grads = ocannlEinsumMatmulParams{}
 }
 
-// Objective runs entry point objective of EinsumMatmul (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumMatmul) Objective(r *[2][4]float64) float64 {
-	ocannlEinsumMatmulObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumMatmul (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumMatmul) ObjectiveLoss(r *[2][4]float64) float64 {
+	ocannlEinsumMatmulObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumMatmul) Backward(r *[2][4]float64) float64 {
 	ocannlEinsumMatmulBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -5731,13 +5731,13 @@ func (m *ocannlEinsumBatched) Init(seed uint64) {
 	m.Grads = ocannlEinsumBatchedParams{}
 }
 
-// Objective runs entry point objective of EinsumBatched (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumBatched) Objective(r *[2][3][2]float64) float64 {
-	ocannlEinsumBatchedObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumBatched (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumBatched) ObjectiveLoss(r *[2][3][2]float64) float64 {
+	ocannlEinsumBatchedObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumBatched) Backward(r *[2][3][2]float64) float64 {
 	ocannlEinsumBatchedBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -5825,13 +5825,13 @@ func (m *ocannlEinsumTranspose) Init(seed uint64) {
 	m.Grads = ocannlEinsumTransposeParams{}
 }
 
-// Objective runs entry point objective of EinsumTranspose (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumTranspose) Objective(r *[4][2][3]float64) float64 {
-	ocannlEinsumTransposeObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumTranspose (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumTranspose) ObjectiveLoss(r *[4][2][3]float64) float64 {
+	ocannlEinsumTransposeObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumTranspose) Backward(r *[4][2][3]float64) float64 {
 	ocannlEinsumTransposeBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -5919,13 +5919,13 @@ func (m *ocannlEinsumRowVar) Init(seed uint64) {
 	m.Grads = ocannlEinsumRowVarParams{}
 }
 
-// Objective runs entry point objective of EinsumRowVar (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumRowVar) Objective(r *[2][4]float64) float64 {
-	ocannlEinsumRowVarObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumRowVar (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumRowVar) ObjectiveLoss(r *[2][4]float64) float64 {
+	ocannlEinsumRowVarObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumRowVar) Backward(r *[2][4]float64) float64 {
 	ocannlEinsumRowVarBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -6013,13 +6013,13 @@ func (m *ocannlEinsumDot) Init(seed uint64) {
 	m.Grads = ocannlEinsumDotParams{}
 }
 
-// Objective runs entry point objective of EinsumDot (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumDot) Objective(r *[1]float64) float64 {
-	ocannlEinsumDotObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumDot (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumDot) ObjectiveLoss(r *[1]float64) float64 {
+	ocannlEinsumDotObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumDot) Backward(r *[1]float64) float64 {
 	ocannlEinsumDotBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -6107,13 +6107,13 @@ func (m *ocannlEinsumDiag) Init(seed uint64) {
 	m.Grads = ocannlEinsumDiagParams{}
 }
 
-// Objective runs entry point objective of EinsumDiag (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumDiag) Objective(r *[3]float64) float64 {
-	ocannlEinsumDiagObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumDiag (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumDiag) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlEinsumDiagObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumDiag) Backward(r *[3]float64) float64 {
 	ocannlEinsumDiagBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -6201,13 +6201,13 @@ func (m *ocannlOuterSum) Init(seed uint64) {
 	m.Grads = ocannlOuterSumParams{}
 }
 
-// Objective runs entry point objective of OuterSum (forward only) and returns the loss. It does not allocate.
-func (m *ocannlOuterSum) Objective(r *[3][4]float64) float64 {
-	ocannlOuterSumObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of OuterSum (forward only) and returns the loss. It does not allocate.
+func (m *ocannlOuterSum) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlOuterSumObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlOuterSum) Backward(r *[3][4]float64) float64 {
 	ocannlOuterSumBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -6292,13 +6292,13 @@ func (m *ocannlUnaryEinsum) Init(seed uint64) {
 	m.Grads = ocannlUnaryEinsumParams{}
 }
 
-// Objective runs entry point objective of UnaryEinsum (forward only) and returns the loss. It does not allocate.
-func (m *ocannlUnaryEinsum) Objective(r *[4][3]float64) float64 {
-	ocannlUnaryEinsumObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of UnaryEinsum (forward only) and returns the loss. It does not allocate.
+func (m *ocannlUnaryEinsum) ObjectiveLoss(r *[4][3]float64) float64 {
+	ocannlUnaryEinsumObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlUnaryEinsum) Backward(r *[4][3]float64) float64 {
 	ocannlUnaryEinsumBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -6379,13 +6379,13 @@ func (m *ocannlFixedSlice) Init(seed uint64) {
 	m.Grads = ocannlFixedSliceParams{}
 }
 
-// Objective runs entry point objective of FixedSlice (forward only) and returns the loss. It does not allocate.
-func (m *ocannlFixedSlice) Objective(r *[3]float64) float64 {
-	ocannlFixedSliceObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of FixedSlice (forward only) and returns the loss. It does not allocate.
+func (m *ocannlFixedSlice) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlFixedSliceObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlFixedSlice) Backward(r *[3]float64) float64 {
 	ocannlFixedSliceBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -6466,13 +6466,13 @@ func (m *ocannlFixedScatter) Init(seed uint64) {
 	m.Grads = ocannlFixedScatterParams{}
 }
 
-// Objective runs entry point objective of FixedScatter (forward only) and returns the loss. It does not allocate.
-func (m *ocannlFixedScatter) Objective(r *[3][3]float64) float64 {
-	ocannlFixedScatterObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of FixedScatter (forward only) and returns the loss. It does not allocate.
+func (m *ocannlFixedScatter) ObjectiveLoss(r *[3][3]float64) float64 {
+	ocannlFixedScatterObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlFixedScatter) Backward(r *[3][3]float64) float64 {
 	ocannlFixedScatterBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -6556,13 +6556,13 @@ func (m *ocannlFixedEinsum) Init(seed uint64) {
 	m.Grads = ocannlFixedEinsumParams{}
 }
 
-// Objective runs entry point objective of FixedEinsum (forward only) and returns the loss. It does not allocate.
-func (m *ocannlFixedEinsum) Objective(r *[5]float64) float64 {
-	ocannlFixedEinsumObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of FixedEinsum (forward only) and returns the loss. It does not allocate.
+func (m *ocannlFixedEinsum) ObjectiveLoss(r *[5]float64) float64 {
+	ocannlFixedEinsumObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlFixedEinsum) Backward(r *[5]float64) float64 {
 	ocannlFixedEinsumBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -6647,13 +6647,13 @@ func (m *ocannlFixedInputAxis) Init(seed uint64) {
 	m.Grads = ocannlFixedInputAxisParams{}
 }
 
-// Objective runs entry point objective of FixedInputAxis (forward only) and returns the loss. It does not allocate.
-func (m *ocannlFixedInputAxis) Objective(r *[2][3]float64) float64 {
-	ocannlFixedInputAxisObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of FixedInputAxis (forward only) and returns the loss. It does not allocate.
+func (m *ocannlFixedInputAxis) ObjectiveLoss(r *[2][3]float64) float64 {
+	ocannlFixedInputAxisObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlFixedInputAxis) Backward(r *[2][3]float64) float64 {
 	ocannlFixedInputAxisBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -6737,13 +6737,13 @@ func (m *ocannlBroadcastBias) Init(seed uint64) {
 	m.Grads = ocannlBroadcastBiasParams{}
 }
 
-// Objective runs entry point objective of BroadcastBias (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBroadcastBias) Objective(r *[5][4]float64, x *[5][3]float64) float64 {
-	ocannlBroadcastBiasObjective(r, x, &m.Params.W, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of BroadcastBias (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBroadcastBias) ObjectiveLoss(r *[5][4]float64, x *[5][3]float64) float64 {
+	ocannlBroadcastBiasObjectiveLoss(r, x, &m.Params.W, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBroadcastBias) Backward(r *[5][4]float64, x *[5][3]float64) float64 {
 	ocannlBroadcastBiasBackward(r, x, &m.Params.W, &m.Params.B, &m.Grads.W, &m.Grads.B, &m.loss)
@@ -6831,13 +6831,13 @@ func (m *ocannlBroadcastScalar) Init(seed uint64) {
 	m.Grads = ocannlBroadcastScalarParams{}
 }
 
-// Objective runs entry point objective of BroadcastScalar (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBroadcastScalar) Objective(r *[3][4]float64) float64 {
-	ocannlBroadcastScalarObjective(r, &m.Params.S, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of BroadcastScalar (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBroadcastScalar) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlBroadcastScalarObjectiveLoss(r, &m.Params.S, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBroadcastScalar) Backward(r *[3][4]float64) float64 {
 	ocannlBroadcastScalarBackward(r, &m.Params.S, &m.Params.A, &m.Grads.S, &m.Grads.A, &m.loss)
@@ -6925,13 +6925,13 @@ func (m *ocannlBroadcastRowCol) Init(seed uint64) {
 	m.Grads = ocannlBroadcastRowColParams{}
 }
 
-// Objective runs entry point objective of BroadcastRowCol (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBroadcastRowCol) Objective(r *[3][4]float64) float64 {
-	ocannlBroadcastRowColObjective(r, &m.Params.U, &m.Params.V, &m.loss)
+// ObjectiveLoss runs entry point objective of BroadcastRowCol (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBroadcastRowCol) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlBroadcastRowColObjectiveLoss(r, &m.Params.U, &m.Params.V, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBroadcastRowCol) Backward(r *[3][4]float64) float64 {
 	ocannlBroadcastRowColBackward(r, &m.Params.U, &m.Params.V, &m.Grads.U, &m.Grads.V, &m.loss)
@@ -7016,13 +7016,13 @@ func (m *ocannlBroadcastConst) Init(seed uint64) {
 	m.Grads = ocannlBroadcastConstParams{}
 }
 
-// Objective runs entry point objective of BroadcastConst (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBroadcastConst) Objective(r *[3][4]float64) float64 {
-	ocannlBroadcastConstObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of BroadcastConst (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBroadcastConst) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlBroadcastConstObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBroadcastConst) Backward(r *[3][4]float64) float64 {
 	ocannlBroadcastConstBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -7103,13 +7103,13 @@ func (m *ocannlMaxPool) Init(seed uint64) {
 	m.Grads = ocannlMaxPoolParams{}
 }
 
-// Objective runs entry point objective of MaxPool (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMaxPool) Objective(r *[2][2][2][2]float64) float64 {
-	ocannlMaxPoolObjective(r, &m.Params.Img, &m.loss)
+// ObjectiveLoss runs entry point objective of MaxPool (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMaxPool) ObjectiveLoss(r *[2][2][2][2]float64) float64 {
+	ocannlMaxPoolObjectiveLoss(r, &m.Params.Img, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMaxPool) Backward(r *[2][2][2][2]float64) float64 {
 	ocannlMaxPoolBackward(r, &m.Params.Img, &m.Grads.Img, &m.loss)
@@ -7190,13 +7190,13 @@ func (m *ocannlMaxPoolOverlap) Init(seed uint64) {
 	m.Grads = ocannlMaxPoolOverlapParams{}
 }
 
-// Objective runs entry point objective of MaxPoolOverlap (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMaxPoolOverlap) Objective(r *[2][2][2][2]float64) float64 {
-	ocannlMaxPoolOverlapObjective(r, &m.Params.Img, &m.loss)
+// ObjectiveLoss runs entry point objective of MaxPoolOverlap (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMaxPoolOverlap) ObjectiveLoss(r *[2][2][2][2]float64) float64 {
+	ocannlMaxPoolOverlapObjectiveLoss(r, &m.Params.Img, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMaxPoolOverlap) Backward(r *[2][2][2][2]float64) float64 {
 	ocannlMaxPoolOverlapBackward(r, &m.Params.Img, &m.Grads.Img, &m.loss)
@@ -7283,13 +7283,13 @@ func (m *ocannlMaxPoolConv) Init(seed uint64) {
 	m.Grads = ocannlMaxPoolConvParams{}
 }
 
-// Objective runs entry point objective of MaxPoolConv (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMaxPoolConv) Objective(r *[2][2][2][3]float64) float64 {
-	ocannlMaxPoolConvObjective(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of MaxPoolConv (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMaxPoolConv) ObjectiveLoss(r *[2][2][2][3]float64) float64 {
+	ocannlMaxPoolConvObjectiveLoss(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMaxPoolConv) Backward(r *[2][2][2][3]float64) float64 {
 	ocannlMaxPoolConvBackward(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2dValid1Kernel, &m.Grads.ObjectiveConv2dValid1Bias, &m.loss)
@@ -7378,13 +7378,13 @@ func (m *ocannlAvgPool) Init(seed uint64) {
 	m.Grads = ocannlAvgPoolParams{}
 }
 
-// Objective runs entry point objective of AvgPool (forward only) and returns the loss. It does not allocate.
-func (m *ocannlAvgPool) Objective(r *[2][2][2][2]float64) float64 {
-	ocannlAvgPoolObjective(r, &m.Params.Img, &m.loss)
+// ObjectiveLoss runs entry point objective of AvgPool (forward only) and returns the loss. It does not allocate.
+func (m *ocannlAvgPool) ObjectiveLoss(r *[2][2][2][2]float64) float64 {
+	ocannlAvgPoolObjectiveLoss(r, &m.Params.Img, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlAvgPool) Backward(r *[2][2][2][2]float64) float64 {
 	ocannlAvgPoolBackward(r, &m.Params.Img, &m.Grads.Img, &m.loss)
@@ -7465,13 +7465,13 @@ func (m *ocannlReduceMax) Init(seed uint64) {
 	m.Grads = ocannlReduceMaxParams{}
 }
 
-// Objective runs entry point objective of ReduceMax (forward only) and returns the loss. It does not allocate.
-func (m *ocannlReduceMax) Objective(r *[3][4]float64) float64 {
-	ocannlReduceMaxObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of ReduceMax (forward only) and returns the loss. It does not allocate.
+func (m *ocannlReduceMax) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlReduceMaxObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlReduceMax) Backward(r *[3][4]float64) float64 {
 	ocannlReduceMaxBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -7552,13 +7552,13 @@ func (m *ocannlReduceMaxAll) Init(seed uint64) {
 	m.Grads = ocannlReduceMaxAllParams{}
 }
 
-// Objective runs entry point objective of ReduceMaxAll (forward only) and returns the loss. It does not allocate.
-func (m *ocannlReduceMaxAll) Objective(r *[1]float64) float64 {
-	ocannlReduceMaxAllObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of ReduceMaxAll (forward only) and returns the loss. It does not allocate.
+func (m *ocannlReduceMaxAll) ObjectiveLoss(r *[1]float64) float64 {
+	ocannlReduceMaxAllObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlReduceMaxAll) Backward(r *[1]float64) float64 {
 	ocannlReduceMaxAllBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -7642,13 +7642,13 @@ func (m *ocannlTropicalSame) Init(seed uint64) {
 	m.Grads = ocannlTropicalSameParams{}
 }
 
-// Objective runs entry point objective of TropicalSame (forward only) and returns the loss. It does not allocate.
-func (m *ocannlTropicalSame) Objective(r *[3]float64) float64 {
-	ocannlTropicalSameObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of TropicalSame (forward only) and returns the loss. It does not allocate.
+func (m *ocannlTropicalSame) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlTropicalSameObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlTropicalSame) Backward(r *[3]float64) float64 {
 	ocannlTropicalSameBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -7736,13 +7736,13 @@ func (m *ocannlTropicalMatmul) Init(seed uint64) {
 	m.Grads = ocannlTropicalMatmulParams{}
 }
 
-// Objective runs entry point objective of TropicalMatmul (forward only) and returns the loss. It does not allocate.
-func (m *ocannlTropicalMatmul) Objective(r *[3][2]float64) float64 {
-	ocannlTropicalMatmulObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of TropicalMatmul (forward only) and returns the loss. It does not allocate.
+func (m *ocannlTropicalMatmul) ObjectiveLoss(r *[3][2]float64) float64 {
+	ocannlTropicalMatmulObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlTropicalMatmul) Backward(r *[3][2]float64) float64 {
 	ocannlTropicalMatmulBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -7827,13 +7827,13 @@ func (m *ocannlSumPoolLabelOnly) Init(seed uint64) {
 	m.Grads = ocannlSumPoolLabelOnlyParams{}
 }
 
-// Objective runs entry point objective of SumPoolLabelOnly (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSumPoolLabelOnly) Objective(r *[3]float64) float64 {
-	ocannlSumPoolLabelOnlyObjective(r, &m.Params.Xp, &m.loss)
+// ObjectiveLoss runs entry point objective of SumPoolLabelOnly (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSumPoolLabelOnly) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlSumPoolLabelOnlyObjectiveLoss(r, &m.Params.Xp, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSumPoolLabelOnly) Backward(r *[3]float64) float64 {
 	ocannlSumPoolLabelOnlyBackward(r, &m.Params.Xp, &m.Grads.Xp, &m.loss)
@@ -7920,13 +7920,13 @@ func (m *ocannlSaveA) Init(seed uint64) {
 	m.Grads = ocannlSaveAParams{}
 }
 
-// Objective runs entry point objective of SaveA (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSaveA) Objective(x *[2][3]float64, r *[2][4]float64) float64 {
-	ocannlSaveAObjective(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
+// ObjectiveLoss runs entry point objective of SaveA (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSaveA) ObjectiveLoss(x *[2][3]float64, r *[2][4]float64) float64 {
+	ocannlSaveAObjectiveLoss(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSaveA) Backward(x *[2][3]float64, r *[2][4]float64) float64 {
 	ocannlSaveABackward(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.Grads.W, &m.Grads.NetW, &m.Grads.NetB, &m.loss)
@@ -8021,13 +8021,13 @@ func (m *ocannlSaveB) Init(seed uint64) {
 	m.Grads = ocannlSaveBParams{}
 }
 
-// Objective runs entry point objective of SaveB (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSaveB) Objective(x *[2][2]float64, r *[2][4]float64) float64 {
-	ocannlSaveBObjective(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
+// ObjectiveLoss runs entry point objective of SaveB (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSaveB) ObjectiveLoss(x *[2][2]float64, r *[2][4]float64) float64 {
+	ocannlSaveBObjectiveLoss(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSaveB) Backward(x *[2][2]float64, r *[2][4]float64) float64 {
 	ocannlSaveBBackward(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.Grads.W, &m.Grads.NetW, &m.Grads.NetB, &m.loss)
@@ -8122,13 +8122,13 @@ func (m *ocannlSaveF32) Init(seed uint64) {
 	m.Grads = ocannlSaveF32Params{}
 }
 
-// Objective runs entry point objective of SaveF32 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSaveF32) Objective(x *[2][3]float32, r *[2][4]float32) float32 {
-	ocannlSaveF32Objective(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
+// ObjectiveLoss runs entry point objective of SaveF32 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSaveF32) ObjectiveLoss(x *[2][3]float32, r *[2][4]float32) float32 {
+	ocannlSaveF32ObjectiveLoss(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSaveF32) Backward(x *[2][3]float32, r *[2][4]float32) float32 {
 	ocannlSaveF32Backward(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.Grads.W, &m.Grads.NetW, &m.Grads.NetB, &m.loss)
@@ -8217,13 +8217,13 @@ func (m *ocannlRelu) Init(seed uint64) {
 	m.Grads = ocannlReluParams{}
 }
 
-// Objective runs entry point objective of Relu (forward only) and returns the loss. It does not allocate.
-func (m *ocannlRelu) Objective(r *[3][4]float64) float64 {
-	ocannlReluObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Relu (forward only) and returns the loss. It does not allocate.
+func (m *ocannlRelu) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlReluObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlRelu) Backward(r *[3][4]float64) float64 {
 	ocannlReluBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -8304,13 +8304,13 @@ func (m *ocannlSat01) Init(seed uint64) {
 	m.Grads = ocannlSat01Params{}
 }
 
-// Objective runs entry point objective of Sat01 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSat01) Objective(r *[3][4]float64) float64 {
-	ocannlSat01Objective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Sat01 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSat01) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlSat01ObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSat01) Backward(r *[3][4]float64) float64 {
 	ocannlSat01Backward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -8391,13 +8391,13 @@ func (m *ocannlExp) Init(seed uint64) {
 	m.Grads = ocannlExpParams{}
 }
 
-// Objective runs entry point objective of Exp (forward only) and returns the loss. It does not allocate.
-func (m *ocannlExp) Objective(r *[3][4]float64) float64 {
-	ocannlExpObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Exp (forward only) and returns the loss. It does not allocate.
+func (m *ocannlExp) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlExpObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlExp) Backward(r *[3][4]float64) float64 {
 	ocannlExpBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -8478,13 +8478,13 @@ func (m *ocannlLog) Init(seed uint64) {
 	m.Grads = ocannlLogParams{}
 }
 
-// Objective runs entry point objective of Log (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLog) Objective(r *[3][4]float64) float64 {
-	ocannlLogObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Log (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLog) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlLogObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLog) Backward(r *[3][4]float64) float64 {
 	ocannlLogBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -8565,13 +8565,13 @@ func (m *ocannlExp2) Init(seed uint64) {
 	m.Grads = ocannlExp2Params{}
 }
 
-// Objective runs entry point objective of Exp2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlExp2) Objective(r *[3][4]float64) float64 {
-	ocannlExp2Objective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Exp2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlExp2) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlExp2ObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlExp2) Backward(r *[3][4]float64) float64 {
 	ocannlExp2Backward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -8652,13 +8652,13 @@ func (m *ocannlLog2) Init(seed uint64) {
 	m.Grads = ocannlLog2Params{}
 }
 
-// Objective runs entry point objective of Log2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLog2) Objective(r *[3][4]float64) float64 {
-	ocannlLog2Objective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Log2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLog2) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlLog2ObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLog2) Backward(r *[3][4]float64) float64 {
 	ocannlLog2Backward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -8739,13 +8739,13 @@ func (m *ocannlSin) Init(seed uint64) {
 	m.Grads = ocannlSinParams{}
 }
 
-// Objective runs entry point objective of Sin (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSin) Objective(r *[3][4]float64) float64 {
-	ocannlSinObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Sin (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSin) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlSinObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSin) Backward(r *[3][4]float64) float64 {
 	ocannlSinBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -8826,13 +8826,13 @@ func (m *ocannlCos) Init(seed uint64) {
 	m.Grads = ocannlCosParams{}
 }
 
-// Objective runs entry point objective of Cos (forward only) and returns the loss. It does not allocate.
-func (m *ocannlCos) Objective(r *[3][4]float64) float64 {
-	ocannlCosObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Cos (forward only) and returns the loss. It does not allocate.
+func (m *ocannlCos) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlCosObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlCos) Backward(r *[3][4]float64) float64 {
 	ocannlCosBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -8913,13 +8913,13 @@ func (m *ocannlSqrt) Init(seed uint64) {
 	m.Grads = ocannlSqrtParams{}
 }
 
-// Objective runs entry point objective of Sqrt (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSqrt) Objective(r *[3][4]float64) float64 {
-	ocannlSqrtObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Sqrt (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSqrt) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlSqrtObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSqrt) Backward(r *[3][4]float64) float64 {
 	ocannlSqrtBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -9000,13 +9000,13 @@ func (m *ocannlRecip) Init(seed uint64) {
 	m.Grads = ocannlRecipParams{}
 }
 
-// Objective runs entry point objective of Recip (forward only) and returns the loss. It does not allocate.
-func (m *ocannlRecip) Objective(r *[3][4]float64) float64 {
-	ocannlRecipObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Recip (forward only) and returns the loss. It does not allocate.
+func (m *ocannlRecip) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlRecipObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlRecip) Backward(r *[3][4]float64) float64 {
 	ocannlRecipBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -9087,13 +9087,13 @@ func (m *ocannlRecipSqrt) Init(seed uint64) {
 	m.Grads = ocannlRecipSqrtParams{}
 }
 
-// Objective runs entry point objective of RecipSqrt (forward only) and returns the loss. It does not allocate.
-func (m *ocannlRecipSqrt) Objective(r *[3][4]float64) float64 {
-	ocannlRecipSqrtObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of RecipSqrt (forward only) and returns the loss. It does not allocate.
+func (m *ocannlRecipSqrt) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlRecipSqrtObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlRecipSqrt) Backward(r *[3][4]float64) float64 {
 	ocannlRecipSqrtBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -9174,13 +9174,13 @@ func (m *ocannlNeg) Init(seed uint64) {
 	m.Grads = ocannlNegParams{}
 }
 
-// Objective runs entry point objective of Neg (forward only) and returns the loss. It does not allocate.
-func (m *ocannlNeg) Objective(r *[3][4]float64) float64 {
-	ocannlNegObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Neg (forward only) and returns the loss. It does not allocate.
+func (m *ocannlNeg) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlNegObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlNeg) Backward(r *[3][4]float64) float64 {
 	ocannlNegBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -9261,13 +9261,13 @@ func (m *ocannlNegPrefix) Init(seed uint64) {
 	m.Grads = ocannlNegPrefixParams{}
 }
 
-// Objective runs entry point objective of NegPrefix (forward only) and returns the loss. It does not allocate.
-func (m *ocannlNegPrefix) Objective(r *[3][4]float64) float64 {
-	ocannlNegPrefixObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of NegPrefix (forward only) and returns the loss. It does not allocate.
+func (m *ocannlNegPrefix) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlNegPrefixObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlNegPrefix) Backward(r *[3][4]float64) float64 {
 	ocannlNegPrefixBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -9348,13 +9348,13 @@ func (m *ocannlTanh) Init(seed uint64) {
 	m.Grads = ocannlTanhParams{}
 }
 
-// Objective runs entry point objective of Tanh (forward only) and returns the loss. It does not allocate.
-func (m *ocannlTanh) Objective(r *[3][4]float64) float64 {
-	ocannlTanhObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Tanh (forward only) and returns the loss. It does not allocate.
+func (m *ocannlTanh) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlTanhObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlTanh) Backward(r *[3][4]float64) float64 {
 	ocannlTanhBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -9435,13 +9435,13 @@ func (m *ocannlId) Init(seed uint64) {
 	m.Grads = ocannlIdParams{}
 }
 
-// Objective runs entry point objective of Id (forward only) and returns the loss. It does not allocate.
-func (m *ocannlId) Objective(r *[3][4]float64) float64 {
-	ocannlIdObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Id (forward only) and returns the loss. It does not allocate.
+func (m *ocannlId) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlIdObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlId) Backward(r *[3][4]float64) float64 {
 	ocannlIdBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -9522,13 +9522,13 @@ func (m *ocannlUnaryChain) Init(seed uint64) {
 	m.Grads = ocannlUnaryChainParams{}
 }
 
-// Objective runs entry point objective of UnaryChain (forward only) and returns the loss. It does not allocate.
-func (m *ocannlUnaryChain) Objective(r *[3][4]float64) float64 {
-	ocannlUnaryChainObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of UnaryChain (forward only) and returns the loss. It does not allocate.
+func (m *ocannlUnaryChain) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlUnaryChainObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlUnaryChain) Backward(r *[3][4]float64) float64 {
 	ocannlUnaryChainBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -9584,7 +9584,7 @@ func (m *ocannlUnaryChain) UnmarshalBinary(data []byte) error {
 	return m.Load(bytes.NewReader(data))
 }
 
-// ocannlAddObjective runs a tensor program generated by ocannlgen.
+// ocannlAddObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Add.
 //
@@ -9608,7 +9608,7 @@ func (m *ocannlUnaryChain) UnmarshalBinary(data []byte) error {
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlAddObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlAddObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "+" of a, b
@@ -9749,7 +9749,7 @@ func ocannlAddBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 	}
 }
 
-// ocannlSubObjective runs a tensor program generated by ocannlgen.
+// ocannlSubObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Sub.
 //
@@ -9773,7 +9773,7 @@ func ocannlAddBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlSubObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlSubObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "-" of a, b
@@ -9914,7 +9914,7 @@ func ocannlSubBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 	}
 }
 
-// ocannlMulObjective runs a tensor program generated by ocannlgen.
+// ocannlMulObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Mul.
 //
@@ -9938,7 +9938,7 @@ func ocannlSubBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlMulObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlMulObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "*." of a, b
@@ -10081,7 +10081,7 @@ func ocannlMulBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 	}
 }
 
-// ocannlDivObjective runs a tensor program generated by ocannlgen.
+// ocannlDivObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Div.
 //
@@ -10105,7 +10105,7 @@ func ocannlMulBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlDivObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlDivObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "/." of a, b
@@ -10249,7 +10249,7 @@ func ocannlDivBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 	}
 }
 
-// ocannlSelfMulObjective runs a tensor program generated by ocannlgen.
+// ocannlSelfMulObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SelfMul.
 //
@@ -10300,7 +10300,7 @@ func ocannlDivBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.5[i0, i1] * r[i0, i1]
-func ocannlSelfMulObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlSelfMulObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -10664,7 +10664,7 @@ func ocannlSelfMulBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 	}
 }
 
-// ocannlPow2Objective runs a tensor program generated by ocannlgen.
+// ocannlPow2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pow2.
 //
@@ -10691,7 +10691,7 @@ func ocannlSelfMulBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPow2Objective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPow2ObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -10817,7 +10817,7 @@ func ocannlPow2Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 	}
 }
 
-// ocannlPow1Objective runs a tensor program generated by ocannlgen.
+// ocannlPow1ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pow1.
 //
@@ -10844,7 +10844,7 @@ func ocannlPow2Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPow1Objective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPow1ObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -10970,7 +10970,7 @@ func ocannlPow1Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 	}
 }
 
-// ocannlPow3Objective runs a tensor program generated by ocannlgen.
+// ocannlPow3ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pow3.
 //
@@ -10997,7 +10997,7 @@ func ocannlPow1Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPow3Objective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPow3ObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -11123,7 +11123,7 @@ func ocannlPow3Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 	}
 }
 
-// ocannlPowHalfObjective runs a tensor program generated by ocannlgen.
+// ocannlPowHalfObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model PowHalf.
 //
@@ -11150,7 +11150,7 @@ func ocannlPow3Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPowHalfObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPowHalfObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -11276,7 +11276,7 @@ func ocannlPowHalfBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 	}
 }
 
-// ocannlPowNegObjective runs a tensor program generated by ocannlgen.
+// ocannlPowNegObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model PowNeg.
 //
@@ -11303,7 +11303,7 @@ func ocannlPowHalfBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPowNegObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPowNegObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -11429,7 +11429,7 @@ func ocannlPowNegBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, lo
 	}
 }
 
-// ocannlPow0Objective runs a tensor program generated by ocannlgen.
+// ocannlPow0ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pow0.
 //
@@ -11456,7 +11456,7 @@ func ocannlPowNegBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, lo
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPow0Objective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPow0ObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -11582,7 +11582,7 @@ func ocannlPow0Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 	}
 }
 
-// ocannlPowNegBaseObjective runs a tensor program generated by ocannlgen.
+// ocannlPowNegBaseObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model PowNegBase.
 //
@@ -11609,7 +11609,7 @@ func ocannlPow0Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPowNegBaseObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPowNegBaseObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -11735,7 +11735,7 @@ func ocannlPowNegBaseBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64
 	}
 }
 
-// ocannlFmaObjective runs a tensor program generated by ocannlgen.
+// ocannlFmaObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Fma.
 //
@@ -11760,7 +11760,7 @@ func ocannlPowNegBaseBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlFmaObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[12]float64, out *[1]float64) {
+func ocannlFmaObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise fma of a, b, c
@@ -11923,7 +11923,7 @@ func ocannlFmaBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[
 	}
 }
 
-// ocannlWhereObjective runs a tensor program generated by ocannlgen.
+// ocannlWhereObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Where.
 //
@@ -11948,7 +11948,7 @@ func ocannlFmaBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlWhereObjective(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlWhereObjectiveLoss(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise where of mask, a, b
@@ -12110,7 +12110,7 @@ func ocannlWhereBackward(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64,
 	}
 }
 
-// ocannlWhereConstObjective runs a tensor program generated by ocannlgen.
+// ocannlWhereConstObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model WhereConst.
 //
@@ -12138,7 +12138,7 @@ func ocannlWhereBackward(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64,
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlWhereConstObjective(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlWhereConstObjectiveLoss(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise where of mask, a, _num.1
@@ -12279,7 +12279,7 @@ func ocannlWhereConstBackward(r *[3][4]float64, mask *[3][4]float64, pA *[12]flo
 	}
 }
 
-// ocannlWhereCompareObjective runs a tensor program generated by ocannlgen.
+// ocannlWhereCompareObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model WhereCompare.
 //
@@ -12309,7 +12309,7 @@ func ocannlWhereConstBackward(r *[3][4]float64, mask *[3][4]float64, pA *[12]flo
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlWhereCompareObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlWhereCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 
@@ -12506,7 +12506,7 @@ func ocannlWhereCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float
 	}
 }
 
-// ocannlCompareObjective runs a tensor program generated by ocannlgen.
+// ocannlCompareObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Compare.
 //
@@ -12642,7 +12642,7 @@ func ocannlWhereCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.19[i0, i1] * r[i0, i1]
-func ocannlCompareObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -13614,7 +13614,7 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 	}
 }
 
-// ocannlArithObjective runs a tensor program generated by ocannlgen.
+// ocannlArithObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Arith.
 //
@@ -13715,7 +13715,7 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.11[i0, i1] * r[i0, i1]
-func ocannlArithObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[12]float64, out *[1]float64) {
+func ocannlArithObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -14426,7 +14426,7 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 	}
 }
 
-// ocannlLayerNormObjective runs a tensor program generated by ocannlgen.
+// ocannlLayerNormObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model LayerNorm.
 //
@@ -14521,7 +14521,7 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..4:  # reduction
 //	    objective[0] += _objective.5[i0, i1] * r[i0, i1]
-func ocannlLayerNormObjective(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerNorm1Gamma *[5]float64, pObjectiveLayerNorm1Beta *[5]float64, out *[1]float64) {
+func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerNorm1Gamma *[5]float64, pObjectiveLayerNorm1Beta *[5]float64, out *[1]float64) {
 	var objective_layer_norm_1_mean_1 [3][1]float64
 	var objective_layer_norm_1_mean [3][1]float64
 	var objective_layer_norm_1_centered [3][5]float64
@@ -15140,7 +15140,7 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 	}
 }
 
-// ocannlLayerNorm2DObjective runs a tensor program generated by ocannlgen.
+// ocannlLayerNorm2DObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model LayerNorm2D.
 //
@@ -15243,7 +15243,7 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..2:  # reduction
 //	      objective[0] += _objective.5[i0, i1, i2] * r[i0, i1, i2]
-func ocannlLayerNorm2DObjective(r *[2][2][3]float64, pZ *[12]float64, pObjectiveLayerNorm1Gamma *[6]float64, pObjectiveLayerNorm1Beta *[6]float64, out *[1]float64) {
+func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjectiveLayerNorm1Gamma *[6]float64, pObjectiveLayerNorm1Beta *[6]float64, out *[1]float64) {
 	var objective_layer_norm_1_mean_1 [2][1]float64
 	var objective_layer_norm_1_mean [2][1]float64
 	var objective_layer_norm_1_centered [2][2][3]float64
@@ -15936,7 +15936,7 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 	}
 }
 
-// ocannlSoftmaxObjective runs a tensor program generated by ocannlgen.
+// ocannlSoftmaxObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Softmax.
 //
@@ -15991,7 +15991,7 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      objective[0] += _objective.2[i0, i1, i2] * r[i0, i1, i2]
-func ocannlSoftmaxObjective(r *[2][3][4]float64, pZ *[24]float64, out *[1]float64) {
+func ocannlSoftmaxObjectiveLoss(r *[2][3][4]float64, pZ *[24]float64, out *[1]float64) {
 	var objective_softmax_1_m [2][3][1]float64
 	var objective_softmax_1_e_1 [2][3][4]float64
 	var objective_softmax_1_e [2][3][4]float64
@@ -16398,7 +16398,7 @@ func ocannlSoftmaxBackward(r *[2][3][4]float64, pZ *[24]float64, gZ *[24]float64
 	}
 }
 
-// ocannlLogSoftmaxObjective runs a tensor program generated by ocannlgen.
+// ocannlLogSoftmaxObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model LogSoftmax.
 //
@@ -16452,7 +16452,7 @@ func ocannlSoftmaxBackward(r *[2][3][4]float64, pZ *[24]float64, gZ *[24]float64
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..4:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlLogSoftmaxObjective(r *[2][5]float64, pZ *[10]float64, out *[1]float64) {
+func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]float64) {
 	var objective_log_softmax_1_m [2][1]float64
 	var objective_log_softmax_1_z [2][5]float64
 	var objective_1 [2][5]float64
@@ -16831,7 +16831,7 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 	}
 }
 
-// ocannlCrossEntropyObjective runs a tensor program generated by ocannlgen.
+// ocannlCrossEntropyObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model CrossEntropy.
 //
@@ -16919,7 +16919,7 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 //
 //	# objective = pointwise neg of _objective.3
 //	objective[0] = neg(_objective.3[0])
-func ocannlCrossEntropyObjective(x *[4][3]float64, onehot *[4][5]float64, pObjectiveNetW *[15]float64, pObjectiveNetB *[5]float64, out *[1]float64) {
+func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pObjectiveNetW *[15]float64, pObjectiveNetB *[5]float64, out *[1]float64) {
 	var objective_cross_entropy_1_logits_1 [4][5]float64
 	var objective_cross_entropy_1_logits [4][5]float64
 	var objective_cross_entropy_1_m [4][1]float64
@@ -17514,7 +17514,7 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	}
 }
 
-// ocannlHingeObjective runs a tensor program generated by ocannlgen.
+// ocannlHingeObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Hinge.
 //
@@ -17615,7 +17615,7 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 //
 //	# objective = pointwise "/." of _objective.1, _dim_b.1
 //	objective[0] = _objective.1[0] / _dim_b.1[0]
-func ocannlHingeObjective(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW1 *[8]float64, pObjectiveNetB1 *[4]float64, pObjectiveNetW2 *[12]float64, pObjectiveNetB2 *[3]float64, pObjectiveNetW3 *[3]float64, pObjectiveNetB3 *[1]float64, out *[1]float64) {
+func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW1 *[8]float64, pObjectiveNetB1 *[4]float64, pObjectiveNetW2 *[12]float64, pObjectiveNetB2 *[3]float64, pObjectiveNetW3 *[3]float64, pObjectiveNetB3 *[1]float64, out *[1]float64) {
 	var objective_net_a1_1 [6][4]float64
 	var objective_net_a1_2 [6][4]float64
 	var objective_net_a1 [6][4]float64
@@ -18361,7 +18361,7 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 	}
 }
 
-// ocannlDenseObjective runs a tensor program generated by ocannlgen.
+// ocannlDenseObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Dense.
 //
@@ -18416,7 +18416,7 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlDenseObjective(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]float64, pObjectiveL1B *[4]float64, pObjectiveL2W *[12]float64, pObjectiveL2B *[3]float64, out *[1]float64) {
+func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]float64, pObjectiveL1B *[4]float64, pObjectiveL2W *[12]float64, pObjectiveL2B *[3]float64, out *[1]float64) {
 	var objective_l2_x_1 [5][4]float64
 	var objective_l2_x_2 [5][4]float64
 	var objective_l2_x [5][4]float64
@@ -18840,7 +18840,7 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 	}
 }
 
-// ocannlSharedInstanceObjective runs a tensor program generated by ocannlgen.
+// ocannlSharedInstanceObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SharedInstance.
 //
@@ -18893,7 +18893,7 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlSharedInstanceObjective(r *[5][3]float64, x *[5][3]float64, pObjectiveLW *[9]float64, pObjectiveLB *[3]float64, out *[1]float64) {
+func ocannlSharedInstanceObjectiveLoss(r *[5][3]float64, x *[5][3]float64, pObjectiveLW *[9]float64, pObjectiveLB *[3]float64, out *[1]float64) {
 	var objective_l_x_1 [5][3]float64
 	var objective_l_x_2 [5][3]float64
 	var objective_l_x [5][3]float64
@@ -19293,7 +19293,7 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 	}
 }
 
-// ocannlAttentionObjective runs a tensor program generated by ocannlgen.
+// ocannlAttentionObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Attention.
 //
@@ -19433,7 +19433,7 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..2:  # reduction
 //	      objective[0] += _objective.1[i0, i1, i2] * r[i0, i1, i2]
-func ocannlAttentionObjective(r *[2][4][3]float64, pX *[24]float64, pObjectiveAttWQ *[18]float64, pObjectiveAttWK *[18]float64, pObjectiveAttWV *[12]float64, pObjectiveAttWO *[12]float64, out *[1]float64) {
+func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjectiveAttWQ *[18]float64, pObjectiveAttWK *[18]float64, pObjectiveAttWV *[12]float64, pObjectiveAttWO *[12]float64, out *[1]float64) {
 	var objective_att_q [2][4][2][3]float64
 	var objective_att_k [2][4][2][3]float64
 	var objective_att_v [2][4][2][2]float64
@@ -20605,7 +20605,7 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 }
 
-// ocannlMaskedAttentionObjective runs a tensor program generated by ocannlgen.
+// ocannlMaskedAttentionObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MaskedAttention.
 //
@@ -20758,7 +20758,7 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..2:  # reduction
 //	      objective[0] += _objective.1[i0, i1, i2] * r[i0, i1, i2]
-func ocannlMaskedAttentionObjective(r *[2][4][3]float64, mask *[4][4]float64, pX *[24]float64, pObjectiveAttWQ *[18]float64, pObjectiveAttWK *[18]float64, pObjectiveAttWV *[12]float64, pObjectiveAttWO *[12]float64, out *[1]float64) {
+func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64, pX *[24]float64, pObjectiveAttWQ *[18]float64, pObjectiveAttWK *[18]float64, pObjectiveAttWV *[12]float64, pObjectiveAttWO *[12]float64, out *[1]float64) {
 	var objective_att_q [2][4][2][3]float64
 	var objective_att_k [2][4][2][3]float64
 	var objective_att_v [2][4][2][2]float64
@@ -22009,7 +22009,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 }
 
-// ocannlTransformerBlockObjective runs a tensor program generated by ocannlgen.
+// ocannlTransformerBlockObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model TransformerBlock.
 //
@@ -22384,7 +22384,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      objective[0] += _objective.5[i0, i1, i2] * r[i0, i1, i2]
-func ocannlTransformerBlockObjective(r *[2][3][4]float64, pX *[24]float64, pObjectiveAttWQ *[16]float64, pObjectiveAttWK *[16]float64, pObjectiveAttWV *[16]float64, pObjectiveAttWO *[16]float64, pObjectiveLn1Gamma *[4]float64, pObjectiveLn1Beta *[4]float64, pObjectiveF1W *[24]float64, pObjectiveF1B *[6]float64, pObjectiveF2W *[24]float64, pObjectiveF2B *[4]float64, pObjectiveLn2Gamma *[4]float64, pObjectiveLn2Beta *[4]float64, out *[1]float64) {
+func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, pObjectiveAttWQ *[16]float64, pObjectiveAttWK *[16]float64, pObjectiveAttWV *[16]float64, pObjectiveAttWO *[16]float64, pObjectiveLn1Gamma *[4]float64, pObjectiveLn1Beta *[4]float64, pObjectiveF1W *[24]float64, pObjectiveF1B *[6]float64, pObjectiveF2W *[24]float64, pObjectiveF2B *[4]float64, pObjectiveLn2Gamma *[4]float64, pObjectiveLn2Beta *[4]float64, out *[1]float64) {
 	var objective_att_q [2][3][2][2]float64
 	var objective_att_k [2][3][2][2]float64
 	var objective_att_v [2][3][2][2]float64
@@ -25442,7 +25442,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	}
 }
 
-// ocannlConcatObjective runs a tensor program generated by ocannlgen.
+// ocannlConcatObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Concat.
 //
@@ -25483,7 +25483,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 //	fill objective with 0
 //	for i0 in 0..4:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
-func ocannlConcatObjective(r *[5]float64, pP *[2]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlConcatObjectiveLoss(r *[5]float64, pP *[2]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [5]float64
 	var objective_2 [5]float64
 	var objective_3 [5]float64
@@ -25702,7 +25702,7 @@ func ocannlConcatBackward(r *[5]float64, pP *[2]float64, pQ *[3]float64, gP *[2]
 	}
 }
 
-// ocannlConcat3Objective runs a tensor program generated by ocannlgen.
+// ocannlConcat3ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Concat3.
 //
@@ -25733,7 +25733,7 @@ func ocannlConcatBackward(r *[5]float64, pP *[2]float64, pQ *[3]float64, gP *[2]
 //	fill objective with 0
 //	for i0 in 0..6:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlConcat3Objective(r *[7]float64, pP *[2]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlConcat3ObjectiveLoss(r *[7]float64, pP *[2]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [7]float64
 	var objective_2 [7]float64
 
@@ -25885,7 +25885,7 @@ func ocannlConcat3Backward(r *[7]float64, pP *[2]float64, pQ *[3]float64, gP *[2
 	}
 }
 
-// ocannlConcatAxis0Objective runs a tensor program generated by ocannlgen.
+// ocannlConcatAxis0ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConcatAxis0.
 //
@@ -25918,7 +25918,7 @@ func ocannlConcat3Backward(r *[7]float64, pP *[2]float64, pQ *[3]float64, gP *[2
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlConcatAxis0Objective(r *[6][3]float64, pP *[6]float64, pQ *[12]float64, out *[1]float64) {
+func ocannlConcatAxis0ObjectiveLoss(r *[6][3]float64, pP *[6]float64, pQ *[12]float64, out *[1]float64) {
 	var objective_1 [6][3]float64
 	var objective_2 [6][3]float64
 
@@ -26114,7 +26114,7 @@ func ocannlConcatAxis0Backward(r *[6][3]float64, pP *[6]float64, pQ *[12]float64
 	}
 }
 
-// ocannlBlockMatrixObjective runs a tensor program generated by ocannlgen.
+// ocannlBlockMatrixObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BlockMatrix.
 //
@@ -26168,7 +26168,7 @@ func ocannlConcatAxis0Backward(r *[6][3]float64, pP *[6]float64, pQ *[12]float64
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..4:  # reduction
 //	    objective[0] += _objective.3[i0, i1] * r[i0, i1]
-func ocannlBlockMatrixObjective(r *[3][5]float64, pP *[6]float64, pQ *[4]float64, pS *[3]float64, pT *[2]float64, out *[1]float64) {
+func ocannlBlockMatrixObjectiveLoss(r *[3][5]float64, pP *[6]float64, pQ *[4]float64, pS *[3]float64, pT *[2]float64, out *[1]float64) {
 	var objective_1 [3][5]float64
 	var objective_2 [3][5]float64
 	var objective_3 [3][5]float64
@@ -26537,7 +26537,7 @@ func ocannlBlockMatrixBackward(r *[3][5]float64, pP *[6]float64, pQ *[4]float64,
 	}
 }
 
-// ocannlBatchSliceObjective runs a tensor program generated by ocannlgen.
+// ocannlBatchSliceObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BatchSlice.
 //
@@ -26590,7 +26590,7 @@ func ocannlBlockMatrixBackward(r *[3][5]float64, pP *[6]float64, pQ *[4]float64,
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.7[i0] * r[i0]
-func ocannlBatchSliceObjective(r *[4]float64, pA *[12]float64, pB *[24]float64, out *[1]float64) {
+func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float64, out *[1]float64) {
 	var objective_1 [4]float64
 	var objective_2 [4]float64
 	var objective_3 [4]float64
@@ -26902,7 +26902,7 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 	}
 }
 
-// ocannlSlicePrefixObjective runs a tensor program generated by ocannlgen.
+// ocannlSlicePrefixObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SlicePrefix.
 //
@@ -26934,7 +26934,7 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.3[i0] * r[i0]
-func ocannlSlicePrefixObjective(r *[3]float64, pX *[5]float64, pY *[3]float64, out *[1]float64) {
+func ocannlSlicePrefixObjectiveLoss(r *[3]float64, pX *[5]float64, pY *[3]float64, out *[1]float64) {
 	var objective_1 [3]float64
 	var objective_2 [3]float64
 	var objective_3 [3]float64
@@ -27098,7 +27098,7 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 	}
 }
 
-// ocannlSliceSuffixObjective runs a tensor program generated by ocannlgen.
+// ocannlSliceSuffixObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SliceSuffix.
 //
@@ -27125,7 +27125,7 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 //	fill objective with 0
 //	for i0 in 0..1:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlSliceSuffixObjective(r *[2]float64, pX *[5]float64, pY *[2]float64, out *[1]float64) {
+func ocannlSliceSuffixObjectiveLoss(r *[2]float64, pX *[5]float64, pY *[2]float64, out *[1]float64) {
 	var objective_1 [2]float64
 	var objective_2 [2]float64
 
@@ -27260,7 +27260,7 @@ func ocannlSliceSuffixBackward(r *[2]float64, pX *[5]float64, pY *[2]float64, gX
 	}
 }
 
-// ocannlSliceMiddleObjective runs a tensor program generated by ocannlgen.
+// ocannlSliceMiddleObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SliceMiddle.
 //
@@ -27286,7 +27286,7 @@ func ocannlSliceSuffixBackward(r *[2]float64, pX *[5]float64, pY *[2]float64, gX
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlSliceMiddleObjective(r *[4]float64, pX *[9]float64, out *[1]float64) {
+func ocannlSliceMiddleObjectiveLoss(r *[4]float64, pX *[9]float64, out *[1]float64) {
 	var objective_1 [4]float64
 	var objective_2 [4]float64
 
@@ -27408,7 +27408,7 @@ func ocannlSliceMiddleBackward(r *[4]float64, pX *[9]float64, gX *[9]float64, lo
 	}
 }
 
-// ocannlDropFirstObjective runs a tensor program generated by ocannlgen.
+// ocannlDropFirstObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model DropFirst.
 //
@@ -27434,7 +27434,7 @@ func ocannlSliceMiddleBackward(r *[4]float64, pX *[9]float64, gX *[9]float64, lo
 //	fill objective with 0
 //	for i0 in 0..1:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlDropFirstObjective(r *[2]float64, pX *[5]float64, out *[1]float64) {
+func ocannlDropFirstObjectiveLoss(r *[2]float64, pX *[5]float64, out *[1]float64) {
 	var objective_1 [2]float64
 	var objective_2 [2]float64
 
@@ -27556,7 +27556,7 @@ func ocannlDropFirstBackward(r *[2]float64, pX *[5]float64, gX *[5]float64, loss
 	}
 }
 
-// ocannlPadBlocksObjective runs a tensor program generated by ocannlgen.
+// ocannlPadBlocksObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model PadBlocks.
 //
@@ -27583,7 +27583,7 @@ func ocannlDropFirstBackward(r *[2]float64, pX *[5]float64, gX *[5]float64, loss
 //	fill objective with 0
 //	for i0 in 0..9:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlPadBlocksObjective(r *[10]float64, pX *[2]float64, out *[1]float64) {
+func ocannlPadBlocksObjectiveLoss(r *[10]float64, pX *[2]float64, out *[1]float64) {
 	var objective_1 [10]float64
 	var objective_2 [10]float64
 
@@ -27706,7 +27706,7 @@ func ocannlPadBlocksBackward(r *[10]float64, pX *[2]float64, gX *[2]float64, los
 	}
 }
 
-// ocannlStridedSliceObjective runs a tensor program generated by ocannlgen.
+// ocannlStridedSliceObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model StridedSlice.
 //
@@ -27742,7 +27742,7 @@ func ocannlPadBlocksBackward(r *[10]float64, pX *[2]float64, gX *[2]float64, los
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
-func ocannlStridedSliceObjective(r *[3]float64, pX *[6]float64, out *[1]float64) {
+func ocannlStridedSliceObjectiveLoss(r *[3]float64, pX *[6]float64, out *[1]float64) {
 	var objective_1 [3]float64
 	var objective_2 [3]float64
 	var objective_3 [3]float64
@@ -27931,7 +27931,7 @@ func ocannlStridedSliceBackward(r *[3]float64, pX *[6]float64, gX *[6]float64, l
 	}
 }
 
-// ocannlInterleaveObjective runs a tensor program generated by ocannlgen.
+// ocannlInterleaveObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Interleave.
 //
@@ -27970,7 +27970,7 @@ func ocannlStridedSliceBackward(r *[3]float64, pX *[6]float64, gX *[6]float64, l
 //	fill objective with 0
 //	for i0 in 0..5:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
-func ocannlInterleaveObjective(r *[6]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlInterleaveObjectiveLoss(r *[6]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [6]float64
 	var objective_2 [6]float64
 	var objective_3 [6]float64
@@ -28165,7 +28165,7 @@ func ocannlInterleaveBackward(r *[6]float64, pP *[3]float64, pQ *[3]float64, gP 
 	}
 }
 
-// ocannlStackObjective runs a tensor program generated by ocannlgen.
+// ocannlStackObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Stack.
 //
@@ -28198,7 +28198,7 @@ func ocannlInterleaveBackward(r *[6]float64, pP *[3]float64, pQ *[3]float64, gP 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlStackObjective(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlStackObjectiveLoss(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [2][3]float64
 	var objective_2 [2][3]float64
 
@@ -28390,7 +28390,7 @@ func ocannlStackBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, gP *[
 	}
 }
 
-// ocannlStackInputObjective runs a tensor program generated by ocannlgen.
+// ocannlStackInputObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model StackInput.
 //
@@ -28436,7 +28436,7 @@ func ocannlStackBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, gP *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlStackInputObjective(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlStackInputObjectiveLoss(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [3][2]float64
 	var objective_2 [3][2]float64
 	var objective_3 [3][2]float64
@@ -28755,7 +28755,7 @@ func ocannlStackInputBackward(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, 
 	}
 }
 
-// ocannlStackBatchObjective runs a tensor program generated by ocannlgen.
+// ocannlStackBatchObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model StackBatch.
 //
@@ -28803,7 +28803,7 @@ func ocannlStackInputBackward(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlStackBatchObjective(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlStackBatchObjectiveLoss(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [2][3]float64
 	var objective_2 [2][3]float64
 	var objective_3 [2][3]float64
@@ -29122,7 +29122,7 @@ func ocannlStackBatchBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, 
 	}
 }
 
-// ocannlConvPaddedObjective runs a tensor program generated by ocannlgen.
+// ocannlConvPaddedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvPadded.
 //
@@ -29175,7 +29175,7 @@ func ocannlStackBatchBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, 
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvPaddedObjective(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[54]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
+func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[54]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_1_x [2][7][7][2]float64
 	var objective_conv2d_1_y [2][4][4][3]float64
 	var objective_1 [2][4][4][3]float64
@@ -29584,7 +29584,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 	}
 }
 
-// ocannlConvPaddedStride2Objective runs a tensor program generated by ocannlgen.
+// ocannlConvPaddedStride2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvPaddedStride2.
 //
@@ -29637,7 +29637,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvPaddedStride2Objective(r *[2][2][2][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[54]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
+func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[54]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_1_x [2][7][7][2]float64
 	var objective_conv2d_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
@@ -30042,7 +30042,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 	}
 }
 
-// ocannlConvPaddedK2Stride2Objective runs a tensor program generated by ocannlgen.
+// ocannlConvPaddedK2Stride2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvPaddedK2Stride2.
 //
@@ -30095,7 +30095,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvPaddedK2Stride2Objective(r *[2][2][2][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[24]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
+func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[24]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_1_x [2][6][6][2]float64
 	var objective_conv2d_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
@@ -30496,7 +30496,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 	}
 }
 
-// ocannlConvValidObjective runs a tensor program generated by ocannlgen.
+// ocannlConvValidObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvValid.
 //
@@ -30537,7 +30537,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvValidObjective(r *[2][2][2][3]float64, pImg *[64]float64, pObjectiveConv2dValid1Kernel *[54]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
+func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pObjectiveConv2dValid1Kernel *[54]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 
@@ -30841,7 +30841,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 	}
 }
 
-// ocannlConvValidStride2Objective runs a tensor program generated by ocannlgen.
+// ocannlConvValidStride2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvValidStride2.
 //
@@ -30882,7 +30882,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvValidStride2Objective(r *[2][2][2][3]float64, pImg *[100]float64, pObjectiveConv2dValid1Kernel *[54]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
+func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]float64, pObjectiveConv2dValid1Kernel *[54]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 
@@ -31186,7 +31186,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 	}
 }
 
-// ocannlConvStackObjective runs a tensor program generated by ocannlgen.
+// ocannlConvStackObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvStack.
 //
@@ -31259,7 +31259,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 //	    for i2 in 0..2:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvStackObjective(r *[2][3][3][3]float64, pImg *[50]float64, pObjectiveC1Kernel *[18]float64, pObjectiveC1Bias *[2]float64, pObjectiveC2Kernel *[54]float64, pObjectiveC2Bias *[3]float64, out *[1]float64) {
+func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pObjectiveC1Kernel *[18]float64, pObjectiveC1Bias *[2]float64, pObjectiveC2Kernel *[54]float64, pObjectiveC2Bias *[3]float64, out *[1]float64) {
 	var objective_c1_y [2][3][3][2]float64
 	var objective_c2_x_1 [2][3][3][2]float64
 	var objective_c2_x [2][6][6][2]float64
@@ -31865,7 +31865,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	}
 }
 
-// ocannlConv1DPaddedObjective runs a tensor program generated by ocannlgen.
+// ocannlConv1DPaddedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Conv1DPadded.
 //
@@ -31898,7 +31898,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 //	fill objective with 0
 //	for i0 in 0..5:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlConv1DPaddedObjective(r *[6]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
+func ocannlConv1DPaddedObjectiveLoss(r *[6]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
 	var objective_1 [9]float64
 	var objective_2 [6]float64
 
@@ -32085,7 +32085,7 @@ func ocannlConv1DPaddedBackward(r *[6]float64, x *[6]float64, pXp *[6]float64, p
 	}
 }
 
-// ocannlConv1DPaddedStride2Objective runs a tensor program generated by ocannlgen.
+// ocannlConv1DPaddedStride2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Conv1DPaddedStride2.
 //
@@ -32118,7 +32118,7 @@ func ocannlConv1DPaddedBackward(r *[6]float64, x *[6]float64, pXp *[6]float64, p
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlConv1DPaddedStride2Objective(r *[3]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
+func ocannlConv1DPaddedStride2ObjectiveLoss(r *[3]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
 	var objective_1 [9]float64
 	var objective_2 [3]float64
 
@@ -32289,7 +32289,7 @@ func ocannlConv1DPaddedStride2Backward(r *[3]float64, x *[6]float64, pXp *[6]flo
 	}
 }
 
-// ocannlConv1DPaddedDilatedObjective runs a tensor program generated by ocannlgen.
+// ocannlConv1DPaddedDilatedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Conv1DPaddedDilated.
 //
@@ -32322,7 +32322,7 @@ func ocannlConv1DPaddedStride2Backward(r *[3]float64, x *[6]float64, pXp *[6]flo
 //	fill objective with 0
 //	for i0 in 0..5:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlConv1DPaddedDilatedObjective(r *[6]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
+func ocannlConv1DPaddedDilatedObjectiveLoss(r *[6]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
 	var objective_1 [11]float64
 	var objective_2 [6]float64
 
@@ -32511,7 +32511,7 @@ func ocannlConv1DPaddedDilatedBackward(r *[6]float64, x *[6]float64, pXp *[6]flo
 	}
 }
 
-// ocannlConv1DValidObjective runs a tensor program generated by ocannlgen.
+// ocannlConv1DValidObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Conv1DValid.
 //
@@ -32535,7 +32535,7 @@ func ocannlConv1DPaddedDilatedBackward(r *[6]float64, x *[6]float64, pXp *[6]flo
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.1[i0] * r[i0]
-func ocannlConv1DValidObjective(r *[4]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
+func ocannlConv1DValidObjectiveLoss(r *[4]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
 	var objective_1 [4]float64
 
 	// _objective.1 = einsum "+*" "o<+k; k => o" of xp, w
@@ -32674,7 +32674,7 @@ func ocannlConv1DValidBackward(r *[4]float64, pXp *[6]float64, pW *[3]float64, g
 	}
 }
 
-// ocannlConv1DValidStride2DilatedObjective runs a tensor program generated by ocannlgen.
+// ocannlConv1DValidStride2DilatedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Conv1DValidStride2Dilated.
 //
@@ -32698,7 +32698,7 @@ func ocannlConv1DValidBackward(r *[4]float64, pXp *[6]float64, pW *[3]float64, g
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.1[i0] * r[i0]
-func ocannlConv1DValidStride2DilatedObjective(r *[4]float64, pXp *[13]float64, pW *[3]float64, out *[1]float64) {
+func ocannlConv1DValidStride2DilatedObjectiveLoss(r *[4]float64, pXp *[13]float64, pW *[3]float64, out *[1]float64) {
 	var objective_1 [4]float64
 
 	// _objective.1 = einsum "+*" "2*o<+3*k; k => o" of xp, w
@@ -32831,7 +32831,7 @@ func ocannlConv1DValidStride2DilatedBackward(r *[4]float64, pXp *[13]float64, pW
 	}
 }
 
-// ocannlMatmulComposeObjective runs a tensor program generated by ocannlgen.
+// ocannlMatmulComposeObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MatmulCompose.
 //
@@ -32857,7 +32857,7 @@ func ocannlConv1DValidStride2DilatedBackward(r *[4]float64, pXp *[13]float64, pW
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlMatmulComposeObjective(r *[2][4]float64, x *[2][3]float64, pW *[12]float64, out *[1]float64) {
+func ocannlMatmulComposeObjectiveLoss(r *[2][4]float64, x *[2][3]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
 
 	// _objective.1 = compose "*" of w, x
@@ -32995,7 +32995,7 @@ func ocannlMatmulComposeBackward(r *[2][4]float64, x *[2][3]float64, pW *[12]flo
 	}
 }
 
-// ocannlMatmulParamsObjective runs a tensor program generated by ocannlgen.
+// ocannlMatmulParamsObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MatmulParams.
 //
@@ -33021,7 +33021,7 @@ func ocannlMatmulComposeBackward(r *[2][4]float64, x *[2][3]float64, pW *[12]flo
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlMatmulParamsObjective(r *[4][2]float64, pA *[12]float64, pB *[6]float64, out *[1]float64) {
+func ocannlMatmulParamsObjectiveLoss(r *[4][2]float64, pA *[12]float64, pB *[6]float64, out *[1]float64) {
 	var objective_1 [4][2]float64
 
 	// _objective.1 = compose "*" of a, b
@@ -33184,7 +33184,7 @@ func ocannlMatmulParamsBackward(r *[4][2]float64, pA *[12]float64, pB *[6]float6
 	}
 }
 
-// ocannlMatmulChainObjective runs a tensor program generated by ocannlgen.
+// ocannlMatmulChainObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MatmulChain.
 //
@@ -33225,7 +33225,7 @@ func ocannlMatmulParamsBackward(r *[4][2]float64, pA *[12]float64, pB *[6]float6
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.3[i0, i1] * r[i0, i1]
-func ocannlMatmulChainObjective(r *[4][3]float64, x *[4][2]float64, pW1 *[10]float64, pW2 *[15]float64, out *[1]float64) {
+func ocannlMatmulChainObjectiveLoss(r *[4][3]float64, x *[4][2]float64, pW1 *[10]float64, pW2 *[15]float64, out *[1]float64) {
 	var objective_1 [4][5]float64
 	var objective_2 [4][5]float64
 	var objective_3 [4][3]float64
@@ -33495,7 +33495,7 @@ func ocannlMatmulChainBackward(r *[4][3]float64, x *[4][2]float64, pW1 *[10]floa
 	}
 }
 
-// ocannlEinsumMatmulObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumMatmulObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumMatmul.
 //
@@ -33521,7 +33521,7 @@ func ocannlMatmulChainBackward(r *[4][3]float64, x *[4][2]float64, pW1 *[10]floa
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlEinsumMatmulObjective(r *[2][4]float64, pA *[6]float64, pB *[12]float64, out *[1]float64) {
+func ocannlEinsumMatmulObjectiveLoss(r *[2][4]float64, pA *[6]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
 
 	// _objective.1 = einsum "+*" "ij; jk => ik" of a, b
@@ -33700,7 +33700,7 @@ func ocannlEinsumMatmulBackward(r *[2][4]float64, pA *[6]float64, pB *[12]float6
 	}
 }
 
-// ocannlEinsumBatchedObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumBatchedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumBatched.
 //
@@ -33728,7 +33728,7 @@ func ocannlEinsumMatmulBackward(r *[2][4]float64, pA *[6]float64, pB *[12]float6
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..1:  # reduction
 //	      objective[0] += _objective.1[i0, i1, i2] * r[i0, i1, i2]
-func ocannlEinsumBatchedObjective(r *[2][3][2]float64, pA *[24]float64, pB *[16]float64, out *[1]float64) {
+func ocannlEinsumBatchedObjectiveLoss(r *[2][3][2]float64, pA *[24]float64, pB *[16]float64, out *[1]float64) {
 	var objective_1 [2][3][2]float64
 
 	// _objective.1 = einsum "+*" "...|ik; ...|kj => ...|ij" of a, b
@@ -33910,7 +33910,7 @@ func ocannlEinsumBatchedBackward(r *[2][3][2]float64, pA *[24]float64, pB *[16]f
 	}
 }
 
-// ocannlEinsumTransposeObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumTransposeObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumTranspose.
 //
@@ -33936,7 +33936,7 @@ func ocannlEinsumBatchedBackward(r *[2][3][2]float64, pA *[24]float64, pB *[16]f
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..2:  # reduction
 //	      objective[0] += _objective.1[i0, i1, i2] * r[i0, i1, i2]
-func ocannlEinsumTransposeObjective(r *[4][2][3]float64, pA *[6]float64, pB *[12]float64, out *[1]float64) {
+func ocannlEinsumTransposeObjectiveLoss(r *[4][2][3]float64, pA *[6]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [4][2][3]float64
 
 	// _objective.1 = einsum "+*" "ij; kj => j -> k i" of a, b
@@ -34102,7 +34102,7 @@ func ocannlEinsumTransposeBackward(r *[4][2][3]float64, pA *[6]float64, pB *[12]
 	}
 }
 
-// ocannlEinsumRowVarObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumRowVarObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumRowVar.
 //
@@ -34129,7 +34129,7 @@ func ocannlEinsumTransposeBackward(r *[4][2][3]float64, pA *[6]float64, pB *[12]
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlEinsumRowVarObjective(r *[2][4]float64, pA *[12]float64, pB *[24]float64, out *[1]float64) {
+func ocannlEinsumRowVarObjectiveLoss(r *[2][4]float64, pA *[12]float64, pB *[24]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
 
 	// _objective.1 = einsum "+*" "a, ..r..; ..r.., b => a, b" of a, b
@@ -34303,7 +34303,7 @@ func ocannlEinsumRowVarBackward(r *[2][4]float64, pA *[12]float64, pB *[24]float
 	}
 }
 
-// ocannlEinsumDotObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumDotObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumDot.
 //
@@ -34324,7 +34324,7 @@ func ocannlEinsumRowVarBackward(r *[2][4]float64, pA *[12]float64, pB *[24]float
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 //	objective[0] = _objective.1[0] * r[0]
-func ocannlEinsumDotObjective(r *[1]float64, pA *[5]float64, pB *[5]float64, out *[1]float64) {
+func ocannlEinsumDotObjectiveLoss(r *[1]float64, pA *[5]float64, pB *[5]float64, out *[1]float64) {
 	var objective_1 [1]float64
 
 	// _objective.1 = einsum "+*" "i; i => 0" of a, b
@@ -34423,7 +34423,7 @@ func ocannlEinsumDotBackward(r *[1]float64, pA *[5]float64, pB *[5]float64, gA *
 	}
 }
 
-// ocannlEinsumDiagObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumDiagObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumDiag.
 //
@@ -34463,7 +34463,7 @@ func ocannlEinsumDotBackward(r *[1]float64, pA *[5]float64, pB *[5]float64, gA *
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
-func ocannlEinsumDiagObjective(r *[3]float64, pA *[9]float64, pB *[3]float64, out *[1]float64) {
+func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64, out *[1]float64) {
 	var objective_1 [3]float64
 	var objective_2 [3][3]float64
 	var objective_3 [3]float64
@@ -34679,7 +34679,7 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 	}
 }
 
-// ocannlOuterSumObjective runs a tensor program generated by ocannlgen.
+// ocannlOuterSumObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model OuterSum.
 //
@@ -34709,7 +34709,7 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlOuterSumObjective(r *[3][4]float64, pA *[3]float64, pB *[4]float64, out *[1]float64) {
+func ocannlOuterSumObjectiveLoss(r *[3][4]float64, pA *[3]float64, pB *[4]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 
@@ -34898,7 +34898,7 @@ func ocannlOuterSumBackward(r *[3][4]float64, pA *[3]float64, pB *[4]float64, gA
 	}
 }
 
-// ocannlUnaryEinsumObjective runs a tensor program generated by ocannlgen.
+// ocannlUnaryEinsumObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model UnaryEinsum.
 //
@@ -34940,7 +34940,7 @@ func ocannlOuterSumBackward(r *[3][4]float64, pA *[3]float64, pB *[4]float64, gA
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlUnaryEinsumObjective(r *[4][3]float64, pA *[12]float64, out *[1]float64) {
+func ocannlUnaryEinsumObjectiveLoss(r *[4][3]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [4][3]float64
 	var objective_2 [4][3]float64
 	var objective_3 [4][1]float64
@@ -35216,7 +35216,7 @@ func ocannlUnaryEinsumBackward(r *[4][3]float64, pA *[12]float64, gA *[12]float6
 	}
 }
 
-// ocannlFixedSliceObjective runs a tensor program generated by ocannlgen.
+// ocannlFixedSliceObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model FixedSlice.
 //
@@ -35252,7 +35252,7 @@ func ocannlUnaryEinsumBackward(r *[4][3]float64, pA *[12]float64, gA *[12]float6
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
-func ocannlFixedSliceObjective(r *[3]float64, pA *[12]float64, out *[1]float64) {
+func ocannlFixedSliceObjectiveLoss(r *[3]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3]float64
 	var objective_2 [3]float64
 	var objective_3 [3]float64
@@ -35447,7 +35447,7 @@ func ocannlFixedSliceBackward(r *[3]float64, pA *[12]float64, gA *[12]float64, l
 	}
 }
 
-// ocannlFixedScatterObjective runs a tensor program generated by ocannlgen.
+// ocannlFixedScatterObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model FixedScatter.
 //
@@ -35476,7 +35476,7 @@ func ocannlFixedSliceBackward(r *[3]float64, pA *[12]float64, gA *[12]float64, l
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlFixedScatterObjective(r *[3][3]float64, pA *[3]float64, out *[1]float64) {
+func ocannlFixedScatterObjectiveLoss(r *[3][3]float64, pA *[3]float64, out *[1]float64) {
 	var objective_1 [3][3]float64
 	var objective_2 [3][3]float64
 
@@ -35628,7 +35628,7 @@ func ocannlFixedScatterBackward(r *[3][3]float64, pA *[3]float64, gA *[3]float64
 	}
 }
 
-// ocannlFixedEinsumObjective runs a tensor program generated by ocannlgen.
+// ocannlFixedEinsumObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model FixedEinsum.
 //
@@ -35652,7 +35652,7 @@ func ocannlFixedScatterBackward(r *[3][3]float64, pA *[3]float64, gA *[3]float64
 //	fill objective with 0
 //	for i0 in 0..4:  # reduction
 //	  objective[0] += _objective.1[i0] * r[i0]
-func ocannlFixedEinsumObjective(r *[5]float64, pA *[12]float64, pB *[40]float64, out *[1]float64) {
+func ocannlFixedEinsumObjectiveLoss(r *[5]float64, pA *[12]float64, pB *[40]float64, out *[1]float64) {
 	var objective_1 [5]float64
 
 	// _objective.1 = einsum "+*" "i2; 1ij => j" of a, b
@@ -35813,7 +35813,7 @@ func ocannlFixedEinsumBackward(r *[5]float64, pA *[12]float64, pB *[40]float64, 
 	}
 }
 
-// ocannlFixedInputAxisObjective runs a tensor program generated by ocannlgen.
+// ocannlFixedInputAxisObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model FixedInputAxis.
 //
@@ -35842,7 +35842,7 @@ func ocannlFixedEinsumBackward(r *[5]float64, pA *[12]float64, pB *[40]float64, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlFixedInputAxisObjective(r *[2][3]float64, pA *[24]float64, out *[1]float64) {
+func ocannlFixedInputAxisObjectiveLoss(r *[2][3]float64, pA *[24]float64, out *[1]float64) {
 	var objective_1 [2][3]float64
 	var objective_2 [2][3]float64
 
@@ -36007,7 +36007,7 @@ func ocannlFixedInputAxisBackward(r *[2][3]float64, pA *[24]float64, gA *[24]flo
 	}
 }
 
-// ocannlBroadcastBiasObjective runs a tensor program generated by ocannlgen.
+// ocannlBroadcastBiasObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BroadcastBias.
 //
@@ -36046,7 +36046,7 @@ func ocannlFixedInputAxisBackward(r *[2][3]float64, pA *[24]float64, gA *[24]flo
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.3[i0, i1] * r[i0, i1]
-func ocannlBroadcastBiasObjective(r *[5][4]float64, x *[5][3]float64, pW *[12]float64, pB *[4]float64, out *[1]float64) {
+func ocannlBroadcastBiasObjectiveLoss(r *[5][4]float64, x *[5][3]float64, pW *[12]float64, pB *[4]float64, out *[1]float64) {
 	var objective_1 [5][4]float64
 	var objective_2 [5][4]float64
 	var objective_3 [5][4]float64
@@ -36297,7 +36297,7 @@ func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]flo
 	}
 }
 
-// ocannlBroadcastScalarObjective runs a tensor program generated by ocannlgen.
+// ocannlBroadcastScalarObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BroadcastScalar.
 //
@@ -36339,7 +36339,7 @@ func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]flo
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlBroadcastScalarObjective(r *[3][4]float64, pS *[1]float64, pA *[12]float64, out *[1]float64) {
+func ocannlBroadcastScalarObjectiveLoss(r *[3][4]float64, pS *[1]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -36669,7 +36669,7 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 	}
 }
 
-// ocannlBroadcastRowColObjective runs a tensor program generated by ocannlgen.
+// ocannlBroadcastRowColObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BroadcastRowCol.
 //
@@ -36710,7 +36710,7 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlBroadcastRowColObjective(r *[3][4]float64, pU *[3]float64, pV *[4]float64, out *[1]float64) {
+func ocannlBroadcastRowColObjectiveLoss(r *[3][4]float64, pU *[3]float64, pV *[4]float64, out *[1]float64) {
 	var objective_1 [3][1]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -36992,7 +36992,7 @@ func ocannlBroadcastRowColBackward(r *[3][4]float64, pU *[3]float64, pV *[4]floa
 	}
 }
 
-// ocannlBroadcastConstObjective runs a tensor program generated by ocannlgen.
+// ocannlBroadcastConstObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BroadcastConst.
 //
@@ -37045,7 +37045,7 @@ func ocannlBroadcastRowColBackward(r *[3][4]float64, pU *[3]float64, pV *[4]floa
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlBroadcastConstObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlBroadcastConstObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -37323,7 +37323,7 @@ func ocannlBroadcastConstBackward(r *[3][4]float64, pA *[12]float64, gA *[12]flo
 	}
 }
 
-// ocannlMaxPoolObjective runs a tensor program generated by ocannlgen.
+// ocannlMaxPoolObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MaxPool.
 //
@@ -37367,7 +37367,7 @@ func ocannlBroadcastConstBackward(r *[3][4]float64, pA *[12]float64, gA *[12]flo
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..1:  # reduction
 //	        objective[0] += objective.max_pool#1/y[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlMaxPoolObjective(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
+func ocannlMaxPoolObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][2]float64
 
@@ -37607,7 +37607,7 @@ func ocannlMaxPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]
 	}
 }
 
-// ocannlMaxPoolOverlapObjective runs a tensor program generated by ocannlgen.
+// ocannlMaxPoolOverlapObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MaxPoolOverlap.
 //
@@ -37651,7 +37651,7 @@ func ocannlMaxPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..1:  # reduction
 //	        objective[0] += objective.max_pool#1/y[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlMaxPoolOverlapObjective(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
+func ocannlMaxPoolOverlapObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
 	var objective_max_pool_1_y_1 [3][3]float64
 	var objective_max_pool_1_y [2][2][2][2]float64
 
@@ -37869,7 +37869,7 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 	}
 }
 
-// ocannlMaxPoolConvObjective runs a tensor program generated by ocannlgen.
+// ocannlMaxPoolConvObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MaxPoolConv.
 //
@@ -37942,7 +37942,7 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += objective.max_pool#1/y[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlMaxPoolConvObjective(r *[2][2][2][3]float64, pImg *[72]float64, pObjectiveConv2dValid1Kernel *[27]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
+func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, pObjectiveConv2dValid1Kernel *[27]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_valid_1_y [2][4][4][3]float64
 	var objective_max_pool_1_x_1 [2][4][4][3]float64
 	var objective_max_pool_1_x [2][4][4][3]float64
@@ -38461,7 +38461,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 	}
 }
 
-// ocannlAvgPoolObjective runs a tensor program generated by ocannlgen.
+// ocannlAvgPoolObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model AvgPool.
 //
@@ -38525,7 +38525,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..1:  # reduction
 //	        objective[0] += _objective.2[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlAvgPoolObjective(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
+func ocannlAvgPoolObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
 	var objective_avg_pool_1_y_1 [2][2]float64
 	var objective_avg_pool_1_y [2][2][2][2]float64
 	var objective_1 [1]float64
@@ -38819,7 +38819,7 @@ func ocannlAvgPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]
 	}
 }
 
-// ocannlReduceMaxObjective runs a tensor program generated by ocannlgen.
+// ocannlReduceMaxObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ReduceMax.
 //
@@ -38849,7 +38849,7 @@ func ocannlAvgPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlReduceMaxObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlReduceMaxObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][1]float64
 	var objective_2 [3][4]float64
 
@@ -39048,7 +39048,7 @@ func ocannlReduceMaxBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64,
 	}
 }
 
-// ocannlReduceMaxAllObjective runs a tensor program generated by ocannlgen.
+// ocannlReduceMaxAllObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ReduceMaxAll.
 //
@@ -39073,7 +39073,7 @@ func ocannlReduceMaxBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64,
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	objective[0] = _objective.2[0] * r[0]
-func ocannlReduceMaxAllObjective(r *[1]float64, pA *[12]float64, out *[1]float64) {
+func ocannlReduceMaxAllObjectiveLoss(r *[1]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 
@@ -39200,7 +39200,7 @@ func ocannlReduceMaxAllBackward(r *[1]float64, pA *[12]float64, gA *[12]float64,
 	}
 }
 
-// ocannlTropicalSameObjective runs a tensor program generated by ocannlgen.
+// ocannlTropicalSameObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model TropicalSame.
 //
@@ -39224,7 +39224,7 @@ func ocannlReduceMaxAllBackward(r *[1]float64, pA *[12]float64, gA *[12]float64,
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.1[i0] * r[i0]
-func ocannlTropicalSameObjective(r *[3]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlTropicalSameObjectiveLoss(r *[3]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3]float64
 
 	// _objective.1 = einsum "@^+" "ij; ij => i" of a, b
@@ -39374,7 +39374,7 @@ func ocannlTropicalSameBackward(r *[3]float64, pA *[12]float64, pB *[12]float64,
 	}
 }
 
-// ocannlTropicalMatmulObjective runs a tensor program generated by ocannlgen.
+// ocannlTropicalMatmulObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model TropicalMatmul.
 //
@@ -39400,7 +39400,7 @@ func ocannlTropicalSameBackward(r *[3]float64, pA *[12]float64, pB *[12]float64,
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlTropicalMatmulObjective(r *[3][2]float64, pA *[12]float64, pB *[8]float64, out *[1]float64) {
+func ocannlTropicalMatmulObjectiveLoss(r *[3][2]float64, pA *[12]float64, pB *[8]float64, out *[1]float64) {
 	var objective_1 [3][2]float64
 
 	// _objective.1 = einsum "@^+" "ij; jk => ik" of a, b
@@ -39575,7 +39575,7 @@ func ocannlTropicalMatmulBackward(r *[3][2]float64, pA *[12]float64, pB *[8]floa
 	}
 }
 
-// ocannlSumPoolLabelOnlyObjective runs a tensor program generated by ocannlgen.
+// ocannlSumPoolLabelOnlyObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SumPoolLabelOnly.
 //
@@ -39598,7 +39598,7 @@ func ocannlTropicalMatmulBackward(r *[3][2]float64, pA *[12]float64, pB *[8]floa
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += y[i0] * r[i0]
-func ocannlSumPoolLabelOnlyObjective(r *[3]float64, pXp *[6]float64, out *[1]float64) {
+func ocannlSumPoolLabelOnlyObjectiveLoss(r *[3]float64, pXp *[6]float64, out *[1]float64) {
 	var y [3]float64
 
 	// y = einsum "++" "2*o<+w => o" of xp
@@ -39707,7 +39707,7 @@ func ocannlSumPoolLabelOnlyBackward(r *[3]float64, pXp *[6]float64, gXp *[6]floa
 	}
 }
 
-// ocannlSaveAObjective runs a tensor program generated by ocannlgen.
+// ocannlSaveAObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SaveA.
 //
@@ -39755,7 +39755,7 @@ func ocannlSumPoolLabelOnlyBackward(r *[3]float64, pXp *[6]float64, gXp *[6]floa
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlSaveAObjective(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pNetW *[12]float64, pNetB *[4]float64, out *[1]float64) {
+func ocannlSaveAObjectiveLoss(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pNetW *[12]float64, pNetB *[4]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
 	var objective_2 [2][4]float64
 	var objective_3 [2][4]float64
@@ -40091,7 +40091,7 @@ func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pN
 	}
 }
 
-// ocannlSaveBObjective runs a tensor program generated by ocannlgen.
+// ocannlSaveBObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SaveB.
 //
@@ -40139,7 +40139,7 @@ func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pN
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlSaveBObjective(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pNetW *[8]float64, pNetB *[4]float64, out *[1]float64) {
+func ocannlSaveBObjectiveLoss(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pNetW *[8]float64, pNetB *[4]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
 	var objective_2 [2][4]float64
 	var objective_3 [2][4]float64
@@ -40475,7 +40475,7 @@ func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pN
 	}
 }
 
-// ocannlSaveF32Objective runs a tensor program generated by ocannlgen.
+// ocannlSaveF32ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SaveF32.
 //
@@ -40523,7 +40523,7 @@ func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pN
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlSaveF32Objective(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, pNetW *[12]float32, pNetB *[4]float32, out *[1]float32) {
+func ocannlSaveF32ObjectiveLoss(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, pNetW *[12]float32, pNetB *[4]float32, out *[1]float32) {
 	var objective_1 [2][4]float32
 	var objective_2 [2][4]float32
 	var objective_3 [2][4]float32
@@ -40859,7 +40859,7 @@ func ocannlSaveF32Backward(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, 
 	}
 }
 
-// ocannlReluObjective runs a tensor program generated by ocannlgen.
+// ocannlReluObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Relu.
 //
@@ -40882,7 +40882,7 @@ func ocannlSaveF32Backward(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlReluObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlReluObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise relu of w
@@ -41020,7 +41020,7 @@ func ocannlReluBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 	}
 }
 
-// ocannlSat01Objective runs a tensor program generated by ocannlgen.
+// ocannlSat01ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Sat01.
 //
@@ -41043,7 +41043,7 @@ func ocannlReluBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlSat01Objective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlSat01ObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise sat01 of w
@@ -41181,7 +41181,7 @@ func ocannlSat01Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, los
 	}
 }
 
-// ocannlExpObjective runs a tensor program generated by ocannlgen.
+// ocannlExpObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Exp.
 //
@@ -41204,7 +41204,7 @@ func ocannlSat01Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, los
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlExpObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlExpObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise exp of w
@@ -41326,7 +41326,7 @@ func ocannlExpBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 	}
 }
 
-// ocannlLogObjective runs a tensor program generated by ocannlgen.
+// ocannlLogObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Log.
 //
@@ -41349,7 +41349,7 @@ func ocannlExpBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlLogObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlLogObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise log of w
@@ -41471,7 +41471,7 @@ func ocannlLogBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 	}
 }
 
-// ocannlExp2Objective runs a tensor program generated by ocannlgen.
+// ocannlExp2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Exp2.
 //
@@ -41494,7 +41494,7 @@ func ocannlLogBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlExp2Objective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlExp2ObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise exp2 of w
@@ -41616,7 +41616,7 @@ func ocannlExp2Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 	}
 }
 
-// ocannlLog2Objective runs a tensor program generated by ocannlgen.
+// ocannlLog2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Log2.
 //
@@ -41639,7 +41639,7 @@ func ocannlExp2Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlLog2Objective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlLog2ObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise log2 of w
@@ -41761,7 +41761,7 @@ func ocannlLog2Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 	}
 }
 
-// ocannlSinObjective runs a tensor program generated by ocannlgen.
+// ocannlSinObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Sin.
 //
@@ -41784,7 +41784,7 @@ func ocannlLog2Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlSinObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlSinObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise sin of w
@@ -41906,7 +41906,7 @@ func ocannlSinBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 	}
 }
 
-// ocannlCosObjective runs a tensor program generated by ocannlgen.
+// ocannlCosObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Cos.
 //
@@ -41929,7 +41929,7 @@ func ocannlSinBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlCosObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlCosObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise cos of w
@@ -42051,7 +42051,7 @@ func ocannlCosBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 	}
 }
 
-// ocannlSqrtObjective runs a tensor program generated by ocannlgen.
+// ocannlSqrtObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Sqrt.
 //
@@ -42074,7 +42074,7 @@ func ocannlCosBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlSqrtObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlSqrtObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise sqrt of w
@@ -42196,7 +42196,7 @@ func ocannlSqrtBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 	}
 }
 
-// ocannlRecipObjective runs a tensor program generated by ocannlgen.
+// ocannlRecipObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Recip.
 //
@@ -42219,7 +42219,7 @@ func ocannlSqrtBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlRecipObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlRecipObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise recip of w
@@ -42341,7 +42341,7 @@ func ocannlRecipBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, los
 	}
 }
 
-// ocannlRecipSqrtObjective runs a tensor program generated by ocannlgen.
+// ocannlRecipSqrtObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model RecipSqrt.
 //
@@ -42364,7 +42364,7 @@ func ocannlRecipBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, los
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlRecipSqrtObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlRecipSqrtObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise recip_sqrt of w
@@ -42486,7 +42486,7 @@ func ocannlRecipSqrtBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64,
 	}
 }
 
-// ocannlNegObjective runs a tensor program generated by ocannlgen.
+// ocannlNegObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Neg.
 //
@@ -42509,7 +42509,7 @@ func ocannlRecipSqrtBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64,
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlNegObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlNegObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise neg of w
@@ -42630,7 +42630,7 @@ func ocannlNegBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 	}
 }
 
-// ocannlNegPrefixObjective runs a tensor program generated by ocannlgen.
+// ocannlNegPrefixObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model NegPrefix.
 //
@@ -42653,7 +42653,7 @@ func ocannlNegBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlNegPrefixObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlNegPrefixObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise neg of w
@@ -42774,7 +42774,7 @@ func ocannlNegPrefixBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64,
 	}
 }
 
-// ocannlTanhObjective runs a tensor program generated by ocannlgen.
+// ocannlTanhObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Tanh.
 //
@@ -42797,7 +42797,7 @@ func ocannlNegPrefixBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64,
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlTanhObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlTanhObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise tanh of w
@@ -42919,7 +42919,7 @@ func ocannlTanhBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 	}
 }
 
-// ocannlIdObjective runs a tensor program generated by ocannlgen.
+// ocannlIdObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Id.
 //
@@ -42942,7 +42942,7 @@ func ocannlTanhBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlIdObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlIdObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise id of w
@@ -43063,7 +43063,7 @@ func ocannlIdBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss *
 	}
 }
 
-// ocannlUnaryChainObjective runs a tensor program generated by ocannlgen.
+// ocannlUnaryChainObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model UnaryChain.
 //
@@ -43122,7 +43122,7 @@ func ocannlIdBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss *
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.7[i0, i1] * r[i0, i1]
-func ocannlUnaryChainObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlUnaryChainObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
