@@ -16,8 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ocannlgen/ocannlgen/emit/gocode"
-	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
@@ -1076,14 +1076,8 @@ func shortName(path string) string { return filepath.Base(path) }
 // checks the output parameter against the result and builds the kernel.
 func (j *kernelJob) infer(prog *synthProgram) *gocode.Kernel {
 	src := prog.String()
-	g, err := inference.InferSource(src)
-	if err == nil {
-		err = inference.DeriveProjections(g)
-	}
-	var lp *loopir.Program
-	if err == nil {
-		lp, err = loopir.Lower(g)
-	}
+	res, err := pipeline.Compile(src, pipeline.Options{})
+	g, lp := res.Graph, res.Loops
 	if err != nil {
 		j.fail(prog.mapInferenceError(err, g))
 		return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -183,23 +184,61 @@ func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, error) {
 }
 
 // compileModel expands, infers and lowers a model and describes its Go
-// side; ms.guards receives the guards of the Go constants its shapes name.
+// side; ms.guards receives the guards of the Go constants its shapes
+// name. The phases run in order on a modelCompiler; the first error stops
+// them.
 func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
-	typeName := ms.spec.Name.Name
-	elem := "float32"
+	c := &modelCompiler{ms: ms, typeName: ms.spec.Name.Name}
+	for _, phase := range []func() *Error{c.header, c.expand, c.params, c.entries} {
+		if err := phase(); err != nil {
+			return nil, nil, []*Error{err}
+		}
+	}
+	return c.gm, c.kernels, nil
+}
+
+// modelCompiler is the state of compiling one model. Its phases fill it
+// in order: header (the element type), expand (the expanded model and
+// its shapes), params (the Go model and its parameters), entries (a
+// kernel per entry point, and the backward kernel of the loss).
+type modelCompiler struct {
+	ms       *modelSrc
+	typeName string
+	elem     string
+	m        *model.Model
+	inf      *model.Inferred
+	gm       *gocode.Model
+	// index maps a parameter identity to its position in gm.Params.
+	index   map[string]int
+	kernels []*gocode.Kernel
+	// methods are the entry points' methods so far.
+	methods map[string]*model.Entry
+}
+
+// header checks the //ocannl:model line and the type it annotates.
+func (c *modelCompiler) header() *Error {
+	ms := c.ms
+	c.elem = "float32"
 	switch ms.head.Arg {
 	case "", "float32":
 	case "float64":
-		elem = "float64"
+		c.elem = "float64"
 	default:
-		return nil, nil, []*Error{ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %q", ms.head.Arg)}
+		return ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %q", ms.head.Arg)
 	}
 	if _, ok := ms.spec.Type.(*ast.StructType); !ok || ms.spec.TypeParams != nil {
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "//ocannl:model belongs on a non-generic struct type (type %s struct { %s })", typeName, genTypeName(typeName))}
+		return ms.head.errAt(ms.head.VerbCol, "//ocannl:model belongs on a non-generic struct type (type %s struct { %s })", c.typeName, genTypeName(c.typeName))
 	}
 	if len(ms.lines) == 0 {
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "model %s has no program: add //ocannl:layer, //ocannl:loss, //ocannl:entry ... lines after //ocannl:model", typeName)}
+		return ms.head.errAt(ms.head.VerbCol, "model %s has no program: add //ocannl:layer, //ocannl:loss, //ocannl:entry ... lines after //ocannl:model", c.typeName)
 	}
+	return nil
+}
+
+// expand parses the model's lines, expands its layers with the standard
+// library and infers the shapes of every entry.
+func (c *modelCompiler) expand() *Error {
+	ms := c.ms
 	var text strings.Builder
 	for _, d := range ms.lines {
 		text.WriteString(d.Text[len(dirPrefix):])
@@ -209,150 +248,213 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 	if err != nil {
 		var pe *program.Error
 		if errors.As(err, &pe) {
-			return nil, nil, []*Error{ms.errAt(pe.Pos, "%s", pe.Msg)}
+			return ms.errAt(pe.Pos, "%s", pe.Msg)
 		}
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "%v", err)}
+		return ms.head.errAt(ms.head.VerbCol, "%v", err)
 	}
 	if ms.guards, err = ms.resolveSizes(prog.Stmts); err != nil {
-		return nil, nil, []*Error{err.(*Error)}
+		return err.(*Error)
 	}
 	std, err := program.Parse(model.StdSource())
 	if err != nil {
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "internal error: the standard library does not parse: %v", err)}
+		return ms.head.errAt(ms.head.VerbCol, "internal error: the standard library does not parse: %v", err)
 	}
-	m, err := model.Expand(prog, std)
-	if err != nil {
-		return nil, nil, []*Error{ms.modelErr(err)}
+	if c.m, err = model.Expand(prog, std); err != nil {
+		return ms.modelErr(err)
 	}
-	inf, err := m.Infer()
-	if err != nil {
-		return nil, nil, []*Error{ms.modelErr(err)}
+	if c.inf, err = c.m.Infer(); err != nil {
+		return ms.modelErr(err)
 	}
-	gm := &gocode.Model{Type: typeName, Name: genTypeName(typeName), Elem: elem, Loss: -1}
-	// Parameters.
-	index := map[string]int{}
+	return nil
+}
+
+// params describes the Go model: its parameters (a field each, with the
+// initializer) and the optimizer settings.
+func (c *modelCompiler) params() *Error {
+	ms := c.ms
+	c.gm = &gocode.Model{Type: c.typeName, Name: genTypeName(c.typeName), Elem: c.elem, Loss: -1}
+	c.index = map[string]int{}
 	fieldOwner := map[string]string{}
-	for _, p := range m.Params {
-		s, ok := inf.Shapes[p.ID]
+	for _, p := range c.m.Params {
+		s, ok := c.inf.Shapes[p.ID]
 		if !ok {
 			continue
 		}
 		f := goFieldName(p.ID)
 		if o, dup := fieldOwner[f]; dup {
-			return nil, nil, []*Error{ms.errAt(p.Pos, "parameters %s and %s would both be stored in field %s; rename one", p.ID, o, f)}
+			return ms.errAt(p.Pos, "parameters %s and %s would both be stored in field %s; rename one", p.ID, o, f)
 		}
 		fieldOwner[f] = p.ID
-		mp := gocode.ModelParam{Field: f, ID: p.ID, Shape: s.String(), Dims: sizes(s.Dims())}
-		mp.Init.FanIn, mp.Init.FanOut = prodDims(s.Input), prodDims(s.Output)
-		switch p.Init {
-		case model.InitUniform:
-			mp.Init.Kind = "uniform"
-		case model.InitConst:
-			mp.Init.Kind, mp.Init.Value = "const", p.Value
-		case model.InitNormal:
-			mp.Init.Kind = "normal"
-		case model.InitKaiming:
-			mp.Init.Kind = "kaiming"
-			if len(s.Input) == 0 {
-				return nil, nil, []*Error{ms.errAt(p.Pos, "kaiming initialization of %s needs input axes (its shape is %s)", p.ID, s)}
-			}
-		case model.InitXavier:
-			mp.Init.Kind = "xavier"
-		case model.InitLiteral:
-			vals, err := literalCells(inf, p.ID)
-			if err != nil {
-				return nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: %v", p.ID, err)}
-			}
-			mp.Init.Kind, mp.Init.Values = "literal", vals
+		mp, err := c.param(p, s, f)
+		if err != nil {
+			return err
 		}
-		index[p.ID] = len(gm.Params)
-		gm.Params = append(gm.Params, mp)
+		c.index[p.ID] = len(c.gm.Params)
+		c.gm.Params = append(c.gm.Params, mp)
 	}
-	if m.Optim != nil {
-		o := m.Optim
-		gm.Optim = &gocode.ModelOptim{Kind: o.Kind, LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov,
+	if o := c.m.Optim; o != nil {
+		c.gm.Optim = &gocode.ModelOptim{Kind: o.Kind, LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov,
 			Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, ClipNorm: o.ClipNorm, LREnd: o.LREnd, Steps: o.Steps}
 	}
-	var kernels []*gocode.Kernel
-	methods := map[string]*model.Entry{}
-	for i, e := range m.Entries {
-		g := inf.Graphs[i]
-		method, merr := ms.entryMethod(e, methods)
-		if merr != nil {
-			return nil, nil, []*Error{merr}
+	return nil
+}
+
+// param describes parameter p, of shape s, stored in field f.
+func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (gocode.ModelParam, *Error) {
+	ms := c.ms
+	mp := gocode.ModelParam{Field: f, ID: p.ID, Shape: s.String(), Dims: sizes(s.Dims())}
+	mp.Init.FanIn, mp.Init.FanOut = prodDims(s.Input), prodDims(s.Output)
+	switch p.Init {
+	case model.InitUniform:
+		mp.Init.Kind = "uniform"
+	case model.InitConst:
+		mp.Init.Kind, mp.Init.Value = "const", p.Value
+	case model.InitNormal:
+		mp.Init.Kind = "normal"
+	case model.InitKaiming:
+		mp.Init.Kind = "kaiming"
+		if len(s.Input) == 0 {
+			return mp, ms.errAt(p.Pos, "kaiming initialization of %s needs input axes (its shape is %s)", p.ID, s)
 		}
-		if err := inference.DeriveProjections(g); err != nil {
-			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
-		}
-		me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss}
-		var params []gocode.Param
-		for _, in := range e.Inputs {
-			t := model.Tensor(g, in.Name)
-			dims := sizes(g.Tensors[t].Shape.Dims())
-			me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims})
-			params = append(params, gocode.Param{Name: in.Name, Kind: gocode.PtrArray, Tensor: t, ArrayDims: orOne(dims)})
-		}
-		for _, id := range e.Params {
-			pi := index[id]
-			me.Params = append(me.Params, pi)
-			params = append(params, gocode.Param{Name: "p" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: model.Tensor(g, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
-		}
-		rt := model.Tensor(g, e.Result)
-		res := g.Tensors[rt]
-		if e.Loss && res.Shape.Size() != 1 {
-			return nil, nil, []*Error{ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)}
-		}
-		outDims := orOne(sizes(res.Shape.Dims()))
-		if e.Loss {
-			outDims = []int{1}
-		}
-		me.OutDims = outDims
-		params = append(params, gocode.Param{Name: "out", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: outDims, Output: true})
-		lp, err := loopir.Lower(g)
+	case model.InitXavier:
+		mp.Init.Kind = "xavier"
+	case model.InitLiteral:
+		vals, err := literalCells(c.inf, p.ID)
 		if err != nil {
-			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
+			return mp, ms.errAt(p.Pos, "parameter %s: %v", p.ID, err)
 		}
-		doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, typeName)
-		if e.Loss {
-			doc += " (forward only) and returns the loss."
-		} else {
-			doc += fmt.Sprintf(" and returns its result, shape %s, held in m until the next call.", res.Shape)
+		mp.Init.Kind, mp.Init.Values = "literal", vals
+	}
+	return mp, nil
+}
+
+// entries compiles every entry point.
+func (c *modelCompiler) entries() *Error {
+	c.methods = map[string]*model.Entry{}
+	for i, e := range c.m.Entries {
+		if err := c.entry(i, c.inf.Graphs[i], e); err != nil {
+			return err
 		}
-		me.Doc = doc + " It does not allocate."
-		kernels = append(kernels, &gocode.Kernel{Name: me.Kernel, Elem: elem, Params: params, Prog: lp,
-			Doc: []string{fmt.Sprintf("Entry point %s of model %s.", e.Name, typeName)},
-			// Intermediates of more than 64 KiB go to a scratch struct held
-			// by the model (Go moves a local array of more than 128 KiB
-			// to the heap).
-			Scratch: me.Kernel + "Scratch", ScratchOver: gocode.DefaultScratchOver})
-		gm.Entries = append(gm.Entries, me)
-		if !e.Loss {
+	}
+	return nil
+}
+
+// entry compiles entry point i, e, whose shapes are in g, through the
+// pipeline: its forward kernel and, for the loss, the backward kernel. An
+// entry with run-time rows is checked on g and its kernels are compiled
+// from the entry with one row (gen/rows.go).
+func (c *modelCompiler) entry(i int, g *inference.Graph, e *model.Entry) *Error {
+	ms, gm := c.ms, c.gm
+	method, merr := ms.entryMethod(e, c.methods)
+	if merr != nil {
+		return merr
+	}
+	rt := model.Tensor(g, e.Result)
+	res := g.Tensors[rt]
+	if e.Loss && res.Shape.Size() != 1 {
+		return ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)
+	}
+	kg, rows, mean, rerr := ms.rowsKernelGraph(c.inf, i, g)
+	if rerr != nil {
+		return rerr
+	}
+	opts := pipeline.Options{}
+	if e.Loss {
+		opts.Backward = &pipeline.Backward{Loss: model.Tensor(kg, e.Result), ParamsOnly: true}
+	}
+	built, err := pipeline.CompileGraph(kg, opts)
+	var be *pipeline.BackwardError
+	if err != nil && !errors.As(err, &be) {
+		return ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})
+	}
+	me, params := c.forward(g, kg, e, method, built.Loops, rows, mean)
+	if !e.Loss {
+		return nil
+	}
+	gm.Loss = len(gm.Entries) - 1
+	if be != nil {
+		return ms.errAt(e.Pos, "loss %s: %v", e.Name, be.Err)
+	}
+	c.backward(kg, e, me, params, built.Gradients)
+	return nil
+}
+
+// forward adds the kernel and the model entry of entry point e, lowered
+// to lp, and returns the entry and the kernel's parameters. The method's
+// arrays have the shapes of g, the kernel's those of kg (g itself, or
+// the entry with one row when it has run-time rows, at most rows; mean:
+// its loss divides by them).
+func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method string, lp *loopir.Program, rows int, mean bool) (gocode.ModelEntry, []gocode.Param) {
+	gm := c.gm
+	me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss, Rows: rows, RowsMean: mean}
+	var params []gocode.Param
+	for _, in := range e.Inputs {
+		t, kt := model.Tensor(g, in.Name), model.Tensor(kg, in.Name)
+		dims := sizes(g.Tensors[t].Shape.Dims())
+		me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims, Rows: rows > 0 && hasRows(g.Tensors[t].Shape)})
+		params = append(params, gocode.Param{Name: in.Name, Kind: gocode.PtrArray, Tensor: kt, ArrayDims: orOne(sizes(kg.Tensors[kt].Shape.Dims()))})
+	}
+	for _, id := range e.Params {
+		pi := c.index[id]
+		me.Params = append(me.Params, pi)
+		params = append(params, gocode.Param{Name: "p" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: model.Tensor(kg, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
+	}
+	res := g.Tensors[model.Tensor(g, e.Result)]
+	outDims := orOne(sizes(res.Shape.Dims()))
+	if e.Loss {
+		outDims = []int{1}
+	}
+	me.OutDims = outDims
+	krt := model.Tensor(kg, e.Result)
+	if rows > 0 && !e.Loss {
+		outDims = orOne(sizes(kg.Tensors[krt].Shape.Dims()))
+	}
+	params = append(params, gocode.Param{Name: "out", Kind: gocode.PtrArray, Tensor: krt, ArrayDims: outDims, Output: true})
+	doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, c.typeName)
+	switch {
+	case e.Loss && rows > 0:
+		doc += fmt.Sprintf(" (forward only) on the first n rows of its inputs and returns the loss (1 <= n <= %d, otherwise it returns an *rt.RowsError).", rows)
+	case e.Loss:
+		doc += " (forward only) and returns the loss."
+	case rows > 0:
+		doc += fmt.Sprintf(" on the first n rows of its inputs (0 <= n <= %d, otherwise it returns an *rt.RowsError and reads and writes nothing)"+
+			" and returns its result, shape %s, held in m until the next call: rows n and after keep what they held.", rows, res.Shape)
+	default:
+		doc += fmt.Sprintf(" and returns its result, shape %s, held in m until the next call.", res.Shape)
+	}
+	me.Doc = doc + " It does not allocate."
+	c.kernels = append(c.kernels, &gocode.Kernel{Name: me.Kernel, Elem: c.elem, Params: params, Prog: lp,
+		Doc: []string{fmt.Sprintf("Entry point %s of model %s.", e.Name, c.typeName)},
+		// Intermediates of more than 64 KiB go to a scratch struct held
+		// by the model (Go moves a local array of more than 128 KiB
+		// to the heap).
+		Scratch: me.Kernel + "Scratch", ScratchOver: gocode.DefaultScratchOver})
+	gm.Entries = append(gm.Entries, me)
+	return me, params
+}
+
+// backward adds the forward-and-backward kernel of the loss e, whose
+// forward entry me takes params, from its gradients gr.
+func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me gocode.ModelEntry, params []gocode.Param, gr *autodiff.Gradients) {
+	gm := c.gm
+	var bparams []gocode.Param
+	bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)]...)
+	gm.BackwardParams = me.Params
+	for _, id := range e.Params {
+		pi := c.index[id]
+		gt := gr.Of(model.Tensor(g, id))
+		if gt < 0 {
 			continue
 		}
-		gm.Loss = len(gm.Entries) - 1
-		gr, err := autodiff.BackwardParams(g, rt)
-		if err != nil {
-			return nil, nil, []*Error{ms.errAt(e.Pos, "loss %s: %v", e.Name, err)}
-		}
-		var bparams []gocode.Param
-		bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)]...)
-		gm.BackwardParams = me.Params
-		for _, id := range e.Params {
-			pi := index[id]
-			gt := gr.Of(model.Tensor(g, id))
-			if gt < 0 {
-				continue
-			}
-			gm.BackwardGrads = append(gm.BackwardGrads, pi)
-			bparams = append(bparams, gocode.Param{Name: "g" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: gt, ArrayDims: []int{max(gm.Params[pi].Size(), 1)}, Output: true})
-		}
-		bparams = append(bparams, gocode.Param{Name: "loss", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: []int{1}, Output: true})
-		gm.Backward = gm.Name + "Backward"
-		kernels = append(kernels, &gocode.Kernel{Name: gm.Backward, Elem: elem, Params: bparams, Prog: gr.Program,
-			Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, typeName)},
-			Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver})
+		gm.BackwardGrads = append(gm.BackwardGrads, pi)
+		bparams = append(bparams, gocode.Param{Name: "g" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: gt, ArrayDims: []int{max(gm.Params[pi].Size(), 1)}, Output: true})
 	}
-	return gm, kernels, nil
+	rt := model.Tensor(g, e.Result)
+	bparams = append(bparams, gocode.Param{Name: "loss", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: []int{1}, Output: true})
+	gm.Backward = gm.Name + "Backward"
+	c.kernels = append(c.kernels, &gocode.Kernel{Name: gm.Backward, Elem: c.elem, Params: bparams, Prog: gr.Program,
+		Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, c.typeName)},
+		Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver})
 }
 
 // entryMethod returns the Go method of entry e, an error when it is one
@@ -424,4 +526,69 @@ func literalCells(inf *model.Inferred, id string) ([]float64, error) {
 		return append([]float64(nil), ti.Init.Values...), nil
 	}
 	return nil, fmt.Errorf("not used by any entry point")
+}
+
+// StateWarnBytes is the size of a model's state above which Generate
+// warns (Result.Warnings) without failing: 1 GiB. The state counted is
+// what the generated struct holds for certain: the parameters, their
+// gradients, (with momentum) the optimizer's buffer, (for a loss with
+// run-time rows) one row's gradients, and the entry points' results; the
+// kernels' scratch space comes on top. A model this
+// large generates and compiles, and a value of it may then not fit in
+// memory (dense[100000] on a 100000-wide input needs 112 GiB).
+const StateWarnBytes = 1 << 30
+
+// stateWarning returns a warning when gm's state needs more than
+// StateWarnBytes, positioned at the //ocannl:model line; nil otherwise.
+func stateWarning(ms *modelSrc, gm *gocode.Model) *Error {
+	elemSize := 4.0
+	if gm.Elem == "float64" {
+		elemSize = 8
+	}
+	var cells float64 // float64: a product of sizes can exceed an int
+	for i := range gm.Params {
+		c := 1.0
+		for _, d := range gm.Params[i].Dims {
+			c *= float64(d)
+		}
+		cells += c
+	}
+	copies := []string{"Params", "Grads"}
+	if gm.Optim != nil && gm.Optim.Momentum > 0 {
+		copies = append(copies, "momentum")
+	}
+	if gm.Loss >= 0 && gm.Entries[gm.Loss].Rows > 0 {
+		copies = append(copies, "one row's gradients") // a loss with run-time rows
+	}
+	var results float64
+	for _, e := range gm.Entries {
+		c := 1.0
+		if !e.Loss {
+			for _, d := range e.OutDims {
+				c *= float64(d)
+			}
+		}
+		results += c
+	}
+	total := (cells*float64(len(copies)) + results) * elemSize
+	if total <= StateWarnBytes {
+		return nil
+	}
+	return ms.head.errAt(ms.head.VerbCol, "warning: model %s needs %s for its state (%.0f parameter cells held %d times: %s; %.0f result cells; %s each), more than the %s at which ocannlgen warns: a value of it may not fit in memory",
+		ms.spec.Name.Name, byteSize(total), cells, len(copies), strings.Join(copies, ", "), results, gm.Elem, byteSize(StateWarnBytes))
+}
+
+// byteSize formats a number of bytes in binary units, with one decimal
+// above the KiB.
+func byteSize(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
 }

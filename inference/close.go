@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ocannlgen/ocannlgen/spec"
+	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
 // The closing policy (seed document 1, "The closing policy"; formal core
@@ -18,7 +19,9 @@ import (
 //	4      leaf dims with a cap -> the cap  leaf row vars without caps -> empty
 //	                                        (a parameter's contracted row: error)
 //	5      leaf dims without a cap -> 1_∅ (0 if discardable, m for a fixed-index
-//	       bound m); parameters: "forgot to specify the hidden dimension"
+//	       bound m); parameters: "forgot to specify the hidden dimension",
+//	       unless something closing later still feeds the axis
+//	       (fedByInterior): then stage 7 judges it
 //	6      -                                interior row vars -> empty; then stages 3-5
 //	                                        again for the leaves that waited for them
 //	7      interiors close downward: 1_∅, 0 if discardable, m for a
@@ -28,6 +31,15 @@ import (
 // (rowFedByInterior, dimFedByInterior) waits at stages 3-5 for that
 // interior to close at stage 6. After each commitment the solver re-runs
 // to a fixpoint, so committed values propagate before the next commitment.
+//
+// Each stage is a named value (closeStages) whose state can be printed
+// after it runs (InferObserved, `ocannlgen infer --dump=STAGE`):
+// "settle" (solve to a fixpoint, check dim captures, close unused
+// parameters), "stage3", "stage4", "stage5" (leaves that do not wait),
+// "stage6" (interior rows), "stage3-waited", "stage4-waited",
+// "stage5-waited" (the leaves that waited), "stage6-rest" (every row
+// left), "stage7" (dimensions) and "leftovers" (what could not be
+// settled is an error).
 
 // markOwnership flags the variables occurring in leaf tensors' rows.
 func (b *builder) markOwnership() {
@@ -70,16 +82,82 @@ func (b *builder) markDim(d dim, param bool, tid int) {
 	}
 }
 
+// A stage is one named stage of shape inference: elaboration (the online
+// stage 1), each stage of the closing policy, and reading the shapes
+// back. Infer runs them in order; the state after each can be printed
+// (builder.dump, `ocannlgen infer --dump=STAGE`).
+type stage struct {
+	name string
+	run  func(*builder) error
+}
+
+// stages lists the stages of shape inference on p in order:
+// elaboration, the closing stages, and reading the shapes back.
+func stages(p *program.Program) []stage {
+	elaborate := stage{"elaborate", func(b *builder) error { return b.elaborate(p) }}
+	finish := stage{"shapes", (*builder).finish}
+	return append(append([]stage{elaborate}, closeStages()...), finish)
+}
+
+// closeStages lists the stages of the closing policy in order (see the
+// table at the top of this file). Stages 3-5 run twice: first for the
+// leaves that do not wait for an interior, then, after the interiors
+// close at stage 6, for those that waited.
+func closeStages() []stage {
+	return []stage{
+		{"settle", (*builder).settle},
+		{"stage3", func(b *builder) error { return b.stage3(true) }},
+		{"stage4", func(b *builder) error { return b.stage4(true) }},
+		{"stage5", func(b *builder) error { return b.stage5(true) }},
+		{"stage6", (*builder).stage6Interiors},
+		{"stage3-waited", func(b *builder) error { return b.stage3(false) }},
+		{"stage4-waited", func(b *builder) error { return b.stage4(false) }},
+		{"stage5-waited", func(b *builder) error { return b.stage5(false) }},
+		{"stage6-rest", (*builder).stage6Rest},
+		{"stage7", (*builder).stage7},
+		{"leftovers", (*builder).leftovers},
+	}
+}
+
+// close runs the closing stages.
 func (b *builder) close() error {
+	for _, st := range closeStages() {
+		if err := st.run(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// elaborate is stage 1: every statement becomes tensors and operations
+// whose constraints are solved online.
+func (b *builder) elaborate(p *program.Program) error {
+	for _, st := range p.Stmts {
+		if err := b.stmt(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settle solves to a fixpoint, checks that every `dim` names a capture,
+// and closes parameters that no operation uses to a lone broadcast unit.
+func (b *builder) settle() error {
 	s := b.s
 	s.tensors = b.g.Tensors
 	if err := s.run(); err != nil {
 		return err
 	}
 	if len(b.pending) > 0 {
+		// Report the first in the source (map order is random).
+		first := ""
 		for name, pd := range b.pending {
-			return errAt(KindName, pd.pos, "dim %s: no spec captures a label or row variable named %q", name, name)
+			f := b.pending[first]
+			if first == "" || pd.pos.Line < f.pos.Line || pd.pos.Line == f.pos.Line && (pd.pos.Col < f.pos.Col || pd.pos.Col == f.pos.Col && name < first) {
+				first = name
+			}
 		}
+		return errAt(KindName, b.pending[first].pos, "dim %s: no spec captures a label or row variable named %q", first, first)
 	}
 	// Parameters never used by any operation close to a lone broadcast unit.
 	for _, t := range b.g.Tensors {
@@ -92,21 +170,19 @@ func (b *builder) close() error {
 			}
 		}
 	}
-	if err := s.run(); err != nil {
-		return err
-	}
+	return s.run()
+}
 
-	// Stages 3-5: leaves. A leaf that a deferred row constraint ties to a
-	// still-open interior row is decided (or further capped) by that
-	// interior, which closes only at stage 6: such leaves wait, and are
-	// closed by a second pass of stages 3-5 right after the interiors (as
-	// parameter axes fed by an interior axis wait for stage 7).
-	if err := b.closeLeaves(true); err != nil {
-		return err
-	}
+// Stages 3-5 close leaves. A leaf that a deferred row constraint ties to
+// a still-open interior row is decided (or further capped) by that
+// interior, which closes only at stage 6: such leaves wait (postpone),
+// and are closed by the second run of stages 3-5 right after the
+// interiors (as parameter axes fed by an interior axis wait for stage 7).
 
-	// Stage 6: interior row variables close downward, to the empty row;
-	// then the leaves that waited for them; then anything left.
+// stage6Interiors closes the interior row variables downward, to the
+// empty row.
+func (b *builder) stage6Interiors() error {
+	s := b.s
 	b.markOwnership()
 	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
@@ -117,9 +193,12 @@ func (b *builder) close() error {
 			return err
 		}
 	}
-	if err := b.closeLeaves(false); err != nil {
-		return err
-	}
+	return nil
+}
+
+// stage6Rest closes every row variable still open to the empty row.
+func (b *builder) stage6Rest() error {
+	s := b.s
 	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
 		if e.solved {
@@ -129,8 +208,13 @@ func (b *builder) close() error {
 			return err
 		}
 	}
+	return nil
+}
 
-	// Stage 7.
+// stage7 closes the remaining dimension variables: discardable
+// components first, then interiors and plain leaves, then parameters.
+func (b *builder) stage7() error {
+	s := b.s
 	b.markOwnership()
 	if err := b.guessDiscardable(false); err != nil {
 		return err
@@ -156,6 +240,13 @@ func (b *builder) close() error {
 			}
 		}
 	}
+	return nil
+}
+
+// leftovers reports what closing could not settle: a concatenation with
+// several unknown components, or any other deferred constraint.
+func (b *builder) leftovers() error {
+	s := b.s
 	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
 		if !s.dims[v].solved {
 			for _, c := range s.deferred {
@@ -184,14 +275,13 @@ func (b *builder) close() error {
 	return nil
 }
 
-// closeLeaves runs stages 3-5, which close leaf variables upward: rows to
-// the join of their caps (or empty), dimensions to their cap (or a guess).
-// With postpone, a leaf that waits for an interior (rowFedByInterior,
-// dimFedByInterior) is left for the second pass: closing the interior may
-// still add to its caps, or decide it outright.
-func (b *builder) closeLeaves(postpone bool) error {
+// stage3 closes leaf row variables upward: rows fixed by a total first,
+// then to the join of their caps. With postpone, a leaf that waits for
+// an interior (rowFedByInterior) is left for the second run: closing the
+// interior may still add to its caps, or decide it outright.
+func (b *builder) stage3(postpone bool) error {
 	s := b.s
-	// Stage 3. Commit a leaf only once its caps can no longer grow
+	// Commit a leaf only once its caps can no longer grow
 	// (Remark 6.3's discipline), as far as the order can tell: rows fixed
 	// by a total first, then leaves whose caps are all closed, then leaves
 	// with a cap that is still open on an unsolved variable (whose value
@@ -214,11 +304,15 @@ func (b *builder) closeLeaves(postpone bool) error {
 			}
 		}
 	}
-	if err := b.closeTotals(); err != nil {
-		return err
-	}
+	return b.closeTotals()
+}
 
-	// Stage 4.
+// stage4 closes leaf dimensions with a cap to the cap, capped variables
+// of deferred equations to their caps, and leaf rows to the join of
+// their caps or to the empty row (a parameter's undetermined row is an
+// error). With postpone, leaves waiting for an interior are left.
+func (b *builder) stage4(postpone bool) error {
+	s := b.s
 	b.markOwnership()
 	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
 		e := &s.dims[v]
@@ -255,8 +349,16 @@ func (b *builder) closeLeaves(postpone bool) error {
 			return err
 		}
 	}
+	return nil
+}
 
-	// Stage 5.
+// stage5 guesses the remaining leaf dimensions: discardable components
+// to 0 first, then each leaf to its cap or downward (1_∅, or m for a
+// fixed-index bound m); a parameter's undetermined axis is an error
+// unless an interior decides it at stage 7. With postpone, leaves
+// waiting for an interior are left.
+func (b *builder) stage5(postpone bool) error {
+	s := b.s
 	b.markOwnership()
 	if err := b.guessDiscardable(true); err != nil {
 		return err
@@ -298,7 +400,47 @@ func (b *builder) closeLeaves(postpone bool) error {
 // and closing it first (to the empty row, or to the join of the caps it
 // has so far) could make the constraint fail or commit more axes than the
 // least solution has.
+//
+// So is a leaf row variable bounded above, along a chain of ⊑ edges
+// through unsolved row variables, by an unsolved interior row variable
+// that waits in a deferred row constraint: settling the constraint at
+// stage 6 may give the interior axes, which the leaf must then have too
+// (ρ ⊑ σ needs ρ to have at least σ's axes). In {w} * maxpool (relu y),
+// w's input row is [x1, x2]·⟨tw⟩ (tw a deficit template, no caps) with
+// tw ⊑ the pool's channel row ..c.., which the pool's split-surplus
+// equation with relu's template row decides; closing tw to empty at stage
+// 4 lost the channel axis. (Edges from below only add caps: an interior
+// below the leaf, closing to the empty row, would cap it with nothing, so
+// a leaf does not wait for those, as the closing policy has leaves close
+// first.)
 func (b *builder) rowFedByInterior(v int32) bool {
+	return b.rowWaitsOnDeferred(v) || b.rowAdjInterior(v) || b.capWaits(v)
+}
+
+// capWaits reports whether a cap of row variable v is open on a row
+// variable that stage 6 decides (as in rowAdjInterior): the cap can still
+// grow, so v waits (Remark 6.3). A depthwise convolution's unannotated
+// bias on relu x is capped by [oh, ow]·⟨t⟩, t ⊑ c the channel row decided
+// with relu's template; closing the bias first dropped the channel axis
+// that it gets when c is known in time (on x itself).
+func (b *builder) capWaits(v int32) bool {
+	s := b.s
+	for _, lb := range s.rows[v].lbs {
+		r := s.resolveRow(lb.r)
+		if !r.open() || r.v == v || s.rows[r.v].solved {
+			continue
+		}
+		if (s.isInteriorRow(r.v) && b.inDeferredRow(r.v)) || b.rowWaitsOnDeferred(r.v) || b.rowAdjInterior(r.v) {
+			return true
+		}
+	}
+	return false
+}
+
+// rowWaitsOnDeferred reports whether row variable v is one side of a
+// deferred row constraint whose other side is open on an unsolved
+// interior row variable.
+func (b *builder) rowWaitsOnDeferred(v int32) bool {
 	s := b.s
 	for _, c := range s.deferred {
 		if c.k != cRowEq && c.k != cRowIneq {
@@ -309,6 +451,50 @@ func (b *builder) rowFedByInterior(v int32) bool {
 			r1, r2 = r2, r1
 		}
 		if r1.v == v && r2.open() && r2.v != v && s.isInteriorRow(r2.v) {
+			return true
+		}
+	}
+	return false
+}
+
+// rowAdjInterior reports whether row variable v is bounded above, along
+// ⊑ edges through unsolved row variables, by one that stage 6 decides: an
+// unsolved interior row variable that is one side of a deferred row
+// constraint, or a leaf that waits for one (rowWaitsOnDeferred; in
+// relu x, a depthwise convolution whose channel row ..c.. is its kernel's
+// output row, then relu and a convolution, the second kernel's input row
+// is bounded above by ..c..).
+func (b *builder) rowAdjInterior(v int32) bool {
+	s := b.s
+	seen := map[int32]bool{v: true}
+	stack := []int32{v}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, u := range s.rows[x].up {
+			if seen[u.to] || s.rows[u.to].solved {
+				continue
+			}
+			if (s.isInteriorRow(u.to) && b.inDeferredRow(u.to)) || b.rowWaitsOnDeferred(u.to) {
+				return true
+			}
+			seen[u.to] = true
+			stack = append(stack, u.to)
+		}
+	}
+	return false
+}
+
+// inDeferredRow reports whether row variable v is the open variable of
+// one side of a deferred row constraint.
+func (b *builder) inDeferredRow(v int32) bool {
+	s := b.s
+	for _, c := range s.deferred {
+		if c.k != cRowEq && c.k != cRowIneq {
+			continue
+		}
+		r1, r2 := s.resolveRow(c.r1), s.resolveRow(c.r2)
+		if (r1.open() && r1.v == v) || (r2.open() && r2.v == v) {
 			return true
 		}
 	}
@@ -632,17 +818,73 @@ func (b *builder) inOpenConcat(v int32) bool {
 	return false
 }
 
-// fedByInterior reports whether a parameter's axis is bounded from below
-// by an unsolved axis of a non-parameter tensor (γ ⊑ α): closing that
-// axis (at stage 7, to the broadcast unit or its cap) decides the
-// parameter's axis, as in `2 *. {hey = 7.0}` where hey follows the
-// result's axis. Such a parameter axis is not a forgotten hidden dimension.
+// fedByInterior reports whether a parameter's axis without a cap may
+// still be decided by closing something that closes before the
+// parameters: an axis of a non-parameter tensor (closed at stage 7, to the
+// broadcast unit or its cap, as in `2 *. {hey = 7.0}` where hey follows
+// the result's axis), or an axis occurring in a deferred constraint (an
+// affine or concatenation size equation, or a row constraint waiting for
+// an interior row that closes at stage 6). Such an axis is not (yet) a
+// forgotten hidden dimension: its holes are judged at stage 7, after every
+// interior that feeds it has closed.
+//
+// The axis is fed not only by its direct neighbours: the ⊑ edges between
+// unsolved axes are followed in both directions (a commitment propagates
+// along an edge either way: a bound below caps, a value above pins), so
+// in relu x, then a convolution, then `{w} * h`, w's axis ⊑ h's axis ⊑
+// the convolution's output axis, which is decided only when the deferred
+// equation with the template row of relu x is settled at stage 6.
 func (b *builder) fedByInterior(v int32) bool {
 	s := b.s
-	for _, d := range s.dims[v].down {
-		g := &s.dims[d.to]
-		if !g.solved && !g.param {
+	seen := map[int32]bool{v: true}
+	stack := []int32{v}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		e := &s.dims[x]
+		if x != v && !e.param {
 			return true
+		}
+		if b.inDeferred(x) {
+			return true
+		}
+		for _, es := range [][]edge{e.up, e.down} {
+			for _, d := range es {
+				if !seen[d.to] && !s.dims[d.to].solved {
+					seen[d.to] = true
+					stack = append(stack, d.to)
+				}
+			}
+		}
+	}
+	return false
+}
+
+// inDeferred reports whether dimension variable v occurs in a deferred
+// constraint.
+func (b *builder) inDeferred(v int32) bool {
+	s := b.s
+	var dims []dim
+	var rows []row
+	for _, c := range s.deferred {
+		dims, rows = dims[:0], rows[:0]
+		switch c.k {
+		case cDimEq, cDimIneq:
+			dims = append(dims, c.d1, c.d2)
+		case cAtLeast:
+			dims = append(dims, c.d1)
+		case cRowEq, cRowIneq:
+			rows = append(rows, c.r1, c.r2)
+		case cTotal:
+			rows = append(rows, c.r1)
+		}
+		for _, r := range rows {
+			dims = append(dims, s.resolveRow(r).flat()...)
+		}
+		for _, d := range dims {
+			if occurs(v, s.resolve(d)) {
+				return true
+			}
 		}
 	}
 	return false

@@ -159,15 +159,6 @@ func padded(t *loopir.TensorInfo) bool {
 	return false
 }
 
-func ranPass(p *loopir.Program, name string) bool {
-	for _, d := range p.Done {
-		if d == name {
-			return true
-		}
-	}
-	return false
-}
-
 // visitStmts calls f on every statement of body, depth first.
 func visitStmts(body []loopir.Stmt, f func(loopir.Stmt)) {
 	for _, s := range body {
@@ -199,7 +190,7 @@ func newKgen(kn *Kernel) (*kgen, error) {
 	if p == nil {
 		return nil, k.fail("no program")
 	}
-	if !ranPass(p, "pad") {
+	if !p.Reached(loopir.Padded) {
 		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
 	}
 	k.ts = make([]ktensor, len(p.Tensors))

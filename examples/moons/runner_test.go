@@ -7,7 +7,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/examples/internal/demo"
 )
 
-// TestRunnerConcurrent runs Predict and Classify from many goroutines,
+// TestRunnerConcurrent runs Predict, Classify and Score from many goroutines,
 // one runner each, over one trained model, and compares every result
 // with the model's own single-threaded methods. Run it with -race (.ci/run
 // does) to check that runners share nothing but the read-only parameters.
@@ -48,6 +48,20 @@ func TestRunnerConcurrent(t *testing.T) {
 				if got := r.Classify(&one); got[0] != wantOne[b] {
 					errs <- "Classify"
 				}
+				// Score's rows are chosen at run time: its first n rows are
+				// Predict's.
+				n := (w*37 + k*11) % 257
+				got, err := r.Score(&in[b], n)
+				if err != nil {
+					errs <- "Score"
+					continue
+				}
+				for i := range n {
+					if got[i] != want[b][i] {
+						errs <- "Score"
+						break
+					}
+				}
 			}
 		}()
 	}
@@ -68,7 +82,7 @@ func TestRunnerAllocs(t *testing.T) {
 	r := m.NewRunner()
 	var p [256][2]float32
 	var q [1][2]float32
-	if n := testing.AllocsPerRun(100, func() { r.Predict(&p); r.Classify(&q) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { r.Predict(&p); r.Classify(&q); _, _ = r.Score(&p, 100) }); n != 0 {
 		t.Errorf("runner calls: %v allocs/op, want 0", n)
 	}
 }

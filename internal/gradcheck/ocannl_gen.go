@@ -29149,7 +29149,7 @@ func ocannlStackBatchBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, 
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -29194,7 +29194,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -29281,7 +29281,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -29341,7 +29341,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	      for i3 in 0..2:
 //	        objective.conv2d#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -29351,7 +29351,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	            for i6 in 0..1:
 //	              objective.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
@@ -29392,7 +29392,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -29497,7 +29497,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -29517,7 +29517,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -29611,7 +29611,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -29656,7 +29656,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -29743,7 +29743,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -29803,7 +29803,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	      for i3 in 0..2:
 //	        objective.conv2d#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -29813,7 +29813,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	            for i6 in 0..1:
 //	              objective.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
@@ -29854,7 +29854,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -29955,7 +29955,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -29975,7 +29975,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -30069,7 +30069,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -30114,7 +30114,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -30201,7 +30201,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -30261,7 +30261,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	      for i3 in 0..2:
 //	        objective.conv2d#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -30271,7 +30271,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	            for i6 in 0..1:
 //	              objective.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
@@ -30312,7 +30312,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -30413,7 +30413,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -30433,7 +30433,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -30512,7 +30512,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -30541,7 +30541,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -30615,7 +30615,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -30673,7 +30673,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //	      for i3 in 0..2:
 //	        objective.conv2d_valid#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -30683,7 +30683,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //	            for i6 in 0..1:
 //	              img.grad[i0, i1 + i4, i2 + i5, i6] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:  # reduction
@@ -30699,7 +30699,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 	var objective_1_grad [2][2][2][3]float64
 	var objective_grad [1]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -30800,7 +30800,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -30820,7 +30820,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -30857,7 +30857,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -30886,7 +30886,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -30960,7 +30960,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -31018,7 +31018,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //	      for i3 in 0..2:
 //	        objective.conv2d_valid#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -31028,7 +31028,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //	            for i6 in 0..1:
 //	              img.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:  # reduction
@@ -31044,7 +31044,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 	var objective_1_grad [2][2][2][3]float64
 	var objective_grad [1]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -31145,7 +31145,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -31165,7 +31165,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -31209,7 +31209,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 //
 //	# padded objective.c2/x: dims 2x3x3x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x6x6x2
 //
-//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 //	fill objective.c1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
@@ -31233,7 +31233,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 //	      for i3 in 0..1:
 //	        objective.c2/x[i0, i1 + 1, i2 + 1, i3] = tanh(_objective.c2/x.1[i0, i1, i2, i3])
 //
-//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 //	reset padding of objective.c2/x to 0
 //	fill objective.c2/y with 0
 //	for i0 in 0..1:
@@ -31266,7 +31266,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 	var objective_c2_y [2][3][3][3]float64
 	var objective_1 [2][3][3][3]float64
 
-	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -31312,7 +31312,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 		}
 	}
 
-	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -31399,7 +31399,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	# padded objective.c2/x: dims 2x3x3x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x6x6x2
 //	# padded objective.c2/x.grad: dims 2x3x3x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x6x6x2
 //
-//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 //	fill objective.c1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
@@ -31423,7 +31423,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..1:
 //	        objective.c2/x[i0, i1 + 1, i2 + 1, i3] = tanh(_objective.c2/x.1[i0, i1, i2, i3])
 //
-//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 //	reset padding of objective.c2/x to 0
 //	fill objective.c2/y with 0
 //	for i0 in 0..1:
@@ -31487,7 +31487,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..2:
 //	        objective.c2.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
+//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..2:
@@ -31497,7 +31497,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	            for i6 in 0..1:
 //	              objective.c2/x.grad[i0, i1 + i4, i2 + i5, i6] += objective.c2/y.grad[i0, i1, i2, i3] * objective.c2.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
+//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
 //	reset padding of objective.c2/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
@@ -31531,7 +31531,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..1:
 //	        objective.c1.bias.grad[i3] += _objective.c2/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..2:
@@ -31540,7 +31540,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	          for i5 in 0..2:
 //	            img.grad[i0, i1 + i4, i2 + i5, 0] += objective.c1/y.grad[i0, i1, i2, i3] * objective.c1.kernel[i3, i4, i5, 0]
 //
-//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
+//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..2:  # reduction
@@ -31561,7 +31561,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	var objective_1_grad [2][3][3][3]float64
 	var objective_grad [1]float64
 
-	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -31607,7 +31607,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -31712,7 +31712,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
+	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -31732,7 +31732,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
+	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -31828,7 +31828,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -31846,7 +31846,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
+	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -37896,7 +37896,7 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 //	# init _num.2 (number)
 //	init _num.2: constant 0
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
@@ -37949,7 +37949,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][3]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -38091,7 +38091,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	# init _num.2 (number)
 //	init _num.2: constant 0
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
@@ -38189,7 +38189,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	      for i3 in 0..2:
 //	        objective.conv2d_valid#1.bias.grad[i3] += _objective.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -38198,7 +38198,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	          for i5 in 0..2:
 //	            img.grad[i0, i1 + i4, i2 + i5, 0] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, 0]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
@@ -38219,7 +38219,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 	var objective_grad [1]float64
 	var scratch [1]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -38424,7 +38424,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -38442,7 +38442,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
