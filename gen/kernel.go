@@ -232,14 +232,6 @@ func (j *kernelJob) classify() {
 	}
 }
 
-// reserved are the program language's reserved words, which cannot name
-// a tensor.
-var reserved = map[string]bool{
-	"input": true, "leaf": true, "param": true, "let": true, "dim": true, "where": true, "fma": true, "range": true,
-	"relu": true, "sat01": true, "exp": true, "log": true, "exp2": true, "log2": true, "sin": true, "cos": true,
-	"sqrt": true, "recip": true, "recip_sqrt": true, "neg": true, "tanh": true, "not": true, "id": true,
-}
-
 // isProgName reports whether s is a name of the program language (ASCII
 // letters, digits and '_', not starting with a digit).
 func isProgName(s string) bool {
@@ -297,7 +289,7 @@ func (j *kernelJob) signature() {
 		case !isProgName(p.name):
 			j.fail(errAt(p.pos, 0, "parameter %s: kernel parameter names must be ASCII letters, digits and '_' (they name tensors of the program language)", p.name))
 			continue
-		case reserved[p.name]:
+		case program.IsKeyword(p.name):
 			j.fail(errAt(p.pos, 0, "parameter %s: %q is a reserved word of the program language; rename the parameter", p.name, p.name))
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
@@ -440,15 +441,22 @@ func (b *builder) addOp(op *Op) {
 	b.g.Ops = append(b.g.Ops, op)
 }
 
-var unaryFuncs = map[string]bool{
-	"relu": true, "sat01": true, "exp": true, "log": true, "exp2": true, "log2": true,
-	"sin": true, "cos": true, "sqrt": true, "recip": true, "recip_sqrt": true, "neg": true,
-	"tanh": true, "not": true, "id": true,
-}
+// unaryFuncs and binaryPrims index package ops's table: the unary
+// primitives applied as functions, and the binary primitive each infix
+// operator spells. Built once and never modified.
+var unaryFuncs, binaryPrims = primSpellings()
 
-var binaryPrims = map[string]string{
-	"+": "add", "-": "sub", "*.": "mul", "/.": "div", "<": "lt", "=": "eq", "<>": "ne",
-	"*": "mul", "/": "div", "**.": "pow",
+func primSpellings() (map[string]bool, map[string]string) {
+	unary, binary := map[string]bool{}, map[string]string{}
+	for _, p := range ops.Prims() {
+		if ops.IsFunc(p.Name, 1) {
+			unary[p.Name] = true
+		}
+		for _, s := range p.Infix {
+			binary[s] = p.Name
+		}
+	}
+	return unary, binary
 }
 
 func (b *builder) expr(e program.Expr, hint string) (int, error) {
@@ -1230,19 +1238,8 @@ func accumOf(a string) (accum string, initNeutral bool, err error) {
 	} else {
 		rest = strings.TrimPrefix(a, "=")
 	}
-	switch rest {
-	case "+":
-		return "add", initNeutral, nil
-	case "-":
-		return "sub", initNeutral, nil
-	case "*":
-		return "mul", initNeutral, nil
-	case "/":
-		return "div", initNeutral, nil
-	case "@^":
-		return "max", initNeutral, nil
-	case "@-":
-		return "min", initNeutral, nil
+	if acc := ops.AccumBySymbol(rest); acc != nil {
+		return acc.Name, initNeutral, nil
 	}
 	return "", false, fmt.Errorf("unknown assignment operator %q", a)
 }

@@ -214,13 +214,15 @@ const (
 // Op is an operation of the graph: LHS = prim(RHS...) with an accumulation.
 type Op struct {
 	Kind OpKind
-	// Prim names the primitive: "id", unary FUNC names, "add", "sub",
-	// "mul", "div", "pow", "lt", "eq", "ne", "where", "fma"; for einsum
+	// Prim names the primitive (package ops's table): "id", unary FUNC
+	// names, "add", "sub", "mul", "div", "pow", "lt", "eq", "ne",
+	// "where", "fma", ...; for einsum
 	// ops "mul" (+*), "add" (+++), "id" (++, ++^, @^^) or "add" with max
 	// accumulation (@^+).
 	Prim string
-	// Accum is the accumulation operator: "add" (sum), "max", "min",
-	// "mul", "sub", "div", or "" for a plain overwrite.
+	// Accum is the accumulation operator (package ops's accumulators):
+	// "add" (sum), "max", "min", "mul", "sub", "div", or "" for a plain
+	// overwrite.
 	Accum string
 	// InitNeutral reports whether the LHS is reset to the accumulator's
 	// neutral element first (the `=:` forms).

@@ -787,7 +787,7 @@ func (p *parser) parseApp() Expr {
 			p.next()
 			x := p.parseArg(t.text)
 			return track(p, &Unary{Pos: t.pos, Func: t.text, X: x}, x)
-		case t.text == "where" || t.text == "fma":
+		case isTernary(t.text):
 			p.next()
 			e := &Ternary{Pos: t.pos, Op: t.text}
 			e.A = p.parseArg(t.text)
@@ -811,7 +811,7 @@ func (p *parser) parseApp() Expr {
 func (p *parser) parseArg(fn string) Expr {
 	return p.withMinus(func() Expr {
 		t := p.tok()
-		if t.kind == tName && (isFunc(t.text) || t.text == "where" || t.text == "fma") {
+		if t.kind == tName && (isFunc(t.text) || isTernary(t.text)) {
 			p.fail(t.pos, "the application of %q must be parenthesized when used as an argument of %q", t.text, fn)
 		}
 		if !startsAtom(t) {
