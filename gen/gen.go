@@ -485,7 +485,7 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 					case ms == nil:
 						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s on type %s must follow an //ocannl:model line", d.Verb, ts.Name.Name))
 					case !modelLineVerbs[d.Verb]:
-						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s is a kernel directive (for functions); a model's lines are layer, entry, loss, input, let, dim, return and sgd", d.Verb))
+						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s is a kernel directive (for functions); a model's lines are layer, entry, loss, input, let, dim, return, sgd, adam and adamw", d.Verb))
 					default:
 						ms.lines = append(ms.lines, d)
 					}

@@ -257,7 +257,11 @@ var badPackages = map[string][]string{
 		"badspec/spec.go:6:19: in spec \"o+k; k => o\": convolution needs a padding mode: write `=+` (padded) or `<+` (valid)",
 	},
 	"badverb": {
-		"badverb/verb.go:6:10: unknown directive //ocannl:einsun (known verbs: dim, dims, do, einmax, einsum, entry, expr, input, layer, let, loss, model, return, sgd, shape)",
+		"badverb/verb.go:6:10: unknown directive //ocannl:einsun (known verbs: adam, adamw, dim, dims, do, einmax, einsum, entry, expr, input, layer, let, loss, model, return, sgd, shape)",
+	},
+	"badmodel": {
+		"badmodel/model.go:8:10: entry point runner would generate method Runner, a name the generated model uses for a field, method or type; rename it",
+		`badmodel/model.go:19:24: unknown adam setting "momentum" (known: lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm)`,
 	},
 	"nearmiss": {
 		`nearmiss/nearmiss.go:6:4: malformed ocannl directive "// ocannl:einsum \"i => i\"": write //ocannl:einsum "i => i" (no space or '+' before ocannl, no space before ':', lowercase)`,
@@ -403,7 +407,7 @@ func TestWholeModule(t *testing.T) {
 	dir := copyFixture(t)
 	res, err := Generate([]string{"./..."}, Options{Dir: dir})
 	var want []string
-	for _, pkg := range []string{"badargs", "badout", "badshape", "badspec", "badverb", "misplaced", "nearmiss"} {
+	for _, pkg := range []string{"badargs", "badmodel", "badout", "badshape", "badspec", "badverb", "misplaced", "nearmiss"} {
 		want = append(want, badPackages[pkg]...)
 	}
 	if got := errorLines(err, dir); !slices.Equal(got, want) {
@@ -490,6 +494,8 @@ func TestModelBootstrap(t *testing.T) {
 		t.Fatalf("results %+v", first)
 	}
 	want := []string{"ocannlAPITrainLoss", "ocannlAPIBackward", "ocannlAPIPredictOne", "ocannlInitsLLoss", "ocannlInitsBackward", "ocannlSmallTrainLoss", "ocannlSmallBackward", "ocannlSmallPredict", "ocannlBiggerTrainLoss", "ocannlBiggerBackward", "ocannlBiggerPredict",
+		"ocannlAdam64TrainLoss", "ocannlAdam64Backward", "ocannlAdamW64TrainLoss", "ocannlAdamW64Backward", "ocannlAdamW32TrainLoss", "ocannlAdamW32Backward",
+		"ocannlSGDClip64TrainLoss", "ocannlSGDClip64Backward",
 		"ocannlWideTrainLoss", "ocannlWideBackward", "ocannlWidePredict", "ocannlWideOne"}
 	if !slices.Equal(first[0].Kernels, want) {
 		t.Errorf("kernels %v, want %v", first[0].Kernels, want)

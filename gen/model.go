@@ -28,15 +28,18 @@ const verbModel = "model"
 
 var modelLineVerbs = map[string]bool{
 	"layer": true, "entry": true, "loss": true, "input": true, "let": true,
-	"dim": true, "return": true, "sgd": true,
+	"dim": true, "return": true, "sgd": true, "adam": true, "adamw": true,
 }
 
 // reservedMethods are the methods and exported fields every model has
-// (or may have); entry points must not take their names.
+// (or may have), and the suffixes of its generated types (ocannlTParams,
+// ocannlTRunner: an entry's kernel is ocannlT+method); entry points must
+// not take their names.
 var reservedMethods = map[string]bool{
-	"Params": true, "Grads": true, "Step": true, "LR": true,
+	"Params": true, "Grads": true, "Step": true, "LR": true, "GradNorm": true,
 	"Init": true, "Backward": true, "Update": true, "TrainStep": true, "LearningRate": true,
 	"ParamTensors": true, "Save": true, "Load": true, "MarshalBinary": true, "UnmarshalBinary": true,
+	"SaveCheckpoint": true, "LoadCheckpoint": true, "NewRunner": true, "Runner": true, "SaveSafetensors": true, "LoadSafetensors": true,
 }
 
 // modelSrc is an annotated struct type and its directives.
@@ -292,7 +295,8 @@ func (c *modelCompiler) params() *Error {
 		c.gm.Params = append(c.gm.Params, mp)
 	}
 	if o := c.m.Optim; o != nil {
-		c.gm.Optim = &gocode.ModelOptim{LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov, LREnd: o.LREnd, Steps: o.Steps}
+		c.gm.Optim = &gocode.ModelOptim{Kind: o.Kind, LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov,
+			Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, ClipNorm: o.ClipNorm, LREnd: o.LREnd, Steps: o.Steps}
 	}
 	return nil
 }
@@ -461,7 +465,7 @@ func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me gocode.M
 func (ms *modelSrc) entryMethod(e *model.Entry, methods map[string]*model.Entry) (string, *Error) {
 	method := methodName(e.Name, e.Loss)
 	if reservedMethods[method] {
-		return "", ms.errAt(e.Pos, "entry point %s would generate method %s, a name every model uses for a field or method; rename it", e.Name, method)
+		return "", ms.errAt(e.Pos, "entry point %s would generate method %s, a name the generated model uses for a field, method or type; rename it", e.Name, method)
 	}
 	if o := methods[method]; o != nil {
 		msg, rel := new(spec.Message).Printf("entry points %s and %s (", e.Name, o.Name).Cite(o.Pos, "entry point "+o.Name).

@@ -94,13 +94,21 @@ type Param struct {
 	InitText string
 }
 
-// Optim holds the SGD settings.
+// Optim holds the optimizer's settings.
 type Optim struct {
-	Pos         spec.Pos
+	Pos spec.Pos
+	// Kind is "sgd", "adam" or "adamw".
+	Kind        string
 	LR          float64
-	Momentum    float64
+	Momentum    float64 // sgd
 	WeightDecay float64
-	Nesterov    bool
+	Nesterov    bool // sgd
+	// Beta1, Beta2 and Eps are Adam's (adam, adamw; defaults 0.9, 0.999,
+	// 1e-8).
+	Beta1, Beta2, Eps float64
+	// ClipNorm > 0 clips the gradients by their global norm before every
+	// step (any kind).
+	ClipNorm float64
 	// LREnd and Steps describe a linear decay from LR to LREnd over Steps
 	// steps (Steps 0: constant LR).
 	LREnd float64
@@ -284,7 +292,7 @@ func Expand(user, std *program.Program) (*Model, error) {
 			}
 			m.Optim = o
 		default:
-			return nil, fail(s.StmtPos(), "a model holds layer definitions, instances (let NAME = LAYER[...]), entry points (entry/loss) and sgd settings; put this statement inside an entry point")
+			return nil, fail(s.StmtPos(), "a model holds layer definitions, instances (let NAME = LAYER[...]), entry points (entry/loss) and optimizer settings (sgd, adam or adamw); put this statement inside an entry point")
 		}
 	}
 	losses := 0
@@ -314,16 +322,30 @@ func Expand(user, std *program.Program) (*Model, error) {
 	return m, nil
 }
 
+// optimSettings lists each optimizer's settings, for errors.
+var optimSettings = map[string]string{
+	"sgd":   "lr, momentum, nesterov, weight_decay, lr_end, steps, clip_norm",
+	"adam":  "lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm",
+	"adamw": "lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm",
+}
+
 func optim(s *program.OptimStmt) (*Optim, error) {
-	o := &Optim{Pos: s.Pos}
+	o := &Optim{Pos: s.Pos, Kind: s.Kind}
+	adam := s.Kind != "sgd"
+	if adam {
+		o.Beta1, o.Beta2, o.Eps = 0.9, 0.999, 1e-8
+		if s.Kind == "adamw" {
+			o.WeightDecay = 0.01 // PyTorch's AdamW default
+		}
+	}
 	seen := map[string]bool{}
 	hasLR := false
 	for _, st := range s.Settings {
 		if seen[st.Name] {
-			return nil, fail(st.Pos, "sgd setting %s is given twice", st.Name)
+			return nil, fail(st.Pos, "%s setting %s is given twice", s.Kind, st.Name)
 		}
 		seen[st.Name] = true
-		if st.Name == "nesterov" {
+		if st.Name == "nesterov" && !adam {
 			if st.Value != nil {
 				return nil, fail(st.Pos, "nesterov is a flag and takes no value")
 			}
@@ -331,35 +353,52 @@ func optim(s *program.OptimStmt) (*Optim, error) {
 			continue
 		}
 		if st.Value == nil {
-			return nil, fail(st.Pos, "sgd setting %s needs a value (%s=NUMBER)", st.Name, st.Name)
+			return nil, fail(st.Pos, "%s setting %s needs a value (%s=NUMBER)", s.Kind, st.Name, st.Name)
 		}
 		v := st.Value.Value
-		switch st.Name {
-		case "lr":
+		switch {
+		case st.Name == "lr":
 			o.LR, hasLR = v, true
-		case "momentum":
+		case st.Name == "momentum" && !adam:
 			o.Momentum = v
-		case "weight_decay":
+		case st.Name == "beta1" && adam:
+			o.Beta1 = v
+		case st.Name == "beta2" && adam:
+			o.Beta2 = v
+		case st.Name == "eps" && adam:
+			o.Eps = v
+		case st.Name == "weight_decay":
 			o.WeightDecay = v
-		case "lr_end":
+		case st.Name == "clip_norm":
+			o.ClipNorm = v
+			if !(v > 0) {
+				return nil, fail(st.Pos, "clip_norm must be positive (the largest global gradient norm)")
+			}
+		case st.Name == "lr_end":
 			o.LREnd = v
-		case "steps":
+		case st.Name == "steps":
 			if v != math.Trunc(v) || v < 1 || v > 1<<40 {
 				return nil, fail(st.Pos, "steps must be a positive integer")
 			}
 			o.Steps = int(v)
 		default:
-			return nil, fail(st.Pos, "unknown sgd setting %q (known: lr, momentum, nesterov, weight_decay, lr_end, steps)", st.Name)
+			return nil, fail(st.Pos, "unknown %s setting %q (known: %s)", s.Kind, st.Name, optimSettings[s.Kind])
 		}
 		if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-			return nil, fail(st.Pos, "sgd setting %s must be a finite non-negative number", st.Name)
+			return nil, fail(st.Pos, "%s setting %s must be a finite non-negative number", s.Kind, st.Name)
 		}
 	}
 	if !hasLR {
-		return nil, fail(s.Pos, "sgd needs a learning rate (lr=NUMBER)")
+		return nil, fail(s.Pos, "%s needs a learning rate (lr=NUMBER)", s.Kind)
 	}
 	if o.Momentum >= 1 {
 		return nil, fail(s.Pos, "momentum must be below 1")
+	}
+	if adam && (o.Beta1 >= 1 || o.Beta2 >= 1) {
+		return nil, fail(s.Pos, "beta1 and beta2 must be below 1")
+	}
+	if adam && !(o.Eps > 0) {
+		return nil, fail(s.Pos, "eps must be positive")
 	}
 	if seen["lr_end"] != seen["steps"] {
 		return nil, fail(s.Pos, "lr_end and steps go together (a linear decay from lr to lr_end over steps)")

@@ -121,10 +121,11 @@ type EntryStmt struct {
 }
 
 // OptimStmt is the optimizer's settings, `sgd lr=0.1 momentum=0.9
-// nesterov weight_decay=1e-4 lr_end=0.01 steps=1000`.
+// nesterov weight_decay=1e-4 lr_end=0.01 steps=1000` or `adam lr=1e-3
+// beta2=0.99 clip_norm=1`.
 type OptimStmt struct {
 	Pos      spec.Pos
-	Kind     string // "sgd"
+	Kind     string // "sgd", "adam" or "adamw"
 	Settings []Setting
 }
 

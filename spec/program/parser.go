@@ -272,7 +272,7 @@ func (p *parser) parseStmt() Stmt {
 			return p.parseLayer()
 		case "entry", "loss":
 			return p.parseEntry()
-		case "sgd":
+		case "sgd", "adam", "adamw":
 			return p.parseOptim()
 		}
 	}
@@ -1231,7 +1231,7 @@ func (p *parser) parseBlock(what string, inputs bool) ([]Stmt, Expr) {
 				if !inputs {
 					p.fail(t.pos, "input statements belong to entry points, not to %s", what)
 				}
-			case "layer", "entry", "loss", "sgd":
+			case "layer", "entry", "loss", "sgd", "adam", "adamw":
 				if p.peek(1).kind == tName {
 					p.fail(t.pos, "%s is not closed by a return statement before this %s", what, t.text)
 				}
@@ -1248,7 +1248,7 @@ func (p *parser) parseBlock(what string, inputs bool) ([]Stmt, Expr) {
 	}
 }
 
-// parseOptim parses `sgd NAME[=NUMBER] ...`.
+// parseOptim parses `sgd NAME[=NUMBER] ...` (or adam, adamw).
 func (p *parser) parseOptim() Stmt {
 	kw := p.next()
 	o := &OptimStmt{Pos: kw.pos, Kind: kw.text}
@@ -1256,7 +1256,7 @@ func (p *parser) parseOptim() Stmt {
 		t := p.tok()
 		if t.kind != tName {
 			if len(o.Settings) == 0 {
-				p.failTok(t, "expected settings after sgd (lr=0.1 ...), found %s", t.describe())
+				p.failTok(t, "expected settings after %s (lr=0.1 ...), found %s", o.Kind, t.describe())
 			}
 			return o
 		}

@@ -769,7 +769,17 @@ sgd lr=0.1 momentum=0.9 nesterov weight_decay=1e-4
 		t.Errorf("round trip differs:\n%s\n---\n%s", text, again)
 	}
 	// loss and entry stay usable as tensor names.
-	mustParse(t, "input loss : 1 = 0\nlet entry = loss + 1\nlet sgd = entry")
+	mustParse(t, "input loss : 1 = 0\nlet entry = loss + 1\nlet sgd = entry\nlet adam = sgd\nlet adamw = adam")
+	for _, kind := range []string{"adam", "adamw"} {
+		q := mustParse(t, kind+" lr=1e-3 beta1=0.8 clip_norm=1\n")
+		o, ok := q.Stmts[0].(*OptimStmt)
+		if !ok || o.Kind != kind || len(o.Settings) != 3 || o.Settings[1].Name != "beta1" || o.Settings[1].Value.Value != 0.8 {
+			t.Errorf("%s parsed as %+v", kind, q.Stmts[0])
+		}
+		if got := q.String(); got != kind+" lr=1e-3 beta1=0.8 clip_norm=1\n" && got != kind+" lr=0.001 beta1=0.8 clip_norm=1\n" {
+			t.Errorf("%s prints as %q", kind, got)
+		}
+	}
 }
 
 func TestInspect(t *testing.T) {
