@@ -283,13 +283,28 @@ type ocannlConv2DPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlConv2DPart0) Part(j int) {
 	img2, img := r.img2, r.img
-	for i0 := range 8 {
-		for i1 := range 4 {
-			for i2 := range 32 {
-				imgRow := &img[i0][i1+4*j][i2]
-				img2Row := &img2[i0][i1+4*j+1][i2+1]
-				for i3 := range 64 {
-					img2Row[i3] = imgRow[i3]
+	// float32 pointwise kernel over 2048 elements (c = x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i1 := range 4 {
+				ocannlMap0AVX512(&img2[i0][i1+4*j+1][1][0], &img[i0][i1+4*j][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 8 {
+			for i1 := range 4 {
+				ocannlMap0AVX2(&img2[i0][i1+4*j+1][1][0], &img[i0][i1+4*j][0][0])
+			}
+		}
+	} else {
+		for i0 := range 8 {
+			for i1 := range 4 {
+				for i2 := range 32 {
+					imgRow := &img[i0][i1+4*j][i2]
+					img2Row := &img2[i0][i1+4*j+1][i2+1]
+					for i3 := range 64 {
+						img2Row[i3] = imgRow[i3]
+					}
 				}
 			}
 		}

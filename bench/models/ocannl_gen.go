@@ -135,7 +135,8 @@ func (m *ocannlCNN) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlCNN) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -144,6 +145,23 @@ func (m *ocannlCNN) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlCNN) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlCNN) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlCNN) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -156,6 +174,81 @@ func (m *ocannlCNN) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
 func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
 	return m.Load(bytes.NewReader(data))
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlCNN) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetConv1Kernel[:],
+		Dims:   []int{8, 3, 3, 1},
+		Name:   "net.conv1.kernel",
+	}, {
+		Data32: m.Params.NetConv1Bias[:],
+		Dims:   []int{8},
+		Name:   "net.conv1.bias",
+	}, {
+		Data32: m.Params.NetConv2Kernel[:],
+		Dims:   []int{16, 3, 3, 8},
+		Name:   "net.conv2.kernel",
+	}, {
+		Data32: m.Params.NetConv2Bias[:],
+		Dims:   []int{16},
+		Name:   "net.conv2.bias",
+	}, {
+		Data32: m.Params.NetHeadW[:],
+		Dims:   []int{4, 5, 5, 16},
+		Name:   "net.head.w",
+	}, {
+		Data32: m.Params.NetHeadB[:],
+		Dims:   []int{4},
+		Name:   "net.head.b",
+	}, {
+		Data32: m.momentum.NetConv1Kernel[:],
+		Dims:   []int{8, 3, 3, 1},
+		Name:   "momentum/net.conv1.kernel",
+	}, {
+		Data32: m.momentum.NetConv1Bias[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.conv1.bias",
+	}, {
+		Data32: m.momentum.NetConv2Kernel[:],
+		Dims:   []int{16, 3, 3, 8},
+		Name:   "momentum/net.conv2.kernel",
+	}, {
+		Data32: m.momentum.NetConv2Bias[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.conv2.bias",
+	}, {
+		Data32: m.momentum.NetHeadW[:],
+		Dims:   []int{4, 5, 5, 16},
+		Name:   "momentum/net.head.w",
+	}, {
+		Data32: m.momentum.NetHeadB[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.head.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlCNN) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlCNN) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
 }
 
 // ocannlReverserParams holds one value per cell of every parameter of Reverser, flattened in memory order (batch, output, input).
@@ -363,7 +456,8 @@ func (m *ocannlReverser) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlReverser) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -372,6 +466,23 @@ func (m *ocannlReverser) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlReverser) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlReverser) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlReverser) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -384,6 +495,161 @@ func (m *ocannlReverser) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
 func (m *ocannlReverser) UnmarshalBinary(data []byte) error {
 	return m.Load(bytes.NewReader(data))
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlReverser) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetEmb[:],
+		Dims:   []int{32, 10},
+		Name:   "net.emb",
+	}, {
+		Data32: m.Params.NetPos[:],
+		Dims:   []int{8, 32},
+		Name:   "net.pos",
+	}, {
+		Data32: m.Params.NetAttention1WQ[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "net.attention#1.w_q",
+	}, {
+		Data32: m.Params.NetAttention1WK[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "net.attention#1.w_k",
+	}, {
+		Data32: m.Params.NetAttention1WV[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "net.attention#1.w_v",
+	}, {
+		Data32: m.Params.NetAttention1WO[:],
+		Dims:   []int{32, 4, 8},
+		Name:   "net.attention#1.w_o",
+	}, {
+		Data32: m.Params.NetLayerNorm1Gamma[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#1.gamma",
+	}, {
+		Data32: m.Params.NetLayerNorm1Beta[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#1.beta",
+	}, {
+		Data32: m.Params.NetDense1W[:],
+		Dims:   []int{64, 32},
+		Name:   "net.dense#1.w",
+	}, {
+		Data32: m.Params.NetDense1B[:],
+		Dims:   []int{64},
+		Name:   "net.dense#1.b",
+	}, {
+		Data32: m.Params.NetLinear1W[:],
+		Dims:   []int{32, 64},
+		Name:   "net.linear#1.w",
+	}, {
+		Data32: m.Params.NetLinear1B[:],
+		Dims:   []int{32},
+		Name:   "net.linear#1.b",
+	}, {
+		Data32: m.Params.NetLayerNorm2Gamma[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#2.gamma",
+	}, {
+		Data32: m.Params.NetLayerNorm2Beta[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#2.beta",
+	}, {
+		Data32: m.Params.NetLinear2W[:],
+		Dims:   []int{10, 32},
+		Name:   "net.linear#2.w",
+	}, {
+		Data32: m.Params.NetLinear2B[:],
+		Dims:   []int{10},
+		Name:   "net.linear#2.b",
+	}, {
+		Data32: m.momentum.NetEmb[:],
+		Dims:   []int{32, 10},
+		Name:   "momentum/net.emb",
+	}, {
+		Data32: m.momentum.NetPos[:],
+		Dims:   []int{8, 32},
+		Name:   "momentum/net.pos",
+	}, {
+		Data32: m.momentum.NetAttention1WQ[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "momentum/net.attention#1.w_q",
+	}, {
+		Data32: m.momentum.NetAttention1WK[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "momentum/net.attention#1.w_k",
+	}, {
+		Data32: m.momentum.NetAttention1WV[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "momentum/net.attention#1.w_v",
+	}, {
+		Data32: m.momentum.NetAttention1WO[:],
+		Dims:   []int{32, 4, 8},
+		Name:   "momentum/net.attention#1.w_o",
+	}, {
+		Data32: m.momentum.NetLayerNorm1Gamma[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#1.gamma",
+	}, {
+		Data32: m.momentum.NetLayerNorm1Beta[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#1.beta",
+	}, {
+		Data32: m.momentum.NetDense1W[:],
+		Dims:   []int{64, 32},
+		Name:   "momentum/net.dense#1.w",
+	}, {
+		Data32: m.momentum.NetDense1B[:],
+		Dims:   []int{64},
+		Name:   "momentum/net.dense#1.b",
+	}, {
+		Data32: m.momentum.NetLinear1W[:],
+		Dims:   []int{32, 64},
+		Name:   "momentum/net.linear#1.w",
+	}, {
+		Data32: m.momentum.NetLinear1B[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.linear#1.b",
+	}, {
+		Data32: m.momentum.NetLayerNorm2Gamma[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#2.gamma",
+	}, {
+		Data32: m.momentum.NetLayerNorm2Beta[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#2.beta",
+	}, {
+		Data32: m.momentum.NetLinear2W[:],
+		Dims:   []int{10, 32},
+		Name:   "momentum/net.linear#2.w",
+	}, {
+		Data32: m.momentum.NetLinear2B[:],
+		Dims:   []int{10},
+		Name:   "momentum/net.linear#2.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlReverser) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
 }
 
 // ocannlCNNTrainLoss runs a tensor program generated by ocannlgen.
@@ -679,12 +945,28 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	ocannlCNNTrainLossPart5Records.Put(rec6)
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNTrainLossPart6Records.Get()
-	rec7.scratch = scratch
-	pool.Run(rec7, 8)
-	*rec7 = ocannlCNNTrainLossPart6{}
-	ocannlCNNTrainLossPart6Records.Put(rec7)
+	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
+					for i3 := range 16 {
+						r8 := net_head_x_1Row2[i3]
+						if !(r8 > 0) {
+							r8 = 0
+						}
+						net_head_xRow[i3] = r8
+					}
+				}
+			}
+		}
+	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -777,12 +1059,19 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
-	for i0 := range 256 {
-		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 4 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+	} else {
+		for i0 := range 256 {
+			labelsRow := &labels[i0]
+			train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+			train_1Row := &train_1[i0]
+			for i1 := range 4 {
+				train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			}
 		}
 	}
 
@@ -901,17 +1190,24 @@ type ocannlCNNTrainLossPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlCNNTrainLossPart2) Part(j3 int) {
 	scratch := r4.scratch
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+32*j3][i1][i2]
-				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j3][i1][i2]
-				for i3 := range 8 {
-					r3 := net_max_pool_1_x_1Row2[i3]
-					if !(r3 > 0) {
-						r3 = 0
+	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+32*j3][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j3][i1][i2]
+					for i3 := range 8 {
+						r3 := net_max_pool_1_x_1Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
+						}
+						net_max_pool_1_xRow[i3] = r3
 					}
-					net_max_pool_1_xRow[i3] = r3
 				}
 			}
 		}
@@ -1030,35 +1326,6 @@ func (r7 *ocannlCNNTrainLossPart5) Part(j24 int) {
 
 // ocannlCNNTrainLossPart5Records holds the free ocannlCNNTrainLossPart5 records.
 var ocannlCNNTrainLossPart5Records rt.Records[ocannlCNNTrainLossPart5]
-
-// ocannlCNNTrainLossPart6 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNTrainLossPart6 struct {
-	scratch *ocannlCNNTrainLossScratch
-}
-
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r9 *ocannlCNNTrainLossPart6) Part(j25 int) {
-	scratch := r9.scratch
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j25][i1][i2]
-				net_head_xRow := &scratch.net_head_x[i0+32*j25][i1][i2]
-				for i3 := range 16 {
-					r8 := net_head_x_1Row2[i3]
-					if !(r8 > 0) {
-						r8 = 0
-					}
-					net_head_xRow[i3] = r8
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNTrainLossPart6Records holds the free ocannlCNNTrainLossPart6 records.
-var ocannlCNNTrainLossPart6Records rt.Records[ocannlCNNTrainLossPart6]
 
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
@@ -1588,12 +1855,28 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart5Records.Put(rec6)
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNBackwardPart6Records.Get()
-	rec7.scratch = scratch
-	pool.Run(rec7, 8)
-	*rec7 = ocannlCNNBackwardPart6{}
-	ocannlCNNBackwardPart6Records.Put(rec7)
+	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
+					for i3 := range 16 {
+						r8 := net_head_x_1Row2[i3]
+						if !(r8 > 0) {
+							r8 = 0
+						}
+						net_head_xRow[i3] = r8
+					}
+				}
+			}
+		}
+	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -1686,12 +1969,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
-	for i0 := range 256 {
-		labelsRow := &labels[i0]
-		train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 4 {
-			train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+	} else {
+		for i0 := range 256 {
+			labelsRow := &labels[i0]
+			train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0]
+			train_1Row := &train_1[i0]
+			for i1 := range 4 {
+				train_1Row[i1] = labelsRow[i1] * train_cross_entropy_1_logpRow2[i1]
+			}
 		}
 	}
 
@@ -1737,30 +2027,51 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	train_2_gradV := train_2_grad[0]
-	for i0 := range 256 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&train_1_grad[0][0], &train_2_grad[0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&train_1_grad[0][0], &train_2_grad[0])
+	} else {
+		train_2_gradV := train_2_grad[0]
+		for i0 := range 256 {
+			train_1_gradRow := &train_1_grad[i0]
+			for i1 := range 4 {
+				train_1_gradRow[i1] += train_2_gradV
+			}
 		}
 	}
 
 	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 256 {
-		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
-		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+	} else {
+		for i0 := range 256 {
+			labelsRow2 := &labels[i0]
+			train_1_gradRow2 := &train_1_grad[i0]
+			train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			}
 		}
 	}
 
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
+			}
 		}
 	}
 
@@ -1776,8 +2087,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+		}
 	}
 
 	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
@@ -1790,21 +2108,35 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
-		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+			train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
+			train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			}
 		}
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 256 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			}
 		}
 	}
 
@@ -1826,24 +2158,31 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 4 {
-			var r10 float32
+			var r9 float32
 			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r10 = 1
+				r9 = 1
 			}
-			r11 := float32(0)
-			if r10 != 0 {
-				r11 = train_cross_entropy_1_m_gradV
+			r10 := float32(0)
+			if r9 != 0 {
+				r10 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r11
+			train_cross_entropy_1_logits_gradRow2[i1] += r10
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 256 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			}
 		}
 	}
 
@@ -1911,20 +2250,53 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-	// 8 parts of i0 on the pool.
-	rec8 := ocannlCNNBackwardPart7Records.Get()
-	rec8.scratch = scratch
-	pool.Run(rec8, 8)
-	*rec8 = ocannlCNNBackwardPart7{}
-	ocannlCNNBackwardPart7Records.Put(rec8)
+	// float32 pointwise kernel over 102400 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row3 := &scratch.net_head_x_1[i0][i1][i2]
+					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0][i1][i2]
+					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
+					for i3 := range 16 {
+						var r11 float32
+						if 0 < net_head_x_1Row3[i3] {
+							r11 = 1
+						}
+						r12 := float32(0)
+						if r11 != 0 {
+							r12 = net_head_x_gradRow2[i3]
+						}
+						net_head_x_1_gradRow[i3] += r12
+					}
+				}
+			}
+		}
+	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// 8 parts of i0 on the pool.
-	rec9 := ocannlCNNBackwardPart8Records.Get()
-	rec9.scratch = scratch
-	pool.Run(rec9, 8)
-	*rec9 = ocannlCNNBackwardPart8{}
-	ocannlCNNBackwardPart8Records.Put(rec9)
+	// float32 pointwise kernel over 102400 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0][i1][i2]
+					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0][i1][i2]
+					for i3 := range 16 {
+						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// i2 unrolled and jammed into i3.
@@ -1949,83 +2321,83 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlCNNBackwardPart9Records.Get()
-	rec10.pNetConv2Kernel = pNetConv2Kernel
-	rec10.scratch = scratch
-	pool.Run(rec10, 8)
-	*rec10 = ocannlCNNBackwardPart9{}
-	ocannlCNNBackwardPart9Records.Put(rec10)
+	rec7 := ocannlCNNBackwardPart6Records.Get()
+	rec7.pNetConv2Kernel = pNetConv2Kernel
+	rec7.scratch = scratch
+	pool.Run(rec7, 8)
+	*rec7 = ocannlCNNBackwardPart6{}
+	ocannlCNNBackwardPart6Records.Put(rec7)
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
 	// 3 parts of i4 on the pool.
-	rec11 := ocannlCNNBackwardPart10Records.Get()
-	rec11.gNetConv2Kernel = gNetConv2Kernel
-	rec11.scratch = scratch
-	pool.Run(rec11, 3)
-	*rec11 = ocannlCNNBackwardPart10{}
-	ocannlCNNBackwardPart10Records.Put(rec11)
+	rec8 := ocannlCNNBackwardPart7Records.Get()
+	rec8.gNetConv2Kernel = gNetConv2Kernel
+	rec8.scratch = scratch
+	pool.Run(rec8, 3)
+	*rec8 = ocannlCNNBackwardPart7{}
+	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	for j30 := range 256 {
-		for j31 := range 8 {
-			for j32 := range 8 {
-				scratch.net_max_pool_1_y[j30][0][j31][j32] = float32(math.Inf(-1))
+	for j27 := range 256 {
+		for j28 := range 8 {
+			for j29 := range 8 {
+				scratch.net_max_pool_1_y[j27][0][j28][j29] = float32(math.Inf(-1))
 			}
 		}
 	}
-	for j33 := range 256 {
-		for j34 := 6; j34 < 8; j34++ {
-			for j35 := range 8 {
-				for j36 := range 8 {
-					scratch.net_max_pool_1_y[j33][j34][j35][j36] = float32(math.Inf(-1))
+	for j30 := range 256 {
+		for j31 := 6; j31 < 8; j31++ {
+			for j32 := range 8 {
+				for j33 := range 8 {
+					scratch.net_max_pool_1_y[j30][j31][j32][j33] = float32(math.Inf(-1))
 				}
+			}
+		}
+	}
+	for j34 := range 256 {
+		for j35 := 1; j35 < 6; j35++ {
+			for j36 := range 8 {
+				scratch.net_max_pool_1_y[j34][j35][0][j36] = float32(math.Inf(-1))
 			}
 		}
 	}
 	for j37 := range 256 {
 		for j38 := 1; j38 < 6; j38++ {
-			for j39 := range 8 {
-				scratch.net_max_pool_1_y[j37][j38][0][j39] = float32(math.Inf(-1))
+			for j39 := 6; j39 < 8; j39++ {
+				for j40 := range 8 {
+					scratch.net_max_pool_1_y[j37][j38][j39][j40] = float32(math.Inf(-1))
+				}
 			}
 		}
 	}
-	for j40 := range 256 {
-		for j41 := 1; j41 < 6; j41++ {
-			for j42 := 6; j42 < 8; j42++ {
-				for j43 := range 8 {
-					scratch.net_max_pool_1_y[j40][j41][j42][j43] = float32(math.Inf(-1))
-				}
+	for j41 := range 256 {
+		for j42 := range 8 {
+			for j43 := range 8 {
+				scratch.net_max_pool_1_y_grad[j41][0][j42][j43] = 0
 			}
 		}
 	}
 	for j44 := range 256 {
-		for j45 := range 8 {
+		for j45 := 6; j45 < 8; j45++ {
 			for j46 := range 8 {
-				scratch.net_max_pool_1_y_grad[j44][0][j45][j46] = 0
+				for j47 := range 8 {
+					scratch.net_max_pool_1_y_grad[j44][j45][j46][j47] = 0
+				}
 			}
 		}
 	}
-	for j47 := range 256 {
-		for j48 := 6; j48 < 8; j48++ {
-			for j49 := range 8 {
-				for j50 := range 8 {
-					scratch.net_max_pool_1_y_grad[j47][j48][j49][j50] = 0
-				}
+	for j48 := range 256 {
+		for j49 := 1; j49 < 6; j49++ {
+			for j50 := range 8 {
+				scratch.net_max_pool_1_y_grad[j48][j49][0][j50] = 0
 			}
 		}
 	}
 	for j51 := range 256 {
 		for j52 := 1; j52 < 6; j52++ {
-			for j53 := range 8 {
-				scratch.net_max_pool_1_y_grad[j51][j52][0][j53] = 0
-			}
-		}
-	}
-	for j54 := range 256 {
-		for j55 := 1; j55 < 6; j55++ {
-			for j56 := 6; j56 < 8; j56++ {
-				for j57 := range 8 {
-					scratch.net_max_pool_1_y_grad[j54][j55][j56][j57] = 0
+			for j53 := 6; j53 < 8; j53++ {
+				for j54 := range 8 {
+					scratch.net_max_pool_1_y_grad[j51][j52][j53][j54] = 0
 				}
 			}
 		}
@@ -2037,15 +2409,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 					for i4 := range 2 {
 						for i5 := range 2 {
 							scratch2[0] = scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
-							var r18 float32
+							var r15 float32
 							if scratch.net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch2[0] {
-								r18 = 1
+								r15 = 1
 							}
-							r19 := float32(0)
-							if r18 != 0 {
-								r19 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
+							r16 := float32(0)
+							if r15 != 0 {
+								r16 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
 							}
-							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r19
+							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r16
 						}
 					}
 				}
@@ -2055,19 +2427,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlCNNBackwardPart11Records.Get()
-	rec12.scratch = scratch
-	pool.Run(rec12, 8)
-	*rec12 = ocannlCNNBackwardPart11{}
-	ocannlCNNBackwardPart11Records.Put(rec12)
+	rec9 := ocannlCNNBackwardPart8Records.Get()
+	rec9.scratch = scratch
+	pool.Run(rec9, 8)
+	*rec9 = ocannlCNNBackwardPart8{}
+	ocannlCNNBackwardPart8Records.Put(rec9)
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlCNNBackwardPart12Records.Get()
-	rec13.scratch = scratch
-	pool.Run(rec13, 8)
-	*rec13 = ocannlCNNBackwardPart12{}
-	ocannlCNNBackwardPart12Records.Put(rec13)
+	rec10 := ocannlCNNBackwardPart9Records.Get()
+	rec10.scratch = scratch
+	pool.Run(rec10, 8)
+	*rec10 = ocannlCNNBackwardPart9{}
+	ocannlCNNBackwardPart9Records.Put(rec10)
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 	// i2 unrolled by 4 and jammed into i3.
@@ -2098,13 +2470,13 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	// 3 parts of i4 on the pool.
-	rec14 := ocannlCNNBackwardPart13Records.Get()
-	rec14.gNetConv1Kernel = gNetConv1Kernel
-	rec14.images = images
-	rec14.scratch = scratch
-	pool.Run(rec14, 3)
-	*rec14 = ocannlCNNBackwardPart13{}
-	ocannlCNNBackwardPart13Records.Put(rec14)
+	rec11 := ocannlCNNBackwardPart10Records.Get()
+	rec11.gNetConv1Kernel = gNetConv1Kernel
+	rec11.images = images
+	rec11.scratch = scratch
+	pool.Run(rec11, 3)
+	*rec11 = ocannlCNNBackwardPart10{}
+	ocannlCNNBackwardPart10Records.Put(rec11)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2211,17 +2583,24 @@ type ocannlCNNBackwardPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlCNNBackwardPart2) Part(j3 int) {
 	scratch := r4.scratch
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+32*j3][i1][i2]
-				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j3][i1][i2]
-				for i3 := range 8 {
-					r3 := net_max_pool_1_x_1Row2[i3]
-					if !(r3 > 0) {
-						r3 = 0
+	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+32*j3][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j3][i1][i2]
+					for i3 := range 8 {
+						r3 := net_max_pool_1_x_1Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
+						}
+						net_max_pool_1_xRow[i3] = r3
 					}
-					net_max_pool_1_xRow[i3] = r3
 				}
 			}
 		}
@@ -2344,23 +2723,46 @@ var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
 // ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart6 struct {
-	scratch *ocannlCNNBackwardScratch
+	pNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
 }
 
 // Part runs part j25 of the nest (0 <= j25 < 8).
-func (r9 *ocannlCNNBackwardPart6) Part(j25 int) {
-	scratch := r9.scratch
-	for i0 := range 32 {
+func (r13 *ocannlCNNBackwardPart6) Part(j25 int) {
+	pNetConv2Kernel, scratch := r13.pNetConv2Kernel, r13.scratch
+	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j25][i1][i2]
-				net_head_xRow := &scratch.net_head_x[i0+32*j25][i1][i2]
-				for i3 := range 16 {
-					r8 := net_head_x_1Row2[i3]
-					if !(r8 > 0) {
-						r8 = 0
+				for i4 := range 3 {
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j25][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j25][i1][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 3 {
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j25][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j25][i1][i2][0], &pNetConv2Kernel[24*i4])
+				}
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j25][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j25][i1+i4][i2+i5]
+								for i6 := range 8 {
+									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
+								}
+							}
+						}
 					}
-					net_head_xRow[i3] = r8
 				}
 			}
 		}
@@ -2370,31 +2772,49 @@ func (r9 *ocannlCNNBackwardPart6) Part(j25 int) {
 // ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
 var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
 
-// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
 type ocannlCNNBackwardPart7 struct {
-	scratch *ocannlCNNBackwardScratch
+	gNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
+// Part runs part j26 of the nest (0 <= j26 < 3).
 func (r14 *ocannlCNNBackwardPart7) Part(j26 int) {
-	scratch := r14.scratch
-	for i0 := range 32 {
+	gNetConv2Kernel, scratch := r14.gNetConv2Kernel, r14.scratch
+	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				net_head_x_1Row3 := &scratch.net_head_x_1[i0+32*j26][i1][i2]
-				net_head_x_gradRow2 := &scratch.net_head_x_grad[i0+32*j26][i1][i2]
-				net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0+32*j26][i1][i2]
-				for i3 := range 16 {
-					var r12 float32
-					if 0 < net_head_x_1Row3[i3] {
-						r12 = 1
+				for i4 := range 1 {
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j26], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j26][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j26], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j26][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j26][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j26+8*i5 : 72*i3+24*i4+24*j26+8*i5+8])
+								for i6 := range 8 {
+									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+								}
+							}
+						}
 					}
-					r13 := float32(0)
-					if r12 != 0 {
-						r13 = net_head_x_gradRow2[i3]
-					}
-					net_head_x_1_gradRow[i3] += r13
 				}
 			}
 		}
@@ -2410,16 +2830,32 @@ type ocannlCNNBackwardPart8 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r15 *ocannlCNNBackwardPart8) Part(j27 int) {
-	scratch := r15.scratch
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+32*j27][i1][i2]
-				net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0+32*j27][i1][i2]
-				for i3 := range 16 {
-					net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r19 *ocannlCNNBackwardPart8) Part(j55 int) {
+	scratch := r19.scratch
+	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.net_max_pool_1_x_1_grad[32*j55][0][0][0], &scratch.net_max_pool_1_x_1[32*j55][0][0][0], &scratch.net_max_pool_1_x_grad[32*j55][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.net_max_pool_1_x_1_grad[32*j55][0][0][0], &scratch.net_max_pool_1_x_1[32*j55][0][0][0], &scratch.net_max_pool_1_x_grad[32*j55][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j55][i1][i2]
+					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j55][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j55][i1][i2]
+					for i3 := range 8 {
+						var r17 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r17 = 1
+						}
+						r18 := float32(0)
+						if r17 != 0 {
+							r18 = net_max_pool_1_x_gradRow[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r18
+					}
 				}
 			}
 		}
@@ -2432,45 +2868,25 @@ var ocannlCNNBackwardPart8Records rt.Records[ocannlCNNBackwardPart8]
 // ocannlCNNBackwardPart9 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart9 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r16 *ocannlCNNBackwardPart9) Part(j28 int) {
-	pNetConv2Kernel, scratch := r16.pNetConv2Kernel, r16.scratch
-	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r20 *ocannlCNNBackwardPart9) Part(j56 int) {
+	scratch := r20.scratch
+	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j28][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j28][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
+		ocannlMap10AVX512(&scratch.net_conv1_y_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j28][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j28][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
+		ocannlMap10AVX2(&scratch.net_conv1_y_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0])
 	} else {
 		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j28][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j28][i1+i4][i2+i5]
-								for i6 := range 8 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
-								}
-							}
-						}
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j56][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j56][i1][i2]
+					for i3 := range 8 {
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
 				}
 			}
@@ -2484,131 +2900,20 @@ var ocannlCNNBackwardPart9Records rt.Records[ocannlCNNBackwardPart9]
 // ocannlCNNBackwardPart10 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
 // for each 1 values of i4 (see rt.Pool).
 type ocannlCNNBackwardPart10 struct {
-	gNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
-}
-
-// Part runs part j29 of the nest (0 <= j29 < 3).
-func (r17 *ocannlCNNBackwardPart10) Part(j29 int) {
-	gNetConv2Kernel, scratch := r17.gNetConv2Kernel, r17.scratch
-	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j29], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j29][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j29], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j29][i2][0])
-				}
-			}
-		}
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j29][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j29+8*i5 : 72*i3+24*i4+24*j29+8*i5+8])
-								for i6 := range 8 {
-									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNBackwardPart10Records holds the free ocannlCNNBackwardPart10 records.
-var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
-
-// ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart11 struct {
-	scratch *ocannlCNNBackwardScratch
-}
-
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r22 *ocannlCNNBackwardPart11) Part(j58 int) {
-	scratch := r22.scratch
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j58][i1][i2]
-				net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j58][i1][i2]
-				net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-				for i3 := range 8 {
-					var r20 float32
-					if 0 < net_max_pool_1_x_1Row3[i3] {
-						r20 = 1
-					}
-					r21 := float32(0)
-					if r20 != 0 {
-						r21 = net_max_pool_1_x_gradRow[i3]
-					}
-					net_max_pool_1_x_1_gradRow[i3] += r21
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
-var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
-
-// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart12 struct {
-	scratch *ocannlCNNBackwardScratch
-}
-
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r23 *ocannlCNNBackwardPart12) Part(j59 int) {
-	scratch := r23.scratch
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
-				net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j59][i1][i2]
-				for i3 := range 8 {
-					net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
-var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
-
-// ocannlCNNBackwardPart13 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
-type ocannlCNNBackwardPart13 struct {
 	gNetConv1Kernel *[72]float32
 	images          *[256][12][12][1]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 3).
-func (r24 *ocannlCNNBackwardPart13) Part(j60 int) {
-	gNetConv1Kernel, images, scratch := r24.gNetConv1Kernel, r24.images, r24.scratch
+// Part runs part j57 of the nest (0 <= j57 < 3).
+func (r21 *ocannlCNNBackwardPart10) Part(j57 int) {
+	gNetConv1Kernel, images, scratch := r21.gNetConv1Kernel, r21.images, r21.scratch
 	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j60], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j60][i2][0])
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j57], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j57][i2][0])
 				}
 			}
 		}
@@ -2616,7 +2921,7 @@ func (r24 *ocannlCNNBackwardPart13) Part(j60 int) {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j60], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j60][i2][0])
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j57], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j57][i2][0])
 				}
 			}
 		}
@@ -2627,8 +2932,8 @@ func (r24 *ocannlCNNBackwardPart13) Part(j60 int) {
 					for i3 := range 8 {
 						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
-							imagesRow2 := &images[i0][i1+i4+j60]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j60 : 9*i3+3*i4+3*j60+3])
+							imagesRow2 := &images[i0][i1+i4+j57]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j57 : 9*i3+3*i4+3*j57+3])
 							for i5 := range 3 {
 								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -2640,8 +2945,8 @@ func (r24 *ocannlCNNBackwardPart13) Part(j60 int) {
 	}
 }
 
-// ocannlCNNBackwardPart13Records holds the free ocannlCNNBackwardPart13 records.
-var ocannlCNNBackwardPart13Records rt.Records[ocannlCNNBackwardPart13]
+// ocannlCNNBackwardPart10Records holds the free ocannlCNNBackwardPart10 records.
+var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -2663,7 +2968,7 @@ var ocannlCNNBackwardPart13Records rt.Records[ocannlCNNBackwardPart13]
 //	net.attention#1/v: 256,8 | 4,8 (let, local, in scratch field net_attention_1_v)
 //	_net.attention#1/scores.1: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores_1)
 //	_dim_d.1: 1 (dim, constant)
-//	_net.attention#1/scores.2: 1 (let, local, in scratch field net_attention_1_scores_2)
+//	_net.attention#1/scores.2: 1 (let, local)
 //	net.attention#1/scores: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
 //	net.attention#1/m: 256,8 | 1 -> 4 (let, local, in scratch field net_attention_1_m)
 //	_net.attention#1/ex.1: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex_1)
@@ -3117,6 +3422,7 @@ var ocannlCNNBackwardPart13Records rt.Records[ocannlCNNBackwardPart13]
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlReverserTrainLossScratch) {
+	var net_attention_1_scores_2 [1]float32
 	var net_layer_norm_1_var [256][8][1]float32
 	var net_x1_2 [256][8][1]float32
 	var net_layer_norm_2_var [256][8][1]float32
@@ -3138,42 +3444,88 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 256 {
+			ocannlMap11AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 256 {
+			ocannlMap11AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_h_1Row := &scratch.net_h_1[i0][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &scratch.net_h[i0][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+				}
+			}
+		}
+	}
+
+	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserTrainLossPart1Records.Get()
-	rec2.pNetPos = pNetPos
+	rec2.pNetAttention1WQ = pNetAttention1WQ
 	rec2.scratch = scratch
 	pool.Run(rec2, 8)
 	*rec2 = ocannlReverserTrainLossPart1{}
 	ocannlReverserTrainLossPart1Records.Put(rec2)
 
-	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
+	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserTrainLossPart2Records.Get()
-	rec3.pNetAttention1WQ = pNetAttention1WQ
+	rec3.pNetAttention1WK = pNetAttention1WK
 	rec3.scratch = scratch
 	pool.Run(rec3, 8)
 	*rec3 = ocannlReverserTrainLossPart2{}
 	ocannlReverserTrainLossPart2Records.Put(rec3)
 
-	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
+	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserTrainLossPart3Records.Get()
-	rec4.pNetAttention1WK = pNetAttention1WK
+	rec4.pNetAttention1WV = pNetAttention1WV
 	rec4.scratch = scratch
 	pool.Run(rec4, 8)
 	*rec4 = ocannlReverserTrainLossPart3{}
 	ocannlReverserTrainLossPart3Records.Put(rec4)
 
-	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserTrainLossPart4Records.Get()
-	rec5.pNetAttention1WV = pNetAttention1WV
 	rec5.scratch = scratch
 	pool.Run(rec5, 8)
 	*rec5 = ocannlReverserTrainLossPart4{}
 	ocannlReverserTrainLossPart4Records.Put(rec5)
 
-	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
+	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
+	net_attention_1_scores_2[0] = 2.828427
+
+	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
+	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+					}
+				}
+			}
+		}
+	}
+
+	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserTrainLossPart5Records.Get()
 	rec6.scratch = scratch
@@ -3181,10 +3533,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec6 = ocannlReverserTrainLossPart5{}
 	ocannlReverserTrainLossPart5Records.Put(rec6)
 
-	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	scratch.net_attention_1_scores_2[0] = 2.828427
-
-	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
+	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserTrainLossPart6Records.Get()
 	rec7.scratch = scratch
@@ -3192,7 +3541,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec7 = ocannlReverserTrainLossPart6{}
 	ocannlReverserTrainLossPart6Records.Put(rec7)
 
-	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
 	// 8 parts of i0 on the pool.
 	rec8 := ocannlReverserTrainLossPart7Records.Get()
 	rec8.scratch = scratch
@@ -3200,7 +3549,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec8 = ocannlReverserTrainLossPart7{}
 	ocannlReverserTrainLossPart7Records.Put(rec8)
 
-	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserTrainLossPart8Records.Get()
 	rec9.scratch = scratch
@@ -3208,7 +3557,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec9 = ocannlReverserTrainLossPart8{}
 	ocannlReverserTrainLossPart8Records.Put(rec9)
 
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserTrainLossPart9Records.Get()
 	rec10.scratch = scratch
@@ -3216,7 +3565,10 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec10 = ocannlReverserTrainLossPart9{}
 	ocannlReverserTrainLossPart9Records.Put(rec10)
 
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlReverserTrainLossPart10Records.Get()
 	rec11.scratch = scratch
@@ -3224,49 +3576,41 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec11 = ocannlReverserTrainLossPart10{}
 	ocannlReverserTrainLossPart10Records.Put(rec11)
 
-	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserTrainLossPart11Records.Get()
+	rec12.pNetAttention1WO = pNetAttention1WO
 	rec12.scratch = scratch
 	pool.Run(rec12, 8)
 	*rec12 = ocannlReverserTrainLossPart11{}
 	ocannlReverserTrainLossPart11Records.Put(rec12)
 
-	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
+	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
+	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow5 := &scratch.net_h[i0][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+				}
+			}
+		}
 	}
+
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserTrainLossPart12Records.Get()
 	rec13.scratch = scratch
 	pool.Run(rec13, 8)
 	*rec13 = ocannlReverserTrainLossPart12{}
 	ocannlReverserTrainLossPart12Records.Put(rec13)
-
-	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserTrainLossPart13Records.Get()
-	rec14.pNetAttention1WO = pNetAttention1WO
-	rec14.scratch = scratch
-	pool.Run(rec14, 8)
-	*rec14 = ocannlReverserTrainLossPart13{}
-	ocannlReverserTrainLossPart13Records.Put(rec14)
-
-	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserTrainLossPart14Records.Get()
-	rec15.scratch = scratch
-	pool.Run(rec15, 8)
-	*rec15 = ocannlReverserTrainLossPart14{}
-	ocannlReverserTrainLossPart14Records.Put(rec15)
-
-	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserTrainLossPart15Records.Get()
-	rec16.scratch = scratch
-	pool.Run(rec16, 8)
-	*rec16 = ocannlReverserTrainLossPart15{}
-	ocannlReverserTrainLossPart15Records.Put(rec16)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	for i0 := range 256 {
@@ -3279,27 +3623,37 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserTrainLossPart16Records.Get()
-	rec17.scratch = scratch
-	pool.Run(rec17, 8)
-	*rec17 = ocannlReverserTrainLossPart16{}
-	ocannlReverserTrainLossPart16Records.Put(rec17)
+	rec14 := ocannlReverserTrainLossPart13Records.Get()
+	rec14.scratch = scratch
+	pool.Run(rec14, 8)
+	*rec14 = ocannlReverserTrainLossPart13{}
+	ocannlReverserTrainLossPart13Records.Put(rec14)
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserTrainLossPart17Records.Get()
-	rec18.scratch = scratch
-	pool.Run(rec18, 8)
-	*rec18 = ocannlReverserTrainLossPart17{}
-	ocannlReverserTrainLossPart17Records.Put(rec18)
+	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap14AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
+			}
+		}
+	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserTrainLossPart18Records.Get()
-	rec19.scratch = scratch
-	pool.Run(rec19, 8)
-	*rec19 = ocannlReverserTrainLossPart18{}
-	ocannlReverserTrainLossPart18Records.Put(rec19)
+	rec15 := ocannlReverserTrainLossPart14Records.Get()
+	rec15.scratch = scratch
+	pool.Run(rec15, 8)
+	*rec15 = ocannlReverserTrainLossPart14{}
+	ocannlReverserTrainLossPart14Records.Put(rec15)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	for i0 := range 256 {
@@ -3312,12 +3666,12 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserTrainLossPart19Records.Get()
-	rec20.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec20.scratch = scratch
-	pool.Run(rec20, 8)
-	*rec20 = ocannlReverserTrainLossPart19{}
-	ocannlReverserTrainLossPart19Records.Put(rec20)
+	rec16 := ocannlReverserTrainLossPart15Records.Get()
+	rec16.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec16.scratch = scratch
+	pool.Run(rec16, 8)
+	*rec16 = ocannlReverserTrainLossPart15{}
+	ocannlReverserTrainLossPart15Records.Put(rec16)
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	for i0 := range 256 {
@@ -3339,80 +3693,91 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// 8 parts of i0 on the pool.
+	rec17 := ocannlReverserTrainLossPart16Records.Get()
+	rec17.scratch = scratch
+	pool.Run(rec17, 8)
+	*rec17 = ocannlReverserTrainLossPart16{}
+	ocannlReverserTrainLossPart16Records.Put(rec17)
+
+	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+	// 8 parts of i0 on the pool.
+	rec18 := ocannlReverserTrainLossPart17Records.Get()
+	rec18.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec18.scratch = scratch
+	pool.Run(rec18, 8)
+	*rec18 = ocannlReverserTrainLossPart17{}
+	ocannlReverserTrainLossPart17Records.Put(rec18)
+
+	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	// 8 parts of i0 on the pool.
+	rec19 := ocannlReverserTrainLossPart18Records.Get()
+	rec19.pNetDense1W = pNetDense1W
+	rec19.scratch = scratch
+	pool.Run(rec19, 8)
+	*rec19 = ocannlReverserTrainLossPart18{}
+	ocannlReverserTrainLossPart18Records.Put(rec19)
+
+	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// 8 parts of i0 on the pool.
+	rec20 := ocannlReverserTrainLossPart19Records.Get()
+	rec20.pNetDense1B = pNetDense1B
+	rec20.scratch = scratch
+	pool.Run(rec20, 8)
+	*rec20 = ocannlReverserTrainLossPart19{}
+	ocannlReverserTrainLossPart19Records.Put(rec20)
+
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
+	// 8 parts of i0 on the pool.
 	rec21 := ocannlReverserTrainLossPart20Records.Get()
 	rec21.scratch = scratch
 	pool.Run(rec21, 8)
 	*rec21 = ocannlReverserTrainLossPart20{}
 	ocannlReverserTrainLossPart20Records.Put(rec21)
 
-	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlReverserTrainLossPart21Records.Get()
-	rec22.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec22.pNetLinear1W = pNetLinear1W
 	rec22.scratch = scratch
 	pool.Run(rec22, 8)
 	*rec22 = ocannlReverserTrainLossPart21{}
 	ocannlReverserTrainLossPart21Records.Put(rec22)
 
-	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlReverserTrainLossPart22Records.Get()
-	rec23.pNetDense1W = pNetDense1W
+	rec23.pNetLinear1B = pNetLinear1B
 	rec23.scratch = scratch
 	pool.Run(rec23, 8)
 	*rec23 = ocannlReverserTrainLossPart22{}
 	ocannlReverserTrainLossPart22Records.Put(rec23)
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
+	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1Row3 := &scratch.net_x1[i0][i1]
+				net_layer_norm_2_x_2Row2 := &scratch.net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				}
+			}
+		}
+	}
+
+	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlReverserTrainLossPart23Records.Get()
-	rec24.pNetDense1B = pNetDense1B
 	rec24.scratch = scratch
 	pool.Run(rec24, 8)
 	*rec24 = ocannlReverserTrainLossPart23{}
 	ocannlReverserTrainLossPart23Records.Put(rec24)
-
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserTrainLossPart24Records.Get()
-	rec25.scratch = scratch
-	pool.Run(rec25, 8)
-	*rec25 = ocannlReverserTrainLossPart24{}
-	ocannlReverserTrainLossPart24Records.Put(rec25)
-
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserTrainLossPart25Records.Get()
-	rec26.pNetLinear1W = pNetLinear1W
-	rec26.scratch = scratch
-	pool.Run(rec26, 8)
-	*rec26 = ocannlReverserTrainLossPart25{}
-	ocannlReverserTrainLossPart25Records.Put(rec26)
-
-	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserTrainLossPart26Records.Get()
-	rec27.pNetLinear1B = pNetLinear1B
-	rec27.scratch = scratch
-	pool.Run(rec27, 8)
-	*rec27 = ocannlReverserTrainLossPart26{}
-	ocannlReverserTrainLossPart26Records.Put(rec27)
-
-	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserTrainLossPart27Records.Get()
-	rec28.scratch = scratch
-	pool.Run(rec28, 8)
-	*rec28 = ocannlReverserTrainLossPart27{}
-	ocannlReverserTrainLossPart27Records.Put(rec28)
-
-	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserTrainLossPart28Records.Get()
-	rec29.scratch = scratch
-	pool.Run(rec29, 8)
-	*rec29 = ocannlReverserTrainLossPart28{}
-	ocannlReverserTrainLossPart28Records.Put(rec29)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	for i0 := range 256 {
@@ -3425,27 +3790,37 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserTrainLossPart29Records.Get()
-	rec30.scratch = scratch
-	pool.Run(rec30, 8)
-	*rec30 = ocannlReverserTrainLossPart29{}
-	ocannlReverserTrainLossPart29Records.Put(rec30)
+	rec25 := ocannlReverserTrainLossPart24Records.Get()
+	rec25.scratch = scratch
+	pool.Run(rec25, 8)
+	*rec25 = ocannlReverserTrainLossPart24{}
+	ocannlReverserTrainLossPart24Records.Put(rec25)
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserTrainLossPart30Records.Get()
-	rec31.scratch = scratch
-	pool.Run(rec31, 8)
-	*rec31 = ocannlReverserTrainLossPart30{}
-	ocannlReverserTrainLossPart30Records.Put(rec31)
+	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap14AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+				}
+			}
+		}
+	}
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserTrainLossPart31Records.Get()
-	rec32.scratch = scratch
-	pool.Run(rec32, 8)
-	*rec32 = ocannlReverserTrainLossPart31{}
-	ocannlReverserTrainLossPart31Records.Put(rec32)
+	rec26 := ocannlReverserTrainLossPart25Records.Get()
+	rec26.scratch = scratch
+	pool.Run(rec26, 8)
+	*rec26 = ocannlReverserTrainLossPart25{}
+	ocannlReverserTrainLossPart25Records.Put(rec26)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	for i0 := range 256 {
@@ -3458,12 +3833,12 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserTrainLossPart32Records.Get()
-	rec33.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec33.scratch = scratch
-	pool.Run(rec33, 8)
-	*rec33 = ocannlReverserTrainLossPart32{}
-	ocannlReverserTrainLossPart32Records.Put(rec33)
+	rec27 := ocannlReverserTrainLossPart26Records.Get()
+	rec27.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec27.scratch = scratch
+	pool.Run(rec27, 8)
+	*rec27 = ocannlReverserTrainLossPart26{}
+	ocannlReverserTrainLossPart26Records.Put(rec27)
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	for i0 := range 256 {
@@ -3485,29 +3860,29 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserTrainLossPart33Records.Get()
-	rec34.scratch = scratch
-	pool.Run(rec34, 8)
-	*rec34 = ocannlReverserTrainLossPart33{}
-	ocannlReverserTrainLossPart33Records.Put(rec34)
+	rec28 := ocannlReverserTrainLossPart27Records.Get()
+	rec28.scratch = scratch
+	pool.Run(rec28, 8)
+	*rec28 = ocannlReverserTrainLossPart27{}
+	ocannlReverserTrainLossPart27Records.Put(rec28)
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserTrainLossPart34Records.Get()
-	rec35.pNetLayerNorm2Beta = pNetLayerNorm2Beta
-	rec35.scratch = scratch
-	pool.Run(rec35, 8)
-	*rec35 = ocannlReverserTrainLossPart34{}
-	ocannlReverserTrainLossPart34Records.Put(rec35)
+	rec29 := ocannlReverserTrainLossPart28Records.Get()
+	rec29.pNetLayerNorm2Beta = pNetLayerNorm2Beta
+	rec29.scratch = scratch
+	pool.Run(rec29, 8)
+	*rec29 = ocannlReverserTrainLossPart28{}
+	ocannlReverserTrainLossPart28Records.Put(rec29)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserTrainLossPart35Records.Get()
-	rec36.pNetLinear2W = pNetLinear2W
-	rec36.scratch = scratch
-	pool.Run(rec36, 8)
-	*rec36 = ocannlReverserTrainLossPart35{}
-	ocannlReverserTrainLossPart35Records.Put(rec36)
+	rec30 := ocannlReverserTrainLossPart29Records.Get()
+	rec30.pNetLinear2W = pNetLinear2W
+	rec30.scratch = scratch
+	pool.Run(rec30, 8)
+	*rec30 = ocannlReverserTrainLossPart29{}
+	ocannlReverserTrainLossPart29Records.Put(rec30)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	for i0 := range 256 {
@@ -3591,13 +3966,20 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-	for i0 := range 256 {
-		for i1 := range 8 {
-			targetsRow := &targets[i0][i1]
-			train_cross_entropy_1_logpRow2 := &scratch.train_cross_entropy_1_logp[i0][i1]
-			train_1Row := &scratch.train_1[i0][i1]
-			for i2 := range 10 {
-				train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				targetsRow := &targets[i0][i1]
+				train_cross_entropy_1_logpRow2 := &scratch.train_cross_entropy_1_logp[i0][i1]
+				train_1Row := &scratch.train_1[i0][i1]
+				for i2 := range 10 {
+					train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+				}
 			}
 		}
 	}
@@ -3631,7 +4013,6 @@ type ocannlReverserTrainLossScratch struct {
 	net_attention_1_k              [256][8][4][8]float32
 	net_attention_1_v              [256][8][4][8]float32
 	net_attention_1_scores_1       [256][8][4][8]float32
-	net_attention_1_scores_2       [1]float32
 	net_attention_1_scores         [256][8][4][8]float32
 	net_attention_1_m              [256][8][4][1]float32
 	net_attention_1_ex_1           [256][8][4][8]float32
@@ -3713,20 +4094,33 @@ var ocannlReverserTrainLossPart0Records rt.Records[ocannlReverserTrainLossPart0]
 // ocannlReverserTrainLossPart1 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart1 struct {
-	pNetPos *[256]float32
-	scratch *ocannlReverserTrainLossScratch
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlReverserTrainLossPart1) Part(j2 int) {
-	pNetPos, scratch := r2.pNetPos, r2.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_1Row := &scratch.net_h_1[i0+32*j2][i1]
-			pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-			net_hRow := &scratch.net_h[i0+32*j2][i1]
-			for i2 := range 32 {
-				net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+	pNetAttention1WQ, scratch := r2.pNetAttention1WQ, r2.scratch
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j2][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j2][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow2 := &scratch.net_h[i0+32*j2][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
+						for i4 := range 32 {
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+						}
+						scratch.net_attention_1_q[i0+32*j2][i1][i2][i3] = acc2
+					}
+				}
 			}
 		}
 	}
@@ -3738,31 +4132,31 @@ var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
 // ocannlReverserTrainLossPart2 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart2 struct {
-	pNetAttention1WQ *[1024]float32
+	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserTrainLossPart2) Part(j3 int) {
-	pNetAttention1WQ, scratch := r3.pNetAttention1WQ, r3.scratch
+	pNetAttention1WK, scratch := r3.pNetAttention1WK, r3.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j3][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j3][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow2 := &scratch.net_h[i0+32*j3][i1]
+				net_hRow3 := &scratch.net_h[i0+32*j3][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc2 := float32(0)
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
 						for i4 := range 32 {
-							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
 						}
-						scratch.net_attention_1_q[i0+32*j3][i1][i2][i3] = acc2
+						scratch.net_attention_1_k[i0+32*j3][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -3776,31 +4170,31 @@ var ocannlReverserTrainLossPart2Records rt.Records[ocannlReverserTrainLossPart2]
 // ocannlReverserTrainLossPart3 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart3 struct {
-	pNetAttention1WK *[1024]float32
+	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserTrainLossPart3) Part(j4 int) {
-	pNetAttention1WK, scratch := r4.pNetAttention1WK, r4.scratch
+	pNetAttention1WV, scratch := r4.pNetAttention1WV, r4.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j4][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j4][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow3 := &scratch.net_h[i0+32*j4][i1]
+				net_hRow4 := &scratch.net_h[i0+32*j4][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc3 := float32(0)
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
 						for i4 := range 32 {
-							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
 						}
-						scratch.net_attention_1_k[i0+32*j4][i1][i2][i3] = acc3
+						scratch.net_attention_1_v[i0+32*j4][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -3814,31 +4208,38 @@ var ocannlReverserTrainLossPart3Records rt.Records[ocannlReverserTrainLossPart3]
 // ocannlReverserTrainLossPart4 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart4 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserTrainLossPart4) Part(j5 int) {
-	pNetAttention1WV, scratch := r5.pNetAttention1WV, r5.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r5.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX512(&scratch.net_attention_1_scores_1[i0+32*j5][0][i2][0], &scratch.net_attention_1_q[i0+32*j5][0][i2][0], &scratch.net_attention_1_k[i0+32*j5][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX2(&scratch.net_attention_1_scores_1[i0+32*j5][0][i2][0], &scratch.net_attention_1_q[i0+32*j5][0][i2][0], &scratch.net_attention_1_k[i0+32*j5][0][i2][0])
+			}
+		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow4 := &scratch.net_h[i0+32*j5][i1]
 				for i2 := range 4 {
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0+32*j5][i1][i2]
 					for i3 := range 8 {
-						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc4 := float32(0)
-						for i4 := range 32 {
-							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0+32*j5][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
 						}
-						scratch.net_attention_1_v[i0+32*j5][i1][i2][i3] = acc4
+						scratch.net_attention_1_scores_1[i0+32*j5][i1][i2][i3] = acc5
 					}
 				}
 			}
@@ -3858,34 +4259,16 @@ type ocannlReverserTrainLossPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserTrainLossPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i0 := range 32 {
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
 			for i2 := range 4 {
-				ocannlGemm10AVX512(&scratch.net_attention_1_scores_1[i0+32*j6][0][i2][0], &scratch.net_attention_1_q[i0+32*j6][0][i2][0], &scratch.net_attention_1_k[i0+32*j6][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX2(&scratch.net_attention_1_scores_1[i0+32*j6][0][i2][0], &scratch.net_attention_1_q[i0+32*j6][0][i2][0], &scratch.net_attention_1_k[i0+32*j6][0][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_qRow := &scratch.net_attention_1_q[i0+32*j6][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_kRow := &scratch.net_attention_1_k[i0+32*j6][i3][i2]
-						acc5 := float32(0)
-						for i4 := range 8 {
-							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
-						}
-						scratch.net_attention_1_scores_1[i0+32*j6][i1][i2][i3] = acc5
-					}
+				net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
+				acc6 := float32(math.Inf(-1))
+				for i3 := range 8 {
+					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 				}
+				scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -3903,14 +4286,14 @@ type ocannlReverserTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
 	scratch := r7.scratch
-	net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0+32*j7][i1][i2]
-				net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0+32*j7][i1][i2]
+				net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+32*j7][i1][i2]
+				net_attention_1_mV := scratch.net_attention_1_m[i0+32*j7][i1][i2][0]
+				net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0+32*j7][i1][i2]
 				for i3 := range 8 {
-					net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
 				}
 			}
 		}
@@ -3929,16 +4312,14 @@ type ocannlReverserTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserTrainLossPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j8][i1][i2]
-				acc6 := float32(math.Inf(-1))
+				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j8][i1][i2]
+				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
 				for i3 := range 8 {
-					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
 				}
-				scratch.net_attention_1_m[i0+32*j8][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -3956,15 +4337,16 @@ type ocannlReverserTrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
 	scratch := r9.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+32*j9][i1][i2]
-				net_attention_1_mV := scratch.net_attention_1_m[i0+32*j9][i1][i2][0]
-				net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0+32*j9][i1][i2]
+				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j9][i1][i2]
+				acc7 := float32(0)
 				for i3 := range 8 {
-					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					acc7 += net_attention_1_exRow2[i3]
 				}
+				scratch.net_attention_1_attn_1[i0+32*j9][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -3985,10 +4367,11 @@ func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j10][i1][i2]
-				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
+				net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
+				net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j10][i1][i2][0]
+				net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j10][i1][i2]
 				for i3 := range 8 {
-					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
 				}
 			}
 		}
@@ -4007,16 +4390,44 @@ type ocannlReverserTrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserTrainLossPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j11][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j11][0][i2][0], &scratch.net_attention_1_attn[i0+32*j11][0][i2][0], &scratch.net_attention_1_v[i0+32*j11][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j11][0][i2][0], &scratch.net_attention_1_attn[i0+32*j11][0][i2][0], &scratch.net_attention_1_v[i0+32*j11][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j11][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j11][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j11][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j11][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j11][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
+					}
 				}
-				scratch.net_attention_1_attn_1[i0+32*j11][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -4028,20 +4439,32 @@ var ocannlReverserTrainLossPart10Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart11 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart11 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserTrainLossPart11) Part(j12 int) {
-	scratch := r12.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j12][i1][i2]
-				net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j12][i1][i2][0]
-				net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j12][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+	pNetAttention1WO, scratch := r12.pNetAttention1WO, r12.scratch
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j12][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j12][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j12][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
+					}
+					scratch.net_layer_norm_1_x_1[i0+32*j12][i1][i2] = acc9
 				}
 			}
 		}
@@ -4060,45 +4483,15 @@ type ocannlReverserTrainLossPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserTrainLossPart12) Part(j13 int) {
 	scratch := r13.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j13][i1]
+			acc10 := float32(0)
+			for i2 := range 32 {
+				acc10 += net_layer_norm_1_xRow2[i2]
 			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
-			}
-		}
-	} else {
-		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j13][i1][i2]
-					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j13][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j13][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j13][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j13][i4+3][i2]
-						for i3 := range 8 {
-							acc8 := net_attention_1_ctxRow[i3]
-							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-							net_attention_1_ctxRow[i3] = acc8
-						}
-					}
-				}
-			}
+			scratch.net_layer_norm_1_mean_1[i0+32*j13][i1][0] = acc10
 		}
 	}
 }
@@ -4109,33 +4502,19 @@ var ocannlReverserTrainLossPart12Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart13 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart13 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
-	pNetAttention1WO, scratch := r14.pNetAttention1WO, r14.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j14][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
-					}
-					scratch.net_layer_norm_1_x_1[i0+32*j14][i1][i2] = acc9
-				}
+	scratch := r14.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j14][i1]
+			net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j14][i1][0]
+			net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j14][i1]
+			for i2 := range 32 {
+				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 			}
 		}
 	}
@@ -4153,14 +4532,15 @@ type ocannlReverserTrainLossPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r15 *ocannlReverserTrainLossPart14) Part(j15 int) {
 	scratch := r15.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_hRow5 := &scratch.net_h[i0+32*j15][i1]
-			net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+32*j15][i1]
-			net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+32*j15][i1]
+			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j15][i1]
+			acc11 := float32(0)
 			for i2 := range 32 {
-				net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+				acc11 += net_layer_norm_1_var_1Row2[i2]
 			}
+			scratch.net_layer_norm_1_var_2[i0+32*j15][i1][0] = acc11
 		}
 	}
 }
@@ -4171,21 +4551,20 @@ var ocannlReverserTrainLossPart14Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart15 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart15 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r16 *ocannlReverserTrainLossPart15) Part(j16 int) {
-	scratch := r16.scratch
-	// reduction accumulated in a local variable.
+	pNetLayerNorm1Gamma, scratch := r16.pNetLayerNorm1Gamma, r16.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j16][i1]
-			acc10 := float32(0)
+			net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j16][i1]
+			net_x1_1Row := &scratch.net_x1_1[i0+32*j16][i1]
 			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
 			}
-			scratch.net_layer_norm_1_mean_1[i0+32*j16][i1][0] = acc10
 		}
 	}
 }
@@ -4204,11 +4583,11 @@ func (r17 *ocannlReverserTrainLossPart16) Part(j17 int) {
 	scratch := r17.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j17][i1]
-			net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j17][i1][0]
-			net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
+			net_x1_1Row2 := &scratch.net_x1_1[i0+32*j17][i1]
+			net_x1_3V := scratch.net_x1_3[i0+32*j17][i1][0]
+			net_x1_4Row := &scratch.net_x1_4[i0+32*j17][i1]
 			for i2 := range 32 {
-				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
 			}
 		}
 	}
@@ -4220,18 +4599,19 @@ var ocannlReverserTrainLossPart16Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart17 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart17 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLayerNorm1Beta *[32]float32
+	scratch            *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r18 *ocannlReverserTrainLossPart17) Part(j18 int) {
-	scratch := r18.scratch
+	pNetLayerNorm1Beta, scratch := r18.pNetLayerNorm1Beta, r18.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j18][i1]
-			net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
+			net_x1_4Row2 := &scratch.net_x1_4[i0+32*j18][i1]
+			net_x1Row := &scratch.net_x1[i0+32*j18][i1]
 			for i2 := range 32 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
 			}
 		}
 	}
@@ -4243,21 +4623,32 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart18 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart18 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r19 *ocannlReverserTrainLossPart18) Part(j19 int) {
-	scratch := r19.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j19][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	pNetDense1W, scratch := r19.pNetDense1W, r19.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j19][0][0], &pNetDense1W[0], &scratch.net_x1[32*j19][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j19][0][0], &pNetDense1W[0], &scratch.net_x1[32*j19][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0+32*j19][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j19][i1][i2] = acc12
+				}
 			}
-			scratch.net_layer_norm_1_var_2[i0+32*j19][i1][0] = acc11
 		}
 	}
 }
@@ -4268,19 +4659,19 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart19 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart19 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserTrainLossScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r20 *ocannlReverserTrainLossPart19) Part(j20 int) {
-	pNetLayerNorm1Gamma, scratch := r20.pNetLayerNorm1Gamma, r20.scratch
+	pNetDense1B, scratch := r20.pNetDense1B, r20.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j20][i1]
-			net_x1_1Row := &scratch.net_x1_1[i0+32*j20][i1]
-			for i2 := range 32 {
-				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j20][i1]
+			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j20][i1]
+			for i2 := range 64 {
+				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 			}
 		}
 	}
@@ -4296,15 +4687,25 @@ type ocannlReverserTrainLossPart20 struct {
 }
 
 // Part runs part j21 of the nest (0 <= j21 < 8).
-func (r21 *ocannlReverserTrainLossPart20) Part(j21 int) {
-	scratch := r21.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1Row2 := &scratch.net_x1_1[i0+32*j21][i1]
-			net_x1_3V := scratch.net_x1_3[i0+32*j21][i1][0]
-			net_x1_4Row := &scratch.net_x1_4[i0+32*j21][i1]
-			for i2 := range 32 {
-				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+func (r22 *ocannlReverserTrainLossPart20) Part(j21 int) {
+	scratch := r22.scratch
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_2[32*j21][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap15AVX2(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_2[32*j21][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j21][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j21][i1]
+				for i2 := range 64 {
+					r21 := net_linear_1_x_2Row2[i2]
+					if !(r21 > 0) {
+						r21 = 0
+					}
+					net_linear_1_xRow[i2] = r21
+				}
 			}
 		}
 	}
@@ -4316,19 +4717,31 @@ var ocannlReverserTrainLossPart20Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart21 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart21 struct {
-	pNetLayerNorm1Beta *[32]float32
-	scratch            *ocannlReverserTrainLossScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
-func (r22 *ocannlReverserTrainLossPart21) Part(j22 int) {
-	pNetLayerNorm1Beta, scratch := r22.pNetLayerNorm1Beta, r22.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4Row2 := &scratch.net_x1_4[i0+32*j22][i1]
-			net_x1Row := &scratch.net_x1[i0+32*j22][i1]
-			for i2 := range 32 {
-				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+func (r23 *ocannlReverserTrainLossPart21) Part(j22 int) {
+	pNetLinear1W, scratch := r23.pNetLinear1W, r23.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j22][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+32*j22][i1][i2] = acc13
+				}
 			}
 		}
 	}
@@ -4340,31 +4753,19 @@ var ocannlReverserTrainLossPart21Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart22 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart22 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserTrainLossScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
-func (r23 *ocannlReverserTrainLossPart22) Part(j23 int) {
-	pNetDense1W, scratch := r23.pNetDense1W, r23.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j23][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0+32*j23][i1][i2] = acc12
-				}
+func (r24 *ocannlReverserTrainLossPart22) Part(j23 int) {
+	pNetLinear1B, scratch := r24.pNetLinear1B, r24.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j23][i1]
+			net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0+32*j23][i1]
+			for i2 := range 32 {
+				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
 			}
 		}
 	}
@@ -4376,20 +4777,21 @@ var ocannlReverserTrainLossPart22Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart23 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart23 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
-func (r24 *ocannlReverserTrainLossPart23) Part(j24 int) {
-	pNetDense1B, scratch := r24.pNetDense1B, r24.scratch
+func (r25 *ocannlReverserTrainLossPart23) Part(j24 int) {
+	scratch := r25.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j24][i1]
-			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j24][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j24][i1]
+			acc14 := float32(0)
+			for i2 := range 32 {
+				acc14 += net_layer_norm_2_xRow2[i2]
 			}
+			scratch.net_layer_norm_2_mean_1[i0+32*j24][i1][0] = acc14
 		}
 	}
 }
@@ -4408,14 +4810,11 @@ func (r26 *ocannlReverserTrainLossPart24) Part(j25 int) {
 	scratch := r26.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j25][i1]
-			net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j25][i1]
-			for i2 := range 64 {
-				r25 := net_linear_1_x_2Row2[i2]
-				if !(r25 > 0) {
-					r25 = 0
-				}
-				net_linear_1_xRow[i2] = r25
+			net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j25][i1]
+			net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j25][i1][0]
+			net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
+			for i2 := range 32 {
+				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 			}
 		}
 	}
@@ -4427,32 +4826,21 @@ var ocannlReverserTrainLossPart24Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart25 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart25 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlReverserTrainLossPart25) Part(j26 int) {
-	pNetLinear1W, scratch := r27.pNetLinear1W, r27.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j26][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j26][i1][i2] = acc13
-				}
+	scratch := r27.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j26][i1]
+			acc15 := float32(0)
+			for i2 := range 32 {
+				acc15 += net_layer_norm_2_var_1Row2[i2]
 			}
+			scratch.net_layer_norm_2_var_2[i0+32*j26][i1][0] = acc15
 		}
 	}
 }
@@ -4463,19 +4851,19 @@ var ocannlReverserTrainLossPart25Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart26 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart26 struct {
-	pNetLinear1B *[32]float32
-	scratch      *ocannlReverserTrainLossScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r28 *ocannlReverserTrainLossPart26) Part(j27 int) {
-	pNetLinear1B, scratch := r28.pNetLinear1B, r28.scratch
+	pNetLayerNorm2Gamma, scratch := r28.pNetLayerNorm2Gamma, r28.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j27][i1]
-			net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0+32*j27][i1]
+			net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j27][i1]
+			net_x2_1Row := &scratch.net_x2_1[i0+32*j27][i1]
 			for i2 := range 32 {
-				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
 			}
 		}
 	}
@@ -4495,11 +4883,11 @@ func (r29 *ocannlReverserTrainLossPart27) Part(j28 int) {
 	scratch := r29.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1Row3 := &scratch.net_x1[i0+32*j28][i1]
-			net_layer_norm_2_x_2Row2 := &scratch.net_layer_norm_2_x_2[i0+32*j28][i1]
-			net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j28][i1]
+			net_x2_1Row2 := &scratch.net_x2_1[i0+32*j28][i1]
+			net_x2_3V := scratch.net_x2_3[i0+32*j28][i1][0]
+			net_x2_4Row := &scratch.net_x2_4[i0+32*j28][i1]
 			for i2 := range 32 {
-				net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
 			}
 		}
 	}
@@ -4511,21 +4899,20 @@ var ocannlReverserTrainLossPart27Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart28 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart28 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLayerNorm2Beta *[32]float32
+	scratch            *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r30 *ocannlReverserTrainLossPart28) Part(j29 int) {
-	scratch := r30.scratch
-	// reduction accumulated in a local variable.
+	pNetLayerNorm2Beta, scratch := r30.pNetLayerNorm2Beta, r30.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j29][i1]
-			acc14 := float32(0)
+			net_x2_4Row2 := &scratch.net_x2_4[i0+32*j29][i1]
+			net_x2Row := &scratch.net_x2[i0+32*j29][i1]
 			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
 			}
-			scratch.net_layer_norm_2_mean_1[i0+32*j29][i1][0] = acc14
 		}
 	}
 }
@@ -4536,19 +4923,31 @@ var ocannlReverserTrainLossPart28Records rt.Records[ocannlReverserTrainLossPart2
 // ocannlReverserTrainLossPart29 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart29 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r31 *ocannlReverserTrainLossPart29) Part(j30 int) {
-	scratch := r31.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j30][i1]
-			net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j30][i1][0]
-			net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j30][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+	pNetLinear2W, scratch := r31.pNetLinear2W, r31.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j30][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j30][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j30][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j30][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2Row2 := &scratch.net_x2[i0+32*j30][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j30][i1][i2] = acc16
+				}
 			}
 		}
 	}
@@ -4556,162 +4955,6 @@ func (r31 *ocannlReverserTrainLossPart29) Part(j30 int) {
 
 // ocannlReverserTrainLossPart29Records holds the free ocannlReverserTrainLossPart29 records.
 var ocannlReverserTrainLossPart29Records rt.Records[ocannlReverserTrainLossPart29]
-
-// ocannlReverserTrainLossPart30 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart30 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r32 *ocannlReverserTrainLossPart30) Part(j31 int) {
-	scratch := r32.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j31][i1]
-			net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j31][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart30Records holds the free ocannlReverserTrainLossPart30 records.
-var ocannlReverserTrainLossPart30Records rt.Records[ocannlReverserTrainLossPart30]
-
-// ocannlReverserTrainLossPart31 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart31 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r33 *ocannlReverserTrainLossPart31) Part(j32 int) {
-	scratch := r33.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j32][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
-			}
-			scratch.net_layer_norm_2_var_2[i0+32*j32][i1][0] = acc15
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart31Records holds the free ocannlReverserTrainLossPart31 records.
-var ocannlReverserTrainLossPart31Records rt.Records[ocannlReverserTrainLossPart31]
-
-// ocannlReverserTrainLossPart32 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart32 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r34 *ocannlReverserTrainLossPart32) Part(j33 int) {
-	pNetLayerNorm2Gamma, scratch := r34.pNetLayerNorm2Gamma, r34.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j33][i1]
-			net_x2_1Row := &scratch.net_x2_1[i0+32*j33][i1]
-			for i2 := range 32 {
-				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart32Records holds the free ocannlReverserTrainLossPart32 records.
-var ocannlReverserTrainLossPart32Records rt.Records[ocannlReverserTrainLossPart32]
-
-// ocannlReverserTrainLossPart33 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart33 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r35 *ocannlReverserTrainLossPart33) Part(j34 int) {
-	scratch := r35.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1Row2 := &scratch.net_x2_1[i0+32*j34][i1]
-			net_x2_3V := scratch.net_x2_3[i0+32*j34][i1][0]
-			net_x2_4Row := &scratch.net_x2_4[i0+32*j34][i1]
-			for i2 := range 32 {
-				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart33Records holds the free ocannlReverserTrainLossPart33 records.
-var ocannlReverserTrainLossPart33Records rt.Records[ocannlReverserTrainLossPart33]
-
-// ocannlReverserTrainLossPart34 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart34 struct {
-	pNetLayerNorm2Beta *[32]float32
-	scratch            *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r36 *ocannlReverserTrainLossPart34) Part(j35 int) {
-	pNetLayerNorm2Beta, scratch := r36.pNetLayerNorm2Beta, r36.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4Row2 := &scratch.net_x2_4[i0+32*j35][i1]
-			net_x2Row := &scratch.net_x2[i0+32*j35][i1]
-			for i2 := range 32 {
-				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart34Records holds the free ocannlReverserTrainLossPart34 records.
-var ocannlReverserTrainLossPart34Records rt.Records[ocannlReverserTrainLossPart34]
-
-// ocannlReverserTrainLossPart35 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart35 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r37 *ocannlReverserTrainLossPart35) Part(j36 int) {
-	pNetLinear2W, scratch := r37.pNetLinear2W, r37.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j36][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j36][i1][i2] = acc16
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart35Records holds the free ocannlReverserTrainLossPart35 records.
-var ocannlReverserTrainLossPart35Records rt.Records[ocannlReverserTrainLossPart35]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -4733,7 +4976,7 @@ var ocannlReverserTrainLossPart35Records rt.Records[ocannlReverserTrainLossPart3
 //	net.attention#1/v: 256,8 | 4,8 (let, local, in scratch field net_attention_1_v)
 //	_net.attention#1/scores.1: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores_1)
 //	_dim_d.1: 1 (dim, constant)
-//	_net.attention#1/scores.2: 1 (let, local, in scratch field net_attention_1_scores_2)
+//	_net.attention#1/scores.2: 1 (let, local)
 //	net.attention#1/scores: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_scores)
 //	net.attention#1/m: 256,8 | 1 -> 4 (let, local, in scratch field net_attention_1_m)
 //	_net.attention#1/ex.1: 256,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex_1)
@@ -5862,6 +6105,7 @@ var ocannlReverserTrainLossPart35Records rt.Records[ocannlReverserTrainLossPart3
 //	      for i3 in 0..9:
 //	        net.emb.grad[i2, i3] += _net/h.1.grad[i0, i1, i2] * tokens[i0, i1, i3]
 func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, gNetEmb *[320]float32, gNetPos *[256]float32, gNetAttention1WQ *[1024]float32, gNetAttention1WK *[1024]float32, gNetAttention1WV *[1024]float32, gNetAttention1WO *[1024]float32, gNetLayerNorm1Gamma *[32]float32, gNetLayerNorm1Beta *[32]float32, gNetDense1W *[2048]float32, gNetDense1B *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, gNetLayerNorm2Gamma *[32]float32, gNetLayerNorm2Beta *[32]float32, gNetLinear2W *[320]float32, gNetLinear2B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlReverserBackwardScratch) {
+	var net_attention_1_scores_2 [1]float32
 	var net_layer_norm_1_var [256][8][1]float32
 	var net_x1_2 [256][8][1]float32
 	var net_layer_norm_2_var [256][8][1]float32
@@ -5893,42 +6137,88 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 256 {
+			ocannlMap11AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 256 {
+			ocannlMap11AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_h_1Row := &scratch.net_h_1[i0][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &scratch.net_h[i0][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+				}
+			}
+		}
+	}
+
+	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlReverserBackwardPart1Records.Get()
-	rec2.pNetPos = pNetPos
+	rec2.pNetAttention1WQ = pNetAttention1WQ
 	rec2.scratch = scratch
 	pool.Run(rec2, 8)
 	*rec2 = ocannlReverserBackwardPart1{}
 	ocannlReverserBackwardPart1Records.Put(rec2)
 
-	// net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
+	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlReverserBackwardPart2Records.Get()
-	rec3.pNetAttention1WQ = pNetAttention1WQ
+	rec3.pNetAttention1WK = pNetAttention1WK
 	rec3.scratch = scratch
 	pool.Run(rec3, 8)
 	*rec3 = ocannlReverserBackwardPart2{}
 	ocannlReverserBackwardPart2Records.Put(rec3)
 
-	// net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
+	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserBackwardPart3Records.Get()
-	rec4.pNetAttention1WK = pNetAttention1WK
+	rec4.pNetAttention1WV = pNetAttention1WV
 	rec4.scratch = scratch
 	pool.Run(rec4, 8)
 	*rec4 = ocannlReverserBackwardPart3{}
 	ocannlReverserBackwardPart3Records.Put(rec4)
 
-	// net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
+	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserBackwardPart4Records.Get()
-	rec5.pNetAttention1WV = pNetAttention1WV
 	rec5.scratch = scratch
 	pool.Run(rec5, 8)
 	*rec5 = ocannlReverserBackwardPart4{}
 	ocannlReverserBackwardPart4Records.Put(rec5)
 
-	// _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
+	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
+	net_attention_1_scores_2[0] = 2.828427
+
+	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
+	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+					}
+				}
+			}
+		}
+	}
+
+	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserBackwardPart5Records.Get()
 	rec6.scratch = scratch
@@ -5936,10 +6226,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec6 = ocannlReverserBackwardPart5{}
 	ocannlReverserBackwardPart5Records.Put(rec6)
 
-	// _net.attention#1/scores.2 = pointwise sqrt of _dim_d.1
-	scratch.net_attention_1_scores_2[0] = 2.828427
-
-	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
+	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserBackwardPart6Records.Get()
 	rec7.scratch = scratch
@@ -5947,7 +6234,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec7 = ocannlReverserBackwardPart6{}
 	ocannlReverserBackwardPart6Records.Put(rec7)
 
-	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
 	// 8 parts of i0 on the pool.
 	rec8 := ocannlReverserBackwardPart7Records.Get()
 	rec8.scratch = scratch
@@ -5955,7 +6242,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec8 = ocannlReverserBackwardPart7{}
 	ocannlReverserBackwardPart7Records.Put(rec8)
 
-	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserBackwardPart8Records.Get()
 	rec9.scratch = scratch
@@ -5963,7 +6250,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec9 = ocannlReverserBackwardPart8{}
 	ocannlReverserBackwardPart8Records.Put(rec9)
 
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserBackwardPart9Records.Get()
 	rec10.scratch = scratch
@@ -5971,7 +6258,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec10 = ocannlReverserBackwardPart9{}
 	ocannlReverserBackwardPart9Records.Put(rec10)
 
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlReverserBackwardPart10Records.Get()
 	rec11.scratch = scratch
@@ -5979,49 +6269,41 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec11 = ocannlReverserBackwardPart10{}
 	ocannlReverserBackwardPart10Records.Put(rec11)
 
-	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserBackwardPart11Records.Get()
+	rec12.pNetAttention1WO = pNetAttention1WO
 	rec12.scratch = scratch
 	pool.Run(rec12, 8)
 	*rec12 = ocannlReverserBackwardPart11{}
 	ocannlReverserBackwardPart11Records.Put(rec12)
 
-	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
+	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
+	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow5 := &scratch.net_h[i0][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
+				net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+				}
+			}
+		}
 	}
+
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserBackwardPart12Records.Get()
 	rec13.scratch = scratch
 	pool.Run(rec13, 8)
 	*rec13 = ocannlReverserBackwardPart12{}
 	ocannlReverserBackwardPart12Records.Put(rec13)
-
-	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserBackwardPart13Records.Get()
-	rec14.pNetAttention1WO = pNetAttention1WO
-	rec14.scratch = scratch
-	pool.Run(rec14, 8)
-	*rec14 = ocannlReverserBackwardPart13{}
-	ocannlReverserBackwardPart13Records.Put(rec14)
-
-	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserBackwardPart14Records.Get()
-	rec15.scratch = scratch
-	pool.Run(rec15, 8)
-	*rec15 = ocannlReverserBackwardPart14{}
-	ocannlReverserBackwardPart14Records.Put(rec15)
-
-	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.scratch = scratch
-	pool.Run(rec16, 8)
-	*rec16 = ocannlReverserBackwardPart15{}
-	ocannlReverserBackwardPart15Records.Put(rec16)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	for i0 := range 256 {
@@ -6034,27 +6316,37 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserBackwardPart16Records.Get()
-	rec17.scratch = scratch
-	pool.Run(rec17, 8)
-	*rec17 = ocannlReverserBackwardPart16{}
-	ocannlReverserBackwardPart16Records.Put(rec17)
+	rec14 := ocannlReverserBackwardPart13Records.Get()
+	rec14.scratch = scratch
+	pool.Run(rec14, 8)
+	*rec14 = ocannlReverserBackwardPart13{}
+	ocannlReverserBackwardPart13Records.Put(rec14)
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.scratch = scratch
-	pool.Run(rec18, 8)
-	*rec18 = ocannlReverserBackwardPart17{}
-	ocannlReverserBackwardPart17Records.Put(rec18)
+	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap14AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
+			}
+		}
+	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.scratch = scratch
-	pool.Run(rec19, 8)
-	*rec19 = ocannlReverserBackwardPart18{}
-	ocannlReverserBackwardPart18Records.Put(rec19)
+	rec15 := ocannlReverserBackwardPart14Records.Get()
+	rec15.scratch = scratch
+	pool.Run(rec15, 8)
+	*rec15 = ocannlReverserBackwardPart14{}
+	ocannlReverserBackwardPart14Records.Put(rec15)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	for i0 := range 256 {
@@ -6067,12 +6359,12 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec20.scratch = scratch
-	pool.Run(rec20, 8)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec16.scratch = scratch
+	pool.Run(rec16, 8)
+	*rec16 = ocannlReverserBackwardPart15{}
+	ocannlReverserBackwardPart15Records.Put(rec16)
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	for i0 := range 256 {
@@ -6094,80 +6386,91 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// 8 parts of i0 on the pool.
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.scratch = scratch
+	pool.Run(rec17, 8)
+	*rec17 = ocannlReverserBackwardPart16{}
+	ocannlReverserBackwardPart16Records.Put(rec17)
+
+	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+	// 8 parts of i0 on the pool.
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec18.scratch = scratch
+	pool.Run(rec18, 8)
+	*rec18 = ocannlReverserBackwardPart17{}
+	ocannlReverserBackwardPart17Records.Put(rec18)
+
+	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	// 8 parts of i0 on the pool.
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.pNetDense1W = pNetDense1W
+	rec19.scratch = scratch
+	pool.Run(rec19, 8)
+	*rec19 = ocannlReverserBackwardPart18{}
+	ocannlReverserBackwardPart18Records.Put(rec19)
+
+	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// 8 parts of i0 on the pool.
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.pNetDense1B = pNetDense1B
+	rec20.scratch = scratch
+	pool.Run(rec20, 8)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
+
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
+	// 8 parts of i0 on the pool.
 	rec21 := ocannlReverserBackwardPart20Records.Get()
 	rec21.scratch = scratch
 	pool.Run(rec21, 8)
 	*rec21 = ocannlReverserBackwardPart20{}
 	ocannlReverserBackwardPart20Records.Put(rec21)
 
-	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.pNetLayerNorm1Beta = pNetLayerNorm1Beta
+	rec22.pNetLinear1W = pNetLinear1W
 	rec22.scratch = scratch
 	pool.Run(rec22, 8)
 	*rec22 = ocannlReverserBackwardPart21{}
 	ocannlReverserBackwardPart21Records.Put(rec22)
 
-	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
+	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.pNetDense1W = pNetDense1W
+	rec23.pNetLinear1B = pNetLinear1B
 	rec23.scratch = scratch
 	pool.Run(rec23, 8)
 	*rec23 = ocannlReverserBackwardPart22{}
 	ocannlReverserBackwardPart22Records.Put(rec23)
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
+	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1Row3 := &scratch.net_x1[i0][i1]
+				net_layer_norm_2_x_2Row2 := &scratch.net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				}
+			}
+		}
+	}
+
+	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.pNetDense1B = pNetDense1B
 	rec24.scratch = scratch
 	pool.Run(rec24, 8)
 	*rec24 = ocannlReverserBackwardPart23{}
 	ocannlReverserBackwardPart23Records.Put(rec24)
-
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.scratch = scratch
-	pool.Run(rec25, 8)
-	*rec25 = ocannlReverserBackwardPart24{}
-	ocannlReverserBackwardPart24Records.Put(rec25)
-
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserBackwardPart25Records.Get()
-	rec26.pNetLinear1W = pNetLinear1W
-	rec26.scratch = scratch
-	pool.Run(rec26, 8)
-	*rec26 = ocannlReverserBackwardPart25{}
-	ocannlReverserBackwardPart25Records.Put(rec26)
-
-	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.pNetLinear1B = pNetLinear1B
-	rec27.scratch = scratch
-	pool.Run(rec27, 8)
-	*rec27 = ocannlReverserBackwardPart26{}
-	ocannlReverserBackwardPart26Records.Put(rec27)
-
-	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.scratch = scratch
-	pool.Run(rec28, 8)
-	*rec28 = ocannlReverserBackwardPart27{}
-	ocannlReverserBackwardPart27Records.Put(rec28)
-
-	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.scratch = scratch
-	pool.Run(rec29, 8)
-	*rec29 = ocannlReverserBackwardPart28{}
-	ocannlReverserBackwardPart28Records.Put(rec29)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	for i0 := range 256 {
@@ -6180,27 +6483,37 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.scratch = scratch
-	pool.Run(rec30, 8)
-	*rec30 = ocannlReverserBackwardPart29{}
-	ocannlReverserBackwardPart29Records.Put(rec30)
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.scratch = scratch
+	pool.Run(rec25, 8)
+	*rec25 = ocannlReverserBackwardPart24{}
+	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.scratch = scratch
-	pool.Run(rec31, 8)
-	*rec31 = ocannlReverserBackwardPart30{}
-	ocannlReverserBackwardPart30Records.Put(rec31)
+	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap14AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+				}
+			}
+		}
+	}
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.scratch = scratch
-	pool.Run(rec32, 8)
-	*rec32 = ocannlReverserBackwardPart31{}
-	ocannlReverserBackwardPart31Records.Put(rec32)
+	rec26 := ocannlReverserBackwardPart25Records.Get()
+	rec26.scratch = scratch
+	pool.Run(rec26, 8)
+	*rec26 = ocannlReverserBackwardPart25{}
+	ocannlReverserBackwardPart25Records.Put(rec26)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	for i0 := range 256 {
@@ -6213,12 +6526,12 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec33.scratch = scratch
-	pool.Run(rec33, 8)
-	*rec33 = ocannlReverserBackwardPart32{}
-	ocannlReverserBackwardPart32Records.Put(rec33)
+	rec27 := ocannlReverserBackwardPart26Records.Get()
+	rec27.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec27.scratch = scratch
+	pool.Run(rec27, 8)
+	*rec27 = ocannlReverserBackwardPart26{}
+	ocannlReverserBackwardPart26Records.Put(rec27)
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	for i0 := range 256 {
@@ -6240,29 +6553,29 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
-	pool.Run(rec34, 8)
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.scratch = scratch
+	pool.Run(rec28, 8)
+	*rec28 = ocannlReverserBackwardPart27{}
+	ocannlReverserBackwardPart27Records.Put(rec28)
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.pNetLayerNorm2Beta = pNetLayerNorm2Beta
-	rec35.scratch = scratch
-	pool.Run(rec35, 8)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.pNetLayerNorm2Beta = pNetLayerNorm2Beta
+	rec29.scratch = scratch
+	pool.Run(rec29, 8)
+	*rec29 = ocannlReverserBackwardPart28{}
+	ocannlReverserBackwardPart28Records.Put(rec29)
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.pNetLinear2W = pNetLinear2W
-	rec36.scratch = scratch
-	pool.Run(rec36, 8)
-	*rec36 = ocannlReverserBackwardPart35{}
-	ocannlReverserBackwardPart35Records.Put(rec36)
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.pNetLinear2W = pNetLinear2W
+	rec30.scratch = scratch
+	pool.Run(rec30, 8)
+	*rec30 = ocannlReverserBackwardPart29{}
+	ocannlReverserBackwardPart29Records.Put(rec30)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	for i0 := range 256 {
@@ -6346,13 +6659,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-	for i0 := range 256 {
-		for i1 := range 8 {
-			targetsRow := &targets[i0][i1]
-			train_cross_entropy_1_logpRow2 := &scratch.train_cross_entropy_1_logp[i0][i1]
-			train_1Row := &scratch.train_1[i0][i1]
-			for i2 := range 10 {
-				train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				targetsRow := &targets[i0][i1]
+				train_cross_entropy_1_logpRow2 := &scratch.train_cross_entropy_1_logp[i0][i1]
+				train_1Row := &scratch.train_1[i0][i1]
+				for i2 := range 10 {
+					train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+				}
 			}
 		}
 	}
@@ -6449,35 +6769,56 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	train_2_grad[0] += train_3_grad[0] / 2048
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	train_2_gradV := train_2_grad[0]
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_1_gradRow := &scratch.train_1_grad[i0][i1]
-			for i2 := range 10 {
-				train_1_gradRow[i2] += train_2_gradV
+	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+	} else if ocannlAVX2 {
+		ocannlMap17AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+	} else {
+		train_2_gradV := train_2_grad[0]
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_1_gradRow := &scratch.train_1_grad[i0][i1]
+				for i2 := range 10 {
+					train_1_gradRow[i2] += train_2_gradV
+				}
 			}
 		}
 	}
 
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 256 {
-		for i1 := range 8 {
-			targetsRow2 := &targets[i0][i1]
-			train_1_gradRow2 := &scratch.train_1_grad[i0][i1]
-			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				targetsRow2 := &targets[i0][i1]
+				train_1_gradRow2 := &scratch.train_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
+	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -6496,12 +6837,19 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
-		train_cross_entropy_1_logp_2Row2 := &train_cross_entropy_1_logp_2[i0]
-		train_cross_entropy_1_logp_2_gradRow := &train_cross_entropy_1_logp_2_grad[i0]
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
+	// float32 pointwise kernel over 2048 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
+			train_cross_entropy_1_logp_2Row2 := &train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_2_gradRow := &train_cross_entropy_1_logp_2_grad[i0]
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
+			}
 		}
 	}
 
@@ -6517,24 +6865,38 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
-			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
+				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+				}
 			}
 		}
 	}
@@ -6560,26 +6922,33 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
 			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 			for i2 := range 10 {
-				var r38 float32
+				var r32 float32
 				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-					r38 = 1
+					r32 = 1
 				}
-				r39 := float32(0)
-				if r38 != 0 {
-					r39 = train_cross_entropy_1_m_gradV
+				r33 := float32(0)
+				if r32 != 0 {
+					r33 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i2] += r39
+				train_cross_entropy_1_logits_gradRow2[i2] += r33
 			}
 		}
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-			train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+				}
 			}
 		}
 	}
@@ -6605,29 +6974,39 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 	// 5 parts of i2 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.gNetLinear2W = gNetLinear2W
-	rec37.scratch = scratch
-	pool.Run(rec37, 5)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.gNetLinear2W = gNetLinear2W
+	rec31.scratch = scratch
+	pool.Run(rec31, 5)
+	*rec31 = ocannlReverserBackwardPart30{}
+	ocannlReverserBackwardPart30Records.Put(rec31)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.pNetLinear2W = pNetLinear2W
-	rec38.scratch = scratch
-	pool.Run(rec38, 8)
-	*rec38 = ocannlReverserBackwardPart37{}
-	ocannlReverserBackwardPart37Records.Put(rec38)
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.pNetLinear2W = pNetLinear2W
+	rec32.scratch = scratch
+	pool.Run(rec32, 8)
+	*rec32 = ocannlReverserBackwardPart31{}
+	ocannlReverserBackwardPart31Records.Put(rec32)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.scratch = scratch
-	pool.Run(rec39, 8)
-	*rec39 = ocannlReverserBackwardPart38{}
-	ocannlReverserBackwardPart38Records.Put(rec39)
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0][i1]
+				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0][i1]
+				for i2 := range 32 {
+					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// i1 unrolled by 4 and jammed into i2.
@@ -6650,36 +7029,50 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.scratch = scratch
-	pool.Run(rec40, 8)
-	*rec40 = ocannlReverserBackwardPart39{}
-	ocannlReverserBackwardPart39Records.Put(rec40)
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.scratch = scratch
+	pool.Run(rec33, 8)
+	*rec33 = ocannlReverserBackwardPart32{}
+	ocannlReverserBackwardPart32Records.Put(rec33)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
-	pool.Run(rec41, 8)
-	*rec41 = ocannlReverserBackwardPart40{}
-	ocannlReverserBackwardPart40Records.Put(rec41)
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
+	pool.Run(rec34, 8)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-	for i0 := range 256 {
-		net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
-		net_x2_3Row2 := &scratch.net_x2_3[i0]
-		net_x2_2_gradRow := &net_x2_2_grad[i0]
-		for i1 := range 8 {
-			net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
+	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
+			net_x2_3Row2 := &scratch.net_x2_3[i0]
+			net_x2_2_gradRow := &net_x2_2_grad[i0]
+			for i1 := range 8 {
+				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
+			}
 		}
 	}
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-	for i0 := range 256 {
-		net_x2_2_gradRow2 := &net_x2_2_grad[i0]
-		net_layer_norm_2_var_gradRow := &net_layer_norm_2_var_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
+	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
+			net_layer_norm_2_var_gradRow := &net_layer_norm_2_var_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
+			}
 		}
 	}
 
@@ -6708,12 +7101,12 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec42.scratch = scratch
-	pool.Run(rec42, 8)
-	*rec42 = ocannlReverserBackwardPart41{}
-	ocannlReverserBackwardPart41Records.Put(rec42)
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec35.scratch = scratch
+	pool.Run(rec35, 8)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 	for i0 := range 256 {
@@ -6726,43 +7119,75 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
-	pool.Run(rec43, 8)
-	*rec43 = ocannlReverserBackwardPart42{}
-	ocannlReverserBackwardPart42Records.Put(rec43)
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
+	pool.Run(rec36, 8)
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.scratch = scratch
-	pool.Run(rec44, 8)
-	*rec44 = ocannlReverserBackwardPart43{}
-	ocannlReverserBackwardPart43Records.Put(rec44)
+	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.scratch = scratch
-	pool.Run(rec45, 8)
-	*rec45 = ocannlReverserBackwardPart44{}
-	ocannlReverserBackwardPart44Records.Put(rec45)
+	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.scratch = scratch
-	pool.Run(rec46, 8)
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.scratch = scratch
-	pool.Run(rec47, 8)
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
+	pool.Run(rec37, 8)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	for i0 := range 256 {
@@ -6775,35 +7200,65 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.scratch = scratch
-	pool.Run(rec48, 8)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
+	pool.Run(rec38, 8)
+	*rec38 = ocannlReverserBackwardPart37{}
+	ocannlReverserBackwardPart37Records.Put(rec38)
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.scratch = scratch
-	pool.Run(rec49, 8)
-	*rec49 = ocannlReverserBackwardPart48{}
-	ocannlReverserBackwardPart48Records.Put(rec49)
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0][i1]
+				net_x1_gradRow := &scratch.net_x1_grad[i0][i1]
+				for i2 := range 32 {
+					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.scratch = scratch
-	pool.Run(rec50, 8)
-	*rec50 = ocannlReverserBackwardPart49{}
-	ocannlReverserBackwardPart49Records.Put(rec50)
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0][i1]
+				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.scratch = scratch
-	pool.Run(rec51, 8)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
+				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i1 unrolled by 4 and jammed into i2.
@@ -6826,37 +7281,37 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.gNetLinear1W = gNetLinear1W
-	rec52.scratch = scratch
-	pool.Run(rec52, 8)
-	*rec52 = ocannlReverserBackwardPart51{}
-	ocannlReverserBackwardPart51Records.Put(rec52)
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.gNetLinear1W = gNetLinear1W
+	rec39.scratch = scratch
+	pool.Run(rec39, 8)
+	*rec39 = ocannlReverserBackwardPart38{}
+	ocannlReverserBackwardPart38Records.Put(rec39)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.pNetLinear1W = pNetLinear1W
-	rec53.scratch = scratch
-	pool.Run(rec53, 8)
-	*rec53 = ocannlReverserBackwardPart52{}
-	ocannlReverserBackwardPart52Records.Put(rec53)
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.pNetLinear1W = pNetLinear1W
+	rec40.scratch = scratch
+	pool.Run(rec40, 8)
+	*rec40 = ocannlReverserBackwardPart39{}
+	ocannlReverserBackwardPart39Records.Put(rec40)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// 8 parts of i0 on the pool.
-	rec54 := ocannlReverserBackwardPart53Records.Get()
-	rec54.scratch = scratch
-	pool.Run(rec54, 8)
-	*rec54 = ocannlReverserBackwardPart53{}
-	ocannlReverserBackwardPart53Records.Put(rec54)
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.scratch = scratch
+	pool.Run(rec41, 8)
+	*rec41 = ocannlReverserBackwardPart40{}
+	ocannlReverserBackwardPart40Records.Put(rec41)
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	// 8 parts of i0 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.scratch = scratch
-	pool.Run(rec55, 8)
-	*rec55 = ocannlReverserBackwardPart54{}
-	ocannlReverserBackwardPart54Records.Put(rec55)
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
+	pool.Run(rec42, 8)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// i1 unrolled by 4 and jammed into i2.
@@ -6879,29 +7334,39 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.gNetDense1W = gNetDense1W
-	rec56.scratch = scratch
-	pool.Run(rec56, 8)
-	*rec56 = ocannlReverserBackwardPart55{}
-	ocannlReverserBackwardPart55Records.Put(rec56)
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.gNetDense1W = gNetDense1W
+	rec43.scratch = scratch
+	pool.Run(rec43, 8)
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec57 := ocannlReverserBackwardPart56Records.Get()
-	rec57.pNetDense1W = pNetDense1W
-	rec57.scratch = scratch
-	pool.Run(rec57, 8)
-	*rec57 = ocannlReverserBackwardPart56{}
-	ocannlReverserBackwardPart56Records.Put(rec57)
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.pNetDense1W = pNetDense1W
+	rec44.scratch = scratch
+	pool.Run(rec44, 8)
+	*rec44 = ocannlReverserBackwardPart43{}
+	ocannlReverserBackwardPart43Records.Put(rec44)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	// 8 parts of i0 on the pool.
-	rec58 := ocannlReverserBackwardPart57Records.Get()
-	rec58.scratch = scratch
-	pool.Run(rec58, 8)
-	*rec58 = ocannlReverserBackwardPart57{}
-	ocannlReverserBackwardPart57Records.Put(rec58)
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0][i1]
+				for i2 := range 32 {
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// i1 unrolled by 4 and jammed into i2.
@@ -6924,36 +7389,50 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	// 8 parts of i0 on the pool.
-	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.scratch = scratch
-	pool.Run(rec59, 8)
-	*rec59 = ocannlReverserBackwardPart58{}
-	ocannlReverserBackwardPart58Records.Put(rec59)
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
+	pool.Run(rec45, 8)
+	*rec45 = ocannlReverserBackwardPart44{}
+	ocannlReverserBackwardPart44Records.Put(rec45)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.scratch = scratch
-	pool.Run(rec60, 8)
-	*rec60 = ocannlReverserBackwardPart59{}
-	ocannlReverserBackwardPart59Records.Put(rec60)
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.scratch = scratch
+	pool.Run(rec46, 8)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-	for i0 := range 256 {
-		net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
-		net_x1_3Row2 := &scratch.net_x1_3[i0]
-		net_x1_2_gradRow := &net_x1_2_grad[i0]
-		for i1 := range 8 {
-			net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
+	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
+			net_x1_3Row2 := &scratch.net_x1_3[i0]
+			net_x1_2_gradRow := &net_x1_2_grad[i0]
+			for i1 := range 8 {
+				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
+			}
 		}
 	}
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	for i0 := range 256 {
-		net_x1_2_gradRow2 := &net_x1_2_grad[i0]
-		net_layer_norm_1_var_gradRow := &net_layer_norm_1_var_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
+	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
+			net_layer_norm_1_var_gradRow := &net_layer_norm_1_var_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
+			}
 		}
 	}
 
@@ -6982,12 +7461,12 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec61.scratch = scratch
-	pool.Run(rec61, 8)
-	*rec61 = ocannlReverserBackwardPart60{}
-	ocannlReverserBackwardPart60Records.Put(rec61)
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec47.scratch = scratch
+	pool.Run(rec47, 8)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	for i0 := range 256 {
@@ -7000,43 +7479,75 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	// 8 parts of i0 on the pool.
-	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.scratch = scratch
-	pool.Run(rec62, 8)
-	*rec62 = ocannlReverserBackwardPart61{}
-	ocannlReverserBackwardPart61Records.Put(rec62)
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.scratch = scratch
+	pool.Run(rec48, 8)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec63 := ocannlReverserBackwardPart62Records.Get()
-	rec63.scratch = scratch
-	pool.Run(rec63, 8)
-	*rec63 = ocannlReverserBackwardPart62{}
-	ocannlReverserBackwardPart62Records.Put(rec63)
+	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec64 := ocannlReverserBackwardPart63Records.Get()
-	rec64.scratch = scratch
-	pool.Run(rec64, 8)
-	*rec64 = ocannlReverserBackwardPart63{}
-	ocannlReverserBackwardPart63Records.Put(rec64)
+	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	// 8 parts of i0 on the pool.
-	rec65 := ocannlReverserBackwardPart64Records.Get()
-	rec65.scratch = scratch
-	pool.Run(rec65, 8)
-	*rec65 = ocannlReverserBackwardPart64{}
-	ocannlReverserBackwardPart64Records.Put(rec65)
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec66 := ocannlReverserBackwardPart65Records.Get()
-	rec66.scratch = scratch
-	pool.Run(rec66, 8)
-	*rec66 = ocannlReverserBackwardPart65{}
-	ocannlReverserBackwardPart65Records.Put(rec66)
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
+	pool.Run(rec49, 8)
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	for i0 := range 256 {
@@ -7049,222 +7560,290 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// 8 parts of i0 on the pool.
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.scratch = scratch
+	pool.Run(rec50, 8)
+	*rec50 = ocannlReverserBackwardPart49{}
+	ocannlReverserBackwardPart49Records.Put(rec50)
+
+	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0][i1]
+				net_h_gradRow := &scratch.net_h_grad[i0][i1]
+				for i2 := range 32 {
+					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0][i1]
+				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
+	// 8 parts of i2 on the pool.
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.gNetAttention1WO = gNetAttention1WO
+	rec51.scratch = scratch
+	pool.Run(rec51, 8)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
+
+	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
+	// 8 parts of i0 on the pool.
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.pNetAttention1WO = pNetAttention1WO
+	rec52.scratch = scratch
+	pool.Run(rec52, 8)
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
+
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
+	// 8 parts of i0 on the pool.
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.scratch = scratch
+	pool.Run(rec53, 8)
+	*rec53 = ocannlReverserBackwardPart52{}
+	ocannlReverserBackwardPart52Records.Put(rec53)
+
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
+	// 8 parts of i0 on the pool.
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.scratch = scratch
+	pool.Run(rec54, 8)
+	*rec54 = ocannlReverserBackwardPart53{}
+	ocannlReverserBackwardPart53Records.Put(rec54)
+
+	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
+	// 8 parts of i0 on the pool.
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.scratch = scratch
+	pool.Run(rec55, 8)
+	*rec55 = ocannlReverserBackwardPart54{}
+	ocannlReverserBackwardPart54Records.Put(rec55)
+
+	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
+	// 8 parts of i0 on the pool.
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.scratch = scratch
+	pool.Run(rec56, 8)
+	*rec56 = ocannlReverserBackwardPart55{}
+	ocannlReverserBackwardPart55Records.Put(rec56)
+
+	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
+	// 8 parts of i0 on the pool.
+	rec57 := ocannlReverserBackwardPart56Records.Get()
+	rec57.scratch = scratch
+	pool.Run(rec57, 8)
+	*rec57 = ocannlReverserBackwardPart56{}
+	ocannlReverserBackwardPart56Records.Put(rec57)
+
+	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
+	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
+	// 8 parts of i0 on the pool.
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.scratch = scratch
+	pool.Run(rec58, 8)
+	*rec58 = ocannlReverserBackwardPart57{}
+	ocannlReverserBackwardPart57Records.Put(rec58)
+
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
+	// 8 parts of i0 on the pool.
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.scratch = scratch
+	pool.Run(rec59, 8)
+	*rec59 = ocannlReverserBackwardPart58{}
+	ocannlReverserBackwardPart58Records.Put(rec59)
+
+	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
+	// float32 pointwise kernel over 65536 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap27AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
+	// 8 parts of i0 on the pool.
+	rec60 := ocannlReverserBackwardPart59Records.Get()
+	rec60.scratch = scratch
+	pool.Run(rec60, 8)
+	*rec60 = ocannlReverserBackwardPart59{}
+	ocannlReverserBackwardPart59Records.Put(rec60)
+
+	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
+	// 8 parts of i0 on the pool.
+	rec61 := ocannlReverserBackwardPart60Records.Get()
+	rec61.scratch = scratch
+	pool.Run(rec61, 8)
+	*rec61 = ocannlReverserBackwardPart60{}
+	ocannlReverserBackwardPart60Records.Put(rec61)
+
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
+	// 8 parts of i3 on the pool.
+	rec62 := ocannlReverserBackwardPart61Records.Get()
+	rec62.gNetAttention1WV = gNetAttention1WV
+	rec62.scratch = scratch
+	pool.Run(rec62, 8)
+	*rec62 = ocannlReverserBackwardPart61{}
+	ocannlReverserBackwardPart61Records.Put(rec62)
+
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
+	rec63 := ocannlReverserBackwardPart62Records.Get()
+	rec63.pNetAttention1WV = pNetAttention1WV
+	rec63.scratch = scratch
+	pool.Run(rec63, 8)
+	*rec63 = ocannlReverserBackwardPart62{}
+	ocannlReverserBackwardPart62Records.Put(rec63)
+
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	// 8 parts of i3 on the pool.
+	rec64 := ocannlReverserBackwardPart63Records.Get()
+	rec64.gNetAttention1WK = gNetAttention1WK
+	rec64.scratch = scratch
+	pool.Run(rec64, 8)
+	*rec64 = ocannlReverserBackwardPart63{}
+	ocannlReverserBackwardPart63Records.Put(rec64)
+
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
+	rec65 := ocannlReverserBackwardPart64Records.Get()
+	rec65.pNetAttention1WK = pNetAttention1WK
+	rec65.scratch = scratch
+	pool.Run(rec65, 8)
+	*rec65 = ocannlReverserBackwardPart64{}
+	ocannlReverserBackwardPart64Records.Put(rec65)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// 8 parts of i3 on the pool.
+	rec66 := ocannlReverserBackwardPart65Records.Get()
+	rec66.gNetAttention1WQ = gNetAttention1WQ
+	rec66.scratch = scratch
+	pool.Run(rec66, 8)
+	*rec66 = ocannlReverserBackwardPart65{}
+	ocannlReverserBackwardPart65Records.Put(rec66)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec67 := ocannlReverserBackwardPart66Records.Get()
+	rec67.pNetAttention1WQ = pNetAttention1WQ
 	rec67.scratch = scratch
 	pool.Run(rec67, 8)
 	*rec67 = ocannlReverserBackwardPart66{}
 	ocannlReverserBackwardPart66Records.Put(rec67)
 
-	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
+	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &scratch.net_h_grad[i0][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
+	// 8 parts of i1 on the pool.
 	rec68 := ocannlReverserBackwardPart67Records.Get()
+	rec68.gNetPos = gNetPos
 	rec68.scratch = scratch
 	pool.Run(rec68, 8)
 	*rec68 = ocannlReverserBackwardPart67{}
 	ocannlReverserBackwardPart67Records.Put(rec68)
 
-	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
+	// 8 parts of i2 on the pool.
 	rec69 := ocannlReverserBackwardPart68Records.Get()
+	rec69.gNetEmb = gNetEmb
+	rec69.tokens = tokens
 	rec69.scratch = scratch
 	pool.Run(rec69, 8)
 	*rec69 = ocannlReverserBackwardPart68{}
 	ocannlReverserBackwardPart68Records.Put(rec69)
-
-	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
-	// 8 parts of i2 on the pool.
-	rec70 := ocannlReverserBackwardPart69Records.Get()
-	rec70.gNetAttention1WO = gNetAttention1WO
-	rec70.scratch = scratch
-	pool.Run(rec70, 8)
-	*rec70 = ocannlReverserBackwardPart69{}
-	ocannlReverserBackwardPart69Records.Put(rec70)
-
-	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-	// 8 parts of i0 on the pool.
-	rec71 := ocannlReverserBackwardPart70Records.Get()
-	rec71.pNetAttention1WO = pNetAttention1WO
-	rec71.scratch = scratch
-	pool.Run(rec71, 8)
-	*rec71 = ocannlReverserBackwardPart70{}
-	ocannlReverserBackwardPart70Records.Put(rec71)
-
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
-	// 8 parts of i0 on the pool.
-	rec72 := ocannlReverserBackwardPart71Records.Get()
-	rec72.scratch = scratch
-	pool.Run(rec72, 8)
-	*rec72 = ocannlReverserBackwardPart71{}
-	ocannlReverserBackwardPart71Records.Put(rec72)
-
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
-	// 8 parts of i0 on the pool.
-	rec73 := ocannlReverserBackwardPart72Records.Get()
-	rec73.scratch = scratch
-	pool.Run(rec73, 8)
-	*rec73 = ocannlReverserBackwardPart72{}
-	ocannlReverserBackwardPart72Records.Put(rec73)
-
-	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	// 8 parts of i0 on the pool.
-	rec74 := ocannlReverserBackwardPart73Records.Get()
-	rec74.scratch = scratch
-	pool.Run(rec74, 8)
-	*rec74 = ocannlReverserBackwardPart73{}
-	ocannlReverserBackwardPart73Records.Put(rec74)
-
-	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
-	// 8 parts of i0 on the pool.
-	rec75 := ocannlReverserBackwardPart74Records.Get()
-	rec75.scratch = scratch
-	pool.Run(rec75, 8)
-	*rec75 = ocannlReverserBackwardPart74{}
-	ocannlReverserBackwardPart74Records.Put(rec75)
-
-	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
-	// 8 parts of i0 on the pool.
-	rec76 := ocannlReverserBackwardPart75Records.Get()
-	rec76.scratch = scratch
-	pool.Run(rec76, 8)
-	*rec76 = ocannlReverserBackwardPart75{}
-	ocannlReverserBackwardPart75Records.Put(rec76)
-
-	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
-	// 8 parts of i0 on the pool.
-	rec77 := ocannlReverserBackwardPart76Records.Get()
-	rec77.scratch = scratch
-	pool.Run(rec77, 8)
-	*rec77 = ocannlReverserBackwardPart76{}
-	ocannlReverserBackwardPart76Records.Put(rec77)
-
-	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	// 8 parts of i0 on the pool.
-	rec78 := ocannlReverserBackwardPart77Records.Get()
-	rec78.scratch = scratch
-	pool.Run(rec78, 8)
-	*rec78 = ocannlReverserBackwardPart77{}
-	ocannlReverserBackwardPart77Records.Put(rec78)
-
-	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
-	// 8 parts of i0 on the pool.
-	rec79 := ocannlReverserBackwardPart78Records.Get()
-	rec79.scratch = scratch
-	pool.Run(rec79, 8)
-	*rec79 = ocannlReverserBackwardPart78{}
-	ocannlReverserBackwardPart78Records.Put(rec79)
-
-	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
-	// 8 parts of i0 on the pool.
-	rec80 := ocannlReverserBackwardPart79Records.Get()
-	rec80.scratch = scratch
-	pool.Run(rec80, 8)
-	*rec80 = ocannlReverserBackwardPart79{}
-	ocannlReverserBackwardPart79Records.Put(rec80)
-
-	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-	// 8 parts of i0 on the pool.
-	rec81 := ocannlReverserBackwardPart80Records.Get()
-	rec81.scratch = scratch
-	pool.Run(rec81, 8)
-	*rec81 = ocannlReverserBackwardPart80{}
-	ocannlReverserBackwardPart80Records.Put(rec81)
-
-	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
-	// 8 parts of i0 on the pool.
-	rec82 := ocannlReverserBackwardPart81Records.Get()
-	rec82.scratch = scratch
-	pool.Run(rec82, 8)
-	*rec82 = ocannlReverserBackwardPart81{}
-	ocannlReverserBackwardPart81Records.Put(rec82)
-
-	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
-	// 8 parts of i0 on the pool.
-	rec83 := ocannlReverserBackwardPart82Records.Get()
-	rec83.scratch = scratch
-	pool.Run(rec83, 8)
-	*rec83 = ocannlReverserBackwardPart82{}
-	ocannlReverserBackwardPart82Records.Put(rec83)
-
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
-	rec84 := ocannlReverserBackwardPart83Records.Get()
-	rec84.gNetAttention1WV = gNetAttention1WV
-	rec84.scratch = scratch
-	pool.Run(rec84, 8)
-	*rec84 = ocannlReverserBackwardPart83{}
-	ocannlReverserBackwardPart83Records.Put(rec84)
-
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec85 := ocannlReverserBackwardPart84Records.Get()
-	rec85.pNetAttention1WV = pNetAttention1WV
-	rec85.scratch = scratch
-	pool.Run(rec85, 8)
-	*rec85 = ocannlReverserBackwardPart84{}
-	ocannlReverserBackwardPart84Records.Put(rec85)
-
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
-	rec86 := ocannlReverserBackwardPart85Records.Get()
-	rec86.gNetAttention1WK = gNetAttention1WK
-	rec86.scratch = scratch
-	pool.Run(rec86, 8)
-	*rec86 = ocannlReverserBackwardPart85{}
-	ocannlReverserBackwardPart85Records.Put(rec86)
-
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec87 := ocannlReverserBackwardPart86Records.Get()
-	rec87.pNetAttention1WK = pNetAttention1WK
-	rec87.scratch = scratch
-	pool.Run(rec87, 8)
-	*rec87 = ocannlReverserBackwardPart86{}
-	ocannlReverserBackwardPart86Records.Put(rec87)
-
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
-	rec88 := ocannlReverserBackwardPart87Records.Get()
-	rec88.gNetAttention1WQ = gNetAttention1WQ
-	rec88.scratch = scratch
-	pool.Run(rec88, 8)
-	*rec88 = ocannlReverserBackwardPart87{}
-	ocannlReverserBackwardPart87Records.Put(rec88)
-
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec89 := ocannlReverserBackwardPart88Records.Get()
-	rec89.pNetAttention1WQ = pNetAttention1WQ
-	rec89.scratch = scratch
-	pool.Run(rec89, 8)
-	*rec89 = ocannlReverserBackwardPart88{}
-	ocannlReverserBackwardPart88Records.Put(rec89)
-
-	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	// 8 parts of i0 on the pool.
-	rec90 := ocannlReverserBackwardPart89Records.Get()
-	rec90.scratch = scratch
-	pool.Run(rec90, 8)
-	*rec90 = ocannlReverserBackwardPart89{}
-	ocannlReverserBackwardPart89Records.Put(rec90)
-
-	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
-	// 8 parts of i1 on the pool.
-	rec91 := ocannlReverserBackwardPart90Records.Get()
-	rec91.gNetPos = gNetPos
-	rec91.scratch = scratch
-	pool.Run(rec91, 8)
-	*rec91 = ocannlReverserBackwardPart90{}
-	ocannlReverserBackwardPart90Records.Put(rec91)
-
-	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-	// 8 parts of i2 on the pool.
-	rec92 := ocannlReverserBackwardPart91Records.Get()
-	rec92.gNetEmb = gNetEmb
-	rec92.tokens = tokens
-	rec92.scratch = scratch
-	pool.Run(rec92, 8)
-	*rec92 = ocannlReverserBackwardPart91{}
-	ocannlReverserBackwardPart91Records.Put(rec92)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -7276,7 +7855,6 @@ type ocannlReverserBackwardScratch struct {
 	net_attention_1_k                   [256][8][4][8]float32
 	net_attention_1_v                   [256][8][4][8]float32
 	net_attention_1_scores_1            [256][8][4][8]float32
-	net_attention_1_scores_2            [1]float32
 	net_attention_1_scores              [256][8][4][8]float32
 	net_attention_1_m                   [256][8][4][1]float32
 	net_attention_1_ex_1                [256][8][4][8]float32
@@ -7403,20 +7981,33 @@ var ocannlReverserBackwardPart0Records rt.Records[ocannlReverserBackwardPart0]
 // ocannlReverserBackwardPart1 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart1 struct {
-	pNetPos *[256]float32
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlReverserBackwardPart1) Part(j2 int) {
-	pNetPos, scratch := r2.pNetPos, r2.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_1Row := &scratch.net_h_1[i0+32*j2][i1]
-			pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-			net_hRow := &scratch.net_h[i0+32*j2][i1]
-			for i2 := range 32 {
-				net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+	pNetAttention1WQ, scratch := r2.pNetAttention1WQ, r2.scratch
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j2][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j2][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j2][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow2 := &scratch.net_h[i0+32*j2][i1]
+				for i2 := range 4 {
+					for i3 := range 8 {
+						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc2 := float32(0)
+						for i4 := range 32 {
+							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+						}
+						scratch.net_attention_1_q[i0+32*j2][i1][i2][i3] = acc2
+					}
+				}
 			}
 		}
 	}
@@ -7428,31 +8019,31 @@ var ocannlReverserBackwardPart1Records rt.Records[ocannlReverserBackwardPart1]
 // ocannlReverserBackwardPart2 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart2 struct {
-	pNetAttention1WQ *[1024]float32
+	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserBackwardPart2) Part(j3 int) {
-	pNetAttention1WQ, scratch := r3.pNetAttention1WQ, r3.scratch
+	pNetAttention1WK, scratch := r3.pNetAttention1WK, r3.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j3][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j3][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j3][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow2 := &scratch.net_h[i0+32*j3][i1]
+				net_hRow3 := &scratch.net_h[i0+32*j3][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WQRow := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc2 := float32(0)
+						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc3 := float32(0)
 						for i4 := range 32 {
-							acc2 += pNetAttention1WQRow[i4] * net_hRow2[i4]
+							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
 						}
-						scratch.net_attention_1_q[i0+32*j3][i1][i2][i3] = acc2
+						scratch.net_attention_1_k[i0+32*j3][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -7466,31 +8057,31 @@ var ocannlReverserBackwardPart2Records rt.Records[ocannlReverserBackwardPart2]
 // ocannlReverserBackwardPart3 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart3 struct {
-	pNetAttention1WK *[1024]float32
+	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserBackwardPart3) Part(j4 int) {
-	pNetAttention1WK, scratch := r4.pNetAttention1WK, r4.scratch
+	pNetAttention1WV, scratch := r4.pNetAttention1WV, r4.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j4][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j4][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j4][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow3 := &scratch.net_h[i0+32*j4][i1]
+				net_hRow4 := &scratch.net_h[i0+32*j4][i1]
 				for i2 := range 4 {
 					for i3 := range 8 {
-						pNetAttention1WKRow := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc3 := float32(0)
+						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						acc4 := float32(0)
 						for i4 := range 32 {
-							acc3 += pNetAttention1WKRow[i4] * net_hRow3[i4]
+							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
 						}
-						scratch.net_attention_1_k[i0+32*j4][i1][i2][i3] = acc3
+						scratch.net_attention_1_v[i0+32*j4][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -7504,31 +8095,38 @@ var ocannlReverserBackwardPart3Records rt.Records[ocannlReverserBackwardPart3]
 // ocannlReverserBackwardPart4 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart4 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserBackwardPart4) Part(j5 int) {
-	pNetAttention1WV, scratch := r5.pNetAttention1WV, r5.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r5.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX512(&scratch.net_attention_1_scores_1[i0+32*j5][0][i2][0], &scratch.net_attention_1_q[i0+32*j5][0][i2][0], &scratch.net_attention_1_k[i0+32*j5][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm10AVX2(&scratch.net_attention_1_scores_1[i0+32*j5][0][i2][0], &scratch.net_attention_1_q[i0+32*j5][0][i2][0], &scratch.net_attention_1_k[i0+32*j5][0][i2][0])
+			}
+		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow4 := &scratch.net_h[i0+32*j5][i1]
 				for i2 := range 4 {
+					net_attention_1_qRow := &scratch.net_attention_1_q[i0+32*j5][i1][i2]
 					for i3 := range 8 {
-						pNetAttention1WVRow := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						acc4 := float32(0)
-						for i4 := range 32 {
-							acc4 += pNetAttention1WVRow[i4] * net_hRow4[i4]
+						net_attention_1_kRow := &scratch.net_attention_1_k[i0+32*j5][i3][i2]
+						acc5 := float32(0)
+						for i4 := range 8 {
+							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
 						}
-						scratch.net_attention_1_v[i0+32*j5][i1][i2][i3] = acc4
+						scratch.net_attention_1_scores_1[i0+32*j5][i1][i2][i3] = acc5
 					}
 				}
 			}
@@ -7548,34 +8146,16 @@ type ocannlReverserBackwardPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserBackwardPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i0 := range 32 {
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
 			for i2 := range 4 {
-				ocannlGemm10AVX512(&scratch.net_attention_1_scores_1[i0+32*j6][0][i2][0], &scratch.net_attention_1_q[i0+32*j6][0][i2][0], &scratch.net_attention_1_k[i0+32*j6][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm10AVX2(&scratch.net_attention_1_scores_1[i0+32*j6][0][i2][0], &scratch.net_attention_1_q[i0+32*j6][0][i2][0], &scratch.net_attention_1_k[i0+32*j6][0][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_qRow := &scratch.net_attention_1_q[i0+32*j6][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_kRow := &scratch.net_attention_1_k[i0+32*j6][i3][i2]
-						acc5 := float32(0)
-						for i4 := range 8 {
-							acc5 += net_attention_1_qRow[i4] * net_attention_1_kRow[i4]
-						}
-						scratch.net_attention_1_scores_1[i0+32*j6][i1][i2][i3] = acc5
-					}
+				net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
+				acc6 := float32(math.Inf(-1))
+				for i3 := range 8 {
+					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
 				}
+				scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -7593,14 +8173,14 @@ type ocannlReverserBackwardPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
 	scratch := r7.scratch
-	net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_scores_1Row := &scratch.net_attention_1_scores_1[i0+32*j7][i1][i2]
-				net_attention_1_scoresRow := &scratch.net_attention_1_scores[i0+32*j7][i1][i2]
+				net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+32*j7][i1][i2]
+				net_attention_1_mV := scratch.net_attention_1_m[i0+32*j7][i1][i2][0]
+				net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0+32*j7][i1][i2]
 				for i3 := range 8 {
-					net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
 				}
 			}
 		}
@@ -7619,16 +8199,14 @@ type ocannlReverserBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserBackwardPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j8][i1][i2]
-				acc6 := float32(math.Inf(-1))
+				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j8][i1][i2]
+				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
 				for i3 := range 8 {
-					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
 				}
-				scratch.net_attention_1_m[i0+32*j8][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -7646,15 +8224,16 @@ type ocannlReverserBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
 	scratch := r9.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+32*j9][i1][i2]
-				net_attention_1_mV := scratch.net_attention_1_m[i0+32*j9][i1][i2][0]
-				net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0+32*j9][i1][i2]
+				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j9][i1][i2]
+				acc7 := float32(0)
 				for i3 := range 8 {
-					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					acc7 += net_attention_1_exRow2[i3]
 				}
+				scratch.net_attention_1_attn_1[i0+32*j9][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -7675,10 +8254,11 @@ func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j10][i1][i2]
-				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
+				net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
+				net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j10][i1][i2][0]
+				net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j10][i1][i2]
 				for i3 := range 8 {
-					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
 				}
 			}
 		}
@@ -7697,16 +8277,44 @@ type ocannlReverserBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserBackwardPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j11][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j11][0][i2][0], &scratch.net_attention_1_attn[i0+32*j11][0][i2][0], &scratch.net_attention_1_v[i0+32*j11][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j11][0][i2][0], &scratch.net_attention_1_attn[i0+32*j11][0][i2][0], &scratch.net_attention_1_v[i0+32*j11][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j11][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j11][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j11][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j11][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j11][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
+					}
 				}
-				scratch.net_attention_1_attn_1[i0+32*j11][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -7718,20 +8326,32 @@ var ocannlReverserBackwardPart10Records rt.Records[ocannlReverserBackwardPart10]
 // ocannlReverserBackwardPart11 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart11 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserBackwardPart11) Part(j12 int) {
-	scratch := r12.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j12][i1][i2]
-				net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j12][i1][i2][0]
-				net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j12][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+	pNetAttention1WO, scratch := r12.pNetAttention1WO, r12.scratch
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j12][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j12][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j12][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
+					}
+					scratch.net_layer_norm_1_x_1[i0+32*j12][i1][i2] = acc9
 				}
 			}
 		}
@@ -7750,45 +8370,15 @@ type ocannlReverserBackwardPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserBackwardPart12) Part(j13 int) {
 	scratch := r13.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j13][i1]
+			acc10 := float32(0)
+			for i2 := range 32 {
+				acc10 += net_layer_norm_1_xRow2[i2]
 			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j13][0][i2][0], &scratch.net_attention_1_attn[i0+32*j13][0][i2][0], &scratch.net_attention_1_v[i0+32*j13][0][i2][0])
-			}
-		}
-	} else {
-		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j13][i1][i2]
-					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j13][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j13][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j13][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j13][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j13][i4+3][i2]
-						for i3 := range 8 {
-							acc8 := net_attention_1_ctxRow[i3]
-							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-							net_attention_1_ctxRow[i3] = acc8
-						}
-					}
-				}
-			}
+			scratch.net_layer_norm_1_mean_1[i0+32*j13][i1][0] = acc10
 		}
 	}
 }
@@ -7799,33 +8389,19 @@ var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
 // ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart13 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
-	pNetAttention1WO, scratch := r14.pNetAttention1WO, r14.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j14][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j14][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j14][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
-					}
-					scratch.net_layer_norm_1_x_1[i0+32*j14][i1][i2] = acc9
-				}
+	scratch := r14.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j14][i1]
+			net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j14][i1][0]
+			net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j14][i1]
+			for i2 := range 32 {
+				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
 			}
 		}
 	}
@@ -7843,14 +8419,15 @@ type ocannlReverserBackwardPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r15 *ocannlReverserBackwardPart14) Part(j15 int) {
 	scratch := r15.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_hRow5 := &scratch.net_h[i0+32*j15][i1]
-			net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0+32*j15][i1]
-			net_layer_norm_1_xRow := &scratch.net_layer_norm_1_x[i0+32*j15][i1]
+			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j15][i1]
+			acc11 := float32(0)
 			for i2 := range 32 {
-				net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+				acc11 += net_layer_norm_1_var_1Row2[i2]
 			}
+			scratch.net_layer_norm_1_var_2[i0+32*j15][i1][0] = acc11
 		}
 	}
 }
@@ -7861,21 +8438,20 @@ var ocannlReverserBackwardPart14Records rt.Records[ocannlReverserBackwardPart14]
 // ocannlReverserBackwardPart15 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart15 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r16 *ocannlReverserBackwardPart15) Part(j16 int) {
-	scratch := r16.scratch
-	// reduction accumulated in a local variable.
+	pNetLayerNorm1Gamma, scratch := r16.pNetLayerNorm1Gamma, r16.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j16][i1]
-			acc10 := float32(0)
+			net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j16][i1]
+			net_x1_1Row := &scratch.net_x1_1[i0+32*j16][i1]
 			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
 			}
-			scratch.net_layer_norm_1_mean_1[i0+32*j16][i1][0] = acc10
 		}
 	}
 }
@@ -7894,11 +8470,11 @@ func (r17 *ocannlReverserBackwardPart16) Part(j17 int) {
 	scratch := r17.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j17][i1]
-			net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j17][i1][0]
-			net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j17][i1]
+			net_x1_1Row2 := &scratch.net_x1_1[i0+32*j17][i1]
+			net_x1_3V := scratch.net_x1_3[i0+32*j17][i1][0]
+			net_x1_4Row := &scratch.net_x1_4[i0+32*j17][i1]
 			for i2 := range 32 {
-				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
 			}
 		}
 	}
@@ -7910,18 +8486,19 @@ var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
 // ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart17 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Beta *[32]float32
+	scratch            *ocannlReverserBackwardScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r18 *ocannlReverserBackwardPart17) Part(j18 int) {
-	scratch := r18.scratch
+	pNetLayerNorm1Beta, scratch := r18.pNetLayerNorm1Beta, r18.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+32*j18][i1]
-			net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0+32*j18][i1]
+			net_x1_4Row2 := &scratch.net_x1_4[i0+32*j18][i1]
+			net_x1Row := &scratch.net_x1[i0+32*j18][i1]
 			for i2 := range 32 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
 			}
 		}
 	}
@@ -7933,21 +8510,32 @@ var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
 // ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart18 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r19 *ocannlReverserBackwardPart18) Part(j19 int) {
-	scratch := r19.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j19][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	pNetDense1W, scratch := r19.pNetDense1W, r19.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j19][0][0], &pNetDense1W[0], &scratch.net_x1[32*j19][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j19][0][0], &pNetDense1W[0], &scratch.net_x1[32*j19][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0+32*j19][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j19][i1][i2] = acc12
+				}
 			}
-			scratch.net_layer_norm_1_var_2[i0+32*j19][i1][0] = acc11
 		}
 	}
 }
@@ -7958,19 +8546,19 @@ var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
 // ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart19 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r20 *ocannlReverserBackwardPart19) Part(j20 int) {
-	pNetLayerNorm1Gamma, scratch := r20.pNetLayerNorm1Gamma, r20.scratch
+	pNetDense1B, scratch := r20.pNetDense1B, r20.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j20][i1]
-			net_x1_1Row := &scratch.net_x1_1[i0+32*j20][i1]
-			for i2 := range 32 {
-				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j20][i1]
+			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j20][i1]
+			for i2 := range 64 {
+				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 			}
 		}
 	}
@@ -7986,15 +8574,25 @@ type ocannlReverserBackwardPart20 struct {
 }
 
 // Part runs part j21 of the nest (0 <= j21 < 8).
-func (r21 *ocannlReverserBackwardPart20) Part(j21 int) {
-	scratch := r21.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1Row2 := &scratch.net_x1_1[i0+32*j21][i1]
-			net_x1_3V := scratch.net_x1_3[i0+32*j21][i1][0]
-			net_x1_4Row := &scratch.net_x1_4[i0+32*j21][i1]
-			for i2 := range 32 {
-				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+func (r22 *ocannlReverserBackwardPart20) Part(j21 int) {
+	scratch := r22.scratch
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_2[32*j21][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap15AVX2(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_2[32*j21][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j21][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j21][i1]
+				for i2 := range 64 {
+					r21 := net_linear_1_x_2Row2[i2]
+					if !(r21 > 0) {
+						r21 = 0
+					}
+					net_linear_1_xRow[i2] = r21
+				}
 			}
 		}
 	}
@@ -8006,19 +8604,31 @@ var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
 // ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart21 struct {
-	pNetLayerNorm1Beta *[32]float32
-	scratch            *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
-func (r22 *ocannlReverserBackwardPart21) Part(j22 int) {
-	pNetLayerNorm1Beta, scratch := r22.pNetLayerNorm1Beta, r22.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4Row2 := &scratch.net_x1_4[i0+32*j22][i1]
-			net_x1Row := &scratch.net_x1[i0+32*j22][i1]
-			for i2 := range 32 {
-				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+func (r23 *ocannlReverserBackwardPart21) Part(j22 int) {
+	pNetLinear1W, scratch := r23.pNetLinear1W, r23.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j22][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+32*j22][i1][i2] = acc13
+				}
 			}
 		}
 	}
@@ -8030,31 +8640,19 @@ var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
 // ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart22 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
-func (r23 *ocannlReverserBackwardPart22) Part(j23 int) {
-	pNetDense1W, scratch := r23.pNetDense1W, r23.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j23][0][0], &pNetDense1W[0], &scratch.net_x1[32*j23][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j23][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0+32*j23][i1][i2] = acc12
-				}
+func (r24 *ocannlReverserBackwardPart22) Part(j23 int) {
+	pNetLinear1B, scratch := r24.pNetLinear1B, r24.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j23][i1]
+			net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0+32*j23][i1]
+			for i2 := range 32 {
+				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
 			}
 		}
 	}
@@ -8066,20 +8664,21 @@ var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
 // ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart23 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
-func (r24 *ocannlReverserBackwardPart23) Part(j24 int) {
-	pNetDense1B, scratch := r24.pNetDense1B, r24.scratch
+func (r25 *ocannlReverserBackwardPart23) Part(j24 int) {
+	scratch := r25.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j24][i1]
-			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j24][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j24][i1]
+			acc14 := float32(0)
+			for i2 := range 32 {
+				acc14 += net_layer_norm_2_xRow2[i2]
 			}
+			scratch.net_layer_norm_2_mean_1[i0+32*j24][i1][0] = acc14
 		}
 	}
 }
@@ -8098,14 +8697,11 @@ func (r26 *ocannlReverserBackwardPart24) Part(j25 int) {
 	scratch := r26.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j25][i1]
-			net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j25][i1]
-			for i2 := range 64 {
-				r25 := net_linear_1_x_2Row2[i2]
-				if !(r25 > 0) {
-					r25 = 0
-				}
-				net_linear_1_xRow[i2] = r25
+			net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j25][i1]
+			net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j25][i1][0]
+			net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
+			for i2 := range 32 {
+				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
 			}
 		}
 	}
@@ -8117,32 +8713,21 @@ var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 // ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart25 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlReverserBackwardPart25) Part(j26 int) {
-	pNetLinear1W, scratch := r27.pNetLinear1W, r27.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j26][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j26][i1][i2] = acc13
-				}
+	scratch := r27.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j26][i1]
+			acc15 := float32(0)
+			for i2 := range 32 {
+				acc15 += net_layer_norm_2_var_1Row2[i2]
 			}
+			scratch.net_layer_norm_2_var_2[i0+32*j26][i1][0] = acc15
 		}
 	}
 }
@@ -8153,19 +8738,19 @@ var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
 // ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart26 struct {
-	pNetLinear1B *[32]float32
-	scratch      *ocannlReverserBackwardScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r28 *ocannlReverserBackwardPart26) Part(j27 int) {
-	pNetLinear1B, scratch := r28.pNetLinear1B, r28.scratch
+	pNetLayerNorm2Gamma, scratch := r28.pNetLayerNorm2Gamma, r28.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j27][i1]
-			net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0+32*j27][i1]
+			net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j27][i1]
+			net_x2_1Row := &scratch.net_x2_1[i0+32*j27][i1]
 			for i2 := range 32 {
-				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
 			}
 		}
 	}
@@ -8185,11 +8770,11 @@ func (r29 *ocannlReverserBackwardPart27) Part(j28 int) {
 	scratch := r29.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1Row3 := &scratch.net_x1[i0+32*j28][i1]
-			net_layer_norm_2_x_2Row2 := &scratch.net_layer_norm_2_x_2[i0+32*j28][i1]
-			net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+32*j28][i1]
+			net_x2_1Row2 := &scratch.net_x2_1[i0+32*j28][i1]
+			net_x2_3V := scratch.net_x2_3[i0+32*j28][i1][0]
+			net_x2_4Row := &scratch.net_x2_4[i0+32*j28][i1]
 			for i2 := range 32 {
-				net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
 			}
 		}
 	}
@@ -8201,21 +8786,20 @@ var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
 // ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart28 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm2Beta *[32]float32
+	scratch            *ocannlReverserBackwardScratch
 }
 
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r30 *ocannlReverserBackwardPart28) Part(j29 int) {
-	scratch := r30.scratch
-	// reduction accumulated in a local variable.
+	pNetLayerNorm2Beta, scratch := r30.pNetLayerNorm2Beta, r30.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j29][i1]
-			acc14 := float32(0)
+			net_x2_4Row2 := &scratch.net_x2_4[i0+32*j29][i1]
+			net_x2Row := &scratch.net_x2[i0+32*j29][i1]
 			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
 			}
-			scratch.net_layer_norm_2_mean_1[i0+32*j29][i1][0] = acc14
 		}
 	}
 }
@@ -8226,19 +8810,31 @@ var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 // ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart29 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r31 *ocannlReverserBackwardPart29) Part(j30 int) {
-	scratch := r31.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j30][i1]
-			net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j30][i1][0]
-			net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j30][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+	pNetLinear2W, scratch := r31.pNetLinear2W, r31.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j30][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j30][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j30][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j30][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2Row2 := &scratch.net_x2[i0+32*j30][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j30][i1][i2] = acc16
+				}
 			}
 		}
 	}
@@ -8247,21 +8843,32 @@ func (r31 *ocannlReverserBackwardPart29) Part(j30 int) {
 // ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
 var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 
-// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
+// for each 2 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart30 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r32 *ocannlReverserBackwardPart30) Part(j31 int) {
-	scratch := r32.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+32*j31][i1]
-			net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0+32*j31][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+// Part runs part j31 of the nest (0 <= j31 < 5).
+func (r34 *ocannlReverserBackwardPart30) Part(j31 int) {
+	gNetLinear2W, scratch := r34.gNetLinear2W, r34.scratch
+	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm15AVX512(&gNetLinear2W[64*j31], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j31], &scratch.net_x2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm15AVX2(&gNetLinear2W[64*j31], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j31], &scratch.net_x2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x2Row3 := &scratch.net_x2[i0][i1]
+				for i2 := range 2 {
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j31]
+					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j31 : 32*i2+64*j31+32])
+					for i3 := range 32 {
+						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+					}
+				}
 			}
 		}
 	}
@@ -8273,21 +8880,49 @@ var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 // ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart31 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j32 of the nest (0 <= j32 < 8).
-func (r33 *ocannlReverserBackwardPart31) Part(j32 int) {
-	scratch := r33.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j32][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
+func (r35 *ocannlReverserBackwardPart31) Part(j32 int) {
+	pNetLinear2W, scratch := r35.pNetLinear2W, r35.scratch
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j32][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j32][0][0], &pNetLinear2W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j32][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j32][0][0], &pNetLinear2W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j32][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1][i2+3]
+					for i3 := range 32 {
+						acc23 := net_x2_gradRow[i3]
+						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc23
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+					}
+				}
 			}
-			scratch.net_layer_norm_2_var_2[i0+32*j32][i1][0] = acc15
 		}
 	}
 }
@@ -8298,19 +8933,19 @@ var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 // ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart32 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j33 of the nest (0 <= j33 < 8).
-func (r34 *ocannlReverserBackwardPart32) Part(j33 int) {
-	pNetLayerNorm2Gamma, scratch := r34.pNetLayerNorm2Gamma, r34.scratch
+func (r36 *ocannlReverserBackwardPart32) Part(j33 int) {
+	scratch := r36.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j33][i1]
-			net_x2_1Row := &scratch.net_x2_1[i0+32*j33][i1]
+			net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j33][i1]
+			net_x2_3V2 := scratch.net_x2_3[i0+32*j33][i1][0]
+			net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j33][i1]
 			for i2 := range 32 {
-				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 			}
 		}
 	}
@@ -8326,16 +8961,19 @@ type ocannlReverserBackwardPart33 struct {
 }
 
 // Part runs part j34 of the nest (0 <= j34 < 8).
-func (r35 *ocannlReverserBackwardPart33) Part(j34 int) {
-	scratch := r35.scratch
+func (r37 *ocannlReverserBackwardPart33) Part(j34 int) {
+	scratch := r37.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x2_1Row2 := &scratch.net_x2_1[i0+32*j34][i1]
-			net_x2_3V := scratch.net_x2_3[i0+32*j34][i1][0]
-			net_x2_4Row := &scratch.net_x2_4[i0+32*j34][i1]
+			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j34][i1]
+			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j34][i1]
+			v := scratch.net_x2_3[i0+32*j34][i1][0] * scratch.net_x2_3[i0+32*j34][i1][0]
+			acc25 := scratch.net_x2_3_grad[i0+32*j34][i1][0]
 			for i2 := range 32 {
-				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				acc25 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
 			}
+			scratch.net_x2_3_grad[i0+32*j34][i1][0] = acc25
 		}
 	}
 }
@@ -8346,19 +8984,19 @@ var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 // ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart34 struct {
-	pNetLayerNorm2Beta *[32]float32
-	scratch            *ocannlReverserBackwardScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j35 of the nest (0 <= j35 < 8).
-func (r36 *ocannlReverserBackwardPart34) Part(j35 int) {
-	pNetLayerNorm2Beta, scratch := r36.pNetLayerNorm2Beta, r36.scratch
+func (r38 *ocannlReverserBackwardPart34) Part(j35 int) {
+	pNetLayerNorm2Gamma, scratch := r38.pNetLayerNorm2Gamma, r38.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x2_4Row2 := &scratch.net_x2_4[i0+32*j35][i1]
-			net_x2Row := &scratch.net_x2[i0+32*j35][i1]
+			net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j35][i1]
+			net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j35][i1]
 			for i2 := range 32 {
-				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 			}
 		}
 	}
@@ -8370,31 +9008,18 @@ var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
 // ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart35 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j36 of the nest (0 <= j36 < 8).
-func (r37 *ocannlReverserBackwardPart35) Part(j36 int) {
-	pNetLinear2W, scratch := r37.pNetLinear2W, r37.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j36][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j36][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j36][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j36][i1][i2] = acc16
-				}
+func (r39 *ocannlReverserBackwardPart35) Part(j36 int) {
+	scratch := r39.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j36][i1][0]
+			net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j36][i1]
+			for i2 := range 32 {
+				net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 			}
 		}
 	}
@@ -8403,33 +9028,24 @@ func (r37 *ocannlReverserBackwardPart35) Part(j36 int) {
 // ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
 var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
 
-// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
-// for each 2 values of i2 (see rt.Pool).
+// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart36 struct {
-	gNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 5).
+// Part runs part j37 of the nest (0 <= j37 < 8).
 func (r40 *ocannlReverserBackwardPart36) Part(j37 int) {
-	gNetLinear2W, scratch := r40.gNetLinear2W, r40.scratch
-	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2W[64*j37], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j37], &scratch.net_x2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2W[64*j37], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j37], &scratch.net_x2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0][i1]
-				for i2 := range 2 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j37]
-					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j37 : 32*i2+64*j37+32])
-					for i3 := range 32 {
-						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
-					}
-				}
+	scratch := r40.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j37][i1]
+			acc27 := scratch.net_layer_norm_2_mean_grad[i0+32*j37][i1][0]
+			for i2 := range 32 {
+				acc27 -= net_layer_norm_2_centered_gradRow5[i2]
 			}
+			scratch.net_layer_norm_2_mean_grad[i0+32*j37][i1][0] = acc27
 		}
 	}
 }
@@ -8440,48 +9056,18 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 // ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart37 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r41 *ocannlReverserBackwardPart37) Part(j38 int) {
-	pNetLinear2W, scratch := r41.pNetLinear2W, r41.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j38][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j38][0][0], &pNetLinear2W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j38][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j38][0][0], &pNetLinear2W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j38][i1]
-				for i2 := 0; i2 < 8; i2 += 4 {
-					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j38][i1][i2]
-					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j38][i1][i2+1]
-					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j38][i1][i2+2]
-					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j38][i1][i2+3]
-					for i3 := range 32 {
-						acc23 := net_x2_gradRow[i3]
-						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc23
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j38][i1][i2]
-					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
-					}
-				}
+	scratch := r41.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j38][i1][0]
+			net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j38][i1]
+			for i2 := range 32 {
+				net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
 			}
 		}
 	}
@@ -8491,20 +9077,31 @@ func (r41 *ocannlReverserBackwardPart37) Part(j38 int) {
 var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
 
 // ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart38 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r42 *ocannlReverserBackwardPart38) Part(j39 int) {
-	scratch := r42.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_gradRow2 := &scratch.net_x2_grad[i0+32*j39][i1]
-			net_x2_4_gradRow := &scratch.net_x2_4_grad[i0+32*j39][i1]
-			for i2 := range 32 {
-				net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+	gNetLinear1W, scratch := r42.gNetLinear1W, r42.scratch
+	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm17AVX512(&gNetLinear1W[256*j39], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j39], &scratch.net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm17AVX2(&gNetLinear1W[256*j39], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j39], &scratch.net_linear_1_x[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 4 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j39]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j39 : 64*i2+256*j39+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+					}
+				}
 			}
 		}
 	}
@@ -8516,19 +9113,41 @@ var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j40 of the nest (0 <= j40 < 8).
 func (r43 *ocannlReverserBackwardPart39) Part(j40 int) {
-	scratch := r43.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j40][i1]
-			net_x2_3V2 := scratch.net_x2_3[i0+32*j40][i1][0]
-			net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j40][i1]
-			for i2 := range 32 {
-				net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+	pNetLinear1W, scratch := r43.pNetLinear1W, r43.scratch
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j40][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j40][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j40][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j40][0][0], &pNetLinear1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j40][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j40][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j40][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j40][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j40][i1][i2+3]
+					for i3 := range 64 {
+						acc29 := net_linear_1_x_gradRow[i3]
+						acc29 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc29 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc29 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc29 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc29
+					}
+				}
 			}
 		}
 	}
@@ -8544,19 +9163,31 @@ type ocannlReverserBackwardPart40 struct {
 }
 
 // Part runs part j41 of the nest (0 <= j41 < 8).
-func (r44 *ocannlReverserBackwardPart40) Part(j41 int) {
-	scratch := r44.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j41][i1]
-			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j41][i1]
-			v := scratch.net_x2_3[i0+32*j41][i1][0] * scratch.net_x2_3[i0+32*j41][i1][0]
-			acc25 := scratch.net_x2_3_grad[i0+32*j41][i1][0]
-			for i2 := range 32 {
-				acc25 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+func (r46 *ocannlReverserBackwardPart40) Part(j41 int) {
+	scratch := r46.scratch
+	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_linear_1_x_2_grad[32*j41][0][0], &scratch.net_linear_1_x_2[32*j41][0][0], &scratch.net_linear_1_x_grad[32*j41][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_linear_1_x_2_grad[32*j41][0][0], &scratch.net_linear_1_x_2[32*j41][0][0], &scratch.net_linear_1_x_grad[32*j41][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j41][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j41][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j41][i1]
+				for i2 := range 64 {
+					var r44 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r44 = 1
+					}
+					r45 := float32(0)
+					if r44 != 0 {
+						r45 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r45
+				}
 			}
-			scratch.net_x2_3_grad[i0+32*j41][i1][0] = acc25
 		}
 	}
 }
@@ -8567,19 +9198,25 @@ var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
 // ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart41 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j42 of the nest (0 <= j42 < 8).
-func (r45 *ocannlReverserBackwardPart41) Part(j42 int) {
-	pNetLayerNorm2Gamma, scratch := r45.pNetLayerNorm2Gamma, r45.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j42][i1]
-			net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j42][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+func (r47 *ocannlReverserBackwardPart41) Part(j42 int) {
+	scratch := r47.scratch
+	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_linear_1_x_1_grad[32*j42][0][0], &scratch.net_linear_1_x_2_grad[32*j42][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_linear_1_x_1_grad[32*j42][0][0], &scratch.net_linear_1_x_2_grad[32*j42][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j42][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j42][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -8589,20 +9226,31 @@ func (r45 *ocannlReverserBackwardPart41) Part(j42 int) {
 var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
 
 // ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart42 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j43 of the nest (0 <= j43 < 8).
-func (r46 *ocannlReverserBackwardPart42) Part(j43 int) {
-	scratch := r46.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j43][i1][0]
-			net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j43][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+func (r48 *ocannlReverserBackwardPart42) Part(j43 int) {
+	gNetDense1W, scratch := r48.gNetDense1W, r48.scratch
+	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm19AVX512(&gNetDense1W[256*j43], &scratch.net_linear_1_x_1_grad[0][0][8*j43], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm19AVX2(&gNetDense1W[256*j43], &scratch.net_linear_1_x_1_grad[0][0][8*j43], &scratch.net_x1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j43]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j43 : 32*i2+256*j43+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+					}
+				}
 			}
 		}
 	}
@@ -8614,19 +9262,41 @@ var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 // ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart43 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j44 of the nest (0 <= j44 < 8).
-func (r47 *ocannlReverserBackwardPart43) Part(j44 int) {
-	scratch := r47.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j44][i1]
-			net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+32*j44][i1]
-			net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+32*j44][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+func (r49 *ocannlReverserBackwardPart43) Part(j44 int) {
+	pNetDense1W, scratch := r49.pNetDense1W, r49.scratch
+	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j44][0][0], &scratch.net_linear_1_x_1_grad[32*j44][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j44][0][0], &scratch.net_linear_1_x_1_grad[32*j44][0][0], &pNetDense1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j44][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j44][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j44][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j44][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j44][i1][i2+3]
+					for i3 := range 32 {
+						acc31 := net_x1_gradRow2[i3]
+						acc31 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc31 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc31 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc31 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc31
+					}
+				}
 			}
 		}
 	}
@@ -8642,15 +9312,15 @@ type ocannlReverserBackwardPart44 struct {
 }
 
 // Part runs part j45 of the nest (0 <= j45 < 8).
-func (r48 *ocannlReverserBackwardPart44) Part(j45 int) {
-	scratch := r48.scratch
+func (r50 *ocannlReverserBackwardPart44) Part(j45 int) {
+	scratch := r50.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+32*j45][i1]
-			net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+32*j45][i1]
-			net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+32*j45][i1]
+			net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j45][i1]
+			net_x1_3V2 := scratch.net_x1_3[i0+32*j45][i1][0]
+			net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j45][i1]
 			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+				net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 			}
 		}
 	}
@@ -8666,15 +9336,19 @@ type ocannlReverserBackwardPart45 struct {
 }
 
 // Part runs part j46 of the nest (0 <= j46 < 8).
-func (r49 *ocannlReverserBackwardPart45) Part(j46 int) {
-	scratch := r49.scratch
+func (r51 *ocannlReverserBackwardPart45) Part(j46 int) {
+	scratch := r51.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+32*j46][i1]
-			net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+32*j46][i1]
+			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j46][i1]
+			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j46][i1]
+			v2 := scratch.net_x1_3[i0+32*j46][i1][0] * scratch.net_x1_3[i0+32*j46][i1][0]
+			acc33 := scratch.net_x1_3_grad[i0+32*j46][i1][0]
 			for i2 := range 32 {
-				net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+				acc33 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 			}
+			scratch.net_x1_3_grad[i0+32*j46][i1][0] = acc33
 		}
 	}
 }
@@ -8685,21 +9359,20 @@ var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 // ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart46 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
 // Part runs part j47 of the nest (0 <= j47 < 8).
-func (r50 *ocannlReverserBackwardPart46) Part(j47 int) {
-	scratch := r50.scratch
-	// reduction accumulated in a local variable.
+func (r52 *ocannlReverserBackwardPart46) Part(j47 int) {
+	pNetLayerNorm1Gamma, scratch := r52.pNetLayerNorm1Gamma, r52.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j47][i1]
-			acc27 := scratch.net_layer_norm_2_mean_grad[i0+32*j47][i1][0]
+			net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j47][i1]
+			net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j47][i1]
 			for i2 := range 32 {
-				acc27 -= net_layer_norm_2_centered_gradRow5[i2]
+				net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 			}
-			scratch.net_layer_norm_2_mean_grad[i0+32*j47][i1][0] = acc27
 		}
 	}
 }
@@ -8714,14 +9387,14 @@ type ocannlReverserBackwardPart47 struct {
 }
 
 // Part runs part j48 of the nest (0 <= j48 < 8).
-func (r51 *ocannlReverserBackwardPart47) Part(j48 int) {
-	scratch := r51.scratch
+func (r53 *ocannlReverserBackwardPart47) Part(j48 int) {
+	scratch := r53.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j48][i1][0]
-			net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j48][i1]
+			net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j48][i1][0]
+			net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j48][i1]
 			for i2 := range 32 {
-				net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+				net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 			}
 		}
 	}
@@ -8737,15 +9410,17 @@ type ocannlReverserBackwardPart48 struct {
 }
 
 // Part runs part j49 of the nest (0 <= j49 < 8).
-func (r52 *ocannlReverserBackwardPart48) Part(j49 int) {
-	scratch := r52.scratch
+func (r54 *ocannlReverserBackwardPart48) Part(j49 int) {
+	scratch := r54.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0+32*j49][i1]
-			net_x1_gradRow := &scratch.net_x1_grad[i0+32*j49][i1]
+			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j49][i1]
+			acc35 := scratch.net_layer_norm_1_mean_grad[i0+32*j49][i1][0]
 			for i2 := range 32 {
-				net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+				acc35 -= net_layer_norm_1_centered_gradRow5[i2]
 			}
+			scratch.net_layer_norm_1_mean_grad[i0+32*j49][i1][0] = acc35
 		}
 	}
 }
@@ -8760,14 +9435,14 @@ type ocannlReverserBackwardPart49 struct {
 }
 
 // Part runs part j50 of the nest (0 <= j50 < 8).
-func (r53 *ocannlReverserBackwardPart49) Part(j50 int) {
-	scratch := r53.scratch
+func (r55 *ocannlReverserBackwardPart49) Part(j50 int) {
+	scratch := r55.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0+32*j50][i1]
-			net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0+32*j50][i1]
+			net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j50][i1][0]
+			net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j50][i1]
 			for i2 := range 32 {
-				net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+				net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
 			}
 		}
 	}
@@ -8777,20 +9452,33 @@ func (r53 *ocannlReverserBackwardPart49) Part(j50 int) {
 var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 
 // ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart50 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j51 of the nest (0 <= j51 < 8).
-func (r54 *ocannlReverserBackwardPart50) Part(j51 int) {
-	scratch := r54.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j51][i1]
-			net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0+32*j51][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+func (r56 *ocannlReverserBackwardPart50) Part(j51 int) {
+	gNetAttention1WO, scratch := r56.gNetAttention1WO, r56.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j51], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j51], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j51], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j51], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j51]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j51+8*i3 : 32*i2+128*j51+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
+				}
 			}
 		}
 	}
@@ -8800,29 +9488,31 @@ func (r54 *ocannlReverserBackwardPart50) Part(j51 int) {
 var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
 
 // ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart51 struct {
-	gNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j52 of the nest (0 <= j52 < 8).
-func (r55 *ocannlReverserBackwardPart51) Part(j52 int) {
-	gNetLinear1W, scratch := r55.gNetLinear1W, r55.scratch
-	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+func (r57 *ocannlReverserBackwardPart51) Part(j52 int) {
+	pNetAttention1WO, scratch := r57.pNetAttention1WO, r57.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j52], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j52], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j52][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j52][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j52], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j52], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j52][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j52][0][0], &pNetAttention1WO[0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j52]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j52 : 64*i2+256*j52+64])
-					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j52][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j52][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+						}
 					}
 				}
 			}
@@ -8836,39 +9526,45 @@ var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
 // ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart52 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j53 of the nest (0 <= j53 < 8).
-func (r56 *ocannlReverserBackwardPart52) Part(j53 int) {
-	pNetLinear1W, scratch := r56.pNetLinear1W, r56.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+func (r58 *ocannlReverserBackwardPart52) Part(j53 int) {
+	scratch := r58.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j53][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j53][0][0], &pNetLinear1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j53][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j53][0][0], &pNetLinear1W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j53][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j53][0][i2][0], &scratch.net_attention_1_v[i0+32*j53][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j53][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j53][0][i2][0], &scratch.net_attention_1_v[i0+32*j53][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j53]
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j53][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j53][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j53][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j53][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j53][i1][i2+3]
-					for i3 := range 64 {
-						acc29 := net_linear_1_x_gradRow[i3]
-						acc29 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc29 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc29 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc29 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc29
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j53][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j53][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j53][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j53][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j53][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc36 := net_attention_1_attn_gradRow[i4]
+							acc36 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc36 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc36 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc36 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc36
+						}
 					}
 				}
 			}
@@ -8888,21 +9584,32 @@ type ocannlReverserBackwardPart53 struct {
 // Part runs part j54 of the nest (0 <= j54 < 8).
 func (r59 *ocannlReverserBackwardPart53) Part(j54 int) {
 	scratch := r59.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j54][i1]
-			net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j54][i1]
-			net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j54][i1]
-			for i2 := range 64 {
-				var r57 float32
-				if 0 < net_linear_1_x_2Row3[i2] {
-					r57 = 1
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j54][0][i2][0], &scratch.net_attention_1_attn[i0+32*j54][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j54][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j54][0][i2][0], &scratch.net_attention_1_attn[i0+32*j54][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j54][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j54]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j54][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j54][i1][i2][i3]
+						for i4 := range 8 {
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+						}
+					}
 				}
-				r58 := float32(0)
-				if r57 != 0 {
-					r58 = net_linear_1_x_gradRow2[i2]
-				}
-				net_linear_1_x_2_gradRow[i2] += r58
 			}
 		}
 	}
@@ -8922,10 +9629,13 @@ func (r60 *ocannlReverserBackwardPart54) Part(j55 int) {
 	scratch := r60.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j55][i1]
-			net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j55][i1]
-			for i2 := range 64 {
-				net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+			for i2 := range 4 {
+				net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j55][i1][i2]
+				net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j55][i1][i2][0]
+				net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j55][i1][i2]
+				for i3 := range 8 {
+					net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+				}
 			}
 		}
 	}
@@ -8935,31 +9645,26 @@ func (r60 *ocannlReverserBackwardPart54) Part(j55 int) {
 var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
 
 // ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart55 struct {
-	gNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j56 of the nest (0 <= j56 < 8).
 func (r61 *ocannlReverserBackwardPart55) Part(j56 int) {
-	gNetDense1W, scratch := r61.gNetDense1W, r61.scratch
-	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j56], &scratch.net_linear_1_x_1_grad[0][0][8*j56], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j56], &scratch.net_linear_1_x_1_grad[0][0][8*j56], &scratch.net_x1[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x1Row4 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j56]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j56 : 32*i2+256*j56+32])
-					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
-					}
+	scratch := r61.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j56][i1][i2]
+				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j56][i1][i2]
+				v3 := scratch.net_attention_1_attn_1[i0+32*j56][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j56][i1][i2][0]
+				acc37 := scratch.net_attention_1_attn_1_grad[i0+32*j56][i1][i2][0]
+				for i3 := range 8 {
+					acc37 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 				}
+				scratch.net_attention_1_attn_1_grad[i0+32*j56][i1][i2][0] = acc37
 			}
 		}
 	}
@@ -8971,40 +9676,19 @@ var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
 // ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart56 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r62 *ocannlReverserBackwardPart56) Part(j57 int) {
-	pNetDense1W, scratch := r62.pNetDense1W, r62.scratch
-	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j57][0][0], &scratch.net_linear_1_x_1_grad[32*j57][0][0], &pNetDense1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j57][0][0], &scratch.net_linear_1_x_1_grad[32*j57][0][0], &pNetDense1W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j57][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j57][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j57][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j57][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j57][i1][i2+3]
-					for i3 := range 32 {
-						acc31 := net_x1_gradRow2[i3]
-						acc31 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc31 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc31 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc31 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc31
-					}
+	scratch := r62.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j57][i1][i2][0]
+				net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j57][i1][i2]
+				for i3 := range 8 {
+					net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 				}
 			}
 		}
@@ -9023,12 +9707,16 @@ type ocannlReverserBackwardPart57 struct {
 // Part runs part j58 of the nest (0 <= j58 < 8).
 func (r63 *ocannlReverserBackwardPart57) Part(j58 int) {
 	scratch := r63.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j58][i1]
-			net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j58][i1]
-			for i2 := range 32 {
-				net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+			for i2 := range 4 {
+				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j58][i1][i2]
+				acc38 := scratch.net_attention_1_m_grad[i0+32*j58][i1][i2][0]
+				for i3 := range 8 {
+					acc38 -= net_attention_1_ex_1_gradRow3[i3]
+				}
+				scratch.net_attention_1_m_grad[i0+32*j58][i1][i2][0] = acc38
 			}
 		}
 	}
@@ -9044,15 +9732,26 @@ type ocannlReverserBackwardPart58 struct {
 }
 
 // Part runs part j59 of the nest (0 <= j59 < 8).
-func (r64 *ocannlReverserBackwardPart58) Part(j59 int) {
-	scratch := r64.scratch
+func (r66 *ocannlReverserBackwardPart58) Part(j59 int) {
+	scratch := r66.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j59][i1]
-			net_x1_3V2 := scratch.net_x1_3[i0+32*j59][i1][0]
-			net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j59][i1]
-			for i2 := range 32 {
-				net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+			for i2 := range 4 {
+				net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j59][i1][i2][0]
+				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j59][i1][i2]
+				net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j59][i1][i2][0]
+				net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j59][i1][i2]
+				for i3 := range 8 {
+					var r64 float32
+					if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+						r64 = 1
+					}
+					r65 := float32(0)
+					if r64 != 0 {
+						r65 = net_attention_1_m_gradV
+					}
+					net_attention_1_scores_gradRow2[i3] += r65
+				}
 			}
 		}
 	}
@@ -9068,644 +9767,19 @@ type ocannlReverserBackwardPart59 struct {
 }
 
 // Part runs part j60 of the nest (0 <= j60 < 8).
-func (r65 *ocannlReverserBackwardPart59) Part(j60 int) {
-	scratch := r65.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j60][i1]
-			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j60][i1]
-			v2 := scratch.net_x1_3[i0+32*j60][i1][0] * scratch.net_x1_3[i0+32*j60][i1][0]
-			acc33 := scratch.net_x1_3_grad[i0+32*j60][i1][0]
-			for i2 := range 32 {
-				acc33 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
-			}
-			scratch.net_x1_3_grad[i0+32*j60][i1][0] = acc33
-		}
-	}
-}
-
-// ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
-var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
-
-// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart60 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
-}
-
-// Part runs part j61 of the nest (0 <= j61 < 8).
-func (r66 *ocannlReverserBackwardPart60) Part(j61 int) {
-	pNetLayerNorm1Gamma, scratch := r66.pNetLayerNorm1Gamma, r66.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j61][i1]
-			net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j61][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart60Records holds the free ocannlReverserBackwardPart60 records.
-var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
-
-// ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart61 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r67 *ocannlReverserBackwardPart61) Part(j62 int) {
+func (r67 *ocannlReverserBackwardPart59) Part(j60 int) {
 	scratch := r67.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j62][i1][0]
-			net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j62][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart61Records holds the free ocannlReverserBackwardPart61 records.
-var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
-
-// ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart62 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r68 *ocannlReverserBackwardPart62) Part(j63 int) {
-	scratch := r68.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j63][i1]
-			net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j63][i1]
-			net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j63][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart62Records holds the free ocannlReverserBackwardPart62 records.
-var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
-
-// ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart63 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r69 *ocannlReverserBackwardPart63) Part(j64 int) {
-	scratch := r69.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j64][i1]
-			net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j64][i1]
-			net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j64][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart63Records holds the free ocannlReverserBackwardPart63 records.
-var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
-
-// ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart64 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r70 *ocannlReverserBackwardPart64) Part(j65 int) {
-	scratch := r70.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j65][i1]
-			net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j65][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
-var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
-
-// ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart65 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r71 *ocannlReverserBackwardPart65) Part(j66 int) {
-	scratch := r71.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j66][i1]
-			acc35 := scratch.net_layer_norm_1_mean_grad[i0+32*j66][i1][0]
-			for i2 := range 32 {
-				acc35 -= net_layer_norm_1_centered_gradRow5[i2]
-			}
-			scratch.net_layer_norm_1_mean_grad[i0+32*j66][i1][0] = acc35
-		}
-	}
-}
-
-// ocannlReverserBackwardPart65Records holds the free ocannlReverserBackwardPart65 records.
-var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
-
-// ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart66 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r72 *ocannlReverserBackwardPart66) Part(j67 int) {
-	scratch := r72.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j67][i1][0]
-			net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j67][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart66Records holds the free ocannlReverserBackwardPart66 records.
-var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
-
-// ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart67 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r73 *ocannlReverserBackwardPart67) Part(j68 int) {
-	scratch := r73.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j68][i1]
-			net_h_gradRow := &scratch.net_h_grad[i0+32*j68][i1]
-			for i2 := range 32 {
-				net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart67Records holds the free ocannlReverserBackwardPart67 records.
-var ocannlReverserBackwardPart67Records rt.Records[ocannlReverserBackwardPart67]
-
-// ocannlReverserBackwardPart68 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart68 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r74 *ocannlReverserBackwardPart68) Part(j69 int) {
-	scratch := r74.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j69][i1]
-			net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j69][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart68Records holds the free ocannlReverserBackwardPart68 records.
-var ocannlReverserBackwardPart68Records rt.Records[ocannlReverserBackwardPart68]
-
-// ocannlReverserBackwardPart69 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart69 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r75 *ocannlReverserBackwardPart69) Part(j70 int) {
-	gNetAttention1WO, scratch := r75.gNetAttention1WO, r75.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j70], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j70], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j70], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j70], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j70]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j70+8*i3 : 32*i2+128*j70+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart69Records holds the free ocannlReverserBackwardPart69 records.
-var ocannlReverserBackwardPart69Records rt.Records[ocannlReverserBackwardPart69]
-
-// ocannlReverserBackwardPart70 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart70 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r76 *ocannlReverserBackwardPart70) Part(j71 int) {
-	pNetAttention1WO, scratch := r76.pNetAttention1WO, r76.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j71][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j71][0][0], &pNetAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j71][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j71][0][0], &pNetAttention1WO[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j71][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j71][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart70Records holds the free ocannlReverserBackwardPart70 records.
-var ocannlReverserBackwardPart70Records rt.Records[ocannlReverserBackwardPart70]
-
-// ocannlReverserBackwardPart71 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart71 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r77 *ocannlReverserBackwardPart71) Part(j72 int) {
-	scratch := r77.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_v[i0+32*j72][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_v[i0+32*j72][0][i2][0])
-			}
-		}
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j72]
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j72][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j72][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j72][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j72][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j72][i1][i2][i3+3]
-						for i4 := range 8 {
-							acc36 := net_attention_1_attn_gradRow[i4]
-							acc36 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc36 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc36 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc36 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc36
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart71Records holds the free ocannlReverserBackwardPart71 records.
-var ocannlReverserBackwardPart71Records rt.Records[ocannlReverserBackwardPart71]
-
-// ocannlReverserBackwardPart72 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart72 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r78 *ocannlReverserBackwardPart72) Part(j73 int) {
-	scratch := r78.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j73][0][i2][0], &scratch.net_attention_1_attn[i0+32*j73][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j73][0][i2][0])
+				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j60][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j60][0][i2][0], &scratch.net_attention_1_k[i0+32*j60][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j73][0][i2][0], &scratch.net_attention_1_attn[i0+32*j73][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j73][0][i2][0])
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j73]
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j73][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j73][i1][i2][i3]
-						for i4 := range 8 {
-							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart72Records holds the free ocannlReverserBackwardPart72 records.
-var ocannlReverserBackwardPart72Records rt.Records[ocannlReverserBackwardPart72]
-
-// ocannlReverserBackwardPart73 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart73 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r79 *ocannlReverserBackwardPart73) Part(j74 int) {
-	scratch := r79.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j74][i1][i2]
-				net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j74][i1][i2][0]
-				net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j74][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart73Records holds the free ocannlReverserBackwardPart73 records.
-var ocannlReverserBackwardPart73Records rt.Records[ocannlReverserBackwardPart73]
-
-// ocannlReverserBackwardPart74 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart74 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r80 *ocannlReverserBackwardPart74) Part(j75 int) {
-	scratch := r80.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j75][i1][i2]
-				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j75][i1][i2]
-				v3 := scratch.net_attention_1_attn_1[i0+32*j75][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j75][i1][i2][0]
-				acc37 := scratch.net_attention_1_attn_1_grad[i0+32*j75][i1][i2][0]
-				for i3 := range 8 {
-					acc37 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
-				}
-				scratch.net_attention_1_attn_1_grad[i0+32*j75][i1][i2][0] = acc37
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart74Records holds the free ocannlReverserBackwardPart74 records.
-var ocannlReverserBackwardPart74Records rt.Records[ocannlReverserBackwardPart74]
-
-// ocannlReverserBackwardPart75 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart75 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r81 *ocannlReverserBackwardPart75) Part(j76 int) {
-	scratch := r81.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j76][i1][i2][0]
-				net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j76][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart75Records holds the free ocannlReverserBackwardPart75 records.
-var ocannlReverserBackwardPart75Records rt.Records[ocannlReverserBackwardPart75]
-
-// ocannlReverserBackwardPart76 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart76 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r82 *ocannlReverserBackwardPart76) Part(j77 int) {
-	scratch := r82.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j77][i1][i2]
-				net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j77][i1][i2]
-				net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j77][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart76Records holds the free ocannlReverserBackwardPart76 records.
-var ocannlReverserBackwardPart76Records rt.Records[ocannlReverserBackwardPart76]
-
-// ocannlReverserBackwardPart77 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart77 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r83 *ocannlReverserBackwardPart77) Part(j78 int) {
-	scratch := r83.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j78][i1][i2]
-				net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j78][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart77Records holds the free ocannlReverserBackwardPart77 records.
-var ocannlReverserBackwardPart77Records rt.Records[ocannlReverserBackwardPart77]
-
-// ocannlReverserBackwardPart78 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart78 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r84 *ocannlReverserBackwardPart78) Part(j79 int) {
-	scratch := r84.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j79][i1][i2]
-				acc38 := scratch.net_attention_1_m_grad[i0+32*j79][i1][i2][0]
-				for i3 := range 8 {
-					acc38 -= net_attention_1_ex_1_gradRow3[i3]
-				}
-				scratch.net_attention_1_m_grad[i0+32*j79][i1][i2][0] = acc38
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart78Records holds the free ocannlReverserBackwardPart78 records.
-var ocannlReverserBackwardPart78Records rt.Records[ocannlReverserBackwardPart78]
-
-// ocannlReverserBackwardPart79 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart79 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r87 *ocannlReverserBackwardPart79) Part(j80 int) {
-	scratch := r87.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j80][i1][i2][0]
-				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j80][i1][i2]
-				net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j80][i1][i2][0]
-				net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j80][i1][i2]
-				for i3 := range 8 {
-					var r85 float32
-					if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-						r85 = 1
-					}
-					r86 := float32(0)
-					if r85 != 0 {
-						r86 = net_attention_1_m_gradV
-					}
-					net_attention_1_scores_gradRow2[i3] += r86
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart79Records holds the free ocannlReverserBackwardPart79 records.
-var ocannlReverserBackwardPart79Records rt.Records[ocannlReverserBackwardPart79]
-
-// ocannlReverserBackwardPart80 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart80 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r88 *ocannlReverserBackwardPart80) Part(j81 int) {
-	scratch := r88.scratch
-	net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j81][i1][i2]
-				net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j81][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart80Records holds the free ocannlReverserBackwardPart80 records.
-var ocannlReverserBackwardPart80Records rt.Records[ocannlReverserBackwardPart80]
-
-// ocannlReverserBackwardPart81 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart81 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j82 of the nest (0 <= j82 < 8).
-func (r89 *ocannlReverserBackwardPart81) Part(j82 int) {
-	scratch := r89.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j82][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j82][0][i2][0], &scratch.net_attention_1_k[i0+32*j82][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j82][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j82][0][i2][0], &scratch.net_attention_1_k[i0+32*j82][0][i2][0])
+				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j60][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j60][0][i2][0], &scratch.net_attention_1_k[i0+32*j60][0][i2][0])
 			}
 		}
 	} else {
@@ -9713,16 +9787,16 @@ func (r89 *ocannlReverserBackwardPart81) Part(j82 int) {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j82][i1][i2]
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j60][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j82][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j82][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j82][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j82][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j82][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j82][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j82][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j82][i3+3][i2]
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j60][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j60][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j60][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j60][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j60][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j60][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j60][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j60][i3+3][i2]
 						for i4 := range 8 {
 							acc39 := net_attention_1_q_gradRow[i4]
 							acc39 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
@@ -9738,39 +9812,39 @@ func (r89 *ocannlReverserBackwardPart81) Part(j82 int) {
 	}
 }
 
-// ocannlReverserBackwardPart81Records holds the free ocannlReverserBackwardPart81 records.
-var ocannlReverserBackwardPart81Records rt.Records[ocannlReverserBackwardPart81]
+// ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
+var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
 
-// ocannlReverserBackwardPart82 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart82 struct {
+type ocannlReverserBackwardPart60 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j83 of the nest (0 <= j83 < 8).
-func (r90 *ocannlReverserBackwardPart82) Part(j83 int) {
-	scratch := r90.scratch
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r68 *ocannlReverserBackwardPart60) Part(j61 int) {
+	scratch := r68.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j83][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j83][0][i2][0], &scratch.net_attention_1_q[i0+32*j83][0][i2][0])
+				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j61][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j61][0][i2][0], &scratch.net_attention_1_q[i0+32*j61][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j83][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j83][0][i2][0], &scratch.net_attention_1_q[i0+32*j83][0][i2][0])
+				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j61][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j61][0][i2][0], &scratch.net_attention_1_q[i0+32*j61][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j83][i1][i2]
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j61][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j83][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j83][i3][i2]
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j61][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j61][i3][i2]
 						for i4 := range 8 {
 							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
 						}
@@ -9781,27 +9855,27 @@ func (r90 *ocannlReverserBackwardPart82) Part(j83 int) {
 	}
 }
 
-// ocannlReverserBackwardPart82Records holds the free ocannlReverserBackwardPart82 records.
-var ocannlReverserBackwardPart82Records rt.Records[ocannlReverserBackwardPart82]
+// ocannlReverserBackwardPart60Records holds the free ocannlReverserBackwardPart60 records.
+var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
 
-// ocannlReverserBackwardPart83 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart83 struct {
+type ocannlReverserBackwardPart61 struct {
 	gNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 8).
-func (r91 *ocannlReverserBackwardPart83) Part(j84 int) {
-	gNetAttention1WV, scratch := r91.gNetAttention1WV, r91.scratch
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r69 *ocannlReverserBackwardPart61) Part(j62 int) {
+	gNetAttention1WV, scratch := r69.gNetAttention1WV, r69.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j84], &scratch.net_attention_1_v_grad[0][0][0][i3+j84], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j62], &scratch.net_attention_1_v_grad[0][0][0][i3+j62], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j84], &scratch.net_attention_1_v_grad[0][0][0][i3+j84], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j62], &scratch.net_attention_1_v_grad[0][0][0][i3+j62], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -9809,8 +9883,8 @@ func (r91 *ocannlReverserBackwardPart83) Part(j84 int) {
 				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j84]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j84 : 256*i2+32*i3+32*j84+32])
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j62]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j62 : 256*i2+32*i3+32*j62+32])
 						for i4 := range 32 {
 							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
@@ -9821,39 +9895,39 @@ func (r91 *ocannlReverserBackwardPart83) Part(j84 int) {
 	}
 }
 
-// ocannlReverserBackwardPart83Records holds the free ocannlReverserBackwardPart83 records.
-var ocannlReverserBackwardPart83Records rt.Records[ocannlReverserBackwardPart83]
+// ocannlReverserBackwardPart61Records holds the free ocannlReverserBackwardPart61 records.
+var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 
-// ocannlReverserBackwardPart84 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart84 struct {
+type ocannlReverserBackwardPart62 struct {
 	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j85 of the nest (0 <= j85 < 8).
-func (r92 *ocannlReverserBackwardPart84) Part(j85 int) {
-	pNetAttention1WV, scratch := r92.pNetAttention1WV, r92.scratch
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r70 *ocannlReverserBackwardPart62) Part(j63 int) {
+	pNetAttention1WV, scratch := r70.pNetAttention1WV, r70.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j85][0][0], &scratch.net_attention_1_v_grad[32*j85][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j63][0][0], &scratch.net_attention_1_v_grad[32*j63][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j85][0][0], &scratch.net_attention_1_v_grad[32*j85][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j63][0][0], &scratch.net_attention_1_v_grad[32*j63][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j85][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j63][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j85][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j63][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j85][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j63][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j85][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j63][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j85][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j63][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc40 := net_h_gradRow2[i4]
 							acc40 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
@@ -9869,27 +9943,27 @@ func (r92 *ocannlReverserBackwardPart84) Part(j85 int) {
 	}
 }
 
-// ocannlReverserBackwardPart84Records holds the free ocannlReverserBackwardPart84 records.
-var ocannlReverserBackwardPart84Records rt.Records[ocannlReverserBackwardPart84]
+// ocannlReverserBackwardPart62Records holds the free ocannlReverserBackwardPart62 records.
+var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
 
-// ocannlReverserBackwardPart85 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart85 struct {
+type ocannlReverserBackwardPart63 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j86 of the nest (0 <= j86 < 8).
-func (r93 *ocannlReverserBackwardPart85) Part(j86 int) {
-	gNetAttention1WK, scratch := r93.gNetAttention1WK, r93.scratch
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r71 *ocannlReverserBackwardPart63) Part(j64 int) {
+	gNetAttention1WK, scratch := r71.gNetAttention1WK, r71.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j86], &scratch.net_attention_1_k_grad[0][0][0][i3+j86], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j64], &scratch.net_attention_1_k_grad[0][0][0][i3+j64], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j86], &scratch.net_attention_1_k_grad[0][0][0][i3+j86], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j64], &scratch.net_attention_1_k_grad[0][0][0][i3+j64], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -9897,8 +9971,8 @@ func (r93 *ocannlReverserBackwardPart85) Part(j86 int) {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j86]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j86 : 256*i2+32*i3+32*j86+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j64]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j64 : 256*i2+32*i3+32*j64+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -9909,39 +9983,39 @@ func (r93 *ocannlReverserBackwardPart85) Part(j86 int) {
 	}
 }
 
-// ocannlReverserBackwardPart85Records holds the free ocannlReverserBackwardPart85 records.
-var ocannlReverserBackwardPart85Records rt.Records[ocannlReverserBackwardPart85]
+// ocannlReverserBackwardPart63Records holds the free ocannlReverserBackwardPart63 records.
+var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
 
-// ocannlReverserBackwardPart86 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart86 struct {
+type ocannlReverserBackwardPart64 struct {
 	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j87 of the nest (0 <= j87 < 8).
-func (r94 *ocannlReverserBackwardPart86) Part(j87 int) {
-	pNetAttention1WK, scratch := r94.pNetAttention1WK, r94.scratch
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r72 *ocannlReverserBackwardPart64) Part(j65 int) {
+	pNetAttention1WK, scratch := r72.pNetAttention1WK, r72.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j87][0][0], &scratch.net_attention_1_k_grad[32*j87][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j65][0][0], &scratch.net_attention_1_k_grad[32*j65][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j87][0][0], &scratch.net_attention_1_k_grad[32*j87][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j65][0][0], &scratch.net_attention_1_k_grad[32*j65][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j87][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j65][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j87][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j65][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j87][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j65][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j87][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j65][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j87][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j65][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc41 := net_h_gradRow3[i4]
 							acc41 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
@@ -9957,27 +10031,27 @@ func (r94 *ocannlReverserBackwardPart86) Part(j87 int) {
 	}
 }
 
-// ocannlReverserBackwardPart86Records holds the free ocannlReverserBackwardPart86 records.
-var ocannlReverserBackwardPart86Records rt.Records[ocannlReverserBackwardPart86]
+// ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
+var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
 
-// ocannlReverserBackwardPart87 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart87 struct {
+type ocannlReverserBackwardPart65 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j88 of the nest (0 <= j88 < 8).
-func (r95 *ocannlReverserBackwardPart87) Part(j88 int) {
-	gNetAttention1WQ, scratch := r95.gNetAttention1WQ, r95.scratch
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r73 *ocannlReverserBackwardPart65) Part(j66 int) {
+	gNetAttention1WQ, scratch := r73.gNetAttention1WQ, r73.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j88], &scratch.net_attention_1_q_grad[0][0][0][i3+j88], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j66], &scratch.net_attention_1_q_grad[0][0][0][i3+j66], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j88], &scratch.net_attention_1_q_grad[0][0][0][i3+j88], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j66], &scratch.net_attention_1_q_grad[0][0][0][i3+j66], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -9985,8 +10059,8 @@ func (r95 *ocannlReverserBackwardPart87) Part(j88 int) {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j88]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j88 : 256*i2+32*i3+32*j88+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j66]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j66 : 256*i2+32*i3+32*j66+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -9997,39 +10071,39 @@ func (r95 *ocannlReverserBackwardPart87) Part(j88 int) {
 	}
 }
 
-// ocannlReverserBackwardPart87Records holds the free ocannlReverserBackwardPart87 records.
-var ocannlReverserBackwardPart87Records rt.Records[ocannlReverserBackwardPart87]
+// ocannlReverserBackwardPart65Records holds the free ocannlReverserBackwardPart65 records.
+var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
 
-// ocannlReverserBackwardPart88 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart88 struct {
+type ocannlReverserBackwardPart66 struct {
 	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j89 of the nest (0 <= j89 < 8).
-func (r96 *ocannlReverserBackwardPart88) Part(j89 int) {
-	pNetAttention1WQ, scratch := r96.pNetAttention1WQ, r96.scratch
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r74 *ocannlReverserBackwardPart66) Part(j67 int) {
+	pNetAttention1WQ, scratch := r74.pNetAttention1WQ, r74.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j89][0][0], &scratch.net_attention_1_q_grad[32*j89][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j67][0][0], &scratch.net_attention_1_q_grad[32*j67][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j89][0][0], &scratch.net_attention_1_q_grad[32*j89][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j67][0][0], &scratch.net_attention_1_q_grad[32*j67][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j89][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j67][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j89][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j67][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j89][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j67][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j89][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j67][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j89][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j67][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc42 := net_h_gradRow4[i4]
 							acc42 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
@@ -10045,46 +10119,23 @@ func (r96 *ocannlReverserBackwardPart88) Part(j89 int) {
 	}
 }
 
-// ocannlReverserBackwardPart88Records holds the free ocannlReverserBackwardPart88 records.
-var ocannlReverserBackwardPart88Records rt.Records[ocannlReverserBackwardPart88]
+// ocannlReverserBackwardPart66Records holds the free ocannlReverserBackwardPart66 records.
+var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
 
-// ocannlReverserBackwardPart89 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart89 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j90 of the nest (0 <= j90 < 8).
-func (r97 *ocannlReverserBackwardPart89) Part(j90 int) {
-	scratch := r97.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_gradRow5 := &scratch.net_h_grad[i0+32*j90][i1]
-			net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j90][i1]
-			for i2 := range 32 {
-				net_h_1_gradRow[i2] += net_h_gradRow5[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart89Records holds the free ocannlReverserBackwardPart89 records.
-var ocannlReverserBackwardPart89Records rt.Records[ocannlReverserBackwardPart89]
-
-// ocannlReverserBackwardPart90 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart90 struct {
+type ocannlReverserBackwardPart67 struct {
 	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j91 of the nest (0 <= j91 < 8).
-func (r98 *ocannlReverserBackwardPart90) Part(j91 int) {
-	gNetPos, scratch := r98.gNetPos, r98.scratch
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r75 *ocannlReverserBackwardPart67) Part(j68 int) {
+	gNetPos, scratch := r75.gNetPos, r75.scratch
 	for i0 := range 256 {
 		for i1 := range 1 {
-			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j91]
-			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j91 : 32*i1+32*j91+32])
+			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j68]
+			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j68 : 32*i1+32*j68+32])
 			for i2 := range 32 {
 				gNetPosRow[i2] += net_h_gradRow6[i2]
 			}
@@ -10092,32 +10143,32 @@ func (r98 *ocannlReverserBackwardPart90) Part(j91 int) {
 	}
 }
 
-// ocannlReverserBackwardPart90Records holds the free ocannlReverserBackwardPart90 records.
-var ocannlReverserBackwardPart90Records rt.Records[ocannlReverserBackwardPart90]
+// ocannlReverserBackwardPart67Records holds the free ocannlReverserBackwardPart67 records.
+var ocannlReverserBackwardPart67Records rt.Records[ocannlReverserBackwardPart67]
 
-// ocannlReverserBackwardPart91 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart68 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart91 struct {
+type ocannlReverserBackwardPart68 struct {
 	gNetEmb *[320]float32
 	tokens  *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j92 of the nest (0 <= j92 < 8).
-func (r99 *ocannlReverserBackwardPart91) Part(j92 int) {
-	gNetEmb, tokens, scratch := r99.gNetEmb, r99.tokens, r99.scratch
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r76 *ocannlReverserBackwardPart68) Part(j69 int) {
+	gNetEmb, tokens, scratch := r76.gNetEmb, r76.tokens, r76.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEmb[40*j92], &scratch.net_h_1_grad[0][0][4*j92], &tokens[0][0][0])
+		ocannlGemm27AVX512(&gNetEmb[40*j69], &scratch.net_h_1_grad[0][0][4*j69], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEmb[40*j92], &scratch.net_h_1_grad[0][0][4*j92], &tokens[0][0][0])
+		ocannlGemm27AVX2(&gNetEmb[40*j69], &scratch.net_h_1_grad[0][0][4*j69], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j92]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j92 : 10*i2+40*j92+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j69]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j69 : 10*i2+40*j69+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -10127,5 +10178,5 @@ func (r99 *ocannlReverserBackwardPart91) Part(j92 int) {
 	}
 }
 
-// ocannlReverserBackwardPart91Records holds the free ocannlReverserBackwardPart91 records.
-var ocannlReverserBackwardPart91Records rt.Records[ocannlReverserBackwardPart91]
+// ocannlReverserBackwardPart68Records holds the free ocannlReverserBackwardPart68 records.
+var ocannlReverserBackwardPart68Records rt.Records[ocannlReverserBackwardPart68]

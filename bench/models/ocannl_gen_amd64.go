@@ -156,6 +156,146 @@ func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
 
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap0AVX512(c *float32, x0 *float32)
+
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap1AVX512(c *float32, x0 *float32)
+
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 1024 elements: c = mul(x0,x1).
+//
+//go:noescape
+func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 1024 elements: c += x0.
+//
+//go:noescape
+func ocannlMap3AVX512(c *float32, x0 *float32)
+
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+//
+//go:noescape
+func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 1024 elements: c += x0.
+//
+//go:noescape
+func ocannlMap5AVX512(c *float32, x0 *float32)
+
+// ocannlMap6AVX512 runs a float32 pointwise kernel over 256 elements: c += div(x0,x1).
+//
+//go:noescape
+func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 102400 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 102400 elements: c += x0.
+//
+//go:noescape
+func ocannlMap8AVX512(c *float32, x0 *float32)
+
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 25600 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap10AVX512 runs a float32 pointwise kernel over 25600 elements: c += x0.
+//
+//go:noescape
+func ocannlMap10AVX512(c *float32, x0 *float32)
+
+// ocannlMap11AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap12AVX512 runs a float32 pointwise kernel over 65536 elements: c = div(x0,x1).
+//
+//go:noescape
+func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap13AVX512 runs a float32 pointwise kernel over 65536 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap14AVX512 runs a float32 pointwise kernel over 65536 elements: c = mul(x0,x0).
+//
+//go:noescape
+func ocannlMap14AVX512(c *float32, x0 *float32)
+
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap15AVX512(c *float32, x0 *float32)
+
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 20480 elements: c = mul(x0,x1).
+//
+//go:noescape
+func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap17AVX512 runs a float32 pointwise kernel over 20480 elements: c += x0.
+//
+//go:noescape
+func ocannlMap17AVX512(c *float32, x0 *float32)
+
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 20480 elements: c += mul(x0,x1).
+//
+//go:noescape
+func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 20480 elements: c += x0.
+//
+//go:noescape
+func ocannlMap19AVX512(c *float32, x0 *float32)
+
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 2048 elements: c += div(x0,x1).
+//
+//go:noescape
+func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 65536 elements: c += x0.
+//
+//go:noescape
+func ocannlMap21AVX512(c *float32, x0 *float32)
+
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 2048 elements: c += div(x0,mul(2,x1)).
+//
+//go:noescape
+func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 2048 elements: c += x0.
+//
+//go:noescape
+func ocannlMap23AVX512(c *float32, x0 *float32)
+
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 65536 elements: c += mul(x0,x1).
+//
+//go:noescape
+func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 16384 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 16384 elements: c += x0.
+//
+//go:noescape
+func ocannlMap26AVX512(c *float32, x0 *float32)
+
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 65536 elements: c += div(x0,x1).
+//
+//go:noescape
+func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=256 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
 //
 //go:noescape
@@ -295,3 +435,143 @@ func ocannlGemm26AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm27AVX2(c *float32, a *float32, b *float32)
+
+// ocannlMap0AVX2 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap0AVX2(c *float32, x0 *float32)
+
+// ocannlMap1AVX2 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap1AVX2(c *float32, x0 *float32)
+
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 1024 elements: c = mul(x0,x1).
+//
+//go:noescape
+func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 1024 elements: c += x0.
+//
+//go:noescape
+func ocannlMap3AVX2(c *float32, x0 *float32)
+
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+//
+//go:noescape
+func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 1024 elements: c += x0.
+//
+//go:noescape
+func ocannlMap5AVX2(c *float32, x0 *float32)
+
+// ocannlMap6AVX2 runs a float32 pointwise kernel over 256 elements: c += div(x0,x1).
+//
+//go:noescape
+func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 102400 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 102400 elements: c += x0.
+//
+//go:noescape
+func ocannlMap8AVX2(c *float32, x0 *float32)
+
+// ocannlMap9AVX2 runs a float32 pointwise kernel over 25600 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap10AVX2 runs a float32 pointwise kernel over 25600 elements: c += x0.
+//
+//go:noescape
+func ocannlMap10AVX2(c *float32, x0 *float32)
+
+// ocannlMap11AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap12AVX2 runs a float32 pointwise kernel over 65536 elements: c = div(x0,x1).
+//
+//go:noescape
+func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 65536 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 65536 elements: c = mul(x0,x0).
+//
+//go:noescape
+func ocannlMap14AVX2(c *float32, x0 *float32)
+
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap15AVX2(c *float32, x0 *float32)
+
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 20480 elements: c = mul(x0,x1).
+//
+//go:noescape
+func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 20480 elements: c += x0.
+//
+//go:noescape
+func ocannlMap17AVX2(c *float32, x0 *float32)
+
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 20480 elements: c += mul(x0,x1).
+//
+//go:noescape
+func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 20480 elements: c += x0.
+//
+//go:noescape
+func ocannlMap19AVX2(c *float32, x0 *float32)
+
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 2048 elements: c += div(x0,x1).
+//
+//go:noescape
+func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 65536 elements: c += x0.
+//
+//go:noescape
+func ocannlMap21AVX2(c *float32, x0 *float32)
+
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 2048 elements: c += div(x0,mul(2,x1)).
+//
+//go:noescape
+func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 2048 elements: c += x0.
+//
+//go:noescape
+func ocannlMap23AVX2(c *float32, x0 *float32)
+
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 65536 elements: c += mul(x0,x1).
+//
+//go:noescape
+func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 16384 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 16384 elements: c += x0.
+//
+//go:noescape
+func ocannlMap26AVX2(c *float32, x0 *float32)
+
+// ocannlMap27AVX2 runs a float32 pointwise kernel over 65536 elements: c += div(x0,x1).
+//
+//go:noescape
+func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -116,7 +117,7 @@ func TestInferKernels(t *testing.T) {
 	for _, want := range []string{
 		"# kernels (float32; assembly tiers AVX512, AVX2)",
 		"# _h2.1 = compose \"*\" of w2, h1\n  float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked",
-		"Go loops (not an accumulating sum)",
+		"Go loops (not a contraction, and not a pointwise map",
 		"Go loops (no unit-stride axis for a broadcast or dot kernel, or too short)",
 	} {
 		if !strings.Contains(s, want) {
@@ -125,5 +126,28 @@ func TestInferKernels(t *testing.T) {
 	}
 	if code := run([]string{"infer", "--kernels", "--json", "../../examples/programs/mlp.ocl"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("--kernels without --loops: exit %d", code)
+	}
+}
+
+// TestInferErrorRelated checks that infer --json lists the positions an
+// error's message cites, besides citing them in the message.
+func TestInferErrorRelated(t *testing.T) {
+	for _, tc := range []struct {
+		src, message string
+		related      []jsonRelated
+	}{
+		{"input x : 2\nlet y = (x\n", "expected ',' or ')' to close '(' at 2:9, found end of input", []jsonRelated{{Line: 2, Col: 9, Message: "'(' opened here"}}},
+		{"sgd lr=0.1\nsgd lr=0.2\nloss l:\n  input x : 1\n  return x\n", "the optimizer is set twice (first at 1:1)", []jsonRelated{{Line: 1, Col: 1, Message: "the first optimizer setting"}}},
+	} {
+		code, out, _ := runCLI(t, tc.src, "infer", "--json", "-")
+		var e struct {
+			Error jsonError `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(out), &e); err != nil || code != 1 {
+			t.Fatalf("%q: exit %d, %v: %s", tc.src, code, err, out)
+		}
+		if e.Error.Message != tc.message || !reflect.DeepEqual(e.Error.Related, tc.related) {
+			t.Errorf("%q: got %+v, want message %q, related %+v", tc.src, e.Error, tc.message, tc.related)
+		}
 	}
 }

@@ -82,3 +82,45 @@ let c = a ++ "i,j => i" `, nil, 0},
 		})
 	}
 }
+
+// TestClassifyMap pins the pointwise kernels of a relu (all loops merge
+// into one axis), a bias add (the bias is constant along the rows, so the
+// rows stay a Go loop) and nests that are not maps.
+func TestClassifyMap(t *testing.T) {
+	cases := []struct {
+		name, src string
+		n, outer  int // n == 0: not a map
+		desc      string
+	}{
+		{"relu", `input x : 32, 64 = range
+let y = relu x`, 2048, 0, "c = relu(x0)"},
+		{"bias add", `input x : 32 | 300 = range
+input b : 300 = range
+let y = x + b`, 300, 1, "c = add(x0,x1)"},
+		{"rows too short", `input x : 32 | 8 = range
+input b : 8 = range
+let y = x + b`, 0, 0, ""},
+		{"a reduction", `input x : 64, 64 = range
+let y = x ++ "i,j => i"`, 0, 0, ""},
+		{"exp is not supported", `input x : 32, 64 = range
+let y = exp x`, 0, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, loops, st := firstNest(t, c.src)
+			m := ClassifyMap(p, loops, st, "float32")
+			if c.n == 0 {
+				if m != nil {
+					t.Fatalf("got a map over %d elements, want none", m.Spec.N)
+				}
+				return
+			}
+			if m == nil {
+				t.Fatalf("not a map:\n%s", p)
+			}
+			if m.Spec.N != c.n || len(m.Outer) != c.outer || mapDesc(&m.Spec) != c.desc {
+				t.Fatalf("got N=%d, %d outer loops, %q; want N=%d, %d, %q", m.Spec.N, len(m.Outer), mapDesc(&m.Spec), c.n, c.outer, c.desc)
+			}
+		})
+	}
+}

@@ -45,17 +45,24 @@ func explainNest(p *loopir.Program, f *loopir.For, elem string, tiers []Config) 
 	}
 	n := Classify(p, loops, st, elem, false)
 	if n == nil {
+		if m := ClassifyMap(p, loops, st, elem); m != nil {
+			return m.Spec.Describe(tiers...) + outerDesc(m.Outer) + "; Go loops when the tier is off"
+		}
 		return "Go loops (" + whyNot(p, loops, st, elem) + ")"
 	}
-	s := n.Spec.Describe(tiers...)
-	if len(n.Outer) > 0 {
-		var outer []string
-		for _, l := range n.Outer {
-			outer = append(outer, fmt.Sprintf("i%d<%d", l.Var, l.Extent))
-		}
-		s += "; Go loops around the call: " + strings.Join(outer, ", ")
+	return n.Spec.Describe(tiers...) + outerDesc(n.Outer) + "; Go loops when the tier is off"
+}
+
+// outerDesc names the loops the Go code runs around a kernel call.
+func outerDesc(loops []*loopir.For) string {
+	if len(loops) == 0 {
+		return ""
 	}
-	return s + "; Go loops when the tier is off"
+	var outer []string
+	for _, l := range loops {
+		outer = append(outer, fmt.Sprintf("i%d<%d", l.Var, l.Extent))
+	}
+	return "; Go loops around the call: " + strings.Join(outer, ", ")
 }
 
 // whyNot names the first condition a nest fails.
@@ -63,7 +70,7 @@ func whyNot(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem strin
 	ap, ok := st.Value.(*loopir.Apply)
 	switch {
 	case !st.Accumulate || st.Accum != "add":
-		return "not an accumulating sum"
+		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(MinMapElems) + " elements over the supported primitives"
 	case !ok || ap.Prim != "mul" || len(ap.Args) != 2:
 		return "not a sum of products of two tensors"
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
+	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
 )
 
@@ -65,6 +66,10 @@ func TestKernelsAgainstLoops(t *testing.T) {
 	for _, sp := range cases {
 		set.Add(sp)
 	}
+	maps := mapCases()
+	for _, m := range maps {
+		set.AddMap(m)
+	}
 	files, err := set.Files("main")
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +81,9 @@ func TestKernelsAgainstLoops(t *testing.T) {
 		for i := range cases {
 			fmt.Fprintf(&b, "\t\tbad += case%d%s()\n", i, tier.Tier)
 		}
+		for i := range maps {
+			fmt.Fprintf(&b, "\t\tbad += mcase%d%s()\n", i, tier.Tier)
+		}
 		fmt.Fprintf(&b, "\t\tfmt.Println(\"tier %s checked\")\n\t}\n", tier.Tier)
 	}
 	b.WriteString("\tif bad > 0 || ran == 0 {\n\t\tos.Exit(1)\n\t}\n\tfmt.Println(\"ok\")\n}\n")
@@ -83,7 +91,11 @@ func TestKernelsAgainstLoops(t *testing.T) {
 		for i, sp := range cases {
 			writeCase(&b, i, tier.Tier, &sp, set.Name(set.Add(sp), tier))
 		}
+		for i, m := range maps {
+			writeMapCase(&b, i, tier.Tier, &m, set.MapName(set.AddMap(m), tier))
+		}
 	}
+	b.WriteString(mapHelpers)
 	dir := testutil.WriteModule(t, map[string][]byte{"main.go": b.Bytes()})
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -186,4 +198,116 @@ func case%[1]d%[19]s() int {
 }
 `, i, sp.Elem, cLen, aLen, bLen, sp.M, sp.N, sp.K, sp.AM, sp.AK, sp.BK, sp.BN, sp.CM, sp.CN, acc, name, tol,
 		fmt.Sprintf("%s %s M=%d N=%d K=%d overwrite=%v", sp.Elem, sp.Kind, sp.M, sp.N, sp.K, sp.Overwrite), tier, k2, sp.AK2, sp.BK2)
+}
+
+// mapCases cover every primitive of the pointwise kernels, both element
+// types, stride-0 operands, accumulation and every tail length class.
+func mapCases() []MapSpec {
+	x := func(i int) loopir.Expr { return &loopir.Load{Tensor: i} }
+	ap := func(p string, args ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: args} }
+	k := func(v float64) loopir.Expr { return &loopir.Const{Value: v} }
+	var out []MapSpec
+	for _, elem := range []string{"float32", "float64"} {
+		out = append(out,
+			MapSpec{Elem: elem, N: 1000, Expr: ap("relu", x(0)), Stride0: []bool{false}},
+			MapSpec{Elem: elem, N: 777, Expr: ap("where", ap("lt", k(0), x(0)), x(1), k(0)), Stride0: []bool{false, false}, Accumulate: true},
+			MapSpec{Elem: elem, N: 300, Expr: ap("add", ap("mul", x(0), x(1)), k(2.5)), Stride0: []bool{false, true}},
+			MapSpec{Elem: elem, N: 259, Expr: ap("add", ap("eq", x(0), x(1)), ap("ne", x(0), x(2))), Stride0: []bool{false, false, false}},
+			MapSpec{Elem: elem, N: 333, Expr: ap("div", ap("sub", x(0), ap("id", x(1))), k(4)), Stride0: []bool{false, false}, Accumulate: true},
+			MapSpec{Elem: elem, N: 264, Expr: ap("where", x(0), x(1), x(2)), Stride0: []bool{false, false, true}},
+		)
+	}
+	return out
+}
+
+// mapHelpers are the reference semantics of the primitives (the
+// interpreter's).
+const mapHelpers = `
+func relu[T float32 | float64](x T) T {
+	if x > 0 {
+		return x
+	}
+	return 0
+}
+
+func b2f[T float32 | float64](b bool) T {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func where[T float32 | float64](c, a, b T) T {
+	if c != 0 {
+		return a
+	}
+	return b
+}
+`
+
+// goExpr renders a map expression as Go over x<i>[j] (x<i>[0] for a
+// stride-0 operand).
+func goExpr(e loopir.Expr, m *MapSpec) string {
+	switch e := e.(type) {
+	case *loopir.Const:
+		return fmt.Sprintf("%s(%v)", m.Elem, e.Value)
+	case *loopir.Load:
+		if m.Stride0[e.Tensor] {
+			return fmt.Sprintf("x%d[0]", e.Tensor)
+		}
+		return fmt.Sprintf("x%d[j]", e.Tensor)
+	case *loopir.Apply:
+		a := make([]string, len(e.Args))
+		for i, x := range e.Args {
+			a[i] = goExpr(x, m)
+		}
+		switch e.Prim {
+		case "add":
+			return "(" + a[0] + " + " + a[1] + ")"
+		case "sub":
+			return "(" + a[0] + " - " + a[1] + ")"
+		case "mul":
+			return "(" + a[0] + " * " + a[1] + ")"
+		case "div":
+			return "(" + a[0] + " / " + a[1] + ")"
+		case "id":
+			return a[0]
+		case "relu":
+			return "relu(" + a[0] + ")"
+		case "lt":
+			return "b2f[" + m.Elem + "](" + a[0] + " < " + a[1] + ")"
+		case "eq":
+			return "b2f[" + m.Elem + "](" + a[0] + " == " + a[1] + ")"
+		case "ne":
+			return "b2f[" + m.Elem + "](" + a[0] + " != " + a[1] + ")"
+		case "where":
+			return "where(" + a[0] + ", " + a[1] + ", " + a[2] + ")"
+		}
+	}
+	panic("goExpr")
+}
+
+// writeMapCase writes func mcase<i><tier>() int: operands on a grid of
+// quarters (ties for ==, zeros for where and relu), the kernel on one
+// copy of C, the reference loop on another, the count of mismatches
+// (guard cells past N must stay untouched).
+func writeMapCase(b *bytes.Buffer, i int, tier string, m *MapSpec, name string) {
+	fmt.Fprintf(b, "\nfunc mcase%d%s() int {\n\tseed := uint32(%d)\n\trnd := func() %s {\n\t\tseed = seed*1664525 + 1013904223\n\t\treturn %s(int32(seed>>8)%%17-8) / 4\n\t}\n", i, tier, i*31+7, m.Elem, m.Elem)
+	fmt.Fprintf(b, "\tc := make([]%s, %d)\n\tref := make([]%s, %d)\n\tfor j := range c {\n\t\tc[j] = rnd()\n\t\tref[j] = c[j]\n\t}\n", m.Elem, m.N+8, m.Elem, m.N+8)
+	args := []string{"&c[0]"}
+	for k, s0 := range m.Stride0 {
+		n := m.N + 8
+		if s0 {
+			n = 1
+		}
+		fmt.Fprintf(b, "\tx%d := make([]%s, %d)\n\tfor j := range x%d {\n\t\tx%d[j] = rnd()\n\t}\n", k, m.Elem, n, k, k)
+		args = append(args, fmt.Sprintf("&x%d[0]", k))
+	}
+	op := "="
+	if m.Accumulate {
+		op = "+="
+	}
+	fmt.Fprintf(b, "\tfor j := 0; j < %d; j++ {\n\t\tref[j] %s %s\n\t}\n", m.N, op, goExpr(m.Expr, m))
+	fmt.Fprintf(b, "\t%s(%s)\n", name, strings.Join(args, ", "))
+	fmt.Fprintf(b, "\tbad := 0\n\tfor j := range c {\n\t\tif math.Abs(float64(c[j]-ref[j])) > 1e-6 || math.IsNaN(float64(c[j])) {\n\t\t\tif bad < 5 {\n\t\t\t\tfmt.Printf(\"map case %d %s (%s): cell %%d: got %%v want %%v\\n\", j, c[j], ref[j])\n\t\t\t}\n\t\t\tbad++\n\t\t}\n\t}\n\treturn bad\n}\n", i, tier, strings.ReplaceAll(mapDesc(m), "\"", ""))
 }

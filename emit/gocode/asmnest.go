@@ -132,3 +132,43 @@ func (k *kgen) chainAsmFill(loops []*loopir.For, st *loopir.Store, fill *loopir.
 	code = append(code, goCode...)
 	return k.dispatch(calls, note, code), nil
 }
+
+// asmMapNest is asmNest for a pointwise map (asm.ClassifyMap): the call
+// of the kernel for each tier, in the Go loops it leaves outside, and
+// its comment; nil when the nest is not such a map. A nest absorbing a
+// pre-fill is left to the Go loops.
+func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) ([][]jen.Code, string) {
+	if k.asm == nil || init != nil {
+		return nil, ""
+	}
+	n := asm.ClassifyMapFree(k.p, loops, st, k.elem, k.free)
+	if n == nil || k.ts[n.C].st.kind == sConst {
+		return nil, ""
+	}
+	for _, l := range n.Ins {
+		if k.ts[l.Tensor].st.kind == sConst {
+			return nil, ""
+		}
+	}
+	idx := k.asm.AddMap(n.Spec)
+	var build func(name string, i int) jen.Code
+	build = func(name string, i int) jen.Code {
+		if i == len(n.Outer) {
+			args := []jen.Code{jen.Op("&").Add(k.directAccess(n.C, n.Zero))}
+			for j, l := range n.Ins {
+				args = append(args, jen.Op("&").Add(k.directAccess(l.Tensor, n.ZIns[j])))
+			}
+			return jen.Id(name).Call(args...)
+		}
+		l := n.Outer[i]
+		before := k.varUse[l.Var]
+		inner := build(name, i+1)
+		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
+	}
+	tiers := k.asm.Tiers()
+	calls := make([][]jen.Code, len(tiers))
+	for i, t := range tiers {
+		calls[i] = []jen.Code{build(k.asm.MapName(idx, t), 0)}
+	}
+	return calls, "// " + n.Spec.Describe(tiers...) + "."
+}

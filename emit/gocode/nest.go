@@ -647,6 +647,9 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 		return code, err
 	}
 	calls, note := k.asmNest(loops, st, init)
+	if calls == nil {
+		calls, note = k.asmMapNest(loops, st, init)
+	}
 	code, err := k.chainGo(loops, st, init)
 	if calls == nil || err != nil {
 		return code, err

@@ -21,8 +21,9 @@ import (
 // on 1 or 64 threads).
 //
 // The rule (parWorth): a nest runs in parallel when it does at least
-// ParMinGoIters iterations of Go loops, or ParMinAsmIters multiply-adds
-// of an assembly kernel, and when every tensor it touches is a
+// ParMinGoIters iterations of Go loops, ParMinAsmIters multiply-adds of
+// an assembly contraction or ParMinMapIters elements of an assembly
+// pointwise map, and when every tensor it touches is a
 // parameter, a constant, a scratch field or a local array Go allocates on
 // the heap anyway (over 128 KiB: a standalone kernel's padded copy of a
 // large input); a stack local cannot be shared with the pool's goroutines
@@ -41,6 +42,9 @@ const (
 	// assembly kernel runs handed to the pool (the kernels do 30-100
 	// per nanosecond).
 	ParMinAsmIters = 1 << 19
+	// ParMinMapIters is the least number of elements of a pointwise map
+	// an assembly kernel runs (asm.ClassifyMap) handed to the pool.
+	ParMinMapIters = 1 << 17
 )
 
 // parParts is the number of parts of a loop of extent e (0: none).
@@ -105,10 +109,16 @@ func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok
 	for _, l := range loops {
 		iters *= l.Extent
 	}
+	min := ParMinGoIters
 	if k.asm != nil {
 		n0 = asm.Classify(k.p, loops, st, k.elem, false)
+		if n0 != nil {
+			min = ParMinAsmIters
+		} else if asm.ClassifyMap(k.p, loops, st, k.elem) != nil {
+			min = ParMinMapIters
+		}
 	}
-	return n0, n0 == nil && iters >= ParMinGoIters || n0 != nil && iters >= ParMinAsmIters
+	return n0, iters >= min
 }
 
 // parSplit chooses the loop of a nest to split and its parts (nil: the
@@ -208,6 +218,9 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 		ainit = &zero
 	}
 	calls, note := k.asmNest(loops2, st2, ainit)
+	if calls == nil && fill == nil {
+		calls, note = k.asmMapNest(loops2, st2, init)
+	}
 	goCode, err := k.chainGo(loops2, st2, init)
 	if err != nil {
 		return nil, false, err

@@ -223,7 +223,8 @@ func (m *ocannlReverser) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlReverser) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -232,6 +233,23 @@ func (m *ocannlReverser) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlReverser) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlReverser) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlReverser) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -244,6 +262,190 @@ func (m *ocannlReverser) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
 func (m *ocannlReverser) UnmarshalBinary(data []byte) error {
 	return m.Load(bytes.NewReader(data))
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlReverser) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetEmb[:],
+		Dims:   []int{32, 10},
+		Name:   "net.emb",
+	}, {
+		Data32: m.Params.NetPos[:],
+		Dims:   []int{8, 32},
+		Name:   "net.pos",
+	}, {
+		Data32: m.Params.NetAttention1WQ[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "net.attention#1.w_q",
+	}, {
+		Data32: m.Params.NetAttention1WK[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "net.attention#1.w_k",
+	}, {
+		Data32: m.Params.NetAttention1WV[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "net.attention#1.w_v",
+	}, {
+		Data32: m.Params.NetAttention1WO[:],
+		Dims:   []int{32, 4, 8},
+		Name:   "net.attention#1.w_o",
+	}, {
+		Data32: m.Params.NetLayerNorm1Gamma[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#1.gamma",
+	}, {
+		Data32: m.Params.NetLayerNorm1Beta[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#1.beta",
+	}, {
+		Data32: m.Params.NetDense1W[:],
+		Dims:   []int{64, 32},
+		Name:   "net.dense#1.w",
+	}, {
+		Data32: m.Params.NetDense1B[:],
+		Dims:   []int{64},
+		Name:   "net.dense#1.b",
+	}, {
+		Data32: m.Params.NetLinear1W[:],
+		Dims:   []int{32, 64},
+		Name:   "net.linear#1.w",
+	}, {
+		Data32: m.Params.NetLinear1B[:],
+		Dims:   []int{32},
+		Name:   "net.linear#1.b",
+	}, {
+		Data32: m.Params.NetLayerNorm2Gamma[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#2.gamma",
+	}, {
+		Data32: m.Params.NetLayerNorm2Beta[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#2.beta",
+	}, {
+		Data32: m.Params.NetLinear2W[:],
+		Dims:   []int{10, 32},
+		Name:   "net.linear#2.w",
+	}, {
+		Data32: m.Params.NetLinear2B[:],
+		Dims:   []int{10},
+		Name:   "net.linear#2.b",
+	}, {
+		Data32: m.momentum.NetEmb[:],
+		Dims:   []int{32, 10},
+		Name:   "momentum/net.emb",
+	}, {
+		Data32: m.momentum.NetPos[:],
+		Dims:   []int{8, 32},
+		Name:   "momentum/net.pos",
+	}, {
+		Data32: m.momentum.NetAttention1WQ[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "momentum/net.attention#1.w_q",
+	}, {
+		Data32: m.momentum.NetAttention1WK[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "momentum/net.attention#1.w_k",
+	}, {
+		Data32: m.momentum.NetAttention1WV[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "momentum/net.attention#1.w_v",
+	}, {
+		Data32: m.momentum.NetAttention1WO[:],
+		Dims:   []int{32, 4, 8},
+		Name:   "momentum/net.attention#1.w_o",
+	}, {
+		Data32: m.momentum.NetLayerNorm1Gamma[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#1.gamma",
+	}, {
+		Data32: m.momentum.NetLayerNorm1Beta[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#1.beta",
+	}, {
+		Data32: m.momentum.NetDense1W[:],
+		Dims:   []int{64, 32},
+		Name:   "momentum/net.dense#1.w",
+	}, {
+		Data32: m.momentum.NetDense1B[:],
+		Dims:   []int{64},
+		Name:   "momentum/net.dense#1.b",
+	}, {
+		Data32: m.momentum.NetLinear1W[:],
+		Dims:   []int{32, 64},
+		Name:   "momentum/net.linear#1.w",
+	}, {
+		Data32: m.momentum.NetLinear1B[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.linear#1.b",
+	}, {
+		Data32: m.momentum.NetLayerNorm2Gamma[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#2.gamma",
+	}, {
+		Data32: m.momentum.NetLayerNorm2Beta[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#2.beta",
+	}, {
+		Data32: m.momentum.NetLinear2W[:],
+		Dims:   []int{10, 32},
+		Name:   "momentum/net.linear#2.w",
+	}, {
+		Data32: m.momentum.NetLinear2B[:],
+		Dims:   []int{10},
+		Name:   "momentum/net.linear#2.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlReverser) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlReverserRunner runs the inference entry points of Reverser (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlReverserRunner struct {
+	// Pool runs the large loop nests of the runner's kernels (nil: rt.DefaultPool()); NewRunner sets it to the model's.
+	Pool           *rt.Pool
+	params         *ocannlReverserParams
+	outPredict     [64][8][10]float32
+	scratchPredict ocannlReverserPredictScratch
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlReverser) NewRunner() *ocannlReverserRunner {
+	return &ocannlReverserRunner{
+		Pool:   m.Pool,
+		params: &m.Params,
+	}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]float32 {
+	ocannlReverserPredict(tokens, &r.params.NetEmb, &r.params.NetPos, &r.params.NetAttention1WQ, &r.params.NetAttention1WK, &r.params.NetAttention1WV, &r.params.NetAttention1WO, &r.params.NetLayerNorm1Gamma, &r.params.NetLayerNorm1Beta, &r.params.NetDense1W, &r.params.NetDense1B, &r.params.NetLinear1W, &r.params.NetLinear1B, &r.params.NetLayerNorm2Gamma, &r.params.NetLayerNorm2Beta, &r.params.NetLinear2W, &r.params.NetLinear2B, &r.outPredict, r.Pool, &r.scratchPredict)
+	return &r.outPredict
 }
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
@@ -796,13 +998,24 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_1Row := &net_h_1[i0][i1]
-			pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-			net_hRow := &net_h[i0][i1]
-			for i2 := range 32 {
-				net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			ocannlMap0AVX512(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			ocannlMap0AVX2(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_1Row := &net_h_1[i0][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &net_h[i0][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+				}
 			}
 		}
 	}
@@ -919,14 +1132,21 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	net_attention_1_scores_2V := net_attention_1_scores_2[0]
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
-				net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+					}
 				}
 			}
 		}
@@ -1072,13 +1292,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow5 := &net_h[i0][i1]
-			net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
-			net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow5 := &net_h[i0][i1]
+				net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
+				net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+				}
 			}
 		}
 	}
@@ -1118,12 +1345,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -1223,16 +1457,23 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
-			net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
-			for i2 := range 64 {
-				r2 := net_linear_1_x_2Row2[i2]
-				if !(r2 > 0) {
-					r2 = 0
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 64 {
+					r2 := net_linear_1_x_2Row2[i2]
+					if !(r2 > 0) {
+						r2 = 0
+					}
+					net_linear_1_xRow[i2] = r2
 				}
-				net_linear_1_xRow[i2] = r2
 			}
 		}
 	}
@@ -1258,13 +1499,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1Row3 := &scratch.net_x1[i0][i1]
-			net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
-			net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row3 := &scratch.net_x1[i0][i1]
+				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				}
 			}
 		}
 	}
@@ -1304,12 +1552,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
-			net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -1493,13 +1748,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-	for i0 := range 32 {
-		for i1 := range 8 {
-			targetsRow := &targets[i0][i1]
-			train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
-			train_1Row := &train_1[i0][i1]
-			for i2 := range 10 {
-				train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				targetsRow := &targets[i0][i1]
+				train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
+				train_1Row := &train_1[i0][i1]
+				for i2 := range 10 {
+					train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+				}
 			}
 		}
 	}
@@ -2881,13 +3143,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_1Row := &net_h_1[i0][i1]
-			pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-			net_hRow := &net_h[i0][i1]
-			for i2 := range 32 {
-				net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			ocannlMap0AVX512(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			ocannlMap0AVX2(&net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_1Row := &net_h_1[i0][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &net_h[i0][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+				}
 			}
 		}
 	}
@@ -3004,14 +3277,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	net_attention_1_scores_2V := net_attention_1_scores_2[0]
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
-				net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+	// float32 pointwise kernel over 8192 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+					}
 				}
 			}
 		}
@@ -3157,13 +3437,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_hRow5 := &net_h[i0][i1]
-			net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
-			net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_hRow5 := &net_h[i0][i1]
+				net_layer_norm_1_x_1Row := &net_layer_norm_1_x_1[i0][i1]
+				net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+				}
 			}
 		}
 	}
@@ -3203,12 +3490,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -3308,16 +3602,23 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
-			net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
-			for i2 := range 64 {
-				r2 := net_linear_1_x_2Row2[i2]
-				if !(r2 > 0) {
-					r2 = 0
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 64 {
+					r2 := net_linear_1_x_2Row2[i2]
+					if !(r2 > 0) {
+						r2 = 0
+					}
+					net_linear_1_xRow[i2] = r2
 				}
-				net_linear_1_xRow[i2] = r2
 			}
 		}
 	}
@@ -3343,13 +3644,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1Row3 := &scratch.net_x1[i0][i1]
-			net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
-			net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row3 := &scratch.net_x1[i0][i1]
+				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				}
 			}
 		}
 	}
@@ -3389,12 +3697,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
-			net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -3578,13 +3893,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-	for i0 := range 32 {
-		for i1 := range 8 {
-			targetsRow := &targets[i0][i1]
-			train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
-			train_1Row := &train_1[i0][i1]
-			for i2 := range 10 {
-				train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				targetsRow := &targets[i0][i1]
+				train_cross_entropy_1_logpRow2 := &train_cross_entropy_1_logp[i0][i1]
+				train_1Row := &train_1[i0][i1]
+				for i2 := range 10 {
+					train_1Row[i2] = targetsRow[i2] * train_cross_entropy_1_logpRow2[i2]
+				}
 			}
 		}
 	}
@@ -3640,35 +3962,56 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	train_2_gradV := train_2_grad[0]
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 10 {
-				train_1_gradRow[i2] += train_2_gradV
+	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&train_1_grad[0][0][0], &train_2_grad[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
+	} else {
+		train_2_gradV := train_2_grad[0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_1_gradRow := &train_1_grad[i0][i1]
+				for i2 := range 10 {
+					train_1_gradRow[i2] += train_2_gradV
+				}
 			}
 		}
 	}
 
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			targetsRow2 := &targets[i0][i1]
-			train_1_gradRow2 := &train_1_grad[i0][i1]
-			train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				targetsRow2 := &targets[i0][i1]
+				train_1_gradRow2 := &train_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
-			train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
+	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -3687,12 +4030,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	for i0 := range 32 {
-		train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
-		train_cross_entropy_1_logp_2Row2 := &train_cross_entropy_1_logp_2[i0]
-		train_cross_entropy_1_logp_2_gradRow := &train_cross_entropy_1_logp_2_grad[i0]
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
+	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
+			train_cross_entropy_1_logp_2Row2 := &train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_2_gradRow := &train_cross_entropy_1_logp_2_grad[i0]
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_2_gradRow[i1][0] += train_cross_entropy_1_logp_3_gradRow[i1][0] / train_cross_entropy_1_logp_2Row2[i1][0]
+			}
 		}
 	}
 
@@ -3708,24 +4058,38 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
-			train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
-			train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
+				train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
+				train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0][i1]
-			train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+				}
 			}
 		}
 	}
@@ -3765,12 +4129,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0][i1]
-			train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+				}
 			}
 		}
 	}
@@ -3856,12 +4227,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_gradRow2 := &net_x2_grad[i0][i1]
-			net_x2_4_gradRow := &net_x2_4_grad[i0][i1]
-			for i2 := range 32 {
-				net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_gradRow2 := &net_x2_grad[i0][i1]
+				net_x2_4_gradRow := &net_x2_4_grad[i0][i1]
+				for i2 := range 32 {
+					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -3913,21 +4291,35 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-	for i0 := range 32 {
-		net_x2_3_gradRow := &net_x2_3_grad[i0]
-		net_x2_3Row2 := &net_x2_3[i0]
-		net_x2_2_gradRow := &net_x2_2_grad[i0]
-		for i1 := range 8 {
-			net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
+	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap11AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x2_3_gradRow := &net_x2_3_grad[i0]
+			net_x2_3Row2 := &net_x2_3[i0]
+			net_x2_2_gradRow := &net_x2_2_grad[i0]
+			for i1 := range 8 {
+				net_x2_2_gradRow[i1][0] += net_x2_3_gradRow[i1][0] / (2 * net_x2_3Row2[i1][0])
+			}
 		}
 	}
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-	for i0 := range 32 {
-		net_x2_2_gradRow2 := &net_x2_2_grad[i0]
-		net_layer_norm_2_var_gradRow := &net_layer_norm_2_var_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
+	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
+			net_layer_norm_2_var_gradRow := &net_layer_norm_2_var_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_var_gradRow[i1][0] += net_x2_2_gradRow2[i1][0]
+			}
 		}
 	}
 
@@ -3986,36 +4378,57 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1_gradRow2 := &net_layer_norm_2_var_1_grad[i0][i1]
-			net_layer_norm_2_centeredRow8 := &net_layer_norm_2_centered[i0][i1]
-			net_layer_norm_2_centered_gradRow2 := &net_layer_norm_2_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1_gradRow2 := &net_layer_norm_2_var_1_grad[i0][i1]
+				net_layer_norm_2_centeredRow8 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_centered_gradRow2 := &net_layer_norm_2_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow9 := &net_layer_norm_2_centered[i0][i1]
-			net_layer_norm_2_var_1_gradRow3 := &net_layer_norm_2_var_1_grad[i0][i1]
-			net_layer_norm_2_centered_gradRow3 := &net_layer_norm_2_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow9 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1_gradRow3 := &net_layer_norm_2_var_1_grad[i0][i1]
+				net_layer_norm_2_centered_gradRow3 := &net_layer_norm_2_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow4 := &net_layer_norm_2_centered_grad[i0][i1]
-			net_layer_norm_2_x_gradRow := &net_layer_norm_2_x_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow4 := &net_layer_norm_2_centered_grad[i0][i1]
+				net_layer_norm_2_x_gradRow := &net_layer_norm_2_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+				}
 			}
 		}
 	}
@@ -4054,34 +4467,55 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_gradRow3 := &net_layer_norm_2_x_grad[i0][i1]
-			net_x1_gradRow := &scratch.net_x1_grad[i0][i1]
-			for i2 := range 32 {
-				net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_gradRow3 := &net_layer_norm_2_x_grad[i0][i1]
+				net_x1_gradRow := &scratch.net_x1_grad[i0][i1]
+				for i2 := range 32 {
+					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_gradRow4 := &net_layer_norm_2_x_grad[i0][i1]
-			net_layer_norm_2_x_2_gradRow := &net_layer_norm_2_x_2_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_gradRow4 := &net_layer_norm_2_x_grad[i0][i1]
+				net_layer_norm_2_x_2_gradRow := &net_layer_norm_2_x_2_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_2_gradRow2 := &net_layer_norm_2_x_2_grad[i0][i1]
-			net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_2_gradRow2 := &net_layer_norm_2_x_2_grad[i0][i1]
+				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -4124,32 +4558,46 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart3Records.Put(rec4)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row3 := &net_linear_1_x_2[i0][i1]
-			net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0][i1]
-			net_linear_1_x_2_gradRow := &net_linear_1_x_2_grad[i0][i1]
-			for i2 := range 64 {
-				var r8 float32
-				if 0 < net_linear_1_x_2Row3[i2] {
-					r8 = 1
+	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap14AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row3 := &net_linear_1_x_2[i0][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0][i1]
+				net_linear_1_x_2_gradRow := &net_linear_1_x_2_grad[i0][i1]
+				for i2 := range 64 {
+					var r8 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r8 = 1
+					}
+					r9 := float32(0)
+					if r8 != 0 {
+						r9 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r9
 				}
-				r9 := float32(0)
-				if r8 != 0 {
-					r9 = net_linear_1_x_gradRow2[i2]
-				}
-				net_linear_1_x_2_gradRow[i2] += r9
 			}
 		}
 	}
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_2_gradRow2 := &net_linear_1_x_2_grad[i0][i1]
-			net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0][i1]
-			for i2 := range 64 {
-				net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap15AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2_gradRow2 := &net_linear_1_x_2_grad[i0][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -4192,12 +4640,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart5Records.Put(rec6)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_gradRow3 := &scratch.net_x1_grad[i0][i1]
-			net_x1_4_gradRow := &net_x1_4_grad[i0][i1]
-			for i2 := range 32 {
-				net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0][i1]
+				net_x1_4_gradRow := &net_x1_4_grad[i0][i1]
+				for i2 := range 32 {
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+				}
 			}
 		}
 	}
@@ -4249,21 +4704,35 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-	for i0 := range 32 {
-		net_x1_3_gradRow := &net_x1_3_grad[i0]
-		net_x1_3Row2 := &net_x1_3[i0]
-		net_x1_2_gradRow := &net_x1_2_grad[i0]
-		for i1 := range 8 {
-			net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
+	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap11AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x1_3_gradRow := &net_x1_3_grad[i0]
+			net_x1_3Row2 := &net_x1_3[i0]
+			net_x1_2_gradRow := &net_x1_2_grad[i0]
+			for i1 := range 8 {
+				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
+			}
 		}
 	}
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	for i0 := range 32 {
-		net_x1_2_gradRow2 := &net_x1_2_grad[i0]
-		net_layer_norm_1_var_gradRow := &net_layer_norm_1_var_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
+	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
+			net_layer_norm_1_var_gradRow := &net_layer_norm_1_var_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
+			}
 		}
 	}
 
@@ -4322,36 +4791,57 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1_gradRow2 := &net_layer_norm_1_var_1_grad[i0][i1]
-			net_layer_norm_1_centeredRow8 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_centered_gradRow2 := &net_layer_norm_1_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1_gradRow2 := &net_layer_norm_1_var_1_grad[i0][i1]
+				net_layer_norm_1_centeredRow8 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_centered_gradRow2 := &net_layer_norm_1_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow9 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1_gradRow3 := &net_layer_norm_1_var_1_grad[i0][i1]
-			net_layer_norm_1_centered_gradRow3 := &net_layer_norm_1_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow9 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1_gradRow3 := &net_layer_norm_1_var_1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow3 := &net_layer_norm_1_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow4 := &net_layer_norm_1_centered_grad[i0][i1]
-			net_layer_norm_1_x_gradRow := &net_layer_norm_1_x_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow4 := &net_layer_norm_1_centered_grad[i0][i1]
+				net_layer_norm_1_x_gradRow := &net_layer_norm_1_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+				}
 			}
 		}
 	}
@@ -4390,23 +4880,37 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_x_gradRow3 := &net_layer_norm_1_x_grad[i0][i1]
-			net_h_gradRow := &net_h_grad[i0][i1]
-			for i2 := range 32 {
-				net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow3 := &net_layer_norm_1_x_grad[i0][i1]
+				net_h_gradRow := &net_h_grad[i0][i1]
+				for i2 := range 32 {
+					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_x_gradRow4 := &net_layer_norm_1_x_grad[i0][i1]
-			net_layer_norm_1_x_1_gradRow := &net_layer_norm_1_x_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_x_gradRow4 := &net_layer_norm_1_x_grad[i0][i1]
+				net_layer_norm_1_x_1_gradRow := &net_layer_norm_1_x_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+				}
 			}
 		}
 	}
@@ -4573,27 +5077,41 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_gradRow3 := &net_attention_1_ex_grad[i0][i1][i2]
-				net_attention_1_exRow5 := &net_attention_1_ex[i0][i1][i2]
-				net_attention_1_ex_1_gradRow := &net_attention_1_ex_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_gradRow3 := &net_attention_1_ex_grad[i0][i1][i2]
+					net_attention_1_exRow5 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_ex_1_gradRow := &net_attention_1_ex_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow2 := &net_attention_1_ex_1_grad[i0][i1][i2]
-				net_attention_1_scores_gradRow := &net_attention_1_scores_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow2 := &net_attention_1_ex_1_grad[i0][i1][i2]
+					net_attention_1_scores_gradRow := &net_attention_1_scores_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -4638,14 +5156,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-	net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scores_gradRow3 := &net_attention_1_scores_grad[i0][i1][i2]
-				net_attention_1_scores_1_gradRow := &net_attention_1_scores_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+	// float32 pointwise kernel over 8192 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_gradRow3 := &net_attention_1_scores_grad[i0][i1][i2]
+					net_attention_1_scores_1_gradRow := &net_attention_1_scores_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+					}
 				}
 			}
 		}
@@ -4900,12 +5425,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_gradRow5 := &net_h_grad[i0][i1]
-			net_h_1_gradRow := &net_h_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &net_h_grad[i0][i1]
+				net_h_1_gradRow := &net_h_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				}
 			}
 		}
 	}
@@ -5650,13 +6182,24 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net/h = pointwise "+" of _net/h.1, net.pos
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_h_1Row := &net_h_1[i0][i1]
-			pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
-			net_hRow := &scratch.net_h[i0][i1]
-			for i2 := range 32 {
-				net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 64 {
+			ocannlMap0AVX512(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 64 {
+			ocannlMap0AVX2(&scratch.net_h[i0][0][0], &net_h_1[i0][0][0], &pNetPos[0])
+		}
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_h_1Row := &net_h_1[i0][i1]
+				pNetPosRow := (*[32]float32)(pNetPos[32*i1 : 32*i1+32])
+				net_hRow := &scratch.net_h[i0][i1]
+				for i2 := range 32 {
+					net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+				}
 			}
 		}
 	}
@@ -5725,14 +6268,21 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	net_attention_1_scores_2[0] = 2.828427
 
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
-	net_attention_1_scores_2V := net_attention_1_scores_2[0]
-	for i0 := range 64 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
-				net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
+		ocannlMap17AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+	} else {
+		net_attention_1_scores_2V := net_attention_1_scores_2[0]
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scores_1Row := &net_attention_1_scores_1[i0][i1][i2]
+					net_attention_1_scoresRow := &net_attention_1_scores[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scoresRow[i3] = net_attention_1_scores_1Row[i3] / net_attention_1_scores_2V
+					}
 				}
 			}
 		}
@@ -5863,13 +6413,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart3Records.Put(rec4)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_hRow5 := &scratch.net_h[i0][i1]
-			net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
-			net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_hRow5 := &scratch.net_h[i0][i1]
+				net_layer_norm_1_x_1Row := &scratch.net_layer_norm_1_x_1[i0][i1]
+				net_layer_norm_1_xRow := &net_layer_norm_1_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_xRow[i2] = net_hRow5[i2] + net_layer_norm_1_x_1Row[i2]
+				}
 			}
 		}
 	}
@@ -5909,12 +6466,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
+				net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -6012,21 +6576,35 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart5Records.Put(rec6)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
+	// float32 pointwise kernel over 32768 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 64 {
+					r7 := net_linear_1_x_2Row2[i2]
+					if !(r7 > 0) {
+						r7 = 0
+					}
+					net_linear_1_xRow[i2] = r7
+				}
+			}
+		}
+	}
+
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserPredictPart6Records.Get()
+	rec7.pNetLinear1W = pNetLinear1W
 	rec7.scratch = scratch
 	pool.Run(rec7, 8)
 	*rec7 = ocannlReverserPredictPart6{}
 	ocannlReverserPredictPart6Records.Put(rec7)
-
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserPredictPart7Records.Get()
-	rec8.pNetLinear1W = pNetLinear1W
-	rec8.scratch = scratch
-	pool.Run(rec8, 8)
-	*rec8 = ocannlReverserPredictPart7{}
-	ocannlReverserPredictPart7Records.Put(rec8)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	for i0 := range 64 {
@@ -6040,13 +6618,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x1Row3 := &scratch.net_x1[i0][i1]
-			net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
-			net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x1Row3 := &scratch.net_x1[i0][i1]
+				net_layer_norm_2_x_2Row2 := &net_layer_norm_2_x_2[i0][i1]
+				net_layer_norm_2_xRow := &net_layer_norm_2_x[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + net_layer_norm_2_x_2Row2[i2]
+				}
 			}
 		}
 	}
@@ -6086,12 +6671,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
-			net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow2 := &net_layer_norm_2_centered[i0][i1]
+				net_layer_norm_2_var_1Row := &net_layer_norm_2_var_1[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
+				}
 			}
 		}
 	}
@@ -6436,22 +7028,31 @@ var ocannlReverserPredictPart5Records rt.Records[ocannlReverserPredictPart5]
 // ocannlReverserPredictPart6 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart6 struct {
-	scratch *ocannlReverserPredictScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserPredictScratch
 }
 
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r8 *ocannlReverserPredictPart6) Part(j7 int) {
-	scratch := r8.scratch
-	for i0 := range 8 {
-		for i1 := range 8 {
-			net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+8*j7][i1]
-			net_linear_1_xRow := &scratch.net_linear_1_x[i0+8*j7][i1]
-			for i2 := range 64 {
-				r7 := net_linear_1_x_2Row2[i2]
-				if !(r7 > 0) {
-					r7 = 0
+	pNetLinear1W, scratch := r8.pNetLinear1W, r8.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j7][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j7][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j7][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j7][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j7][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+8*j7][i1][i2] = acc13
 				}
-				net_linear_1_xRow[i2] = r7
 			}
 		}
 	}
@@ -6459,39 +7060,3 @@ func (r8 *ocannlReverserPredictPart6) Part(j7 int) {
 
 // ocannlReverserPredictPart6Records holds the free ocannlReverserPredictPart6 records.
 var ocannlReverserPredictPart6Records rt.Records[ocannlReverserPredictPart6]
-
-// ocannlReverserPredictPart7 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
-type ocannlReverserPredictPart7 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserPredictScratch
-}
-
-// Part runs part j8 of the nest (0 <= j8 < 8).
-func (r9 *ocannlReverserPredictPart7) Part(j8 int) {
-	pNetLinear1W, scratch := r9.pNetLinear1W, r9.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j8][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j8][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j8][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j8][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j8][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+8*j8][i1][i2] = acc13
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserPredictPart7Records holds the free ocannlReverserPredictPart7 records.
-var ocannlReverserPredictPart7Records rt.Records[ocannlReverserPredictPart7]

@@ -143,7 +143,8 @@ func (m *ocannlCNN) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlCNN) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -152,6 +153,23 @@ func (m *ocannlCNN) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlCNN) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlCNN) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlCNN) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -164,6 +182,110 @@ func (m *ocannlCNN) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
 func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
 	return m.Load(bytes.NewReader(data))
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlCNN) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetConv1Kernel[:],
+		Dims:   []int{8, 3, 3, 1},
+		Name:   "net.conv1.kernel",
+	}, {
+		Data32: m.Params.NetConv1Bias[:],
+		Dims:   []int{8},
+		Name:   "net.conv1.bias",
+	}, {
+		Data32: m.Params.NetConv2Kernel[:],
+		Dims:   []int{16, 3, 3, 8},
+		Name:   "net.conv2.kernel",
+	}, {
+		Data32: m.Params.NetConv2Bias[:],
+		Dims:   []int{16},
+		Name:   "net.conv2.bias",
+	}, {
+		Data32: m.Params.NetHeadW[:],
+		Dims:   []int{4, 5, 5, 16},
+		Name:   "net.head.w",
+	}, {
+		Data32: m.Params.NetHeadB[:],
+		Dims:   []int{4},
+		Name:   "net.head.b",
+	}, {
+		Data32: m.momentum.NetConv1Kernel[:],
+		Dims:   []int{8, 3, 3, 1},
+		Name:   "momentum/net.conv1.kernel",
+	}, {
+		Data32: m.momentum.NetConv1Bias[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.conv1.bias",
+	}, {
+		Data32: m.momentum.NetConv2Kernel[:],
+		Dims:   []int{16, 3, 3, 8},
+		Name:   "momentum/net.conv2.kernel",
+	}, {
+		Data32: m.momentum.NetConv2Bias[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.conv2.bias",
+	}, {
+		Data32: m.momentum.NetHeadW[:],
+		Dims:   []int{4, 5, 5, 16},
+		Name:   "momentum/net.head.w",
+	}, {
+		Data32: m.momentum.NetHeadB[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.head.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlCNN) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlCNN) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlCNNRunner runs the inference entry points of CNN (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlCNNRunner struct {
+	// Pool runs the large loop nests of the runner's kernels (nil: rt.DefaultPool()); NewRunner sets it to the model's.
+	Pool           *rt.Pool
+	params         *ocannlCNNParams
+	outPredict     [256][4]float32
+	scratchPredict ocannlCNNPredictScratch
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlCNN) NewRunner() *ocannlCNNRunner {
+	return &ocannlCNNRunner{
+		Pool:   m.Pool,
+		params: &m.Params,
+	}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlCNNRunner) Predict(images *[256][12][12][1]float32) *[256][4]float32 {
+	ocannlCNNPredict(images, &r.params.NetConv1Kernel, &r.params.NetConv1Bias, &r.params.NetConv2Kernel, &r.params.NetConv2Bias, &r.params.NetHeadW, &r.params.NetHeadB, &r.outPredict, r.Pool, &r.scratchPredict)
+	return &r.outPredict
 }
 
 // ocannlCNNTrainLoss runs a tensor program generated by ocannlgen.
@@ -408,17 +530,24 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
-				for i3 := range 8 {
-					r := net_max_pool_1_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
+					for i3 := range 8 {
+						r := net_max_pool_1_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_max_pool_1_xRow[i3] = r
 					}
-					net_max_pool_1_xRow[i3] = r
 				}
 			}
 		}
@@ -518,17 +647,24 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
-				net_head_xRow := &net_head_x[i0][i1][i2]
-				for i3 := range 16 {
-					r3 := net_head_x_1Row2[i3]
-					if !(r3 > 0) {
-						r3 = 0
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
+					net_head_xRow := &net_head_x[i0][i1][i2]
+					for i3 := range 16 {
+						r3 := net_head_x_1Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
+						}
+						net_head_xRow[i3] = r3
 					}
-					net_head_xRow[i3] = r3
 				}
 			}
 		}
@@ -1191,17 +1327,24 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
-				for i3 := range 8 {
-					r := net_max_pool_1_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
+					for i3 := range 8 {
+						r := net_max_pool_1_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_max_pool_1_xRow[i3] = r
 					}
-					net_max_pool_1_xRow[i3] = r
 				}
 			}
 		}
@@ -1301,17 +1444,24 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
-				net_head_xRow := &net_head_x[i0][i1][i2]
-				for i3 := range 16 {
-					r3 := net_head_x_1Row2[i3]
-					if !(r3 > 0) {
-						r3 = 0
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
+					net_head_xRow := &net_head_x[i0][i1][i2]
+					for i3 := range 16 {
+						r3 := net_head_x_1Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
+						}
+						net_head_xRow[i3] = r3
 					}
-					net_head_xRow[i3] = r3
 				}
 			}
 		}
@@ -1631,35 +1781,49 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1Row3 := &net_head_x_1[i0][i1][i2]
-				net_head_x_gradRow2 := &net_head_x_grad[i0][i1][i2]
-				net_head_x_1_gradRow := &net_head_x_1_grad[i0][i1][i2]
-				for i3 := range 16 {
-					var r6 float32
-					if 0 < net_head_x_1Row3[i3] {
-						r6 = 1
+	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row3 := &net_head_x_1[i0][i1][i2]
+					net_head_x_gradRow2 := &net_head_x_grad[i0][i1][i2]
+					net_head_x_1_gradRow := &net_head_x_1_grad[i0][i1][i2]
+					for i3 := range 16 {
+						var r6 float32
+						if 0 < net_head_x_1Row3[i3] {
+							r6 = 1
+						}
+						r7 := float32(0)
+						if r6 != 0 {
+							r7 = net_head_x_gradRow2[i3]
+						}
+						net_head_x_1_gradRow[i3] += r7
 					}
-					r7 := float32(0)
-					if r6 != 0 {
-						r7 = net_head_x_gradRow2[i3]
-					}
-					net_head_x_1_gradRow[i3] += r7
 				}
 			}
 		}
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1_gradRow2 := &net_head_x_1_grad[i0][i1][i2]
-				net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0][i1][i2]
-				for i3 := range 16 {
-					net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1_gradRow2 := &net_head_x_1_grad[i0][i1][i2]
+					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0][i1][i2]
+					for i3 := range 16 {
+						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -1793,35 +1957,49 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					var r12 float32
-					if 0 < net_max_pool_1_x_1Row3[i3] {
-						r12 = 1
+	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						var r12 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r12 = 1
+						}
+						r13 := float32(0)
+						if r12 != 0 {
+							r13 = net_max_pool_1_x_gradRow[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r13
 					}
-					r13 := float32(0)
-					if r12 != 0 {
-						r13 = net_max_pool_1_x_gradRow[i3]
-					}
-					net_max_pool_1_x_1_gradRow[i3] += r13
 				}
 			}
 		}
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+					}
 				}
 			}
 		}
@@ -2281,12 +2459,28 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	ocannlCNNPredictPart5Records.Put(rec6)
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNPredictPart6Records.Get()
-	rec7.scratch = scratch
-	pool.Run(rec7, 8)
-	*rec7 = ocannlCNNPredictPart6{}
-	ocannlCNNPredictPart6Records.Put(rec7)
+	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
+					for i3 := range 16 {
+						r8 := net_head_x_1Row2[i3]
+						if !(r8 > 0) {
+							r8 = 0
+						}
+						net_head_xRow[i3] = r8
+					}
+				}
+			}
+		}
+	}
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -2420,17 +2614,24 @@ type ocannlCNNPredictPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlCNNPredictPart2) Part(j3 int) {
 	scratch := r4.scratch
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+32*j3][i1][i2]
-				net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j3][i1][i2]
-				for i3 := range 8 {
-					r3 := net_max_pool_1_x_1Row2[i3]
-					if !(r3 > 0) {
-						r3 = 0
+	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+32*j3][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+32*j3][i1][i2]
+					for i3 := range 8 {
+						r3 := net_max_pool_1_x_1Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
+						}
+						net_max_pool_1_xRow[i3] = r3
 					}
-					net_max_pool_1_xRow[i3] = r3
 				}
 			}
 		}
@@ -2549,32 +2750,3 @@ func (r7 *ocannlCNNPredictPart5) Part(j24 int) {
 
 // ocannlCNNPredictPart5Records holds the free ocannlCNNPredictPart5 records.
 var ocannlCNNPredictPart5Records rt.Records[ocannlCNNPredictPart5]
-
-// ocannlCNNPredictPart6 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNPredictPart6 struct {
-	scratch *ocannlCNNPredictScratch
-}
-
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r9 *ocannlCNNPredictPart6) Part(j25 int) {
-	scratch := r9.scratch
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j25][i1][i2]
-				net_head_xRow := &scratch.net_head_x[i0+32*j25][i1][i2]
-				for i3 := range 16 {
-					r8 := net_head_x_1Row2[i3]
-					if !(r8 > 0) {
-						r8 = 0
-					}
-					net_head_xRow[i3] = r8
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNPredictPart6Records holds the free ocannlCNNPredictPart6 records.
-var ocannlCNNPredictPart6Records rt.Records[ocannlCNNPredictPart6]

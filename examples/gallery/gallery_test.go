@@ -86,7 +86,7 @@ func TestKernelsMatchInterpreter(t *testing.T) {
 					t.Skipf("-short: %d interpreted iterations", n)
 				}
 			}
-			tol := 5e-5
+			tol := tolF32
 			if k.Elem == "float64" {
 				tol = 1e-12
 			}

@@ -736,15 +736,22 @@ func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float
 	}
 
 	// out = pointwise relu of _out.2
-	for i0 := range 32 {
-		out_2Row2 := &out_2[i0]
-		outRow := &out[i0]
-		for i1 := range 64 {
-			r := out_2Row2[i1]
-			if !(r > 0) {
-				r = 0
+	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&out[0][0], &out_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&out[0][0], &out_2[0][0])
+	} else {
+		for i0 := range 32 {
+			out_2Row2 := &out_2[i0]
+			outRow := &out[i0]
+			for i1 := range 64 {
+				r := out_2Row2[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				outRow[i1] = r
 			}
-			outRow[i1] = r
 		}
 	}
 }

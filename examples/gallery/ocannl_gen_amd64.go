@@ -71,6 +71,11 @@ func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 2048 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap0AVX512(c *float32, x0 *float32)
+
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=64 N=32 K=48 (6x16 tile); strides C 32,1 A 48,1 B 32,1.
 //
 //go:noescape
@@ -125,3 +130,8 @@ func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
+
+// ocannlMap0AVX2 runs a float32 pointwise kernel over 2048 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap0AVX2(c *float32, x0 *float32)

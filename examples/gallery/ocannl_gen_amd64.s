@@ -32,6 +32,10 @@ DATA ocannlMask64<>+48(SB)/8, $0x0000000000000000
 DATA ocannlMask64<>+56(SB)/8, $0x0000000000000000
 GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 
+DATA ocannlConst32<>+0(SB)/4, $0x00000000
+DATA ocannlConst32<>+4(SB)/4, $0x3f800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $8
+
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlGemm0AVX512(SB), NOSPLIT, $0-24
@@ -2525,6 +2529,26 @@ q3:
 	VZEROUPPER
 	RET
 
+// func ocannlMap0AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
 TEXT ·ocannlGemm0AVX2(SB), $3072-24
@@ -4806,5 +4830,25 @@ q4:
 	ADDQ         $+1152, AX
 	DECQ         BX
 	JNZ          m1
+	VZEROUPPER
+	RET
+
+// func ocannlMap0AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET

@@ -67,6 +67,9 @@ func ocannlGemm10AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm10AVX512 called without assembly")
 }
 
+// ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap0AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX512 called without assembly") }
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -99,3 +102,6 @@ func ocannlGemm9AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm9AVX2 calle
 
 // ocannlGemm10AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm10AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm10AVX2 called without assembly") }
+
+// ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }

@@ -158,7 +158,8 @@ func (m *ocannlMoons) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlMoons) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -167,6 +168,23 @@ func (m *ocannlMoons) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlMoons) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMoons) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMoons) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -179,6 +197,130 @@ func (m *ocannlMoons) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
 func (m *ocannlMoons) UnmarshalBinary(data []byte) error {
 	return m.Load(bytes.NewReader(data))
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlMoons) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetW1[:],
+		Dims:   []int{16, 2},
+		Name:   "net.w1",
+	}, {
+		Data32: m.Params.NetB1[:],
+		Dims:   []int{16},
+		Name:   "net.b1",
+	}, {
+		Data32: m.Params.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "net.w2",
+	}, {
+		Data32: m.Params.NetB2[:],
+		Dims:   []int{16},
+		Name:   "net.b2",
+	}, {
+		Data32: m.Params.NetW3[:],
+		Dims:   []int{1, 16},
+		Name:   "net.w3",
+	}, {
+		Data32: m.Params.NetB3[:],
+		Dims:   []int{1},
+		Name:   "net.b3",
+	}, {
+		Data32: m.momentum.NetW1[:],
+		Dims:   []int{16, 2},
+		Name:   "momentum/net.w1",
+	}, {
+		Data32: m.momentum.NetB1[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.b1",
+	}, {
+		Data32: m.momentum.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "momentum/net.w2",
+	}, {
+		Data32: m.momentum.NetB2[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.b2",
+	}, {
+		Data32: m.momentum.NetW3[:],
+		Dims:   []int{1, 16},
+		Name:   "momentum/net.w3",
+	}, {
+		Data32: m.momentum.NetB3[:],
+		Dims:   []int{1},
+		Name:   "momentum/net.b3",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlMoons) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlMoons) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlMoonsRunner runs the inference entry points of Moons (Classify, Predict, Score)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlMoonsRunner struct {
+	// Pool runs the large loop nests of the runner's kernels (nil: rt.DefaultPool()); NewRunner sets it to the model's.
+	Pool        *rt.Pool
+	params      *ocannlMoonsParams
+	outClassify [1][1]float32
+	outPredict  [256][1]float32
+	outScore    [256][1]float32
+}
+
+// NewRunner returns a runner of m's inference entry points (Classify, Predict, Score) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlMoons) NewRunner() *ocannlMoonsRunner {
+	return &ocannlMoonsRunner{
+		Pool:   m.Pool,
+		params: &m.Params,
+	}
+}
+
+// Classify is the model's Classify, with the result held in r until r's next Classify call.
+// It does not allocate.
+func (r *ocannlMoonsRunner) Classify(point *[1][2]float32) *[1][1]float32 {
+	ocannlMoonsClassify(point, &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, &r.outClassify)
+	return &r.outClassify
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlMoonsRunner) Predict(points *[256][2]float32) *[256][1]float32 {
+	ocannlMoonsPredict(points, &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, &r.outPredict)
+	return &r.outPredict
+}
+
+// Score is the model's Score (rows 0 to n-1 of the inputs, 0 <= n <= 256), with the result held
+// in r until r's next Score call. It does not allocate.
+func (r *ocannlMoonsRunner) Score(points *[256][2]float32, n int) (*[256][1]float32, error) {
+	if err := rt.CheckRows("Score", n, 0, 256); err != nil {
+		return nil, err
+	}
+	for i := range n {
+		ocannlMoonsScore((*[1][2]float32)(points[i:i+1]), &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, (*[1][1]float32)(r.outScore[i:i+1]))
+	}
+	return &r.outScore, nil
 }
 
 // ocannlMoonsTrainLoss runs a tensor program generated by ocannlgen.
@@ -320,15 +462,22 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 32 {
-		net_a1_2Row2 := &net_a1_2[i0]
-		net_a1Row := &net_a1[i0]
-		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
-			if !(r > 0) {
-				r = 0
+	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a1[0][0], &net_a1_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a1[0][0], &net_a1_2[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a1_2Row2 := &net_a1_2[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 16 {
+				r := net_a1_2Row2[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
 			}
-			net_a1Row[i1] = r
 		}
 	}
 
@@ -363,15 +512,22 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 32 {
-		net_a2_2Row2 := &net_a2_2[i0]
-		net_a2Row := &net_a2[i0]
-		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
-			if !(r2 > 0) {
-				r2 = 0
+	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a2[0][0], &net_a2_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a2[0][0], &net_a2_2[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a2_2Row2 := &net_a2_2[i0]
+			net_a2Row := &net_a2[i0]
+			for i1 := range 16 {
+				r2 := net_a2_2Row2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i1] = r2
 			}
-			net_a2Row[i1] = r2
 		}
 	}
 
@@ -703,15 +859,22 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 32 {
-		net_a1_2Row2 := &net_a1_2[i0]
-		net_a1Row := &net_a1[i0]
-		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
-			if !(r > 0) {
-				r = 0
+	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a1[0][0], &net_a1_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a1[0][0], &net_a1_2[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a1_2Row2 := &net_a1_2[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 16 {
+				r := net_a1_2Row2[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
 			}
-			net_a1Row[i1] = r
 		}
 	}
 
@@ -746,15 +909,22 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 32 {
-		net_a2_2Row2 := &net_a2_2[i0]
-		net_a2Row := &net_a2[i0]
-		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
-			if !(r2 > 0) {
-				r2 = 0
+	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a2[0][0], &net_a2_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a2[0][0], &net_a2_2[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a2_2Row2 := &net_a2_2[i0]
+			net_a2Row := &net_a2[i0]
+			for i1 := range 16 {
+				r2 := net_a2_2Row2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i1] = r2
 			}
-			net_a2Row[i1] = r2
 		}
 	}
 
@@ -899,29 +1069,43 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	for i0 := range 32 {
-		net_a2_2Row3 := &net_a2_2[i0]
-		net_a2_gradRow2 := &net_a2_grad[i0]
-		net_a2_2_gradRow := &net_a2_2_grad[i0]
-		for i1 := range 16 {
-			var r6 float32
-			if 0 < net_a2_2Row3[i1] {
-				r6 = 1
+	// float32 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a2_2Row3 := &net_a2_2[i0]
+			net_a2_gradRow2 := &net_a2_grad[i0]
+			net_a2_2_gradRow := &net_a2_2_grad[i0]
+			for i1 := range 16 {
+				var r6 float32
+				if 0 < net_a2_2Row3[i1] {
+					r6 = 1
+				}
+				r7 := float32(0)
+				if r6 != 0 {
+					r7 = net_a2_gradRow2[i1]
+				}
+				net_a2_2_gradRow[i1] += r7
 			}
-			r7 := float32(0)
-			if r6 != 0 {
-				r7 = net_a2_gradRow2[i1]
-			}
-			net_a2_2_gradRow[i1] += r7
 		}
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 32 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+	// float32 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_1_gradRow := &net_a2_1_grad[i0]
+			for i1 := range 16 {
+				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+			}
 		}
 	}
 
@@ -993,29 +1177,43 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	for i0 := range 32 {
-		net_a1_2Row3 := &net_a1_2[i0]
-		net_a1_gradRow2 := &net_a1_grad[i0]
-		net_a1_2_gradRow := &net_a1_2_grad[i0]
-		for i1 := range 16 {
-			var r8 float32
-			if 0 < net_a1_2Row3[i1] {
-				r8 = 1
+	// float32 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a1_2Row3 := &net_a1_2[i0]
+			net_a1_gradRow2 := &net_a1_grad[i0]
+			net_a1_2_gradRow := &net_a1_2_grad[i0]
+			for i1 := range 16 {
+				var r8 float32
+				if 0 < net_a1_2Row3[i1] {
+					r8 = 1
+				}
+				r9 := float32(0)
+				if r8 != 0 {
+					r9 = net_a1_gradRow2[i1]
+				}
+				net_a1_2_gradRow[i1] += r9
 			}
-			r9 := float32(0)
-			if r8 != 0 {
-				r9 = net_a1_gradRow2[i1]
-			}
-			net_a1_2_gradRow[i1] += r9
 		}
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 32 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+	// float32 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else {
+		for i0 := range 32 {
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_1_gradRow := &net_a1_1_grad[i0]
+			for i1 := range 16 {
+				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+			}
 		}
 	}
 
@@ -1290,15 +1488,22 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 256 {
-		net_a1_2Row2 := &net_a1_2[i0]
-		net_a1Row := &net_a1[i0]
-		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
-			if !(r > 0) {
-				r = 0
+	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_a1[0][0], &net_a1_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_a1[0][0], &net_a1_2[0][0])
+	} else {
+		for i0 := range 256 {
+			net_a1_2Row2 := &net_a1_2[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 16 {
+				r := net_a1_2Row2[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
 			}
-			net_a1Row[i1] = r
 		}
 	}
 
@@ -1333,15 +1538,22 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 256 {
-		net_a2_2Row2 := &net_a2_2[i0]
-		net_a2Row := &net_a2[i0]
-		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
-			if !(r2 > 0) {
-				r2 = 0
+	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_a2[0][0], &net_a2_2[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_a2[0][0], &net_a2_2[0][0])
+	} else {
+		for i0 := range 256 {
+			net_a2_2Row2 := &net_a2_2[i0]
+			net_a2Row := &net_a2[i0]
+			for i1 := range 16 {
+				r2 := net_a2_2Row2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i1] = r2
 			}
-			net_a2Row[i1] = r2
 		}
 	}
 
@@ -1357,9 +1569,16 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// predict = pointwise "+" of _predict.1, net.b3
-	pNetB3V := pNetB3[0]
-	for i0 := range 256 {
-		out[i0][0] = predict_1[i0][0] + pNetB3V
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&out[0][0], &predict_1[0][0], &pNetB3[0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&out[0][0], &predict_1[0][0], &pNetB3[0])
+	} else {
+		pNetB3V := pNetB3[0]
+		for i0 := range 256 {
+			out[i0][0] = predict_1[i0][0] + pNetB3V
+		}
 	}
 }
 

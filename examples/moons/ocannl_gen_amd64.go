@@ -41,6 +41,31 @@ func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap0AVX512(c *float32, x0 *float32)
+
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 512 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
+//
+//go:noescape
+func ocannlMap2AVX512(c *float32, x0 *float32)
+
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 4096 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap3AVX512(c *float32, x0 *float32)
+
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=16 N=32 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
@@ -65,3 +90,28 @@ func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
+
+// ocannlMap0AVX2 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap0AVX2(c *float32, x0 *float32)
+
+// ocannlMap1AVX2 runs a float32 pointwise kernel over 512 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
+//
+//go:noescape
+func ocannlMap2AVX2(c *float32, x0 *float32)
+
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 4096 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap3AVX2(c *float32, x0 *float32)
+
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)

@@ -201,6 +201,96 @@ func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
 
+// ocannlMap0AVX512 runs a float64 pointwise kernel over 2304 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap0AVX512(c *float64, x0 *float64)
+
+// ocannlMap1AVX512 runs a float64 pointwise kernel over 384 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap1AVX512(c *float64, x0 *float64)
+
+// ocannlMap2AVX512 runs a float64 pointwise kernel over 384 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap2AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap3AVX512 runs a float64 pointwise kernel over 384 elements: c += x0.
+//
+//go:noescape
+func ocannlMap3AVX512(c *float64, x0 *float64)
+
+// ocannlMap4AVX512 runs a float64 pointwise kernel over 2304 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap5AVX512 runs a float64 pointwise kernel over 2304 elements: c += x0.
+//
+//go:noescape
+func ocannlMap5AVX512(c *float64, x0 *float64)
+
+// ocannlMap6AVX512 runs a float64 pointwise kernel over 576 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap6AVX512(c *float64, x0 *float64)
+
+// ocannlMap7AVX512 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap7AVX512(c *float64, x0 *float64)
+
+// ocannlMap8AVX512 runs a float64 pointwise kernel over 512 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap9AVX512 runs a float64 pointwise kernel over 512 elements: c += x0.
+//
+//go:noescape
+func ocannlMap9AVX512(c *float64, x0 *float64)
+
+// ocannlMap10AVX512 runs a float64 pointwise kernel over 256 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap11AVX512 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap11AVX512(c *float64, x0 *float64)
+
+// ocannlMap12AVX512 runs a float64 pointwise kernel over 256 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap13AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
+//
+//go:noescape
+func ocannlMap13AVX512(c *float64, x0 *float64)
+
+// ocannlMap14AVX512 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap14AVX512(c *float64, x0 *float64)
+
+// ocannlMap15AVX512 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap15AVX512(c *float64, x0 *float64)
+
+// ocannlMap16AVX512 runs a float64 pointwise kernel over 360 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap17AVX512 runs a float64 pointwise kernel over 360 elements: c += x0.
+//
+//go:noescape
+func ocannlMap17AVX512(c *float64, x0 *float64)
+
 // ocannlGemm0AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 96,1 A 144,1 B 1,36.
 //
 //go:noescape
@@ -385,3 +475,93 @@ func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
 //
 //go:noescape
 func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
+
+// ocannlMap0AVX2 runs a float64 pointwise kernel over 2304 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap0AVX2(c *float64, x0 *float64)
+
+// ocannlMap1AVX2 runs a float64 pointwise kernel over 384 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap1AVX2(c *float64, x0 *float64)
+
+// ocannlMap2AVX2 runs a float64 pointwise kernel over 384 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap2AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap3AVX2 runs a float64 pointwise kernel over 384 elements: c += x0.
+//
+//go:noescape
+func ocannlMap3AVX2(c *float64, x0 *float64)
+
+// ocannlMap4AVX2 runs a float64 pointwise kernel over 2304 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap5AVX2 runs a float64 pointwise kernel over 2304 elements: c += x0.
+//
+//go:noescape
+func ocannlMap5AVX2(c *float64, x0 *float64)
+
+// ocannlMap6AVX2 runs a float64 pointwise kernel over 576 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap6AVX2(c *float64, x0 *float64)
+
+// ocannlMap7AVX2 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap7AVX2(c *float64, x0 *float64)
+
+// ocannlMap8AVX2 runs a float64 pointwise kernel over 512 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap9AVX2 runs a float64 pointwise kernel over 512 elements: c += x0.
+//
+//go:noescape
+func ocannlMap9AVX2(c *float64, x0 *float64)
+
+// ocannlMap10AVX2 runs a float64 pointwise kernel over 256 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap11AVX2 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap11AVX2(c *float64, x0 *float64)
+
+// ocannlMap12AVX2 runs a float64 pointwise kernel over 256 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap13AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
+//
+//go:noescape
+func ocannlMap13AVX2(c *float64, x0 *float64)
+
+// ocannlMap14AVX2 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap14AVX2(c *float64, x0 *float64)
+
+// ocannlMap15AVX2 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap15AVX2(c *float64, x0 *float64)
+
+// ocannlMap16AVX2 runs a float64 pointwise kernel over 360 elements: c += where(lt(0,x0),x1,0).
+//
+//go:noescape
+func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap17AVX2 runs a float64 pointwise kernel over 360 elements: c += x0.
+//
+//go:noescape
+func ocannlMap17AVX2(c *float64, x0 *float64)

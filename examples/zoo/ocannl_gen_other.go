@@ -197,6 +197,72 @@ func ocannlGemm36AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm36AVX512 called without assembly")
 }
 
+// ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap0AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap0AVX512 called without assembly") }
+
+// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
+
+// ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap2AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
+}
+
+// ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap3AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
+
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
+}
+
+// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
+
+// ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap6AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX512 called without assembly") }
+
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
+
+// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
+}
+
+// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+
+// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+}
+
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
+
+// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
+}
+
+// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap13AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
+
+// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap14AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap14AVX512 called without assembly") }
+
+// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+
+// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap16AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
+}
+
+// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -307,3 +373,57 @@ func ocannlGemm35AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm35AVX2 cal
 
 // ocannlGemm36AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm36AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm36AVX2 called without assembly") }
+
+// ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap0AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
+
+// ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
+
+// ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap2AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+
+// ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap3AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
+
+// ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+
+// ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
+
+// ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap6AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+
+// ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+
+// ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
+
+// ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+
+// ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+
+// ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
+
+// ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+
+// ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap13AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+
+// ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap14AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+
+// ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+
+// ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap16AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+
+// ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }

@@ -1,0 +1,485 @@
+package asm
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// MapSpec is one specialized pointwise kernel: C[i] = f(X0[i], X1[i],
+// ...) (or C[i] += f(...)) for i in 0..N-1 over unit-stride operands
+// (or operands constant along the axis, stride 0).
+type MapSpec struct {
+	Elem string
+	N    int
+	// Expr is f, with each Load's Tensor numbering the operand (its Index
+	// unused).
+	Expr loopir.Expr
+	// Stride0 marks the operands read at one address for every i.
+	Stride0 []bool
+	// Accumulate: C[i] += f (otherwise C[i] = f).
+	Accumulate bool
+}
+
+// key identifies the kernel among a package's.
+func (m *MapSpec) key() string {
+	return fmt.Sprintf("%s/%d/%v/%v/%s", m.Elem, m.N, m.Stride0, m.Accumulate, exprKey(m.Expr))
+}
+
+func exprKey(e loopir.Expr) string {
+	switch e := e.(type) {
+	case *loopir.Const:
+		return strconv.FormatFloat(e.Value, 'g', -1, 64)
+	case *loopir.Load:
+		return "x" + strconv.Itoa(e.Tensor)
+	case *loopir.Apply:
+		s := make([]string, len(e.Args))
+		for i, a := range e.Args {
+			s[i] = exprKey(a)
+		}
+		return e.Prim + "(" + strings.Join(s, ",") + ")"
+	}
+	return "?"
+}
+
+// MapNest is a perfect nest the pointwise classifier recognized: the
+// Go loops around the call, C and the operand tensors, and each one's
+// index with the kernel's loop variables set to zero.
+type MapNest struct {
+	Spec  MapSpec
+	Outer []*loopir.For
+	C     int
+	// Ins are the operands' tensors and indices (the loads, in order).
+	Ins  []*loopir.Load
+	Zero []loopir.IndexExpr   // C's
+	ZIns [][]loopir.IndexExpr // the operands'
+}
+
+// MinMapElems is the shortest axis a pointwise kernel runs: shorter rows
+// leave the call overhead uncovered. maxMapIns bounds the operands (the
+// general registers hold one pointer each).
+const (
+	MinMapElems = 256
+	maxMapIns   = 6
+)
+
+// mapPrims are the primitives a pointwise kernel evaluates.
+var mapPrims = map[string]int{"add": 2, "sub": 2, "mul": 2, "div": 2, "relu": 1, "lt": 2, "eq": 2, "ne": 2, "where": 3, "id": 1}
+
+// ClassifyMap recognizes a perfect nest that is a pointwise map over one
+// contiguous axis (after merging loops whose strides compose in every
+// tensor): every loop indexes the stored tensor, the value is made of
+// the primitives of mapPrims over loads of other tensors and constants,
+// and the store overwrites or adds. It returns nil otherwise.
+func ClassifyMap(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) *MapNest {
+	return ClassifyMapFree(p, loops, st, elem, nil)
+}
+
+// ClassifyMapFree is ClassifyMap where the indices may also mention the
+// variables of free, bound outside the nest (see ClassifyFree).
+func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, free map[int]bool) *MapNest {
+	if elem != "float32" && elem != "float64" || len(loops) == 0 {
+		return nil
+	}
+	if st.Accumulate && st.Accum != "add" && st.Accum != "" {
+		return nil
+	}
+	var loads []*loopir.Load
+	ok := true
+	var rewrite func(e loopir.Expr) loopir.Expr
+	rewrite = func(e loopir.Expr) loopir.Expr {
+		switch e := e.(type) {
+		case *loopir.Const:
+			return e
+		case *loopir.Load:
+			if e.Tensor == st.Tensor {
+				ok = false
+				return e
+			}
+			for i, l := range loads {
+				if l.Tensor == e.Tensor && idxEqual(l.Index, e.Index) {
+					return &loopir.Load{Tensor: i}
+				}
+			}
+			loads = append(loads, e)
+			return &loopir.Load{Tensor: len(loads) - 1}
+		case *loopir.Apply:
+			if n, known := mapPrims[e.Prim]; !known || n != len(e.Args) {
+				ok = false
+				return e
+			}
+			args := make([]loopir.Expr, len(e.Args))
+			for i, a := range e.Args {
+				args[i] = rewrite(a)
+			}
+			return &loopir.Apply{Prim: e.Prim, Args: args}
+		}
+		ok = false
+		return e
+	}
+	expr := rewrite(st.Value)
+	if !ok || len(loads) > maxMapIns {
+		return nil
+	}
+	sc, okc := flat(st.Index, p.Tensors[st.Tensor].BufDims)
+	if !okc {
+		return nil
+	}
+	ss := make([]map[int]int, len(loads))
+	for i, l := range loads {
+		s, okl := flat(l.Index, p.Tensors[l.Tensor].BufDims)
+		if !okl {
+			return nil
+		}
+		ss[i] = s
+	}
+	// axes: strides of C then of each operand.
+	type maxis struct {
+		vars   []int
+		extent int
+		st     []int
+	}
+	inNest := map[int]bool{}
+	var axes []*maxis
+	for _, l := range loops {
+		x := &maxis{vars: []int{l.Var}, extent: l.Extent, st: []int{sc[l.Var]}}
+		for _, s := range ss {
+			x.st = append(x.st, s[l.Var])
+		}
+		for _, v := range x.st {
+			if v < 0 {
+				return nil
+			}
+		}
+		if x.st[0] == 0 && l.Extent > 1 {
+			return nil // a reduction
+		}
+		inNest[l.Var] = true
+		axes = append(axes, x)
+	}
+	for _, m := range append([]map[int]int{sc}, ss...) {
+		for v, s := range m {
+			if s != 0 && !inNest[v] && !free[v] {
+				return nil
+			}
+		}
+	}
+	// Merge u into v when every stride composes.
+	for merged := true; merged; {
+		merged = false
+		for i := 0; i < len(axes) && !merged; i++ {
+			for j := 0; j < len(axes) && !merged; j++ {
+				u, v := axes[i], axes[j]
+				if i == j {
+					continue
+				}
+				all := true
+				for t := range u.st {
+					all = all && u.st[t] == v.st[t]*v.extent
+				}
+				if all {
+					v.vars = append(append([]int(nil), u.vars...), v.vars...)
+					v.extent *= u.extent
+					axes = append(axes[:i], axes[i+1:]...)
+					merged = true
+				}
+			}
+		}
+	}
+	// The kernel's axis: unit stride in C, 0 or 1 in every operand, the
+	// longest such.
+	var k *maxis
+	for _, x := range axes {
+		good := x.st[0] == 1
+		for _, s := range x.st[1:] {
+			good = good && (s == 0 || s == 1)
+		}
+		if good && (k == nil || x.extent > k.extent) {
+			k = x
+		}
+	}
+	if k == nil || k.extent < MinMapElems {
+		return nil
+	}
+	n := &MapNest{C: st.Tensor, Ins: loads}
+	n.Spec = MapSpec{Elem: elem, N: k.extent, Expr: expr, Accumulate: st.Accumulate && st.Accum == "add"}
+	for _, s := range k.st[1:] {
+		n.Spec.Stride0 = append(n.Spec.Stride0, s == 0)
+	}
+	kv := map[int]bool{}
+	for _, v := range k.vars {
+		kv[v] = true
+	}
+	for _, l := range loops {
+		if !kv[l.Var] {
+			n.Outer = append(n.Outer, l)
+		}
+	}
+	n.Zero = zeroVars(st.Index, kv)
+	for _, l := range loads {
+		n.ZIns = append(n.ZIns, zeroVars(l.Index, kv))
+	}
+	if int64(k.extent)*8 >= 1<<30 {
+		return nil
+	}
+	return n
+}
+
+func idxEqual(a, b []loopir.IndexExpr) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].String() != b[i].String() {
+			return false
+		}
+	}
+	return true
+}
+
+// constants returns the constants a map kernel needs (besides 0 and 1,
+// which every map kernel gets).
+func (m *MapSpec) constants() []float64 {
+	var out []float64
+	var walk func(e loopir.Expr)
+	walk = func(e loopir.Expr) {
+		switch e := e.(type) {
+		case *loopir.Const:
+			out = append(out, e.Value)
+		case *loopir.Apply:
+			for _, a := range e.Args {
+				walk(a)
+			}
+		}
+	}
+	walk(m.Expr)
+	return out
+}
+
+// mgen emits one pointwise kernel.
+type mgen struct {
+	*kgen
+	m      *MapSpec
+	consts map[uint64]reg.VecVirtual
+	ctab   operand.Mem
+	coff   map[uint64]int
+	ins    []reg.Register
+	mask   reg.Register
+	masked bool
+	bcast  []reg.VecVirtual
+}
+
+// constVec is the vector of constant v (loaded once, before the loop).
+func (g *mgen) constVec(v float64) reg.VecVirtual {
+	bits := math.Float64bits(v)
+	return g.consts[bits]
+}
+
+func (g *mgen) cmp(pred uint8, a, b reg.VecVirtual) reg.Register {
+	c := g.c
+	if g.cfg.Wide {
+		k := c.K()
+		if g.es == 8 {
+			c.VCMPPD(operand.Imm(uint64(pred)), b, a, k)
+		} else {
+			c.VCMPPS(operand.Imm(uint64(pred)), b, a, k)
+		}
+		return k
+	}
+	m := g.vec()
+	if g.es == 8 {
+		c.VCMPPD(operand.Imm(uint64(pred)), b, a, m)
+	} else {
+		c.VCMPPS(operand.Imm(uint64(pred)), b, a, m)
+	}
+	return m
+}
+
+// select is mask ? a : b.
+func (g *mgen) sel(mask reg.Register, a, b reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	d := g.vec()
+	switch {
+	case g.cfg.Wide && g.es == 8:
+		c.VBLENDMPD(a, b, mask, d)
+	case g.cfg.Wide:
+		c.VBLENDMPS(a, b, mask, d)
+	case g.es == 8:
+		c.VBLENDVPD(mask, a, b, d)
+	default:
+		c.VBLENDVPS(mask, a, b, d)
+	}
+	return d
+}
+
+// Comparison predicates (VCMPPS immediates): LT_OS, EQ_OQ, NEQ_UQ, as
+// Go's <, == and != (NaN: false, false, true).
+const (
+	cmpLT  = 1
+	cmpEQ  = 0
+	cmpNEQ = 4
+)
+
+func (g *mgen) eval(e loopir.Expr, off int) reg.VecVirtual {
+	c := g.c
+	arith := func(f32, f64 func(...operand.Op), x, y reg.VecVirtual) reg.VecVirtual {
+		d := g.vec()
+		if g.es == 8 {
+			f64(y, x, d)
+		} else {
+			f32(y, x, d)
+		}
+		return d
+	}
+	switch e := e.(type) {
+	case *loopir.Const:
+		return g.constVec(e.Value)
+	case *loopir.Load:
+		if g.m.Stride0[e.Tensor] {
+			return g.bcast[e.Tensor]
+		}
+		v := g.vec()
+		m := mem(g.ins[e.Tensor], off)
+		if g.masked {
+			g.loadMasked(m, g.mask, v)
+		} else {
+			c.VMOVUPS(m, v)
+		}
+		return v
+	case *loopir.Apply:
+		a := make([]reg.VecVirtual, len(e.Args))
+		for i, x := range e.Args {
+			a[i] = g.eval(x, off)
+		}
+		switch e.Prim {
+		case "id":
+			return a[0]
+		case "add":
+			return arith(c.VADDPS, c.VADDPD, a[0], a[1])
+		case "sub":
+			return arith(c.VSUBPS, c.VSUBPD, a[0], a[1])
+		case "mul":
+			return arith(c.VMULPS, c.VMULPD, a[0], a[1])
+		case "div":
+			return arith(c.VDIVPS, c.VDIVPD, a[0], a[1])
+		case "relu":
+			// max(x, 0) with x first: x > 0 ? x : 0, NaN and -0 give +0.
+			return arith(c.VMAXPS, c.VMAXPD, a[0], g.constVec(0))
+		case "lt", "eq", "ne":
+			pred := map[string]uint8{"lt": cmpLT, "eq": cmpEQ, "ne": cmpNEQ}[e.Prim]
+			return g.sel(g.cmp(pred, a[0], a[1]), g.constVec(1), g.constVec(0))
+		case "where":
+			return g.sel(g.cmp(cmpNEQ, a[0], g.constVec(0)), a[1], a[2])
+		}
+	}
+	panic("asm: unsupported pointwise expression " + exprKey(e))
+}
+
+// body evaluates the map at byte offset off from the pointers and stores.
+func (g *mgen) body(cp reg.Register, off int) {
+	c := g.c
+	v := g.eval(g.m.Expr, off)
+	dst := mem(cp, off)
+	if g.m.Accumulate {
+		t := g.vec()
+		if g.masked {
+			g.loadMasked(dst, g.mask, t)
+		} else {
+			c.VMOVUPS(dst, t)
+		}
+		if g.es == 8 {
+			c.VADDPD(t, v, t)
+		} else {
+			c.VADDPS(t, v, t)
+		}
+		v = t
+	}
+	if g.masked {
+		g.storeMasked(v, g.mask, dst)
+	} else {
+		c.VMOVUPS(v, dst)
+	}
+}
+
+// emitMap adds the pointwise kernel name implementing m.
+func emitMap(c *build.Context, cfg Config, m *MapSpec, name string, maskTab, ctab operand.Mem, coff map[uint64]int) {
+	c.Function(name)
+	c.Attributes(attr.NOSPLIT)
+	params := []string{"c"}
+	for i := range m.Stride0 {
+		params = append(params, fmt.Sprintf("x%d", i))
+	}
+	c.SignatureExpr(fmt.Sprintf("func(%s *%s)", strings.Join(params, ", "), m.Elem))
+	c.Pragma("noescape")
+	c.Doc(fmt.Sprintf("%s runs a %s pointwise kernel over %d elements: %s.", name, m.Elem, m.N, mapDesc(m)))
+	sp := &Spec{Elem: m.Elem}
+	g := &mgen{kgen: &kgen{c: c, cfg: cfg, s: sp, op: opsFor(m.Elem, c), es: sp.elemSize(), lanes: cfg.lanes(sp), maskTab: maskTab},
+		m: m, consts: map[uint64]reg.VecVirtual{}, ctab: ctab, coff: coff}
+	cp := c.Load(c.Param("c"), c.GP64())
+	for i := range m.Stride0 {
+		g.ins = append(g.ins, c.Load(c.Param(fmt.Sprintf("x%d", i)), c.GP64()))
+	}
+	// The constants and the stride-0 operands, once.
+	for _, v := range append([]float64{0, 1}, m.constants()...) {
+		bits := math.Float64bits(v)
+		if _, done := g.consts[bits]; done {
+			continue
+		}
+		r := g.vec()
+		if g.es == 8 {
+			c.VBROADCASTSD(ctab.Offset(coff[bits]), r)
+		} else {
+			c.VBROADCASTSS(ctab.Offset(coff[bits]), r)
+		}
+		g.consts[bits] = r
+	}
+	g.bcast = make([]reg.VecVirtual, len(m.Stride0))
+	for i, s0 := range m.Stride0 {
+		if s0 {
+			g.bcast[i] = g.vec()
+			g.op.bcast2(mem(g.ins[i], 0), g.bcast[i])
+		}
+	}
+	g.loop(m.N/g.lanes, "e", func() {
+		g.body(cp, 0)
+		c.ADDQ(imm(cfg.VecBytes), cp)
+		for i, s0 := range m.Stride0 {
+			if !s0 {
+				c.ADDQ(imm(cfg.VecBytes), g.ins[i])
+			}
+		}
+	})
+	if r := m.N % g.lanes; r > 0 {
+		g.mask = g.tailMask(r)
+		g.masked = true
+		g.body(cp, 0)
+	}
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// mapDesc renders the map's expression for comments.
+func mapDesc(m *MapSpec) string {
+	op := "="
+	if m.Accumulate {
+		op = "+="
+	}
+	return "c " + op + " " + exprKey(m.Expr)
+}
+
+// Describe is a one-line account of the pointwise kernel.
+func (m *MapSpec) Describe(tiers ...Config) string {
+	d := fmt.Sprintf("%s pointwise kernel over %d elements (%s)", m.Elem, m.N, mapDesc(m))
+	var ts []string
+	for _, t := range tiers {
+		ts = append(ts, t.Tier)
+	}
+	return d + ": " + strings.Join(ts, ", ")
+}
