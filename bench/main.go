@@ -101,7 +101,15 @@ func maxRel(a, b []float32) float64 {
 func main() {
 	reps := flag.Int("reps", 5, "turns per implementation")
 	only := flag.String("run", "", "only cases whose name contains this")
+	scale := flag.Bool("scaling", false, "time 1 against 2 threads (wall time) instead")
 	flag.Parse()
+	if *scale {
+		core := blasInit()
+		fmt.Printf("cpu: %s (%d logical CPUs)\n", cpuModel(), runtime.NumCPU())
+		fmt.Printf("go: %s, GOMAXPROCS=2; OpenBLAS core: %s (OPENBLAS_CORETYPE=%q); assembly tier: %s\n", runtime.Version(), core, os.Getenv("OPENBLAS_CORETYPE"), bestTier())
+		scaling(*reps)
+		return
+	}
 	runtime.GOMAXPROCS(1)
 	core := blasInit()
 	fmt.Printf("cpu: %s\n", cpuModel())

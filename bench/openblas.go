@@ -26,3 +26,6 @@ func sgemm(m, n, k int, a []float32, lda int, b []float32, ldb int, transB bool,
 		(*C.float)(unsafe.Pointer(&a[0])), C.blasint(lda), (*C.float)(unsafe.Pointer(&b[0])), C.blasint(ldb), 0,
 		(*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
 }
+
+// blasThreads sets the number of threads OpenBLAS uses.
+func blasThreads(n int) { C.openblas_set_num_threads(C.int(n)) }

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"time"
+	"unsafe"
+
+	"github.com/ocannlgen/ocannlgen/bench/kernels"
+	"github.com/ocannlgen/ocannlgen/bench/models"
+	"github.com/ocannlgen/ocannlgen/rt"
+)
+
+// scaleImpl is one implementation timed at 1 and at 2 threads: set
+// selects the number of threads, run makes one call.
+type scaleImpl struct {
+	name string
+	set  func(threads int)
+	run  func()
+}
+
+type scaleCase struct {
+	name  string
+	impls []scaleImpl
+}
+
+// scaling prints, in one interleaved run, the wall time per call of each
+// implementation at 1 and 2 threads (GOMAXPROCS 2): the generated
+// kernels and training steps on an rt.Pool of 1 and of 2 threads, and
+// OpenBLAS with 1 and 2 threads. Wall time, not CPU time: two threads
+// spend more CPU time to finish sooner.
+func scaling(reps int) {
+	runtime.GOMAXPROCS(2)
+	pools := map[int]*rt.Pool{1: rt.NewPool(1), 2: rt.NewPool(2)}
+	genSet := func(th int) { kernels.SetTier(bestTier()); rt.SetDefaultPool(pools[th]) }
+	r := rand.New(rand.NewPCG(3, 4))
+	var cases []scaleCase
+
+	a, b, c, cb := make([]float32, 512*512), make([]float32, 512*512), make([]float32, 512*512), make([]float32, 512*512)
+	fill(r, a)
+	fill(r, b)
+	cases = append(cases, scaleCase{"matmul 512x512x512", []scaleImpl{
+		{"generated " + bestTier(), genSet, func() {
+			kernels.MatMul512((*[512][512]float32)(unsafe.Pointer(&a[0])), (*[512][512]float32)(unsafe.Pointer(&b[0])), (*[512][512]float32)(unsafe.Pointer(&c[0])))
+		}},
+		{"OpenBLAS sgemm", blasThreads, func() { sgemm(512, 512, 512, a, 512, b, 512, false, cb, 512) }},
+	}})
+
+	const nb, h, w, ic, oc = 8, 32, 32, 64, 64
+	img := make([]float32, nb*h*w*ic)
+	padded := make([]float32, nb*(h+2)*(w+2)*ic)
+	ker := make([]float32, oc*9*ic)
+	out := make([]float32, nb*h*w*oc)
+	fill(r, img)
+	fill(r, ker)
+	fill(r, padded)
+	cases = append(cases, scaleCase{"conv2d 8x32x32, 64->64, 3x3", []scaleImpl{
+		{"generated " + bestTier() + ", padded copy in the kernel", genSet, func() {
+			kernels.Conv2D((*[nb][h][w][ic]float32)(unsafe.Pointer(&img[0])), (*[oc][3][3][ic]float32)(unsafe.Pointer(&ker[0])), (*[nb][h][w][oc]float32)(unsafe.Pointer(&out[0])))
+		}},
+		{"generated " + bestTier() + ", input kept padded by the caller", genSet, func() {
+			kernels.Conv2DPrepadded((*[nb][h + 2][w + 2][ic]float32)(unsafe.Pointer(&padded[0])), (*[oc][3][3][ic]float32)(unsafe.Pointer(&ker[0])), (*[nb][h][w][oc]float32)(unsafe.Pointer(&out[0])))
+		}},
+	}})
+
+	cnn := new(models.CNN)
+	cnn.Init(1)
+	var cx [256][12][12][1]float32
+	var cy [256][4]float32
+	for i := range cx {
+		for p := range 12 {
+			for q := range 12 {
+				cx[i][p][q][0] = r.Float32()
+			}
+		}
+		cy[i][r.IntN(4)] = 1
+	}
+	rev := new(models.Reverser)
+	rev.Init(1)
+	var rx, ry [256][8][10]float32
+	for i := range rx {
+		for p := range 8 {
+			t := r.IntN(10)
+			rx[i][p][t], ry[i][7-p][t] = 1, 1
+		}
+	}
+	cases = append(cases,
+		scaleCase{"CNN TrainStep, batch 256", []scaleImpl{{"generated " + bestTier(), func(th int) {
+			kernels.SetTier(bestTier())
+			cnn.Pool = pools[th]
+		}, func() { cnn.TrainStep(&cx, &cy) }}}},
+		scaleCase{"attention TrainStep, batch 256", []scaleImpl{{"generated " + bestTier(), func(th int) {
+			kernels.SetTier(bestTier())
+			rev.Pool = pools[th]
+		}, func() { rev.TrainStep(&rx, &ry) }}}},
+	)
+
+	fmt.Println()
+	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads: best wall µs/call | speedup (best) | median speedup |")
+	fmt.Println("|---|---|---:|---:|---:|---:|")
+	for _, c := range cases {
+		for _, im := range c.impls {
+			iters := map[int]int{}
+			for _, th := range []int{1, 2} {
+				im.set(th)
+				im.run()
+				iters[th] = calibrate(im.run)
+			}
+			wall := map[int][]float64{}
+			for range reps {
+				for _, th := range []int{1, 2} {
+					im.set(th)
+					t0 := time.Now()
+					for range iters[th] {
+						im.run()
+					}
+					wall[th] = append(wall[th], float64(time.Since(t0).Microseconds())/float64(iters[th]))
+				}
+			}
+			b1, b2 := slices.Min(wall[1]), slices.Min(wall[2])
+			fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.2fx |\n", c.name, im.name, b1, b2, b1/b2, median(wall[1])/median(wall[2]))
+		}
+	}
+	blasThreads(1)
+	rt.SetDefaultPool(pools[1])
+}
+
+// bestTier is the best assembly tier this CPU runs.
+func bestTier() string {
+	for _, t := range []string{"avx512", "avx2"} {
+		if kernels.SetTier(t) {
+			return t
+		}
+	}
+	return "go"
+}
