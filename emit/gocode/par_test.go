@@ -1,0 +1,87 @@
+package gocode
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+func TestParParts(t *testing.T) {
+	for e, want := range map[int]int{512: 8, 256: 8, 32: 8, 10: 5, 9: 3, 7: 7, 5: 5, 3: 3, 2: 2, 1: 0, 11: 11, 13: 13, 17: 0, 97: 0, 18: 6, 34: 2} {
+		if got := parParts(e); got != want {
+			t.Errorf("parParts(%d) = %d, want %d", e, got, want)
+		}
+	}
+}
+
+func TestSplittable(t *testing.T) {
+	// c[i][k] += a[i][j] * b[j][k] (vars 0, 2 drive c; 1 is the reduction)
+	// and d[i+k] (two loops on one axis: neither alone).
+	st := &loopir.Store{Tensor: 0, Index: []loopir.IndexExpr{
+		{Terms: []loopir.IndexTerm{{Coeff: 1, Var: 0}}},
+		{Terms: []loopir.IndexTerm{{Coeff: 1, Var: 2}}, Offset: 1},
+	}}
+	for v, want := range map[int]bool{0: true, 1: false, 2: true} {
+		if got := splittable(st, v); got != want {
+			t.Errorf("c: splittable(%d) = %v, want %v", v, got, want)
+		}
+	}
+	d := &loopir.Store{Tensor: 0, Index: []loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 1, Var: 0}, {Coeff: 1, Var: 2}}}}}
+	if splittable(d, 0) || splittable(d, 2) {
+		t.Error("d[i+k]: a loop sharing its axis was splittable")
+	}
+}
+
+// renderPar renders one kernel of src (tensors a, b inputs, c output)
+// with parallel nests on.
+func renderPar(t *testing.T, src, scratch string) string {
+	t.Helper()
+	_, p := compileProgram(t, src, nil)
+	k := &Kernel{Name: "K", Elem: "float32", Prog: p, Scratch: scratch, ScratchOver: DefaultScratchOver, PoolParam: scratch != ""}
+	for i, ps := range []pspec{pa("a"), pa("b"), out(pa("c"))} {
+		_ = i
+		id := -1
+		for t2 := range p.Tensors {
+			if p.Tensors[t2].Name == ps.name {
+				id = t2
+			}
+		}
+		if id < 0 {
+			t.Fatalf("no tensor %s", ps.name)
+		}
+		k.Params = append(k.Params, Param{Name: ps.name, Kind: PtrArray, Tensor: id, Output: ps.out})
+	}
+	out, err := Render(&File{Package: "p", Kernels: []*Kernel{k}, Parallel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestParallelRule: a large matmul runs in 8 parts of its rows on the
+// default pool; a small one stays serial; a large nest reading a stack
+// local stays serial unless the kernel has a scratch, which then holds
+// the local, and the function takes the pool.
+func TestParallelRule(t *testing.T) {
+	big := renderPar(t, "input a : 256, 256\ninput b : 256, 256\nlet c = a +* \"ij;jk=>ik\" b", "")
+	for _, want := range []string{"type KPart0 struct", "func (r *KPart0) Part(j int)", "rt.DefaultPool().Run(rec, 8)", "var KPart0Records rt.Records[KPart0]", "*rec = KPart0{}"} {
+		if !strings.Contains(big, want) {
+			t.Errorf("256^3 matmul: no %q in\n%s", want, big)
+		}
+	}
+	small := renderPar(t, "input a : 16, 16\ninput b : 16, 16\nlet c = a +* \"ij;jk=>ik\" b", "")
+	if strings.Contains(small, "Part0") || strings.Contains(small, "rt.") {
+		t.Errorf("16^3 matmul (4096 iterations) runs in parallel:\n%s", small)
+	}
+	const local = "input a : 128, 128\ninput b : 128, 128\nlet t = a *. 2\nlet c = t +* \"ij;jk=>ik\" b"
+	if s := renderPar(t, local, ""); strings.Contains(s, "Part0") {
+		t.Errorf("a nest reading a 64 KiB stack local runs in parallel:\n%s", s)
+	}
+	s := renderPar(t, local, "KScratch")
+	for _, want := range []string{"pool *rt.Pool, scratch *KScratch)", "pool.Run(rec, 8)", "scratch *KScratch\n"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("with a scratch: no %q in\n%s", want, s)
+		}
+	}
+}
