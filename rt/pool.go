@@ -48,11 +48,21 @@ type Pool struct {
 	workers []chan struct{}
 	closed  bool // set under mu
 
-	// Set by the call holding mu before waking workers.
+	// cur is the job being run (nil between calls): a worker takes a
+	// reference on it, then checks it is still published, so the caller
+	// waits only for workers actually running its parts, never for one
+	// the operating system has not scheduled yet.
+	cur atomic.Pointer[job]
+	job job
+}
+
+// job is one call's work. task and parts are written by the caller
+// holding mu before it publishes the job (Pool.cur).
+type job struct {
 	task  Task
-	parts int
-	next  atomic.Int64
-	wg    sync.WaitGroup
+	parts int64
+	next  atomic.Int64 // the next part to claim
+	refs  atomic.Int32 // workers inside work on this job
 }
 
 // NewPool returns a pool of n threads (the calling goroutine counts as
@@ -107,19 +117,28 @@ func (p *Pool) start() {
 	}
 }
 
-// worker runs parts each time it is woken, until its channel closes.
+// worker runs parts of the published job each time it is woken, until
+// its channel closes. A wake-up that comes late finds no job (or a later
+// one, which it may help with: it holds a reference before it looks).
 func (p *Pool) worker(wake chan struct{}) {
 	for range wake {
-		p.work()
-		p.wg.Done()
+		j := p.cur.Load()
+		if j == nil {
+			continue
+		}
+		j.refs.Add(1)
+		if p.cur.Load() == j {
+			j.work()
+		}
+		j.refs.Add(-1)
 	}
 }
 
-// work runs parts of the current task until none is left.
-func (p *Pool) work() {
-	t, parts := p.task, int64(p.parts)
+// work runs parts of the job until none is left.
+func (j *job) work() {
+	t, parts := j.task, j.parts
 	for {
-		i := p.next.Add(1) - 1
+		i := j.next.Add(1) - 1
 		if i >= parts {
 			return
 		}
@@ -149,15 +168,23 @@ func (p *Pool) Run(t Task, parts int) {
 		return
 	}
 	p.once.Do(p.start)
-	p.task, p.parts = t, parts
-	p.next.Store(0)
-	p.wg.Add(threads - 1)
+	j := &p.job
+	j.task, j.parts = t, int64(parts)
+	j.next.Store(0)
+	p.cur.Store(j)
 	for _, w := range p.workers[:threads-1] {
-		w <- struct{}{}
+		select {
+		case w <- struct{}{}:
+		default: // a wake-up is already pending
+		}
 	}
-	p.work()
-	p.wg.Wait()
-	p.task = nil
+	j.work()
+	// Every part is claimed; wait for the workers running the last ones.
+	p.cur.Store(nil)
+	for j.refs.Load() != 0 {
+		runtime.Gosched()
+	}
+	j.task = nil
 }
 
 // ThreadsEnvVar is the environment variable that sets the number of
