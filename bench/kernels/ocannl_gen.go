@@ -29,7 +29,7 @@ func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*out = [512][512]float32{}
 	}
-	// 8 parts of i0 on the pool.
+	// 8 parts of i1 on the pool.
 	rec := ocannlMatMul512Part0Records.Get()
 	rec.out = out
 	rec.a = a
@@ -40,7 +40,7 @@ func ocannlMatMul512(a *[512][512]float32, b *[512][512]float32, out *[512][512]
 }
 
 // ocannlMatMul512Part0 is the task record of a loop nest of ocannlMatMul512 that runs in 8 parts, one
-// for each 64 values of i0 (see rt.Pool).
+// for each 64 values of i1 (see rt.Pool).
 type ocannlMatMul512Part0 struct {
 	out *[512][512]float32
 	a   *[512][512]float32
@@ -50,31 +50,31 @@ type ocannlMatMul512Part0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlMatMul512Part0) Part(j int) {
 	out, a, b := r.out, r.a, r.b
-	// float32 broadcast kernel M=64 N=512 K=512: AVX512 14x32 tile, 2 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=512 N=64 K=512: AVX512 14x32 tile, 2 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&out[64*j][0], &a[64*j][0], &b[0][0])
+		ocannlGemm0AVX512(&out[0][64*j], &a[0][0], &b[0][64*j])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&out[64*j][0], &a[64*j][0], &b[0][0])
+		ocannlGemm0AVX2(&out[0][64*j], &a[0][0], &b[0][64*j])
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-		for i0 := range 64 {
-			outRow := &out[i0+64*j]
+		for i0 := range 512 {
+			outRow := &out[i0]
 			for i2 := 0; i2 < 512; i2 += 4 {
-				aV := a[i0+64*j][i2]
+				aV := a[i0][i2]
 				bRow := &b[i2]
-				aV2 := a[i0+64*j][i2+1]
+				aV2 := a[i0][i2+1]
 				bRow2 := &b[i2+1]
-				aV3 := a[i0+64*j][i2+2]
+				aV3 := a[i0][i2+2]
 				bRow3 := &b[i2+2]
-				aV4 := a[i0+64*j][i2+3]
+				aV4 := a[i0][i2+3]
 				bRow4 := &b[i2+3]
-				for i1 := range 512 {
-					acc := outRow[i1]
-					acc += aV * bRow[i1]
-					acc += aV2 * bRow2[i1]
-					acc += aV3 * bRow3[i1]
-					acc += aV4 * bRow4[i1]
-					outRow[i1] = acc
+				for i1 := range 64 {
+					acc := outRow[i1+64*j]
+					acc += aV * bRow[i1+64*j]
+					acc += aV2 * bRow2[i1+64*j]
+					acc += aV3 * bRow3[i1+64*j]
+					acc += aV4 * bRow4[i1+64*j]
+					outRow[i1+64*j] = acc
 				}
 			}
 		}

@@ -194,6 +194,16 @@ func (k *kgen) plan(loops []*loopir.For, st *loopir.Store) *plan {
 	// inside the reduction loops, when it is the last non-reduction loop.
 	if pl.safe && nred > 0 && len(st.Index) > 0 {
 		last := st.Index[len(st.Index)-1]
+		if k.free != nil {
+			// A parallel part's number is a constant offset here.
+			var ts []loopir.IndexTerm
+			for _, t := range last.Terms {
+				if !k.free[t.Var] {
+					ts = append(ts, t)
+				}
+			}
+			last.Terms = ts
+		}
 		if len(last.Terms) == 1 && last.Terms[0].Coeff == 1 && inChain[last.Terms[0].Var] != nil && !pl.red[last.Terms[0].Var] {
 			v := last.Terms[0].Var
 			unit := false

@@ -30,8 +30,9 @@ import (
 // without escaping to the heap.
 // The loop split is, among the splittable loops (not the innermost of
 // the nest nor of the emitted order), one the assembly kernel leaves
-// outside its call if there is one, else any; the longest, the
-// outermost among equals. P is the largest divisor of E in 2..8, else in
+// outside its call if there is one, else a broadcast kernel's n axis
+// when its parts are multiples of 32 elements, else any; the longest,
+// the outermost among equals. P is the largest divisor of E in 2..8, else in
 // 9..16; a loop with none is not split.
 const (
 	// ParMinGoIters is the least number of innermost iterations of a
@@ -143,15 +144,37 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store) (*loopir.For, int
 			outer[l.Var] = true
 		}
 	}
+	// A broadcast kernel's n axis (unit stride in C) cut into slivers of
+	// whole vectors keeps m whole: no B sliver packed again per part and
+	// no extra m tail tiles.
+	nVar := -1
+	if n0 != nil && n0.Spec.Kind == asm.Broadcast && len(st.Index) > 0 {
+		if x := st.Index[len(st.Index)-1]; len(x.Terms) == 1 && x.Terms[0].Coeff == 1 {
+			nVar = x.Terms[0].Var
+		}
+	}
+	rank := func(l *loopir.For) int {
+		switch {
+		case outer[l.Var]:
+			return 2
+		case l.Var == nVar:
+			return 1
+		}
+		return 0
+	}
 	var best *loopir.For
-	bestOuter := false
 	for _, l := range loops[:len(loops)-1] {
-		if pl.red[l.Var] || l.Var == pl.loops[len(pl.loops)-1].Var || !splittable(st, l.Var) || parParts(l.Extent) == 0 {
+		if pl.red[l.Var] || !splittable(st, l.Var) || parParts(l.Extent) == 0 {
 			continue
 		}
-		o := outer[l.Var]
-		if best == nil || o && !bestOuter || o == bestOuter && l.Extent > best.Extent {
-			best, bestOuter = l, o
+		if l.Var == nVar && (l.Extent/parParts(l.Extent))%32 != 0 {
+			continue
+		}
+		if l.Var == pl.loops[len(pl.loops)-1].Var && l.Var != nVar {
+			continue
+		}
+		if best == nil || rank(l) > rank(best) || rank(l) == rank(best) && l.Extent > best.Extent {
+			best = l
 		}
 	}
 	if best == nil {

@@ -31,12 +31,12 @@ func ocannlGemm1AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX512 runs a float32 broadcast kernel, M=32 N=256 K=256 (14x32 tile); strides C 256,1 A 256,1 B 256,1.
+// ocannlGemm3AVX512 runs a float32 broadcast kernel, M=256 N=32 K=256 (14x32 tile); strides C 256,1 A 256,1 B 256,1.
 //
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=64 N=512 K=512 (14x32 tile); strides C 512,1 A 512,1 B 512,1.
+// ocannlGemm4AVX512 runs a float32 broadcast kernel, M=512 N=64 K=512 (14x32 tile); strides C 512,1 A 512,1 B 512,1.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
@@ -91,12 +91,12 @@ func ocannlGemm1AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=32 N=256 K=256 (6x16 tile); strides C 256,1 A 256,1 B 256,1.
+// ocannlGemm3AVX2 runs a float32 broadcast kernel, M=256 N=32 K=256 (6x16 tile); strides C 256,1 A 256,1 B 256,1.
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 broadcast kernel, M=64 N=512 K=512 (6x16 tile); strides C 512,1 A 512,1 B 512,1.
+// ocannlGemm4AVX2 runs a float32 broadcast kernel, M=512 N=64 K=512 (6x16 tile); strides C 512,1 A 512,1 B 512,1.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
