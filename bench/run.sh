@@ -23,3 +23,7 @@ go build -o "$bin" .
 "$bin" -reps "${1:-7}"
 cd ..
 bash bench/trainstep.sh "${2:-5}"
+# Thread scaling (docs/benchmarks.md, Threads): 1 against 2 threads by
+# wall time, OpenBLAS and PyTorch at 2 threads too.
+OPENBLAS_NUM_THREADS=2 GOMAXPROCS=2 "$bin" -scaling -reps "${1:-7}"
+/usr/bin/python3 bench/torch_trainstep.py "${2:-5}" 2 256

@@ -6,7 +6,10 @@ TrainStep (examples/moons, examples/cnn, examples/attention; see their
 model.go). Prints, per model, the best and median microseconds per step
 over several turns, by process CPU time and by wall time.
 
-Usage: /usr/bin/python3 bench/torch_trainstep.py [turns]
+Usage: /usr/bin/python3 bench/torch_trainstep.py [turns] [threads] [batch]
+(threads: torch.set_num_threads, default 1; batch: the CNN's and the
+attention model's training batch, default 32 as in the demos; the
+thread-scaling comparison of docs/benchmarks.md uses 2 and 256.)
 """
 import sys
 import time
@@ -15,7 +18,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-torch.set_num_threads(1)
+THREADS = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+BATCH = int(sys.argv[3]) if len(sys.argv) > 3 else 32
+torch.set_num_threads(THREADS)
 torch.manual_seed(0)
 
 
@@ -59,8 +64,8 @@ class CNN(nn.Module):
 def cnn():
     net = CNN()
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
-    x = torch.randn(32, 1, 12, 12)
-    y = torch.randint(0, 4, (32,))
+    x = torch.randn(BATCH, 1, 12, 12)
+    y = torch.randint(0, 4, (BATCH,))
 
     def loss():
         return F.cross_entropy(net(x), y)
@@ -102,7 +107,7 @@ class Reverser(nn.Module):
 def attention():
     net = Reverser()
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, nesterov=True)
-    tok = torch.randint(0, 10, (32, 8))
+    tok = torch.randint(0, 10, (BATCH, 8))
     x = F.one_hot(tok, 10).float()
     y = tok.flip(1)
 
