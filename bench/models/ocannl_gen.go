@@ -2299,105 +2299,105 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 256 {
-		for i1 := range 5 {
-			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0][i1][0]
-			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0][i1][1]
-			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0][i1][2]
-			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0][i1][3]
-			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0][i1][4]
-			for i3 := range 16 {
-				acc11 := gNetConv2Bias[i3]
-				acc11 += net_head_x_1_gradRow3[i3]
-				acc11 += net_head_x_1_gradRow4[i3]
-				acc11 += net_head_x_1_gradRow5[i3]
-				acc11 += net_head_x_1_gradRow6[i3]
-				acc11 += net_head_x_1_gradRow7[i3]
-				gNetConv2Bias[i3] = acc11
-			}
-		}
-	}
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNBackwardPart6Records.Get()
-	rec7.pNetConv2Kernel = pNetConv2Kernel
 	rec7.scratch = scratch
 	pool.Run(rec7, 8)
+	// The 8 partial sums, added in part order.
+	for j26 := range 16 {
+		acc12 := gNetConv2Bias[j26]
+		acc12 += rec7.gNetConv2BiasPartial[0][j26]
+		acc12 += rec7.gNetConv2BiasPartial[1][j26]
+		acc12 += rec7.gNetConv2BiasPartial[2][j26]
+		acc12 += rec7.gNetConv2BiasPartial[3][j26]
+		acc12 += rec7.gNetConv2BiasPartial[4][j26]
+		acc12 += rec7.gNetConv2BiasPartial[5][j26]
+		acc12 += rec7.gNetConv2BiasPartial[6][j26]
+		acc12 += rec7.gNetConv2BiasPartial[7][j26]
+		gNetConv2Bias[j26] = acc12
+	}
 	*rec7 = ocannlCNNBackwardPart6{}
 	ocannlCNNBackwardPart6Records.Put(rec7)
 
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 3 parts of i4 on the pool.
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// 8 parts of i0 on the pool.
 	rec8 := ocannlCNNBackwardPart7Records.Get()
-	rec8.gNetConv2Kernel = gNetConv2Kernel
+	rec8.pNetConv2Kernel = pNetConv2Kernel
 	rec8.scratch = scratch
-	pool.Run(rec8, 3)
+	pool.Run(rec8, 8)
 	*rec8 = ocannlCNNBackwardPart7{}
 	ocannlCNNBackwardPart7Records.Put(rec8)
 
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// 3 parts of i4 on the pool.
+	rec9 := ocannlCNNBackwardPart8Records.Get()
+	rec9.gNetConv2Kernel = gNetConv2Kernel
+	rec9.scratch = scratch
+	pool.Run(rec9, 3)
+	*rec9 = ocannlCNNBackwardPart8{}
+	ocannlCNNBackwardPart8Records.Put(rec9)
+
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	for j27 := range 256 {
-		for j28 := range 8 {
-			for j29 := range 8 {
-				scratch.net_max_pool_1_y[j27][0][j28][j29] = float32(math.Inf(-1))
+	for j29 := range 256 {
+		for j30 := range 8 {
+			for j31 := range 8 {
+				scratch.net_max_pool_1_y[j29][0][j30][j31] = float32(math.Inf(-1))
 			}
 		}
 	}
-	for j30 := range 256 {
-		for j31 := 6; j31 < 8; j31++ {
-			for j32 := range 8 {
-				for j33 := range 8 {
-					scratch.net_max_pool_1_y[j30][j31][j32][j33] = float32(math.Inf(-1))
+	for j32 := range 256 {
+		for j33 := 6; j33 < 8; j33++ {
+			for j34 := range 8 {
+				for j35 := range 8 {
+					scratch.net_max_pool_1_y[j32][j33][j34][j35] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
-	for j34 := range 256 {
-		for j35 := 1; j35 < 6; j35++ {
-			for j36 := range 8 {
-				scratch.net_max_pool_1_y[j34][j35][0][j36] = float32(math.Inf(-1))
+	for j36 := range 256 {
+		for j37 := 1; j37 < 6; j37++ {
+			for j38 := range 8 {
+				scratch.net_max_pool_1_y[j36][j37][0][j38] = float32(math.Inf(-1))
 			}
 		}
 	}
-	for j37 := range 256 {
-		for j38 := 1; j38 < 6; j38++ {
-			for j39 := 6; j39 < 8; j39++ {
-				for j40 := range 8 {
-					scratch.net_max_pool_1_y[j37][j38][j39][j40] = float32(math.Inf(-1))
+	for j39 := range 256 {
+		for j40 := 1; j40 < 6; j40++ {
+			for j41 := 6; j41 < 8; j41++ {
+				for j42 := range 8 {
+					scratch.net_max_pool_1_y[j39][j40][j41][j42] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
-	for j41 := range 256 {
-		for j42 := range 8 {
-			for j43 := range 8 {
-				scratch.net_max_pool_1_y_grad[j41][0][j42][j43] = 0
+	for j43 := range 256 {
+		for j44 := range 8 {
+			for j45 := range 8 {
+				scratch.net_max_pool_1_y_grad[j43][0][j44][j45] = 0
 			}
 		}
 	}
-	for j44 := range 256 {
-		for j45 := 6; j45 < 8; j45++ {
-			for j46 := range 8 {
-				for j47 := range 8 {
-					scratch.net_max_pool_1_y_grad[j44][j45][j46][j47] = 0
+	for j46 := range 256 {
+		for j47 := 6; j47 < 8; j47++ {
+			for j48 := range 8 {
+				for j49 := range 8 {
+					scratch.net_max_pool_1_y_grad[j46][j47][j48][j49] = 0
 				}
 			}
 		}
 	}
-	for j48 := range 256 {
-		for j49 := 1; j49 < 6; j49++ {
-			for j50 := range 8 {
-				scratch.net_max_pool_1_y_grad[j48][j49][0][j50] = 0
+	for j50 := range 256 {
+		for j51 := 1; j51 < 6; j51++ {
+			for j52 := range 8 {
+				scratch.net_max_pool_1_y_grad[j50][j51][0][j52] = 0
 			}
 		}
 	}
-	for j51 := range 256 {
-		for j52 := 1; j52 < 6; j52++ {
-			for j53 := 6; j53 < 8; j53++ {
-				for j54 := range 8 {
-					scratch.net_max_pool_1_y_grad[j51][j52][j53][j54] = 0
+	for j53 := range 256 {
+		for j54 := 1; j54 < 6; j54++ {
+			for j55 := 6; j55 < 8; j55++ {
+				for j56 := range 8 {
+					scratch.net_max_pool_1_y_grad[j53][j54][j55][j56] = 0
 				}
 			}
 		}
@@ -2409,15 +2409,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 					for i4 := range 2 {
 						for i5 := range 2 {
 							scratch2[0] = scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
-							var r15 float32
+							var r16 float32
 							if scratch.net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch2[0] {
-								r15 = 1
+								r16 = 1
 							}
-							r16 := float32(0)
-							if r15 != 0 {
-								r16 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
+							r17 := float32(0)
+							if r16 != 0 {
+								r17 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
 							}
-							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r16
+							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r17
 						}
 					}
 				}
@@ -2427,56 +2427,50 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlCNNBackwardPart8Records.Get()
-	rec9.scratch = scratch
-	pool.Run(rec9, 8)
-	*rec9 = ocannlCNNBackwardPart8{}
-	ocannlCNNBackwardPart8Records.Put(rec9)
-
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-	// 8 parts of i0 on the pool.
 	rec10 := ocannlCNNBackwardPart9Records.Get()
 	rec10.scratch = scratch
 	pool.Run(rec10, 8)
 	*rec10 = ocannlCNNBackwardPart9{}
 	ocannlCNNBackwardPart9Records.Put(rec10)
 
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
+	// 8 parts of i0 on the pool.
+	rec11 := ocannlCNNBackwardPart10Records.Get()
+	rec11.scratch = scratch
+	pool.Run(rec11, 8)
+	*rec11 = ocannlCNNBackwardPart10{}
+	ocannlCNNBackwardPart10Records.Put(rec11)
+
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 256 {
-		for i1 := range 10 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 8 {
-					acc12 := gNetConv1Bias[i3]
-					acc12 += net_max_pool_1_x_1_gradRow3[i3]
-					acc12 += net_max_pool_1_x_1_gradRow4[i3]
-					acc12 += net_max_pool_1_x_1_gradRow5[i3]
-					acc12 += net_max_pool_1_x_1_gradRow6[i3]
-					gNetConv1Bias[i3] = acc12
-				}
-			}
-			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					gNetConv1Bias[i3] += net_max_pool_1_x_1_gradRow7[i3]
-				}
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec12 := ocannlCNNBackwardPart11Records.Get()
+	rec12.scratch = scratch
+	pool.Run(rec12, 8)
+	// The 8 partial sums, added in part order.
+	for j60 := range 8 {
+		acc14 := gNetConv1Bias[j60]
+		acc14 += rec12.gNetConv1BiasPartial[0][j60]
+		acc14 += rec12.gNetConv1BiasPartial[1][j60]
+		acc14 += rec12.gNetConv1BiasPartial[2][j60]
+		acc14 += rec12.gNetConv1BiasPartial[3][j60]
+		acc14 += rec12.gNetConv1BiasPartial[4][j60]
+		acc14 += rec12.gNetConv1BiasPartial[5][j60]
+		acc14 += rec12.gNetConv1BiasPartial[6][j60]
+		acc14 += rec12.gNetConv1BiasPartial[7][j60]
+		gNetConv1Bias[j60] = acc14
 	}
+	*rec12 = ocannlCNNBackwardPart11{}
+	ocannlCNNBackwardPart11Records.Put(rec12)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	// 3 parts of i4 on the pool.
-	rec11 := ocannlCNNBackwardPart10Records.Get()
-	rec11.gNetConv1Kernel = gNetConv1Kernel
-	rec11.images = images
-	rec11.scratch = scratch
-	pool.Run(rec11, 3)
-	*rec11 = ocannlCNNBackwardPart10{}
-	ocannlCNNBackwardPart10Records.Put(rec11)
+	rec13 := ocannlCNNBackwardPart12Records.Get()
+	rec13.gNetConv1Kernel = gNetConv1Kernel
+	rec13.images = images
+	rec13.scratch = scratch
+	pool.Run(rec13, 3)
+	*rec13 = ocannlCNNBackwardPart12{}
+	ocannlCNNBackwardPart12Records.Put(rec13)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2723,47 +2717,31 @@ var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
 // ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart6 struct {
-	pNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv2BiasPartial [8][16]float32
 }
 
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r13 *ocannlCNNBackwardPart6) Part(j25 int) {
-	pNetConv2Kernel, scratch := r13.pNetConv2Kernel, r13.scratch
-	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
+	scratch, gNetConv2BiasPartial := r13.scratch, &r13.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j25] = [16]float32{}
+	// i2 unrolled and jammed into i3.
+	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j25]
+	for i0 := range 32 {
 		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j25][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j25][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j25][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j25][i1][i2][0], &pNetConv2Kernel[24*i4])
-				}
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j25][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j25][i1+i4][i2+i5]
-								for i6 := range 8 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
+			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j25][i1][0]
+			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j25][i1][1]
+			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j25][i1][2]
+			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j25][i1][3]
+			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j25][i1][4]
+			for i3 := range 16 {
+				acc11 := gNetConv2BiasPartialRow[i3]
+				acc11 += net_head_x_1_gradRow3[i3]
+				acc11 += net_head_x_1_gradRow4[i3]
+				acc11 += net_head_x_1_gradRow5[i3]
+				acc11 += net_head_x_1_gradRow6[i3]
+				acc11 += net_head_x_1_gradRow7[i3]
+				gNetConv2BiasPartialRow[i3] = acc11
 			}
 		}
 	}
@@ -2772,45 +2750,45 @@ func (r13 *ocannlCNNBackwardPart6) Part(j25 int) {
 // ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
 var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
 
-// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart7 struct {
-	gNetConv2Kernel *[1152]float32
+	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 3).
-func (r14 *ocannlCNNBackwardPart7) Part(j26 int) {
-	gNetConv2Kernel, scratch := r14.gNetConv2Kernel, r14.scratch
-	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
+	pNetConv2Kernel, scratch := r14.pNetConv2Kernel, r14.scratch
+	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j26], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j26][i2][0])
+				for i4 := range 3 {
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j27][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j27][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j26], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j26][i2][0])
+				for i4 := range 3 {
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j27][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j27][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j27][i1][i2][i3]
+						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j26][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j26+8*i5 : 72*i3+24*i4+24*j26+8*i5+8])
+								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j27][i1+i4][i2+i5]
 								for i6 := range 8 {
-									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
 							}
 						}
@@ -2824,37 +2802,48 @@ func (r14 *ocannlCNNBackwardPart7) Part(j26 int) {
 // ocannlCNNBackwardPart7Records holds the free ocannlCNNBackwardPart7 records.
 var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
 
-// ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
 type ocannlCNNBackwardPart8 struct {
-	scratch *ocannlCNNBackwardScratch
+	gNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r19 *ocannlCNNBackwardPart8) Part(j55 int) {
-	scratch := r19.scratch
-	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+// Part runs part j28 of the nest (0 <= j28 < 3).
+func (r15 *ocannlCNNBackwardPart8) Part(j28 int) {
+	gNetConv2Kernel, scratch := r15.gNetConv2Kernel, r15.scratch
+	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_max_pool_1_x_1_grad[32*j55][0][0][0], &scratch.net_max_pool_1_x_1[32*j55][0][0][0], &scratch.net_max_pool_1_x_grad[32*j55][0][0][0])
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j28], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j28][i2][0])
+				}
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_max_pool_1_x_1_grad[32*j55][0][0][0], &scratch.net_max_pool_1_x_1[32*j55][0][0][0], &scratch.net_max_pool_1_x_grad[32*j55][0][0][0])
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j28], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j28][i2][0])
+				}
+			}
+		}
 	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j55][i1][i2]
-					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j55][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j55][i1][i2]
-					for i3 := range 8 {
-						var r17 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r17 = 1
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j28][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j28+8*i5 : 72*i3+24*i4+24*j28+8*i5+8])
+								for i6 := range 8 {
+									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+								}
+							}
 						}
-						r18 := float32(0)
-						if r17 != 0 {
-							r18 = net_max_pool_1_x_gradRow[i3]
-						}
-						net_max_pool_1_x_1_gradRow[i3] += r18
 					}
 				}
 			}
@@ -2871,22 +2860,31 @@ type ocannlCNNBackwardPart9 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r20 *ocannlCNNBackwardPart9) Part(j56 int) {
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r20 *ocannlCNNBackwardPart9) Part(j57 int) {
 	scratch := r20.scratch
-	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_conv1_y_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0])
+		ocannlMap9AVX512(&scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1[32*j57][0][0][0], &scratch.net_max_pool_1_x_grad[32*j57][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_conv1_y_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0])
+		ocannlMap9AVX2(&scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1[32*j57][0][0][0], &scratch.net_max_pool_1_x_grad[32*j57][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j56][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j56][i1][i2]
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j57][i1][i2]
+					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j57][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j57][i1][i2]
 					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+						var r18 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r18 = 1
+						}
+						r19 := float32(0)
+						if r18 != 0 {
+							r19 = net_max_pool_1_x_gradRow[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r19
 					}
 				}
 			}
@@ -2897,23 +2895,97 @@ func (r20 *ocannlCNNBackwardPart9) Part(j56 int) {
 // ocannlCNNBackwardPart9Records holds the free ocannlCNNBackwardPart9 records.
 var ocannlCNNBackwardPart9Records rt.Records[ocannlCNNBackwardPart9]
 
-// ocannlCNNBackwardPart10 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlCNNBackwardPart10 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart10 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.net_conv1_y_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.net_conv1_y_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j58][i1][i2]
+					for i3 := range 8 {
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart10Records holds the free ocannlCNNBackwardPart10 records.
+var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
+
+// ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart11 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r22 *ocannlCNNBackwardPart11) Part(j59 int) {
+	scratch, gNetConv1BiasPartial := r22.scratch, &r22.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j59] = [8]float32{}
+	// i2 unrolled by 4 and jammed into i3.
+	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j59]
+	for i0 := range 32 {
+		for i1 := range 10 {
+			for i2 := 0; i2 < 8; i2 += 4 {
+				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
+				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+1]
+				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+2]
+				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+3]
+				for i3 := range 8 {
+					acc13 := gNetConv1BiasPartialRow[i3]
+					acc13 += net_max_pool_1_x_1_gradRow3[i3]
+					acc13 += net_max_pool_1_x_1_gradRow4[i3]
+					acc13 += net_max_pool_1_x_1_gradRow5[i3]
+					acc13 += net_max_pool_1_x_1_gradRow6[i3]
+					gNetConv1BiasPartialRow[i3] = acc13
+				}
+			}
+			for i2 := 8; i2 < 10; i2++ {
+				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
+				for i3 := range 8 {
+					gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
+var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
+
+// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
+type ocannlCNNBackwardPart12 struct {
 	gNetConv1Kernel *[72]float32
 	images          *[256][12][12][1]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 3).
-func (r21 *ocannlCNNBackwardPart10) Part(j57 int) {
-	gNetConv1Kernel, images, scratch := r21.gNetConv1Kernel, r21.images, r21.scratch
+// Part runs part j61 of the nest (0 <= j61 < 3).
+func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
+	gNetConv1Kernel, images, scratch := r23.gNetConv1Kernel, r23.images, r23.scratch
 	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j57], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j57][i2][0])
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j61], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j61][i2][0])
 				}
 			}
 		}
@@ -2921,7 +2993,7 @@ func (r21 *ocannlCNNBackwardPart10) Part(j57 int) {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j57], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j57][i2][0])
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j61], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j61][i2][0])
 				}
 			}
 		}
@@ -2932,8 +3004,8 @@ func (r21 *ocannlCNNBackwardPart10) Part(j57 int) {
 					for i3 := range 8 {
 						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
-							imagesRow2 := &images[i0][i1+i4+j57]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j57 : 9*i3+3*i4+3*j57+3])
+							imagesRow2 := &images[i0][i1+i4+j61]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j61 : 9*i3+3*i4+3*j61+3])
 							for i5 := range 3 {
 								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -2945,8 +3017,8 @@ func (r21 *ocannlCNNBackwardPart10) Part(j57 int) {
 	}
 }
 
-// ocannlCNNBackwardPart10Records holds the free ocannlCNNBackwardPart10 records.
-var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
+// ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
+var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -7009,39 +7081,41 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 256 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_gradRow3 := &scratch.net_x2_grad[i0][i1]
-			net_x2_gradRow4 := &scratch.net_x2_grad[i0][i1+1]
-			net_x2_gradRow5 := &scratch.net_x2_grad[i0][i1+2]
-			net_x2_gradRow6 := &scratch.net_x2_grad[i0][i1+3]
-			for i2 := range 32 {
-				acc24 := gNetLayerNorm2Beta[i2]
-				acc24 += net_x2_gradRow3[i2]
-				acc24 += net_x2_gradRow4[i2]
-				acc24 += net_x2_gradRow5[i2]
-				acc24 += net_x2_gradRow6[i2]
-				gNetLayerNorm2Beta[i2] = acc24
-			}
-		}
-	}
-
-	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// 8 parts of i0 on the pool.
 	rec33 := ocannlReverserBackwardPart32Records.Get()
 	rec33.scratch = scratch
 	pool.Run(rec33, 8)
+	// The 8 partial sums, added in part order.
+	for j34 := range 32 {
+		acc25 := gNetLayerNorm2Beta[j34]
+		acc25 += rec33.gNetLayerNorm2BetaPartial[0][j34]
+		acc25 += rec33.gNetLayerNorm2BetaPartial[1][j34]
+		acc25 += rec33.gNetLayerNorm2BetaPartial[2][j34]
+		acc25 += rec33.gNetLayerNorm2BetaPartial[3][j34]
+		acc25 += rec33.gNetLayerNorm2BetaPartial[4][j34]
+		acc25 += rec33.gNetLayerNorm2BetaPartial[5][j34]
+		acc25 += rec33.gNetLayerNorm2BetaPartial[6][j34]
+		acc25 += rec33.gNetLayerNorm2BetaPartial[7][j34]
+		gNetLayerNorm2Beta[j34] = acc25
+	}
 	*rec33 = ocannlReverserBackwardPart32{}
 	ocannlReverserBackwardPart32Records.Put(rec33)
 
-	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
+	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// 8 parts of i0 on the pool.
 	rec34 := ocannlReverserBackwardPart33Records.Get()
 	rec34.scratch = scratch
 	pool.Run(rec34, 8)
 	*rec34 = ocannlReverserBackwardPart33{}
 	ocannlReverserBackwardPart33Records.Put(rec34)
+
+	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
+	// 8 parts of i0 on the pool.
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.scratch = scratch
+	pool.Run(rec35, 8)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
@@ -7077,36 +7151,34 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 256 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0][i1]
-			net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0][i1]
-			net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0][i1+1]
-			net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0][i1+1]
-			net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0][i1+2]
-			net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0][i1+2]
-			net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0][i1+3]
-			net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0][i1+3]
-			for i2 := range 32 {
-				acc26 := gNetLayerNorm2Gamma[i2]
-				acc26 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-				acc26 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-				acc26 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-				acc26 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-				gNetLayerNorm2Gamma[i2] = acc26
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
+	pool.Run(rec36, 8)
+	// The 8 partial sums, added in part order.
+	for j38 := range 32 {
+		acc28 := gNetLayerNorm2Gamma[j38]
+		acc28 += rec36.gNetLayerNorm2GammaPartial[0][j38]
+		acc28 += rec36.gNetLayerNorm2GammaPartial[1][j38]
+		acc28 += rec36.gNetLayerNorm2GammaPartial[2][j38]
+		acc28 += rec36.gNetLayerNorm2GammaPartial[3][j38]
+		acc28 += rec36.gNetLayerNorm2GammaPartial[4][j38]
+		acc28 += rec36.gNetLayerNorm2GammaPartial[5][j38]
+		acc28 += rec36.gNetLayerNorm2GammaPartial[6][j38]
+		acc28 += rec36.gNetLayerNorm2GammaPartial[7][j38]
+		gNetLayerNorm2Gamma[j38] = acc28
 	}
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec35.scratch = scratch
-	pool.Run(rec35, 8)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec37.scratch = scratch
+	pool.Run(rec37, 8)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 	for i0 := range 256 {
@@ -7119,11 +7191,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.scratch = scratch
-	pool.Run(rec36, 8)
-	*rec36 = ocannlReverserBackwardPart35{}
-	ocannlReverserBackwardPart35Records.Put(rec36)
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
+	pool.Run(rec38, 8)
+	*rec38 = ocannlReverserBackwardPart37{}
+	ocannlReverserBackwardPart37Records.Put(rec38)
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
@@ -7183,11 +7255,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.scratch = scratch
-	pool.Run(rec37, 8)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.scratch = scratch
+	pool.Run(rec39, 8)
+	*rec39 = ocannlReverserBackwardPart38{}
+	ocannlReverserBackwardPart38Records.Put(rec39)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	for i0 := range 256 {
@@ -7200,11 +7272,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.scratch = scratch
-	pool.Run(rec38, 8)
-	*rec38 = ocannlReverserBackwardPart37{}
-	ocannlReverserBackwardPart37Records.Put(rec38)
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.scratch = scratch
+	pool.Run(rec40, 8)
+	*rec40 = ocannlReverserBackwardPart39{}
+	ocannlReverserBackwardPart39Records.Put(rec40)
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
@@ -7261,94 +7333,98 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 256 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
-			net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0][i1+1]
-			net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0][i1+2]
-			net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0][i1+3]
-			for i2 := range 32 {
-				acc28 := gNetLinear1B[i2]
-				acc28 += net_layer_norm_2_x_2_gradRow3[i2]
-				acc28 += net_layer_norm_2_x_2_gradRow4[i2]
-				acc28 += net_layer_norm_2_x_2_gradRow5[i2]
-				acc28 += net_layer_norm_2_x_2_gradRow6[i2]
-				gNetLinear1B[i2] = acc28
-			}
-		}
-	}
-
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// 8 parts of i2 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.gNetLinear1W = gNetLinear1W
-	rec39.scratch = scratch
-	pool.Run(rec39, 8)
-	*rec39 = ocannlReverserBackwardPart38{}
-	ocannlReverserBackwardPart38Records.Put(rec39)
-
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.pNetLinear1W = pNetLinear1W
-	rec40.scratch = scratch
-	pool.Run(rec40, 8)
-	*rec40 = ocannlReverserBackwardPart39{}
-	ocannlReverserBackwardPart39Records.Put(rec40)
-
-	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// 8 parts of i0 on the pool.
 	rec41 := ocannlReverserBackwardPart40Records.Get()
 	rec41.scratch = scratch
 	pool.Run(rec41, 8)
+	// The 8 partial sums, added in part order.
+	for j44 := range 32 {
+		acc31 := gNetLinear1B[j44]
+		acc31 += rec41.gNetLinear1BPartial[0][j44]
+		acc31 += rec41.gNetLinear1BPartial[1][j44]
+		acc31 += rec41.gNetLinear1BPartial[2][j44]
+		acc31 += rec41.gNetLinear1BPartial[3][j44]
+		acc31 += rec41.gNetLinear1BPartial[4][j44]
+		acc31 += rec41.gNetLinear1BPartial[5][j44]
+		acc31 += rec41.gNetLinear1BPartial[6][j44]
+		acc31 += rec41.gNetLinear1BPartial[7][j44]
+		gNetLinear1B[j44] = acc31
+	}
 	*rec41 = ocannlReverserBackwardPart40{}
 	ocannlReverserBackwardPart40Records.Put(rec41)
 
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// 8 parts of i2 on the pool.
 	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.gNetLinear1W = gNetLinear1W
 	rec42.scratch = scratch
 	pool.Run(rec42, 8)
 	*rec42 = ocannlReverserBackwardPart41{}
 	ocannlReverserBackwardPart41Records.Put(rec42)
 
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 256 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0][i1]
-			net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0][i1+1]
-			net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0][i1+2]
-			net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0][i1+3]
-			for i2 := range 64 {
-				acc30 := gNetDense1B[i2]
-				acc30 += net_linear_1_x_2_gradRow3[i2]
-				acc30 += net_linear_1_x_2_gradRow4[i2]
-				acc30 += net_linear_1_x_2_gradRow5[i2]
-				acc30 += net_linear_1_x_2_gradRow6[i2]
-				gNetDense1B[i2] = acc30
-			}
-		}
-	}
-
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
-	// 8 parts of i2 on the pool.
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+	// 8 parts of i0 on the pool.
 	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.gNetDense1W = gNetDense1W
+	rec43.pNetLinear1W = pNetLinear1W
 	rec43.scratch = scratch
 	pool.Run(rec43, 8)
 	*rec43 = ocannlReverserBackwardPart42{}
 	ocannlReverserBackwardPart42Records.Put(rec43)
 
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// 8 parts of i0 on the pool.
 	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.pNetDense1W = pNetDense1W
 	rec44.scratch = scratch
 	pool.Run(rec44, 8)
 	*rec44 = ocannlReverserBackwardPart43{}
 	ocannlReverserBackwardPart43Records.Put(rec44)
+
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
+	// 8 parts of i0 on the pool.
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
+	pool.Run(rec45, 8)
+	*rec45 = ocannlReverserBackwardPart44{}
+	ocannlReverserBackwardPart44Records.Put(rec45)
+
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
+	// 8 parts of i0 on the pool.
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.scratch = scratch
+	pool.Run(rec46, 8)
+	// The 8 partial sums, added in part order.
+	for j50 := range 64 {
+		acc34 := gNetDense1B[j50]
+		acc34 += rec46.gNetDense1BPartial[0][j50]
+		acc34 += rec46.gNetDense1BPartial[1][j50]
+		acc34 += rec46.gNetDense1BPartial[2][j50]
+		acc34 += rec46.gNetDense1BPartial[3][j50]
+		acc34 += rec46.gNetDense1BPartial[4][j50]
+		acc34 += rec46.gNetDense1BPartial[5][j50]
+		acc34 += rec46.gNetDense1BPartial[6][j50]
+		acc34 += rec46.gNetDense1BPartial[7][j50]
+		gNetDense1B[j50] = acc34
+	}
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
+
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
+	// 8 parts of i2 on the pool.
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.gNetDense1W = gNetDense1W
+	rec47.scratch = scratch
+	pool.Run(rec47, 8)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
+
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+	// 8 parts of i0 on the pool.
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.pNetDense1W = pNetDense1W
+	rec48.scratch = scratch
+	pool.Run(rec48, 8)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
@@ -7369,39 +7445,41 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 256 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_gradRow4 := &scratch.net_x1_grad[i0][i1]
-			net_x1_gradRow5 := &scratch.net_x1_grad[i0][i1+1]
-			net_x1_gradRow6 := &scratch.net_x1_grad[i0][i1+2]
-			net_x1_gradRow7 := &scratch.net_x1_grad[i0][i1+3]
-			for i2 := range 32 {
-				acc32 := gNetLayerNorm1Beta[i2]
-				acc32 += net_x1_gradRow4[i2]
-				acc32 += net_x1_gradRow5[i2]
-				acc32 += net_x1_gradRow6[i2]
-				acc32 += net_x1_gradRow7[i2]
-				gNetLayerNorm1Beta[i2] = acc32
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
+	pool.Run(rec49, 8)
+	// The 8 partial sums, added in part order.
+	for j54 := range 32 {
+		acc37 := gNetLayerNorm1Beta[j54]
+		acc37 += rec49.gNetLayerNorm1BetaPartial[0][j54]
+		acc37 += rec49.gNetLayerNorm1BetaPartial[1][j54]
+		acc37 += rec49.gNetLayerNorm1BetaPartial[2][j54]
+		acc37 += rec49.gNetLayerNorm1BetaPartial[3][j54]
+		acc37 += rec49.gNetLayerNorm1BetaPartial[4][j54]
+		acc37 += rec49.gNetLayerNorm1BetaPartial[5][j54]
+		acc37 += rec49.gNetLayerNorm1BetaPartial[6][j54]
+		acc37 += rec49.gNetLayerNorm1BetaPartial[7][j54]
+		gNetLayerNorm1Beta[j54] = acc37
 	}
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.scratch = scratch
-	pool.Run(rec45, 8)
-	*rec45 = ocannlReverserBackwardPart44{}
-	ocannlReverserBackwardPart44Records.Put(rec45)
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.scratch = scratch
+	pool.Run(rec50, 8)
+	*rec50 = ocannlReverserBackwardPart49{}
+	ocannlReverserBackwardPart49Records.Put(rec50)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.scratch = scratch
-	pool.Run(rec46, 8)
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.scratch = scratch
+	pool.Run(rec51, 8)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
@@ -7437,36 +7515,34 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 256 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0][i1]
-			net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0][i1]
-			net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0][i1+1]
-			net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0][i1+1]
-			net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0][i1+2]
-			net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0][i1+2]
-			net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0][i1+3]
-			net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0][i1+3]
-			for i2 := range 32 {
-				acc34 := gNetLayerNorm1Gamma[i2]
-				acc34 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-				acc34 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-				acc34 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-				acc34 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-				gNetLayerNorm1Gamma[i2] = acc34
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.scratch = scratch
+	pool.Run(rec52, 8)
+	// The 8 partial sums, added in part order.
+	for j58 := range 32 {
+		acc40 := gNetLayerNorm1Gamma[j58]
+		acc40 += rec52.gNetLayerNorm1GammaPartial[0][j58]
+		acc40 += rec52.gNetLayerNorm1GammaPartial[1][j58]
+		acc40 += rec52.gNetLayerNorm1GammaPartial[2][j58]
+		acc40 += rec52.gNetLayerNorm1GammaPartial[3][j58]
+		acc40 += rec52.gNetLayerNorm1GammaPartial[4][j58]
+		acc40 += rec52.gNetLayerNorm1GammaPartial[5][j58]
+		acc40 += rec52.gNetLayerNorm1GammaPartial[6][j58]
+		acc40 += rec52.gNetLayerNorm1GammaPartial[7][j58]
+		gNetLayerNorm1Gamma[j58] = acc40
 	}
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec47.scratch = scratch
-	pool.Run(rec47, 8)
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec53.scratch = scratch
+	pool.Run(rec53, 8)
+	*rec53 = ocannlReverserBackwardPart52{}
+	ocannlReverserBackwardPart52Records.Put(rec53)
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	for i0 := range 256 {
@@ -7479,11 +7555,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.scratch = scratch
-	pool.Run(rec48, 8)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.scratch = scratch
+	pool.Run(rec54, 8)
+	*rec54 = ocannlReverserBackwardPart53{}
+	ocannlReverserBackwardPart53Records.Put(rec54)
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
@@ -7543,11 +7619,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.scratch = scratch
-	pool.Run(rec49, 8)
-	*rec49 = ocannlReverserBackwardPart48{}
-	ocannlReverserBackwardPart48Records.Put(rec49)
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.scratch = scratch
+	pool.Run(rec55, 8)
+	*rec55 = ocannlReverserBackwardPart54{}
+	ocannlReverserBackwardPart54Records.Put(rec55)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	for i0 := range 256 {
@@ -7560,11 +7636,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.scratch = scratch
-	pool.Run(rec50, 8)
-	*rec50 = ocannlReverserBackwardPart49{}
-	ocannlReverserBackwardPart49Records.Put(rec50)
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.scratch = scratch
+	pool.Run(rec56, 8)
+	*rec56 = ocannlReverserBackwardPart55{}
+	ocannlReverserBackwardPart55Records.Put(rec56)
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
@@ -7604,61 +7680,61 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.gNetAttention1WO = gNetAttention1WO
-	rec51.scratch = scratch
-	pool.Run(rec51, 8)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
-
-	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-	// 8 parts of i0 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.pNetAttention1WO = pNetAttention1WO
-	rec52.scratch = scratch
-	pool.Run(rec52, 8)
-	*rec52 = ocannlReverserBackwardPart51{}
-	ocannlReverserBackwardPart51Records.Put(rec52)
-
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
-	// 8 parts of i0 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.scratch = scratch
-	pool.Run(rec53, 8)
-	*rec53 = ocannlReverserBackwardPart52{}
-	ocannlReverserBackwardPart52Records.Put(rec53)
-
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
-	// 8 parts of i0 on the pool.
-	rec54 := ocannlReverserBackwardPart53Records.Get()
-	rec54.scratch = scratch
-	pool.Run(rec54, 8)
-	*rec54 = ocannlReverserBackwardPart53{}
-	ocannlReverserBackwardPart53Records.Put(rec54)
-
-	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	// 8 parts of i0 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.scratch = scratch
-	pool.Run(rec55, 8)
-	*rec55 = ocannlReverserBackwardPart54{}
-	ocannlReverserBackwardPart54Records.Put(rec55)
-
-	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
-	// 8 parts of i0 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.scratch = scratch
-	pool.Run(rec56, 8)
-	*rec56 = ocannlReverserBackwardPart55{}
-	ocannlReverserBackwardPart55Records.Put(rec56)
-
-	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
-	// 8 parts of i0 on the pool.
 	rec57 := ocannlReverserBackwardPart56Records.Get()
+	rec57.gNetAttention1WO = gNetAttention1WO
 	rec57.scratch = scratch
 	pool.Run(rec57, 8)
 	*rec57 = ocannlReverserBackwardPart56{}
 	ocannlReverserBackwardPart56Records.Put(rec57)
+
+	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
+	// 8 parts of i0 on the pool.
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.pNetAttention1WO = pNetAttention1WO
+	rec58.scratch = scratch
+	pool.Run(rec58, 8)
+	*rec58 = ocannlReverserBackwardPart57{}
+	ocannlReverserBackwardPart57Records.Put(rec58)
+
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
+	// 8 parts of i0 on the pool.
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.scratch = scratch
+	pool.Run(rec59, 8)
+	*rec59 = ocannlReverserBackwardPart58{}
+	ocannlReverserBackwardPart58Records.Put(rec59)
+
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
+	// 8 parts of i0 on the pool.
+	rec60 := ocannlReverserBackwardPart59Records.Get()
+	rec60.scratch = scratch
+	pool.Run(rec60, 8)
+	*rec60 = ocannlReverserBackwardPart59{}
+	ocannlReverserBackwardPart59Records.Put(rec60)
+
+	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
+	// 8 parts of i0 on the pool.
+	rec61 := ocannlReverserBackwardPart60Records.Get()
+	rec61.scratch = scratch
+	pool.Run(rec61, 8)
+	*rec61 = ocannlReverserBackwardPart60{}
+	ocannlReverserBackwardPart60Records.Put(rec61)
+
+	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
+	// 8 parts of i0 on the pool.
+	rec62 := ocannlReverserBackwardPart61Records.Get()
+	rec62.scratch = scratch
+	pool.Run(rec62, 8)
+	*rec62 = ocannlReverserBackwardPart61{}
+	ocannlReverserBackwardPart61Records.Put(rec62)
+
+	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
+	// 8 parts of i0 on the pool.
+	rec63 := ocannlReverserBackwardPart62Records.Get()
+	rec63.scratch = scratch
+	pool.Run(rec63, 8)
+	*rec63 = ocannlReverserBackwardPart62{}
+	ocannlReverserBackwardPart62Records.Put(rec63)
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
@@ -7703,19 +7779,19 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec58 := ocannlReverserBackwardPart57Records.Get()
-	rec58.scratch = scratch
-	pool.Run(rec58, 8)
-	*rec58 = ocannlReverserBackwardPart57{}
-	ocannlReverserBackwardPart57Records.Put(rec58)
+	rec64 := ocannlReverserBackwardPart63Records.Get()
+	rec64.scratch = scratch
+	pool.Run(rec64, 8)
+	*rec64 = ocannlReverserBackwardPart63{}
+	ocannlReverserBackwardPart63Records.Put(rec64)
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// 8 parts of i0 on the pool.
-	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.scratch = scratch
-	pool.Run(rec59, 8)
-	*rec59 = ocannlReverserBackwardPart58{}
-	ocannlReverserBackwardPart58Records.Put(rec59)
+	rec65 := ocannlReverserBackwardPart64Records.Get()
+	rec65.scratch = scratch
+	pool.Run(rec65, 8)
+	*rec65 = ocannlReverserBackwardPart64{}
+	ocannlReverserBackwardPart64Records.Put(rec65)
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	// float32 pointwise kernel over 65536 elements (c += div(x0,x1)): AVX512, AVX2.
@@ -7740,73 +7816,73 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// 8 parts of i0 on the pool.
-	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.scratch = scratch
-	pool.Run(rec60, 8)
-	*rec60 = ocannlReverserBackwardPart59{}
-	ocannlReverserBackwardPart59Records.Put(rec60)
-
-	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
-	// 8 parts of i0 on the pool.
-	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.scratch = scratch
-	pool.Run(rec61, 8)
-	*rec61 = ocannlReverserBackwardPart60{}
-	ocannlReverserBackwardPart60Records.Put(rec61)
-
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
-	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.gNetAttention1WV = gNetAttention1WV
-	rec62.scratch = scratch
-	pool.Run(rec62, 8)
-	*rec62 = ocannlReverserBackwardPart61{}
-	ocannlReverserBackwardPart61Records.Put(rec62)
-
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec63 := ocannlReverserBackwardPart62Records.Get()
-	rec63.pNetAttention1WV = pNetAttention1WV
-	rec63.scratch = scratch
-	pool.Run(rec63, 8)
-	*rec63 = ocannlReverserBackwardPart62{}
-	ocannlReverserBackwardPart62Records.Put(rec63)
-
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
-	rec64 := ocannlReverserBackwardPart63Records.Get()
-	rec64.gNetAttention1WK = gNetAttention1WK
-	rec64.scratch = scratch
-	pool.Run(rec64, 8)
-	*rec64 = ocannlReverserBackwardPart63{}
-	ocannlReverserBackwardPart63Records.Put(rec64)
-
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec65 := ocannlReverserBackwardPart64Records.Get()
-	rec65.pNetAttention1WK = pNetAttention1WK
-	rec65.scratch = scratch
-	pool.Run(rec65, 8)
-	*rec65 = ocannlReverserBackwardPart64{}
-	ocannlReverserBackwardPart64Records.Put(rec65)
-
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
 	rec66 := ocannlReverserBackwardPart65Records.Get()
-	rec66.gNetAttention1WQ = gNetAttention1WQ
 	rec66.scratch = scratch
 	pool.Run(rec66, 8)
 	*rec66 = ocannlReverserBackwardPart65{}
 	ocannlReverserBackwardPart65Records.Put(rec66)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
 	// 8 parts of i0 on the pool.
 	rec67 := ocannlReverserBackwardPart66Records.Get()
-	rec67.pNetAttention1WQ = pNetAttention1WQ
 	rec67.scratch = scratch
 	pool.Run(rec67, 8)
 	*rec67 = ocannlReverserBackwardPart66{}
 	ocannlReverserBackwardPart66Records.Put(rec67)
+
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
+	// 8 parts of i3 on the pool.
+	rec68 := ocannlReverserBackwardPart67Records.Get()
+	rec68.gNetAttention1WV = gNetAttention1WV
+	rec68.scratch = scratch
+	pool.Run(rec68, 8)
+	*rec68 = ocannlReverserBackwardPart67{}
+	ocannlReverserBackwardPart67Records.Put(rec68)
+
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
+	rec69 := ocannlReverserBackwardPart68Records.Get()
+	rec69.pNetAttention1WV = pNetAttention1WV
+	rec69.scratch = scratch
+	pool.Run(rec69, 8)
+	*rec69 = ocannlReverserBackwardPart68{}
+	ocannlReverserBackwardPart68Records.Put(rec69)
+
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	// 8 parts of i3 on the pool.
+	rec70 := ocannlReverserBackwardPart69Records.Get()
+	rec70.gNetAttention1WK = gNetAttention1WK
+	rec70.scratch = scratch
+	pool.Run(rec70, 8)
+	*rec70 = ocannlReverserBackwardPart69{}
+	ocannlReverserBackwardPart69Records.Put(rec70)
+
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
+	rec71 := ocannlReverserBackwardPart70Records.Get()
+	rec71.pNetAttention1WK = pNetAttention1WK
+	rec71.scratch = scratch
+	pool.Run(rec71, 8)
+	*rec71 = ocannlReverserBackwardPart70{}
+	ocannlReverserBackwardPart70Records.Put(rec71)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// 8 parts of i3 on the pool.
+	rec72 := ocannlReverserBackwardPart71Records.Get()
+	rec72.gNetAttention1WQ = gNetAttention1WQ
+	rec72.scratch = scratch
+	pool.Run(rec72, 8)
+	*rec72 = ocannlReverserBackwardPart71{}
+	ocannlReverserBackwardPart71Records.Put(rec72)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
+	rec73 := ocannlReverserBackwardPart72Records.Get()
+	rec73.pNetAttention1WQ = pNetAttention1WQ
+	rec73.scratch = scratch
+	pool.Run(rec73, 8)
+	*rec73 = ocannlReverserBackwardPart72{}
+	ocannlReverserBackwardPart72Records.Put(rec73)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
@@ -7828,22 +7904,22 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec68 := ocannlReverserBackwardPart67Records.Get()
-	rec68.gNetPos = gNetPos
-	rec68.scratch = scratch
-	pool.Run(rec68, 8)
-	*rec68 = ocannlReverserBackwardPart67{}
-	ocannlReverserBackwardPart67Records.Put(rec68)
+	rec74 := ocannlReverserBackwardPart73Records.Get()
+	rec74.gNetPos = gNetPos
+	rec74.scratch = scratch
+	pool.Run(rec74, 8)
+	*rec74 = ocannlReverserBackwardPart73{}
+	ocannlReverserBackwardPart73Records.Put(rec74)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// 8 parts of i2 on the pool.
-	rec69 := ocannlReverserBackwardPart68Records.Get()
-	rec69.gNetEmb = gNetEmb
-	rec69.tokens = tokens
-	rec69.scratch = scratch
-	pool.Run(rec69, 8)
-	*rec69 = ocannlReverserBackwardPart68{}
-	ocannlReverserBackwardPart68Records.Put(rec69)
+	rec75 := ocannlReverserBackwardPart74Records.Get()
+	rec75.gNetEmb = gNetEmb
+	rec75.tokens = tokens
+	rec75.scratch = scratch
+	pool.Run(rec75, 8)
+	*rec75 = ocannlReverserBackwardPart74{}
+	ocannlReverserBackwardPart74Records.Put(rec75)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -8933,19 +9009,29 @@ var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 // ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart32 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r36 *ocannlReverserBackwardPart32) Part(j33 int) {
-	scratch := r36.scratch
+	scratch, gNetLayerNorm2BetaPartial := r36.scratch, &r36.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j33] = [32]float32{}
+	// i1 unrolled by 4 and jammed into i2.
+	gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j33]
 	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j33][i1]
-			net_x2_3V2 := scratch.net_x2_3[i0+32*j33][i1][0]
-			net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j33][i1]
+		for i1 := 0; i1 < 8; i1 += 4 {
+			net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j33][i1]
+			net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j33][i1+1]
+			net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j33][i1+2]
+			net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j33][i1+3]
 			for i2 := range 32 {
-				net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+				acc24 := gNetLayerNorm2BetaPartialRow[i2]
+				acc24 += net_x2_gradRow3[i2]
+				acc24 += net_x2_gradRow4[i2]
+				acc24 += net_x2_gradRow5[i2]
+				acc24 += net_x2_gradRow6[i2]
+				gNetLayerNorm2BetaPartialRow[i2] = acc24
 			}
 		}
 	}
@@ -8960,20 +9046,17 @@ type ocannlReverserBackwardPart33 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r37 *ocannlReverserBackwardPart33) Part(j34 int) {
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r37 *ocannlReverserBackwardPart33) Part(j35 int) {
 	scratch := r37.scratch
-	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j34][i1]
-			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j34][i1]
-			v := scratch.net_x2_3[i0+32*j34][i1][0] * scratch.net_x2_3[i0+32*j34][i1][0]
-			acc25 := scratch.net_x2_3_grad[i0+32*j34][i1][0]
+			net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j35][i1]
+			net_x2_3V2 := scratch.net_x2_3[i0+32*j35][i1][0]
+			net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j35][i1]
 			for i2 := range 32 {
-				acc25 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
 			}
-			scratch.net_x2_3_grad[i0+32*j34][i1][0] = acc25
 		}
 	}
 }
@@ -8984,20 +9067,23 @@ var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 // ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart34 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r38 *ocannlReverserBackwardPart34) Part(j35 int) {
-	pNetLayerNorm2Gamma, scratch := r38.pNetLayerNorm2Gamma, r38.scratch
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r38 *ocannlReverserBackwardPart34) Part(j36 int) {
+	scratch := r38.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j35][i1]
-			net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j35][i1]
+			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j36][i1]
+			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j36][i1]
+			v := scratch.net_x2_3[i0+32*j36][i1][0] * scratch.net_x2_3[i0+32*j36][i1][0]
+			acc26 := scratch.net_x2_3_grad[i0+32*j36][i1][0]
 			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+				acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
 			}
+			scratch.net_x2_3_grad[i0+32*j36][i1][0] = acc26
 		}
 	}
 }
@@ -9008,18 +9094,33 @@ var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
 // ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart35 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r39 *ocannlReverserBackwardPart35) Part(j36 int) {
-	scratch := r39.scratch
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r39 *ocannlReverserBackwardPart35) Part(j37 int) {
+	scratch, gNetLayerNorm2GammaPartial := r39.scratch, &r39.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j37] = [32]float32{}
+	// i1 unrolled by 4 and jammed into i2.
+	gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j37]
 	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j36][i1][0]
-			net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j36][i1]
+		for i1 := 0; i1 < 8; i1 += 4 {
+			net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j37][i1]
+			net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j37][i1]
+			net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j37][i1+1]
+			net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j37][i1+1]
+			net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j37][i1+2]
+			net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j37][i1+2]
+			net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j37][i1+3]
+			net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j37][i1+3]
 			for i2 := range 32 {
-				net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+				acc27 := gNetLayerNorm2GammaPartialRow[i2]
+				acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+				acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+				acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+				acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+				gNetLayerNorm2GammaPartialRow[i2] = acc27
 			}
 		}
 	}
@@ -9031,21 +9132,20 @@ var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
 // ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart36 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r40 *ocannlReverserBackwardPart36) Part(j37 int) {
-	scratch := r40.scratch
-	// reduction accumulated in a local variable.
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r40 *ocannlReverserBackwardPart36) Part(j39 int) {
+	pNetLayerNorm2Gamma, scratch := r40.pNetLayerNorm2Gamma, r40.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j37][i1]
-			acc27 := scratch.net_layer_norm_2_mean_grad[i0+32*j37][i1][0]
+			net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j39][i1]
+			net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j39][i1]
 			for i2 := range 32 {
-				acc27 -= net_layer_norm_2_centered_gradRow5[i2]
+				net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 			}
-			scratch.net_layer_norm_2_mean_grad[i0+32*j37][i1][0] = acc27
 		}
 	}
 }
@@ -9059,15 +9159,15 @@ type ocannlReverserBackwardPart37 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r41 *ocannlReverserBackwardPart37) Part(j38 int) {
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r41 *ocannlReverserBackwardPart37) Part(j40 int) {
 	scratch := r41.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j38][i1][0]
-			net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j38][i1]
+			net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j40][i1][0]
+			net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j40][i1]
 			for i2 := range 32 {
-				net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+				net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 			}
 		}
 	}
@@ -9077,32 +9177,23 @@ func (r41 *ocannlReverserBackwardPart37) Part(j38 int) {
 var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
 
 // ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart38 struct {
-	gNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r42 *ocannlReverserBackwardPart38) Part(j39 int) {
-	gNetLinear1W, scratch := r42.gNetLinear1W, r42.scratch
-	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j39], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j39], &scratch.net_linear_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j39], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j39], &scratch.net_linear_1_x[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j39]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j39 : 64*i2+256*j39+64])
-					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
-					}
-				}
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r42 *ocannlReverserBackwardPart38) Part(j41 int) {
+	scratch := r42.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j41][i1]
+			acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j41][i1][0]
+			for i2 := range 32 {
+				acc29 -= net_layer_norm_2_centered_gradRow5[i2]
 			}
+			scratch.net_layer_norm_2_mean_grad[i0+32*j41][i1][0] = acc29
 		}
 	}
 }
@@ -9113,41 +9204,18 @@ var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r43 *ocannlReverserBackwardPart39) Part(j40 int) {
-	pNetLinear1W, scratch := r43.pNetLinear1W, r43.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j40][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j40][0][0], &pNetLinear1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j40][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j40][0][0], &pNetLinear1W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j40][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j40][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j40][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j40][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j40][i1][i2+3]
-					for i3 := range 64 {
-						acc29 := net_linear_1_x_gradRow[i3]
-						acc29 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc29 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc29 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc29 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc29
-					}
-				}
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r43 *ocannlReverserBackwardPart39) Part(j42 int) {
+	scratch := r43.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j42][i1][0]
+			net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j42][i1]
+			for i2 := range 32 {
+				net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
 			}
 		}
 	}
@@ -9159,34 +9227,29 @@ var ocannlReverserBackwardPart39Records rt.Records[ocannlReverserBackwardPart39]
 // ocannlReverserBackwardPart40 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart40 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r46 *ocannlReverserBackwardPart40) Part(j41 int) {
-	scratch := r46.scratch
-	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_linear_1_x_2_grad[32*j41][0][0], &scratch.net_linear_1_x_2[32*j41][0][0], &scratch.net_linear_1_x_grad[32*j41][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_linear_1_x_2_grad[32*j41][0][0], &scratch.net_linear_1_x_2[32*j41][0][0], &scratch.net_linear_1_x_grad[32*j41][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j41][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j41][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j41][i1]
-				for i2 := range 64 {
-					var r44 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r44 = 1
-					}
-					r45 := float32(0)
-					if r44 != 0 {
-						r45 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r45
-				}
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r44 *ocannlReverserBackwardPart40) Part(j43 int) {
+	scratch, gNetLinear1BPartial := r44.scratch, &r44.gNetLinear1BPartial
+	gNetLinear1BPartial[j43] = [32]float32{}
+	// i1 unrolled by 4 and jammed into i2.
+	gNetLinear1BPartialRow := &gNetLinear1BPartial[j43]
+	for i0 := range 32 {
+		for i1 := 0; i1 < 8; i1 += 4 {
+			net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j43][i1]
+			net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j43][i1+1]
+			net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j43][i1+2]
+			net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j43][i1+3]
+			for i2 := range 32 {
+				acc30 := gNetLinear1BPartialRow[i2]
+				acc30 += net_layer_norm_2_x_2_gradRow3[i2]
+				acc30 += net_layer_norm_2_x_2_gradRow4[i2]
+				acc30 += net_layer_norm_2_x_2_gradRow5[i2]
+				acc30 += net_layer_norm_2_x_2_gradRow6[i2]
+				gNetLinear1BPartialRow[i2] = acc30
 			}
 		}
 	}
@@ -9196,26 +9259,30 @@ func (r46 *ocannlReverserBackwardPart40) Part(j41 int) {
 var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
 
 // ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart41 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r47 *ocannlReverserBackwardPart41) Part(j42 int) {
-	scratch := r47.scratch
-	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r45 *ocannlReverserBackwardPart41) Part(j45 int) {
+	gNetLinear1W, scratch := r45.gNetLinear1W, r45.scratch
+	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_linear_1_x_1_grad[32*j42][0][0], &scratch.net_linear_1_x_2_grad[32*j42][0][0])
+		ocannlGemm17AVX512(&gNetLinear1W[256*j45], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j45], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_linear_1_x_1_grad[32*j42][0][0], &scratch.net_linear_1_x_2_grad[32*j42][0][0])
+		ocannlGemm17AVX2(&gNetLinear1W[256*j45], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j45], &scratch.net_linear_1_x[0][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j42][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j42][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 4 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j45]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j45 : 64*i2+256*j45+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+					}
 				}
 			}
 		}
@@ -9226,29 +9293,41 @@ func (r47 *ocannlReverserBackwardPart41) Part(j42 int) {
 var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
 
 // ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart42 struct {
-	gNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r48 *ocannlReverserBackwardPart42) Part(j43 int) {
-	gNetDense1W, scratch := r48.gNetDense1W, r48.scratch
-	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r46 *ocannlReverserBackwardPart42) Part(j46 int) {
+	pNetLinear1W, scratch := r46.pNetLinear1W, r46.scratch
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j43], &scratch.net_linear_1_x_1_grad[0][0][8*j43], &scratch.net_x1[0][0][0])
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j46][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j46][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j43], &scratch.net_linear_1_x_1_grad[0][0][8*j43], &scratch.net_x1[0][0][0])
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j46][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j46][0][0], &pNetLinear1W[0])
 	} else {
-		for i0 := range 256 {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row4 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j43]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j43 : 32*i2+256*j43+32])
-					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j46][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j46][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j46][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j46][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j46][i1][i2+3]
+					for i3 := range 64 {
+						acc32 := net_linear_1_x_gradRow[i3]
+						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc32 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc32 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc32 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc32
 					}
 				}
 			}
@@ -9262,40 +9341,33 @@ var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 // ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart43 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j44 of the nest (0 <= j44 < 8).
-func (r49 *ocannlReverserBackwardPart43) Part(j44 int) {
-	pNetDense1W, scratch := r49.pNetDense1W, r49.scratch
-	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r49 *ocannlReverserBackwardPart43) Part(j47 int) {
+	scratch := r49.scratch
+	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j44][0][0], &scratch.net_linear_1_x_1_grad[32*j44][0][0], &pNetDense1W[0])
+		ocannlMap25AVX512(&scratch.net_linear_1_x_2_grad[32*j47][0][0], &scratch.net_linear_1_x_2[32*j47][0][0], &scratch.net_linear_1_x_grad[32*j47][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j44][0][0], &scratch.net_linear_1_x_1_grad[32*j44][0][0], &pNetDense1W[0])
+		ocannlMap25AVX2(&scratch.net_linear_1_x_2_grad[32*j47][0][0], &scratch.net_linear_1_x_2[32*j47][0][0], &scratch.net_linear_1_x_grad[32*j47][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j44][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j44][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j44][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j44][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j44][i1][i2+3]
-					for i3 := range 32 {
-						acc31 := net_x1_gradRow2[i3]
-						acc31 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc31 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc31 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc31 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc31
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j47][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j47][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j47][i1]
+				for i2 := range 64 {
+					var r47 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r47 = 1
 					}
+					r48 := float32(0)
+					if r47 != 0 {
+						r48 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r48
 				}
 			}
 		}
@@ -9311,16 +9383,22 @@ type ocannlReverserBackwardPart44 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r50 *ocannlReverserBackwardPart44) Part(j45 int) {
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r50 *ocannlReverserBackwardPart44) Part(j48 int) {
 	scratch := r50.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j45][i1]
-			net_x1_3V2 := scratch.net_x1_3[i0+32*j45][i1][0]
-			net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j45][i1]
-			for i2 := range 32 {
-				net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_linear_1_x_1_grad[32*j48][0][0], &scratch.net_linear_1_x_2_grad[32*j48][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_linear_1_x_1_grad[32*j48][0][0], &scratch.net_linear_1_x_2_grad[32*j48][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j48][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j48][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				}
 			}
 		}
 	}
@@ -9332,23 +9410,30 @@ var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch            *ocannlReverserBackwardScratch
+	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r51 *ocannlReverserBackwardPart45) Part(j46 int) {
-	scratch := r51.scratch
-	// reduction accumulated in a local variable.
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r51 *ocannlReverserBackwardPart45) Part(j49 int) {
+	scratch, gNetDense1BPartial := r51.scratch, &r51.gNetDense1BPartial
+	gNetDense1BPartial[j49] = [64]float32{}
+	// i1 unrolled by 4 and jammed into i2.
+	gNetDense1BPartialRow := &gNetDense1BPartial[j49]
 	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j46][i1]
-			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j46][i1]
-			v2 := scratch.net_x1_3[i0+32*j46][i1][0] * scratch.net_x1_3[i0+32*j46][i1][0]
-			acc33 := scratch.net_x1_3_grad[i0+32*j46][i1][0]
-			for i2 := range 32 {
-				acc33 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+		for i1 := 0; i1 < 8; i1 += 4 {
+			net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j49][i1]
+			net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j49][i1+1]
+			net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j49][i1+2]
+			net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j49][i1+3]
+			for i2 := range 64 {
+				acc33 := gNetDense1BPartialRow[i2]
+				acc33 += net_linear_1_x_2_gradRow3[i2]
+				acc33 += net_linear_1_x_2_gradRow4[i2]
+				acc33 += net_linear_1_x_2_gradRow5[i2]
+				acc33 += net_linear_1_x_2_gradRow6[i2]
+				gNetDense1BPartialRow[i2] = acc33
 			}
-			scratch.net_x1_3_grad[i0+32*j46][i1][0] = acc33
 		}
 	}
 }
@@ -9357,21 +9442,31 @@ func (r51 *ocannlReverserBackwardPart45) Part(j46 int) {
 var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 
 // ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart46 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	gNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j47 of the nest (0 <= j47 < 8).
-func (r52 *ocannlReverserBackwardPart46) Part(j47 int) {
-	pNetLayerNorm1Gamma, scratch := r52.pNetLayerNorm1Gamma, r52.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j47][i1]
-			net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j47][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r52 *ocannlReverserBackwardPart46) Part(j51 int) {
+	gNetDense1W, scratch := r52.gNetDense1W, r52.scratch
+	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm19AVX512(&gNetDense1W[256*j51], &scratch.net_linear_1_x_1_grad[0][0][8*j51], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm19AVX2(&gNetDense1W[256*j51], &scratch.net_linear_1_x_1_grad[0][0][8*j51], &scratch.net_x1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j51]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j51 : 32*i2+256*j51+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+					}
+				}
 			}
 		}
 	}
@@ -9383,18 +9478,41 @@ var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
 // ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart47 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r53 *ocannlReverserBackwardPart47) Part(j48 int) {
-	scratch := r53.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j48][i1][0]
-			net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j48][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r53 *ocannlReverserBackwardPart47) Part(j52 int) {
+	pNetDense1W, scratch := r53.pNetDense1W, r53.scratch
+	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j52][0][0], &scratch.net_linear_1_x_1_grad[32*j52][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j52][0][0], &scratch.net_linear_1_x_1_grad[32*j52][0][0], &pNetDense1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j52][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j52][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j52][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j52][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j52][i1][i2+3]
+					for i3 := range 32 {
+						acc35 := net_x1_gradRow2[i3]
+						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc35 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc35 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc35 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc35
+					}
+				}
 			}
 		}
 	}
@@ -9406,21 +9524,30 @@ var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
 // ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart48 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r54 *ocannlReverserBackwardPart48) Part(j49 int) {
-	scratch := r54.scratch
-	// reduction accumulated in a local variable.
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r54 *ocannlReverserBackwardPart48) Part(j53 int) {
+	scratch, gNetLayerNorm1BetaPartial := r54.scratch, &r54.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j53] = [32]float32{}
+	// i1 unrolled by 4 and jammed into i2.
+	gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j53]
 	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j49][i1]
-			acc35 := scratch.net_layer_norm_1_mean_grad[i0+32*j49][i1][0]
+		for i1 := 0; i1 < 8; i1 += 4 {
+			net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j53][i1]
+			net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j53][i1+1]
+			net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j53][i1+2]
+			net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j53][i1+3]
 			for i2 := range 32 {
-				acc35 -= net_layer_norm_1_centered_gradRow5[i2]
+				acc36 := gNetLayerNorm1BetaPartialRow[i2]
+				acc36 += net_x1_gradRow4[i2]
+				acc36 += net_x1_gradRow5[i2]
+				acc36 += net_x1_gradRow6[i2]
+				acc36 += net_x1_gradRow7[i2]
+				gNetLayerNorm1BetaPartialRow[i2] = acc36
 			}
-			scratch.net_layer_norm_1_mean_grad[i0+32*j49][i1][0] = acc35
 		}
 	}
 }
@@ -9434,15 +9561,16 @@ type ocannlReverserBackwardPart49 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r55 *ocannlReverserBackwardPart49) Part(j50 int) {
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r55 *ocannlReverserBackwardPart49) Part(j55 int) {
 	scratch := r55.scratch
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j50][i1][0]
-			net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j50][i1]
+			net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j55][i1]
+			net_x1_3V2 := scratch.net_x1_3[i0+32*j55][i1][0]
+			net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j55][i1]
 			for i2 := range 32 {
-				net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+				net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 			}
 		}
 	}
@@ -9452,34 +9580,25 @@ func (r55 *ocannlReverserBackwardPart49) Part(j50 int) {
 var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 
 // ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart50 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r56 *ocannlReverserBackwardPart50) Part(j51 int) {
-	gNetAttention1WO, scratch := r56.gNetAttention1WO, r56.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j51], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j51], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j51], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j51], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j51]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j51+8*i3 : 32*i2+128*j51+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
-					}
-				}
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r56 *ocannlReverserBackwardPart50) Part(j56 int) {
+	scratch := r56.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j56][i1]
+			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j56][i1]
+			v2 := scratch.net_x1_3[i0+32*j56][i1][0] * scratch.net_x1_3[i0+32*j56][i1][0]
+			acc38 := scratch.net_x1_3_grad[i0+32*j56][i1][0]
+			for i2 := range 32 {
+				acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 			}
+			scratch.net_x1_3_grad[i0+32*j56][i1][0] = acc38
 		}
 	}
 }
@@ -9490,31 +9609,33 @@ var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
 // ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart51 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r57 *ocannlReverserBackwardPart51) Part(j52 int) {
-	pNetAttention1WO, scratch := r57.pNetAttention1WO, r57.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j52][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j52][0][0], &pNetAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j52][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j52][0][0], &pNetAttention1WO[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j52][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j52][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
-						}
-					}
-				}
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r57 *ocannlReverserBackwardPart51) Part(j57 int) {
+	scratch, gNetLayerNorm1GammaPartial := r57.scratch, &r57.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j57] = [32]float32{}
+	// i1 unrolled by 4 and jammed into i2.
+	gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j57]
+	for i0 := range 32 {
+		for i1 := 0; i1 < 8; i1 += 4 {
+			net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j57][i1]
+			net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j57][i1]
+			net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j57][i1+1]
+			net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j57][i1+1]
+			net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j57][i1+2]
+			net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j57][i1+2]
+			net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j57][i1+3]
+			net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j57][i1+3]
+			for i2 := range 32 {
+				acc39 := gNetLayerNorm1GammaPartialRow[i2]
+				acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+				acc39 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+				acc39 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+				acc39 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+				gNetLayerNorm1GammaPartialRow[i2] = acc39
 			}
 		}
 	}
@@ -9526,47 +9647,19 @@ var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
 // ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart52 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r58 *ocannlReverserBackwardPart52) Part(j53 int) {
-	scratch := r58.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j53][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j53][0][i2][0], &scratch.net_attention_1_v[i0+32*j53][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j53][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j53][0][i2][0], &scratch.net_attention_1_v[i0+32*j53][0][i2][0])
-			}
-		}
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j53]
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j53][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j53][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j53][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j53][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j53][i1][i2][i3+3]
-						for i4 := range 8 {
-							acc36 := net_attention_1_attn_gradRow[i4]
-							acc36 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc36 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc36 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc36 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc36
-						}
-					}
-				}
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r58 *ocannlReverserBackwardPart52) Part(j59 int) {
+	pNetLayerNorm1Gamma, scratch := r58.pNetLayerNorm1Gamma, r58.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j59][i1]
+			net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j59][i1]
+			for i2 := range 32 {
+				net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 			}
 		}
 	}
@@ -9581,35 +9674,15 @@ type ocannlReverserBackwardPart53 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r59 *ocannlReverserBackwardPart53) Part(j54 int) {
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r59 *ocannlReverserBackwardPart53) Part(j60 int) {
 	scratch := r59.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j54][0][i2][0], &scratch.net_attention_1_attn[i0+32*j54][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j54][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j54][0][i2][0], &scratch.net_attention_1_attn[i0+32*j54][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j54][0][i2][0])
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j54]
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j54][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j54][i1][i2][i3]
-						for i4 := range 8 {
-							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
-						}
-					}
-				}
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j60][i1][0]
+			net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j60][i1]
+			for i2 := range 32 {
+				net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 			}
 		}
 	}
@@ -9624,19 +9697,18 @@ type ocannlReverserBackwardPart54 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r60 *ocannlReverserBackwardPart54) Part(j55 int) {
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r60 *ocannlReverserBackwardPart54) Part(j61 int) {
 	scratch := r60.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j55][i1][i2]
-				net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j55][i1][i2][0]
-				net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j55][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
-				}
+			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j61][i1]
+			acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j61][i1][0]
+			for i2 := range 32 {
+				acc41 -= net_layer_norm_1_centered_gradRow5[i2]
 			}
+			scratch.net_layer_norm_1_mean_grad[i0+32*j61][i1][0] = acc41
 		}
 	}
 }
@@ -9650,21 +9722,15 @@ type ocannlReverserBackwardPart55 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r61 *ocannlReverserBackwardPart55) Part(j56 int) {
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r61 *ocannlReverserBackwardPart55) Part(j62 int) {
 	scratch := r61.scratch
-	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j56][i1][i2]
-				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j56][i1][i2]
-				v3 := scratch.net_attention_1_attn_1[i0+32*j56][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j56][i1][i2][0]
-				acc37 := scratch.net_attention_1_attn_1_grad[i0+32*j56][i1][i2][0]
-				for i3 := range 8 {
-					acc37 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
-				}
-				scratch.net_attention_1_attn_1_grad[i0+32*j56][i1][i2][0] = acc37
+			net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j62][i1][0]
+			net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j62][i1]
+			for i2 := range 32 {
+				net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
 			}
 		}
 	}
@@ -9674,21 +9740,32 @@ func (r61 *ocannlReverserBackwardPart55) Part(j56 int) {
 var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
 
 // ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart56 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r62 *ocannlReverserBackwardPart56) Part(j57 int) {
-	scratch := r62.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j57][i1][i2][0]
-				net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j57][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r62 *ocannlReverserBackwardPart56) Part(j63 int) {
+	gNetAttention1WO, scratch := r62.gNetAttention1WO, r62.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j63], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j63], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j63], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j63], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j63]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j63+8*i3 : 32*i2+128*j63+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
 				}
 			}
 		}
@@ -9701,22 +9778,31 @@ var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
 // ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart57 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r63 *ocannlReverserBackwardPart57) Part(j58 int) {
-	scratch := r63.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j58][i1][i2]
-				acc38 := scratch.net_attention_1_m_grad[i0+32*j58][i1][i2][0]
-				for i3 := range 8 {
-					acc38 -= net_attention_1_ex_1_gradRow3[i3]
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r63 *ocannlReverserBackwardPart57) Part(j64 int) {
+	pNetAttention1WO, scratch := r63.pNetAttention1WO, r63.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j64][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j64][0][0], &pNetAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j64][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j64][0][0], &pNetAttention1WO[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j64][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j64][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+						}
+					}
 				}
-				scratch.net_attention_1_m_grad[i0+32*j58][i1][i2][0] = acc38
 			}
 		}
 	}
@@ -9731,26 +9817,43 @@ type ocannlReverserBackwardPart58 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r66 *ocannlReverserBackwardPart58) Part(j59 int) {
-	scratch := r66.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r64 *ocannlReverserBackwardPart58) Part(j65 int) {
+	scratch := r64.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j59][i1][i2][0]
-				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j59][i1][i2]
-				net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j59][i1][i2][0]
-				net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j59][i1][i2]
-				for i3 := range 8 {
-					var r64 float32
-					if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-						r64 = 1
+				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j65][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j65][0][i2][0], &scratch.net_attention_1_v[i0+32*j65][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j65][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j65][0][i2][0], &scratch.net_attention_1_v[i0+32*j65][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j65]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j65][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j65][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j65][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j65][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j65][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc42 := net_attention_1_attn_gradRow[i4]
+							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc42
+						}
 					}
-					r65 := float32(0)
-					if r64 != 0 {
-						r65 = net_attention_1_m_gradV
-					}
-					net_attention_1_scores_gradRow2[i3] += r65
 				}
 			}
 		}
@@ -9766,44 +9869,32 @@ type ocannlReverserBackwardPart59 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 8).
-func (r67 *ocannlReverserBackwardPart59) Part(j60 int) {
-	scratch := r67.scratch
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r65 *ocannlReverserBackwardPart59) Part(j66 int) {
+	scratch := r65.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j60][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j60][0][i2][0], &scratch.net_attention_1_k[i0+32*j60][0][i2][0])
+				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j66][0][i2][0], &scratch.net_attention_1_attn[i0+32*j66][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j66][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j60][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j60][0][i2][0], &scratch.net_attention_1_k[i0+32*j60][0][i2][0])
+				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j66][0][i2][0], &scratch.net_attention_1_attn[i0+32*j66][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j66][0][i2][0])
 			}
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j66]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j60][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j60][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j60][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j60][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j60][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j60][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j60][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j60][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j60][i3+3][i2]
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j66][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j66][i1][i2][i3]
 						for i4 := range 8 {
-							acc39 := net_attention_1_q_gradRow[i4]
-							acc39 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc39 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc39 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc39 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc39
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
 						}
 					}
 				}
@@ -9821,34 +9912,17 @@ type ocannlReverserBackwardPart60 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 8).
-func (r68 *ocannlReverserBackwardPart60) Part(j61 int) {
-	scratch := r68.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r66 *ocannlReverserBackwardPart60) Part(j67 int) {
+	scratch := r66.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
 			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j61][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j61][0][i2][0], &scratch.net_attention_1_q[i0+32*j61][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j61][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j61][0][i2][0], &scratch.net_attention_1_q[i0+32*j61][0][i2][0])
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j61][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j61][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j61][i3][i2]
-						for i4 := range 8 {
-							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
-						}
-					}
+				net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j67][i1][i2]
+				net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j67][i1][i2][0]
+				net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j67][i1][i2]
+				for i3 := range 8 {
+					net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
 				}
 			}
 		}
@@ -9859,37 +9933,26 @@ func (r68 *ocannlReverserBackwardPart60) Part(j61 int) {
 var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
 
 // ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart61 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r69 *ocannlReverserBackwardPart61) Part(j62 int) {
-	gNetAttention1WV, scratch := r69.gNetAttention1WV, r69.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j62], &scratch.net_attention_1_v_grad[0][0][0][i3+j62], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j62], &scratch.net_attention_1_v_grad[0][0][0][i3+j62], &scratch.net_h[0][0][0])
-		}
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j62]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j62 : 256*i2+32*i3+32*j62+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
-						}
-					}
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r67 *ocannlReverserBackwardPart61) Part(j68 int) {
+	scratch := r67.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j68][i1][i2]
+				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j68][i1][i2]
+				v3 := scratch.net_attention_1_attn_1[i0+32*j68][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j68][i1][i2][0]
+				acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j68][i1][i2][0]
+				for i3 := range 8 {
+					acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 				}
+				scratch.net_attention_1_attn_1_grad[i0+32*j68][i1][i2][0] = acc43
 			}
 		}
 	}
@@ -9901,42 +9964,19 @@ var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 // ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart62 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r70 *ocannlReverserBackwardPart62) Part(j63 int) {
-	pNetAttention1WV, scratch := r70.pNetAttention1WV, r70.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j63][0][0], &scratch.net_attention_1_v_grad[32*j63][0][0][0], &pNetAttention1WV[0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j63][0][0], &scratch.net_attention_1_v_grad[32*j63][0][0][0], &pNetAttention1WV[0])
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j63][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j63][i1][i2][i3]
-						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j63][i1][i2][i3+1]
-						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j63][i1][i2][i3+2]
-						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j63][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc40 := net_h_gradRow2[i4]
-							acc40 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc40 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc40 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc40 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc40
-						}
-					}
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r68 *ocannlReverserBackwardPart62) Part(j69 int) {
+	scratch := r68.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j69][i1][i2][0]
+				net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j69][i1][i2]
+				for i3 := range 8 {
+					net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 				}
 			}
 		}
@@ -9947,37 +9987,24 @@ func (r70 *ocannlReverserBackwardPart62) Part(j63 int) {
 var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
 
 // ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart63 struct {
-	gNetAttention1WK *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r71 *ocannlReverserBackwardPart63) Part(j64 int) {
-	gNetAttention1WK, scratch := r71.gNetAttention1WK, r71.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j64], &scratch.net_attention_1_k_grad[0][0][0][i3+j64], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j64], &scratch.net_attention_1_k_grad[0][0][0][i3+j64], &scratch.net_h[0][0][0])
-		}
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_hRow7 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j64]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j64 : 256*i2+32*i3+32*j64+32])
-						for i4 := range 32 {
-							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
-						}
-					}
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r69 *ocannlReverserBackwardPart63) Part(j70 int) {
+	scratch := r69.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j70][i1][i2]
+				acc44 := scratch.net_attention_1_m_grad[i0+32*j70][i1][i2][0]
+				for i3 := range 8 {
+					acc44 -= net_attention_1_ex_1_gradRow3[i3]
 				}
+				scratch.net_attention_1_m_grad[i0+32*j70][i1][i2][0] = acc44
 			}
 		}
 	}
@@ -9989,42 +10016,29 @@ var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
 // ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart64 struct {
-	pNetAttention1WK *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r72 *ocannlReverserBackwardPart64) Part(j65 int) {
-	pNetAttention1WK, scratch := r72.pNetAttention1WK, r72.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j65][0][0], &scratch.net_attention_1_k_grad[32*j65][0][0][0], &pNetAttention1WK[0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j65][0][0], &scratch.net_attention_1_k_grad[32*j65][0][0][0], &pNetAttention1WK[0])
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j65][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j65][i1][i2][i3]
-						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j65][i1][i2][i3+1]
-						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j65][i1][i2][i3+2]
-						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j65][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc41 := net_h_gradRow3[i4]
-							acc41 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc41 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc41 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc41 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc41
-						}
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r72 *ocannlReverserBackwardPart64) Part(j71 int) {
+	scratch := r72.scratch
+	for i0 := range 32 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j71][i1][i2][0]
+				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j71][i1][i2]
+				net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j71][i1][i2][0]
+				net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j71][i1][i2]
+				for i3 := range 8 {
+					var r70 float32
+					if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+						r70 = 1
 					}
+					r71 := float32(0)
+					if r70 != 0 {
+						r71 = net_attention_1_m_gradV
+					}
+					net_attention_1_scores_gradRow2[i3] += r71
 				}
 			}
 		}
@@ -10035,34 +10049,49 @@ func (r72 *ocannlReverserBackwardPart64) Part(j65 int) {
 var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
 
 // ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart65 struct {
-	gNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r73 *ocannlReverserBackwardPart65) Part(j66 int) {
-	gNetAttention1WQ, scratch := r73.gNetAttention1WQ, r73.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r73 *ocannlReverserBackwardPart65) Part(j72 int) {
+	scratch := r73.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j66], &scratch.net_attention_1_q_grad[0][0][0][i3+j66], &scratch.net_h[0][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_k[i0+32*j72][0][i2][0])
+			}
 		}
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j66], &scratch.net_attention_1_q_grad[0][0][0][i3+j66], &scratch.net_h[0][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_k[i0+32*j72][0][i2][0])
+			}
 		}
 	} else {
-		for i0 := range 256 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j66]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j66 : 256*i2+32*i3+32*j66+32])
-						for i4 := range 32 {
-							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j72][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j72][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j72][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j72][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j72][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j72][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j72][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j72][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j72][i3+3][i2]
+						for i4 := range 8 {
+							acc45 := net_attention_1_q_gradRow[i4]
+							acc45 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc45 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc45 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc45 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc45
 						}
 					}
 				}
@@ -10077,40 +10106,35 @@ var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
 // ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart66 struct {
-	pNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r74 *ocannlReverserBackwardPart66) Part(j67 int) {
-	pNetAttention1WQ, scratch := r74.pNetAttention1WQ, r74.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r74 *ocannlReverserBackwardPart66) Part(j73 int) {
+	scratch := r74.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j67][0][0], &scratch.net_attention_1_q_grad[32*j67][0][0][0], &pNetAttention1WQ[0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j73][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j73][0][i2][0], &scratch.net_attention_1_q[i0+32*j73][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j67][0][0], &scratch.net_attention_1_q_grad[32*j67][0][0][0], &pNetAttention1WQ[0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j73][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j73][0][i2][0], &scratch.net_attention_1_q[i0+32*j73][0][i2][0])
+			}
+		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j67][i1]
 				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j67][i1][i2][i3]
-						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j67][i1][i2][i3+1]
-						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j67][i1][i2][i3+2]
-						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j67][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc42 := net_h_gradRow4[i4]
-							acc42 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc42 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc42 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc42 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc42
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j73][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j73][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j73][i3][i2]
+						for i4 := range 8 {
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
 						}
 					}
 				}
@@ -10123,21 +10147,37 @@ func (r74 *ocannlReverserBackwardPart66) Part(j67 int) {
 var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
 
 // ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart67 struct {
-	gNetPos *[256]float32
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r75 *ocannlReverserBackwardPart67) Part(j68 int) {
-	gNetPos, scratch := r75.gNetPos, r75.scratch
-	for i0 := range 256 {
-		for i1 := range 1 {
-			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j68]
-			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j68 : 32*i1+32*j68+32])
-			for i2 := range 32 {
-				gNetPosRow[i2] += net_h_gradRow6[i2]
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r75 *ocannlReverserBackwardPart67) Part(j74 int) {
+	gNetAttention1WV, scratch := r75.gNetAttention1WV, r75.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j74], &scratch.net_attention_1_v_grad[0][0][0][i3+j74], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j74], &scratch.net_attention_1_v_grad[0][0][0][i3+j74], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j74]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j74 : 256*i2+32*i3+32*j74+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+						}
+					}
+				}
 			}
 		}
 	}
@@ -10147,30 +10187,43 @@ func (r75 *ocannlReverserBackwardPart67) Part(j68 int) {
 var ocannlReverserBackwardPart67Records rt.Records[ocannlReverserBackwardPart67]
 
 // ocannlReverserBackwardPart68 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart68 struct {
-	gNetEmb *[320]float32
-	tokens  *[256][8][10]float32
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r76 *ocannlReverserBackwardPart68) Part(j69 int) {
-	gNetEmb, tokens, scratch := r76.gNetEmb, r76.tokens, r76.scratch
-	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r76 *ocannlReverserBackwardPart68) Part(j75 int) {
+	pNetAttention1WV, scratch := r76.pNetAttention1WV, r76.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEmb[40*j69], &scratch.net_h_1_grad[0][0][4*j69], &tokens[0][0][0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j75][0][0], &scratch.net_attention_1_v_grad[32*j75][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEmb[40*j69], &scratch.net_h_1_grad[0][0][4*j69], &tokens[0][0][0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j75][0][0], &scratch.net_attention_1_v_grad[32*j75][0][0][0], &pNetAttention1WV[0])
 	} else {
-		for i0 := range 256 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				tokensRow2 := &tokens[i0][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j75][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j69]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j69 : 10*i2+40*j69+10])
-					for i3 := range 10 {
-						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j75][i1][i2][i3]
+						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j75][i1][i2][i3+1]
+						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j75][i1][i2][i3+2]
+						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j75][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc46 := net_h_gradRow2[i4]
+							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc46 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc46 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc46 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc46
+						}
 					}
 				}
 			}
@@ -10180,3 +10233,238 @@ func (r76 *ocannlReverserBackwardPart68) Part(j69 int) {
 
 // ocannlReverserBackwardPart68Records holds the free ocannlReverserBackwardPart68 records.
 var ocannlReverserBackwardPart68Records rt.Records[ocannlReverserBackwardPart68]
+
+// ocannlReverserBackwardPart69 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart69 struct {
+	gNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r77 *ocannlReverserBackwardPart69) Part(j76 int) {
+	gNetAttention1WK, scratch := r77.gNetAttention1WK, r77.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j76], &scratch.net_attention_1_k_grad[0][0][0][i3+j76], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j76], &scratch.net_attention_1_k_grad[0][0][0][i3+j76], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow7 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j76]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j76 : 256*i2+32*i3+32*j76+32])
+						for i4 := range 32 {
+							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart69Records holds the free ocannlReverserBackwardPart69 records.
+var ocannlReverserBackwardPart69Records rt.Records[ocannlReverserBackwardPart69]
+
+// ocannlReverserBackwardPart70 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart70 struct {
+	pNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r78 *ocannlReverserBackwardPart70) Part(j77 int) {
+	pNetAttention1WK, scratch := r78.pNetAttention1WK, r78.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j77][0][0], &scratch.net_attention_1_k_grad[32*j77][0][0][0], &pNetAttention1WK[0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j77][0][0], &scratch.net_attention_1_k_grad[32*j77][0][0][0], &pNetAttention1WK[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j77][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j77][i1][i2][i3]
+						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j77][i1][i2][i3+1]
+						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j77][i1][i2][i3+2]
+						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j77][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc47 := net_h_gradRow3[i4]
+							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc47 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc47 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc47 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc47
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart70Records holds the free ocannlReverserBackwardPart70 records.
+var ocannlReverserBackwardPart70Records rt.Records[ocannlReverserBackwardPart70]
+
+// ocannlReverserBackwardPart71 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlReverserBackwardPart71 struct {
+	gNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r79 *ocannlReverserBackwardPart71) Part(j78 int) {
+	gNetAttention1WQ, scratch := r79.gNetAttention1WQ, r79.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j78], &scratch.net_attention_1_q_grad[0][0][0][i3+j78], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j78], &scratch.net_attention_1_q_grad[0][0][0][i3+j78], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow8 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j78]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j78 : 256*i2+32*i3+32*j78+32])
+						for i4 := range 32 {
+							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart71Records holds the free ocannlReverserBackwardPart71 records.
+var ocannlReverserBackwardPart71Records rt.Records[ocannlReverserBackwardPart71]
+
+// ocannlReverserBackwardPart72 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart72 struct {
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r80 *ocannlReverserBackwardPart72) Part(j79 int) {
+	pNetAttention1WQ, scratch := r80.pNetAttention1WQ, r80.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j79][0][0], &scratch.net_attention_1_q_grad[32*j79][0][0][0], &pNetAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j79][0][0], &scratch.net_attention_1_q_grad[32*j79][0][0][0], &pNetAttention1WQ[0])
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j79][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j79][i1][i2][i3]
+						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j79][i1][i2][i3+1]
+						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j79][i1][i2][i3+2]
+						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j79][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc48 := net_h_gradRow4[i4]
+							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc48 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc48 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc48 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc48
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart72Records holds the free ocannlReverserBackwardPart72 records.
+var ocannlReverserBackwardPart72Records rt.Records[ocannlReverserBackwardPart72]
+
+// ocannlReverserBackwardPart73 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlReverserBackwardPart73 struct {
+	gNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r81 *ocannlReverserBackwardPart73) Part(j80 int) {
+	gNetPos, scratch := r81.gNetPos, r81.scratch
+	for i0 := range 256 {
+		for i1 := range 1 {
+			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j80]
+			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j80 : 32*i1+32*j80+32])
+			for i2 := range 32 {
+				gNetPosRow[i2] += net_h_gradRow6[i2]
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart73Records holds the free ocannlReverserBackwardPart73 records.
+var ocannlReverserBackwardPart73Records rt.Records[ocannlReverserBackwardPart73]
+
+// ocannlReverserBackwardPart74 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i2 (see rt.Pool).
+type ocannlReverserBackwardPart74 struct {
+	gNetEmb *[320]float32
+	tokens  *[256][8][10]float32
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r82 *ocannlReverserBackwardPart74) Part(j81 int) {
+	gNetEmb, tokens, scratch := r82.gNetEmb, r82.tokens, r82.scratch
+	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm27AVX512(&gNetEmb[40*j81], &scratch.net_h_1_grad[0][0][4*j81], &tokens[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm27AVX2(&gNetEmb[40*j81], &scratch.net_h_1_grad[0][0][4*j81], &tokens[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				tokensRow2 := &tokens[i0][i1]
+				for i2 := range 4 {
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j81]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j81 : 10*i2+40*j81+10])
+					for i3 := range 10 {
+						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart74Records holds the free ocannlReverserBackwardPart74 records.
+var ocannlReverserBackwardPart74Records rt.Records[ocannlReverserBackwardPart74]

@@ -220,6 +220,9 @@ func splitExpr(e loopir.Expr, v, part, size int) loopir.Expr {
 func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fill *loopir.Fill) ([]jen.Code, bool, error) {
 	split, parts := k.parSplit(loops, st)
 	if split == nil {
+		if fill == nil {
+			return k.parReduce(loops, st, init)
+		}
 		return nil, false, nil
 	}
 	size := split.Extent / parts
@@ -266,7 +269,7 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if len(k.parPre) > 0 {
 		before = append(before, jen.If(k.tierFlags()).Block(k.parPre...))
 	}
-	return append(before, k.parRun(st, split, parts, part, body)...), true, nil
+	return append(before, k.parRun(st, split, parts, part, body, nil)...), true, nil
 }
 
 // tierFlags is `flag512 || flag2`.
@@ -284,7 +287,7 @@ func (k *kgen) tierFlags() *jen.Statement {
 // parRun declares the task record of a parallel nest (a struct of the
 // storage the part reads and writes, and its Part method running body)
 // and returns the statements that fill a record and run its parts.
-func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body []jen.Code) []jen.Code {
+func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body []jen.Code, red *parRed) []jen.Code {
 	idx := len(k.parDecls) / 3
 	typ := k.k.Name + "Part" + strconv.Itoa(idx)
 	recs := typ + "Records"
@@ -294,6 +297,9 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 	var addr []bool // the field takes the address of a local array
 	scratch := false
 	for _, t := range parTensors(st) {
+		if red != nil && t == st.Tensor {
+			continue // the parts write their partial sums only
+		}
 		s := &k.ts[t].st
 		switch {
 		case s.kind == sConst:
@@ -314,8 +320,17 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 		bind = append(bind, jen.Id(n))
 		vals = append(vals, jen.Id(recv).Dot(n))
 	}
+	var clear []jen.Code
+	if red != nil {
+		// The partial sums: a value array in the record, each part
+		// clearing its own row first.
+		fields = append(fields, jen.Id(red.name).Add(k.arrayType(red.dims)))
+		bind = append(bind, jen.Id(red.name))
+		vals = append(vals, jen.Op("&").Id(recv).Dot(red.name))
+		clear = append(clear, jen.Id(red.name).Index(jen.Id(k.loopName(part))).Op("=").Add(k.arrayType(red.dims[1:])).Values())
+	}
 	pname := k.loopName(part)
-	method := append([]jen.Code{jen.List(bind...).Op(":=").List(vals...)}, body...)
+	method := append(append([]jen.Code{jen.List(bind...).Op(":=").List(vals...)}, clear...), body...)
 	k.parDecls = append(k.parDecls,
 		jen.Comment(fmt.Sprintf("// %s is the task record of a loop nest of %s that runs in %d parts, one\n"+
 			"// for each %d values of %s (see rt.Pool).", typ, k.k.Name, parts, split.Extent/parts, k.loopName(split.Var))).Line().
@@ -344,8 +359,11 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 		}
 		pool = jen.Id(k.pool)
 	}
+	out = append(out, jen.Add(pool).Dot("Run").Call(jen.Id(rec), jen.Lit(parts)))
+	if red != nil {
+		out = append(out, red.combine(rec)...)
+	}
 	out = append(out,
-		jen.Add(pool).Dot("Run").Call(jen.Id(rec), jen.Lit(parts)),
 		jen.Op("*").Id(rec).Op("=").Id(typ).Values(),
 		jen.Id(recs).Dot("Put").Call(jen.Id(rec)),
 	)
@@ -381,4 +399,116 @@ func (k *kgen) parLocals() {
 			walk(s)
 		}
 	}
+}
+
+// parRed describes the partial sums of a reduction split between parts:
+// the synthetic tensor t (held as field name of the record, dims [parts]
+// followed by the output's) and the code combining them after the parts
+// (given the record's name).
+type parRed struct {
+	t       int
+	name    string
+	dims    []int
+	combine func(rec string) []jen.Code
+}
+
+// maxPartialCells bounds the output of a reduction split between parts:
+// the record holds parts times as many partial sums.
+const maxPartialCells = 1024
+
+// parReduce emits a nest whose only non-reduction loops cannot be split
+// (a bias gradient: a small output summed over the batch) as parts of
+// its outermost splittable reduction loop: part p adds its slice of the
+// loop, in the serial order, into its own row of partial sums, and the
+// kernel then adds the rows to each cell in part order. The parts and
+// their order are fixed by the generator, so the bits do not depend on
+// the number of threads (they differ from the serial nest's, which adds
+// in one sequence). Only additive reductions covering every cell of an
+// unpadded output of at most maxPartialCells cells.
+func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, bool, error) {
+	if !k.par || len(loops) < 2 || k.inLoop > 0 || !st.Accumulate || st.Accum != "add" {
+		return nil, false, nil
+	}
+	pl := k.plan(loops, st)
+	if _, worth := k.parWorth(loops, st); !worth || pl.reads || !pl.bijective {
+		return nil, false, nil
+	}
+	out := &k.p.Tensors[st.Tensor]
+	if out.Size() > maxPartialCells || k.ts[st.Tensor].st.kind == sConst {
+		return nil, false, nil
+	}
+	for _, t := range parTensors(st) {
+		if s := &k.ts[t].st; s.kind == sLocal && !s.scratch && !k.heapLocal(t) {
+			return nil, false, nil
+		}
+	}
+	var split *loopir.For
+	for _, l := range loops {
+		if pl.red[l.Var] && parParts(l.Extent) > 0 {
+			split = l
+			break
+		}
+	}
+	if split == nil {
+		return nil, false, nil
+	}
+	parts := parParts(split.Extent)
+	size := split.Extent / parts
+	part := k.synthVar()
+	loops2 := make([]*loopir.For, len(loops))
+	for i, l := range loops {
+		loops2[i] = &loopir.For{Var: l.Var, Extent: l.Extent}
+		if l == split {
+			loops2[i].Extent = size
+		}
+	}
+	// The partial sums, a synthetic tensor for the time of the nest.
+	dims := append([]int{parts}, out.BufDims...)
+	nt := len(k.p.Tensors)
+	k.p.Tensors = append(k.p.Tensors, loopir.TensorInfo{Name: out.Name + ".partial", Kind: out.Kind, Dims: dims, BufDims: dims})
+	groups, gstride, _ := regroup(dims, dims)
+	red := &parRed{t: nt, name: k.names.fresh(k.nameBase(st.Tensor) + "Partial"), dims: dims}
+	k.ts = append(k.ts, ktensor{st: tstore{kind: sPtr, name: red.name, adims: dims, groups: groups, gstride: gstride, size: prod(dims), deref: true, used: true}})
+	st2 := &loopir.Store{Tensor: nt, Index: append([]loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 1, Var: part}}}}, st.Index...),
+		Value: splitExpr(st.Value, split.Var, part, size), Accum: st.Accum, Accumulate: true}
+	k.free, k.parPre = map[int]bool{part: true}, nil
+	calls, note := k.asmNest(loops2, st2, nil)
+	goCode, err := k.chainGo(loops2, st2, nil)
+	k.free, k.parPre = nil, nil
+	k.p.Tensors, k.ts = k.p.Tensors[:nt], k.ts[:nt]
+	if err != nil {
+		return nil, false, err
+	}
+	body := goCode
+	if calls != nil {
+		body = k.dispatch(calls, note, goCode)
+	}
+	red.combine = func(rec string) []jen.Code {
+		vars := make([]int, len(out.BufDims))
+		idx := make([]loopir.IndexExpr, len(vars))
+		for a := range vars {
+			vars[a] = k.synthVar()
+			idx[a] = loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: 1, Var: vars[a]}}}
+		}
+		acc := k.names.fresh("acc")
+		var first jen.Code = k.directAccess(st.Tensor, idx)
+		if init != nil {
+			first = k.typed(k.constVal(*init))
+		}
+		inner := []jen.Code{jen.Id(acc).Op(":=").Add(first)}
+		for p := range parts {
+			cell := jen.Id(rec).Dot(red.name).Index(jen.Lit(p))
+			for _, v := range vars {
+				cell.Index(jen.Id(k.loopName(v)))
+			}
+			inner = append(inner, jen.Id(acc).Op("+=").Add(cell))
+		}
+		inner = append(inner, jen.Add(k.directAccess(st.Tensor, idx)).Op("=").Id(acc))
+		code := inner
+		for a := len(vars) - 1; a >= 0; a-- {
+			code = []jen.Code{k.forStmt(vars[a], 0, out.BufDims[a], 1, true, code)}
+		}
+		return append([]jen.Code{jen.Comment(fmt.Sprintf("// The %d partial sums, added in part order.", parts))}, code...)
+	}
+	return k.parRun(st, split, parts, part, body, red), true, nil
 }

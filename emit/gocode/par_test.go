@@ -85,3 +85,20 @@ func TestParallelRule(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelReduce: a reduction over a large batch into a small output
+// (a bias gradient) is split on the batch into 8 parts, whose partial
+// sums the kernel adds in part order.
+func TestParallelReduce(t *testing.T) {
+	s := renderPar(t, "input a : 4096, 16\ninput b : 16\nlet c = a +* \"bc;c=>c\" b", "")
+	for _, want := range []string{"cPartial [8][16]float32", "rt.DefaultPool().Run(rec, 8)", "// The 8 partial sums, added in part order.",
+		"+= rec.cPartial[0][", "+= rec.cPartial[7][", "cPartial[j] = [16]float32{}"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q in\n%s", want, s)
+		}
+	}
+	// A max reduction is not split (only sums are).
+	if s := renderPar(t, "input a : 4096, 16\ninput b : 16\nlet c = a @^+ \"bc;c=>c\" b", ""); strings.Contains(s, "Partial") {
+		t.Errorf("a max reduction was split:\n%s", s)
+	}
+}

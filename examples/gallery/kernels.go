@@ -93,6 +93,14 @@ func Outer(a *[32]float32, b *[24]float32, out *[32][24]float32) { ocannlOuter(a
 //ocannl:dims i=Rows j=Cols
 func SumRows(x []float32, out []float32) { ocannlSumRows(x, out) }
 
+// SumBatch sums a batch of 4096 rows of 16 (a bias gradient): large
+// enough to run in parallel, with an output too small to split, so the
+// batch is split into 8 fixed parts whose partial sums are added in part
+// order.
+//
+//ocannl:einsum "b,c => c"
+func SumBatch(x *[4096][16]float32, out *[16]float32) { ocannlSumBatch(x, out) }
+
 // MaxRows takes the maximum of each row.
 //
 //ocannl:einmax "i,j => i"

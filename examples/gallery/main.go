@@ -58,6 +58,7 @@ func entries() []entry {
 		{"Diagonal", Diagonal, func(a []any) { Diagonal(a[0].(*[8]f32), a[1].(*[8][8]f32)) }},
 		{"Outer", Outer, func(a []any) { Outer(a[0].(*[32]f32), a[1].(*[24]f32), a[2].(*[32][24]f32)) }},
 		{"SumRows", SumRows, func(a []any) { SumRows(a[0].([]f32), a[1].([]f32)) }},
+		{"SumBatch", SumBatch, func(a []any) { SumBatch(a[0].(*[4096][16]f32), a[1].(*[16]f32)) }},
 		{"MaxRows", MaxRows, func(a []any) { MaxRows(a[0].(*[64][100]f32), a[1].(*[64]f32)) }},
 		{"ScaleShiftRelu", ScaleShiftRelu, func(a []any) {
 			ScaleShiftRelu(a[0].(*[32][64]f32), a[1].(*[64]f32), a[2].(*[32][64]f32))
