@@ -200,13 +200,28 @@ func ocannlConv2D(img *[8][32][32][64]float32, kernel *[64][3][3][64]float32, ou
 	var img2 [8][35][35][64]float32
 
 	// img = pointwise id of img'
-	for i0 := range 8 {
-		for i1 := range 32 {
-			for i2 := range 32 {
-				imgRow := &img[i0][i1][i2]
-				img2Row := &img2[i0][i1+1][i2+1]
-				for i3 := range 64 {
-					img2Row[i3] = imgRow[i3]
+	// float32 pointwise kernel over 2048 elements (c = x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i1 := range 32 {
+				ocannlMap0AVX512(&img2[i0][i1+1][1][0], &img[i0][i1][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 8 {
+			for i1 := range 32 {
+				ocannlMap0AVX2(&img2[i0][i1+1][1][0], &img[i0][i1][0][0])
+			}
+		}
+	} else {
+		for i0 := range 8 {
+			for i1 := range 32 {
+				for i2 := range 32 {
+					imgRow := &img[i0][i1][i2]
+					img2Row := &img2[i0][i1+1][i2+1]
+					for i3 := range 64 {
+						img2Row[i3] = imgRow[i3]
+					}
 				}
 			}
 		}

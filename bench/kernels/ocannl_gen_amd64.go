@@ -41,6 +41,11 @@ func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 2048 elements: c = x0.
+//
+//go:noescape
+func ocannlMap0AVX512(c *float32, x0 *float32)
+
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=512 N=512 K=512 (6x16 tile); strides C 512,1 A 512,1 B 512,1.
 //
 //go:noescape
@@ -65,3 +70,8 @@ func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
+
+// ocannlMap0AVX2 runs a float32 pointwise kernel over 2048 elements: c = x0.
+//
+//go:noescape
+func ocannlMap0AVX2(c *float32, x0 *float32)

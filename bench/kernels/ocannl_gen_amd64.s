@@ -22,6 +22,10 @@ DATA ocannlMask32<>+56(SB)/4, $0x00000000
 DATA ocannlMask32<>+60(SB)/4, $0x00000000
 GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 
+DATA ocannlConst32<>+0(SB)/4, $0x00000000
+DATA ocannlConst32<>+4(SB)/4, $0x3f800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $8
+
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlGemm0AVX512(SB), $32768-24
@@ -1749,6 +1753,25 @@ k4:
 	VZEROUPPER
 	RET
 
+// func ocannlMap0AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
 TEXT ·ocannlGemm0AVX2(SB), $16384-24
@@ -3119,5 +3142,24 @@ k11:
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
 	VMOVSS       X1, 8192(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlMap0AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET

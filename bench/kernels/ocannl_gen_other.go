@@ -37,6 +37,9 @@ func ocannlGemm4AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm4AVX512 called without assembly")
 }
 
+// ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap0AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX512 called without assembly") }
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -51,3 +54,6 @@ func ocannlGemm3AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm3AVX2 calle
 
 // ocannlGemm4AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 called without assembly") }
+
+// ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
