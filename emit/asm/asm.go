@@ -1,18 +1,20 @@
-// Package asm emits the assembly hot path of generated code: specialized
-// contraction kernels (matrix products, batched and transposed ones, the
-// gradient contractions, convolutions whose kernel window merges with
-// the channels) written with github.com/mmcloughlin/avo used as a
-// library (build.Context, pass.Compile, printer), plus their Go stubs
-// and the CPU dispatch.
+// Package asm emits the assembly hot path of generated code, written with
+// github.com/mmcloughlin/avo used as a library (build.Context,
+// pass.Compile, printer): specialized contraction kernels (Classify:
+// matrix products, batched and transposed ones, the gradient
+// contractions, attention products, convolutions whose kernel window
+// merges with the channels) and pointwise kernels (ClassifyMap), in an
+// AVX-512 and an AVX2+FMA tier (Config), plus their Go stubs and the
+// CPU dispatch.
 //
-// The emitter (package emit/gocode) offers each perfect loop nest to
-// Classify; a Set collects the kernels of one package, and Files renders
-// them: ocannl_gen_amd64.s, ocannl_gen_amd64.go (the //go:noescape stubs
-// and the dispatch flag, built for amd64 && gc && !purego) and
-// ocannl_gen_other.go (a constant false flag and panicking stand-ins for
-// every other build). The generated Go code calls a kernel only when the
-// flag is true and otherwise runs its own loops, which stay the
-// reference implementation.
+// The emitter (package emit/gocode) offers each perfect loop nest to the
+// classifiers; a Set collects the kernels of one package, and Files
+// renders them: ocannl_gen_amd64.s, ocannl_gen_amd64.go (the
+// //go:noescape stubs and one dispatch flag per tier, built for amd64 &&
+// gc && !purego) and ocannl_gen_other.go (constant false flags and
+// panicking stand-ins for every other build). The generated Go code calls
+// a kernel only when its tier's flag is true and otherwise runs its own
+// loops, which stay the reference implementation.
 //
 // This is a generator-only package: generated code imports only rt/cpu
 // (the tier selection), never avo.
