@@ -247,6 +247,11 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if calls == nil && fill == nil {
 		calls, note = k.asmMapNest(loops2, st2, init)
 	}
+	if calls == nil && k.asm != nil && (asm.Classify(k.p, loops, st, k.elem, false) != nil || fill == nil && init == nil && asm.ClassifyMap(k.p, loops, st, k.elem) != nil) {
+		// The parts would lose the assembly kernel the whole nest has
+		// (too small once split): keep the nest serial.
+		return nil, false, nil
+	}
 	goCode, err := k.chainGo(loops2, st2, init)
 	if err != nil {
 		return nil, false, err
@@ -478,6 +483,9 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 	k.p.Tensors, k.ts = k.p.Tensors[:nt], k.ts[:nt]
 	if err != nil {
 		return nil, false, err
+	}
+	if calls == nil && k.asm != nil && asm.Classify(k.p, loops, st, k.elem, false) != nil {
+		return nil, false, nil // the parts would lose the whole nest's assembly kernel
 	}
 	body := goCode
 	if calls != nil {
