@@ -33,7 +33,10 @@ type scaleCase struct {
 // spend more CPU time to finish sooner.
 func scaling(reps int) {
 	runtime.GOMAXPROCS(2)
-	pools := map[int]*rt.Pool{1: rt.NewPool(1), 2: rt.NewPool(2)}
+	// Config 1: one thread; 2: two; 3: two, with workers spinning 2000
+	// times for the next nest before they sleep (rt.Pool.SetSpin).
+	pools := map[int]*rt.Pool{1: rt.NewPool(1), 2: rt.NewPool(2), 3: rt.NewPool(2)}
+	pools[3].SetSpin(2000)
 	genSet := func(th int) { kernels.SetTier(bestTier()); rt.SetDefaultPool(pools[th]) }
 	r := rand.New(rand.NewPCG(3, 4))
 	var cases []scaleCase
@@ -45,7 +48,7 @@ func scaling(reps int) {
 		{"generated " + bestTier(), genSet, func() {
 			kernels.MatMul512((*[512][512]float32)(unsafe.Pointer(&a[0])), (*[512][512]float32)(unsafe.Pointer(&b[0])), (*[512][512]float32)(unsafe.Pointer(&c[0])))
 		}},
-		{"OpenBLAS sgemm", blasThreads, func() { sgemm(512, 512, 512, a, 512, b, 512, false, cb, 512) }},
+		{"OpenBLAS sgemm", func(th int) { blasThreads(min(th, 2)) }, func() { sgemm(512, 512, 512, a, 512, b, 512, false, cb, 512) }},
 	}})
 
 	const nb, h, w, ic, oc = 8, 32, 32, 64, 64
@@ -98,19 +101,20 @@ func scaling(reps int) {
 	)
 
 	fmt.Println()
-	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads: best wall µs/call | speedup (best) | median speedup |")
-	fmt.Println("|---|---|---:|---:|---:|---:|")
+	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, spinning workers | speedup | median speedups |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
+	cfgs := []int{1, 2, 3}
 	for _, c := range cases {
 		for _, im := range c.impls {
 			iters := map[int]int{}
-			for _, th := range []int{1, 2} {
+			for _, th := range cfgs {
 				im.set(th)
 				im.run()
 				iters[th] = calibrate(im.run)
 			}
 			wall := map[int][]float64{}
 			for range reps {
-				for _, th := range []int{1, 2} {
+				for _, th := range cfgs {
 					im.set(th)
 					t0 := time.Now()
 					for range iters[th] {
@@ -119,8 +123,9 @@ func scaling(reps int) {
 					wall[th] = append(wall[th], float64(time.Since(t0).Microseconds())/float64(iters[th]))
 				}
 			}
-			b1, b2 := slices.Min(wall[1]), slices.Min(wall[2])
-			fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.2fx |\n", c.name, im.name, b1, b2, b1/b2, median(wall[1])/median(wall[2]))
+			b1, b2, b3 := slices.Min(wall[1]), slices.Min(wall[2]), slices.Min(wall[3])
+			fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.2fx | %.2fx, %.2fx |\n", c.name, im.name, b1, b2, b1/b2, b3, b1/b3,
+				median(wall[1])/median(wall[2]), median(wall[1])/median(wall[3]))
 		}
 	}
 	blasThreads(1)

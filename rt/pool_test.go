@@ -121,6 +121,42 @@ func TestPoolConcurrentCallers(t *testing.T) {
 	}
 }
 
+// Spinning workers run every part once too, also across back-to-back
+// calls and concurrent callers.
+func TestPoolSpin(t *testing.T) {
+	p := NewPool(3)
+	defer p.Close()
+	p.SetSpin(1000)
+	task := &countTask{hits: make([]int32, 16)}
+	for range 200 {
+		p.Run(task, 16)
+	}
+	for i, h := range task.hits {
+		if h != 200 {
+			t.Fatalf("part %d ran %d times, want 200", i, h)
+		}
+	}
+	want := serial(24)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := newSumTask(24)
+			for range 20 {
+				p.Run(st, 24)
+				for i := range want {
+					if st.out[i] != want[i] {
+						t.Error("mismatch")
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 func TestPoolAllocs(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
