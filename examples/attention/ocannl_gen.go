@@ -1161,14 +1161,21 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
-				net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
-				net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					}
 				}
 			}
 		}
@@ -1203,14 +1210,21 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
-				net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
-				net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
 				}
 			}
 		}
@@ -1287,9 +1301,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1326,13 +1340,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
-			net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-			net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+				}
 			}
 		}
 	}
@@ -1340,9 +1361,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1378,12 +1399,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-			net_x1_1Row := &net_x1_1[i0][i1]
-			for i2 := range 32 {
-				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
+				net_x1_1Row := &net_x1_1[i0][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -1407,24 +1435,38 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1Row2 := &net_x1_1[i0][i1]
-			net_x1_3V := net_x1_3[i0][i1][0]
-			net_x1_4Row := &net_x1_4[i0][i1]
-			for i2 := range 32 {
-				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_1Row2 := &net_x1_1[i0][i1]
+				net_x1_3V := net_x1_3[i0][i1][0]
+				net_x1_4Row := &net_x1_4[i0][i1]
+				for i2 := range 32 {
+					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				}
 			}
 		}
 	}
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4Row2 := &net_x1_4[i0][i1]
-			net_x1Row := &net_x1[i0][i1]
-			for i2 := range 32 {
-				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4Row2 := &net_x1_4[i0][i1]
+				net_x1Row := &net_x1[i0][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				}
 			}
 		}
 	}
@@ -1453,12 +1495,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_1Row := &net_linear_1_x_1[i0][i1]
-			net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_linear_1_x_2[0][0][0], &net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_linear_1_x_2[0][0][0], &net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_1Row := &net_linear_1_x_1[i0][i1]
+				net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				}
 			}
 		}
 	}
@@ -1466,9 +1515,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap11AVX512(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap11AVX2(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1509,12 +1558,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &net_layer_norm_2_x_1[i0][i1]
-			net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_layer_norm_2_x_2[0][0][0], &net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_layer_norm_2_x_2[0][0][0], &net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_1Row := &net_layer_norm_2_x_1[i0][i1]
+				net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				}
 			}
 		}
 	}
@@ -1522,9 +1578,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap4AVX512(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap4AVX2(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1561,13 +1617,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
-			net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-			net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				}
 			}
 		}
 	}
@@ -1575,9 +1638,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1613,12 +1676,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-			net_x2_1Row := &net_x2_1[i0][i1]
-			for i2 := range 32 {
-				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
+				net_x2_1Row := &net_x2_1[i0][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -1642,24 +1712,38 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1Row2 := &net_x2_1[i0][i1]
-			net_x2_3V := net_x2_3[i0][i1][0]
-			net_x2_4Row := &net_x2_4[i0][i1]
-			for i2 := range 32 {
-				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_1Row2 := &net_x2_1[i0][i1]
+				net_x2_3V := net_x2_3[i0][i1][0]
+				net_x2_4Row := &net_x2_4[i0][i1]
+				for i2 := range 32 {
+					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				}
 			}
 		}
 	}
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4Row2 := &net_x2_4[i0][i1]
-			net_x2Row := &net_x2[i0][i1]
-			for i2 := range 32 {
-				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_4Row2 := &net_x2_4[i0][i1]
+				net_x2Row := &net_x2[i0][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				}
 			}
 		}
 	}
@@ -1688,12 +1772,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0][i1]
-			train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0][i1]
+				train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+				}
 			}
 		}
 	}
@@ -1712,13 +1803,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
-			train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
 			}
 		}
 	}
@@ -1757,13 +1855,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-			train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
+				train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+				}
 			}
 		}
 	}
@@ -1771,9 +1876,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap14AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap14AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3261,14 +3366,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
-				net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
-				net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					}
 				}
 			}
 		}
@@ -3303,14 +3415,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
-				net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
-				net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
 				}
 			}
 		}
@@ -3387,9 +3506,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3426,13 +3545,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
-			net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-			net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+				}
 			}
 		}
 	}
@@ -3440,9 +3566,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3478,12 +3604,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-			net_x1_1Row := &net_x1_1[i0][i1]
-			for i2 := range 32 {
-				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
+				net_x1_1Row := &net_x1_1[i0][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -3507,24 +3640,38 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1Row2 := &net_x1_1[i0][i1]
-			net_x1_3V := net_x1_3[i0][i1][0]
-			net_x1_4Row := &net_x1_4[i0][i1]
-			for i2 := range 32 {
-				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_1Row2 := &net_x1_1[i0][i1]
+				net_x1_3V := net_x1_3[i0][i1][0]
+				net_x1_4Row := &net_x1_4[i0][i1]
+				for i2 := range 32 {
+					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				}
 			}
 		}
 	}
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4Row2 := &net_x1_4[i0][i1]
-			net_x1Row := &net_x1[i0][i1]
-			for i2 := range 32 {
-				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4Row2 := &net_x1_4[i0][i1]
+				net_x1Row := &net_x1[i0][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				}
 			}
 		}
 	}
@@ -3553,12 +3700,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_1Row := &net_linear_1_x_1[i0][i1]
-			net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_linear_1_x_2[0][0][0], &net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_linear_1_x_2[0][0][0], &net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_1Row := &net_linear_1_x_1[i0][i1]
+				net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				}
 			}
 		}
 	}
@@ -3566,9 +3720,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap11AVX512(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap11AVX2(&net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3609,12 +3763,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &net_layer_norm_2_x_1[i0][i1]
-			net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_layer_norm_2_x_2[0][0][0], &net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_layer_norm_2_x_2[0][0][0], &net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_1Row := &net_layer_norm_2_x_1[i0][i1]
+				net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				}
 			}
 		}
 	}
@@ -3622,9 +3783,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap4AVX512(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap4AVX2(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3661,13 +3822,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
-			net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-			net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				}
 			}
 		}
 	}
@@ -3675,9 +3843,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3713,12 +3881,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-			net_x2_1Row := &net_x2_1[i0][i1]
-			for i2 := range 32 {
-				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
+				net_x2_1Row := &net_x2_1[i0][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -3742,24 +3917,38 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1Row2 := &net_x2_1[i0][i1]
-			net_x2_3V := net_x2_3[i0][i1][0]
-			net_x2_4Row := &net_x2_4[i0][i1]
-			for i2 := range 32 {
-				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_1Row2 := &net_x2_1[i0][i1]
+				net_x2_3V := net_x2_3[i0][i1][0]
+				net_x2_4Row := &net_x2_4[i0][i1]
+				for i2 := range 32 {
+					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				}
 			}
 		}
 	}
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4Row2 := &net_x2_4[i0][i1]
-			net_x2Row := &net_x2[i0][i1]
-			for i2 := range 32 {
-				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_4Row2 := &net_x2_4[i0][i1]
+				net_x2Row := &net_x2[i0][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				}
 			}
 		}
 	}
@@ -3788,12 +3977,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0][i1]
-			train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0][i1]
+				train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+				}
 			}
 		}
 	}
@@ -3812,13 +4008,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
-			train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
 			}
 		}
 	}
@@ -3857,13 +4060,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-			train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
+				train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+				}
 			}
 		}
 	}
@@ -3871,9 +4081,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap14AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap14AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3936,9 +4146,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap15AVX512(&train_1_grad[0][0][0], &train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap15AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 32 {
@@ -3954,9 +4164,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+		ocannlMap16AVX512(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+		ocannlMap16AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3973,9 +4183,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4004,9 +4214,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap18AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -4019,12 +4229,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
-			train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
+	// float32 pointwise kernel over 256 rows of 10 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
+				train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
+				}
 			}
 		}
 	}
@@ -4032,9 +4249,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap16AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap16AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4051,9 +4268,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4080,22 +4297,29 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
-			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
-			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 10 {
-				var r2 float32
-				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-					r2 = 1
+	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
+				train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
+				for i2 := range 10 {
+					var r2 float32
+					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
+						r2 = 1
+					}
+					r3 := float32(0)
+					if r2 != 0 {
+						r3 = train_cross_entropy_1_m_gradV
+					}
+					train_cross_entropy_1_logits_gradRow2[i2] += r3
 				}
-				r3 := float32(0)
-				if r2 != 0 {
-					r3 = train_cross_entropy_1_m_gradV
-				}
-				train_cross_entropy_1_logits_gradRow2[i2] += r3
 			}
 		}
 	}
@@ -4103,9 +4327,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4201,9 +4425,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+		ocannlMap21AVX512(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+		ocannlMap21AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4236,13 +4460,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow2 := &net_x2_4_grad[i0][i1]
-			net_x2_3V2 := net_x2_3[i0][i1][0]
-			net_x2_1_gradRow := &net_x2_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_4_gradRow2 := &net_x2_4_grad[i0][i1]
+				net_x2_3V2 := net_x2_3[i0][i1][0]
+				net_x2_1_gradRow := &net_x2_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+				}
 			}
 		}
 	}
@@ -4265,9 +4496,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap23AVX512(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap23AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_3_gradRow := &net_x2_3_grad[i0]
@@ -4282,9 +4513,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap24AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap24AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -4319,12 +4550,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1_gradRow6 := &net_x2_1_grad[i0][i1]
-			net_layer_norm_2_centered_gradRow := &net_layer_norm_2_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_1_gradRow6 := &net_x2_1_grad[i0][i1]
+				net_layer_norm_2_centered_gradRow := &net_layer_norm_2_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+				}
 			}
 		}
 	}
@@ -4339,12 +4577,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_2_gradV := net_layer_norm_2_var_2_grad[i0][i1][0]
-			net_layer_norm_2_var_1_gradRow := &net_layer_norm_2_var_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_2_gradV := net_layer_norm_2_var_2_grad[i0][i1][0]
+				net_layer_norm_2_var_1_gradRow := &net_layer_norm_2_var_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+				}
 			}
 		}
 	}
@@ -4352,9 +4597,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap27AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap27AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4371,9 +4616,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap27AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap27AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4390,9 +4635,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap21AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap21AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4428,12 +4673,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_mean_1_gradV := net_layer_norm_2_mean_1_grad[i0][i1][0]
-			net_layer_norm_2_x_gradRow2 := &net_layer_norm_2_x_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_mean_1_gradV := net_layer_norm_2_mean_1_grad[i0][i1][0]
+				net_layer_norm_2_x_gradRow2 := &net_layer_norm_2_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+				}
 			}
 		}
 	}
@@ -4441,9 +4693,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap21AVX512(&net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap21AVX2(&net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4459,9 +4711,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap21AVX512(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap21AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4477,9 +4729,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap21AVX512(&net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap21AVX2(&net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4568,9 +4820,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &net_linear_1_x_grad[0][0][0])
+		ocannlMap28AVX512(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &net_linear_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &net_linear_1_x_grad[0][0][0])
+		ocannlMap28AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &net_linear_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4595,9 +4847,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+		ocannlMap29AVX512(&net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+		ocannlMap29AVX2(&net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4686,9 +4938,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_x1_4_grad[0][0][0], &net_x1_grad[0][0][0])
+		ocannlMap21AVX512(&net_x1_4_grad[0][0][0], &net_x1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x1_4_grad[0][0][0], &net_x1_grad[0][0][0])
+		ocannlMap21AVX2(&net_x1_4_grad[0][0][0], &net_x1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4721,13 +4973,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow2 := &net_x1_4_grad[i0][i1]
-			net_x1_3V2 := net_x1_3[i0][i1][0]
-			net_x1_1_gradRow := &net_x1_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4_gradRow2 := &net_x1_4_grad[i0][i1]
+				net_x1_3V2 := net_x1_3[i0][i1][0]
+				net_x1_1_gradRow := &net_x1_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+				}
 			}
 		}
 	}
@@ -4750,9 +5009,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap23AVX512(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap23AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_3_gradRow := &net_x1_3_grad[i0]
@@ -4767,9 +5026,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap24AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap24AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -4804,12 +5063,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1_gradRow6 := &net_x1_1_grad[i0][i1]
-			net_layer_norm_1_centered_gradRow := &net_layer_norm_1_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_1_gradRow6 := &net_x1_1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow := &net_layer_norm_1_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+				}
 			}
 		}
 	}
@@ -4824,12 +5090,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
-			net_layer_norm_1_var_1_gradRow := &net_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
+				net_layer_norm_1_var_1_gradRow := &net_layer_norm_1_var_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+				}
 			}
 		}
 	}
@@ -4837,9 +5110,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap27AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap27AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4856,9 +5129,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap27AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap27AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4875,9 +5148,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap21AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap21AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4913,12 +5186,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_mean_1_gradV := net_layer_norm_1_mean_1_grad[i0][i1][0]
-			net_layer_norm_1_x_gradRow2 := &net_layer_norm_1_x_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_mean_1_gradV := net_layer_norm_1_mean_1_grad[i0][i1][0]
+				net_layer_norm_1_x_gradRow2 := &net_layer_norm_1_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+				}
 			}
 		}
 	}
@@ -4926,9 +5206,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap21AVX512(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap21AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4944,9 +5224,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap21AVX512(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap21AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5077,14 +5357,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_gradRow2 := &net_attention_1_attn_grad[i0][i1][i2]
-				net_attention_1_attn_1V2 := net_attention_1_attn_1[i0][i1][i2][0]
-				net_attention_1_ex_gradRow := &net_attention_1_ex_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap30AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow2 := &net_attention_1_attn_grad[i0][i1][i2]
+					net_attention_1_attn_1V2 := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_ex_gradRow := &net_attention_1_ex_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+					}
 				}
 			}
 		}
@@ -5108,13 +5395,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_1_gradV := net_attention_1_attn_1_grad[i0][i1][i2][0]
-				net_attention_1_ex_gradRow2 := &net_attention_1_ex_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap31AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_1_gradV := net_attention_1_attn_1_grad[i0][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &net_attention_1_ex_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+					}
 				}
 			}
 		}
@@ -5123,9 +5417,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5144,9 +5438,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap21AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap21AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5177,23 +5471,30 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_mV2 := net_attention_1_m[i0][i1][i2][0]
-				net_attention_1_scoresRow4 := &net_attention_1_scores[i0][i1][i2]
-				net_attention_1_m_gradV := net_attention_1_m_grad[i0][i1][i2][0]
-				net_attention_1_scores_gradRow2 := &net_attention_1_scores_grad[i0][i1][i2]
-				for i3 := range 8 {
-					var r6 float32
-					if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-						r6 = 1
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap32AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_mV2 := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_scoresRow4 := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_m_gradV := net_attention_1_m_grad[i0][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &net_attention_1_scores_grad[i0][i1][i2]
+					for i3 := range 8 {
+						var r6 float32
+						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+							r6 = 1
+						}
+						r7 := float32(0)
+						if r6 != 0 {
+							r7 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r7
 					}
-					r7 := float32(0)
-					if r6 != 0 {
-						r7 = net_attention_1_m_gradV
-					}
-					net_attention_1_scores_gradRow2[i3] += r7
 				}
 			}
 		}
@@ -5202,9 +5503,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	// float32 pointwise kernel over 8192 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap33AVX512(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap33AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -5471,9 +5772,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+		ocannlMap21AVX512(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+		ocannlMap21AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6125,9 +6426,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap34AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap34AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 64 {
@@ -6159,14 +6460,21 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	for i0 := range 64 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
-				net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
-				net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+	// float32 pointwise kernel over 2048 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap35AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					}
 				}
 			}
 		}
@@ -6201,14 +6509,21 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	for i0 := range 64 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
-				net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
-				net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+	// float32 pointwise kernel over 2048 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap36AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
 				}
 			}
 		}
@@ -6285,9 +6600,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap37AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap37AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6324,13 +6639,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
-			net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-			net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap38AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+				}
 			}
 		}
 	}
@@ -6338,9 +6660,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap39AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap39AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6376,12 +6698,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-			net_x1_1Row := &net_x1_1[i0][i1]
-			for i2 := range 32 {
-				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap40AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
+				net_x1_1Row := &net_x1_1[i0][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -6405,24 +6734,38 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x1_1Row2 := &net_x1_1[i0][i1]
-			net_x1_3V := net_x1_3[i0][i1][0]
-			net_x1_4Row := &net_x1_4[i0][i1]
-			for i2 := range 32 {
-				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap41AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x1_1Row2 := &net_x1_1[i0][i1]
+				net_x1_3V := net_x1_3[i0][i1][0]
+				net_x1_4Row := &net_x1_4[i0][i1]
+				for i2 := range 32 {
+					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				}
 			}
 		}
 	}
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x1_4Row2 := &net_x1_4[i0][i1]
-			net_x1Row := &net_x1[i0][i1]
-			for i2 := range 32 {
-				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x1_4Row2 := &net_x1_4[i0][i1]
+				net_x1Row := &net_x1[i0][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				}
 			}
 		}
 	}
@@ -6451,12 +6794,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
-			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+	// float32 pointwise kernel over 512 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				}
 			}
 		}
 	}
@@ -6464,9 +6814,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 32768 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+		ocannlMap44AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+		ocannlMap44AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6507,12 +6857,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &net_layer_norm_2_x_1[i0][i1]
-			net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&net_layer_norm_2_x_2[0][0][0], &net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&net_layer_norm_2_x_2[0][0][0], &net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_1Row := &net_layer_norm_2_x_1[i0][i1]
+				net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				}
 			}
 		}
 	}
@@ -6520,9 +6877,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap37AVX512(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap37AVX2(&net_layer_norm_2_x[0][0][0], &net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6559,13 +6916,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
-			net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-			net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap38AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				}
 			}
 		}
 	}
@@ -6573,9 +6937,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap39AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap39AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6611,12 +6975,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-			net_x2_1Row := &net_x2_1[i0][i1]
-			for i2 := range 32 {
-				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap40AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
+				net_x2_1Row := &net_x2_1[i0][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -6640,24 +7011,38 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x2_1Row2 := &net_x2_1[i0][i1]
-			net_x2_3V := net_x2_3[i0][i1][0]
-			net_x2_4Row := &net_x2_4[i0][i1]
-			for i2 := range 32 {
-				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap41AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x2_1Row2 := &net_x2_1[i0][i1]
+				net_x2_3V := net_x2_3[i0][i1][0]
+				net_x2_4Row := &net_x2_4[i0][i1]
+				for i2 := range 32 {
+					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				}
 			}
 		}
 	}
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x2_4Row2 := &net_x2_4[i0][i1]
-			net_x2Row := &net_x2[i0][i1]
-			for i2 := range 32 {
-				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x2_4Row2 := &net_x2_4[i0][i1]
+				net_x2Row := &net_x2[i0][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				}
 			}
 		}
 	}
@@ -6686,12 +7071,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// predict = pointwise "+" of _predict.1, net.linear#2.b
-	for i0 := range 64 {
-		for i1 := range 8 {
-			predict_1Row := &predict_1[i0][i1]
-			outRow := &out[i0][i1]
-			for i2 := range 10 {
-				outRow[i2] = predict_1Row[i2] + pNetLinear2B[i2]
+	// float32 pointwise kernel over 512 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap45AVX512(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap45AVX2(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				predict_1Row := &predict_1[i0][i1]
+				outRow := &out[i0][i1]
+				for i2 := range 10 {
+					outRow[i2] = predict_1Row[i2] + pNetLinear2B[i2]
+				}
 			}
 		}
 	}

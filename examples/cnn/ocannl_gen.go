@@ -510,13 +510,20 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
+					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+					}
 				}
 			}
 		}
@@ -525,9 +532,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -655,13 +662,20 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_conv2_yRow := &net_conv2_y[i0][i1][i2]
-				net_head_x_1Row := &net_head_x_1[i0][i1][i2]
-				for i3 := range 16 {
-					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_head_x_1[0][0][0][0], &net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_head_x_1[0][0][0][0], &net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &net_conv2_y[i0][i1][i2]
+					net_head_x_1Row := &net_head_x_1[i0][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
 				}
 			}
 		}
@@ -670,9 +684,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap3AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap3AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1287,13 +1301,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
+					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+					}
 				}
 			}
 		}
@@ -1302,9 +1323,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -1432,13 +1453,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_conv2_yRow := &net_conv2_y[i0][i1][i2]
-				net_head_x_1Row := &net_head_x_1[i0][i1][i2]
-				for i3 := range 16 {
-					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_head_x_1[0][0][0][0], &net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_head_x_1[0][0][0][0], &net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &net_conv2_y[i0][i1][i2]
+					net_head_x_1Row := &net_head_x_1[i0][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
 				}
 			}
 		}
@@ -1447,9 +1475,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap3AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap3AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1782,9 +1810,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap4AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap4AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1811,9 +1839,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+		ocannlMap5AVX512(&net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+		ocannlMap5AVX2(&net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -2018,9 +2046,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap6AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap6AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -2047,9 +2075,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap7AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap7AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -2294,13 +2322,20 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-	for i0 := range 256 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+	// float32 pointwise kernel over 25600 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
+					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+					}
 				}
 			}
 		}
@@ -2309,9 +2344,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float32 pointwise kernel over 204800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap9AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 10 {
@@ -2439,13 +2474,20 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	for i0 := range 256 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-				net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
-				for i3 := range 16 {
-					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
 				}
 			}
 		}
@@ -2454,9 +2496,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap11AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap11AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2501,11 +2543,18 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// predict = pointwise "+" of _predict.1, net.head.b
-	for i0 := range 256 {
-		predict_1Row := &predict_1[i0]
-		outRow := &out[i0]
-		for i1 := range 4 {
-			outRow[i1] = predict_1Row[i1] + pNetHeadB[i1]
+	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+	} else {
+		for i0 := range 256 {
+			predict_1Row := &predict_1[i0]
+			outRow := &out[i0]
+			for i1 := range 4 {
+				outRow[i1] = predict_1Row[i1] + pNetHeadB[i1]
+			}
 		}
 	}
 }
