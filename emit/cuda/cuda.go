@@ -77,7 +77,7 @@ func Render(f *gocode.File) ([]byte, error) {
 	}
 	slices.Sort(sgd)
 	for _, e := range sgd {
-		fmt.Fprintf(&b, sgdKernel, cType(e), SGDName(e))
+		fmt.Fprintf(&b, sgdKernel, cType(e), SGDName(e), e)
 	}
 	return []byte(b.String()), nil
 }
@@ -95,8 +95,8 @@ const prelude = `
 #endif
 `
 
-// sgdKernel is rt.SGD as a kernel: one thread per cell (%[1]s: the element
-// type, %[2]s: the name).
+// sgdKernel is rt.SGD as a kernel: one thread per cell (%[1]s: the C
+// element type, %[2]s: the name, %[3]s: the Go element type).
 const sgdKernel = `
 // %[2]s is rt.SGD: one thread per parameter cell; m is read and written
 // only when momentum > 0.
@@ -112,6 +112,7 @@ extern "C" __global__ void %[2]s(%[1]s* __restrict__ p, const %[1]s* __restrict_
   }
   p[i] = x - lr * d;
 }
+// @ocannl sgd %[3]s %[2]s
 `
 
 func cType(elem string) string {
@@ -145,7 +146,7 @@ func renderKernel(b *strings.Builder, k *gocode.Kernel) error {
 		g.param[k.Params[i].Tensor] = &k.Params[i]
 	}
 	for i := range g.p.Tensors {
-		if bufSize(&g.p.Tensors[i]) >= 1<<31 {
+		if int64(bufSize(&g.p.Tensors[i])) >= 1<<31 {
 			g.wide = true
 		}
 	}

@@ -1876,3 +1876,4 @@ extern "C" __global__ void ocannl_sgd_float32(float* __restrict__ p, const float
   }
   p[i] = x - lr * d;
 }
+// @ocannl sgd float32 ocannl_sgd_float32
