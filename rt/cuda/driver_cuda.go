@@ -328,7 +328,7 @@ func (r *driver) Compile(src []byte) error {
 		return fmt.Errorf("cuda: nvrtcCreateProgram: %s", C.GoString(C.ocannl_nvrtcErrorString(a, res)))
 	}
 	defer C.ocannl_nvrtcDestroyProgram(a, &prog)
-	opts := []string{fmt.Sprintf("--gpu-architecture=compute_%d%d", r.d.major, r.d.minor), "--std=c++14"}
+	opts := []string{fmt.Sprintf("--gpu-architecture=compute_%d%d", r.d.major, r.d.minor), "--std=c++17"}
 	copts := make([]*C.char, len(opts))
 	for i, o := range opts {
 		copts[i] = C.CString(o)

@@ -1,0 +1,376 @@
+package cuda_test
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/emit/cuda"
+	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/gen"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
+	"github.com/ocannlgen/ocannlgen/loopir"
+	rtcuda "github.com/ocannlgen/ocannlgen/rt/cuda"
+)
+
+// The emulation tests compile each opted-in package's generated CUDA C as
+// C++ against testdata/emu.h (blocks and threads as loops, or as
+// std::threads at a barrier for functions that use __syncthreads), drive
+// it through rt/cuda's Session (the very host logic the GPU path runs,
+// over an emulated Driver) and compare every kernel's outputs with the
+// loop-IR interpreter on random inputs.
+
+// emuPackages are the packages opted in to CUDA generation.
+var emuPackages = []string{"examples/gallery", "examples/moons", "examples/cnn", "examples/attention"}
+
+// generated caches gen's check-mode results per package.
+var generated = struct {
+	sync.Mutex
+	m map[string]*gen.Result
+}{m: map[string]*gen.Result{}}
+
+func generate(t *testing.T, pkg string) *gen.Result {
+	t.Helper()
+	generated.Lock()
+	defer generated.Unlock()
+	if r := generated.m[pkg]; r != nil {
+		return r
+	}
+	res, err := gen.Generate([]string{"./" + pkg}, gen.Options{Dir: testutil.RepoRoot(t), Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].CUDAContent == nil {
+		t.Fatalf("%s: no generated CUDA file (is //ocannl:cuda there?)", pkg)
+	}
+	if res[0].CUDAStatus.OutOfDate() {
+		t.Fatalf("%s: %s is %s; run go generate", pkg, cuda.OutputFile, res[0].CUDAStatus)
+	}
+	generated.m[pkg] = &res[0]
+	return &res[0]
+}
+
+// dispatchSource is the C++ driver: emu.h's main loop with a dispatch
+// function calling each function of the plan.
+func dispatchSource(plan *rtcuda.Plan) string {
+	var b strings.Builder
+	b.WriteString("#include \"emu.h\"\n#include \"ocannl_gen.cu\"\n\n")
+	b.WriteString("static bool dispatch(const std::string& fn, dim3 grid, unsigned block, bool sync, const std::vector<void*>& p, const std::vector<uint64_t>& u) {\n")
+	seen := map[string]bool{}
+	for _, k := range plan.Kernels {
+		ct := "float"
+		if k.Elem == "float64" {
+			ct = "double"
+		}
+		for _, l := range k.Launches {
+			if seen[l.Func] {
+				continue
+			}
+			seen[l.Func] = true
+			args := make([]string, len(l.Args))
+			for i := range l.Args {
+				args[i] = fmt.Sprintf("(%s*)p[%d]", ct, i)
+			}
+			fmt.Fprintf(&b, "  if (fn == %q) { emu_launch(grid, block, sync, [&] { %s(%s); }); return true; }\n", l.Func, l.Func, strings.Join(args, ", "))
+		}
+	}
+	for elem, fn := range plan.SGD {
+		ct, conv := "float", "emu_f32"
+		if elem == "float64" {
+			ct, conv = "double", "emu_f64"
+		}
+		fmt.Fprintf(&b, "  if (fn == %[1]q) { emu_launch(grid, block, sync, [&] { %[1]s((%[2]s*)p[0], (%[2]s*)p[1], (%[2]s*)p[2], %[3]s(u[3]), %[3]s(u[4]), %[3]s(u[5]), (int)u[6], (int)u[7]); }); return true; }\n", fn, ct, conv)
+	}
+	b.WriteString("  return false;\n}\n\nint main() { return emu_main(dispatch); }\n")
+	return b.String()
+}
+
+// emuBuild compiles the package's CUDA C with g++ (skipping when there is
+// none) and returns the binary.
+func emuBuild(t *testing.T, src []byte) string {
+	t.Helper()
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++: the emulation tests need a C++20 compiler")
+	}
+	plan, err := rtcuda.ParsePlan(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	hdr, err := os.ReadFile(filepath.Join("testdata", "emu.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"emu.h": hdr, "ocannl_gen.cu": src, "driver.cpp": []byte(dispatchSource(plan))} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "emu")
+	cmd := exec.Command(gxx, "-std=c++20", "-O1", "-pthread", "-Wall", "-Wno-unknown-pragmas", "-Wno-unused-variable", "-o", bin, "driver.cpp")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// emu is an rtcuda.Driver talking to the emulation binary.
+type emu struct {
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	w       *bufio.Writer
+	out     *bufio.Reader
+	next    rtcuda.Ptr
+	pending [][]byte
+}
+
+func startEmu(t *testing.T, bin string) *emu {
+	t.Helper()
+	cmd := exec.Command(bin)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e := &emu{cmd: cmd, in: in, w: bufio.NewWriter(in), out: bufio.NewReaderSize(out, 1<<20)}
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	return e
+}
+
+func (e *emu) Compile([]byte) error { return nil } // compiled by emuBuild
+
+func (e *emu) Alloc(bytes int) (rtcuda.Ptr, error) {
+	e.next++
+	fmt.Fprintf(e.w, "alloc %d %d\n", e.next, bytes)
+	return e.next, nil
+}
+
+func (e *emu) Free(p rtcuda.Ptr) error { fmt.Fprintf(e.w, "free %d\n", p); return nil }
+
+func (e *emu) Zero(p rtcuda.Ptr, bytes int) error {
+	fmt.Fprintf(e.w, "zero %d %d\n", p, bytes)
+	return nil
+}
+
+func (e *emu) Upload(dst rtcuda.Ptr, src []byte) error {
+	fmt.Fprintf(e.w, "up %d %s\n", dst, hex.EncodeToString(src))
+	return nil
+}
+
+func (e *emu) Download(dst []byte, src rtcuda.Ptr) error {
+	fmt.Fprintf(e.w, "down %d %d\n", src, len(dst))
+	e.pending = append(e.pending, dst)
+	return nil
+}
+
+func (e *emu) Launch(fn string, grid [3]int, block int, sync bool, args []any) error {
+	s := 0
+	if sync {
+		s = 1
+	}
+	fmt.Fprintf(e.w, "launch %s %d %d %d %d %d %d", fn, grid[0], grid[1], grid[2], block, s, len(args))
+	for _, a := range args {
+		switch a := a.(type) {
+		case rtcuda.Ptr:
+			fmt.Fprintf(e.w, " p %d", a)
+		case float32:
+			fmt.Fprintf(e.w, " u %d", math.Float32bits(a))
+		case float64:
+			fmt.Fprintf(e.w, " u %d", math.Float64bits(a))
+		case int32:
+			fmt.Fprintf(e.w, " u %d", a)
+		default:
+			return fmt.Errorf("emu: argument of type %T", a)
+		}
+	}
+	e.w.WriteString("\n")
+	return nil
+}
+
+func (e *emu) Sync() error {
+	e.w.WriteString("sync\n")
+	if err := e.w.Flush(); err != nil {
+		return err
+	}
+	pending := e.pending
+	e.pending = nil
+	for _, dst := range append(pending, nil) {
+		line, err := e.out.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("emu: %v", err)
+		}
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "error:") {
+			return fmt.Errorf("emu: %s", line)
+		}
+		if dst == nil {
+			if line != "ok" {
+				return fmt.Errorf("emu: want ok, got %.40q", line)
+			}
+			continue
+		}
+		b, err := hex.DecodeString(line)
+		if err != nil || len(b) != len(dst) {
+			return fmt.Errorf("emu: bad download line (%d bytes for %d): %v", len(b), len(dst), err)
+		}
+		copy(dst, b)
+	}
+	return nil
+}
+
+func (e *emu) Close() error { return nil }
+
+// session builds and starts the emulation of pkg's generated file.
+func session(t *testing.T, pkg string) (*gen.Result, *rtcuda.Session) {
+	res := generate(t, pkg)
+	bin := emuBuild(t, res.CUDAContent)
+	s, err := rtcuda.NewSession(startEmu(t, bin), res.CUDAContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return res, s
+}
+
+// randomInputs draws every input parameter of k uniformly in [-1, 1)
+// (rounded to the element type) and returns the interpreter's inputs and
+// the session's io map (with zeroed output slices).
+func randomInputs(k *gocode.Kernel, seed uint64) (map[int][]float64, map[string]any) {
+	r := testutil.KeyedRand(k.Name, seed)
+	inputs, io := map[int][]float64{}, map[string]any{}
+	for _, p := range k.Params {
+		n := k.Prog.Tensors[p.Tensor].Size()
+		if p.Output {
+			io[p.Name] = make([]float64, n)
+			continue
+		}
+		vals := make([]float64, n)
+		for i := range vals {
+			vals[i] = r.Float64()*2 - 1
+			if k.Elem == "float32" {
+				vals[i] = float64(float32(vals[i]))
+			}
+		}
+		inputs[p.Tensor], io[p.Name] = vals, vals
+	}
+	return inputs, io
+}
+
+func interpret(t *testing.T, k *gocode.Kernel, inputs map[int][]float64) func(tensor int) []float64 {
+	t.Helper()
+	if k.Elem == "float64" {
+		st, err := loopir.RunWith[float64](k.Prog, inputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Values
+	}
+	st, err := loopir.RunWith[float32](k.Prog, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Values
+}
+
+func tolerance(elem string) float64 {
+	if elem == "float64" {
+		return 1e-10
+	}
+	return 2e-4
+}
+
+// compare reports the cells of got that differ from want.
+func compare(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	bad := 0
+	for i := range want {
+		if !testutil.CloseRel(got[i], want[i], tol) {
+			if bad < 3 {
+				t.Errorf("%s[%d] = %v, the interpreter says %v", what, i, got[i], want[i])
+			}
+			bad++
+		}
+	}
+	if bad > 3 {
+		t.Errorf("%s: %d cells differ in all", what, bad)
+	}
+}
+
+// maxWork bounds the interpreted iterations of a kernel the emulation
+// tests run (the 512^3 gallery matmul takes the interpreter 20 s).
+const maxWork = 20_000_000
+
+// work counts the store executions of a program.
+func work(p *loopir.Program) int {
+	var count func(s loopir.Stmt) int
+	count = func(s loopir.Stmt) int {
+		f, ok := s.(*loopir.For)
+		if !ok {
+			return 1
+		}
+		n := 0
+		for _, c := range f.Body {
+			n += count(c)
+		}
+		return f.Extent * n
+	}
+	n := 0
+	for _, o := range p.Ops {
+		for _, s := range o.Body {
+			n += count(s)
+		}
+	}
+	return n
+}
+
+// TestEmulatedKernelsMatchInterpreter runs every kernel of every opted-in
+// package (the gallery's, and the demos' forward entries and backward
+// kernels) in the emulation and compares each output with the
+// interpreter.
+func TestEmulatedKernelsMatchInterpreter(t *testing.T) {
+	for _, pkg := range emuPackages {
+		t.Run(filepath.Base(pkg), func(t *testing.T) {
+			res, s := session(t, pkg)
+			if len(res.Compiled) == 0 {
+				t.Fatal("no kernels")
+			}
+			for _, k := range res.Compiled {
+				if n := work(k.Prog); n > maxWork {
+					t.Logf("%s: skipped (%d interpreted iterations; its smaller twins run)", k.Name, n)
+					continue
+				}
+				inputs, io := randomInputs(k, 1)
+				if err := s.Run(k.Name, io); err != nil {
+					t.Fatalf("%s: %v", k.Name, err)
+				}
+				want := interpret(t, k, inputs)
+				for _, p := range k.Params {
+					if p.Output {
+						compare(t, k.Name+"."+p.Name, io[p.Name].([]float64), want(p.Tensor), tolerance(k.Elem))
+					}
+				}
+			}
+		})
+	}
+}
