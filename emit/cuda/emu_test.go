@@ -18,6 +18,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/gen"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/rt"
 	rtcuda "github.com/ocannlgen/ocannlgen/rt/cuda"
 )
 
@@ -31,11 +32,31 @@ import (
 // emuPackages are the packages opted in to CUDA generation.
 var emuPackages = []string{"examples/gallery", "examples/moons", "examples/cnn", "examples/attention"}
 
-// generated caches gen's check-mode results per package.
-var generated = struct {
-	sync.Mutex
-	m map[string]*gen.Result
-}{m: map[string]*gen.Result{}}
+// generated caches gen's check-mode results per package, built the
+// emulation binaries per package (in buildDir, removed by TestMain).
+var (
+	generated = struct {
+		sync.Mutex
+		m map[string]*gen.Result
+	}{m: map[string]*gen.Result{}}
+	built = struct {
+		sync.Mutex
+		m map[string]string
+	}{m: map[string]string{}}
+	buildDir string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ocannl-emu")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 func generate(t *testing.T, pkg string) *gen.Result {
 	t.Helper()
@@ -94,9 +115,14 @@ func dispatchSource(plan *rtcuda.Plan) string {
 }
 
 // emuBuild compiles the package's CUDA C with g++ (skipping when there is
-// none) and returns the binary.
-func emuBuild(t *testing.T, src []byte) string {
+// none) and returns the binary (built once per package).
+func emuBuild(t *testing.T, pkg string, src []byte) string {
 	t.Helper()
+	built.Lock()
+	defer built.Unlock()
+	if bin := built.m[pkg]; bin != "" {
+		return bin
+	}
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("no g++: the emulation tests need a C++20 compiler")
@@ -105,7 +131,10 @@ func emuBuild(t *testing.T, src []byte) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := filepath.Join(buildDir, filepath.Base(pkg))
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	hdr, err := os.ReadFile(filepath.Join("testdata", "emu.h"))
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +150,7 @@ func emuBuild(t *testing.T, src []byte) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("g++: %v\n%s", err, out)
 	}
+	built.m[pkg] = bin
 	return bin
 }
 
@@ -240,7 +270,7 @@ func (e *emu) Close() error { return nil }
 // session builds and starts the emulation of pkg's generated file.
 func session(t *testing.T, pkg string) (*gen.Result, *rtcuda.Session) {
 	res := generate(t, pkg)
-	bin := emuBuild(t, res.CUDAContent)
+	bin := emuBuild(t, pkg, res.CUDAContent)
 	s, err := rtcuda.NewSession(startEmu(t, bin), res.CUDAContent)
 	if err != nil {
 		t.Fatal(err)
@@ -373,4 +403,118 @@ func TestEmulatedKernelsMatchInterpreter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEmulatedTrainStep runs each demo model's training step the way the
+// GPU path does: the parameters uploaded once as resident buffers, the
+// backward kernel run with only the batch in and the loss out (the
+// gradients stay resident), then two SGD updates with momentum on the
+// device. Gradients and loss are compared with the interpreter, the
+// updated parameters with rt.SGD applied on the host to the same
+// gradients.
+func TestEmulatedTrainStep(t *testing.T) {
+	for _, pkg := range emuPackages[1:] {
+		t.Run(filepath.Base(pkg), func(t *testing.T) {
+			res, s := session(t, pkg)
+			models := s.Plan().Models
+			if len(models) == 0 {
+				t.Fatal("no model in the plan")
+			}
+			for _, m := range models {
+				var k *gocode.Kernel
+				for _, c := range res.Compiled {
+					if c.Name == m.Name+"Backward" {
+						k = c
+					}
+				}
+				if k == nil {
+					t.Fatalf("model %s: no backward kernel", m.Name)
+				}
+				trainStep(t, s, k)
+			}
+		})
+	}
+}
+
+func trainStep(t *testing.T, s *rtcuda.Session, k *gocode.Kernel) {
+	inputs, io := randomInputs(k, 2)
+	var params []gocode.Param
+	for _, p := range k.Params {
+		switch {
+		case !p.Output && strings.HasPrefix(p.Name, "p"):
+			if err := s.Upload(p.Name, k.Elem, io[p.Name]); err != nil {
+				t.Fatal(err)
+			}
+			delete(io, p.Name)
+			params = append(params, p)
+		case p.Output && p.Name != "loss":
+			delete(io, p.Name) // the gradients stay on the device
+		}
+	}
+	if len(params) == 0 {
+		t.Fatalf("%s: no parameters", k.Name)
+	}
+	if err := s.Run(k.Name, io); err != nil {
+		t.Fatal(err)
+	}
+	want := interpret(t, k, inputs)
+	tol := tolerance(k.Elem)
+	for _, p := range k.Params {
+		if p.Name == "loss" {
+			compare(t, k.Name+".loss", io["loss"].([]float64), want(p.Tensor), tol)
+		}
+	}
+	grads := map[string][]float64{}
+	for _, p := range k.Params {
+		if !p.Output || p.Name == "loss" {
+			continue
+		}
+		g := make([]float64, k.Prog.Tensors[p.Tensor].Size())
+		if err := s.Download(p.Name, g); err != nil {
+			t.Fatal(err)
+		}
+		compare(t, k.Name+"."+p.Name, g, want(p.Tensor), tol)
+		grads[p.Name] = g
+	}
+	const lr, mom, wd = 0.1, 0.9, 1e-4
+	for _, p := range params {
+		g := grads["g"+p.Name[1:]]
+		if g == nil {
+			continue
+		}
+		for range 2 {
+			if err := s.SGD(k.Elem, p.Name, "g"+p.Name[1:], "m"+p.Name[1:], lr, mom, wd, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make([]float64, len(g))
+		if err := s.Download(p.Name, got); err != nil {
+			t.Fatal(err)
+		}
+		compare(t, p.Name+" after 2 SGD steps", got, hostSGD(k.Elem, inputs[p.Tensor], g, lr, mom, wd), 1e-6)
+	}
+}
+
+// hostSGD applies rt.SGD twice at the element type.
+func hostSGD(elem string, p0, g []float64, lr, mom, wd float64) []float64 {
+	out := make([]float64, len(p0))
+	if elem == "float64" {
+		p, m := append([]float64(nil), p0...), make([]float64, len(p0))
+		for range 2 {
+			rt.SGD(p, g, m, lr, mom, wd, false)
+		}
+		copy(out, p)
+		return out
+	}
+	p, g32, m := make([]float32, len(p0)), make([]float32, len(g)), make([]float32, len(p0))
+	for i := range p0 {
+		p[i], g32[i] = float32(p0[i]), float32(g[i])
+	}
+	for range 2 {
+		rt.SGD(p, g32, m, float32(lr), float32(mom), float32(wd), false)
+	}
+	for i, v := range p {
+		out[i] = float64(v)
+	}
+	return out
 }
