@@ -250,7 +250,7 @@ var badPackages = map[string][]string{
 		"badspec/spec.go:6:19: in spec \"o+k; k => o\": convolution needs a padding mode: write `=+` (padded) or `<+` (valid)",
 	},
 	"badverb": {
-		"badverb/verb.go:6:10: unknown directive //ocannl:einsun (known verbs: dim, dims, do, einmax, einsum, entry, expr, input, layer, let, loss, model, return, sgd, shape)",
+		"badverb/verb.go:6:10: unknown directive //ocannl:einsun (known verbs: cuda, dim, dims, do, einmax, einsum, entry, expr, input, layer, let, loss, model, return, sgd, shape)",
 	},
 	"nearmiss": {
 		`nearmiss/nearmiss.go:6:4: malformed ocannl directive "// ocannl:einsum \"i => i\"": write //ocannl:einsum "i => i" (no space or '+' before ocannl, no space before ':', lowercase)`,
