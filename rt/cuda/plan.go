@@ -133,7 +133,7 @@ func ParsePlan(src []byte) (*Plan, error) {
 		if len(f) < 2 {
 			return nil, fail("too short")
 		}
-		if cur == nil && f[0] != "kernel" && f[0] != "model" && f[0] != "sgd" {
+		if cur == nil && (f[0] == "buf" || f[0] == "param" || f[0] == "launch" || f[0] == "end") {
 			return nil, fail("outside a kernel")
 		}
 		var err error

@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 )
 
 // Ptr is a device address.
@@ -430,13 +432,13 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	var errs []error
-	for _, bufs := range s.bufs {
-		for _, p := range bufs {
+	for _, k := range slices.Sorted(maps.Keys(s.bufs)) {
+		for _, p := range s.bufs[k] {
 			errs = append(errs, s.d.Free(p))
 		}
 	}
-	for _, r := range s.resident {
-		errs = append(errs, s.d.Free(r.ptr))
+	for _, name := range slices.Sorted(maps.Keys(s.resident)) {
+		errs = append(errs, s.d.Free(s.resident[name].ptr))
 	}
 	errs = append(errs, s.d.Close())
 	return errors.Join(errs...)
