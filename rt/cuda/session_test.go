@@ -53,8 +53,8 @@ func (r *recorder) Alloc(n int) (Ptr, error) {
 	r.next++
 	return r.next, r.call("alloc %d -> %d", n, r.next)
 }
-func (r *recorder) Free(p Ptr) error           { return r.call("free %d", p) }
-func (r *recorder) Zero(p Ptr, n int) error    { return r.call("zero %d %d", p, n) }
+func (r *recorder) Free(p Ptr) error        { return r.call("free %d", p) }
+func (r *recorder) Zero(p Ptr, n int) error { return r.call("zero %d %d", p, n) }
 func (r *recorder) Upload(p Ptr, b []byte) error {
 	return r.call("upload %d %x", p, b)
 }
