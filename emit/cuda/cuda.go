@@ -71,6 +71,7 @@ func Render(f *gocode.File) ([]byte, error) {
 			names = append(names, m.Backward)
 		}
 		fmt.Fprintf(&b, "\n// @ocannl model %s %s kernels=%s\n", m.Name, m.Elem, strings.Join(names, ","))
+		modelLines(&b, m)
 		if m.Optim != nil && !slices.Contains(sgd, m.Elem) {
 			sgd = append(sgd, m.Elem)
 		}
@@ -80,6 +81,30 @@ func Render(f *gocode.File) ([]byte, error) {
 		fmt.Fprintf(&b, sgdKernel, cType(e), SGDName(e), e)
 	}
 	return []byte(b.String()), nil
+}
+
+// modelLines writes a model's parameters (ID, the kernels' parameter
+// names "p"+Field and, with a gradient, "g"+Field), its backward kernel
+// and its optimizer.
+func modelLines(b *strings.Builder, m *gocode.Model) {
+	for i, p := range m.Params {
+		grad := "-"
+		if slices.Contains(m.BackwardGrads, i) {
+			grad = "g" + p.Field
+		}
+		fmt.Fprintf(b, "// @ocannl modelparam %s %s p%s %s\n", m.Name, p.ID, p.Field, grad)
+	}
+	if m.Backward != "" {
+		fmt.Fprintf(b, "// @ocannl backward %s %s\n", m.Name, m.Backward)
+	}
+	if o := m.Optim; o != nil {
+		nest := 0
+		if o.Nesterov {
+			nest = 1
+		}
+		fmt.Fprintf(b, "// @ocannl optim %s momentum=%s weight_decay=%s nesterov=%d\n", m.Name,
+			strconv.FormatFloat(o.Momentum, 'g', -1, 64), strconv.FormatFloat(o.WeightDecay, 'g', -1, 64), nest)
+	}
 }
 
 // SGDName is the name of the SGD update kernel of element type elem.

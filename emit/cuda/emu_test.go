@@ -431,6 +431,8 @@ func TestEmulatedTrainStep(t *testing.T) {
 					t.Fatalf("model %s: no backward kernel", m.Name)
 				}
 				trainStep(t, s, k)
+				_, fresh := session(t, pkg) // momentum buffers start at zero
+				modelStep(t, fresh, k, m.Name)
 			}
 		})
 	}
@@ -441,7 +443,7 @@ func trainStep(t *testing.T, s *rtcuda.Session, k *gocode.Kernel) {
 	var params []gocode.Param
 	for _, p := range k.Params {
 		switch {
-		case !p.Output && strings.HasPrefix(p.Name, "p"):
+		case !p.Output && isParam(p.Name):
 			if err := s.Upload(p.Name, k.Elem, io[p.Name]); err != nil {
 				t.Fatal(err)
 			}
@@ -491,17 +493,23 @@ func trainStep(t *testing.T, s *rtcuda.Session, k *gocode.Kernel) {
 		if err := s.Download(p.Name, got); err != nil {
 			t.Fatal(err)
 		}
-		compare(t, p.Name+" after 2 SGD steps", got, hostSGD(k.Elem, inputs[p.Tensor], g, lr, mom, wd), 1e-6)
+		compare(t, p.Name+" after 2 SGD steps", got, hostSGD(k.Elem, inputs[p.Tensor], g, lr, mom, wd, false, 2), 1e-6)
 	}
 }
 
-// hostSGD applies rt.SGD twice at the element type.
-func hostSGD(elem string, p0, g []float64, lr, mom, wd float64) []float64 {
+// isParam reports whether a model kernel's parameter name is a model
+// parameter's value ("p" + an exported field name), not an input.
+func isParam(name string) bool {
+	return len(name) > 1 && name[0] == 'p' && name[1] >= 'A' && name[1] <= 'Z'
+}
+
+// hostSGD applies rt.SGD steps times at the element type.
+func hostSGD(elem string, p0, g []float64, lr, mom, wd float64, nesterov bool, steps int) []float64 {
 	out := make([]float64, len(p0))
 	if elem == "float64" {
 		p, m := append([]float64(nil), p0...), make([]float64, len(p0))
-		for range 2 {
-			rt.SGD(p, g, m, lr, mom, wd, false)
+		for range steps {
+			rt.SGD(p, g, m, lr, mom, wd, nesterov)
 		}
 		copy(out, p)
 		return out
@@ -510,11 +518,76 @@ func hostSGD(elem string, p0, g []float64, lr, mom, wd float64) []float64 {
 	for i := range p0 {
 		p[i], g32[i] = float32(p0[i]), float32(g[i])
 	}
-	for range 2 {
-		rt.SGD(p, g32, m, float32(lr), float32(mom), float32(wd), false)
+	for range steps {
+		rt.SGD(p, g32, m, float32(lr), float32(mom), float32(wd), nesterov)
 	}
 	for i, v := range p {
 		out[i] = float64(v)
 	}
 	return out
+}
+
+// modelStep runs rtcuda.Model's Load, TrainStep and Save on fresh random
+// parameters (as rt.Tensors, the model's ParamTensors): the loss must be
+// the interpreter's and the saved parameters one SGD step (the plan's
+// momentum, weight decay and Nesterov flag) from the loaded ones along
+// the interpreter's gradients.
+func modelStep(t *testing.T, s *rtcuda.Session, k *gocode.Kernel, model string) {
+	m, err := s.Model(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := s.Plan().Model(model)
+	inputs, io := randomInputs(k, 4)
+	want := interpret(t, k, inputs)
+	tensorOf := map[string]int{}
+	for _, p := range k.Params {
+		tensorOf[p.Name] = p.Tensor
+	}
+	var ts []rt.Tensor
+	for _, p := range mp.Params {
+		vals := io[p.Param].([]float64)
+		tn := rt.Tensor{Name: p.ID}
+		if k.Elem == "float64" {
+			tn.Data64 = append([]float64(nil), vals...)
+		} else {
+			for _, v := range vals {
+				tn.Data32 = append(tn.Data32, float32(v))
+			}
+		}
+		ts = append(ts, tn)
+	}
+	if err := m.Load(ts); err != nil {
+		t.Fatal(err)
+	}
+	batch := map[string]any{}
+	for _, p := range k.Params {
+		if !p.Output && !isParam(p.Name) {
+			batch[p.Name] = io[p.Name]
+		}
+	}
+	const lr = 0.05
+	loss, err := m.TrainStep(batch, lr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare(t, model+" loss", []float64{loss}, want(tensorOf["loss"]), tolerance(k.Elem))
+	if err := m.Save(ts); err != nil {
+		t.Fatal(err)
+	}
+	o := mp.Optim
+	for i, p := range mp.Params {
+		if p.Grad == "" {
+			continue
+		}
+		got := ts[i].Data64
+		if k.Elem == "float32" {
+			got = make([]float64, len(ts[i].Data32))
+			for j, v := range ts[i].Data32 {
+				got[j] = float64(v)
+			}
+		}
+		exp := hostSGD(k.Elem, inputs[tensorOf[p.Param]], want(tensorOf[p.Grad]), lr, o.Momentum, o.WeightDecay, o.Nesterov, 1)
+		compare(t, model+" saved "+p.ID, got, exp, 1e-4)
+	}
 }

@@ -107,7 +107,7 @@ func modelOf(k *gocode.Kernel, kc kernelCase) modelCase {
 	mc := modelCase{Backward: k.Name, Elem: k.Elem, Batch: map[string][]float64{}, Params: map[string][]float64{}}
 	for _, p := range k.Params {
 		switch {
-		case !p.Output && strings.HasPrefix(p.Name, "p"):
+		case !p.Output && isParam(p.Name):
 			mc.Params[p.Name] = kc.Inputs[p.Name]
 		case !p.Output:
 			mc.Batch[p.Name] = kc.Inputs[p.Name]

@@ -6363,6 +6363,24 @@ extern "C" __global__ void ocannlReverserPredict_op45_68(float* __restrict__ t67
 // @ocannl end ocannlReverserPredict
 
 // @ocannl model ocannlReverser float32 kernels=ocannlReverserTrainLoss,ocannlReverserPredict,ocannlReverserBackward
+// @ocannl modelparam ocannlReverser net.emb pNetEmb gNetEmb
+// @ocannl modelparam ocannlReverser net.pos pNetPos gNetPos
+// @ocannl modelparam ocannlReverser net.attention#1.w_q pNetAttention1WQ gNetAttention1WQ
+// @ocannl modelparam ocannlReverser net.attention#1.w_k pNetAttention1WK gNetAttention1WK
+// @ocannl modelparam ocannlReverser net.attention#1.w_v pNetAttention1WV gNetAttention1WV
+// @ocannl modelparam ocannlReverser net.attention#1.w_o pNetAttention1WO gNetAttention1WO
+// @ocannl modelparam ocannlReverser net.layer_norm#1.gamma pNetLayerNorm1Gamma gNetLayerNorm1Gamma
+// @ocannl modelparam ocannlReverser net.layer_norm#1.beta pNetLayerNorm1Beta gNetLayerNorm1Beta
+// @ocannl modelparam ocannlReverser net.dense#1.w pNetDense1W gNetDense1W
+// @ocannl modelparam ocannlReverser net.dense#1.b pNetDense1B gNetDense1B
+// @ocannl modelparam ocannlReverser net.linear#1.w pNetLinear1W gNetLinear1W
+// @ocannl modelparam ocannlReverser net.linear#1.b pNetLinear1B gNetLinear1B
+// @ocannl modelparam ocannlReverser net.layer_norm#2.gamma pNetLayerNorm2Gamma gNetLayerNorm2Gamma
+// @ocannl modelparam ocannlReverser net.layer_norm#2.beta pNetLayerNorm2Beta gNetLayerNorm2Beta
+// @ocannl modelparam ocannlReverser net.linear#2.w pNetLinear2W gNetLinear2W
+// @ocannl modelparam ocannlReverser net.linear#2.b pNetLinear2B gNetLinear2B
+// @ocannl backward ocannlReverser ocannlReverserBackward
+// @ocannl optim ocannlReverser momentum=0.9 weight_decay=0 nesterov=1
 
 // ocannl_sgd_float32 is rt.SGD: one thread per parameter cell; m is read and written
 // only when momentum > 0.

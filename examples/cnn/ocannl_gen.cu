@@ -1861,6 +1861,14 @@ extern "C" __global__ void ocannlCNNPredict_op9_16(float* __restrict__ t16, floa
 // @ocannl end ocannlCNNPredict
 
 // @ocannl model ocannlCNN float32 kernels=ocannlCNNTrainLoss,ocannlCNNPredict,ocannlCNNBackward
+// @ocannl modelparam ocannlCNN net.conv1.kernel pNetConv1Kernel gNetConv1Kernel
+// @ocannl modelparam ocannlCNN net.conv1.bias pNetConv1Bias gNetConv1Bias
+// @ocannl modelparam ocannlCNN net.conv2.kernel pNetConv2Kernel gNetConv2Kernel
+// @ocannl modelparam ocannlCNN net.conv2.bias pNetConv2Bias gNetConv2Bias
+// @ocannl modelparam ocannlCNN net.head.w pNetHeadW gNetHeadW
+// @ocannl modelparam ocannlCNN net.head.b pNetHeadB gNetHeadB
+// @ocannl backward ocannlCNN ocannlCNNBackward
+// @ocannl optim ocannlCNN momentum=0.9 weight_decay=0 nesterov=0
 
 // ocannl_sgd_float32 is rt.SGD: one thread per parameter cell; m is read and written
 // only when momentum > 0.

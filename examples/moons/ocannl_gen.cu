@@ -1592,6 +1592,14 @@ extern "C" __global__ void ocannlMoonsScore_op7_10(float* __restrict__ t12, floa
 // @ocannl end ocannlMoonsScore
 
 // @ocannl model ocannlMoons float32 kernels=ocannlMoonsTrainLoss,ocannlMoonsClassify,ocannlMoonsPredict,ocannlMoonsScore,ocannlMoonsBackward
+// @ocannl modelparam ocannlMoons net.w1 pNetW1 gNetW1
+// @ocannl modelparam ocannlMoons net.b1 pNetB1 gNetB1
+// @ocannl modelparam ocannlMoons net.w2 pNetW2 gNetW2
+// @ocannl modelparam ocannlMoons net.b2 pNetB2 gNetB2
+// @ocannl modelparam ocannlMoons net.w3 pNetW3 gNetW3
+// @ocannl modelparam ocannlMoons net.b3 pNetB3 gNetB3
+// @ocannl backward ocannlMoons ocannlMoonsBackward
+// @ocannl optim ocannlMoons momentum=0.9 weight_decay=0.0001 nesterov=0
 
 // ocannl_sgd_float32 is rt.SGD: one thread per parameter cell; m is read and written
 // only when momentum > 0.

@@ -96,10 +96,44 @@ type Launch struct {
 	Args  []int
 }
 
-// ModelPlan names a model's kernels.
+// ModelPlan names a model's kernels, parameters and optimizer.
 type ModelPlan struct {
+	// Name is the generated model type (ocannlMoons); Elem its element
+	// type.
 	Name, Elem string
 	Kernels    []string
+	// Params are the model's parameters in ParamTensors order.
+	Params []ModelParamPlan
+	// Backward is the forward+backward kernel of the loss ("" when the
+	// model has no loss).
+	Backward string
+	// Optim is the SGD setting (nil when the model has none); the
+	// learning rate, which may decay, is the caller's (LearningRate()).
+	Optim *OptimPlan
+}
+
+// ModelParamPlan is one model parameter: its identity (rt.Tensor.Name)
+// and the kernels' names of its value and of its gradient ("" when the
+// loss does not reach it).
+type ModelParamPlan struct {
+	ID, Param, Grad string
+}
+
+// OptimPlan is a model's SGD setting.
+type OptimPlan struct {
+	Momentum, WeightDecay float64
+	Nesterov              bool
+}
+
+// Model returns the plan of the model named name (the generated type),
+// or nil.
+func (p *Plan) Model(name string) *ModelPlan {
+	for i := range p.Models {
+		if p.Models[i].Name == name {
+			return &p.Models[i]
+		}
+	}
+	return nil
 }
 
 // Kernel returns the kernel named name, or nil.
@@ -157,6 +191,8 @@ func ParsePlan(src []byte) (*Plan, error) {
 				return nil, fail("want model NAME ELEM kernels=K,...")
 			}
 			p.Models = append(p.Models, ModelPlan{Name: f[1], Elem: f[2], Kernels: strings.Split(strings.TrimPrefix(f[3], "kernels="), ",")})
+		case "modelparam", "backward", "optim":
+			err = parseModelLine(p, f)
 		case "sgd":
 			if len(f) != 3 {
 				return nil, fail("want sgd ELEM FUNC")
@@ -173,6 +209,48 @@ func ParsePlan(src []byte) (*Plan, error) {
 		return nil, fmt.Errorf("cuda: plan of kernel %s has no end line", cur.Name)
 	}
 	return p, sc.Err()
+}
+
+func parseModelLine(p *Plan, f []string) error {
+	m := p.Model(f[1])
+	if m == nil {
+		return fmt.Errorf("no model %s declared before", f[1])
+	}
+	switch {
+	case f[0] == "modelparam" && len(f) == 5:
+		grad := f[4]
+		if grad == "-" {
+			grad = ""
+		}
+		m.Params = append(m.Params, ModelParamPlan{ID: f[2], Param: f[3], Grad: grad})
+	case f[0] == "backward" && len(f) == 3:
+		m.Backward = f[2]
+	case f[0] == "optim" && len(f) == 5:
+		o := &OptimPlan{}
+		var err error
+		for i, key := range []string{"momentum=", "weight_decay=", "nesterov="} {
+			v, ok := strings.CutPrefix(f[2+i], key)
+			if !ok {
+				return fmt.Errorf("want %s", key)
+			}
+			var x float64
+			if x, err = strconv.ParseFloat(v, 64); err != nil {
+				return fmt.Errorf("bad %s%s", key, v)
+			}
+			switch i {
+			case 0:
+				o.Momentum = x
+			case 1:
+				o.WeightDecay = x
+			default:
+				o.Nesterov = x != 0
+			}
+		}
+		m.Optim = o
+	default:
+		return fmt.Errorf("malformed %s line", f[0])
+	}
+	return nil
 }
 
 func parseBuf(k *KernelPlan, f []string) error {

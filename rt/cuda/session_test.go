@@ -184,8 +184,20 @@ func TestParsePlan(t *testing.T) {
 				t.Errorf("%s: kernel %s has %d params and %d launches", pkg, k.Name, len(k.Params), len(k.Launches))
 			}
 		}
-		if pkg != "gallery" && (len(p.Models) != 1 || p.SGD["float32"] == "" && p.SGD["float64"] == "") {
-			t.Errorf("%s: models %v, SGD %v", pkg, p.Models, p.SGD)
+		if pkg == "gallery" {
+			continue
+		}
+		if len(p.Models) != 1 || p.SGD[p.Models[0].Elem] == "" {
+			t.Fatalf("%s: models %v, SGD %v", pkg, p.Models, p.SGD)
+		}
+		m := p.Models[0]
+		if m.Backward == "" || m.Optim == nil || m.Optim.Momentum != 0.9 || len(m.Params) == 0 || p.Kernel(m.Backward) == nil {
+			t.Errorf("%s: model plan %+v", pkg, m)
+		}
+		for _, mp := range m.Params {
+			if mp.ID == "" || mp.Param != "p"+mp.Grad[min(1, len(mp.Grad)):] && mp.Grad != "" {
+				t.Errorf("%s: parameter %+v", pkg, mp)
+			}
 		}
 	}
 	for _, c := range []struct{ src, want string }{
