@@ -114,10 +114,10 @@ func SGDName(elem string) string { return "ocannl_sgd_" + elem }
 // spelled without headers (NVRTC compiles the file without any).
 const prelude = `
 // Launch plans: "@ocannl" comment lines, read by package rt/cuda.
-#ifndef OCANNL_EMULATION
-#define OCANNL_INF __longlong_as_double(0x7ff0000000000000LL)
-#define OCANNL_NAN __longlong_as_double(0x7ff8000000000000LL)
-#endif
+// Infinity and NaN as compiler builtins (constant expressions, so that
+// they may initialize __device__ tables).
+#define OCANNL_INF __builtin_huge_val()
+#define OCANNL_NAN __builtin_nan("")
 `
 
 // sgdKernel is rt.SGD as a kernel: one thread per cell (%[1]s: the C

@@ -2,10 +2,10 @@
 // Source: model.go (package main)
 
 // Launch plans: "@ocannl" comment lines, read by package rt/cuda.
-#ifndef OCANNL_EMULATION
-#define OCANNL_INF __longlong_as_double(0x7ff0000000000000LL)
-#define OCANNL_NAN __longlong_as_double(0x7ff8000000000000LL)
-#endif
+// Infinity and NaN as compiler builtins (constant expressions, so that
+// they may initialize __device__ tables).
+#define OCANNL_INF __builtin_huge_val()
+#define OCANNL_NAN __builtin_nan("")
 
 // Kernel ocannlReverserTrainLoss (float32).
 

@@ -38,8 +38,6 @@ using std::tanh;
 #define __global__
 #define __device__
 #define __shared__ static
-#define OCANNL_INF ((double)INFINITY)
-#define OCANNL_NAN ((double)NAN)
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
