@@ -77,7 +77,7 @@ func TestCUDADirectiveErrors(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
 		{"args", "package good\n\n//ocannl:cuda fast\n", "cuda.go:3:15: //ocannl:cuda takes no arguments"},
 		{"doc", "package good\n\n//ocannl:cuda\nfunc F() {}\n", "cuda.go:3:10: //ocannl:cuda is a package directive"},
-		{"twice", "package good\n\n//ocannl:cuda\n\n//ocannl:cuda\n", "cuda.go:5:10: a second //ocannl:cuda in the package (the first is at cuda.go:3"},
+		{"twice", "package good\n\n//ocannl:cuda\n\n//ocannl:cuda\n", "cuda.go:5:10: a second //ocannl:cuda in the package (the first is at line 3)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyFixture(t)

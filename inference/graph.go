@@ -135,7 +135,7 @@ type Tensor struct {
 	ID   int
 	Name string // user name, or a generated name for anonymous results
 	Kind TensorKind
-	Pos  Pos
+	Pos  spec.Pos
 	// Op is the index of the operation producing this tensor, or -1.
 	Op int
 	// Shape is filled by inference.
@@ -233,9 +233,9 @@ type Op struct {
 	SpecSrc     string
 	// Index is the static index for OpSlice; the new axis kind for OpStack.
 	Index int
-	Pos   Pos
+	Pos   spec.Pos
 	// SpecPos is the position of the spec string's first character.
-	SpecPos Pos
+	SpecPos spec.Pos
 	// Desc describes the operation for messages.
 	Desc string
 	// Assign reports whether the op comes from an assignment statement.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -102,5 +103,28 @@ func TestInferModel(t *testing.T) {
 	code, _, errOut = runCLI(t, "loss l:\n  input x : 4 | 2\n  return hinge({w} * relu({v} * x), x)\n", "infer", "-")
 	if code != 1 || !strings.Contains(errOut, "<stdin>:3:") || !strings.Contains(errOut, `parameter "w"`) {
 		t.Errorf("unpinned hidden dim: exit %d, %q", code, errOut)
+	}
+}
+
+// TestInferErrorRelated checks that infer --json lists the positions an
+// error's message cites, besides citing them in the message.
+func TestInferErrorRelated(t *testing.T) {
+	for _, tc := range []struct {
+		src, message string
+		related      []jsonRelated
+	}{
+		{"input x : 2\nlet y = (x\n", "expected ',' or ')' to close '(' at 2:9, found end of input", []jsonRelated{{Line: 2, Col: 9, Message: "'(' opened here"}}},
+		{"sgd lr=0.1\nsgd lr=0.2\nloss l:\n  input x : 1\n  return x\n", "the optimizer is set twice (first at 1:1)", []jsonRelated{{Line: 1, Col: 1, Message: "the first optimizer setting"}}},
+	} {
+		code, out, _ := runCLI(t, tc.src, "infer", "--json", "-")
+		var e struct {
+			Error jsonError `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(out), &e); err != nil || code != 1 {
+			t.Fatalf("%q: exit %d, %v: %s", tc.src, code, err, out)
+		}
+		if e.Error.Message != tc.message || !reflect.DeepEqual(e.Error.Related, tc.related) {
+			t.Errorf("%q: got %+v, want message %q, related %+v", tc.src, e.Error, tc.message, tc.related)
+		}
 	}
 }

@@ -72,7 +72,7 @@ func Render(f *gocode.File) ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "\n// @ocannl model %s %s kernels=%s\n", m.Name, m.Elem, strings.Join(names, ","))
 		modelLines(&b, m)
-		if m.Optim != nil && !slices.Contains(sgd, m.Elem) {
+		if m.Optim != nil && isSGD(m.Optim) && !slices.Contains(sgd, m.Elem) {
 			sgd = append(sgd, m.Elem)
 		}
 	}
@@ -102,10 +102,19 @@ func modelLines(b *strings.Builder, m *gocode.Model) {
 		if o.Nesterov {
 			nest = 1
 		}
-		fmt.Fprintf(b, "// @ocannl optim %s momentum=%s weight_decay=%s nesterov=%d\n", m.Name,
-			strconv.FormatFloat(o.Momentum, 'g', -1, 64), strconv.FormatFloat(o.WeightDecay, 'g', -1, 64), nest)
+		kind := o.Kind
+		if kind == "" {
+			kind = "sgd"
+		}
+		fmt.Fprintf(b, "// @ocannl optim %s kind=%s momentum=%s weight_decay=%s nesterov=%d clip_norm=%s\n", m.Name, kind,
+			strconv.FormatFloat(o.Momentum, 'g', -1, 64), strconv.FormatFloat(o.WeightDecay, 'g', -1, 64), nest,
+			strconv.FormatFloat(o.ClipNorm, 'g', -1, 64))
 	}
 }
+
+// isSGD reports whether the optimizer is plain SGD (the one the GPU path
+// has a kernel for; Adam and clipping stay on the CPU).
+func isSGD(o *gocode.ModelOptim) bool { return o.Kind == "" || o.Kind == "sgd" }
 
 // SGDName is the name of the SGD update kernel of element type elem.
 func SGDName(elem string) string { return "ocannl_sgd_" + elem }

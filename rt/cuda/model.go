@@ -78,8 +78,12 @@ func (m *Model) Run(kernel string, io map[string]any) error { return m.s.Run(ker
 // out, and an SGD update of every parameter with a gradient at learning
 // rate lr (pass the model value's LearningRate() to follow its schedule).
 func (m *Model) TrainStep(batch map[string]any, lr float64) (float64, error) {
-	if m.plan.Backward == "" || m.plan.Optim == nil {
+	o := m.plan.Optim
+	switch {
+	case m.plan.Backward == "" || o == nil:
 		return 0, fmt.Errorf("cuda: model %s has no loss with an optimizer (//ocannl:sgd)", m.plan.Name)
+	case o.Kind != "sgd" || o.ClipNorm > 0:
+		return 0, fmt.Errorf("cuda: model %s: the GPU path has only plain SGD (this model uses %s, clip_norm %g); train it on the CPU", m.plan.Name, o.Kind, o.ClipNorm)
 	}
 	loss := make([]float64, 1)
 	io := make(map[string]any, len(batch)+1)
@@ -90,7 +94,6 @@ func (m *Model) TrainStep(batch map[string]any, lr float64) (float64, error) {
 	if err := m.s.Run(m.plan.Backward, io); err != nil {
 		return 0, err
 	}
-	o := m.plan.Optim
 	for _, p := range m.plan.Params {
 		if p.Grad == "" {
 			continue

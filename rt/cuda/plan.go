@@ -119,10 +119,14 @@ type ModelParamPlan struct {
 	ID, Param, Grad string
 }
 
-// OptimPlan is a model's SGD setting.
+// OptimPlan is a model's optimizer setting. Only Kind "sgd" without
+// gradient clipping runs on the GPU (Model.TrainStep).
 type OptimPlan struct {
+	// Kind is "sgd", "adam" or "adamw".
+	Kind                  string
 	Momentum, WeightDecay float64
 	Nesterov              bool
+	ClipNorm              float64
 }
 
 // Model returns the plan of the model named name (the generated type),
@@ -225,11 +229,15 @@ func parseModelLine(p *Plan, f []string) error {
 		m.Params = append(m.Params, ModelParamPlan{ID: f[2], Param: f[3], Grad: grad})
 	case f[0] == "backward" && len(f) == 3:
 		m.Backward = f[2]
-	case f[0] == "optim" && len(f) == 5:
-		o := &OptimPlan{}
+	case f[0] == "optim" && len(f) == 7:
+		kind, ok := strings.CutPrefix(f[2], "kind=")
+		if !ok {
+			return fmt.Errorf("want kind=")
+		}
+		o := &OptimPlan{Kind: kind}
 		var err error
-		for i, key := range []string{"momentum=", "weight_decay=", "nesterov="} {
-			v, ok := strings.CutPrefix(f[2+i], key)
+		for i, key := range []string{"momentum=", "weight_decay=", "nesterov=", "clip_norm="} {
+			v, ok := strings.CutPrefix(f[3+i], key)
 			if !ok {
 				return fmt.Errorf("want %s", key)
 			}
@@ -242,8 +250,10 @@ func parseModelLine(p *Plan, f []string) error {
 				o.Momentum = x
 			case 1:
 				o.WeightDecay = x
-			default:
+			case 2:
 				o.Nesterov = x != 0
+			default:
+				o.ClipNorm = x
 			}
 		}
 		m.Optim = o

@@ -239,3 +239,26 @@ func TestDefaultBuildHasNoCgo(t *testing.T) {
 		}
 	}
 }
+
+// TestModelTrainStepOnlySGD: a model whose optimizer has no GPU kernel
+// (Adam, clipping) gets an error naming it from TrainStep, not a wrong
+// update.
+func TestModelTrainStepOnlySGD(t *testing.T) {
+	for _, c := range []struct{ optim, want string }{
+		{"kind=adam momentum=0 weight_decay=0 nesterov=0 clip_norm=0", "uses adam"},
+		{"kind=sgd momentum=0.9 weight_decay=0 nesterov=0 clip_norm=1", "clip_norm 1"},
+	} {
+		src := src + "// @ocannl modelparam M w pw -\n// @ocannl backward M K\n// @ocannl optim M " + c.optim + "\n"
+		s, err := NewSession(&recorder{}, []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Model("M")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.TrainStep(nil, 0.1); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: TrainStep: %v, want an error containing %q", c.optim, err, c.want)
+		}
+	}
+}

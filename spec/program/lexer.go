@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ocannlgen/ocannlgen/ops"
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // tokKind is the kind of a lexical token.
@@ -28,7 +29,7 @@ const (
 type token struct {
 	kind tokKind
 	text string // name, number text, string value, operator spelling, error message
-	pos  Pos
+	pos  spec.Pos
 }
 
 // isOp reports whether t is the operator or punctuation op.
@@ -109,7 +110,7 @@ func lex(src string) []token {
 	if strings.HasPrefix(src, "\uFEFF") {
 		i = len("\uFEFF") // a byte-order mark is ignored
 	}
-	pos := func(at int) Pos { return Pos{Line: line, Col: at - lineStart + 1} }
+	pos := func(at int) spec.Pos { return spec.Pos{Line: line, Col: at - lineStart + 1} }
 	fail := func(at int, msg string) []token {
 		p := pos(at)
 		return append(toks, token{kind: tError, text: msg, pos: p}, token{kind: tEOF, pos: p})
