@@ -90,26 +90,39 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_8(float* __restrict__ t3)
 
 // _net/h.1 = compose "*" of net.emb, tokens
 extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
-  // Tiled GEMM: C 32x32 += A * B over 10 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 32x256 += A * B over 10 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 10; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 32 && i3 < 10) ? t2[10 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 10) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t2[10 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i3 < 10) ? t0[80 * i0 + 10 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 10) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t0[80 * i0 + 10 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -128,8 +141,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0,
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 32 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t3[256 * i0 + 32 * i1 + i2] += acc[r][c];
       }
     }
@@ -157,27 +174,40 @@ extern "C" __global__ void ocannlReverserTrainLoss_op2_11(float* __restrict__ t7
 
 // net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 extern "C" __global__ void ocannlReverserTrainLoss_op2_12(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
-  // Tiled GEMM: C 8x32 += A * B over 32 (i3 rows, i0 columns, i4 reduced).
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i2 = zb % 4; zb /= 4;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i3 < 8 && i4 < 32) ? t6[256 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t6[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i4 < 32) ? t5[256 * i0 + 32 * i1 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t5[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -196,8 +226,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op2_12(float* __restrict__ t5
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 8 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t7[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -212,27 +247,40 @@ extern "C" __global__ void ocannlReverserTrainLoss_op3_13(float* __restrict__ t9
 
 // net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 extern "C" __global__ void ocannlReverserTrainLoss_op3_14(float* __restrict__ t5, float* __restrict__ t8, float* __restrict__ t9) {
-  // Tiled GEMM: C 8x32 += A * B over 32 (i3 rows, i0 columns, i4 reduced).
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i2 = zb % 4; zb /= 4;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i3 < 8 && i4 < 32) ? t8[256 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t8[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i4 < 32) ? t5[256 * i0 + 32 * i1 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t5[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -251,8 +299,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op3_14(float* __restrict__ t5
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 8 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t9[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -267,27 +320,40 @@ extern "C" __global__ void ocannlReverserTrainLoss_op4_15(float* __restrict__ t1
 
 // net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 extern "C" __global__ void ocannlReverserTrainLoss_op4_16(float* __restrict__ t5, float* __restrict__ t10, float* __restrict__ t11) {
-  // Tiled GEMM: C 8x32 += A * B over 32 (i3 rows, i0 columns, i4 reduced).
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i2 = zb % 4; zb /= 4;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i3 < 8 && i4 < 32) ? t10[256 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t10[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i4 < 32) ? t5[256 * i0 + 32 * i1 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t5[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -306,8 +372,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op4_16(float* __restrict__ t5
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 8 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t11[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -322,27 +393,41 @@ extern "C" __global__ void ocannlReverserTrainLoss_op5_17(float* __restrict__ t1
 
 // _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 extern "C" __global__ void ocannlReverserTrainLoss_op5_18(float* __restrict__ t7, float* __restrict__ t9, float* __restrict__ t12) {
-  // Tiled GEMM: C 8x8 += A * B over 8 (i1 rows, i3 columns, i4 reduced).
+  // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
-  const int i0 = zb % 32; zb /= 32;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 8; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i1 < 8 && i4 < 8) ? t7[256 * i0 + 32 * i1 + 8 * i2 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 8 && k0 + kk < 8) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t7[256 * i0 + 32 * i1 + 8 * i2 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i3 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i3 < 8 && i4 < 8) ? t9[256 * i0 + 8 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 8) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t9[256 * i0 + 8 * i2 + 32 * i3 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -361,8 +446,11 @@ extern "C" __global__ void ocannlReverserTrainLoss_op5_18(float* __restrict__ t7
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i3 = n0 + tx + 16 * c;
-      if (i1 < 8 && i3 < 8) {
+      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
         t12[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -487,27 +575,41 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 extern "C" __global__ void ocannlReverserTrainLoss_op13_29(float* __restrict__ t11, float* __restrict__ t20, float* __restrict__ t21) {
-  // Tiled GEMM: C 8x8 += A * B over 8 (i1 rows, i3 columns, i4 reduced).
+  // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
-  const int i0 = zb % 32; zb /= 32;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 8; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i1 < 8 && i4 < 8) ? t20[256 * i0 + 32 * i1 + 8 * i2 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 8 && k0 + kk < 8) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t20[256 * i0 + 32 * i1 + 8 * i2 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i3 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i3 < 8 && i4 < 8) ? t11[256 * i0 + 8 * i2 + i3 + 32 * i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 8) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t11[256 * i0 + 8 * i2 + i3 + 32 * i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -526,8 +628,11 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_29(float* __restrict__ t
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i3 = n0 + tx + 16 * c;
-      if (i1 < 8 && i3 < 8) {
+      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
         t21[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -542,20 +647,68 @@ extern "C" __global__ void ocannlReverserTrainLoss_op14_30(float* __restrict__ t
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 extern "C" __global__ void ocannlReverserTrainLoss_op14_31(float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
-  for (int i3 = 0; i3 < 4; ++i3) {
-    for (int i4 = 0; i4 < 8; ++i4) {
-      {
-        float v0 = t22[32 * i2 + 8 * i3 + i4] * t21[256 * i0 + 32 * i1 + 8 * i3 + i4];
-        float old = t23[256 * i0 + 32 * i1 + i2];
-        t23[256 * i0 + 32 * i1 + i2] = old + v0;
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3,i4).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx % 8; kx /= 8;
+        const int i3 = kx;
+        v = t22[32 * i2 + 8 * i3 + i4];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx % 8; kx /= 8;
+        const int i3 = kx;
+        v = t21[256 * i0 + 32 * i1 + 8 * i3 + i4];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
+        t23[256 * i0 + 32 * i1 + i2] += acc[r][c];
       }
     }
-  }
 }
 
 // net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
@@ -735,26 +888,39 @@ extern "C" __global__ void ocannlReverserTrainLoss_op27_46(float* __restrict__ t
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 extern "C" __global__ void ocannlReverserTrainLoss_op27_47(float* __restrict__ t40, float* __restrict__ t41, float* __restrict__ t42) {
-  // Tiled GEMM: C 64x32 += A * B over 32 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 64x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 64 && i3 < 32) ? t41[32 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 64 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t41[32 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i3 < 32) ? t40[256 * i0 + 32 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t40[256 * i0 + 32 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -773,8 +939,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op27_47(float* __restrict__ t
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 64 && i0 < 32) {
+      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t42[512 * i0 + 64 * i1 + i2] += acc[r][c];
       }
     }
@@ -815,26 +985,39 @@ extern "C" __global__ void ocannlReverserTrainLoss_op30_50(float* __restrict__ t
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 extern "C" __global__ void ocannlReverserTrainLoss_op30_51(float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t47) {
-  // Tiled GEMM: C 32x32 += A * B over 64 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 32x256 += A * B over 64 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 64; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 32 && i3 < 64) ? t46[64 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 64) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t46[64 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i3 < 64) ? t45[512 * i0 + 64 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 64) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t45[512 * i0 + 64 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -853,8 +1036,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op30_51(float* __restrict__ t
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 32 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t47[256 * i0 + 32 * i1 + i2] += acc[r][c];
       }
     }
@@ -1050,26 +1237,39 @@ extern "C" __global__ void ocannlReverserTrainLoss_op44_67(float* __restrict__ t
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 extern "C" __global__ void ocannlReverserTrainLoss_op44_68(float* __restrict__ t66, float* __restrict__ t67, float* __restrict__ t68) {
-  // Tiled GEMM: C 10x32 += A * B over 32 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 10x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 10 && i3 < 32) ? t67[32 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 10 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t67[32 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i3 < 32) ? t66[256 * i0 + 32 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t66[256 * i0 + 32 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -1088,8 +1288,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op44_68(float* __restrict__ t
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 10 && i0 < 32) {
+      if (m0 + ty + 16 * r < 10 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t68[80 * i0 + 10 * i1 + i2] += acc[r][c];
       }
     }
@@ -1368,14 +1572,14 @@ extern "C" __global__ void ocannlReverserTrainLoss_op55_82(float* __restrict__ t
 // @ocannl launch ocannlReverserTrainLoss_init_6 grid=1,1,1 block=256 sync=0 args=61
 // @ocannl launch ocannlReverserTrainLoss_init_7 grid=1,1,1 block=256 sync=0 args=79
 // @ocannl launch ocannlReverserTrainLoss_op0_8 grid=32,1,1 block=256 sync=0 args=3
-// @ocannl launch ocannlReverserTrainLoss_op0_9 grid=1,1,8 block=256 sync=1 args=0,2,3
+// @ocannl launch ocannlReverserTrainLoss_op0_9 grid=4,1,1 block=256 sync=1 args=0,2,3
 // @ocannl launch ocannlReverserTrainLoss_op1_10 grid=32,1,1 block=256 sync=0 args=3,4,5
 // @ocannl launch ocannlReverserTrainLoss_op2_11 grid=32,1,1 block=256 sync=0 args=7
-// @ocannl launch ocannlReverserTrainLoss_op2_12 grid=1,1,32 block=256 sync=1 args=5,6,7
+// @ocannl launch ocannlReverserTrainLoss_op2_12 grid=4,1,1 block=256 sync=1 args=5,6,7
 // @ocannl launch ocannlReverserTrainLoss_op3_13 grid=32,1,1 block=256 sync=0 args=9
-// @ocannl launch ocannlReverserTrainLoss_op3_14 grid=1,1,32 block=256 sync=1 args=5,8,9
+// @ocannl launch ocannlReverserTrainLoss_op3_14 grid=4,1,1 block=256 sync=1 args=5,8,9
 // @ocannl launch ocannlReverserTrainLoss_op4_15 grid=32,1,1 block=256 sync=0 args=11
-// @ocannl launch ocannlReverserTrainLoss_op4_16 grid=1,1,32 block=256 sync=1 args=5,10,11
+// @ocannl launch ocannlReverserTrainLoss_op4_16 grid=4,1,1 block=256 sync=1 args=5,10,11
 // @ocannl launch ocannlReverserTrainLoss_op5_17 grid=32,1,1 block=256 sync=0 args=12
 // @ocannl launch ocannlReverserTrainLoss_op5_18 grid=1,1,128 block=256 sync=1 args=7,9,12
 // @ocannl launch ocannlReverserTrainLoss_op6_19 grid=1,1,1 block=256 sync=0 args=13,14
@@ -1390,7 +1594,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op55_82(float* __restrict__ t
 // @ocannl launch ocannlReverserTrainLoss_op13_28 grid=32,1,1 block=256 sync=0 args=21
 // @ocannl launch ocannlReverserTrainLoss_op13_29 grid=1,1,128 block=256 sync=1 args=11,20,21
 // @ocannl launch ocannlReverserTrainLoss_op14_30 grid=32,1,1 block=256 sync=0 args=23
-// @ocannl launch ocannlReverserTrainLoss_op14_31 grid=32,1,1 block=256 sync=0 args=21,22,23
+// @ocannl launch ocannlReverserTrainLoss_op14_31 grid=4,1,1 block=256 sync=1 args=21,22,23
 // @ocannl launch ocannlReverserTrainLoss_op15_32 grid=32,1,1 block=256 sync=0 args=5,23,24
 // @ocannl launch ocannlReverserTrainLoss_op16_33 grid=1,1,1 block=256 sync=0 args=25
 // @ocannl launch ocannlReverserTrainLoss_op16_34 grid=1,1,1 block=256 sync=0 args=24,25
@@ -1406,11 +1610,11 @@ extern "C" __global__ void ocannlReverserTrainLoss_op55_82(float* __restrict__ t
 // @ocannl launch ocannlReverserTrainLoss_op25_44 grid=32,1,1 block=256 sync=0 args=34,37,38
 // @ocannl launch ocannlReverserTrainLoss_op26_45 grid=32,1,1 block=256 sync=0 args=38,39,40
 // @ocannl launch ocannlReverserTrainLoss_op27_46 grid=64,1,1 block=256 sync=0 args=42
-// @ocannl launch ocannlReverserTrainLoss_op27_47 grid=1,1,8 block=256 sync=1 args=40,41,42
+// @ocannl launch ocannlReverserTrainLoss_op27_47 grid=4,1,1 block=256 sync=1 args=40,41,42
 // @ocannl launch ocannlReverserTrainLoss_op28_48 grid=64,1,1 block=256 sync=0 args=42,43,44
 // @ocannl launch ocannlReverserTrainLoss_op29_49 grid=64,1,1 block=256 sync=0 args=44,45
 // @ocannl launch ocannlReverserTrainLoss_op30_50 grid=32,1,1 block=256 sync=0 args=47
-// @ocannl launch ocannlReverserTrainLoss_op30_51 grid=1,1,8 block=256 sync=1 args=45,46,47
+// @ocannl launch ocannlReverserTrainLoss_op30_51 grid=4,1,1 block=256 sync=1 args=45,46,47
 // @ocannl launch ocannlReverserTrainLoss_op31_52 grid=32,1,1 block=256 sync=0 args=47,48,49
 // @ocannl launch ocannlReverserTrainLoss_op32_53 grid=32,1,1 block=256 sync=0 args=40,49,50
 // @ocannl launch ocannlReverserTrainLoss_op33_54 grid=1,1,1 block=256 sync=0 args=51
@@ -1427,7 +1631,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op55_82(float* __restrict__ t
 // @ocannl launch ocannlReverserTrainLoss_op42_65 grid=32,1,1 block=256 sync=0 args=60,63,64
 // @ocannl launch ocannlReverserTrainLoss_op43_66 grid=32,1,1 block=256 sync=0 args=64,65,66
 // @ocannl launch ocannlReverserTrainLoss_op44_67 grid=10,1,1 block=256 sync=0 args=68
-// @ocannl launch ocannlReverserTrainLoss_op44_68 grid=1,1,8 block=256 sync=1 args=66,67,68
+// @ocannl launch ocannlReverserTrainLoss_op44_68 grid=4,1,1 block=256 sync=1 args=66,67,68
 // @ocannl launch ocannlReverserTrainLoss_op45_69 grid=10,1,1 block=256 sync=0 args=68,69,70
 // @ocannl launch ocannlReverserTrainLoss_op46_70 grid=1,1,1 block=256 sync=0 args=71
 // @ocannl launch ocannlReverserTrainLoss_op46_71 grid=1,1,1 block=256 sync=0 args=70,71
@@ -1527,26 +1731,39 @@ extern "C" __global__ void ocannlReverserBackward_op0_8(float* __restrict__ t3) 
 
 // _net/h.1 = compose "*" of net.emb, tokens
 extern "C" __global__ void ocannlReverserBackward_op0_9(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
-  // Tiled GEMM: C 32x32 += A * B over 10 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 32x256 += A * B over 10 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 10; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 32 && i3 < 10) ? t2[10 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 10) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t2[10 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i3 < 10) ? t0[80 * i0 + 10 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 10) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t0[80 * i0 + 10 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -1565,8 +1782,12 @@ extern "C" __global__ void ocannlReverserBackward_op0_9(float* __restrict__ t0, 
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 32 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t3[256 * i0 + 32 * i1 + i2] += acc[r][c];
       }
     }
@@ -1594,27 +1815,40 @@ extern "C" __global__ void ocannlReverserBackward_op2_11(float* __restrict__ t7)
 
 // net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 extern "C" __global__ void ocannlReverserBackward_op2_12(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
-  // Tiled GEMM: C 8x32 += A * B over 32 (i3 rows, i0 columns, i4 reduced).
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i2 = zb % 4; zb /= 4;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i3 < 8 && i4 < 32) ? t6[256 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t6[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i4 < 32) ? t5[256 * i0 + 32 * i1 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t5[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -1633,8 +1867,13 @@ extern "C" __global__ void ocannlReverserBackward_op2_12(float* __restrict__ t5,
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 8 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t7[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -1649,27 +1888,40 @@ extern "C" __global__ void ocannlReverserBackward_op3_13(float* __restrict__ t9)
 
 // net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 extern "C" __global__ void ocannlReverserBackward_op3_14(float* __restrict__ t5, float* __restrict__ t8, float* __restrict__ t9) {
-  // Tiled GEMM: C 8x32 += A * B over 32 (i3 rows, i0 columns, i4 reduced).
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i2 = zb % 4; zb /= 4;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i3 < 8 && i4 < 32) ? t8[256 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t8[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i4 < 32) ? t5[256 * i0 + 32 * i1 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t5[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -1688,8 +1940,13 @@ extern "C" __global__ void ocannlReverserBackward_op3_14(float* __restrict__ t5,
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 8 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t9[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -1704,27 +1961,40 @@ extern "C" __global__ void ocannlReverserBackward_op4_15(float* __restrict__ t11
 
 // net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 extern "C" __global__ void ocannlReverserBackward_op4_16(float* __restrict__ t5, float* __restrict__ t10, float* __restrict__ t11) {
-  // Tiled GEMM: C 8x32 += A * B over 32 (i3 rows, i0 columns, i4 reduced).
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i2 = zb % 4; zb /= 4;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i3 < 8 && i4 < 32) ? t10[256 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t10[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i4 < 32) ? t5[256 * i0 + 32 * i1 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t5[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -1743,8 +2013,13 @@ extern "C" __global__ void ocannlReverserBackward_op4_16(float* __restrict__ t5,
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 8 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t11[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -1759,27 +2034,41 @@ extern "C" __global__ void ocannlReverserBackward_op5_17(float* __restrict__ t12
 
 // _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 extern "C" __global__ void ocannlReverserBackward_op5_18(float* __restrict__ t7, float* __restrict__ t9, float* __restrict__ t12) {
-  // Tiled GEMM: C 8x8 += A * B over 8 (i1 rows, i3 columns, i4 reduced).
+  // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
-  const int i0 = zb % 32; zb /= 32;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 8; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i1 < 8 && i4 < 8) ? t7[256 * i0 + 32 * i1 + 8 * i2 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 8 && k0 + kk < 8) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t7[256 * i0 + 32 * i1 + 8 * i2 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i3 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i3 < 8 && i4 < 8) ? t9[256 * i0 + 8 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 8) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t9[256 * i0 + 8 * i2 + 32 * i3 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -1798,8 +2087,11 @@ extern "C" __global__ void ocannlReverserBackward_op5_18(float* __restrict__ t7,
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i3 = n0 + tx + 16 * c;
-      if (i1 < 8 && i3 < 8) {
+      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
         t12[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -1924,27 +2216,41 @@ extern "C" __global__ void ocannlReverserBackward_op13_28(float* __restrict__ t2
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 extern "C" __global__ void ocannlReverserBackward_op13_29(float* __restrict__ t11, float* __restrict__ t20, float* __restrict__ t21) {
-  // Tiled GEMM: C 8x8 += A * B over 8 (i1 rows, i3 columns, i4 reduced).
+  // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
-  const int i0 = zb % 32; zb /= 32;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 8; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i1 < 8 && i4 < 8) ? t20[256 * i0 + 32 * i1 + 8 * i2 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 8 && k0 + kk < 8) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t20[256 * i0 + 32 * i1 + 8 * i2 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i3 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i3 < 8 && i4 < 8) ? t11[256 * i0 + 8 * i2 + i3 + 32 * i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 8) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t11[256 * i0 + 8 * i2 + i3 + 32 * i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -1963,8 +2269,11 @@ extern "C" __global__ void ocannlReverserBackward_op13_29(float* __restrict__ t1
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i3 = n0 + tx + 16 * c;
-      if (i1 < 8 && i3 < 8) {
+      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
         t21[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -1979,20 +2288,68 @@ extern "C" __global__ void ocannlReverserBackward_op14_30(float* __restrict__ t2
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 extern "C" __global__ void ocannlReverserBackward_op14_31(float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
-  for (int i3 = 0; i3 < 4; ++i3) {
-    for (int i4 = 0; i4 < 8; ++i4) {
-      {
-        float v0 = t22[32 * i2 + 8 * i3 + i4] * t21[256 * i0 + 32 * i1 + 8 * i3 + i4];
-        float old = t23[256 * i0 + 32 * i1 + i2];
-        t23[256 * i0 + 32 * i1 + i2] = old + v0;
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3,i4).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx % 8; kx /= 8;
+        const int i3 = kx;
+        v = t22[32 * i2 + 8 * i3 + i4];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx % 8; kx /= 8;
+        const int i3 = kx;
+        v = t21[256 * i0 + 32 * i1 + 8 * i3 + i4];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
+        t23[256 * i0 + 32 * i1 + i2] += acc[r][c];
       }
     }
-  }
 }
 
 // net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
@@ -2172,26 +2529,39 @@ extern "C" __global__ void ocannlReverserBackward_op27_46(float* __restrict__ t4
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 extern "C" __global__ void ocannlReverserBackward_op27_47(float* __restrict__ t40, float* __restrict__ t41, float* __restrict__ t42) {
-  // Tiled GEMM: C 64x32 += A * B over 32 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 64x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 64 && i3 < 32) ? t41[32 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 64 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t41[32 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i3 < 32) ? t40[256 * i0 + 32 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t40[256 * i0 + 32 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -2210,8 +2580,12 @@ extern "C" __global__ void ocannlReverserBackward_op27_47(float* __restrict__ t4
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 64 && i0 < 32) {
+      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t42[512 * i0 + 64 * i1 + i2] += acc[r][c];
       }
     }
@@ -2252,26 +2626,39 @@ extern "C" __global__ void ocannlReverserBackward_op30_50(float* __restrict__ t4
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 extern "C" __global__ void ocannlReverserBackward_op30_51(float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t47) {
-  // Tiled GEMM: C 32x32 += A * B over 64 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 32x256 += A * B over 64 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 64; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 32 && i3 < 64) ? t46[64 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 64) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t46[64 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i3 < 64) ? t45[512 * i0 + 64 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 64) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t45[512 * i0 + 64 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -2290,8 +2677,12 @@ extern "C" __global__ void ocannlReverserBackward_op30_51(float* __restrict__ t4
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 32 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t47[256 * i0 + 32 * i1 + i2] += acc[r][c];
       }
     }
@@ -2487,26 +2878,39 @@ extern "C" __global__ void ocannlReverserBackward_op44_67(float* __restrict__ t6
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 extern "C" __global__ void ocannlReverserBackward_op44_68(float* __restrict__ t66, float* __restrict__ t67, float* __restrict__ t68) {
-  // Tiled GEMM: C 10x32 += A * B over 32 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 10x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 10 && i3 < 32) ? t67[32 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 10 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t67[32 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i3 < 32) ? t66[256 * i0 + 32 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t66[256 * i0 + 32 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -2525,8 +2929,12 @@ extern "C" __global__ void ocannlReverserBackward_op44_68(float* __restrict__ t6
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 10 && i0 < 32) {
+      if (m0 + ty + 16 * r < 10 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t68[80 * i0 + 10 * i1 + i2] += acc[r][c];
       }
     }
@@ -3388,43 +3796,40 @@ extern "C" __global__ void ocannlReverserBackward_op45_168(float* __restrict__ t
 
 // backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 extern "C" __global__ void ocannlReverserBackward_op44_169(float* __restrict__ t66, float* __restrict__ t139, float* __restrict__ t140) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 320) return;
-  int i3 = tid % 32; tid /= 32;
-  int i2 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 8; ++i1) {
-      {
-        float v0 = t140[80 * i0 + 10 * i1 + i2] * t66[256 * i0 + 32 * i1 + i3];
-        float old = t139[32 * i2 + i3];
-        t139[32 * i2 + i3] = old + v0;
-      }
-    }
-  }
-}
-
-// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
-extern "C" __global__ void ocannlReverserBackward_op44_170(float* __restrict__ t67, float* __restrict__ t138, float* __restrict__ t140) {
-  // Tiled GEMM: C 32x32 += A * B over 10 (i3 rows, i0 columns, i2 reduced).
+  // Tiled GEMM: C 10x32 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 10; k0 += 16) {
+  for (int k0 = 0; k0 < 256; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i3 < 32 && i2 < 10) ? t67[32 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 10 && k0 + kk < 256) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t140[80 * i0 + 10 * i1 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i2 < 10) ? t140[80 * i0 + 10 * i1 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 32 && k0 + kk < 256) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t66[256 * i0 + 32 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -3443,8 +3848,75 @@ extern "C" __global__ void ocannlReverserBackward_op44_170(float* __restrict__ t
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 32 && i0 < 32) {
+      if (m0 + ty + 16 * r < 10 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t139[32 * i2 + i3] += acc[r][c];
+      }
+    }
+}
+
+// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
+extern "C" __global__ void ocannlReverserBackward_op44_170(float* __restrict__ t67, float* __restrict__ t138, float* __restrict__ t140) {
+  // Tiled GEMM: C 32x256 += A * B over 10 (rows i3, columns i0,i1, reduced i2).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 10; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 10) {
+        int rx = m0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t67[32 * i2 + i3];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 10) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t140[80 * i0 + 10 * i1 + i2];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t138[256 * i0 + 32 * i1 + i3] += acc[r][c];
       }
     }
@@ -3729,43 +4201,40 @@ extern "C" __global__ void ocannlReverserBackward_op31_190(float* __restrict__ t
 
 // backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 extern "C" __global__ void ocannlReverserBackward_op30_191(float* __restrict__ t45, float* __restrict__ t121, float* __restrict__ t122) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2048) return;
-  int i3 = tid % 64; tid /= 64;
-  int i2 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 8; ++i1) {
-      {
-        float v0 = t122[256 * i0 + 32 * i1 + i2] * t45[512 * i0 + 64 * i1 + i3];
-        float old = t121[64 * i2 + i3];
-        t121[64 * i2 + i3] = old + v0;
-      }
-    }
-  }
-}
-
-// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-extern "C" __global__ void ocannlReverserBackward_op30_192(float* __restrict__ t46, float* __restrict__ t120, float* __restrict__ t122) {
-  // Tiled GEMM: C 64x32 += A * B over 32 (i3 rows, i0 columns, i2 reduced).
+  // Tiled GEMM: C 32x64 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
+  for (int k0 = 0; k0 < 256; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i3 < 64 && i2 < 32) ? t46[64 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 256) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t122[256 * i0 + 32 * i1 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i2 < 32) ? t122[256 * i0 + 32 * i1 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 64 && k0 + kk < 256) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t45[512 * i0 + 64 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -3784,8 +4253,75 @@ extern "C" __global__ void ocannlReverserBackward_op30_192(float* __restrict__ t
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 64 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 64) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t121[64 * i2 + i3] += acc[r][c];
+      }
+    }
+}
+
+// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+extern "C" __global__ void ocannlReverserBackward_op30_192(float* __restrict__ t46, float* __restrict__ t120, float* __restrict__ t122) {
+  // Tiled GEMM: C 64x256 += A * B over 32 (rows i3, columns i0,i1, reduced i2).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 64 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t46[64 * i2 + i3];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t122[256 * i0 + 32 * i1 + i2];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t120[512 * i0 + 64 * i1 + i3] += acc[r][c];
       }
     }
@@ -3836,43 +4372,40 @@ extern "C" __global__ void ocannlReverserBackward_op28_195(float* __restrict__ t
 
 // backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 extern "C" __global__ void ocannlReverserBackward_op27_196(float* __restrict__ t40, float* __restrict__ t116, float* __restrict__ t117) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2048) return;
-  int i3 = tid % 32; tid /= 32;
-  int i2 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 8; ++i1) {
-      {
-        float v0 = t117[512 * i0 + 64 * i1 + i2] * t40[256 * i0 + 32 * i1 + i3];
-        float old = t116[32 * i2 + i3];
-        t116[32 * i2 + i3] = old + v0;
-      }
-    }
-  }
-}
-
-// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-extern "C" __global__ void ocannlReverserBackward_op27_197(float* __restrict__ t41, float* __restrict__ t115, float* __restrict__ t117) {
-  // Tiled GEMM: C 32x32 += A * B over 64 (i3 rows, i0 columns, i2 reduced).
+  // Tiled GEMM: C 64x32 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 64; k0 += 16) {
+  for (int k0 = 0; k0 < 256; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i3 < 32 && i2 < 64) ? t41[32 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 64 && k0 + kk < 256) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t117[512 * i0 + 64 * i1 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i2 < 64) ? t117[512 * i0 + 64 * i1 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 32 && k0 + kk < 256) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t40[256 * i0 + 32 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -3891,8 +4424,75 @@ extern "C" __global__ void ocannlReverserBackward_op27_197(float* __restrict__ t
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 32 && i0 < 32) {
+      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t116[32 * i2 + i3] += acc[r][c];
+      }
+    }
+}
+
+// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+extern "C" __global__ void ocannlReverserBackward_op27_197(float* __restrict__ t41, float* __restrict__ t115, float* __restrict__ t117) {
+  // Tiled GEMM: C 32x256 += A * B over 64 (rows i3, columns i0,i1, reduced i2).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 64; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 64) {
+        int rx = m0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t41[32 * i2 + i3];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 64) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t117[512 * i0 + 64 * i1 + i2];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t115[256 * i0 + 32 * i1 + i3] += acc[r][c];
       }
     }
@@ -4149,45 +4749,41 @@ extern "C" __global__ void ocannlReverserBackward_op15_215(float* __restrict__ t
 
 // backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 extern "C" __global__ void ocannlReverserBackward_op14_216(float* __restrict__ t21, float* __restrict__ t100, float* __restrict__ t101) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1024) return;
-  int i4 = tid % 8; tid /= 8;
-  int i3 = tid % 4; tid /= 4;
-  int i2 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 8; ++i1) {
-      {
-        float v0 = t101[256 * i0 + 32 * i1 + i2] * t21[256 * i0 + 32 * i1 + 8 * i3 + i4];
-        float old = t100[32 * i2 + 8 * i3 + i4];
-        t100[32 * i2 + 8 * i3 + i4] = old + v0;
-      }
-    }
-  }
-}
-
-// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-extern "C" __global__ void ocannlReverserBackward_op14_217(float* __restrict__ t22, float* __restrict__ t99, float* __restrict__ t101) {
-  // Tiled GEMM: C 8x32 += A * B over 32 (i4 rows, i0 columns, i2 reduced).
+  // Tiled GEMM: C 32x32 += A * B over 256 (rows i2, columns i3,i4, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i3 = zb % 4; zb /= 4;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
+  for (int k0 = 0; k0 < 256; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i4 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i4 < 8 && i2 < 32) ? t22[32 * i2 + 8 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 256) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t101[256 * i0 + 32 * i1 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i2 < 32) ? t101[256 * i0 + 32 * i1 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 32 && k0 + kk < 256) {
+        int rx = n0 + rr;
+        const int i4 = rx % 8; rx /= 8;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t21[256 * i0 + 32 * i1 + 8 * i3 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -4206,8 +4802,78 @@ extern "C" __global__ void ocannlReverserBackward_op14_217(float* __restrict__ t
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i4 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i4 < 8 && i0 < 32) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i4 = rn % 8; rn /= 8;
+        const int i3 = rn;
+        t100[32 * i2 + 8 * i3 + i4] += acc[r][c];
+      }
+    }
+}
+
+// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
+extern "C" __global__ void ocannlReverserBackward_op14_217(float* __restrict__ t22, float* __restrict__ t99, float* __restrict__ t101) {
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i3,i4, columns i0,i1, reduced i2).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i4 = rx % 8; rx /= 8;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t22[32 * i2 + 8 * i3 + i4];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t101[256 * i0 + 32 * i1 + i2];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i4 = rm % 8; rm /= 8;
+        const int i3 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t99[256 * i0 + 32 * i1 + 8 * i3 + i4] += acc[r][c];
       }
     }
@@ -4215,27 +4881,41 @@ extern "C" __global__ void ocannlReverserBackward_op14_217(float* __restrict__ t
 
 // backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 extern "C" __global__ void ocannlReverserBackward_op13_218(float* __restrict__ t11, float* __restrict__ t98, float* __restrict__ t99) {
-  // Tiled GEMM: C 8x8 += A * B over 8 (i1 rows, i4 columns, i3 reduced).
+  // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i4, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
-  const int i0 = zb % 32; zb /= 32;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 8; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i1 < 8 && i3 < 8) ? t99[256 * i0 + 32 * i1 + 8 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 8 && k0 + kk < 8) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t99[256 * i0 + 32 * i1 + 8 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i4 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i4 < 8 && i3 < 8) ? t11[256 * i0 + 8 * i2 + i3 + 32 * i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 8) {
+        int rx = n0 + rr;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t11[256 * i0 + 8 * i2 + i3 + 32 * i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -4254,8 +4934,11 @@ extern "C" __global__ void ocannlReverserBackward_op13_218(float* __restrict__ t
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i4 = n0 + tx + 16 * c;
-      if (i1 < 8 && i4 < 8) {
+      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i4 = rn;
         t98[256 * i0 + 32 * i1 + 8 * i2 + i4] += acc[r][c];
       }
     }
@@ -4263,27 +4946,41 @@ extern "C" __global__ void ocannlReverserBackward_op13_218(float* __restrict__ t
 
 // backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 extern "C" __global__ void ocannlReverserBackward_op13_219(float* __restrict__ t20, float* __restrict__ t91, float* __restrict__ t99) {
-  // Tiled GEMM: C 8x8 += A * B over 8 (i4 rows, i3 columns, i1 reduced).
+  // Tiled GEMM: C 8x8 += A * B over 8 (rows i4, columns i3, reduced i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
-  const int i0 = zb % 32; zb /= 32;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 8; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i4 = m0 + mm, i1 = k0 + kk;
-      As[kk][mm] = (i4 < 8 && i1 < 8) ? t20[256 * i0 + 32 * i1 + 8 * i2 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 8 && k0 + kk < 8) {
+        int rx = m0 + rr;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx;
+        v = t20[256 * i0 + 32 * i1 + 8 * i2 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i3 = n0 + nn, i1 = k0 + kk;
-      Bs[kk][nn] = (i3 < 8 && i1 < 8) ? t99[256 * i0 + 32 * i1 + 8 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 8) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx;
+        v = t99[256 * i0 + 32 * i1 + 8 * i2 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -4302,8 +4999,11 @@ extern "C" __global__ void ocannlReverserBackward_op13_219(float* __restrict__ t
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i4 = m0 + ty + 16 * r, i3 = n0 + tx + 16 * c;
-      if (i4 < 8 && i3 < 8) {
+      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i4 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
         t91[256 * i0 + 8 * i2 + i3 + 32 * i4] += acc[r][c];
       }
     }
@@ -4434,27 +5134,41 @@ extern "C" __global__ void ocannlReverserBackward_op7_227(float* __restrict__ t1
 
 // backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 extern "C" __global__ void ocannlReverserBackward_op5_228(float* __restrict__ t9, float* __restrict__ t87, float* __restrict__ t92) {
-  // Tiled GEMM: C 8x8 += A * B over 8 (i1 rows, i4 columns, i3 reduced).
+  // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i4, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
-  const int i0 = zb % 32; zb /= 32;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 8; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i1 < 8 && i3 < 8) ? t92[256 * i0 + 32 * i1 + 8 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 8 && k0 + kk < 8) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t92[256 * i0 + 32 * i1 + 8 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i4 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i4 < 8 && i3 < 8) ? t9[256 * i0 + 8 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 8) {
+        int rx = n0 + rr;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t9[256 * i0 + 8 * i2 + 32 * i3 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -4473,8 +5187,11 @@ extern "C" __global__ void ocannlReverserBackward_op5_228(float* __restrict__ t9
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i4 = n0 + tx + 16 * c;
-      if (i1 < 8 && i4 < 8) {
+      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i4 = rn;
         t87[256 * i0 + 32 * i1 + 8 * i2 + i4] += acc[r][c];
       }
     }
@@ -4482,27 +5199,41 @@ extern "C" __global__ void ocannlReverserBackward_op5_228(float* __restrict__ t9
 
 // backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
 extern "C" __global__ void ocannlReverserBackward_op5_229(float* __restrict__ t7, float* __restrict__ t89, float* __restrict__ t92) {
-  // Tiled GEMM: C 8x8 += A * B over 8 (i4 rows, i3 columns, i1 reduced).
+  // Tiled GEMM: C 8x8 += A * B over 8 (rows i4, columns i3, reduced i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
-  const int i0 = zb % 32; zb /= 32;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 8; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i4 = m0 + mm, i1 = k0 + kk;
-      As[kk][mm] = (i4 < 8 && i1 < 8) ? t7[256 * i0 + 32 * i1 + 8 * i2 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 8 && k0 + kk < 8) {
+        int rx = m0 + rr;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx;
+        v = t7[256 * i0 + 32 * i1 + 8 * i2 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i3 = n0 + nn, i1 = k0 + kk;
-      Bs[kk][nn] = (i3 < 8 && i1 < 8) ? t92[256 * i0 + 32 * i1 + 8 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 8) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx;
+        v = t92[256 * i0 + 32 * i1 + 8 * i2 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -4521,8 +5252,11 @@ extern "C" __global__ void ocannlReverserBackward_op5_229(float* __restrict__ t7
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i4 = m0 + ty + 16 * r, i3 = n0 + tx + 16 * c;
-      if (i4 < 8 && i3 < 8) {
+      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i4 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
         t89[256 * i0 + 8 * i2 + 32 * i3 + i4] += acc[r][c];
       }
     }
@@ -4530,110 +5264,398 @@ extern "C" __global__ void ocannlReverserBackward_op5_229(float* __restrict__ t7
 
 // backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 extern "C" __global__ void ocannlReverserBackward_op4_230(float* __restrict__ t5, float* __restrict__ t90, float* __restrict__ t91) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1024) return;
-  int i4 = tid % 32; tid /= 32;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 8; ++i1) {
-      {
-        float v0 = t91[256 * i0 + 32 * i1 + 8 * i2 + i3] * t5[256 * i0 + 32 * i1 + i4];
-        float old = t90[256 * i2 + 32 * i3 + i4];
-        t90[256 * i2 + 32 * i3 + i4] = old + v0;
+  // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 256; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 256) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t91[256 * i0 + 32 * i1 + 8 * i2 + i3];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 32 && k0 + kk < 256) {
+        int rx = n0 + rr;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t5[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i4 = rn;
+        t90[256 * i2 + 32 * i3 + i4] += acc[r][c];
       }
     }
-  }
 }
 
 // backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 extern "C" __global__ void ocannlReverserBackward_op4_231(float* __restrict__ t10, float* __restrict__ t85, float* __restrict__ t91) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i4 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
-  for (int i2 = 0; i2 < 4; ++i2) {
-    for (int i3 = 0; i3 < 8; ++i3) {
-      {
-        float v0 = t10[256 * i2 + 32 * i3 + i4] * t91[256 * i0 + 32 * i1 + 8 * i2 + i3];
-        float old = t85[256 * i0 + 32 * i1 + i4];
-        t85[256 * i0 + 32 * i1 + i4] = old + v0;
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx % 8; kx /= 8;
+        const int i2 = kx;
+        v = t10[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx % 8; kx /= 8;
+        const int i2 = kx;
+        v = t91[256 * i0 + 32 * i1 + 8 * i2 + i3];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i4 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
+        t85[256 * i0 + 32 * i1 + i4] += acc[r][c];
       }
     }
-  }
 }
 
 // backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 extern "C" __global__ void ocannlReverserBackward_op3_232(float* __restrict__ t5, float* __restrict__ t88, float* __restrict__ t89) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1024) return;
-  int i4 = tid % 32; tid /= 32;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 8; ++i1) {
-      {
-        float v0 = t89[256 * i0 + 32 * i1 + 8 * i2 + i3] * t5[256 * i0 + 32 * i1 + i4];
-        float old = t88[256 * i2 + 32 * i3 + i4];
-        t88[256 * i2 + 32 * i3 + i4] = old + v0;
+  // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 256; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 256) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t89[256 * i0 + 32 * i1 + 8 * i2 + i3];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 32 && k0 + kk < 256) {
+        int rx = n0 + rr;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t5[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i4 = rn;
+        t88[256 * i2 + 32 * i3 + i4] += acc[r][c];
       }
     }
-  }
 }
 
 // backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 extern "C" __global__ void ocannlReverserBackward_op3_233(float* __restrict__ t8, float* __restrict__ t85, float* __restrict__ t89) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i4 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
-  for (int i2 = 0; i2 < 4; ++i2) {
-    for (int i3 = 0; i3 < 8; ++i3) {
-      {
-        float v0 = t8[256 * i2 + 32 * i3 + i4] * t89[256 * i0 + 32 * i1 + 8 * i2 + i3];
-        float old = t85[256 * i0 + 32 * i1 + i4];
-        t85[256 * i0 + 32 * i1 + i4] = old + v0;
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx % 8; kx /= 8;
+        const int i2 = kx;
+        v = t8[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx % 8; kx /= 8;
+        const int i2 = kx;
+        v = t89[256 * i0 + 32 * i1 + 8 * i2 + i3];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i4 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
+        t85[256 * i0 + 32 * i1 + i4] += acc[r][c];
       }
     }
-  }
 }
 
 // backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 extern "C" __global__ void ocannlReverserBackward_op2_234(float* __restrict__ t5, float* __restrict__ t86, float* __restrict__ t87) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1024) return;
-  int i4 = tid % 32; tid /= 32;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 8; ++i1) {
-      {
-        float v0 = t87[256 * i0 + 32 * i1 + 8 * i2 + i3] * t5[256 * i0 + 32 * i1 + i4];
-        float old = t86[256 * i2 + 32 * i3 + i4];
-        t86[256 * i2 + 32 * i3 + i4] = old + v0;
+  // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 256; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 256) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t87[256 * i0 + 32 * i1 + 8 * i2 + i3];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 32 && k0 + kk < 256) {
+        int rx = n0 + rr;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t5[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i4 = rn;
+        t86[256 * i2 + 32 * i3 + i4] += acc[r][c];
       }
     }
-  }
 }
 
 // backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 extern "C" __global__ void ocannlReverserBackward_op2_235(float* __restrict__ t6, float* __restrict__ t85, float* __restrict__ t87) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i4 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
-  for (int i2 = 0; i2 < 4; ++i2) {
-    for (int i3 = 0; i3 < 8; ++i3) {
-      {
-        float v0 = t6[256 * i2 + 32 * i3 + i4] * t87[256 * i0 + 32 * i1 + 8 * i2 + i3];
-        float old = t85[256 * i0 + 32 * i1 + i4];
-        t85[256 * i0 + 32 * i1 + i4] = old + v0;
+  // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx % 8; kx /= 8;
+        const int i2 = kx;
+        v = t6[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx % 8; kx /= 8;
+        const int i2 = kx;
+        v = t87[256 * i0 + 32 * i1 + 8 * i2 + i3];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i4 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
+        t85[256 * i0 + 32 * i1 + i4] += acc[r][c];
       }
     }
-  }
 }
 
 // backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
@@ -4665,19 +5687,66 @@ extern "C" __global__ void ocannlReverserBackward_op1_237(float* __restrict__ t8
 
 // backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0, float* __restrict__ t82, float* __restrict__ t83) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 320) return;
-  int i3 = tid % 10; tid /= 10;
-  int i2 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 8; ++i1) {
-      {
-        float v0 = t83[256 * i0 + 32 * i1 + i2] * t0[80 * i0 + 10 * i1 + i3];
-        float old = t82[10 * i2 + i3];
-        t82[10 * i2 + i3] = old + v0;
+  // Tiled GEMM: C 32x10 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 256; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 256) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t83[256 * i0 + 32 * i1 + i2];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 10 && k0 + kk < 256) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx % 8; kx /= 8;
+        const int i0 = kx;
+        v = t0[80 * i0 + 10 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 10) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t82[10 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // @ocannl kernel ocannlReverserBackward float32
@@ -4878,14 +5947,14 @@ extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_init_6 grid=1,1,1 block=256 sync=0 args=61
 // @ocannl launch ocannlReverserBackward_init_7 grid=1,1,1 block=256 sync=0 args=79
 // @ocannl launch ocannlReverserBackward_op0_8 grid=32,1,1 block=256 sync=0 args=3
-// @ocannl launch ocannlReverserBackward_op0_9 grid=1,1,8 block=256 sync=1 args=0,2,3
+// @ocannl launch ocannlReverserBackward_op0_9 grid=4,1,1 block=256 sync=1 args=0,2,3
 // @ocannl launch ocannlReverserBackward_op1_10 grid=32,1,1 block=256 sync=0 args=3,4,5
 // @ocannl launch ocannlReverserBackward_op2_11 grid=32,1,1 block=256 sync=0 args=7
-// @ocannl launch ocannlReverserBackward_op2_12 grid=1,1,32 block=256 sync=1 args=5,6,7
+// @ocannl launch ocannlReverserBackward_op2_12 grid=4,1,1 block=256 sync=1 args=5,6,7
 // @ocannl launch ocannlReverserBackward_op3_13 grid=32,1,1 block=256 sync=0 args=9
-// @ocannl launch ocannlReverserBackward_op3_14 grid=1,1,32 block=256 sync=1 args=5,8,9
+// @ocannl launch ocannlReverserBackward_op3_14 grid=4,1,1 block=256 sync=1 args=5,8,9
 // @ocannl launch ocannlReverserBackward_op4_15 grid=32,1,1 block=256 sync=0 args=11
-// @ocannl launch ocannlReverserBackward_op4_16 grid=1,1,32 block=256 sync=1 args=5,10,11
+// @ocannl launch ocannlReverserBackward_op4_16 grid=4,1,1 block=256 sync=1 args=5,10,11
 // @ocannl launch ocannlReverserBackward_op5_17 grid=32,1,1 block=256 sync=0 args=12
 // @ocannl launch ocannlReverserBackward_op5_18 grid=1,1,128 block=256 sync=1 args=7,9,12
 // @ocannl launch ocannlReverserBackward_op6_19 grid=1,1,1 block=256 sync=0 args=13,14
@@ -4900,7 +5969,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_op13_28 grid=32,1,1 block=256 sync=0 args=21
 // @ocannl launch ocannlReverserBackward_op13_29 grid=1,1,128 block=256 sync=1 args=11,20,21
 // @ocannl launch ocannlReverserBackward_op14_30 grid=32,1,1 block=256 sync=0 args=23
-// @ocannl launch ocannlReverserBackward_op14_31 grid=32,1,1 block=256 sync=0 args=21,22,23
+// @ocannl launch ocannlReverserBackward_op14_31 grid=4,1,1 block=256 sync=1 args=21,22,23
 // @ocannl launch ocannlReverserBackward_op15_32 grid=32,1,1 block=256 sync=0 args=5,23,24
 // @ocannl launch ocannlReverserBackward_op16_33 grid=1,1,1 block=256 sync=0 args=25
 // @ocannl launch ocannlReverserBackward_op16_34 grid=1,1,1 block=256 sync=0 args=24,25
@@ -4916,11 +5985,11 @@ extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_op25_44 grid=32,1,1 block=256 sync=0 args=34,37,38
 // @ocannl launch ocannlReverserBackward_op26_45 grid=32,1,1 block=256 sync=0 args=38,39,40
 // @ocannl launch ocannlReverserBackward_op27_46 grid=64,1,1 block=256 sync=0 args=42
-// @ocannl launch ocannlReverserBackward_op27_47 grid=1,1,8 block=256 sync=1 args=40,41,42
+// @ocannl launch ocannlReverserBackward_op27_47 grid=4,1,1 block=256 sync=1 args=40,41,42
 // @ocannl launch ocannlReverserBackward_op28_48 grid=64,1,1 block=256 sync=0 args=42,43,44
 // @ocannl launch ocannlReverserBackward_op29_49 grid=64,1,1 block=256 sync=0 args=44,45
 // @ocannl launch ocannlReverserBackward_op30_50 grid=32,1,1 block=256 sync=0 args=47
-// @ocannl launch ocannlReverserBackward_op30_51 grid=1,1,8 block=256 sync=1 args=45,46,47
+// @ocannl launch ocannlReverserBackward_op30_51 grid=4,1,1 block=256 sync=1 args=45,46,47
 // @ocannl launch ocannlReverserBackward_op31_52 grid=32,1,1 block=256 sync=0 args=47,48,49
 // @ocannl launch ocannlReverserBackward_op32_53 grid=32,1,1 block=256 sync=0 args=40,49,50
 // @ocannl launch ocannlReverserBackward_op33_54 grid=1,1,1 block=256 sync=0 args=51
@@ -4937,7 +6006,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_op42_65 grid=32,1,1 block=256 sync=0 args=60,63,64
 // @ocannl launch ocannlReverserBackward_op43_66 grid=32,1,1 block=256 sync=0 args=64,65,66
 // @ocannl launch ocannlReverserBackward_op44_67 grid=10,1,1 block=256 sync=0 args=68
-// @ocannl launch ocannlReverserBackward_op44_68 grid=1,1,8 block=256 sync=1 args=66,67,68
+// @ocannl launch ocannlReverserBackward_op44_68 grid=4,1,1 block=256 sync=1 args=66,67,68
 // @ocannl launch ocannlReverserBackward_op45_69 grid=10,1,1 block=256 sync=0 args=68,69,70
 // @ocannl launch ocannlReverserBackward_op46_70 grid=1,1,1 block=256 sync=0 args=71
 // @ocannl launch ocannlReverserBackward_op46_71 grid=1,1,1 block=256 sync=0 args=70,71
@@ -5038,8 +6107,8 @@ extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_op46_166 grid=10,1,1 block=256 sync=0 args=70,71,142,143
 // @ocannl launch ocannlReverserBackward_op45_167 grid=10,1,1 block=256 sync=0 args=140,142
 // @ocannl launch ocannlReverserBackward_op45_168 grid=1,1,1 block=256 sync=0 args=141,142
-// @ocannl launch ocannlReverserBackward_op44_169 grid=2,1,1 block=256 sync=0 args=66,139,140
-// @ocannl launch ocannlReverserBackward_op44_170 grid=1,1,8 block=256 sync=1 args=67,138,140
+// @ocannl launch ocannlReverserBackward_op44_169 grid=1,1,1 block=256 sync=1 args=66,139,140
+// @ocannl launch ocannlReverserBackward_op44_170 grid=4,1,1 block=256 sync=1 args=67,138,140
 // @ocannl launch ocannlReverserBackward_op43_171 grid=32,1,1 block=256 sync=0 args=136,138
 // @ocannl launch ocannlReverserBackward_op43_172 grid=1,1,1 block=256 sync=0 args=137,138
 // @ocannl launch ocannlReverserBackward_op42_173 grid=32,1,1 block=256 sync=0 args=63,133,136
@@ -5060,13 +6129,13 @@ extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_op32_188 grid=32,1,1 block=256 sync=0 args=124,125
 // @ocannl launch ocannlReverserBackward_op31_189 grid=32,1,1 block=256 sync=0 args=122,124
 // @ocannl launch ocannlReverserBackward_op31_190 grid=1,1,1 block=256 sync=0 args=123,124
-// @ocannl launch ocannlReverserBackward_op30_191 grid=8,1,1 block=256 sync=0 args=45,121,122
-// @ocannl launch ocannlReverserBackward_op30_192 grid=1,1,8 block=256 sync=1 args=46,120,122
+// @ocannl launch ocannlReverserBackward_op30_191 grid=1,1,1 block=256 sync=1 args=45,121,122
+// @ocannl launch ocannlReverserBackward_op30_192 grid=4,1,1 block=256 sync=1 args=46,120,122
 // @ocannl launch ocannlReverserBackward_op29_193 grid=64,1,1 block=256 sync=0 args=44,119,120
 // @ocannl launch ocannlReverserBackward_op28_194 grid=64,1,1 block=256 sync=0 args=117,119
 // @ocannl launch ocannlReverserBackward_op28_195 grid=1,1,1 block=256 sync=0 args=118,119
-// @ocannl launch ocannlReverserBackward_op27_196 grid=8,1,1 block=256 sync=0 args=40,116,117
-// @ocannl launch ocannlReverserBackward_op27_197 grid=1,1,8 block=256 sync=1 args=41,115,117
+// @ocannl launch ocannlReverserBackward_op27_196 grid=1,1,1 block=256 sync=1 args=40,116,117
+// @ocannl launch ocannlReverserBackward_op27_197 grid=4,1,1 block=256 sync=1 args=41,115,117
 // @ocannl launch ocannlReverserBackward_op26_198 grid=32,1,1 block=256 sync=0 args=113,115
 // @ocannl launch ocannlReverserBackward_op26_199 grid=1,1,1 block=256 sync=0 args=114,115
 // @ocannl launch ocannlReverserBackward_op25_200 grid=32,1,1 block=256 sync=0 args=37,110,113
@@ -5085,8 +6154,8 @@ extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_op16_213 grid=32,1,1 block=256 sync=0 args=102,103
 // @ocannl launch ocannlReverserBackward_op15_214 grid=32,1,1 block=256 sync=0 args=85,102
 // @ocannl launch ocannlReverserBackward_op15_215 grid=32,1,1 block=256 sync=0 args=101,102
-// @ocannl launch ocannlReverserBackward_op14_216 grid=4,1,1 block=256 sync=0 args=21,100,101
-// @ocannl launch ocannlReverserBackward_op14_217 grid=1,1,32 block=256 sync=1 args=22,99,101
+// @ocannl launch ocannlReverserBackward_op14_216 grid=1,1,1 block=256 sync=1 args=21,100,101
+// @ocannl launch ocannlReverserBackward_op14_217 grid=4,1,1 block=256 sync=1 args=22,99,101
 // @ocannl launch ocannlReverserBackward_op13_218 grid=1,1,128 block=256 sync=1 args=11,98,99
 // @ocannl launch ocannlReverserBackward_op13_219 grid=1,1,128 block=256 sync=1 args=20,91,99
 // @ocannl launch ocannlReverserBackward_op12_220 grid=32,1,1 block=256 sync=0 args=19,96,98
@@ -5099,15 +6168,15 @@ extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_op7_227 grid=32,1,1 block=256 sync=0 args=14,92,93
 // @ocannl launch ocannlReverserBackward_op5_228 grid=1,1,128 block=256 sync=1 args=9,87,92
 // @ocannl launch ocannlReverserBackward_op5_229 grid=1,1,128 block=256 sync=1 args=7,89,92
-// @ocannl launch ocannlReverserBackward_op4_230 grid=4,1,1 block=256 sync=0 args=5,90,91
-// @ocannl launch ocannlReverserBackward_op4_231 grid=32,1,1 block=256 sync=0 args=10,85,91
-// @ocannl launch ocannlReverserBackward_op3_232 grid=4,1,1 block=256 sync=0 args=5,88,89
-// @ocannl launch ocannlReverserBackward_op3_233 grid=32,1,1 block=256 sync=0 args=8,85,89
-// @ocannl launch ocannlReverserBackward_op2_234 grid=4,1,1 block=256 sync=0 args=5,86,87
-// @ocannl launch ocannlReverserBackward_op2_235 grid=32,1,1 block=256 sync=0 args=6,85,87
+// @ocannl launch ocannlReverserBackward_op4_230 grid=1,1,1 block=256 sync=1 args=5,90,91
+// @ocannl launch ocannlReverserBackward_op4_231 grid=4,1,1 block=256 sync=1 args=10,85,91
+// @ocannl launch ocannlReverserBackward_op3_232 grid=1,1,1 block=256 sync=1 args=5,88,89
+// @ocannl launch ocannlReverserBackward_op3_233 grid=4,1,1 block=256 sync=1 args=8,85,89
+// @ocannl launch ocannlReverserBackward_op2_234 grid=1,1,1 block=256 sync=1 args=5,86,87
+// @ocannl launch ocannlReverserBackward_op2_235 grid=4,1,1 block=256 sync=1 args=6,85,87
 // @ocannl launch ocannlReverserBackward_op1_236 grid=32,1,1 block=256 sync=0 args=83,85
 // @ocannl launch ocannlReverserBackward_op1_237 grid=1,1,1 block=256 sync=0 args=84,85
-// @ocannl launch ocannlReverserBackward_op0_238 grid=2,1,1 block=256 sync=0 args=0,82,83
+// @ocannl launch ocannlReverserBackward_op0_238 grid=1,1,1 block=256 sync=1 args=0,82,83
 // @ocannl end ocannlReverserBackward
 
 // Kernel ocannlReverserPredict (float32).
@@ -5184,26 +6253,39 @@ extern "C" __global__ void ocannlReverserPredict_op0_7(float* __restrict__ t2) {
 
 // _net/h.1 = compose "*" of net.emb, tokens
 extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  // Tiled GEMM: C 32x64 += A * B over 10 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 32x512 += A * B over 10 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 10; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 32 && i3 < 10) ? t1[10 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 10) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t1[10 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 64 && i3 < 10) ? t0[80 * i0 + 10 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 512 && k0 + kk < 10) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t0[80 * i0 + 10 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -5222,8 +6304,12 @@ extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, f
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 32 && i0 < 64) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t2[256 * i0 + 32 * i1 + i2] += acc[r][c];
       }
     }
@@ -5251,27 +6337,40 @@ extern "C" __global__ void ocannlReverserPredict_op2_10(float* __restrict__ t6) 
 
 // net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 extern "C" __global__ void ocannlReverserPredict_op2_11(float* __restrict__ t4, float* __restrict__ t5, float* __restrict__ t6) {
-  // Tiled GEMM: C 8x64 += A * B over 32 (i3 rows, i0 columns, i4 reduced).
+  // Tiled GEMM: C 32x512 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i2 = zb % 4; zb /= 4;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i3 < 8 && i4 < 32) ? t5[256 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t5[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i0 < 64 && i4 < 32) ? t4[256 * i0 + 32 * i1 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 512 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t4[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -5290,8 +6389,13 @@ extern "C" __global__ void ocannlReverserPredict_op2_11(float* __restrict__ t4, 
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 8 && i0 < 64) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t6[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -5306,27 +6410,40 @@ extern "C" __global__ void ocannlReverserPredict_op3_12(float* __restrict__ t8) 
 
 // net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 extern "C" __global__ void ocannlReverserPredict_op3_13(float* __restrict__ t4, float* __restrict__ t7, float* __restrict__ t8) {
-  // Tiled GEMM: C 8x64 += A * B over 32 (i3 rows, i0 columns, i4 reduced).
+  // Tiled GEMM: C 32x512 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i2 = zb % 4; zb /= 4;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i3 < 8 && i4 < 32) ? t7[256 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t7[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i0 < 64 && i4 < 32) ? t4[256 * i0 + 32 * i1 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 512 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t4[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -5345,8 +6462,13 @@ extern "C" __global__ void ocannlReverserPredict_op3_13(float* __restrict__ t4, 
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 8 && i0 < 64) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t8[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -5361,27 +6483,40 @@ extern "C" __global__ void ocannlReverserPredict_op4_14(float* __restrict__ t10)
 
 // net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 extern "C" __global__ void ocannlReverserPredict_op4_15(float* __restrict__ t4, float* __restrict__ t9, float* __restrict__ t10) {
-  // Tiled GEMM: C 8x64 += A * B over 32 (i3 rows, i0 columns, i4 reduced).
+  // Tiled GEMM: C 32x512 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i2 = zb % 4; zb /= 4;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i3 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i3 < 8 && i4 < 32) ? t9[256 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i3 = rx % 8; rx /= 8;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t9[256 * i2 + 32 * i3 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i0 < 64 && i4 < 32) ? t4[256 * i0 + 32 * i1 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 512 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t4[256 * i0 + 32 * i1 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -5400,8 +6535,13 @@ extern "C" __global__ void ocannlReverserPredict_op4_15(float* __restrict__ t4, 
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i3 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i3 < 8 && i0 < 64) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
+        int rm = m0 + ty + 16 * r;
+        const int i3 = rm % 8; rm /= 8;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t10[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -5416,27 +6556,41 @@ extern "C" __global__ void ocannlReverserPredict_op5_16(float* __restrict__ t11)
 
 // _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 extern "C" __global__ void ocannlReverserPredict_op5_17(float* __restrict__ t6, float* __restrict__ t8, float* __restrict__ t11) {
-  // Tiled GEMM: C 8x8 += A * B over 8 (i1 rows, i3 columns, i4 reduced).
+  // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
-  const int i0 = zb % 64; zb /= 64;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 8; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i1 < 8 && i4 < 8) ? t6[256 * i0 + 32 * i1 + 8 * i2 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 8 && k0 + kk < 8) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t6[256 * i0 + 32 * i1 + 8 * i2 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i3 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i3 < 8 && i4 < 8) ? t8[256 * i0 + 8 * i2 + 32 * i3 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 8) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t8[256 * i0 + 8 * i2 + 32 * i3 + i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -5455,8 +6609,11 @@ extern "C" __global__ void ocannlReverserPredict_op5_17(float* __restrict__ t6, 
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i3 = n0 + tx + 16 * c;
-      if (i1 < 8 && i3 < 8) {
+      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
         t11[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -5581,27 +6738,41 @@ extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t20
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 extern "C" __global__ void ocannlReverserPredict_op13_28(float* __restrict__ t10, float* __restrict__ t19, float* __restrict__ t20) {
-  // Tiled GEMM: C 8x8 += A * B over 8 (i1 rows, i3 columns, i4 reduced).
+  // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
-  const int i0 = zb % 64; zb /= 64;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 8; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i4 = k0 + kk;
-      As[kk][mm] = (i1 < 8 && i4 < 8) ? t19[256 * i0 + 32 * i1 + 8 * i2 + i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 8 && k0 + kk < 8) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t19[256 * i0 + 32 * i1 + 8 * i2 + i4];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i3 = n0 + nn, i4 = k0 + kk;
-      Bs[kk][nn] = (i3 < 8 && i4 < 8) ? t10[256 * i0 + 8 * i2 + i3 + 32 * i4] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 8) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx;
+        v = t10[256 * i0 + 8 * i2 + i3 + 32 * i4];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -5620,8 +6791,11 @@ extern "C" __global__ void ocannlReverserPredict_op13_28(float* __restrict__ t10
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i3 = n0 + tx + 16 * c;
-      if (i1 < 8 && i3 < 8) {
+      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
         t20[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
@@ -5636,20 +6810,68 @@ extern "C" __global__ void ocannlReverserPredict_op14_29(float* __restrict__ t22
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 extern "C" __global__ void ocannlReverserPredict_op14_30(float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
-  for (int i3 = 0; i3 < 4; ++i3) {
-    for (int i4 = 0; i4 < 8; ++i4) {
-      {
-        float v0 = t21[32 * i2 + 8 * i3 + i4] * t20[256 * i0 + 32 * i1 + 8 * i3 + i4];
-        float old = t22[256 * i0 + 32 * i1 + i2];
-        t22[256 * i0 + 32 * i1 + i2] = old + v0;
+  // Tiled GEMM: C 32x512 += A * B over 32 (rows i2, columns i0,i1, reduced i3,i4).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx % 8; kx /= 8;
+        const int i3 = kx;
+        v = t21[32 * i2 + 8 * i3 + i4];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 512 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i4 = kx % 8; kx /= 8;
+        const int i3 = kx;
+        v = t20[256 * i0 + 32 * i1 + 8 * i3 + i4];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
+        t22[256 * i0 + 32 * i1 + i2] += acc[r][c];
       }
     }
-  }
 }
 
 // net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
@@ -5829,26 +7051,39 @@ extern "C" __global__ void ocannlReverserPredict_op27_45(float* __restrict__ t41
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 extern "C" __global__ void ocannlReverserPredict_op27_46(float* __restrict__ t39, float* __restrict__ t40, float* __restrict__ t41) {
-  // Tiled GEMM: C 64x64 += A * B over 32 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 64x512 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 64 && i3 < 32) ? t40[32 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 64 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t40[32 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 64 && i3 < 32) ? t39[256 * i0 + 32 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 512 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t39[256 * i0 + 32 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -5867,8 +7102,12 @@ extern "C" __global__ void ocannlReverserPredict_op27_46(float* __restrict__ t39
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 64 && i0 < 64) {
+      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 512) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t41[512 * i0 + 64 * i1 + i2] += acc[r][c];
       }
     }
@@ -5909,26 +7148,39 @@ extern "C" __global__ void ocannlReverserPredict_op30_49(float* __restrict__ t46
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 extern "C" __global__ void ocannlReverserPredict_op30_50(float* __restrict__ t44, float* __restrict__ t45, float* __restrict__ t46) {
-  // Tiled GEMM: C 32x64 += A * B over 64 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 32x512 += A * B over 64 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 64; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 32 && i3 < 64) ? t45[64 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 64) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t45[64 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 64 && i3 < 64) ? t44[512 * i0 + 64 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 512 && k0 + kk < 64) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t44[512 * i0 + 64 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -5947,8 +7199,12 @@ extern "C" __global__ void ocannlReverserPredict_op30_50(float* __restrict__ t44
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 32 && i0 < 64) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t46[256 * i0 + 32 * i1 + i2] += acc[r][c];
       }
     }
@@ -6144,26 +7400,39 @@ extern "C" __global__ void ocannlReverserPredict_op44_66(float* __restrict__ t67
 
 // _predict.1 = compose "*" of net.linear#2.w, net/x2
 extern "C" __global__ void ocannlReverserPredict_op44_67(float* __restrict__ t65, float* __restrict__ t66, float* __restrict__ t67) {
-  // Tiled GEMM: C 10x64 += A * B over 32 (i2 rows, i0 columns, i3 reduced).
+  // Tiled GEMM: C 10x512 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
-  const int i1 = zb % 8; zb /= 8;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i2 < 10 && i3 < 32) ? t66[32 * i2 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 10 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t66[32 * i2 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i0 < 64 && i3 < 32) ? t65[256 * i0 + 32 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 512 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i1 = rx % 8; rx /= 8;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t65[256 * i0 + 32 * i1 + i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -6182,8 +7451,12 @@ extern "C" __global__ void ocannlReverserPredict_op44_67(float* __restrict__ t65
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 10 && i0 < 64) {
+      if (m0 + ty + 16 * r < 10 && n0 + tx + 16 * c < 512) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn % 8; rn /= 8;
+        const int i0 = rn;
         t67[80 * i0 + 10 * i1 + i2] += acc[r][c];
       }
     }
@@ -6299,14 +7572,14 @@ extern "C" __global__ void ocannlReverserPredict_op45_68(float* __restrict__ t67
 // @ocannl launch ocannlReverserPredict_init_5 grid=1,1,1 block=256 sync=0 args=56
 // @ocannl launch ocannlReverserPredict_init_6 grid=1,1,1 block=256 sync=0 args=60
 // @ocannl launch ocannlReverserPredict_op0_7 grid=64,1,1 block=256 sync=0 args=2
-// @ocannl launch ocannlReverserPredict_op0_8 grid=1,1,8 block=256 sync=1 args=0,1,2
+// @ocannl launch ocannlReverserPredict_op0_8 grid=8,1,1 block=256 sync=1 args=0,1,2
 // @ocannl launch ocannlReverserPredict_op1_9 grid=64,1,1 block=256 sync=0 args=2,3,4
 // @ocannl launch ocannlReverserPredict_op2_10 grid=64,1,1 block=256 sync=0 args=6
-// @ocannl launch ocannlReverserPredict_op2_11 grid=1,1,32 block=256 sync=1 args=4,5,6
+// @ocannl launch ocannlReverserPredict_op2_11 grid=8,1,1 block=256 sync=1 args=4,5,6
 // @ocannl launch ocannlReverserPredict_op3_12 grid=64,1,1 block=256 sync=0 args=8
-// @ocannl launch ocannlReverserPredict_op3_13 grid=1,1,32 block=256 sync=1 args=4,7,8
+// @ocannl launch ocannlReverserPredict_op3_13 grid=8,1,1 block=256 sync=1 args=4,7,8
 // @ocannl launch ocannlReverserPredict_op4_14 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlReverserPredict_op4_15 grid=1,1,32 block=256 sync=1 args=4,9,10
+// @ocannl launch ocannlReverserPredict_op4_15 grid=8,1,1 block=256 sync=1 args=4,9,10
 // @ocannl launch ocannlReverserPredict_op5_16 grid=64,1,1 block=256 sync=0 args=11
 // @ocannl launch ocannlReverserPredict_op5_17 grid=1,1,256 block=256 sync=1 args=6,8,11
 // @ocannl launch ocannlReverserPredict_op6_18 grid=1,1,1 block=256 sync=0 args=12,13
@@ -6321,7 +7594,7 @@ extern "C" __global__ void ocannlReverserPredict_op45_68(float* __restrict__ t67
 // @ocannl launch ocannlReverserPredict_op13_27 grid=64,1,1 block=256 sync=0 args=20
 // @ocannl launch ocannlReverserPredict_op13_28 grid=1,1,256 block=256 sync=1 args=10,19,20
 // @ocannl launch ocannlReverserPredict_op14_29 grid=64,1,1 block=256 sync=0 args=22
-// @ocannl launch ocannlReverserPredict_op14_30 grid=64,1,1 block=256 sync=0 args=20,21,22
+// @ocannl launch ocannlReverserPredict_op14_30 grid=8,1,1 block=256 sync=1 args=20,21,22
 // @ocannl launch ocannlReverserPredict_op15_31 grid=64,1,1 block=256 sync=0 args=4,22,23
 // @ocannl launch ocannlReverserPredict_op16_32 grid=2,1,1 block=256 sync=0 args=24
 // @ocannl launch ocannlReverserPredict_op16_33 grid=2,1,1 block=256 sync=0 args=23,24
@@ -6337,11 +7610,11 @@ extern "C" __global__ void ocannlReverserPredict_op45_68(float* __restrict__ t67
 // @ocannl launch ocannlReverserPredict_op25_43 grid=64,1,1 block=256 sync=0 args=33,36,37
 // @ocannl launch ocannlReverserPredict_op26_44 grid=64,1,1 block=256 sync=0 args=37,38,39
 // @ocannl launch ocannlReverserPredict_op27_45 grid=128,1,1 block=256 sync=0 args=41
-// @ocannl launch ocannlReverserPredict_op27_46 grid=1,1,8 block=256 sync=1 args=39,40,41
+// @ocannl launch ocannlReverserPredict_op27_46 grid=8,1,1 block=256 sync=1 args=39,40,41
 // @ocannl launch ocannlReverserPredict_op28_47 grid=128,1,1 block=256 sync=0 args=41,42,43
 // @ocannl launch ocannlReverserPredict_op29_48 grid=128,1,1 block=256 sync=0 args=43,44
 // @ocannl launch ocannlReverserPredict_op30_49 grid=64,1,1 block=256 sync=0 args=46
-// @ocannl launch ocannlReverserPredict_op30_50 grid=1,1,8 block=256 sync=1 args=44,45,46
+// @ocannl launch ocannlReverserPredict_op30_50 grid=8,1,1 block=256 sync=1 args=44,45,46
 // @ocannl launch ocannlReverserPredict_op31_51 grid=64,1,1 block=256 sync=0 args=46,47,48
 // @ocannl launch ocannlReverserPredict_op32_52 grid=64,1,1 block=256 sync=0 args=39,48,49
 // @ocannl launch ocannlReverserPredict_op33_53 grid=2,1,1 block=256 sync=0 args=50
@@ -6358,7 +7631,7 @@ extern "C" __global__ void ocannlReverserPredict_op45_68(float* __restrict__ t67
 // @ocannl launch ocannlReverserPredict_op42_64 grid=64,1,1 block=256 sync=0 args=59,62,63
 // @ocannl launch ocannlReverserPredict_op43_65 grid=64,1,1 block=256 sync=0 args=63,64,65
 // @ocannl launch ocannlReverserPredict_op44_66 grid=20,1,1 block=256 sync=0 args=67
-// @ocannl launch ocannlReverserPredict_op44_67 grid=1,1,8 block=256 sync=1 args=65,66,67
+// @ocannl launch ocannlReverserPredict_op44_67 grid=8,1,1 block=256 sync=1 args=65,66,67
 // @ocannl launch ocannlReverserPredict_op45_68 grid=20,1,1 block=256 sync=0 args=67,68,69
 // @ocannl end ocannlReverserPredict
 

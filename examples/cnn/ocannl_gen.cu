@@ -45,21 +45,70 @@ extern "C" __global__ void ocannlCNNTrainLoss_op0_3(float* __restrict__ t3) {
 
 // net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 extern "C" __global__ void ocannlCNNTrainLoss_op0_4(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 25600) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
-  for (int i4 = 0; i4 < 3; ++i4) {
-    for (int i5 = 0; i5 < 3; ++i5) {
-      {
-        float v0 = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5] * t2[9 * i3 + 3 * i4 + i5];
-        float old = t3[800 * i0 + 80 * i1 + 8 * i2 + i3];
-        t3[800 * i0 + 80 * i1 + 8 * i2 + i3] = old + v0;
+  // Tiled GEMM: C 3200x8 += A * B over 9 (rows i0,i1,i2, columns i3, reduced i4,i5).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 9; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 3200 && k0 + kk < 9) {
+        int rx = m0 + rr;
+        const int i2 = rx % 10; rx /= 10;
+        const int i1 = rx % 10; rx /= 10;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 9) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t2[9 * i3 + 3 * i4 + i5];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 3200 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm % 10; rm /= 10;
+        const int i1 = rm % 10; rm /= 10;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t3[800 * i0 + 80 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
@@ -150,23 +199,72 @@ extern "C" __global__ void ocannlCNNTrainLoss_op5_11(float* __restrict__ t12) {
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 extern "C" __global__ void ocannlCNNTrainLoss_op5_12(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 12800) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
-  for (int i4 = 0; i4 < 3; ++i4) {
-    for (int i5 = 0; i5 < 3; ++i5) {
-      for (int i6 = 0; i6 < 8; ++i6) {
-        {
-          float v0 = t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6] * t11[72 * i3 + 24 * i4 + 8 * i5 + i6];
-          float old = t12[400 * i0 + 80 * i1 + 16 * i2 + i3];
-          t12[400 * i0 + 80 * i1 + 16 * i2 + i3] = old + v0;
-        }
+  // Tiled GEMM: C 800x16 += A * B over 72 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 72; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 800 && k0 + kk < 72) {
+        int rx = m0 + rr;
+        const int i2 = rx % 5; rx /= 5;
+        const int i1 = rx % 5; rx /= 5;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 8; kx /= 8;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 16 && k0 + kk < 72) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 8; kx /= 8;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t11[72 * i3 + 24 * i4 + 8 * i5 + i6];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 800 && n0 + tx + 16 * c < 16) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm % 5; rm /= 5;
+        const int i1 = rm % 5; rm /= 5;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t12[400 * i0 + 80 * i1 + 16 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
@@ -420,7 +518,7 @@ extern "C" __global__ void ocannlCNNTrainLoss_op19_30(float* __restrict__ t29, f
 // @ocannl launch ocannlCNNTrainLoss_init_1 grid=1,1,1 block=256 sync=0 args=8
 // @ocannl launch ocannlCNNTrainLoss_init_2 grid=1,1,1 block=256 sync=0 args=28
 // @ocannl launch ocannlCNNTrainLoss_op0_3 grid=100,1,1 block=256 sync=0 args=3
-// @ocannl launch ocannlCNNTrainLoss_op0_4 grid=100,1,1 block=256 sync=0 args=0,2,3
+// @ocannl launch ocannlCNNTrainLoss_op0_4 grid=1,50,1 block=256 sync=1 args=0,2,3
 // @ocannl launch ocannlCNNTrainLoss_op1_5 grid=100,1,1 block=256 sync=0 args=3,4,5
 // @ocannl launch ocannlCNNTrainLoss_op2_6 grid=100,1,1 block=256 sync=0 args=5,6
 // @ocannl launch ocannlCNNTrainLoss_op3_7 grid=1,1,1 block=256 sync=0 args=7,8,9
@@ -428,7 +526,7 @@ extern "C" __global__ void ocannlCNNTrainLoss_op19_30(float* __restrict__ t29, f
 // @ocannl launch ocannlCNNTrainLoss_op4_9 grid=25,1,1 block=256 sync=0 args=6,9,10
 // @ocannl launch ocannlCNNTrainLoss_op5_10 grid=64,1,1 block=256 sync=0 args=10
 // @ocannl launch ocannlCNNTrainLoss_op5_11 grid=50,1,1 block=256 sync=0 args=12
-// @ocannl launch ocannlCNNTrainLoss_op5_12 grid=50,1,1 block=256 sync=0 args=10,11,12
+// @ocannl launch ocannlCNNTrainLoss_op5_12 grid=1,13,1 block=256 sync=1 args=10,11,12
 // @ocannl launch ocannlCNNTrainLoss_op6_13 grid=50,1,1 block=256 sync=0 args=12,13,14
 // @ocannl launch ocannlCNNTrainLoss_op7_14 grid=50,1,1 block=256 sync=0 args=14,15
 // @ocannl launch ocannlCNNTrainLoss_op8_15 grid=1,1,1 block=256 sync=0 args=17
@@ -487,21 +585,70 @@ extern "C" __global__ void ocannlCNNBackward_op0_3(float* __restrict__ t3) {
 
 // net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 extern "C" __global__ void ocannlCNNBackward_op0_4(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 25600) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
-  for (int i4 = 0; i4 < 3; ++i4) {
-    for (int i5 = 0; i5 < 3; ++i5) {
-      {
-        float v0 = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5] * t2[9 * i3 + 3 * i4 + i5];
-        float old = t3[800 * i0 + 80 * i1 + 8 * i2 + i3];
-        t3[800 * i0 + 80 * i1 + 8 * i2 + i3] = old + v0;
+  // Tiled GEMM: C 3200x8 += A * B over 9 (rows i0,i1,i2, columns i3, reduced i4,i5).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 9; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 3200 && k0 + kk < 9) {
+        int rx = m0 + rr;
+        const int i2 = rx % 10; rx /= 10;
+        const int i1 = rx % 10; rx /= 10;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 9) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t2[9 * i3 + 3 * i4 + i5];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 3200 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm % 10; rm /= 10;
+        const int i1 = rm % 10; rm /= 10;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t3[800 * i0 + 80 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
@@ -592,23 +739,72 @@ extern "C" __global__ void ocannlCNNBackward_op5_11(float* __restrict__ t12) {
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 extern "C" __global__ void ocannlCNNBackward_op5_12(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 12800) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
-  for (int i4 = 0; i4 < 3; ++i4) {
-    for (int i5 = 0; i5 < 3; ++i5) {
-      for (int i6 = 0; i6 < 8; ++i6) {
-        {
-          float v0 = t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6] * t11[72 * i3 + 24 * i4 + 8 * i5 + i6];
-          float old = t12[400 * i0 + 80 * i1 + 16 * i2 + i3];
-          t12[400 * i0 + 80 * i1 + 16 * i2 + i3] = old + v0;
-        }
+  // Tiled GEMM: C 800x16 += A * B over 72 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 72; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 800 && k0 + kk < 72) {
+        int rx = m0 + rr;
+        const int i2 = rx % 5; rx /= 5;
+        const int i1 = rx % 5; rx /= 5;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 8; kx /= 8;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 16 && k0 + kk < 72) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 8; kx /= 8;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t11[72 * i3 + 24 * i4 + 8 * i5 + i6];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 800 && n0 + tx + 16 * c < 16) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm % 5; rm /= 5;
+        const int i1 = rm % 5; rm /= 5;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t12[400 * i0 + 80 * i1 + 16 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
@@ -1293,23 +1489,72 @@ extern "C" __global__ void ocannlCNNBackward_op5_77(float* __restrict__ t10) {
 
 // backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
 extern "C" __global__ void ocannlCNNBackward_op5_78(float* __restrict__ t10, float* __restrict__ t37, float* __restrict__ t38) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1152) return;
-  int i6 = tid % 8; tid /= 8;
-  int i5 = tid % 3; tid /= 3;
-  int i4 = tid % 3; tid /= 3;
-  int i3 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 5; ++i1) {
-      for (int i2 = 0; i2 < 5; ++i2) {
-        {
-          float v0 = t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6] * t38[400 * i0 + 80 * i1 + 16 * i2 + i3];
-          float old = t37[72 * i3 + 24 * i4 + 8 * i5 + i6];
-          t37[72 * i3 + 24 * i4 + 8 * i5 + i6] = old + v0;
-        }
+  // Tiled GEMM: C 72x16 += A * B over 800 (rows i4,i5,i6, columns i3, reduced i0,i1,i2).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 800; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 72 && k0 + kk < 800) {
+        int rx = m0 + rr;
+        const int i6 = rx % 8; rx /= 8;
+        const int i5 = rx % 3; rx /= 3;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx % 5; kx /= 5;
+        const int i1 = kx % 5; kx /= 5;
+        const int i0 = kx;
+        v = t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 16 && k0 + kk < 800) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx % 5; kx /= 5;
+        const int i1 = kx % 5; kx /= 5;
+        const int i0 = kx;
+        v = t38[400 * i0 + 80 * i1 + 16 * i2 + i3];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 72 && n0 + tx + 16 * c < 16) {
+        int rm = m0 + ty + 16 * r;
+        const int i6 = rm % 8; rm /= 8;
+        const int i5 = rm % 3; rm /= 3;
+        const int i4 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t37[72 * i3 + 24 * i4 + 8 * i5 + i6] += acc[r][c];
       }
     }
-  }
 }
 
 // backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
@@ -1415,22 +1660,70 @@ extern "C" __global__ void ocannlCNNBackward_op1_84(float* __restrict__ t33, flo
 
 // backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 extern "C" __global__ void ocannlCNNBackward_op0_85(float* __restrict__ t0, float* __restrict__ t31, float* __restrict__ t32) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 72) return;
-  int i5 = tid % 3; tid /= 3;
-  int i4 = tid % 3; tid /= 3;
-  int i3 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 10; ++i1) {
-      for (int i2 = 0; i2 < 10; ++i2) {
-        {
-          float v0 = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5] * t32[800 * i0 + 80 * i1 + 8 * i2 + i3];
-          float old = t31[9 * i3 + 3 * i4 + i5];
-          t31[9 * i3 + 3 * i4 + i5] = old + v0;
-        }
+  // Tiled GEMM: C 9x8 += A * B over 3200 (rows i4,i5, columns i3, reduced i0,i1,i2).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 3200; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 9 && k0 + kk < 3200) {
+        int rx = m0 + rr;
+        const int i5 = rx % 3; rx /= 3;
+        const int i4 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx % 10; kx /= 10;
+        const int i1 = kx % 10; kx /= 10;
+        const int i0 = kx;
+        v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 3200) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx % 10; kx /= 10;
+        const int i1 = kx % 10; kx /= 10;
+        const int i0 = kx;
+        v = t32[800 * i0 + 80 * i1 + 8 * i2 + i3];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 9 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i5 = rm % 3; rm /= 3;
+        const int i4 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t31[9 * i3 + 3 * i4 + i5] += acc[r][c];
       }
     }
-  }
 }
 
 // @ocannl kernel ocannlCNNBackward float32
@@ -1510,7 +1803,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_85(float* __restrict__ t0, floa
 // @ocannl launch ocannlCNNBackward_init_1 grid=1,1,1 block=256 sync=0 args=8
 // @ocannl launch ocannlCNNBackward_init_2 grid=1,1,1 block=256 sync=0 args=28
 // @ocannl launch ocannlCNNBackward_op0_3 grid=100,1,1 block=256 sync=0 args=3
-// @ocannl launch ocannlCNNBackward_op0_4 grid=100,1,1 block=256 sync=0 args=0,2,3
+// @ocannl launch ocannlCNNBackward_op0_4 grid=1,50,1 block=256 sync=1 args=0,2,3
 // @ocannl launch ocannlCNNBackward_op1_5 grid=100,1,1 block=256 sync=0 args=3,4,5
 // @ocannl launch ocannlCNNBackward_op2_6 grid=100,1,1 block=256 sync=0 args=5,6
 // @ocannl launch ocannlCNNBackward_op3_7 grid=1,1,1 block=256 sync=0 args=7,8,9
@@ -1518,7 +1811,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_85(float* __restrict__ t0, floa
 // @ocannl launch ocannlCNNBackward_op4_9 grid=25,1,1 block=256 sync=0 args=6,9,10
 // @ocannl launch ocannlCNNBackward_op5_10 grid=64,1,1 block=256 sync=0 args=10
 // @ocannl launch ocannlCNNBackward_op5_11 grid=50,1,1 block=256 sync=0 args=12
-// @ocannl launch ocannlCNNBackward_op5_12 grid=50,1,1 block=256 sync=0 args=10,11,12
+// @ocannl launch ocannlCNNBackward_op5_12 grid=1,13,1 block=256 sync=1 args=10,11,12
 // @ocannl launch ocannlCNNBackward_op6_13 grid=50,1,1 block=256 sync=0 args=12,13,14
 // @ocannl launch ocannlCNNBackward_op7_14 grid=50,1,1 block=256 sync=0 args=14,15
 // @ocannl launch ocannlCNNBackward_op8_15 grid=1,1,1 block=256 sync=0 args=17
@@ -1584,14 +1877,14 @@ extern "C" __global__ void ocannlCNNBackward_op0_85(float* __restrict__ t0, floa
 // @ocannl launch ocannlCNNBackward_op6_75 grid=1,1,1 block=256 sync=0 args=39,40
 // @ocannl launch ocannlCNNBackward_op5_76 grid=1,1,1 block=256 sync=0 args=11,36,38
 // @ocannl launch ocannlCNNBackward_op5_77 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNBackward_op5_78 grid=5,1,1 block=256 sync=0 args=10,37,38
+// @ocannl launch ocannlCNNBackward_op5_78 grid=1,2,1 block=256 sync=1 args=10,37,38
 // @ocannl launch ocannlCNNBackward_op4_79 grid=64,1,1 block=256 sync=0 args=10
 // @ocannl launch ocannlCNNBackward_op4_80 grid=64,1,1 block=256 sync=0 args=36
 // @ocannl launch ocannlCNNBackward_op4_81 grid=1,1,1 block=256 sync=0 args=6,9,10,35,36,56
 // @ocannl launch ocannlCNNBackward_op2_82 grid=100,1,1 block=256 sync=0 args=5,34,35
 // @ocannl launch ocannlCNNBackward_op1_83 grid=100,1,1 block=256 sync=0 args=32,34
 // @ocannl launch ocannlCNNBackward_op1_84 grid=1,1,1 block=256 sync=0 args=33,34
-// @ocannl launch ocannlCNNBackward_op0_85 grid=1,1,1 block=256 sync=0 args=0,31,32
+// @ocannl launch ocannlCNNBackward_op0_85 grid=1,1,1 block=256 sync=1 args=0,31,32
 // @ocannl end ocannlCNNBackward
 
 // Kernel ocannlCNNPredict (float32).
@@ -1623,21 +1916,70 @@ extern "C" __global__ void ocannlCNNPredict_op0_2(float* __restrict__ t2) {
 
 // net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 extern "C" __global__ void ocannlCNNPredict_op0_3(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 204800) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
-  for (int i4 = 0; i4 < 3; ++i4) {
-    for (int i5 = 0; i5 < 3; ++i5) {
-      {
-        float v0 = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5] * t1[9 * i3 + 3 * i4 + i5];
-        float old = t2[800 * i0 + 80 * i1 + 8 * i2 + i3];
-        t2[800 * i0 + 80 * i1 + 8 * i2 + i3] = old + v0;
+  // Tiled GEMM: C 25600x8 += A * B over 9 (rows i0,i1,i2, columns i3, reduced i4,i5).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 9; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 25600 && k0 + kk < 9) {
+        int rx = m0 + rr;
+        const int i2 = rx % 10; rx /= 10;
+        const int i1 = rx % 10; rx /= 10;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 9) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t1[9 * i3 + 3 * i4 + i5];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 25600 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm % 10; rm /= 10;
+        const int i1 = rm % 10; rm /= 10;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t2[800 * i0 + 80 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
@@ -1728,23 +2070,72 @@ extern "C" __global__ void ocannlCNNPredict_op5_10(float* __restrict__ t11) {
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 extern "C" __global__ void ocannlCNNPredict_op5_11(float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t11) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 102400) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
-  for (int i4 = 0; i4 < 3; ++i4) {
-    for (int i5 = 0; i5 < 3; ++i5) {
-      for (int i6 = 0; i6 < 8; ++i6) {
-        {
-          float v0 = t9[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6] * t10[72 * i3 + 24 * i4 + 8 * i5 + i6];
-          float old = t11[400 * i0 + 80 * i1 + 16 * i2 + i3];
-          t11[400 * i0 + 80 * i1 + 16 * i2 + i3] = old + v0;
-        }
+  // Tiled GEMM: C 6400x16 += A * B over 72 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 72; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 6400 && k0 + kk < 72) {
+        int rx = m0 + rr;
+        const int i2 = rx % 5; rx /= 5;
+        const int i1 = rx % 5; rx /= 5;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 8; kx /= 8;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t9[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 16 && k0 + kk < 72) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 8; kx /= 8;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t10[72 * i3 + 24 * i4 + 8 * i5 + i6];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 6400 && n0 + tx + 16 * c < 16) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm % 5; rm /= 5;
+        const int i1 = rm % 5; rm /= 5;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t11[400 * i0 + 80 * i1 + 16 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
@@ -1844,7 +2235,7 @@ extern "C" __global__ void ocannlCNNPredict_op9_16(float* __restrict__ t16, floa
 // @ocannl launch ocannlCNNPredict_init_0 grid=1,1,1 block=256 sync=0 args=6
 // @ocannl launch ocannlCNNPredict_init_1 grid=1,1,1 block=256 sync=0 args=7
 // @ocannl launch ocannlCNNPredict_op0_2 grid=800,1,1 block=256 sync=0 args=2
-// @ocannl launch ocannlCNNPredict_op0_3 grid=800,1,1 block=256 sync=0 args=0,1,2
+// @ocannl launch ocannlCNNPredict_op0_3 grid=1,400,1 block=256 sync=1 args=0,1,2
 // @ocannl launch ocannlCNNPredict_op1_4 grid=800,1,1 block=256 sync=0 args=2,3,4
 // @ocannl launch ocannlCNNPredict_op2_5 grid=800,1,1 block=256 sync=0 args=4,5
 // @ocannl launch ocannlCNNPredict_op3_6 grid=1,1,1 block=256 sync=0 args=6,7,8
@@ -1852,7 +2243,7 @@ extern "C" __global__ void ocannlCNNPredict_op9_16(float* __restrict__ t16, floa
 // @ocannl launch ocannlCNNPredict_op4_8 grid=200,1,1 block=256 sync=0 args=5,8,9
 // @ocannl launch ocannlCNNPredict_op5_9 grid=512,1,1 block=256 sync=0 args=9
 // @ocannl launch ocannlCNNPredict_op5_10 grid=400,1,1 block=256 sync=0 args=11
-// @ocannl launch ocannlCNNPredict_op5_11 grid=400,1,1 block=256 sync=0 args=9,10,11
+// @ocannl launch ocannlCNNPredict_op5_11 grid=1,100,1 block=256 sync=1 args=9,10,11
 // @ocannl launch ocannlCNNPredict_op6_12 grid=400,1,1 block=256 sync=0 args=11,12,13
 // @ocannl launch ocannlCNNPredict_op7_13 grid=400,1,1 block=256 sync=0 args=13,14
 // @ocannl launch ocannlCNNPredict_op8_14 grid=4,1,1 block=256 sync=0 args=16

@@ -18,25 +18,38 @@ extern "C" __global__ void ocannlMatMul_op0_0(float* __restrict__ t2) {
 
 // out = einsum "+*" "i,j; j,k => i,k" of a, b
 extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  // Tiled GEMM: C 64x32 += A * B over 48 (i0 rows, i1 columns, i2 reduced).
+  // Tiled GEMM: C 64x32 += A * B over 48 (rows i0, columns i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 48; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i0 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i0 < 64 && i2 < 48) ? t0[48 * i0 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 64 && k0 + kk < 48) {
+        int rx = m0 + rr;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t0[48 * i0 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i1 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i1 < 32 && i2 < 48) ? t1[i1 + 32 * i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 32 && k0 + kk < 48) {
+        int rx = n0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t1[i1 + 32 * i2];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -55,8 +68,11 @@ extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __r
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i0 = m0 + ty + 16 * r, i1 = n0 + tx + 16 * c;
-      if (i0 < 64 && i1 < 32) {
+      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn;
         t2[32 * i0 + i1] += acc[r][c];
       }
     }
@@ -84,25 +100,38 @@ extern "C" __global__ void ocannlMatMulF64_op0_0(double* __restrict__ t2) {
 
 // out = einsum "+*" "i,j; j,k => i,k" of a, b
 extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double* __restrict__ t1, double* __restrict__ t2) {
-  // Tiled GEMM: C 64x32 += A * B over 48 (i0 rows, i1 columns, i2 reduced).
+  // Tiled GEMM: C 64x32 += A * B over 48 (rows i0, columns i1, reduced i2).
   __shared__ double As[16][64];
   __shared__ double Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   double acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (double)0;
   for (int k0 = 0; k0 < 48; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i0 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i0 < 64 && i2 < 48) ? t0[48 * i0 + i2] : (double)0;
+      const int kk = e / 64, rr = e % 64;
+      double v = (double)0;
+      if (m0 + rr < 64 && k0 + kk < 48) {
+        int rx = m0 + rr;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t0[48 * i0 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i1 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i1 < 32 && i2 < 48) ? t1[i1 + 32 * i2] : (double)0;
+      const int kk = e / 64, rr = e % 64;
+      double v = (double)0;
+      if (n0 + rr < 32 && k0 + kk < 48) {
+        int rx = n0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t1[i1 + 32 * i2];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -121,8 +150,11 @@ extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i0 = m0 + ty + 16 * r, i1 = n0 + tx + 16 * c;
-      if (i0 < 64 && i1 < 32) {
+      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn;
         t2[32 * i0 + i1] += acc[r][c];
       }
     }
@@ -150,25 +182,38 @@ extern "C" __global__ void ocannlMatMul64_op0_0(float* __restrict__ t2) {
 
 // out = einsum "+*" "i,j; j,k => i,k" of a, b
 extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  // Tiled GEMM: C 64x64 += A * B over 64 (i0 rows, i1 columns, i2 reduced).
+  // Tiled GEMM: C 64x64 += A * B over 64 (rows i0, columns i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 64; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i0 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i0 < 64 && i2 < 64) ? t0[64 * i0 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 64 && k0 + kk < 64) {
+        int rx = m0 + rr;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t0[64 * i0 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i1 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i1 < 64 && i2 < 64) ? t1[i1 + 64 * i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 64 && k0 + kk < 64) {
+        int rx = n0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t1[i1 + 64 * i2];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -187,8 +232,11 @@ extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* _
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i0 = m0 + ty + 16 * r, i1 = n0 + tx + 16 * c;
-      if (i0 < 64 && i1 < 64) {
+      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 64) {
+        int rm = m0 + ty + 16 * r;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn;
         t2[64 * i0 + i1] += acc[r][c];
       }
     }
@@ -216,25 +264,38 @@ extern "C" __global__ void ocannlMatMul256_op0_0(float* __restrict__ t2) {
 
 // out = einsum "+*" "i,j; j,k => i,k" of a, b
 extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  // Tiled GEMM: C 256x256 += A * B over 256 (i0 rows, i1 columns, i2 reduced).
+  // Tiled GEMM: C 256x256 += A * B over 256 (rows i0, columns i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 256; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i0 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i0 < 256 && i2 < 256) ? t0[256 * i0 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 256 && k0 + kk < 256) {
+        int rx = m0 + rr;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t0[256 * i0 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i1 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i1 < 256 && i2 < 256) ? t1[i1 + 256 * i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 256) {
+        int rx = n0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t1[i1 + 256 * i2];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -253,8 +314,11 @@ extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* 
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i0 = m0 + ty + 16 * r, i1 = n0 + tx + 16 * c;
-      if (i0 < 256 && i1 < 256) {
+      if (m0 + ty + 16 * r < 256 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn;
         t2[256 * i0 + i1] += acc[r][c];
       }
     }
@@ -282,25 +346,38 @@ extern "C" __global__ void ocannlMatMul512_op0_0(float* __restrict__ t2) {
 
 // out = einsum "+*" "i,j; j,k => i,k" of a, b
 extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  // Tiled GEMM: C 512x512 += A * B over 512 (i0 rows, i1 columns, i2 reduced).
+  // Tiled GEMM: C 512x512 += A * B over 512 (rows i0, columns i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 512; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i0 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i0 < 512 && i2 < 512) ? t0[512 * i0 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 512 && k0 + kk < 512) {
+        int rx = m0 + rr;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t0[512 * i0 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i1 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i1 < 512 && i2 < 512) ? t1[i1 + 512 * i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 512 && k0 + kk < 512) {
+        int rx = n0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t1[i1 + 512 * i2];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -319,8 +396,11 @@ extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* 
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i0 = m0 + ty + 16 * r, i1 = n0 + tx + 16 * c;
-      if (i0 < 512 && i1 < 512) {
+      if (m0 + ty + 16 * r < 512 && n0 + tx + 16 * c < 512) {
+        int rm = m0 + ty + 16 * r;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn;
         t2[512 * i0 + i1] += acc[r][c];
       }
     }
@@ -348,25 +428,38 @@ extern "C" __global__ void ocannlMLPLayer_op0_0(float* __restrict__ t2) {
 
 // out = einsum "+*" "b,i; i,o => b,o" of x, w
 extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  // Tiled GEMM: C 32x128 += A * B over 784 (i0 rows, i1 columns, i2 reduced).
+  // Tiled GEMM: C 32x128 += A * B over 784 (rows i0, columns i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 784; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i0 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i0 < 32 && i2 < 784) ? t0[784 * i0 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 32 && k0 + kk < 784) {
+        int rx = m0 + rr;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t0[784 * i0 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i1 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i1 < 128 && i2 < 784) ? t1[i1 + 128 * i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 128 && k0 + kk < 784) {
+        int rx = n0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t1[i1 + 128 * i2];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -385,8 +478,11 @@ extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* _
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i0 = m0 + ty + 16 * r, i1 = n0 + tx + 16 * c;
-      if (i0 < 32 && i1 < 128) {
+      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 128) {
+        int rm = m0 + ty + 16 * r;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i1 = rn;
         t2[128 * i0 + i1] += acc[r][c];
       }
     }
@@ -414,26 +510,40 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_0(float* __restrict__ t2) {
 
 // out = einsum "+*" "b,i,j; b,j,k => b,i,k" of a, b
 extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  // Tiled GEMM: C 16x24 += A * B over 32 (i1 rows, i2 columns, i3 reduced).
+  // Tiled GEMM: C 16x24 += A * B over 32 (rows i1, columns i2, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
   int zb = blockIdx.z;
-  const int i0 = zb % 8; zb /= 8;
+  const int i0 = zb;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i3 = k0 + kk;
-      As[kk][mm] = (i1 < 16 && i3 < 32) ? t0[512 * i0 + 32 * i1 + i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 16 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t0[512 * i0 + 32 * i1 + i3];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i2 = n0 + nn, i3 = k0 + kk;
-      Bs[kk][nn] = (i2 < 24 && i3 < 32) ? t1[768 * i0 + i2 + 24 * i3] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 24 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i3 = kx;
+        v = t1[768 * i0 + i2 + 24 * i3];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -452,8 +562,11 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, flo
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i2 = n0 + tx + 16 * c;
-      if (i1 < 16 && i2 < 24) {
+      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 24) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i2 = rn;
         t2[384 * i0 + 24 * i1 + i2] += acc[r][c];
       }
     }
@@ -731,23 +844,72 @@ extern "C" __global__ void ocannlConv2D_op0_0(float* __restrict__ t2) {
 
 // out = einsum "+*" "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
 extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 3136) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 14; tid /= 14;
-  int i1 = tid % 14; tid /= 14;
-  int i0 = tid;
-  for (int i4 = 0; i4 < 3; ++i4) {
-    for (int i5 = 0; i5 < 3; ++i5) {
-      for (int i6 = 0; i6 < 3; ++i6) {
-        {
-          float v0 = t0[768 * i0 + 48 * i1 + 3 * i2 + 48 * i4 + 3 * i5 + i6] * t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
-          float old = t2[1568 * i0 + 112 * i1 + 8 * i2 + i3];
-          t2[1568 * i0 + 112 * i1 + 8 * i2 + i3] = old + v0;
-        }
+  // Tiled GEMM: C 392x8 += A * B over 27 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 27; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 392 && k0 + kk < 27) {
+        int rx = m0 + rr;
+        const int i2 = rx % 14; rx /= 14;
+        const int i1 = rx % 14; rx /= 14;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 3; kx /= 3;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t0[768 * i0 + 48 * i1 + 3 * i2 + 48 * i4 + 3 * i5 + i6];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 27) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 3; kx /= 3;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 392 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm % 14; rm /= 14;
+        const int i1 = rm % 14; rm /= 14;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t2[1568 * i0 + 112 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // @ocannl kernel ocannlConv2D float32
@@ -758,7 +920,7 @@ extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __r
 // @ocannl param 1 kernel in dims=8,3,3,3 buf=8,3,3,3 left=0,0,0,0
 // @ocannl param 2 out out dims=2,14,14,8 buf=2,14,14,8 left=0,0,0,0
 // @ocannl launch ocannlConv2D_op0_0 grid=13,1,1 block=256 sync=0 args=2
-// @ocannl launch ocannlConv2D_op0_1 grid=13,1,1 block=256 sync=0 args=0,1,2
+// @ocannl launch ocannlConv2D_op0_1 grid=1,7,1 block=256 sync=1 args=0,1,2
 // @ocannl end ocannlConv2D
 
 // Kernel ocannlConv2DPadded (float32).
@@ -798,23 +960,72 @@ extern "C" __global__ void ocannlConv2DPadded_op1_2(float* __restrict__ t3) {
 
 // out = einsum "+*" "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
 extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, float* __restrict__ t2, float* __restrict__ t3) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 4096) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 16; tid /= 16;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
-  for (int i4 = 0; i4 < 3; ++i4) {
-    for (int i5 = 0; i5 < 3; ++i5) {
-      for (int i6 = 0; i6 < 3; ++i6) {
-        {
-          float v0 = t2[1083 * i0 + 57 * i1 + 3 * i2 + 57 * i4 + 3 * i5 + i6] * t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
-          float old = t3[2048 * i0 + 128 * i1 + 8 * i2 + i3];
-          t3[2048 * i0 + 128 * i1 + 8 * i2 + i3] = old + v0;
-        }
+  // Tiled GEMM: C 512x8 += A * B over 27 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 27; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 512 && k0 + kk < 27) {
+        int rx = m0 + rr;
+        const int i2 = rx % 16; rx /= 16;
+        const int i1 = rx % 16; rx /= 16;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 3; kx /= 3;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t2[1083 * i0 + 57 * i1 + 3 * i2 + 57 * i4 + 3 * i5 + i6];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 27) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 3; kx /= 3;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 512 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm % 16; rm /= 16;
+        const int i1 = rm % 16; rm /= 16;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t3[2048 * i0 + 128 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // @ocannl kernel ocannlConv2DPadded float32
@@ -828,7 +1039,7 @@ extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, floa
 // @ocannl launch ocannlConv2DPadded_op0_0 grid=6,1,1 block=256 sync=0 args=0,2
 // @ocannl launch ocannlConv2DPadded_op1_1 grid=9,1,1 block=256 sync=0 args=2
 // @ocannl launch ocannlConv2DPadded_op1_2 grid=16,1,1 block=256 sync=0 args=3
-// @ocannl launch ocannlConv2DPadded_op1_3 grid=16,1,1 block=256 sync=0 args=1,2,3
+// @ocannl launch ocannlConv2DPadded_op1_3 grid=1,8,1 block=256 sync=1 args=1,2,3
 // @ocannl end ocannlConv2DPadded
 
 // Kernel ocannlConv2DStrided (float32).
@@ -842,23 +1053,72 @@ extern "C" __global__ void ocannlConv2DStrided_op0_0(float* __restrict__ t2) {
 
 // out = einsum "+*" "n | 2*oh<+kh, 2*ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
 extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 784) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 7; tid /= 7;
-  int i1 = tid % 7; tid /= 7;
-  int i0 = tid;
-  for (int i4 = 0; i4 < 3; ++i4) {
-    for (int i5 = 0; i5 < 3; ++i5) {
-      for (int i6 = 0; i6 < 3; ++i6) {
-        {
-          float v0 = t0[675 * i0 + 90 * i1 + 6 * i2 + 45 * i4 + 3 * i5 + i6] * t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
-          float old = t2[392 * i0 + 56 * i1 + 8 * i2 + i3];
-          t2[392 * i0 + 56 * i1 + 8 * i2 + i3] = old + v0;
-        }
+  // Tiled GEMM: C 98x8 += A * B over 27 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 27; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 98 && k0 + kk < 27) {
+        int rx = m0 + rr;
+        const int i2 = rx % 7; rx /= 7;
+        const int i1 = rx % 7; rx /= 7;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 3; kx /= 3;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t0[675 * i0 + 90 * i1 + 6 * i2 + 45 * i4 + 3 * i5 + i6];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 27) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 3; kx /= 3;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 98 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm % 7; rm /= 7;
+        const int i1 = rm % 7; rm /= 7;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t2[392 * i0 + 56 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // @ocannl kernel ocannlConv2DStrided float32
@@ -869,7 +1129,7 @@ extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, flo
 // @ocannl param 1 kernel in dims=8,3,3,3 buf=8,3,3,3 left=0,0,0,0
 // @ocannl param 2 out out dims=2,7,7,8 buf=2,7,7,8 left=0,0,0,0
 // @ocannl launch ocannlConv2DStrided_op0_0 grid=4,1,1 block=256 sync=0 args=2
-// @ocannl launch ocannlConv2DStrided_op0_1 grid=4,1,1 block=256 sync=0 args=0,1,2
+// @ocannl launch ocannlConv2DStrided_op0_1 grid=1,2,1 block=256 sync=1 args=0,1,2
 // @ocannl end ocannlConv2DStrided
 
 // Kernel ocannlConv2DDilated (float32).
@@ -883,23 +1143,72 @@ extern "C" __global__ void ocannlConv2DDilated_op0_0(float* __restrict__ t2) {
 
 // out = einsum "+*" "n | oh<+2*kh, ow<+2*kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
 extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2304) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 12; tid /= 12;
-  int i1 = tid % 12; tid /= 12;
-  int i0 = tid;
-  for (int i4 = 0; i4 < 3; ++i4) {
-    for (int i5 = 0; i5 < 3; ++i5) {
-      for (int i6 = 0; i6 < 3; ++i6) {
-        {
-          float v0 = t0[768 * i0 + 48 * i1 + 3 * i2 + 96 * i4 + 6 * i5 + i6] * t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
-          float old = t2[1152 * i0 + 96 * i1 + 8 * i2 + i3];
-          t2[1152 * i0 + 96 * i1 + 8 * i2 + i3] = old + v0;
-        }
+  // Tiled GEMM: C 288x8 += A * B over 27 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
+  __shared__ float As[16][64];
+  __shared__ float Bs[16][64];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  float acc[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
+  for (int k0 = 0; k0 < 27; k0 += 16) {
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 288 && k0 + kk < 27) {
+        int rx = m0 + rr;
+        const int i2 = rx % 12; rx /= 12;
+        const int i1 = rx % 12; rx /= 12;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 3; kx /= 3;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t0[768 * i0 + 48 * i1 + 3 * i2 + 96 * i4 + 6 * i5 + i6];
+      }
+      As[kk][rr] = v;
+    }
+    for (int e = threadIdx.x; e < 1024; e += 256) {
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 8 && k0 + kk < 27) {
+        int rx = n0 + rr;
+        const int i3 = rx;
+        int kx = k0 + kk;
+        const int i6 = kx % 3; kx /= 3;
+        const int i5 = kx % 3; kx /= 3;
+        const int i4 = kx;
+        v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
+      }
+      Bs[kk][rr] = v;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < 16; ++kk) {
+      float a[4], b[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      #pragma unroll
+      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+    }
+    __syncthreads();
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      if (m0 + ty + 16 * r < 288 && n0 + tx + 16 * c < 8) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm % 12; rm /= 12;
+        const int i1 = rm % 12; rm /= 12;
+        const int i0 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i3 = rn;
+        t2[1152 * i0 + 96 * i1 + 8 * i2 + i3] += acc[r][c];
       }
     }
-  }
 }
 
 // @ocannl kernel ocannlConv2DDilated float32
@@ -910,7 +1219,7 @@ extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, flo
 // @ocannl param 1 kernel in dims=8,3,3,3 buf=8,3,3,3 left=0,0,0,0
 // @ocannl param 2 out out dims=2,12,12,8 buf=2,12,12,8 left=0,0,0,0
 // @ocannl launch ocannlConv2DDilated_op0_0 grid=9,1,1 block=256 sync=0 args=2
-// @ocannl launch ocannlConv2DDilated_op0_1 grid=9,1,1 block=256 sync=0 args=0,1,2
+// @ocannl launch ocannlConv2DDilated_op0_1 grid=1,5,1 block=256 sync=1 args=0,1,2
 // @ocannl end ocannlConv2DDilated
 
 // Kernel ocannlMaxPool2x2 (float32).

@@ -82,25 +82,38 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op3_6(float* __restrict__ t8) {
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
 extern "C" __global__ void ocannlMoonsTrainLoss_op3_7(float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8) {
-  // Tiled GEMM: C 16x32 += A * B over 16 (i1 rows, i0 columns, i2 reduced).
+  // Tiled GEMM: C 16x32 += A * B over 16 (rows i1, columns i0, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 16; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i1 < 16 && i2 < 16) ? t7[16 * i1 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 16 && k0 + kk < 16) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t7[16 * i1 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i2 < 16) ? t6[16 * i0 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 32 && k0 + kk < 16) {
+        int rx = n0 + rr;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t6[16 * i0 + i2];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -119,8 +132,11 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op3_7(float* __restrict__ t6, fl
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i1 < 16 && i0 < 32) {
+      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i0 = rn;
         t8[16 * i0 + i1] += acc[r][c];
       }
     }
@@ -373,25 +389,38 @@ extern "C" __global__ void ocannlMoonsBackward_op3_6(float* __restrict__ t8) {
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
 extern "C" __global__ void ocannlMoonsBackward_op3_7(float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8) {
-  // Tiled GEMM: C 16x32 += A * B over 16 (i1 rows, i0 columns, i2 reduced).
+  // Tiled GEMM: C 16x32 += A * B over 16 (rows i1, columns i0, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 16; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i1 < 16 && i2 < 16) ? t7[16 * i1 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 16 && k0 + kk < 16) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t7[16 * i1 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i2 < 16) ? t6[16 * i0 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 32 && k0 + kk < 16) {
+        int rx = n0 + rr;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t6[16 * i0 + i2];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -410,8 +439,11 @@ extern "C" __global__ void ocannlMoonsBackward_op3_7(float* __restrict__ t6, flo
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i1 < 16 && i0 < 32) {
+      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i0 = rn;
         t8[16 * i0 + i1] += acc[r][c];
       }
     }
@@ -826,25 +858,38 @@ extern "C" __global__ void ocannlMoonsBackward_op4_50(float* __restrict__ t30, f
 
 // backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 extern "C" __global__ void ocannlMoonsBackward_op3_51(float* __restrict__ t6, float* __restrict__ t28, float* __restrict__ t29) {
-  // Tiled GEMM: C 16x16 += A * B over 32 (i1 rows, i2 columns, i0 reduced).
+  // Tiled GEMM: C 16x16 += A * B over 32 (rows i1, columns i2, reduced i0).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 32; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i0 = k0 + kk;
-      As[kk][mm] = (i1 < 16 && i0 < 32) ? t29[16 * i0 + i1] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 16 && k0 + kk < 32) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i0 = kx;
+        v = t29[16 * i0 + i1];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i2 = n0 + nn, i0 = k0 + kk;
-      Bs[kk][nn] = (i2 < 16 && i0 < 32) ? t6[16 * i0 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 16 && k0 + kk < 32) {
+        int rx = n0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i0 = kx;
+        v = t6[16 * i0 + i2];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -863,8 +908,11 @@ extern "C" __global__ void ocannlMoonsBackward_op3_51(float* __restrict__ t6, fl
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i2 = n0 + tx + 16 * c;
-      if (i1 < 16 && i2 < 16) {
+      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 16) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i2 = rn;
         t28[16 * i1 + i2] += acc[r][c];
       }
     }
@@ -872,25 +920,38 @@ extern "C" __global__ void ocannlMoonsBackward_op3_51(float* __restrict__ t6, fl
 
 // backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 extern "C" __global__ void ocannlMoonsBackward_op3_52(float* __restrict__ t7, float* __restrict__ t27, float* __restrict__ t29) {
-  // Tiled GEMM: C 16x32 += A * B over 16 (i2 rows, i0 columns, i1 reduced).
+  // Tiled GEMM: C 16x32 += A * B over 16 (rows i2, columns i0, reduced i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 16; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i2 = m0 + mm, i1 = k0 + kk;
-      As[kk][mm] = (i2 < 16 && i1 < 16) ? t7[16 * i1 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 16 && k0 + kk < 16) {
+        int rx = m0 + rr;
+        const int i2 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx;
+        v = t7[16 * i1 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i1 = k0 + kk;
-      Bs[kk][nn] = (i0 < 32 && i1 < 16) ? t29[16 * i0 + i1] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 32 && k0 + kk < 16) {
+        int rx = n0 + rr;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i1 = kx;
+        v = t29[16 * i0 + i1];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -909,8 +970,11 @@ extern "C" __global__ void ocannlMoonsBackward_op3_52(float* __restrict__ t7, fl
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i2 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i2 < 16 && i0 < 32) {
+      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 32) {
+        int rm = m0 + ty + 16 * r;
+        const int i2 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i0 = rn;
         t27[16 * i0 + i2] += acc[r][c];
       }
     }
@@ -1299,25 +1363,38 @@ extern "C" __global__ void ocannlMoonsPredict_op3_4(float* __restrict__ t7) {
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
 extern "C" __global__ void ocannlMoonsPredict_op3_5(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
-  // Tiled GEMM: C 16x256 += A * B over 16 (i1 rows, i0 columns, i2 reduced).
+  // Tiled GEMM: C 16x256 += A * B over 16 (rows i1, columns i0, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  int zb = blockIdx.z;
   float acc[4][4];
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   for (int k0 = 0; k0 < 16; k0 += 16) {
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, mm = e % 64;
-      const int i1 = m0 + mm, i2 = k0 + kk;
-      As[kk][mm] = (i1 < 16 && i2 < 16) ? t6[16 * i1 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (m0 + rr < 16 && k0 + kk < 16) {
+        int rx = m0 + rr;
+        const int i1 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t6[16 * i1 + i2];
+      }
+      As[kk][rr] = v;
     }
     for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, nn = e % 64;
-      const int i0 = n0 + nn, i2 = k0 + kk;
-      Bs[kk][nn] = (i0 < 256 && i2 < 16) ? t5[16 * i0 + i2] : (float)0;
+      const int kk = e / 64, rr = e % 64;
+      float v = (float)0;
+      if (n0 + rr < 256 && k0 + kk < 16) {
+        int rx = n0 + rr;
+        const int i0 = rx;
+        int kx = k0 + kk;
+        const int i2 = kx;
+        v = t5[16 * i0 + i2];
+      }
+      Bs[kk][rr] = v;
     }
     __syncthreads();
     #pragma unroll
@@ -1336,8 +1413,11 @@ extern "C" __global__ void ocannlMoonsPredict_op3_5(float* __restrict__ t5, floa
   }
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) {
-      const int i1 = m0 + ty + 16 * r, i0 = n0 + tx + 16 * c;
-      if (i1 < 16 && i0 < 256) {
+      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 256) {
+        int rm = m0 + ty + 16 * r;
+        const int i1 = rm;
+        int rn = n0 + tx + 16 * c;
+        const int i0 = rn;
         t7[16 * i0 + i1] += acc[r][c];
       }
     }
