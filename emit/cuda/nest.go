@@ -164,6 +164,9 @@ func (g *kgen) nest(o *loopir.Operation, s loopir.Stmt) error {
 	if gm := g.gemmOf(n); gm != nil {
 		return g.gemm(o, n, gm)
 	}
+	if red := g.reduceOf(n); red != nil {
+		return g.blockReduce(o, n, red)
+	}
 	total := 1
 	for _, f := range n.par {
 		total *= f.Extent

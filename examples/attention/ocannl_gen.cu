@@ -1427,17 +1427,25 @@ extern "C" __global__ void ocannlReverserTrainLoss_op53_79(float* __restrict__ t
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 extern "C" __global__ void ocannlReverserTrainLoss_op53_80(float* __restrict__ t77, float* __restrict__ t78) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 8; ++i1) {
-      for (int i2 = 0; i2 < 10; ++i2) {
-        {
-          float old = t78[0];
-          t78[0] = old + t77[80 * i0 + 10 * i1 + i2];
-        }
-      }
-    }
+  // Block reduction: 2560 values per cell, 256 threads.
+  __shared__ float part[256];
+  float a = (float)0;
+  for (int r = threadIdx.x; r < 2560; r += 256) {
+    int rx = r;
+    const int i2 = rx % 10; rx /= 10;
+    const int i1 = rx % 8; rx /= 8;
+    const int i0 = rx;
+    a = a + t77[80 * i0 + 10 * i1 + i2];
+  }
+  part[threadIdx.x] = a;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) part[threadIdx.x] = part[threadIdx.x] + part[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    float old = t78[0];
+    t78[0] = old + part[0];
   }
 }
 
@@ -1643,7 +1651,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op55_82(float* __restrict__ t
 // @ocannl launch ocannlReverserTrainLoss_op51_77 grid=10,1,1 block=256 sync=0 args=72,75,76
 // @ocannl launch ocannlReverserTrainLoss_op52_78 grid=10,1,1 block=256 sync=0 args=1,76,77
 // @ocannl launch ocannlReverserTrainLoss_op53_79 grid=1,1,1 block=256 sync=0 args=78
-// @ocannl launch ocannlReverserTrainLoss_op53_80 grid=1,1,1 block=256 sync=0 args=77,78
+// @ocannl launch ocannlReverserTrainLoss_op53_80 grid=1,1,1 block=256 sync=1 args=77,78
 // @ocannl launch ocannlReverserTrainLoss_op54_81 grid=1,1,1 block=256 sync=0 args=78,79,80
 // @ocannl launch ocannlReverserTrainLoss_op55_82 grid=1,1,1 block=256 sync=0 args=80,81
 // @ocannl end ocannlReverserTrainLoss
@@ -3068,17 +3076,25 @@ extern "C" __global__ void ocannlReverserBackward_op53_79(float* __restrict__ t7
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 extern "C" __global__ void ocannlReverserBackward_op53_80(float* __restrict__ t77, float* __restrict__ t78) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 8; ++i1) {
-      for (int i2 = 0; i2 < 10; ++i2) {
-        {
-          float old = t78[0];
-          t78[0] = old + t77[80 * i0 + 10 * i1 + i2];
-        }
-      }
-    }
+  // Block reduction: 2560 values per cell, 256 threads.
+  __shared__ float part[256];
+  float a = (float)0;
+  for (int r = threadIdx.x; r < 2560; r += 256) {
+    int rx = r;
+    const int i2 = rx % 10; rx /= 10;
+    const int i1 = rx % 8; rx /= 8;
+    const int i0 = rx;
+    a = a + t77[80 * i0 + 10 * i1 + i2];
+  }
+  part[threadIdx.x] = a;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) part[threadIdx.x] = part[threadIdx.x] + part[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    float old = t78[0];
+    t78[0] = old + part[0];
   }
 }
 
@@ -6018,7 +6034,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_op51_77 grid=10,1,1 block=256 sync=0 args=72,75,76
 // @ocannl launch ocannlReverserBackward_op52_78 grid=10,1,1 block=256 sync=0 args=1,76,77
 // @ocannl launch ocannlReverserBackward_op53_79 grid=1,1,1 block=256 sync=0 args=78
-// @ocannl launch ocannlReverserBackward_op53_80 grid=1,1,1 block=256 sync=0 args=77,78
+// @ocannl launch ocannlReverserBackward_op53_80 grid=1,1,1 block=256 sync=1 args=77,78
 // @ocannl launch ocannlReverserBackward_op54_81 grid=1,1,1 block=256 sync=0 args=78,79,80
 // @ocannl launch ocannlReverserBackward_op55_82 grid=1,1,1 block=256 sync=0 args=80,81
 // @ocannl launch ocannlReverserBackward_init_83 grid=2,1,1 block=256 sync=0 args=82

@@ -1643,18 +1643,27 @@ extern "C" __global__ void ocannlCNNBackward_op1_83(float* __restrict__ t32, flo
 
 // backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 extern "C" __global__ void ocannlCNNBackward_op1_84(float* __restrict__ t33, float* __restrict__ t34) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8) return;
-  int i3 = tid;
-  for (int i0 = 0; i0 < 32; ++i0) {
-    for (int i1 = 0; i1 < 10; ++i1) {
-      for (int i2 = 0; i2 < 10; ++i2) {
-        {
-          float old = t33[i3];
-          t33[i3] = old + t34[800 * i0 + 80 * i1 + 8 * i2 + i3];
-        }
-      }
-    }
+  // Block reduction: 3200 values per cell, 256 threads.
+  __shared__ float part[256];
+  int cx = blockIdx.x;
+  const int i3 = cx;
+  float a = (float)0;
+  for (int r = threadIdx.x; r < 3200; r += 256) {
+    int rx = r;
+    const int i2 = rx % 10; rx /= 10;
+    const int i1 = rx % 10; rx /= 10;
+    const int i0 = rx;
+    a = a + t34[800 * i0 + 80 * i1 + 8 * i2 + i3];
+  }
+  part[threadIdx.x] = a;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) part[threadIdx.x] = part[threadIdx.x] + part[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    float old = t33[i3];
+    t33[i3] = old + part[0];
   }
 }
 
@@ -1883,7 +1892,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_85(float* __restrict__ t0, floa
 // @ocannl launch ocannlCNNBackward_op4_81 grid=1,1,1 block=256 sync=0 args=6,9,10,35,36,56
 // @ocannl launch ocannlCNNBackward_op2_82 grid=100,1,1 block=256 sync=0 args=5,34,35
 // @ocannl launch ocannlCNNBackward_op1_83 grid=100,1,1 block=256 sync=0 args=32,34
-// @ocannl launch ocannlCNNBackward_op1_84 grid=1,1,1 block=256 sync=0 args=33,34
+// @ocannl launch ocannlCNNBackward_op1_84 grid=8,1,1 block=256 sync=1 args=33,34
 // @ocannl launch ocannlCNNBackward_op0_85 grid=1,1,1 block=256 sync=1 args=0,31,32
 // @ocannl end ocannlCNNBackward
 
