@@ -23,6 +23,9 @@ typedef void* nvrtcProgram;
 
 typedef struct {
 	void *cuda, *nvrtc;
+	// ctx is made current at the start of every call through the table:
+	// a goroutine may run each cgo call on a different OS thread.
+	CUcontext ctx;
 	CUresult (*cuInit)(unsigned);
 	CUresult (*cuDeviceGet)(CUdevice*, int);
 	CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
@@ -70,26 +73,29 @@ static CUresult ocannl_cuDeviceGetAttribute(ocannl_api* a, int* v, int attr, CUd
 static CUresult ocannl_cuDevicePrimaryCtxRetain(ocannl_api* a, CUcontext* c, CUdevice d) { return a->cuDevicePrimaryCtxRetain(c, d); }
 static CUresult ocannl_cuDevicePrimaryCtxRelease(ocannl_api* a, CUdevice d) { return a->cuDevicePrimaryCtxRelease(d); }
 static CUresult ocannl_cuCtxSetCurrent(ocannl_api* a, CUcontext c) { return a->cuCtxSetCurrent(c); }
-static CUresult ocannl_cuStreamCreate(ocannl_api* a, CUstream* s) { return a->cuStreamCreate(s, 1); }
-static CUresult ocannl_cuStreamDestroy(ocannl_api* a, CUstream s) { return a->cuStreamDestroy(s); }
-static CUresult ocannl_cuStreamSynchronize(ocannl_api* a, CUstream s) { return a->cuStreamSynchronize(s); }
-static CUresult ocannl_cuModuleLoadData(ocannl_api* a, CUmodule* m, const void* img) { return a->cuModuleLoadData(m, img); }
-static CUresult ocannl_cuModuleUnload(ocannl_api* a, CUmodule m) { return a->cuModuleUnload(m); }
-static CUresult ocannl_cuModuleGetFunction(ocannl_api* a, CUfunction* f, CUmodule m, const char* n) { return a->cuModuleGetFunction(f, m, n); }
-static CUresult ocannl_cuMemAlloc(ocannl_api* a, CUdeviceptr* p, size_t n) { return a->cuMemAlloc(p, n); }
-static CUresult ocannl_cuMemFree(ocannl_api* a, CUdeviceptr p) { return a->cuMemFree(p); }
-static CUresult ocannl_cuMemsetD8Async(ocannl_api* a, CUdeviceptr p, size_t n, CUstream s) { return a->cuMemsetD8Async(p, 0, n, s); }
+static CUresult ocannl_cuStreamCreate(ocannl_api* a, CUstream* s) { if (a->ctx) a->cuCtxSetCurrent(a->ctx); return a->cuStreamCreate(s, 1); }
+static CUresult ocannl_cuStreamDestroy(ocannl_api* a, CUstream s) { if (a->ctx) a->cuCtxSetCurrent(a->ctx); return a->cuStreamDestroy(s); }
+static CUresult ocannl_cuStreamSynchronize(ocannl_api* a, CUstream s) { if (a->ctx) a->cuCtxSetCurrent(a->ctx); return a->cuStreamSynchronize(s); }
+static CUresult ocannl_cuModuleLoadData(ocannl_api* a, CUmodule* m, const void* img) { if (a->ctx) a->cuCtxSetCurrent(a->ctx); return a->cuModuleLoadData(m, img); }
+static CUresult ocannl_cuModuleUnload(ocannl_api* a, CUmodule m) { if (a->ctx) a->cuCtxSetCurrent(a->ctx); return a->cuModuleUnload(m); }
+static CUresult ocannl_cuModuleGetFunction(ocannl_api* a, CUfunction* f, CUmodule m, const char* n) { if (a->ctx) a->cuCtxSetCurrent(a->ctx); return a->cuModuleGetFunction(f, m, n); }
+static CUresult ocannl_cuMemAlloc(ocannl_api* a, CUdeviceptr* p, size_t n) { if (a->ctx) a->cuCtxSetCurrent(a->ctx); return a->cuMemAlloc(p, n); }
+static CUresult ocannl_cuMemFree(ocannl_api* a, CUdeviceptr p) { if (a->ctx) a->cuCtxSetCurrent(a->ctx); return a->cuMemFree(p); }
+static CUresult ocannl_cuMemsetD8Async(ocannl_api* a, CUdeviceptr p, size_t n, CUstream s) { if (a->ctx) a->cuCtxSetCurrent(a->ctx); return a->cuMemsetD8Async(p, 0, n, s); }
 // The copies wait for the stream inside the call: Go memory is only
 // pinned for the duration of a cgo call.
 static CUresult ocannl_upload(ocannl_api* a, CUdeviceptr dst, const void* src, size_t n, CUstream s) {
+	a->cuCtxSetCurrent(a->ctx);
 	CUresult r = a->cuMemcpyHtoDAsync(dst, src, n, s);
 	return r ? r : a->cuStreamSynchronize(s);
 }
 static CUresult ocannl_download(ocannl_api* a, void* dst, CUdeviceptr src, size_t n, CUstream s) {
+	a->cuCtxSetCurrent(a->ctx);
 	CUresult r = a->cuMemcpyDtoHAsync(dst, src, n, s);
 	return r ? r : a->cuStreamSynchronize(s);
 }
 static CUresult ocannl_cuLaunchKernel(ocannl_api* a, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, CUstream s, void** params) {
+	a->cuCtxSetCurrent(a->ctx);
 	return a->cuLaunchKernel(f, gx, gy, gz, bx, 1, 1, 0, s, params, NULL);
 }
 static const char* ocannl_cuErrorName(ocannl_api* a, CUresult r) {
@@ -261,6 +267,7 @@ func Open() (*Device, error) {
 	if err := d.cuErr("cuDevicePrimaryCtxRetain", C.ocannl_cuDevicePrimaryCtxRetain(d.api, &d.ctx, d.dev)); err != nil {
 		return fail(err)
 	}
+	d.api.ctx = d.ctx
 	return d, nil
 }
 
