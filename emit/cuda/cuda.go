@@ -169,6 +169,9 @@ type kgen struct {
 	// wide: some buffer has 2^31 cells or more; indices are long long.
 	wide bool
 	tmp  int
+	// names renames loop variables in offsets (a fused nest's to the
+	// first nest's); nil outside fusion.
+	names map[int]string
 }
 
 func renderKernel(b *strings.Builder, k *gocode.Kernel) error {
@@ -185,12 +188,14 @@ func renderKernel(b *strings.Builder, k *gocode.Kernel) error {
 		}
 	}
 	fmt.Fprintf(b, "\n// Kernel %s (%s).\n", k.Name, k.Elem)
+	var its []item
 	for _, o := range g.p.Ops {
 		for _, s := range o.Body {
-			if err := g.stmt(o, s); err != nil {
-				return err
-			}
+			its = append(its, item{o, s})
 		}
+	}
+	if err := g.items(its); err != nil {
+		return err
 	}
 	fmt.Fprintf(b, "\n// @ocannl kernel %s %s\n", k.Name, k.Elem)
 	for i := range g.p.Tensors {

@@ -138,6 +138,9 @@ func (g *kgen) offset(t int, idx []loopir.IndexExpr, names map[int]string) strin
 			continue
 		}
 		name := names[v]
+		if name == "" && names == nil {
+			name = g.names[v]
+		}
 		if name == "" {
 			name = fmt.Sprintf("i%d", v)
 		}

@@ -156,9 +156,10 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0,
 extern "C" __global__ void ocannlReverserTrainLoss_op1_10(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t3[256 * i0 + 32 * i1 + i2] + t4[32 * i1 + i2];
     t5[256 * i0 + 32 * i1 + i2] = v0;
@@ -470,10 +471,11 @@ extern "C" __global__ void ocannlReverserTrainLoss_op6_19(float* __restrict__ t1
 extern "C" __global__ void ocannlReverserTrainLoss_op7_20(float* __restrict__ t12, float* __restrict__ t14, float* __restrict__ t15) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t12[256 * i0 + 32 * i1 + 8 * i2 + i3] / t14[0];
     t15[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
@@ -503,42 +505,34 @@ extern "C" __global__ void ocannlReverserTrainLoss_op8_22(float* __restrict__ t1
 }
 
 // _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-extern "C" __global__ void ocannlReverserTrainLoss_op9_23(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17) {
+extern "C" __global__ void ocannlReverserTrainLoss_op9_23(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18) {
+  // Fused with: net.attention#1/ex = pointwise exp of _net.attention#1/ex.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t15[256 * i0 + 32 * i1 + 8 * i2 + i3] - t16[32 * i0 + 4 * i1 + i2];
     t17[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
   }
-}
-
-// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-extern "C" __global__ void ocannlReverserTrainLoss_op10_24(float* __restrict__ t17, float* __restrict__ t18) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = exp(t17[256 * i0 + 32 * i1 + 8 * i2 + i3]);
-    t18[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
+    float v1 = exp(t17[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+    t18[256 * i0 + 32 * i1 + 8 * i2 + i3] = v1;
   }
 }
 
 // _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-extern "C" __global__ void ocannlReverserTrainLoss_op11_25(float* __restrict__ t19) {
+extern "C" __global__ void ocannlReverserTrainLoss_op11_24(float* __restrict__ t19) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t19[i] = (float)0;
 }
 
 // _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-extern "C" __global__ void ocannlReverserTrainLoss_op11_26(float* __restrict__ t18, float* __restrict__ t19) {
+extern "C" __global__ void ocannlReverserTrainLoss_op11_25(float* __restrict__ t18, float* __restrict__ t19) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1024) return;
   int i2 = tid % 4; tid /= 4;
@@ -553,13 +547,14 @@ extern "C" __global__ void ocannlReverserTrainLoss_op11_26(float* __restrict__ t
 }
 
 // net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-extern "C" __global__ void ocannlReverserTrainLoss_op12_27(float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t20) {
+extern "C" __global__ void ocannlReverserTrainLoss_op12_26(float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t20) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t18[256 * i0 + 32 * i1 + 8 * i2 + i3] / t19[32 * i0 + 4 * i1 + i2];
     t20[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
@@ -567,14 +562,14 @@ extern "C" __global__ void ocannlReverserTrainLoss_op12_27(float* __restrict__ t
 }
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t21) {
+extern "C" __global__ void ocannlReverserTrainLoss_op13_27(float* __restrict__ t21) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t21[i] = (float)0;
 }
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-extern "C" __global__ void ocannlReverserTrainLoss_op13_29(float* __restrict__ t11, float* __restrict__ t20, float* __restrict__ t21) {
+extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t11, float* __restrict__ t20, float* __restrict__ t21) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -639,14 +634,14 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_29(float* __restrict__ t
 }
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-extern "C" __global__ void ocannlReverserTrainLoss_op14_30(float* __restrict__ t23) {
+extern "C" __global__ void ocannlReverserTrainLoss_op14_29(float* __restrict__ t23) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t23[i] = (float)0;
 }
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-extern "C" __global__ void ocannlReverserTrainLoss_op14_31(float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23) {
+extern "C" __global__ void ocannlReverserTrainLoss_op14_30(float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3,i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -712,12 +707,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op14_31(float* __restrict__ t
 }
 
 // net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-extern "C" __global__ void ocannlReverserTrainLoss_op15_32(float* __restrict__ t5, float* __restrict__ t23, float* __restrict__ t24) {
+extern "C" __global__ void ocannlReverserTrainLoss_op15_31(float* __restrict__ t5, float* __restrict__ t23, float* __restrict__ t24) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t5[256 * i0 + 32 * i1 + i2] + t23[256 * i0 + 32 * i1 + i2];
     t24[256 * i0 + 32 * i1 + i2] = v0;
@@ -725,14 +721,14 @@ extern "C" __global__ void ocannlReverserTrainLoss_op15_32(float* __restrict__ t
 }
 
 // _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-extern "C" __global__ void ocannlReverserTrainLoss_op16_33(float* __restrict__ t25) {
+extern "C" __global__ void ocannlReverserTrainLoss_op16_32(float* __restrict__ t25) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t25[i] = (float)0;
 }
 
 // _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-extern "C" __global__ void ocannlReverserTrainLoss_op16_34(float* __restrict__ t24, float* __restrict__ t25) {
+extern "C" __global__ void ocannlReverserTrainLoss_op16_33(float* __restrict__ t24, float* __restrict__ t25) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -746,11 +742,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op16_34(float* __restrict__ t
 }
 
 // net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-extern "C" __global__ void ocannlReverserTrainLoss_op17_35(float* __restrict__ t25, float* __restrict__ t26, float* __restrict__ t27) {
+extern "C" __global__ void ocannlReverserTrainLoss_op17_34(float* __restrict__ t25, float* __restrict__ t26, float* __restrict__ t27) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t25[8 * i0 + i1] / t26[0];
     t27[8 * i0 + i1] = v0;
@@ -758,40 +755,33 @@ extern "C" __global__ void ocannlReverserTrainLoss_op17_35(float* __restrict__ t
 }
 
 // net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-extern "C" __global__ void ocannlReverserTrainLoss_op18_36(float* __restrict__ t24, float* __restrict__ t27, float* __restrict__ t28) {
+extern "C" __global__ void ocannlReverserTrainLoss_op18_35(float* __restrict__ t24, float* __restrict__ t27, float* __restrict__ t28, float* __restrict__ t29) {
+  // Fused with: _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t24[256 * i0 + 32 * i1 + i2] - t27[8 * i0 + i1];
     t28[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-extern "C" __global__ void ocannlReverserTrainLoss_op19_37(float* __restrict__ t28, float* __restrict__ t29) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t28[256 * i0 + 32 * i1 + i2] * t28[256 * i0 + 32 * i1 + i2];
-    t29[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t28[256 * i0 + 32 * i1 + i2] * t28[256 * i0 + 32 * i1 + i2];
+    t29[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-extern "C" __global__ void ocannlReverserTrainLoss_op20_38(float* __restrict__ t30) {
+extern "C" __global__ void ocannlReverserTrainLoss_op20_36(float* __restrict__ t30) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t30[i] = (float)0;
 }
 
 // _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-extern "C" __global__ void ocannlReverserTrainLoss_op20_39(float* __restrict__ t29, float* __restrict__ t30) {
+extern "C" __global__ void ocannlReverserTrainLoss_op20_37(float* __restrict__ t29, float* __restrict__ t30) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -805,11 +795,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op20_39(float* __restrict__ t
 }
 
 // net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-extern "C" __global__ void ocannlReverserTrainLoss_op21_40(float* __restrict__ t30, float* __restrict__ t31, float* __restrict__ t32) {
+extern "C" __global__ void ocannlReverserTrainLoss_op21_38(float* __restrict__ t30, float* __restrict__ t31, float* __restrict__ t32) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t30[8 * i0 + i1] / t31[0];
     t32[8 * i0 + i1] = v0;
@@ -817,12 +808,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op21_40(float* __restrict__ t
 }
 
 // _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-extern "C" __global__ void ocannlReverserTrainLoss_op22_41(float* __restrict__ t28, float* __restrict__ t33, float* __restrict__ t34) {
+extern "C" __global__ void ocannlReverserTrainLoss_op22_39(float* __restrict__ t28, float* __restrict__ t33, float* __restrict__ t34) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t33[i2] * t28[256 * i0 + 32 * i1 + i2];
     t34[256 * i0 + 32 * i1 + i2] = v0;
@@ -830,64 +822,51 @@ extern "C" __global__ void ocannlReverserTrainLoss_op22_41(float* __restrict__ t
 }
 
 // _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-extern "C" __global__ void ocannlReverserTrainLoss_op23_42(float* __restrict__ t32, float* __restrict__ t35, float* __restrict__ t36) {
+extern "C" __global__ void ocannlReverserTrainLoss_op23_40(float* __restrict__ t32, float* __restrict__ t35, float* __restrict__ t36, float* __restrict__ t37) {
+  // Fused with: _net/x1.3 = pointwise sqrt of _net/x1.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t32[8 * i0 + i1] + t35[0];
     t36[8 * i0 + i1] = v0;
   }
-}
-
-// _net/x1.3 = pointwise sqrt of _net/x1.2
-extern "C" __global__ void ocannlReverserTrainLoss_op24_43(float* __restrict__ t36, float* __restrict__ t37) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = sqrt(t36[8 * i0 + i1]);
-    t37[8 * i0 + i1] = v0;
+    float v1 = sqrt(t36[8 * i0 + i1]);
+    t37[8 * i0 + i1] = v1;
   }
 }
 
 // _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-extern "C" __global__ void ocannlReverserTrainLoss_op25_44(float* __restrict__ t34, float* __restrict__ t37, float* __restrict__ t38) {
+extern "C" __global__ void ocannlReverserTrainLoss_op25_41(float* __restrict__ t34, float* __restrict__ t37, float* __restrict__ t38, float* __restrict__ t39, float* __restrict__ t40) {
+  // Fused with: net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t34[256 * i0 + 32 * i1 + i2] / t37[8 * i0 + i1];
     t38[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-extern "C" __global__ void ocannlReverserTrainLoss_op26_45(float* __restrict__ t38, float* __restrict__ t39, float* __restrict__ t40) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t38[256 * i0 + 32 * i1 + i2] + t39[i2];
-    t40[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t38[256 * i0 + 32 * i1 + i2] + t39[i2];
+    t40[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-extern "C" __global__ void ocannlReverserTrainLoss_op27_46(float* __restrict__ t42) {
+extern "C" __global__ void ocannlReverserTrainLoss_op27_42(float* __restrict__ t42) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t42[i] = (float)0;
 }
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-extern "C" __global__ void ocannlReverserTrainLoss_op27_47(float* __restrict__ t40, float* __restrict__ t41, float* __restrict__ t42) {
+extern "C" __global__ void ocannlReverserTrainLoss_op27_43(float* __restrict__ t40, float* __restrict__ t41, float* __restrict__ t42) {
   // Tiled GEMM: C 64x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -951,40 +930,33 @@ extern "C" __global__ void ocannlReverserTrainLoss_op27_47(float* __restrict__ t
 }
 
 // _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-extern "C" __global__ void ocannlReverserTrainLoss_op28_48(float* __restrict__ t42, float* __restrict__ t43, float* __restrict__ t44) {
+extern "C" __global__ void ocannlReverserTrainLoss_op28_44(float* __restrict__ t42, float* __restrict__ t43, float* __restrict__ t44, float* __restrict__ t45) {
+  // Fused with: net.linear#1/x = pointwise relu of _net.linear#1/x.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 64; tid /= 64;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 64; px /= 64;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t42[512 * i0 + 64 * i1 + i2] + t43[i2];
     t44[512 * i0 + 64 * i1 + i2] = v0;
   }
-}
-
-// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-extern "C" __global__ void ocannlReverserTrainLoss_op29_49(float* __restrict__ t44, float* __restrict__ t45) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16384) return;
-  int i2 = tid % 64; tid /= 64;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = (t44[512 * i0 + 64 * i1 + i2] > (float)0 ? t44[512 * i0 + 64 * i1 + i2] : (float)0);
-    t45[512 * i0 + 64 * i1 + i2] = v0;
+    float v1 = (t44[512 * i0 + 64 * i1 + i2] > (float)0 ? t44[512 * i0 + 64 * i1 + i2] : (float)0);
+    t45[512 * i0 + 64 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-extern "C" __global__ void ocannlReverserTrainLoss_op30_50(float* __restrict__ t47) {
+extern "C" __global__ void ocannlReverserTrainLoss_op30_45(float* __restrict__ t47) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t47[i] = (float)0;
 }
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-extern "C" __global__ void ocannlReverserTrainLoss_op30_51(float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t47) {
+extern "C" __global__ void ocannlReverserTrainLoss_op30_46(float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t47) {
   // Tiled GEMM: C 32x256 += A * B over 64 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1048,40 +1020,33 @@ extern "C" __global__ void ocannlReverserTrainLoss_op30_51(float* __restrict__ t
 }
 
 // _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-extern "C" __global__ void ocannlReverserTrainLoss_op31_52(float* __restrict__ t47, float* __restrict__ t48, float* __restrict__ t49) {
+extern "C" __global__ void ocannlReverserTrainLoss_op31_47(float* __restrict__ t40, float* __restrict__ t47, float* __restrict__ t48, float* __restrict__ t49, float* __restrict__ t50) {
+  // Fused with: net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t47[256 * i0 + 32 * i1 + i2] + t48[i2];
     t49[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-extern "C" __global__ void ocannlReverserTrainLoss_op32_53(float* __restrict__ t40, float* __restrict__ t49, float* __restrict__ t50) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t40[256 * i0 + 32 * i1 + i2] + t49[256 * i0 + 32 * i1 + i2];
-    t50[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t40[256 * i0 + 32 * i1 + i2] + t49[256 * i0 + 32 * i1 + i2];
+    t50[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-extern "C" __global__ void ocannlReverserTrainLoss_op33_54(float* __restrict__ t51) {
+extern "C" __global__ void ocannlReverserTrainLoss_op33_48(float* __restrict__ t51) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t51[i] = (float)0;
 }
 
 // _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-extern "C" __global__ void ocannlReverserTrainLoss_op33_55(float* __restrict__ t50, float* __restrict__ t51) {
+extern "C" __global__ void ocannlReverserTrainLoss_op33_49(float* __restrict__ t50, float* __restrict__ t51) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -1095,11 +1060,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op33_55(float* __restrict__ t
 }
 
 // net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-extern "C" __global__ void ocannlReverserTrainLoss_op34_56(float* __restrict__ t51, float* __restrict__ t52, float* __restrict__ t53) {
+extern "C" __global__ void ocannlReverserTrainLoss_op34_50(float* __restrict__ t51, float* __restrict__ t52, float* __restrict__ t53) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t51[8 * i0 + i1] / t52[0];
     t53[8 * i0 + i1] = v0;
@@ -1107,40 +1073,33 @@ extern "C" __global__ void ocannlReverserTrainLoss_op34_56(float* __restrict__ t
 }
 
 // net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-extern "C" __global__ void ocannlReverserTrainLoss_op35_57(float* __restrict__ t50, float* __restrict__ t53, float* __restrict__ t54) {
+extern "C" __global__ void ocannlReverserTrainLoss_op35_51(float* __restrict__ t50, float* __restrict__ t53, float* __restrict__ t54, float* __restrict__ t55) {
+  // Fused with: _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t50[256 * i0 + 32 * i1 + i2] - t53[8 * i0 + i1];
     t54[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-extern "C" __global__ void ocannlReverserTrainLoss_op36_58(float* __restrict__ t54, float* __restrict__ t55) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t54[256 * i0 + 32 * i1 + i2] * t54[256 * i0 + 32 * i1 + i2];
-    t55[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t54[256 * i0 + 32 * i1 + i2] * t54[256 * i0 + 32 * i1 + i2];
+    t55[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-extern "C" __global__ void ocannlReverserTrainLoss_op37_59(float* __restrict__ t56) {
+extern "C" __global__ void ocannlReverserTrainLoss_op37_52(float* __restrict__ t56) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t56[i] = (float)0;
 }
 
 // _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-extern "C" __global__ void ocannlReverserTrainLoss_op37_60(float* __restrict__ t55, float* __restrict__ t56) {
+extern "C" __global__ void ocannlReverserTrainLoss_op37_53(float* __restrict__ t55, float* __restrict__ t56) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -1154,11 +1113,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op37_60(float* __restrict__ t
 }
 
 // net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-extern "C" __global__ void ocannlReverserTrainLoss_op38_61(float* __restrict__ t56, float* __restrict__ t57, float* __restrict__ t58) {
+extern "C" __global__ void ocannlReverserTrainLoss_op38_54(float* __restrict__ t56, float* __restrict__ t57, float* __restrict__ t58) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t56[8 * i0 + i1] / t57[0];
     t58[8 * i0 + i1] = v0;
@@ -1166,12 +1126,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op38_61(float* __restrict__ t
 }
 
 // _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-extern "C" __global__ void ocannlReverserTrainLoss_op39_62(float* __restrict__ t54, float* __restrict__ t59, float* __restrict__ t60) {
+extern "C" __global__ void ocannlReverserTrainLoss_op39_55(float* __restrict__ t54, float* __restrict__ t59, float* __restrict__ t60) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t59[i2] * t54[256 * i0 + 32 * i1 + i2];
     t60[256 * i0 + 32 * i1 + i2] = v0;
@@ -1179,64 +1140,51 @@ extern "C" __global__ void ocannlReverserTrainLoss_op39_62(float* __restrict__ t
 }
 
 // _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-extern "C" __global__ void ocannlReverserTrainLoss_op40_63(float* __restrict__ t58, float* __restrict__ t61, float* __restrict__ t62) {
+extern "C" __global__ void ocannlReverserTrainLoss_op40_56(float* __restrict__ t58, float* __restrict__ t61, float* __restrict__ t62, float* __restrict__ t63) {
+  // Fused with: _net/x2.3 = pointwise sqrt of _net/x2.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t58[8 * i0 + i1] + t61[0];
     t62[8 * i0 + i1] = v0;
   }
-}
-
-// _net/x2.3 = pointwise sqrt of _net/x2.2
-extern "C" __global__ void ocannlReverserTrainLoss_op41_64(float* __restrict__ t62, float* __restrict__ t63) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = sqrt(t62[8 * i0 + i1]);
-    t63[8 * i0 + i1] = v0;
+    float v1 = sqrt(t62[8 * i0 + i1]);
+    t63[8 * i0 + i1] = v1;
   }
 }
 
 // _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-extern "C" __global__ void ocannlReverserTrainLoss_op42_65(float* __restrict__ t60, float* __restrict__ t63, float* __restrict__ t64) {
+extern "C" __global__ void ocannlReverserTrainLoss_op42_57(float* __restrict__ t60, float* __restrict__ t63, float* __restrict__ t64, float* __restrict__ t65, float* __restrict__ t66) {
+  // Fused with: net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t60[256 * i0 + 32 * i1 + i2] / t63[8 * i0 + i1];
     t64[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-extern "C" __global__ void ocannlReverserTrainLoss_op43_66(float* __restrict__ t64, float* __restrict__ t65, float* __restrict__ t66) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t64[256 * i0 + 32 * i1 + i2] + t65[i2];
-    t66[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t64[256 * i0 + 32 * i1 + i2] + t65[i2];
+    t66[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-extern "C" __global__ void ocannlReverserTrainLoss_op44_67(float* __restrict__ t68) {
+extern "C" __global__ void ocannlReverserTrainLoss_op44_58(float* __restrict__ t68) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t68[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-extern "C" __global__ void ocannlReverserTrainLoss_op44_68(float* __restrict__ t66, float* __restrict__ t67, float* __restrict__ t68) {
+extern "C" __global__ void ocannlReverserTrainLoss_op44_59(float* __restrict__ t66, float* __restrict__ t67, float* __restrict__ t68) {
   // Tiled GEMM: C 10x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1300,12 +1248,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op44_68(float* __restrict__ t
 }
 
 // train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-extern "C" __global__ void ocannlReverserTrainLoss_op45_69(float* __restrict__ t68, float* __restrict__ t69, float* __restrict__ t70) {
+extern "C" __global__ void ocannlReverserTrainLoss_op45_60(float* __restrict__ t68, float* __restrict__ t69, float* __restrict__ t70) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t68[80 * i0 + 10 * i1 + i2] + t69[i2];
     t70[80 * i0 + 10 * i1 + i2] = v0;
@@ -1313,14 +1262,14 @@ extern "C" __global__ void ocannlReverserTrainLoss_op45_69(float* __restrict__ t
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlReverserTrainLoss_op46_70(float* __restrict__ t71) {
+extern "C" __global__ void ocannlReverserTrainLoss_op46_61(float* __restrict__ t71) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t71[i] = (float)(-OCANNL_INF);
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlReverserTrainLoss_op46_71(float* __restrict__ t70, float* __restrict__ t71) {
+extern "C" __global__ void ocannlReverserTrainLoss_op46_62(float* __restrict__ t70, float* __restrict__ t71) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -1334,40 +1283,33 @@ extern "C" __global__ void ocannlReverserTrainLoss_op46_71(float* __restrict__ t
 }
 
 // train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-extern "C" __global__ void ocannlReverserTrainLoss_op47_72(float* __restrict__ t70, float* __restrict__ t71, float* __restrict__ t72) {
+extern "C" __global__ void ocannlReverserTrainLoss_op47_63(float* __restrict__ t70, float* __restrict__ t71, float* __restrict__ t72, float* __restrict__ t73) {
+  // Fused with: _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t70[80 * i0 + 10 * i1 + i2] - t71[8 * i0 + i1];
     t72[80 * i0 + 10 * i1 + i2] = v0;
   }
-}
-
-// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-extern "C" __global__ void ocannlReverserTrainLoss_op48_73(float* __restrict__ t72, float* __restrict__ t73) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = exp(t72[80 * i0 + 10 * i1 + i2]);
-    t73[80 * i0 + 10 * i1 + i2] = v0;
+    float v1 = exp(t72[80 * i0 + 10 * i1 + i2]);
+    t73[80 * i0 + 10 * i1 + i2] = v1;
   }
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlReverserTrainLoss_op49_74(float* __restrict__ t74) {
+extern "C" __global__ void ocannlReverserTrainLoss_op49_64(float* __restrict__ t74) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t74[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlReverserTrainLoss_op49_75(float* __restrict__ t73, float* __restrict__ t74) {
+extern "C" __global__ void ocannlReverserTrainLoss_op49_65(float* __restrict__ t73, float* __restrict__ t74) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -1381,11 +1323,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op49_75(float* __restrict__ t
 }
 
 // _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-extern "C" __global__ void ocannlReverserTrainLoss_op50_76(float* __restrict__ t74, float* __restrict__ t75) {
+extern "C" __global__ void ocannlReverserTrainLoss_op50_66(float* __restrict__ t74, float* __restrict__ t75) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = log(t74[8 * i0 + i1]);
     t75[8 * i0 + i1] = v0;
@@ -1393,40 +1336,33 @@ extern "C" __global__ void ocannlReverserTrainLoss_op50_76(float* __restrict__ t
 }
 
 // train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-extern "C" __global__ void ocannlReverserTrainLoss_op51_77(float* __restrict__ t72, float* __restrict__ t75, float* __restrict__ t76) {
+extern "C" __global__ void ocannlReverserTrainLoss_op51_67(float* __restrict__ t1, float* __restrict__ t72, float* __restrict__ t75, float* __restrict__ t76, float* __restrict__ t77) {
+  // Fused with: _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t72[80 * i0 + 10 * i1 + i2] - t75[8 * i0 + i1];
     t76[80 * i0 + 10 * i1 + i2] = v0;
   }
-}
-
-// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-extern "C" __global__ void ocannlReverserTrainLoss_op52_78(float* __restrict__ t1, float* __restrict__ t76, float* __restrict__ t77) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t1[80 * i0 + 10 * i1 + i2] * t76[80 * i0 + 10 * i1 + i2];
-    t77[80 * i0 + 10 * i1 + i2] = v0;
+    float v1 = t1[80 * i0 + 10 * i1 + i2] * t76[80 * i0 + 10 * i1 + i2];
+    t77[80 * i0 + 10 * i1 + i2] = v1;
   }
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlReverserTrainLoss_op53_79(float* __restrict__ t78) {
+extern "C" __global__ void ocannlReverserTrainLoss_op53_68(float* __restrict__ t78) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t78[i] = (float)0;
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlReverserTrainLoss_op53_80(float* __restrict__ t77, float* __restrict__ t78) {
+extern "C" __global__ void ocannlReverserTrainLoss_op53_69(float* __restrict__ t77, float* __restrict__ t78) {
   // Block reduction: 2560 values per cell, 256 threads.
   __shared__ float part[256];
   float a = (float)0;
@@ -1450,22 +1386,17 @@ extern "C" __global__ void ocannlReverserTrainLoss_op53_80(float* __restrict__ t
 }
 
 // _train.3 = pointwise "/." of _train.2, _dim_b.1
-extern "C" __global__ void ocannlReverserTrainLoss_op54_81(float* __restrict__ t78, float* __restrict__ t79, float* __restrict__ t80) {
+extern "C" __global__ void ocannlReverserTrainLoss_op54_70(float* __restrict__ t78, float* __restrict__ t79, float* __restrict__ t80, float* __restrict__ t81) {
+  // Fused with: train = pointwise neg of _train.3.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
     float v0 = t78[0] / t79[0];
     t80[0] = v0;
   }
-}
-
-// train = pointwise neg of _train.3
-extern "C" __global__ void ocannlReverserTrainLoss_op55_82(float* __restrict__ t80, float* __restrict__ t81) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
   {
-    float v0 = -t80[0];
-    t81[0] = v0;
+    float v1 = -t80[0];
+    t81[0] = v1;
   }
 }
 
@@ -1594,66 +1525,54 @@ extern "C" __global__ void ocannlReverserTrainLoss_op55_82(float* __restrict__ t
 // @ocannl launch ocannlReverserTrainLoss_op7_20 grid=32,1,1 block=256 sync=0 args=12,14,15
 // @ocannl launch ocannlReverserTrainLoss_op8_21 grid=4,1,1 block=256 sync=0 args=16
 // @ocannl launch ocannlReverserTrainLoss_op8_22 grid=4,1,1 block=256 sync=0 args=15,16
-// @ocannl launch ocannlReverserTrainLoss_op9_23 grid=32,1,1 block=256 sync=0 args=15,16,17
-// @ocannl launch ocannlReverserTrainLoss_op10_24 grid=32,1,1 block=256 sync=0 args=17,18
-// @ocannl launch ocannlReverserTrainLoss_op11_25 grid=4,1,1 block=256 sync=0 args=19
-// @ocannl launch ocannlReverserTrainLoss_op11_26 grid=4,1,1 block=256 sync=0 args=18,19
-// @ocannl launch ocannlReverserTrainLoss_op12_27 grid=32,1,1 block=256 sync=0 args=18,19,20
-// @ocannl launch ocannlReverserTrainLoss_op13_28 grid=32,1,1 block=256 sync=0 args=21
-// @ocannl launch ocannlReverserTrainLoss_op13_29 grid=1,1,128 block=256 sync=1 args=11,20,21
-// @ocannl launch ocannlReverserTrainLoss_op14_30 grid=32,1,1 block=256 sync=0 args=23
-// @ocannl launch ocannlReverserTrainLoss_op14_31 grid=4,1,1 block=256 sync=1 args=21,22,23
-// @ocannl launch ocannlReverserTrainLoss_op15_32 grid=32,1,1 block=256 sync=0 args=5,23,24
-// @ocannl launch ocannlReverserTrainLoss_op16_33 grid=1,1,1 block=256 sync=0 args=25
-// @ocannl launch ocannlReverserTrainLoss_op16_34 grid=1,1,1 block=256 sync=0 args=24,25
-// @ocannl launch ocannlReverserTrainLoss_op17_35 grid=1,1,1 block=256 sync=0 args=25,26,27
-// @ocannl launch ocannlReverserTrainLoss_op18_36 grid=32,1,1 block=256 sync=0 args=24,27,28
-// @ocannl launch ocannlReverserTrainLoss_op19_37 grid=32,1,1 block=256 sync=0 args=28,29
-// @ocannl launch ocannlReverserTrainLoss_op20_38 grid=1,1,1 block=256 sync=0 args=30
-// @ocannl launch ocannlReverserTrainLoss_op20_39 grid=1,1,1 block=256 sync=0 args=29,30
-// @ocannl launch ocannlReverserTrainLoss_op21_40 grid=1,1,1 block=256 sync=0 args=30,31,32
-// @ocannl launch ocannlReverserTrainLoss_op22_41 grid=32,1,1 block=256 sync=0 args=28,33,34
-// @ocannl launch ocannlReverserTrainLoss_op23_42 grid=1,1,1 block=256 sync=0 args=32,35,36
-// @ocannl launch ocannlReverserTrainLoss_op24_43 grid=1,1,1 block=256 sync=0 args=36,37
-// @ocannl launch ocannlReverserTrainLoss_op25_44 grid=32,1,1 block=256 sync=0 args=34,37,38
-// @ocannl launch ocannlReverserTrainLoss_op26_45 grid=32,1,1 block=256 sync=0 args=38,39,40
-// @ocannl launch ocannlReverserTrainLoss_op27_46 grid=64,1,1 block=256 sync=0 args=42
-// @ocannl launch ocannlReverserTrainLoss_op27_47 grid=4,1,1 block=256 sync=1 args=40,41,42
-// @ocannl launch ocannlReverserTrainLoss_op28_48 grid=64,1,1 block=256 sync=0 args=42,43,44
-// @ocannl launch ocannlReverserTrainLoss_op29_49 grid=64,1,1 block=256 sync=0 args=44,45
-// @ocannl launch ocannlReverserTrainLoss_op30_50 grid=32,1,1 block=256 sync=0 args=47
-// @ocannl launch ocannlReverserTrainLoss_op30_51 grid=4,1,1 block=256 sync=1 args=45,46,47
-// @ocannl launch ocannlReverserTrainLoss_op31_52 grid=32,1,1 block=256 sync=0 args=47,48,49
-// @ocannl launch ocannlReverserTrainLoss_op32_53 grid=32,1,1 block=256 sync=0 args=40,49,50
-// @ocannl launch ocannlReverserTrainLoss_op33_54 grid=1,1,1 block=256 sync=0 args=51
-// @ocannl launch ocannlReverserTrainLoss_op33_55 grid=1,1,1 block=256 sync=0 args=50,51
-// @ocannl launch ocannlReverserTrainLoss_op34_56 grid=1,1,1 block=256 sync=0 args=51,52,53
-// @ocannl launch ocannlReverserTrainLoss_op35_57 grid=32,1,1 block=256 sync=0 args=50,53,54
-// @ocannl launch ocannlReverserTrainLoss_op36_58 grid=32,1,1 block=256 sync=0 args=54,55
-// @ocannl launch ocannlReverserTrainLoss_op37_59 grid=1,1,1 block=256 sync=0 args=56
-// @ocannl launch ocannlReverserTrainLoss_op37_60 grid=1,1,1 block=256 sync=0 args=55,56
-// @ocannl launch ocannlReverserTrainLoss_op38_61 grid=1,1,1 block=256 sync=0 args=56,57,58
-// @ocannl launch ocannlReverserTrainLoss_op39_62 grid=32,1,1 block=256 sync=0 args=54,59,60
-// @ocannl launch ocannlReverserTrainLoss_op40_63 grid=1,1,1 block=256 sync=0 args=58,61,62
-// @ocannl launch ocannlReverserTrainLoss_op41_64 grid=1,1,1 block=256 sync=0 args=62,63
-// @ocannl launch ocannlReverserTrainLoss_op42_65 grid=32,1,1 block=256 sync=0 args=60,63,64
-// @ocannl launch ocannlReverserTrainLoss_op43_66 grid=32,1,1 block=256 sync=0 args=64,65,66
-// @ocannl launch ocannlReverserTrainLoss_op44_67 grid=10,1,1 block=256 sync=0 args=68
-// @ocannl launch ocannlReverserTrainLoss_op44_68 grid=4,1,1 block=256 sync=1 args=66,67,68
-// @ocannl launch ocannlReverserTrainLoss_op45_69 grid=10,1,1 block=256 sync=0 args=68,69,70
-// @ocannl launch ocannlReverserTrainLoss_op46_70 grid=1,1,1 block=256 sync=0 args=71
-// @ocannl launch ocannlReverserTrainLoss_op46_71 grid=1,1,1 block=256 sync=0 args=70,71
-// @ocannl launch ocannlReverserTrainLoss_op47_72 grid=10,1,1 block=256 sync=0 args=70,71,72
-// @ocannl launch ocannlReverserTrainLoss_op48_73 grid=10,1,1 block=256 sync=0 args=72,73
-// @ocannl launch ocannlReverserTrainLoss_op49_74 grid=1,1,1 block=256 sync=0 args=74
-// @ocannl launch ocannlReverserTrainLoss_op49_75 grid=1,1,1 block=256 sync=0 args=73,74
-// @ocannl launch ocannlReverserTrainLoss_op50_76 grid=1,1,1 block=256 sync=0 args=74,75
-// @ocannl launch ocannlReverserTrainLoss_op51_77 grid=10,1,1 block=256 sync=0 args=72,75,76
-// @ocannl launch ocannlReverserTrainLoss_op52_78 grid=10,1,1 block=256 sync=0 args=1,76,77
-// @ocannl launch ocannlReverserTrainLoss_op53_79 grid=1,1,1 block=256 sync=0 args=78
-// @ocannl launch ocannlReverserTrainLoss_op53_80 grid=1,1,1 block=256 sync=1 args=77,78
-// @ocannl launch ocannlReverserTrainLoss_op54_81 grid=1,1,1 block=256 sync=0 args=78,79,80
-// @ocannl launch ocannlReverserTrainLoss_op55_82 grid=1,1,1 block=256 sync=0 args=80,81
+// @ocannl launch ocannlReverserTrainLoss_op9_23 grid=32,1,1 block=256 sync=0 args=15,16,17,18
+// @ocannl launch ocannlReverserTrainLoss_op11_24 grid=4,1,1 block=256 sync=0 args=19
+// @ocannl launch ocannlReverserTrainLoss_op11_25 grid=4,1,1 block=256 sync=0 args=18,19
+// @ocannl launch ocannlReverserTrainLoss_op12_26 grid=32,1,1 block=256 sync=0 args=18,19,20
+// @ocannl launch ocannlReverserTrainLoss_op13_27 grid=32,1,1 block=256 sync=0 args=21
+// @ocannl launch ocannlReverserTrainLoss_op13_28 grid=1,1,128 block=256 sync=1 args=11,20,21
+// @ocannl launch ocannlReverserTrainLoss_op14_29 grid=32,1,1 block=256 sync=0 args=23
+// @ocannl launch ocannlReverserTrainLoss_op14_30 grid=4,1,1 block=256 sync=1 args=21,22,23
+// @ocannl launch ocannlReverserTrainLoss_op15_31 grid=32,1,1 block=256 sync=0 args=5,23,24
+// @ocannl launch ocannlReverserTrainLoss_op16_32 grid=1,1,1 block=256 sync=0 args=25
+// @ocannl launch ocannlReverserTrainLoss_op16_33 grid=1,1,1 block=256 sync=0 args=24,25
+// @ocannl launch ocannlReverserTrainLoss_op17_34 grid=1,1,1 block=256 sync=0 args=25,26,27
+// @ocannl launch ocannlReverserTrainLoss_op18_35 grid=32,1,1 block=256 sync=0 args=24,27,28,29
+// @ocannl launch ocannlReverserTrainLoss_op20_36 grid=1,1,1 block=256 sync=0 args=30
+// @ocannl launch ocannlReverserTrainLoss_op20_37 grid=1,1,1 block=256 sync=0 args=29,30
+// @ocannl launch ocannlReverserTrainLoss_op21_38 grid=1,1,1 block=256 sync=0 args=30,31,32
+// @ocannl launch ocannlReverserTrainLoss_op22_39 grid=32,1,1 block=256 sync=0 args=28,33,34
+// @ocannl launch ocannlReverserTrainLoss_op23_40 grid=1,1,1 block=256 sync=0 args=32,35,36,37
+// @ocannl launch ocannlReverserTrainLoss_op25_41 grid=32,1,1 block=256 sync=0 args=34,37,38,39,40
+// @ocannl launch ocannlReverserTrainLoss_op27_42 grid=64,1,1 block=256 sync=0 args=42
+// @ocannl launch ocannlReverserTrainLoss_op27_43 grid=4,1,1 block=256 sync=1 args=40,41,42
+// @ocannl launch ocannlReverserTrainLoss_op28_44 grid=64,1,1 block=256 sync=0 args=42,43,44,45
+// @ocannl launch ocannlReverserTrainLoss_op30_45 grid=32,1,1 block=256 sync=0 args=47
+// @ocannl launch ocannlReverserTrainLoss_op30_46 grid=4,1,1 block=256 sync=1 args=45,46,47
+// @ocannl launch ocannlReverserTrainLoss_op31_47 grid=32,1,1 block=256 sync=0 args=40,47,48,49,50
+// @ocannl launch ocannlReverserTrainLoss_op33_48 grid=1,1,1 block=256 sync=0 args=51
+// @ocannl launch ocannlReverserTrainLoss_op33_49 grid=1,1,1 block=256 sync=0 args=50,51
+// @ocannl launch ocannlReverserTrainLoss_op34_50 grid=1,1,1 block=256 sync=0 args=51,52,53
+// @ocannl launch ocannlReverserTrainLoss_op35_51 grid=32,1,1 block=256 sync=0 args=50,53,54,55
+// @ocannl launch ocannlReverserTrainLoss_op37_52 grid=1,1,1 block=256 sync=0 args=56
+// @ocannl launch ocannlReverserTrainLoss_op37_53 grid=1,1,1 block=256 sync=0 args=55,56
+// @ocannl launch ocannlReverserTrainLoss_op38_54 grid=1,1,1 block=256 sync=0 args=56,57,58
+// @ocannl launch ocannlReverserTrainLoss_op39_55 grid=32,1,1 block=256 sync=0 args=54,59,60
+// @ocannl launch ocannlReverserTrainLoss_op40_56 grid=1,1,1 block=256 sync=0 args=58,61,62,63
+// @ocannl launch ocannlReverserTrainLoss_op42_57 grid=32,1,1 block=256 sync=0 args=60,63,64,65,66
+// @ocannl launch ocannlReverserTrainLoss_op44_58 grid=10,1,1 block=256 sync=0 args=68
+// @ocannl launch ocannlReverserTrainLoss_op44_59 grid=4,1,1 block=256 sync=1 args=66,67,68
+// @ocannl launch ocannlReverserTrainLoss_op45_60 grid=10,1,1 block=256 sync=0 args=68,69,70
+// @ocannl launch ocannlReverserTrainLoss_op46_61 grid=1,1,1 block=256 sync=0 args=71
+// @ocannl launch ocannlReverserTrainLoss_op46_62 grid=1,1,1 block=256 sync=0 args=70,71
+// @ocannl launch ocannlReverserTrainLoss_op47_63 grid=10,1,1 block=256 sync=0 args=70,71,72,73
+// @ocannl launch ocannlReverserTrainLoss_op49_64 grid=1,1,1 block=256 sync=0 args=74
+// @ocannl launch ocannlReverserTrainLoss_op49_65 grid=1,1,1 block=256 sync=0 args=73,74
+// @ocannl launch ocannlReverserTrainLoss_op50_66 grid=1,1,1 block=256 sync=0 args=74,75
+// @ocannl launch ocannlReverserTrainLoss_op51_67 grid=10,1,1 block=256 sync=0 args=1,72,75,76,77
+// @ocannl launch ocannlReverserTrainLoss_op53_68 grid=1,1,1 block=256 sync=0 args=78
+// @ocannl launch ocannlReverserTrainLoss_op53_69 grid=1,1,1 block=256 sync=1 args=77,78
+// @ocannl launch ocannlReverserTrainLoss_op54_70 grid=1,1,1 block=256 sync=0 args=78,79,80,81
 // @ocannl end ocannlReverserTrainLoss
 
 // Kernel ocannlReverserBackward (float32).
@@ -1805,9 +1724,10 @@ extern "C" __global__ void ocannlReverserBackward_op0_9(float* __restrict__ t0, 
 extern "C" __global__ void ocannlReverserBackward_op1_10(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t3[256 * i0 + 32 * i1 + i2] + t4[32 * i1 + i2];
     t5[256 * i0 + 32 * i1 + i2] = v0;
@@ -2119,10 +2039,11 @@ extern "C" __global__ void ocannlReverserBackward_op6_19(float* __restrict__ t13
 extern "C" __global__ void ocannlReverserBackward_op7_20(float* __restrict__ t12, float* __restrict__ t14, float* __restrict__ t15) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t12[256 * i0 + 32 * i1 + 8 * i2 + i3] / t14[0];
     t15[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
@@ -2152,42 +2073,34 @@ extern "C" __global__ void ocannlReverserBackward_op8_22(float* __restrict__ t15
 }
 
 // _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-extern "C" __global__ void ocannlReverserBackward_op9_23(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17) {
+extern "C" __global__ void ocannlReverserBackward_op9_23(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18) {
+  // Fused with: net.attention#1/ex = pointwise exp of _net.attention#1/ex.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t15[256 * i0 + 32 * i1 + 8 * i2 + i3] - t16[32 * i0 + 4 * i1 + i2];
     t17[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
   }
-}
-
-// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-extern "C" __global__ void ocannlReverserBackward_op10_24(float* __restrict__ t17, float* __restrict__ t18) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = exp(t17[256 * i0 + 32 * i1 + 8 * i2 + i3]);
-    t18[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
+    float v1 = exp(t17[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+    t18[256 * i0 + 32 * i1 + 8 * i2 + i3] = v1;
   }
 }
 
 // _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-extern "C" __global__ void ocannlReverserBackward_op11_25(float* __restrict__ t19) {
+extern "C" __global__ void ocannlReverserBackward_op11_24(float* __restrict__ t19) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t19[i] = (float)0;
 }
 
 // _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-extern "C" __global__ void ocannlReverserBackward_op11_26(float* __restrict__ t18, float* __restrict__ t19) {
+extern "C" __global__ void ocannlReverserBackward_op11_25(float* __restrict__ t18, float* __restrict__ t19) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1024) return;
   int i2 = tid % 4; tid /= 4;
@@ -2202,13 +2115,14 @@ extern "C" __global__ void ocannlReverserBackward_op11_26(float* __restrict__ t1
 }
 
 // net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-extern "C" __global__ void ocannlReverserBackward_op12_27(float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t20) {
+extern "C" __global__ void ocannlReverserBackward_op12_26(float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t20) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t18[256 * i0 + 32 * i1 + 8 * i2 + i3] / t19[32 * i0 + 4 * i1 + i2];
     t20[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
@@ -2216,14 +2130,14 @@ extern "C" __global__ void ocannlReverserBackward_op12_27(float* __restrict__ t1
 }
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-extern "C" __global__ void ocannlReverserBackward_op13_28(float* __restrict__ t21) {
+extern "C" __global__ void ocannlReverserBackward_op13_27(float* __restrict__ t21) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t21[i] = (float)0;
 }
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-extern "C" __global__ void ocannlReverserBackward_op13_29(float* __restrict__ t11, float* __restrict__ t20, float* __restrict__ t21) {
+extern "C" __global__ void ocannlReverserBackward_op13_28(float* __restrict__ t11, float* __restrict__ t20, float* __restrict__ t21) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2288,14 +2202,14 @@ extern "C" __global__ void ocannlReverserBackward_op13_29(float* __restrict__ t1
 }
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-extern "C" __global__ void ocannlReverserBackward_op14_30(float* __restrict__ t23) {
+extern "C" __global__ void ocannlReverserBackward_op14_29(float* __restrict__ t23) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t23[i] = (float)0;
 }
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-extern "C" __global__ void ocannlReverserBackward_op14_31(float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23) {
+extern "C" __global__ void ocannlReverserBackward_op14_30(float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3,i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2361,12 +2275,13 @@ extern "C" __global__ void ocannlReverserBackward_op14_31(float* __restrict__ t2
 }
 
 // net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-extern "C" __global__ void ocannlReverserBackward_op15_32(float* __restrict__ t5, float* __restrict__ t23, float* __restrict__ t24) {
+extern "C" __global__ void ocannlReverserBackward_op15_31(float* __restrict__ t5, float* __restrict__ t23, float* __restrict__ t24) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t5[256 * i0 + 32 * i1 + i2] + t23[256 * i0 + 32 * i1 + i2];
     t24[256 * i0 + 32 * i1 + i2] = v0;
@@ -2374,14 +2289,14 @@ extern "C" __global__ void ocannlReverserBackward_op15_32(float* __restrict__ t5
 }
 
 // _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-extern "C" __global__ void ocannlReverserBackward_op16_33(float* __restrict__ t25) {
+extern "C" __global__ void ocannlReverserBackward_op16_32(float* __restrict__ t25) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t25[i] = (float)0;
 }
 
 // _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-extern "C" __global__ void ocannlReverserBackward_op16_34(float* __restrict__ t24, float* __restrict__ t25) {
+extern "C" __global__ void ocannlReverserBackward_op16_33(float* __restrict__ t24, float* __restrict__ t25) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2395,11 +2310,12 @@ extern "C" __global__ void ocannlReverserBackward_op16_34(float* __restrict__ t2
 }
 
 // net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-extern "C" __global__ void ocannlReverserBackward_op17_35(float* __restrict__ t25, float* __restrict__ t26, float* __restrict__ t27) {
+extern "C" __global__ void ocannlReverserBackward_op17_34(float* __restrict__ t25, float* __restrict__ t26, float* __restrict__ t27) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t25[8 * i0 + i1] / t26[0];
     t27[8 * i0 + i1] = v0;
@@ -2407,40 +2323,33 @@ extern "C" __global__ void ocannlReverserBackward_op17_35(float* __restrict__ t2
 }
 
 // net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-extern "C" __global__ void ocannlReverserBackward_op18_36(float* __restrict__ t24, float* __restrict__ t27, float* __restrict__ t28) {
+extern "C" __global__ void ocannlReverserBackward_op18_35(float* __restrict__ t24, float* __restrict__ t27, float* __restrict__ t28, float* __restrict__ t29) {
+  // Fused with: _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t24[256 * i0 + 32 * i1 + i2] - t27[8 * i0 + i1];
     t28[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-extern "C" __global__ void ocannlReverserBackward_op19_37(float* __restrict__ t28, float* __restrict__ t29) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t28[256 * i0 + 32 * i1 + i2] * t28[256 * i0 + 32 * i1 + i2];
-    t29[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t28[256 * i0 + 32 * i1 + i2] * t28[256 * i0 + 32 * i1 + i2];
+    t29[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-extern "C" __global__ void ocannlReverserBackward_op20_38(float* __restrict__ t30) {
+extern "C" __global__ void ocannlReverserBackward_op20_36(float* __restrict__ t30) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t30[i] = (float)0;
 }
 
 // _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-extern "C" __global__ void ocannlReverserBackward_op20_39(float* __restrict__ t29, float* __restrict__ t30) {
+extern "C" __global__ void ocannlReverserBackward_op20_37(float* __restrict__ t29, float* __restrict__ t30) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2454,11 +2363,12 @@ extern "C" __global__ void ocannlReverserBackward_op20_39(float* __restrict__ t2
 }
 
 // net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-extern "C" __global__ void ocannlReverserBackward_op21_40(float* __restrict__ t30, float* __restrict__ t31, float* __restrict__ t32) {
+extern "C" __global__ void ocannlReverserBackward_op21_38(float* __restrict__ t30, float* __restrict__ t31, float* __restrict__ t32) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t30[8 * i0 + i1] / t31[0];
     t32[8 * i0 + i1] = v0;
@@ -2466,12 +2376,13 @@ extern "C" __global__ void ocannlReverserBackward_op21_40(float* __restrict__ t3
 }
 
 // _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-extern "C" __global__ void ocannlReverserBackward_op22_41(float* __restrict__ t28, float* __restrict__ t33, float* __restrict__ t34) {
+extern "C" __global__ void ocannlReverserBackward_op22_39(float* __restrict__ t28, float* __restrict__ t33, float* __restrict__ t34) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t33[i2] * t28[256 * i0 + 32 * i1 + i2];
     t34[256 * i0 + 32 * i1 + i2] = v0;
@@ -2479,64 +2390,51 @@ extern "C" __global__ void ocannlReverserBackward_op22_41(float* __restrict__ t2
 }
 
 // _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-extern "C" __global__ void ocannlReverserBackward_op23_42(float* __restrict__ t32, float* __restrict__ t35, float* __restrict__ t36) {
+extern "C" __global__ void ocannlReverserBackward_op23_40(float* __restrict__ t32, float* __restrict__ t35, float* __restrict__ t36, float* __restrict__ t37) {
+  // Fused with: _net/x1.3 = pointwise sqrt of _net/x1.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t32[8 * i0 + i1] + t35[0];
     t36[8 * i0 + i1] = v0;
   }
-}
-
-// _net/x1.3 = pointwise sqrt of _net/x1.2
-extern "C" __global__ void ocannlReverserBackward_op24_43(float* __restrict__ t36, float* __restrict__ t37) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = sqrt(t36[8 * i0 + i1]);
-    t37[8 * i0 + i1] = v0;
+    float v1 = sqrt(t36[8 * i0 + i1]);
+    t37[8 * i0 + i1] = v1;
   }
 }
 
 // _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-extern "C" __global__ void ocannlReverserBackward_op25_44(float* __restrict__ t34, float* __restrict__ t37, float* __restrict__ t38) {
+extern "C" __global__ void ocannlReverserBackward_op25_41(float* __restrict__ t34, float* __restrict__ t37, float* __restrict__ t38, float* __restrict__ t39, float* __restrict__ t40) {
+  // Fused with: net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t34[256 * i0 + 32 * i1 + i2] / t37[8 * i0 + i1];
     t38[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-extern "C" __global__ void ocannlReverserBackward_op26_45(float* __restrict__ t38, float* __restrict__ t39, float* __restrict__ t40) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t38[256 * i0 + 32 * i1 + i2] + t39[i2];
-    t40[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t38[256 * i0 + 32 * i1 + i2] + t39[i2];
+    t40[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-extern "C" __global__ void ocannlReverserBackward_op27_46(float* __restrict__ t42) {
+extern "C" __global__ void ocannlReverserBackward_op27_42(float* __restrict__ t42) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t42[i] = (float)0;
 }
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-extern "C" __global__ void ocannlReverserBackward_op27_47(float* __restrict__ t40, float* __restrict__ t41, float* __restrict__ t42) {
+extern "C" __global__ void ocannlReverserBackward_op27_43(float* __restrict__ t40, float* __restrict__ t41, float* __restrict__ t42) {
   // Tiled GEMM: C 64x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2600,40 +2498,33 @@ extern "C" __global__ void ocannlReverserBackward_op27_47(float* __restrict__ t4
 }
 
 // _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-extern "C" __global__ void ocannlReverserBackward_op28_48(float* __restrict__ t42, float* __restrict__ t43, float* __restrict__ t44) {
+extern "C" __global__ void ocannlReverserBackward_op28_44(float* __restrict__ t42, float* __restrict__ t43, float* __restrict__ t44, float* __restrict__ t45) {
+  // Fused with: net.linear#1/x = pointwise relu of _net.linear#1/x.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 64; tid /= 64;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 64; px /= 64;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t42[512 * i0 + 64 * i1 + i2] + t43[i2];
     t44[512 * i0 + 64 * i1 + i2] = v0;
   }
-}
-
-// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-extern "C" __global__ void ocannlReverserBackward_op29_49(float* __restrict__ t44, float* __restrict__ t45) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16384) return;
-  int i2 = tid % 64; tid /= 64;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = (t44[512 * i0 + 64 * i1 + i2] > (float)0 ? t44[512 * i0 + 64 * i1 + i2] : (float)0);
-    t45[512 * i0 + 64 * i1 + i2] = v0;
+    float v1 = (t44[512 * i0 + 64 * i1 + i2] > (float)0 ? t44[512 * i0 + 64 * i1 + i2] : (float)0);
+    t45[512 * i0 + 64 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-extern "C" __global__ void ocannlReverserBackward_op30_50(float* __restrict__ t47) {
+extern "C" __global__ void ocannlReverserBackward_op30_45(float* __restrict__ t47) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t47[i] = (float)0;
 }
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-extern "C" __global__ void ocannlReverserBackward_op30_51(float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t47) {
+extern "C" __global__ void ocannlReverserBackward_op30_46(float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t47) {
   // Tiled GEMM: C 32x256 += A * B over 64 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2697,40 +2588,33 @@ extern "C" __global__ void ocannlReverserBackward_op30_51(float* __restrict__ t4
 }
 
 // _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-extern "C" __global__ void ocannlReverserBackward_op31_52(float* __restrict__ t47, float* __restrict__ t48, float* __restrict__ t49) {
+extern "C" __global__ void ocannlReverserBackward_op31_47(float* __restrict__ t40, float* __restrict__ t47, float* __restrict__ t48, float* __restrict__ t49, float* __restrict__ t50) {
+  // Fused with: net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t47[256 * i0 + 32 * i1 + i2] + t48[i2];
     t49[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-extern "C" __global__ void ocannlReverserBackward_op32_53(float* __restrict__ t40, float* __restrict__ t49, float* __restrict__ t50) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t40[256 * i0 + 32 * i1 + i2] + t49[256 * i0 + 32 * i1 + i2];
-    t50[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t40[256 * i0 + 32 * i1 + i2] + t49[256 * i0 + 32 * i1 + i2];
+    t50[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-extern "C" __global__ void ocannlReverserBackward_op33_54(float* __restrict__ t51) {
+extern "C" __global__ void ocannlReverserBackward_op33_48(float* __restrict__ t51) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t51[i] = (float)0;
 }
 
 // _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-extern "C" __global__ void ocannlReverserBackward_op33_55(float* __restrict__ t50, float* __restrict__ t51) {
+extern "C" __global__ void ocannlReverserBackward_op33_49(float* __restrict__ t50, float* __restrict__ t51) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2744,11 +2628,12 @@ extern "C" __global__ void ocannlReverserBackward_op33_55(float* __restrict__ t5
 }
 
 // net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-extern "C" __global__ void ocannlReverserBackward_op34_56(float* __restrict__ t51, float* __restrict__ t52, float* __restrict__ t53) {
+extern "C" __global__ void ocannlReverserBackward_op34_50(float* __restrict__ t51, float* __restrict__ t52, float* __restrict__ t53) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t51[8 * i0 + i1] / t52[0];
     t53[8 * i0 + i1] = v0;
@@ -2756,40 +2641,33 @@ extern "C" __global__ void ocannlReverserBackward_op34_56(float* __restrict__ t5
 }
 
 // net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-extern "C" __global__ void ocannlReverserBackward_op35_57(float* __restrict__ t50, float* __restrict__ t53, float* __restrict__ t54) {
+extern "C" __global__ void ocannlReverserBackward_op35_51(float* __restrict__ t50, float* __restrict__ t53, float* __restrict__ t54, float* __restrict__ t55) {
+  // Fused with: _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t50[256 * i0 + 32 * i1 + i2] - t53[8 * i0 + i1];
     t54[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-extern "C" __global__ void ocannlReverserBackward_op36_58(float* __restrict__ t54, float* __restrict__ t55) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t54[256 * i0 + 32 * i1 + i2] * t54[256 * i0 + 32 * i1 + i2];
-    t55[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t54[256 * i0 + 32 * i1 + i2] * t54[256 * i0 + 32 * i1 + i2];
+    t55[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-extern "C" __global__ void ocannlReverserBackward_op37_59(float* __restrict__ t56) {
+extern "C" __global__ void ocannlReverserBackward_op37_52(float* __restrict__ t56) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t56[i] = (float)0;
 }
 
 // _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-extern "C" __global__ void ocannlReverserBackward_op37_60(float* __restrict__ t55, float* __restrict__ t56) {
+extern "C" __global__ void ocannlReverserBackward_op37_53(float* __restrict__ t55, float* __restrict__ t56) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2803,11 +2681,12 @@ extern "C" __global__ void ocannlReverserBackward_op37_60(float* __restrict__ t5
 }
 
 // net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-extern "C" __global__ void ocannlReverserBackward_op38_61(float* __restrict__ t56, float* __restrict__ t57, float* __restrict__ t58) {
+extern "C" __global__ void ocannlReverserBackward_op38_54(float* __restrict__ t56, float* __restrict__ t57, float* __restrict__ t58) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t56[8 * i0 + i1] / t57[0];
     t58[8 * i0 + i1] = v0;
@@ -2815,12 +2694,13 @@ extern "C" __global__ void ocannlReverserBackward_op38_61(float* __restrict__ t5
 }
 
 // _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-extern "C" __global__ void ocannlReverserBackward_op39_62(float* __restrict__ t54, float* __restrict__ t59, float* __restrict__ t60) {
+extern "C" __global__ void ocannlReverserBackward_op39_55(float* __restrict__ t54, float* __restrict__ t59, float* __restrict__ t60) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t59[i2] * t54[256 * i0 + 32 * i1 + i2];
     t60[256 * i0 + 32 * i1 + i2] = v0;
@@ -2828,64 +2708,51 @@ extern "C" __global__ void ocannlReverserBackward_op39_62(float* __restrict__ t5
 }
 
 // _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-extern "C" __global__ void ocannlReverserBackward_op40_63(float* __restrict__ t58, float* __restrict__ t61, float* __restrict__ t62) {
+extern "C" __global__ void ocannlReverserBackward_op40_56(float* __restrict__ t58, float* __restrict__ t61, float* __restrict__ t62, float* __restrict__ t63) {
+  // Fused with: _net/x2.3 = pointwise sqrt of _net/x2.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t58[8 * i0 + i1] + t61[0];
     t62[8 * i0 + i1] = v0;
   }
-}
-
-// _net/x2.3 = pointwise sqrt of _net/x2.2
-extern "C" __global__ void ocannlReverserBackward_op41_64(float* __restrict__ t62, float* __restrict__ t63) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = sqrt(t62[8 * i0 + i1]);
-    t63[8 * i0 + i1] = v0;
+    float v1 = sqrt(t62[8 * i0 + i1]);
+    t63[8 * i0 + i1] = v1;
   }
 }
 
 // _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-extern "C" __global__ void ocannlReverserBackward_op42_65(float* __restrict__ t60, float* __restrict__ t63, float* __restrict__ t64) {
+extern "C" __global__ void ocannlReverserBackward_op42_57(float* __restrict__ t60, float* __restrict__ t63, float* __restrict__ t64, float* __restrict__ t65, float* __restrict__ t66) {
+  // Fused with: net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t60[256 * i0 + 32 * i1 + i2] / t63[8 * i0 + i1];
     t64[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-extern "C" __global__ void ocannlReverserBackward_op43_66(float* __restrict__ t64, float* __restrict__ t65, float* __restrict__ t66) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t64[256 * i0 + 32 * i1 + i2] + t65[i2];
-    t66[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t64[256 * i0 + 32 * i1 + i2] + t65[i2];
+    t66[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-extern "C" __global__ void ocannlReverserBackward_op44_67(float* __restrict__ t68) {
+extern "C" __global__ void ocannlReverserBackward_op44_58(float* __restrict__ t68) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t68[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-extern "C" __global__ void ocannlReverserBackward_op44_68(float* __restrict__ t66, float* __restrict__ t67, float* __restrict__ t68) {
+extern "C" __global__ void ocannlReverserBackward_op44_59(float* __restrict__ t66, float* __restrict__ t67, float* __restrict__ t68) {
   // Tiled GEMM: C 10x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2949,12 +2816,13 @@ extern "C" __global__ void ocannlReverserBackward_op44_68(float* __restrict__ t6
 }
 
 // train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-extern "C" __global__ void ocannlReverserBackward_op45_69(float* __restrict__ t68, float* __restrict__ t69, float* __restrict__ t70) {
+extern "C" __global__ void ocannlReverserBackward_op45_60(float* __restrict__ t68, float* __restrict__ t69, float* __restrict__ t70) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t68[80 * i0 + 10 * i1 + i2] + t69[i2];
     t70[80 * i0 + 10 * i1 + i2] = v0;
@@ -2962,14 +2830,14 @@ extern "C" __global__ void ocannlReverserBackward_op45_69(float* __restrict__ t6
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlReverserBackward_op46_70(float* __restrict__ t71) {
+extern "C" __global__ void ocannlReverserBackward_op46_61(float* __restrict__ t71) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t71[i] = (float)(-OCANNL_INF);
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlReverserBackward_op46_71(float* __restrict__ t70, float* __restrict__ t71) {
+extern "C" __global__ void ocannlReverserBackward_op46_62(float* __restrict__ t70, float* __restrict__ t71) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -2983,40 +2851,33 @@ extern "C" __global__ void ocannlReverserBackward_op46_71(float* __restrict__ t7
 }
 
 // train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-extern "C" __global__ void ocannlReverserBackward_op47_72(float* __restrict__ t70, float* __restrict__ t71, float* __restrict__ t72) {
+extern "C" __global__ void ocannlReverserBackward_op47_63(float* __restrict__ t70, float* __restrict__ t71, float* __restrict__ t72, float* __restrict__ t73) {
+  // Fused with: _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t70[80 * i0 + 10 * i1 + i2] - t71[8 * i0 + i1];
     t72[80 * i0 + 10 * i1 + i2] = v0;
   }
-}
-
-// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-extern "C" __global__ void ocannlReverserBackward_op48_73(float* __restrict__ t72, float* __restrict__ t73) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = exp(t72[80 * i0 + 10 * i1 + i2]);
-    t73[80 * i0 + 10 * i1 + i2] = v0;
+    float v1 = exp(t72[80 * i0 + 10 * i1 + i2]);
+    t73[80 * i0 + 10 * i1 + i2] = v1;
   }
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlReverserBackward_op49_74(float* __restrict__ t74) {
+extern "C" __global__ void ocannlReverserBackward_op49_64(float* __restrict__ t74) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t74[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlReverserBackward_op49_75(float* __restrict__ t73, float* __restrict__ t74) {
+extern "C" __global__ void ocannlReverserBackward_op49_65(float* __restrict__ t73, float* __restrict__ t74) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -3030,11 +2891,12 @@ extern "C" __global__ void ocannlReverserBackward_op49_75(float* __restrict__ t7
 }
 
 // _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-extern "C" __global__ void ocannlReverserBackward_op50_76(float* __restrict__ t74, float* __restrict__ t75) {
+extern "C" __global__ void ocannlReverserBackward_op50_66(float* __restrict__ t74, float* __restrict__ t75) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = log(t74[8 * i0 + i1]);
     t75[8 * i0 + i1] = v0;
@@ -3042,40 +2904,33 @@ extern "C" __global__ void ocannlReverserBackward_op50_76(float* __restrict__ t7
 }
 
 // train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-extern "C" __global__ void ocannlReverserBackward_op51_77(float* __restrict__ t72, float* __restrict__ t75, float* __restrict__ t76) {
+extern "C" __global__ void ocannlReverserBackward_op51_67(float* __restrict__ t1, float* __restrict__ t72, float* __restrict__ t75, float* __restrict__ t76, float* __restrict__ t77) {
+  // Fused with: _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t72[80 * i0 + 10 * i1 + i2] - t75[8 * i0 + i1];
     t76[80 * i0 + 10 * i1 + i2] = v0;
   }
-}
-
-// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
-extern "C" __global__ void ocannlReverserBackward_op52_78(float* __restrict__ t1, float* __restrict__ t76, float* __restrict__ t77) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t1[80 * i0 + 10 * i1 + i2] * t76[80 * i0 + 10 * i1 + i2];
-    t77[80 * i0 + 10 * i1 + i2] = v0;
+    float v1 = t1[80 * i0 + 10 * i1 + i2] * t76[80 * i0 + 10 * i1 + i2];
+    t77[80 * i0 + 10 * i1 + i2] = v1;
   }
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlReverserBackward_op53_79(float* __restrict__ t78) {
+extern "C" __global__ void ocannlReverserBackward_op53_68(float* __restrict__ t78) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t78[i] = (float)0;
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlReverserBackward_op53_80(float* __restrict__ t77, float* __restrict__ t78) {
+extern "C" __global__ void ocannlReverserBackward_op53_69(float* __restrict__ t77, float* __restrict__ t78) {
   // Block reduction: 2560 values per cell, 256 threads.
   __shared__ float part[256];
   float a = (float)0;
@@ -3099,587 +2954,555 @@ extern "C" __global__ void ocannlReverserBackward_op53_80(float* __restrict__ t7
 }
 
 // _train.3 = pointwise "/." of _train.2, _dim_b.1
-extern "C" __global__ void ocannlReverserBackward_op54_81(float* __restrict__ t78, float* __restrict__ t79, float* __restrict__ t80) {
+extern "C" __global__ void ocannlReverserBackward_op54_70(float* __restrict__ t78, float* __restrict__ t79, float* __restrict__ t80, float* __restrict__ t81) {
+  // Fused with: train = pointwise neg of _train.3.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
     float v0 = t78[0] / t79[0];
     t80[0] = v0;
   }
-}
-
-// train = pointwise neg of _train.3
-extern "C" __global__ void ocannlReverserBackward_op55_82(float* __restrict__ t80, float* __restrict__ t81) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
   {
-    float v0 = -t80[0];
-    t81[0] = v0;
+    float v1 = -t80[0];
+    t81[0] = v1;
   }
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_83(float* __restrict__ t82) {
+extern "C" __global__ void ocannlReverserBackward_init_71(float* __restrict__ t82) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 320) return;
   t82[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_84(float* __restrict__ t83) {
+extern "C" __global__ void ocannlReverserBackward_init_72(float* __restrict__ t83) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t83[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_85(float* __restrict__ t84) {
+extern "C" __global__ void ocannlReverserBackward_init_73(float* __restrict__ t84) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t84[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_86(float* __restrict__ t85) {
+extern "C" __global__ void ocannlReverserBackward_init_74(float* __restrict__ t85) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t85[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_87(float* __restrict__ t86) {
+extern "C" __global__ void ocannlReverserBackward_init_75(float* __restrict__ t86) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t86[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_88(float* __restrict__ t87) {
+extern "C" __global__ void ocannlReverserBackward_init_76(float* __restrict__ t87) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t87[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_89(float* __restrict__ t88) {
+extern "C" __global__ void ocannlReverserBackward_init_77(float* __restrict__ t88) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t88[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_90(float* __restrict__ t89) {
+extern "C" __global__ void ocannlReverserBackward_init_78(float* __restrict__ t89) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t89[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_91(float* __restrict__ t90) {
+extern "C" __global__ void ocannlReverserBackward_init_79(float* __restrict__ t90) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t90[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_92(float* __restrict__ t91) {
+extern "C" __global__ void ocannlReverserBackward_init_80(float* __restrict__ t91) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t91[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_93(float* __restrict__ t92) {
+extern "C" __global__ void ocannlReverserBackward_init_81(float* __restrict__ t92) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t92[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_94(float* __restrict__ t93) {
+extern "C" __global__ void ocannlReverserBackward_init_82(float* __restrict__ t93) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t93[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_95(float* __restrict__ t94) {
+extern "C" __global__ void ocannlReverserBackward_init_83(float* __restrict__ t94) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t94[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_96(float* __restrict__ t95) {
+extern "C" __global__ void ocannlReverserBackward_init_84(float* __restrict__ t95) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t95[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_97(float* __restrict__ t96) {
+extern "C" __global__ void ocannlReverserBackward_init_85(float* __restrict__ t96) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t96[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_98(float* __restrict__ t97) {
+extern "C" __global__ void ocannlReverserBackward_init_86(float* __restrict__ t97) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t97[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_99(float* __restrict__ t98) {
+extern "C" __global__ void ocannlReverserBackward_init_87(float* __restrict__ t98) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t98[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_100(float* __restrict__ t99) {
+extern "C" __global__ void ocannlReverserBackward_init_88(float* __restrict__ t99) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t99[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_101(float* __restrict__ t100) {
+extern "C" __global__ void ocannlReverserBackward_init_89(float* __restrict__ t100) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t100[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_102(float* __restrict__ t101) {
+extern "C" __global__ void ocannlReverserBackward_init_90(float* __restrict__ t101) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t101[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_103(float* __restrict__ t102) {
+extern "C" __global__ void ocannlReverserBackward_init_91(float* __restrict__ t102) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t102[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_104(float* __restrict__ t103) {
+extern "C" __global__ void ocannlReverserBackward_init_92(float* __restrict__ t103) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t103[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_105(float* __restrict__ t104) {
+extern "C" __global__ void ocannlReverserBackward_init_93(float* __restrict__ t104) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t104[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_106(float* __restrict__ t105) {
+extern "C" __global__ void ocannlReverserBackward_init_94(float* __restrict__ t105) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t105[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_107(float* __restrict__ t106) {
+extern "C" __global__ void ocannlReverserBackward_init_95(float* __restrict__ t106) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t106[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_108(float* __restrict__ t107) {
+extern "C" __global__ void ocannlReverserBackward_init_96(float* __restrict__ t107) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t107[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_109(float* __restrict__ t108) {
+extern "C" __global__ void ocannlReverserBackward_init_97(float* __restrict__ t108) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t108[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_110(float* __restrict__ t109) {
+extern "C" __global__ void ocannlReverserBackward_init_98(float* __restrict__ t109) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t109[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_111(float* __restrict__ t110) {
+extern "C" __global__ void ocannlReverserBackward_init_99(float* __restrict__ t110) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t110[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_112(float* __restrict__ t111) {
+extern "C" __global__ void ocannlReverserBackward_init_100(float* __restrict__ t111) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t111[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_113(float* __restrict__ t112) {
+extern "C" __global__ void ocannlReverserBackward_init_101(float* __restrict__ t112) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t112[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_114(float* __restrict__ t113) {
+extern "C" __global__ void ocannlReverserBackward_init_102(float* __restrict__ t113) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t113[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_115(float* __restrict__ t114) {
+extern "C" __global__ void ocannlReverserBackward_init_103(float* __restrict__ t114) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t114[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_116(float* __restrict__ t115) {
+extern "C" __global__ void ocannlReverserBackward_init_104(float* __restrict__ t115) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t115[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_117(float* __restrict__ t116) {
+extern "C" __global__ void ocannlReverserBackward_init_105(float* __restrict__ t116) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2048) return;
   t116[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_118(float* __restrict__ t117) {
+extern "C" __global__ void ocannlReverserBackward_init_106(float* __restrict__ t117) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t117[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_119(float* __restrict__ t118) {
+extern "C" __global__ void ocannlReverserBackward_init_107(float* __restrict__ t118) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 64) return;
   t118[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_120(float* __restrict__ t119) {
+extern "C" __global__ void ocannlReverserBackward_init_108(float* __restrict__ t119) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t119[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_121(float* __restrict__ t120) {
+extern "C" __global__ void ocannlReverserBackward_init_109(float* __restrict__ t120) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t120[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_122(float* __restrict__ t121) {
+extern "C" __global__ void ocannlReverserBackward_init_110(float* __restrict__ t121) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2048) return;
   t121[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_123(float* __restrict__ t122) {
+extern "C" __global__ void ocannlReverserBackward_init_111(float* __restrict__ t122) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t122[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_124(float* __restrict__ t123) {
+extern "C" __global__ void ocannlReverserBackward_init_112(float* __restrict__ t123) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t123[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_125(float* __restrict__ t124) {
+extern "C" __global__ void ocannlReverserBackward_init_113(float* __restrict__ t124) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t124[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_126(float* __restrict__ t125) {
+extern "C" __global__ void ocannlReverserBackward_init_114(float* __restrict__ t125) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t125[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_127(float* __restrict__ t126) {
+extern "C" __global__ void ocannlReverserBackward_init_115(float* __restrict__ t126) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t126[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_128(float* __restrict__ t127) {
+extern "C" __global__ void ocannlReverserBackward_init_116(float* __restrict__ t127) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t127[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_129(float* __restrict__ t128) {
+extern "C" __global__ void ocannlReverserBackward_init_117(float* __restrict__ t128) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t128[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_130(float* __restrict__ t129) {
+extern "C" __global__ void ocannlReverserBackward_init_118(float* __restrict__ t129) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t129[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_131(float* __restrict__ t130) {
+extern "C" __global__ void ocannlReverserBackward_init_119(float* __restrict__ t130) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t130[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_132(float* __restrict__ t131) {
+extern "C" __global__ void ocannlReverserBackward_init_120(float* __restrict__ t131) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t131[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_133(float* __restrict__ t132) {
+extern "C" __global__ void ocannlReverserBackward_init_121(float* __restrict__ t132) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t132[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_134(float* __restrict__ t133) {
+extern "C" __global__ void ocannlReverserBackward_init_122(float* __restrict__ t133) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t133[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_135(float* __restrict__ t134) {
+extern "C" __global__ void ocannlReverserBackward_init_123(float* __restrict__ t134) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t134[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_136(float* __restrict__ t135) {
+extern "C" __global__ void ocannlReverserBackward_init_124(float* __restrict__ t135) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t135[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_137(float* __restrict__ t136) {
+extern "C" __global__ void ocannlReverserBackward_init_125(float* __restrict__ t136) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t136[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_138(float* __restrict__ t137) {
+extern "C" __global__ void ocannlReverserBackward_init_126(float* __restrict__ t137) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t137[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_139(float* __restrict__ t138) {
+extern "C" __global__ void ocannlReverserBackward_init_127(float* __restrict__ t138) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8192) return;
   t138[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_140(float* __restrict__ t139) {
+extern "C" __global__ void ocannlReverserBackward_init_128(float* __restrict__ t139) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 320) return;
   t139[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_141(float* __restrict__ t140) {
+extern "C" __global__ void ocannlReverserBackward_init_129(float* __restrict__ t140) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t140[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_142(float* __restrict__ t141) {
+extern "C" __global__ void ocannlReverserBackward_init_130(float* __restrict__ t141) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 10) return;
   t141[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_143(float* __restrict__ t142) {
+extern "C" __global__ void ocannlReverserBackward_init_131(float* __restrict__ t142) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t142[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_144(float* __restrict__ t143) {
+extern "C" __global__ void ocannlReverserBackward_init_132(float* __restrict__ t143) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t143[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_145(float* __restrict__ t144) {
+extern "C" __global__ void ocannlReverserBackward_init_133(float* __restrict__ t144) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t144[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_146(float* __restrict__ t145) {
+extern "C" __global__ void ocannlReverserBackward_init_134(float* __restrict__ t145) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t145[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_147(float* __restrict__ t146) {
+extern "C" __global__ void ocannlReverserBackward_init_135(float* __restrict__ t146) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t146[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_148(float* __restrict__ t147) {
+extern "C" __global__ void ocannlReverserBackward_init_136(float* __restrict__ t147) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t147[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_149(float* __restrict__ t148) {
+extern "C" __global__ void ocannlReverserBackward_init_137(float* __restrict__ t148) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t148[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_150(float* __restrict__ t149) {
+extern "C" __global__ void ocannlReverserBackward_init_138(float* __restrict__ t149) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2560) return;
   t149[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_151(float* __restrict__ t150) {
+extern "C" __global__ void ocannlReverserBackward_init_139(float* __restrict__ t150) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t150[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_152(float* __restrict__ t151) {
+extern "C" __global__ void ocannlReverserBackward_init_140(float* __restrict__ t151) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t151[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlReverserBackward_init_153(float* __restrict__ t152) {
+extern "C" __global__ void ocannlReverserBackward_init_141(float* __restrict__ t152) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t152[i] = (float)0;
 }
 
 // train.grad = 1
-extern "C" __global__ void ocannlReverserBackward_init_154(float* __restrict__ t152) {
+extern "C" __global__ void ocannlReverserBackward_init_142(float* __restrict__ t79, float* __restrict__ t150, float* __restrict__ t151, float* __restrict__ t152) {
+  // Fused with: backprop of op 55 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad; backprop of op 54 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
     t152[0] = (float)1;
   }
-}
-
-// backprop of op 55 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
-extern "C" __global__ void ocannlReverserBackward_op55_155(float* __restrict__ t151, float* __restrict__ t152) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
   {
     float v0 = -t152[0];
     float old = t151[0];
     t151[0] = old + v0;
   }
-}
-
-// backprop of op 54 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
-extern "C" __global__ void ocannlReverserBackward_op54_156(float* __restrict__ t79, float* __restrict__ t150, float* __restrict__ t151) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
   {
-    float v0 = t151[0] / t79[0];
+    float v1 = t151[0] / t79[0];
     float old = t150[0];
-    t150[0] = old + v0;
+    t150[0] = old + v1;
   }
 }
 
 // backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-extern "C" __global__ void ocannlReverserBackward_op53_157(float* __restrict__ t149, float* __restrict__ t150) {
+extern "C" __global__ void ocannlReverserBackward_op53_143(float* __restrict__ t1, float* __restrict__ t144, float* __restrict__ t148, float* __restrict__ t149, float* __restrict__ t150) {
+  // Fused with: backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad; backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float old = t149[80 * i0 + 10 * i1 + i2];
     t149[80 * i0 + 10 * i1 + i2] = old + t150[0];
   }
-}
-
-// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-extern "C" __global__ void ocannlReverserBackward_op52_158(float* __restrict__ t1, float* __restrict__ t148, float* __restrict__ t149) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float v0 = t1[80 * i0 + 10 * i1 + i2] * t149[80 * i0 + 10 * i1 + i2];
     float old = t148[80 * i0 + 10 * i1 + i2];
     t148[80 * i0 + 10 * i1 + i2] = old + v0;
   }
-}
-
-// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-extern "C" __global__ void ocannlReverserBackward_op51_159(float* __restrict__ t144, float* __restrict__ t148) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t144[80 * i0 + 10 * i1 + i2];
     t144[80 * i0 + 10 * i1 + i2] = old + t148[80 * i0 + 10 * i1 + i2];
@@ -3687,7 +3510,7 @@ extern "C" __global__ void ocannlReverserBackward_op51_159(float* __restrict__ t
 }
 
 // backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-extern "C" __global__ void ocannlReverserBackward_op51_160(float* __restrict__ t147, float* __restrict__ t148) {
+extern "C" __global__ void ocannlReverserBackward_op51_144(float* __restrict__ t147, float* __restrict__ t148) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -3701,11 +3524,12 @@ extern "C" __global__ void ocannlReverserBackward_op51_160(float* __restrict__ t
 }
 
 // backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-extern "C" __global__ void ocannlReverserBackward_op50_161(float* __restrict__ t74, float* __restrict__ t146, float* __restrict__ t147) {
+extern "C" __global__ void ocannlReverserBackward_op50_145(float* __restrict__ t74, float* __restrict__ t146, float* __restrict__ t147) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t147[8 * i0 + i1] / t74[8 * i0 + i1];
     float old = t146[8 * i0 + i1];
@@ -3714,39 +3538,23 @@ extern "C" __global__ void ocannlReverserBackward_op50_161(float* __restrict__ t
 }
 
 // backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-extern "C" __global__ void ocannlReverserBackward_op49_162(float* __restrict__ t145, float* __restrict__ t146) {
+extern "C" __global__ void ocannlReverserBackward_op49_146(float* __restrict__ t73, float* __restrict__ t142, float* __restrict__ t144, float* __restrict__ t145, float* __restrict__ t146) {
+  // Fused with: backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad; backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float old = t145[80 * i0 + 10 * i1 + i2];
     t145[80 * i0 + 10 * i1 + i2] = old + t146[8 * i0 + i1];
   }
-}
-
-// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-extern "C" __global__ void ocannlReverserBackward_op48_163(float* __restrict__ t73, float* __restrict__ t144, float* __restrict__ t145) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float v0 = t145[80 * i0 + 10 * i1 + i2] * t73[80 * i0 + 10 * i1 + i2];
     float old = t144[80 * i0 + 10 * i1 + i2];
     t144[80 * i0 + 10 * i1 + i2] = old + v0;
   }
-}
-
-// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-extern "C" __global__ void ocannlReverserBackward_op47_164(float* __restrict__ t142, float* __restrict__ t144) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t142[80 * i0 + 10 * i1 + i2];
     t142[80 * i0 + 10 * i1 + i2] = old + t144[80 * i0 + 10 * i1 + i2];
@@ -3754,7 +3562,7 @@ extern "C" __global__ void ocannlReverserBackward_op47_164(float* __restrict__ t
 }
 
 // backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-extern "C" __global__ void ocannlReverserBackward_op47_165(float* __restrict__ t143, float* __restrict__ t144) {
+extern "C" __global__ void ocannlReverserBackward_op47_147(float* __restrict__ t143, float* __restrict__ t144) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -3768,27 +3576,20 @@ extern "C" __global__ void ocannlReverserBackward_op47_165(float* __restrict__ t
 }
 
 // backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
-extern "C" __global__ void ocannlReverserBackward_op46_166(float* __restrict__ t70, float* __restrict__ t71, float* __restrict__ t142, float* __restrict__ t143) {
+extern "C" __global__ void ocannlReverserBackward_op46_148(float* __restrict__ t70, float* __restrict__ t71, float* __restrict__ t140, float* __restrict__ t142, float* __restrict__ t143) {
+  // Fused with: backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = (t71[8 * i0 + i1] == t70[80 * i0 + 10 * i1 + i2] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t143[8 * i0 + i1] : (float)0);
     float old = t142[80 * i0 + 10 * i1 + i2];
     t142[80 * i0 + 10 * i1 + i2] = old + v1;
   }
-}
-
-// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-extern "C" __global__ void ocannlReverserBackward_op45_167(float* __restrict__ t140, float* __restrict__ t142) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2560) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t140[80 * i0 + 10 * i1 + i2];
     t140[80 * i0 + 10 * i1 + i2] = old + t142[80 * i0 + 10 * i1 + i2];
@@ -3796,7 +3597,7 @@ extern "C" __global__ void ocannlReverserBackward_op45_167(float* __restrict__ t
 }
 
 // backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
-extern "C" __global__ void ocannlReverserBackward_op45_168(float* __restrict__ t141, float* __restrict__ t142) {
+extern "C" __global__ void ocannlReverserBackward_op45_149(float* __restrict__ t141, float* __restrict__ t142) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 10) return;
   int i2 = tid;
@@ -3811,7 +3612,7 @@ extern "C" __global__ void ocannlReverserBackward_op45_168(float* __restrict__ t
 }
 
 // backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
-extern "C" __global__ void ocannlReverserBackward_op44_169(float* __restrict__ t66, float* __restrict__ t139, float* __restrict__ t140) {
+extern "C" __global__ void ocannlReverserBackward_op44_150(float* __restrict__ t66, float* __restrict__ t139, float* __restrict__ t140) {
   // Tiled GEMM: C 10x32 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -3875,7 +3676,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_169(float* __restrict__ t
 }
 
 // backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
-extern "C" __global__ void ocannlReverserBackward_op44_170(float* __restrict__ t67, float* __restrict__ t138, float* __restrict__ t140) {
+extern "C" __global__ void ocannlReverserBackward_op44_151(float* __restrict__ t67, float* __restrict__ t138, float* __restrict__ t140) {
   // Tiled GEMM: C 32x256 += A * B over 10 (rows i3, columns i0,i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -3939,12 +3740,13 @@ extern "C" __global__ void ocannlReverserBackward_op44_170(float* __restrict__ t
 }
 
 // backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-extern "C" __global__ void ocannlReverserBackward_op43_171(float* __restrict__ t136, float* __restrict__ t138) {
+extern "C" __global__ void ocannlReverserBackward_op43_152(float* __restrict__ t136, float* __restrict__ t138) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float old = t136[256 * i0 + 32 * i1 + i2];
     t136[256 * i0 + 32 * i1 + i2] = old + t138[256 * i0 + 32 * i1 + i2];
@@ -3952,7 +3754,7 @@ extern "C" __global__ void ocannlReverserBackward_op43_171(float* __restrict__ t
 }
 
 // backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
-extern "C" __global__ void ocannlReverserBackward_op43_172(float* __restrict__ t137, float* __restrict__ t138) {
+extern "C" __global__ void ocannlReverserBackward_op43_153(float* __restrict__ t137, float* __restrict__ t138) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid;
@@ -3967,12 +3769,13 @@ extern "C" __global__ void ocannlReverserBackward_op43_172(float* __restrict__ t
 }
 
 // backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-extern "C" __global__ void ocannlReverserBackward_op42_173(float* __restrict__ t63, float* __restrict__ t133, float* __restrict__ t136) {
+extern "C" __global__ void ocannlReverserBackward_op42_154(float* __restrict__ t63, float* __restrict__ t133, float* __restrict__ t136) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t136[256 * i0 + 32 * i1 + i2] / t63[8 * i0 + i1];
     float old = t133[256 * i0 + 32 * i1 + i2];
@@ -3981,7 +3784,7 @@ extern "C" __global__ void ocannlReverserBackward_op42_173(float* __restrict__ t
 }
 
 // backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
-extern "C" __global__ void ocannlReverserBackward_op42_174(float* __restrict__ t60, float* __restrict__ t63, float* __restrict__ t135, float* __restrict__ t136) {
+extern "C" __global__ void ocannlReverserBackward_op42_155(float* __restrict__ t60, float* __restrict__ t63, float* __restrict__ t135, float* __restrict__ t136) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -3999,25 +3802,19 @@ extern "C" __global__ void ocannlReverserBackward_op42_174(float* __restrict__ t
 }
 
 // backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-extern "C" __global__ void ocannlReverserBackward_op41_175(float* __restrict__ t63, float* __restrict__ t134, float* __restrict__ t135) {
+extern "C" __global__ void ocannlReverserBackward_op41_156(float* __restrict__ t63, float* __restrict__ t131, float* __restrict__ t134, float* __restrict__ t135) {
+  // Fused with: backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = (float)2 * t63[8 * i0 + i1];
     float v1 = t135[8 * i0 + i1] / v0;
     float old = t134[8 * i0 + i1];
     t134[8 * i0 + i1] = old + v1;
   }
-}
-
-// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-extern "C" __global__ void ocannlReverserBackward_op40_176(float* __restrict__ t131, float* __restrict__ t134) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t131[8 * i0 + i1];
     t131[8 * i0 + i1] = old + t134[8 * i0 + i1];
@@ -4025,7 +3822,7 @@ extern "C" __global__ void ocannlReverserBackward_op40_176(float* __restrict__ t
 }
 
 // backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
-extern "C" __global__ void ocannlReverserBackward_op39_177(float* __restrict__ t54, float* __restrict__ t132, float* __restrict__ t133) {
+extern "C" __global__ void ocannlReverserBackward_op39_157(float* __restrict__ t54, float* __restrict__ t132, float* __restrict__ t133) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid;
@@ -4041,12 +3838,13 @@ extern "C" __global__ void ocannlReverserBackward_op39_177(float* __restrict__ t
 }
 
 // backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-extern "C" __global__ void ocannlReverserBackward_op39_178(float* __restrict__ t59, float* __restrict__ t128, float* __restrict__ t133) {
+extern "C" __global__ void ocannlReverserBackward_op39_158(float* __restrict__ t59, float* __restrict__ t128, float* __restrict__ t133) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t59[i2] * t133[256 * i0 + 32 * i1 + i2];
     float old = t128[256 * i0 + 32 * i1 + i2];
@@ -4055,11 +3853,12 @@ extern "C" __global__ void ocannlReverserBackward_op39_178(float* __restrict__ t
 }
 
 // backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
-extern "C" __global__ void ocannlReverserBackward_op38_179(float* __restrict__ t57, float* __restrict__ t130, float* __restrict__ t131) {
+extern "C" __global__ void ocannlReverserBackward_op38_159(float* __restrict__ t57, float* __restrict__ t130, float* __restrict__ t131) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t131[8 * i0 + i1] / t57[0];
     float old = t130[8 * i0 + i1];
@@ -4068,25 +3867,18 @@ extern "C" __global__ void ocannlReverserBackward_op38_179(float* __restrict__ t
 }
 
 // backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-extern "C" __global__ void ocannlReverserBackward_op37_180(float* __restrict__ t129, float* __restrict__ t130) {
+extern "C" __global__ void ocannlReverserBackward_op37_160(float* __restrict__ t54, float* __restrict__ t128, float* __restrict__ t129, float* __restrict__ t130) {
+  // Fused with: backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float old = t129[256 * i0 + 32 * i1 + i2];
     t129[256 * i0 + 32 * i1 + i2] = old + t130[8 * i0 + i1];
   }
-}
-
-// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
-extern "C" __global__ void ocannlReverserBackward_op36_181(float* __restrict__ t54, float* __restrict__ t128, float* __restrict__ t129) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float v0 = t129[256 * i0 + 32 * i1 + i2] * t54[256 * i0 + 32 * i1 + i2];
     float old = t128[256 * i0 + 32 * i1 + i2];
@@ -4095,26 +3887,19 @@ extern "C" __global__ void ocannlReverserBackward_op36_181(float* __restrict__ t
 }
 
 // backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-extern "C" __global__ void ocannlReverserBackward_op36_182(float* __restrict__ t54, float* __restrict__ t128, float* __restrict__ t129) {
+extern "C" __global__ void ocannlReverserBackward_op36_161(float* __restrict__ t54, float* __restrict__ t125, float* __restrict__ t128, float* __restrict__ t129) {
+  // Fused with: backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t54[256 * i0 + 32 * i1 + i2] * t129[256 * i0 + 32 * i1 + i2];
     float old = t128[256 * i0 + 32 * i1 + i2];
     t128[256 * i0 + 32 * i1 + i2] = old + v0;
   }
-}
-
-// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-extern "C" __global__ void ocannlReverserBackward_op35_183(float* __restrict__ t125, float* __restrict__ t128) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t125[256 * i0 + 32 * i1 + i2];
     t125[256 * i0 + 32 * i1 + i2] = old + t128[256 * i0 + 32 * i1 + i2];
@@ -4122,7 +3907,7 @@ extern "C" __global__ void ocannlReverserBackward_op35_183(float* __restrict__ t
 }
 
 // backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
-extern "C" __global__ void ocannlReverserBackward_op35_184(float* __restrict__ t127, float* __restrict__ t128) {
+extern "C" __global__ void ocannlReverserBackward_op35_162(float* __restrict__ t127, float* __restrict__ t128) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -4136,11 +3921,12 @@ extern "C" __global__ void ocannlReverserBackward_op35_184(float* __restrict__ t
 }
 
 // backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-extern "C" __global__ void ocannlReverserBackward_op34_185(float* __restrict__ t52, float* __restrict__ t126, float* __restrict__ t127) {
+extern "C" __global__ void ocannlReverserBackward_op34_163(float* __restrict__ t52, float* __restrict__ t126, float* __restrict__ t127) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t127[8 * i0 + i1] / t52[0];
     float old = t126[8 * i0 + i1];
@@ -4149,51 +3935,26 @@ extern "C" __global__ void ocannlReverserBackward_op34_185(float* __restrict__ t
 }
 
 // backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
-extern "C" __global__ void ocannlReverserBackward_op33_186(float* __restrict__ t125, float* __restrict__ t126) {
+extern "C" __global__ void ocannlReverserBackward_op33_164(float* __restrict__ t115, float* __restrict__ t122, float* __restrict__ t124, float* __restrict__ t125, float* __restrict__ t126) {
+  // Fused with: backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad; backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad; backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float old = t125[256 * i0 + 32 * i1 + i2];
     t125[256 * i0 + 32 * i1 + i2] = old + t126[8 * i0 + i1];
   }
-}
-
-// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-extern "C" __global__ void ocannlReverserBackward_op32_187(float* __restrict__ t115, float* __restrict__ t125) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t115[256 * i0 + 32 * i1 + i2];
     t115[256 * i0 + 32 * i1 + i2] = old + t125[256 * i0 + 32 * i1 + i2];
   }
-}
-
-// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-extern "C" __global__ void ocannlReverserBackward_op32_188(float* __restrict__ t124, float* __restrict__ t125) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t124[256 * i0 + 32 * i1 + i2];
     t124[256 * i0 + 32 * i1 + i2] = old + t125[256 * i0 + 32 * i1 + i2];
   }
-}
-
-// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-extern "C" __global__ void ocannlReverserBackward_op31_189(float* __restrict__ t122, float* __restrict__ t124) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t122[256 * i0 + 32 * i1 + i2];
     t122[256 * i0 + 32 * i1 + i2] = old + t124[256 * i0 + 32 * i1 + i2];
@@ -4201,7 +3962,7 @@ extern "C" __global__ void ocannlReverserBackward_op31_189(float* __restrict__ t
 }
 
 // backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-extern "C" __global__ void ocannlReverserBackward_op31_190(float* __restrict__ t123, float* __restrict__ t124) {
+extern "C" __global__ void ocannlReverserBackward_op31_165(float* __restrict__ t123, float* __restrict__ t124) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid;
@@ -4216,7 +3977,7 @@ extern "C" __global__ void ocannlReverserBackward_op31_190(float* __restrict__ t
 }
 
 // backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-extern "C" __global__ void ocannlReverserBackward_op30_191(float* __restrict__ t45, float* __restrict__ t121, float* __restrict__ t122) {
+extern "C" __global__ void ocannlReverserBackward_op30_166(float* __restrict__ t45, float* __restrict__ t121, float* __restrict__ t122) {
   // Tiled GEMM: C 32x64 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4280,7 +4041,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_191(float* __restrict__ t
 }
 
 // backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-extern "C" __global__ void ocannlReverserBackward_op30_192(float* __restrict__ t46, float* __restrict__ t120, float* __restrict__ t122) {
+extern "C" __global__ void ocannlReverserBackward_op30_167(float* __restrict__ t46, float* __restrict__ t120, float* __restrict__ t122) {
   // Tiled GEMM: C 64x256 += A * B over 32 (rows i3, columns i0,i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4344,27 +4105,20 @@ extern "C" __global__ void ocannlReverserBackward_op30_192(float* __restrict__ t
 }
 
 // backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
-extern "C" __global__ void ocannlReverserBackward_op29_193(float* __restrict__ t44, float* __restrict__ t119, float* __restrict__ t120) {
+extern "C" __global__ void ocannlReverserBackward_op29_168(float* __restrict__ t44, float* __restrict__ t117, float* __restrict__ t119, float* __restrict__ t120) {
+  // Fused with: backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 64; tid /= 64;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 64; px /= 64;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = ((float)0 < t44[512 * i0 + 64 * i1 + i2] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t120[512 * i0 + 64 * i1 + i2] : (float)0);
     float old = t119[512 * i0 + 64 * i1 + i2];
     t119[512 * i0 + 64 * i1 + i2] = old + v1;
   }
-}
-
-// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-extern "C" __global__ void ocannlReverserBackward_op28_194(float* __restrict__ t117, float* __restrict__ t119) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16384) return;
-  int i2 = tid % 64; tid /= 64;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t117[512 * i0 + 64 * i1 + i2];
     t117[512 * i0 + 64 * i1 + i2] = old + t119[512 * i0 + 64 * i1 + i2];
@@ -4372,7 +4126,7 @@ extern "C" __global__ void ocannlReverserBackward_op28_194(float* __restrict__ t
 }
 
 // backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
-extern "C" __global__ void ocannlReverserBackward_op28_195(float* __restrict__ t118, float* __restrict__ t119) {
+extern "C" __global__ void ocannlReverserBackward_op28_169(float* __restrict__ t118, float* __restrict__ t119) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 64) return;
   int i2 = tid;
@@ -4387,7 +4141,7 @@ extern "C" __global__ void ocannlReverserBackward_op28_195(float* __restrict__ t
 }
 
 // backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
-extern "C" __global__ void ocannlReverserBackward_op27_196(float* __restrict__ t40, float* __restrict__ t116, float* __restrict__ t117) {
+extern "C" __global__ void ocannlReverserBackward_op27_170(float* __restrict__ t40, float* __restrict__ t116, float* __restrict__ t117) {
   // Tiled GEMM: C 64x32 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4451,7 +4205,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_196(float* __restrict__ t
 }
 
 // backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-extern "C" __global__ void ocannlReverserBackward_op27_197(float* __restrict__ t41, float* __restrict__ t115, float* __restrict__ t117) {
+extern "C" __global__ void ocannlReverserBackward_op27_171(float* __restrict__ t41, float* __restrict__ t115, float* __restrict__ t117) {
   // Tiled GEMM: C 32x256 += A * B over 64 (rows i3, columns i0,i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4515,12 +4269,13 @@ extern "C" __global__ void ocannlReverserBackward_op27_197(float* __restrict__ t
 }
 
 // backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-extern "C" __global__ void ocannlReverserBackward_op26_198(float* __restrict__ t113, float* __restrict__ t115) {
+extern "C" __global__ void ocannlReverserBackward_op26_172(float* __restrict__ t113, float* __restrict__ t115) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float old = t113[256 * i0 + 32 * i1 + i2];
     t113[256 * i0 + 32 * i1 + i2] = old + t115[256 * i0 + 32 * i1 + i2];
@@ -4528,7 +4283,7 @@ extern "C" __global__ void ocannlReverserBackward_op26_198(float* __restrict__ t
 }
 
 // backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
-extern "C" __global__ void ocannlReverserBackward_op26_199(float* __restrict__ t114, float* __restrict__ t115) {
+extern "C" __global__ void ocannlReverserBackward_op26_173(float* __restrict__ t114, float* __restrict__ t115) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid;
@@ -4543,12 +4298,13 @@ extern "C" __global__ void ocannlReverserBackward_op26_199(float* __restrict__ t
 }
 
 // backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-extern "C" __global__ void ocannlReverserBackward_op25_200(float* __restrict__ t37, float* __restrict__ t110, float* __restrict__ t113) {
+extern "C" __global__ void ocannlReverserBackward_op25_174(float* __restrict__ t37, float* __restrict__ t110, float* __restrict__ t113) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t113[256 * i0 + 32 * i1 + i2] / t37[8 * i0 + i1];
     float old = t110[256 * i0 + 32 * i1 + i2];
@@ -4557,7 +4313,7 @@ extern "C" __global__ void ocannlReverserBackward_op25_200(float* __restrict__ t
 }
 
 // backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
-extern "C" __global__ void ocannlReverserBackward_op25_201(float* __restrict__ t34, float* __restrict__ t37, float* __restrict__ t112, float* __restrict__ t113) {
+extern "C" __global__ void ocannlReverserBackward_op25_175(float* __restrict__ t34, float* __restrict__ t37, float* __restrict__ t112, float* __restrict__ t113) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -4575,25 +4331,19 @@ extern "C" __global__ void ocannlReverserBackward_op25_201(float* __restrict__ t
 }
 
 // backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-extern "C" __global__ void ocannlReverserBackward_op24_202(float* __restrict__ t37, float* __restrict__ t111, float* __restrict__ t112) {
+extern "C" __global__ void ocannlReverserBackward_op24_176(float* __restrict__ t37, float* __restrict__ t108, float* __restrict__ t111, float* __restrict__ t112) {
+  // Fused with: backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = (float)2 * t37[8 * i0 + i1];
     float v1 = t112[8 * i0 + i1] / v0;
     float old = t111[8 * i0 + i1];
     t111[8 * i0 + i1] = old + v1;
   }
-}
-
-// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-extern "C" __global__ void ocannlReverserBackward_op23_203(float* __restrict__ t108, float* __restrict__ t111) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t108[8 * i0 + i1];
     t108[8 * i0 + i1] = old + t111[8 * i0 + i1];
@@ -4601,7 +4351,7 @@ extern "C" __global__ void ocannlReverserBackward_op23_203(float* __restrict__ t
 }
 
 // backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
-extern "C" __global__ void ocannlReverserBackward_op22_204(float* __restrict__ t28, float* __restrict__ t109, float* __restrict__ t110) {
+extern "C" __global__ void ocannlReverserBackward_op22_177(float* __restrict__ t28, float* __restrict__ t109, float* __restrict__ t110) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid;
@@ -4617,12 +4367,13 @@ extern "C" __global__ void ocannlReverserBackward_op22_204(float* __restrict__ t
 }
 
 // backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-extern "C" __global__ void ocannlReverserBackward_op22_205(float* __restrict__ t33, float* __restrict__ t105, float* __restrict__ t110) {
+extern "C" __global__ void ocannlReverserBackward_op22_178(float* __restrict__ t33, float* __restrict__ t105, float* __restrict__ t110) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t33[i2] * t110[256 * i0 + 32 * i1 + i2];
     float old = t105[256 * i0 + 32 * i1 + i2];
@@ -4631,11 +4382,12 @@ extern "C" __global__ void ocannlReverserBackward_op22_205(float* __restrict__ t
 }
 
 // backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
-extern "C" __global__ void ocannlReverserBackward_op21_206(float* __restrict__ t31, float* __restrict__ t107, float* __restrict__ t108) {
+extern "C" __global__ void ocannlReverserBackward_op21_179(float* __restrict__ t31, float* __restrict__ t107, float* __restrict__ t108) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t108[8 * i0 + i1] / t31[0];
     float old = t107[8 * i0 + i1];
@@ -4644,25 +4396,18 @@ extern "C" __global__ void ocannlReverserBackward_op21_206(float* __restrict__ t
 }
 
 // backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-extern "C" __global__ void ocannlReverserBackward_op20_207(float* __restrict__ t106, float* __restrict__ t107) {
+extern "C" __global__ void ocannlReverserBackward_op20_180(float* __restrict__ t28, float* __restrict__ t105, float* __restrict__ t106, float* __restrict__ t107) {
+  // Fused with: backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float old = t106[256 * i0 + 32 * i1 + i2];
     t106[256 * i0 + 32 * i1 + i2] = old + t107[8 * i0 + i1];
   }
-}
-
-// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
-extern "C" __global__ void ocannlReverserBackward_op19_208(float* __restrict__ t28, float* __restrict__ t105, float* __restrict__ t106) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float v0 = t106[256 * i0 + 32 * i1 + i2] * t28[256 * i0 + 32 * i1 + i2];
     float old = t105[256 * i0 + 32 * i1 + i2];
@@ -4671,26 +4416,19 @@ extern "C" __global__ void ocannlReverserBackward_op19_208(float* __restrict__ t
 }
 
 // backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-extern "C" __global__ void ocannlReverserBackward_op19_209(float* __restrict__ t28, float* __restrict__ t105, float* __restrict__ t106) {
+extern "C" __global__ void ocannlReverserBackward_op19_181(float* __restrict__ t28, float* __restrict__ t102, float* __restrict__ t105, float* __restrict__ t106) {
+  // Fused with: backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t28[256 * i0 + 32 * i1 + i2] * t106[256 * i0 + 32 * i1 + i2];
     float old = t105[256 * i0 + 32 * i1 + i2];
     t105[256 * i0 + 32 * i1 + i2] = old + v0;
   }
-}
-
-// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-extern "C" __global__ void ocannlReverserBackward_op18_210(float* __restrict__ t102, float* __restrict__ t105) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t102[256 * i0 + 32 * i1 + i2];
     t102[256 * i0 + 32 * i1 + i2] = old + t105[256 * i0 + 32 * i1 + i2];
@@ -4698,7 +4436,7 @@ extern "C" __global__ void ocannlReverserBackward_op18_210(float* __restrict__ t
 }
 
 // backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-extern "C" __global__ void ocannlReverserBackward_op18_211(float* __restrict__ t104, float* __restrict__ t105) {
+extern "C" __global__ void ocannlReverserBackward_op18_182(float* __restrict__ t104, float* __restrict__ t105) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i1 = tid % 8; tid /= 8;
@@ -4712,11 +4450,12 @@ extern "C" __global__ void ocannlReverserBackward_op18_211(float* __restrict__ t
 }
 
 // backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-extern "C" __global__ void ocannlReverserBackward_op17_212(float* __restrict__ t26, float* __restrict__ t103, float* __restrict__ t104) {
+extern "C" __global__ void ocannlReverserBackward_op17_183(float* __restrict__ t26, float* __restrict__ t103, float* __restrict__ t104) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t104[8 * i0 + i1] / t26[0];
     float old = t103[8 * i0 + i1];
@@ -4725,38 +4464,22 @@ extern "C" __global__ void ocannlReverserBackward_op17_212(float* __restrict__ t
 }
 
 // backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
-extern "C" __global__ void ocannlReverserBackward_op16_213(float* __restrict__ t102, float* __restrict__ t103) {
+extern "C" __global__ void ocannlReverserBackward_op16_184(float* __restrict__ t85, float* __restrict__ t101, float* __restrict__ t102, float* __restrict__ t103) {
+  // Fused with: backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad; backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float old = t102[256 * i0 + 32 * i1 + i2];
     t102[256 * i0 + 32 * i1 + i2] = old + t103[8 * i0 + i1];
   }
-}
-
-// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-extern "C" __global__ void ocannlReverserBackward_op15_214(float* __restrict__ t85, float* __restrict__ t102) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t85[256 * i0 + 32 * i1 + i2];
     t85[256 * i0 + 32 * i1 + i2] = old + t102[256 * i0 + 32 * i1 + i2];
   }
-}
-
-// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-extern "C" __global__ void ocannlReverserBackward_op15_215(float* __restrict__ t101, float* __restrict__ t102) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t101[256 * i0 + 32 * i1 + i2];
     t101[256 * i0 + 32 * i1 + i2] = old + t102[256 * i0 + 32 * i1 + i2];
@@ -4764,7 +4487,7 @@ extern "C" __global__ void ocannlReverserBackward_op15_215(float* __restrict__ t
 }
 
 // backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
-extern "C" __global__ void ocannlReverserBackward_op14_216(float* __restrict__ t21, float* __restrict__ t100, float* __restrict__ t101) {
+extern "C" __global__ void ocannlReverserBackward_op14_185(float* __restrict__ t21, float* __restrict__ t100, float* __restrict__ t101) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2, columns i3,i4, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4830,7 +4553,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_216(float* __restrict__ t
 }
 
 // backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-extern "C" __global__ void ocannlReverserBackward_op14_217(float* __restrict__ t22, float* __restrict__ t99, float* __restrict__ t101) {
+extern "C" __global__ void ocannlReverserBackward_op14_186(float* __restrict__ t22, float* __restrict__ t99, float* __restrict__ t101) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i3,i4, columns i0,i1, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4896,7 +4619,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_217(float* __restrict__ t
 }
 
 // backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
-extern "C" __global__ void ocannlReverserBackward_op13_218(float* __restrict__ t11, float* __restrict__ t98, float* __restrict__ t99) {
+extern "C" __global__ void ocannlReverserBackward_op13_187(float* __restrict__ t11, float* __restrict__ t98, float* __restrict__ t99) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i4, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -4961,7 +4684,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_218(float* __restrict__ t
 }
 
 // backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
-extern "C" __global__ void ocannlReverserBackward_op13_219(float* __restrict__ t20, float* __restrict__ t91, float* __restrict__ t99) {
+extern "C" __global__ void ocannlReverserBackward_op13_188(float* __restrict__ t20, float* __restrict__ t91, float* __restrict__ t99) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i4, columns i3, reduced i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5026,13 +4749,14 @@ extern "C" __global__ void ocannlReverserBackward_op13_219(float* __restrict__ t
 }
 
 // backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-extern "C" __global__ void ocannlReverserBackward_op12_220(float* __restrict__ t19, float* __restrict__ t96, float* __restrict__ t98) {
+extern "C" __global__ void ocannlReverserBackward_op12_189(float* __restrict__ t19, float* __restrict__ t96, float* __restrict__ t98) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t98[256 * i0 + 32 * i1 + 8 * i2 + i3] / t19[32 * i0 + 4 * i1 + i2];
     float old = t96[256 * i0 + 32 * i1 + 8 * i2 + i3];
@@ -5041,7 +4765,7 @@ extern "C" __global__ void ocannlReverserBackward_op12_220(float* __restrict__ t
 }
 
 // backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
-extern "C" __global__ void ocannlReverserBackward_op12_221(float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t97, float* __restrict__ t98) {
+extern "C" __global__ void ocannlReverserBackward_op12_190(float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t97, float* __restrict__ t98) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1024) return;
   int i2 = tid % 4; tid /= 4;
@@ -5060,42 +4784,24 @@ extern "C" __global__ void ocannlReverserBackward_op12_221(float* __restrict__ t
 }
 
 // backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
-extern "C" __global__ void ocannlReverserBackward_op11_222(float* __restrict__ t96, float* __restrict__ t97) {
+extern "C" __global__ void ocannlReverserBackward_op11_191(float* __restrict__ t18, float* __restrict__ t93, float* __restrict__ t95, float* __restrict__ t96, float* __restrict__ t97) {
+  // Fused with: backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad; backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float old = t96[256 * i0 + 32 * i1 + 8 * i2 + i3];
     t96[256 * i0 + 32 * i1 + 8 * i2 + i3] = old + t97[32 * i0 + 4 * i1 + i2];
   }
-}
-
-// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
-extern "C" __global__ void ocannlReverserBackward_op10_223(float* __restrict__ t18, float* __restrict__ t95, float* __restrict__ t96) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float v0 = t96[256 * i0 + 32 * i1 + 8 * i2 + i3] * t18[256 * i0 + 32 * i1 + 8 * i2 + i3];
     float old = t95[256 * i0 + 32 * i1 + 8 * i2 + i3];
     t95[256 * i0 + 32 * i1 + 8 * i2 + i3] = old + v0;
   }
-}
-
-// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-extern "C" __global__ void ocannlReverserBackward_op9_224(float* __restrict__ t93, float* __restrict__ t95) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
     float old = t93[256 * i0 + 32 * i1 + 8 * i2 + i3];
     t93[256 * i0 + 32 * i1 + 8 * i2 + i3] = old + t95[256 * i0 + 32 * i1 + 8 * i2 + i3];
@@ -5103,7 +4809,7 @@ extern "C" __global__ void ocannlReverserBackward_op9_224(float* __restrict__ t9
 }
 
 // backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
-extern "C" __global__ void ocannlReverserBackward_op9_225(float* __restrict__ t94, float* __restrict__ t95) {
+extern "C" __global__ void ocannlReverserBackward_op9_192(float* __restrict__ t94, float* __restrict__ t95) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1024) return;
   int i2 = tid % 4; tid /= 4;
@@ -5118,38 +4824,30 @@ extern "C" __global__ void ocannlReverserBackward_op9_225(float* __restrict__ t9
 }
 
 // backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
-extern "C" __global__ void ocannlReverserBackward_op8_226(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t93, float* __restrict__ t94) {
+extern "C" __global__ void ocannlReverserBackward_op8_193(float* __restrict__ t14, float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t92, float* __restrict__ t93, float* __restrict__ t94) {
+  // Fused with: backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = (t16[32 * i0 + 4 * i1 + i2] == t15[256 * i0 + 32 * i1 + 8 * i2 + i3] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t94[32 * i0 + 4 * i1 + i2] : (float)0);
     float old = t93[256 * i0 + 32 * i1 + 8 * i2 + i3];
     t93[256 * i0 + 32 * i1 + 8 * i2 + i3] = old + v1;
   }
-}
-
-// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-extern "C" __global__ void ocannlReverserBackward_op7_227(float* __restrict__ t14, float* __restrict__ t92, float* __restrict__ t93) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 8192) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t93[256 * i0 + 32 * i1 + 8 * i2 + i3] / t14[0];
+    float v2 = t93[256 * i0 + 32 * i1 + 8 * i2 + i3] / t14[0];
     float old = t92[256 * i0 + 32 * i1 + 8 * i2 + i3];
-    t92[256 * i0 + 32 * i1 + 8 * i2 + i3] = old + v0;
+    t92[256 * i0 + 32 * i1 + 8 * i2 + i3] = old + v2;
   }
 }
 
 // backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
-extern "C" __global__ void ocannlReverserBackward_op5_228(float* __restrict__ t9, float* __restrict__ t87, float* __restrict__ t92) {
+extern "C" __global__ void ocannlReverserBackward_op5_194(float* __restrict__ t9, float* __restrict__ t87, float* __restrict__ t92) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i4, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5214,7 +4912,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_228(float* __restrict__ t9
 }
 
 // backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
-extern "C" __global__ void ocannlReverserBackward_op5_229(float* __restrict__ t7, float* __restrict__ t89, float* __restrict__ t92) {
+extern "C" __global__ void ocannlReverserBackward_op5_195(float* __restrict__ t7, float* __restrict__ t89, float* __restrict__ t92) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i4, columns i3, reduced i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5279,7 +4977,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_229(float* __restrict__ t7
 }
 
 // backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-extern "C" __global__ void ocannlReverserBackward_op4_230(float* __restrict__ t5, float* __restrict__ t90, float* __restrict__ t91) {
+extern "C" __global__ void ocannlReverserBackward_op4_196(float* __restrict__ t5, float* __restrict__ t90, float* __restrict__ t91) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5345,7 +5043,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_230(float* __restrict__ t5
 }
 
 // backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-extern "C" __global__ void ocannlReverserBackward_op4_231(float* __restrict__ t10, float* __restrict__ t85, float* __restrict__ t91) {
+extern "C" __global__ void ocannlReverserBackward_op4_197(float* __restrict__ t10, float* __restrict__ t85, float* __restrict__ t91) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5411,7 +5109,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_231(float* __restrict__ t1
 }
 
 // backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-extern "C" __global__ void ocannlReverserBackward_op3_232(float* __restrict__ t5, float* __restrict__ t88, float* __restrict__ t89) {
+extern "C" __global__ void ocannlReverserBackward_op3_198(float* __restrict__ t5, float* __restrict__ t88, float* __restrict__ t89) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5477,7 +5175,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_232(float* __restrict__ t5
 }
 
 // backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-extern "C" __global__ void ocannlReverserBackward_op3_233(float* __restrict__ t8, float* __restrict__ t85, float* __restrict__ t89) {
+extern "C" __global__ void ocannlReverserBackward_op3_199(float* __restrict__ t8, float* __restrict__ t85, float* __restrict__ t89) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5543,7 +5241,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_233(float* __restrict__ t8
 }
 
 // backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-extern "C" __global__ void ocannlReverserBackward_op2_234(float* __restrict__ t5, float* __restrict__ t86, float* __restrict__ t87) {
+extern "C" __global__ void ocannlReverserBackward_op2_200(float* __restrict__ t5, float* __restrict__ t86, float* __restrict__ t87) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5609,7 +5307,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_234(float* __restrict__ t5
 }
 
 // backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-extern "C" __global__ void ocannlReverserBackward_op2_235(float* __restrict__ t6, float* __restrict__ t85, float* __restrict__ t87) {
+extern "C" __global__ void ocannlReverserBackward_op2_201(float* __restrict__ t6, float* __restrict__ t85, float* __restrict__ t87) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5675,12 +5373,13 @@ extern "C" __global__ void ocannlReverserBackward_op2_235(float* __restrict__ t6
 }
 
 // backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-extern "C" __global__ void ocannlReverserBackward_op1_236(float* __restrict__ t83, float* __restrict__ t85) {
+extern "C" __global__ void ocannlReverserBackward_op1_202(float* __restrict__ t83, float* __restrict__ t85) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8192) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float old = t83[256 * i0 + 32 * i1 + i2];
     t83[256 * i0 + 32 * i1 + i2] = old + t85[256 * i0 + 32 * i1 + i2];
@@ -5688,7 +5387,7 @@ extern "C" __global__ void ocannlReverserBackward_op1_236(float* __restrict__ t8
 }
 
 // backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
-extern "C" __global__ void ocannlReverserBackward_op1_237(float* __restrict__ t84, float* __restrict__ t85) {
+extern "C" __global__ void ocannlReverserBackward_op1_203(float* __restrict__ t84, float* __restrict__ t85) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i2 = tid % 32; tid /= 32;
@@ -5702,7 +5401,7 @@ extern "C" __global__ void ocannlReverserBackward_op1_237(float* __restrict__ t8
 }
 
 // backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0, float* __restrict__ t82, float* __restrict__ t83) {
+extern "C" __global__ void ocannlReverserBackward_op0_204(float* __restrict__ t0, float* __restrict__ t82, float* __restrict__ t83) {
   // Tiled GEMM: C 32x10 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -5977,222 +5676,188 @@ extern "C" __global__ void ocannlReverserBackward_op0_238(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_op7_20 grid=32,1,1 block=256 sync=0 args=12,14,15
 // @ocannl launch ocannlReverserBackward_op8_21 grid=4,1,1 block=256 sync=0 args=16
 // @ocannl launch ocannlReverserBackward_op8_22 grid=4,1,1 block=256 sync=0 args=15,16
-// @ocannl launch ocannlReverserBackward_op9_23 grid=32,1,1 block=256 sync=0 args=15,16,17
-// @ocannl launch ocannlReverserBackward_op10_24 grid=32,1,1 block=256 sync=0 args=17,18
-// @ocannl launch ocannlReverserBackward_op11_25 grid=4,1,1 block=256 sync=0 args=19
-// @ocannl launch ocannlReverserBackward_op11_26 grid=4,1,1 block=256 sync=0 args=18,19
-// @ocannl launch ocannlReverserBackward_op12_27 grid=32,1,1 block=256 sync=0 args=18,19,20
-// @ocannl launch ocannlReverserBackward_op13_28 grid=32,1,1 block=256 sync=0 args=21
-// @ocannl launch ocannlReverserBackward_op13_29 grid=1,1,128 block=256 sync=1 args=11,20,21
-// @ocannl launch ocannlReverserBackward_op14_30 grid=32,1,1 block=256 sync=0 args=23
-// @ocannl launch ocannlReverserBackward_op14_31 grid=4,1,1 block=256 sync=1 args=21,22,23
-// @ocannl launch ocannlReverserBackward_op15_32 grid=32,1,1 block=256 sync=0 args=5,23,24
-// @ocannl launch ocannlReverserBackward_op16_33 grid=1,1,1 block=256 sync=0 args=25
-// @ocannl launch ocannlReverserBackward_op16_34 grid=1,1,1 block=256 sync=0 args=24,25
-// @ocannl launch ocannlReverserBackward_op17_35 grid=1,1,1 block=256 sync=0 args=25,26,27
-// @ocannl launch ocannlReverserBackward_op18_36 grid=32,1,1 block=256 sync=0 args=24,27,28
-// @ocannl launch ocannlReverserBackward_op19_37 grid=32,1,1 block=256 sync=0 args=28,29
-// @ocannl launch ocannlReverserBackward_op20_38 grid=1,1,1 block=256 sync=0 args=30
-// @ocannl launch ocannlReverserBackward_op20_39 grid=1,1,1 block=256 sync=0 args=29,30
-// @ocannl launch ocannlReverserBackward_op21_40 grid=1,1,1 block=256 sync=0 args=30,31,32
-// @ocannl launch ocannlReverserBackward_op22_41 grid=32,1,1 block=256 sync=0 args=28,33,34
-// @ocannl launch ocannlReverserBackward_op23_42 grid=1,1,1 block=256 sync=0 args=32,35,36
-// @ocannl launch ocannlReverserBackward_op24_43 grid=1,1,1 block=256 sync=0 args=36,37
-// @ocannl launch ocannlReverserBackward_op25_44 grid=32,1,1 block=256 sync=0 args=34,37,38
-// @ocannl launch ocannlReverserBackward_op26_45 grid=32,1,1 block=256 sync=0 args=38,39,40
-// @ocannl launch ocannlReverserBackward_op27_46 grid=64,1,1 block=256 sync=0 args=42
-// @ocannl launch ocannlReverserBackward_op27_47 grid=4,1,1 block=256 sync=1 args=40,41,42
-// @ocannl launch ocannlReverserBackward_op28_48 grid=64,1,1 block=256 sync=0 args=42,43,44
-// @ocannl launch ocannlReverserBackward_op29_49 grid=64,1,1 block=256 sync=0 args=44,45
-// @ocannl launch ocannlReverserBackward_op30_50 grid=32,1,1 block=256 sync=0 args=47
-// @ocannl launch ocannlReverserBackward_op30_51 grid=4,1,1 block=256 sync=1 args=45,46,47
-// @ocannl launch ocannlReverserBackward_op31_52 grid=32,1,1 block=256 sync=0 args=47,48,49
-// @ocannl launch ocannlReverserBackward_op32_53 grid=32,1,1 block=256 sync=0 args=40,49,50
-// @ocannl launch ocannlReverserBackward_op33_54 grid=1,1,1 block=256 sync=0 args=51
-// @ocannl launch ocannlReverserBackward_op33_55 grid=1,1,1 block=256 sync=0 args=50,51
-// @ocannl launch ocannlReverserBackward_op34_56 grid=1,1,1 block=256 sync=0 args=51,52,53
-// @ocannl launch ocannlReverserBackward_op35_57 grid=32,1,1 block=256 sync=0 args=50,53,54
-// @ocannl launch ocannlReverserBackward_op36_58 grid=32,1,1 block=256 sync=0 args=54,55
-// @ocannl launch ocannlReverserBackward_op37_59 grid=1,1,1 block=256 sync=0 args=56
-// @ocannl launch ocannlReverserBackward_op37_60 grid=1,1,1 block=256 sync=0 args=55,56
-// @ocannl launch ocannlReverserBackward_op38_61 grid=1,1,1 block=256 sync=0 args=56,57,58
-// @ocannl launch ocannlReverserBackward_op39_62 grid=32,1,1 block=256 sync=0 args=54,59,60
-// @ocannl launch ocannlReverserBackward_op40_63 grid=1,1,1 block=256 sync=0 args=58,61,62
-// @ocannl launch ocannlReverserBackward_op41_64 grid=1,1,1 block=256 sync=0 args=62,63
-// @ocannl launch ocannlReverserBackward_op42_65 grid=32,1,1 block=256 sync=0 args=60,63,64
-// @ocannl launch ocannlReverserBackward_op43_66 grid=32,1,1 block=256 sync=0 args=64,65,66
-// @ocannl launch ocannlReverserBackward_op44_67 grid=10,1,1 block=256 sync=0 args=68
-// @ocannl launch ocannlReverserBackward_op44_68 grid=4,1,1 block=256 sync=1 args=66,67,68
-// @ocannl launch ocannlReverserBackward_op45_69 grid=10,1,1 block=256 sync=0 args=68,69,70
-// @ocannl launch ocannlReverserBackward_op46_70 grid=1,1,1 block=256 sync=0 args=71
-// @ocannl launch ocannlReverserBackward_op46_71 grid=1,1,1 block=256 sync=0 args=70,71
-// @ocannl launch ocannlReverserBackward_op47_72 grid=10,1,1 block=256 sync=0 args=70,71,72
-// @ocannl launch ocannlReverserBackward_op48_73 grid=10,1,1 block=256 sync=0 args=72,73
-// @ocannl launch ocannlReverserBackward_op49_74 grid=1,1,1 block=256 sync=0 args=74
-// @ocannl launch ocannlReverserBackward_op49_75 grid=1,1,1 block=256 sync=0 args=73,74
-// @ocannl launch ocannlReverserBackward_op50_76 grid=1,1,1 block=256 sync=0 args=74,75
-// @ocannl launch ocannlReverserBackward_op51_77 grid=10,1,1 block=256 sync=0 args=72,75,76
-// @ocannl launch ocannlReverserBackward_op52_78 grid=10,1,1 block=256 sync=0 args=1,76,77
-// @ocannl launch ocannlReverserBackward_op53_79 grid=1,1,1 block=256 sync=0 args=78
-// @ocannl launch ocannlReverserBackward_op53_80 grid=1,1,1 block=256 sync=1 args=77,78
-// @ocannl launch ocannlReverserBackward_op54_81 grid=1,1,1 block=256 sync=0 args=78,79,80
-// @ocannl launch ocannlReverserBackward_op55_82 grid=1,1,1 block=256 sync=0 args=80,81
-// @ocannl launch ocannlReverserBackward_init_83 grid=2,1,1 block=256 sync=0 args=82
-// @ocannl launch ocannlReverserBackward_init_84 grid=32,1,1 block=256 sync=0 args=83
-// @ocannl launch ocannlReverserBackward_init_85 grid=1,1,1 block=256 sync=0 args=84
-// @ocannl launch ocannlReverserBackward_init_86 grid=32,1,1 block=256 sync=0 args=85
-// @ocannl launch ocannlReverserBackward_init_87 grid=4,1,1 block=256 sync=0 args=86
-// @ocannl launch ocannlReverserBackward_init_88 grid=32,1,1 block=256 sync=0 args=87
-// @ocannl launch ocannlReverserBackward_init_89 grid=4,1,1 block=256 sync=0 args=88
-// @ocannl launch ocannlReverserBackward_init_90 grid=32,1,1 block=256 sync=0 args=89
-// @ocannl launch ocannlReverserBackward_init_91 grid=4,1,1 block=256 sync=0 args=90
-// @ocannl launch ocannlReverserBackward_init_92 grid=32,1,1 block=256 sync=0 args=91
-// @ocannl launch ocannlReverserBackward_init_93 grid=32,1,1 block=256 sync=0 args=92
-// @ocannl launch ocannlReverserBackward_init_94 grid=32,1,1 block=256 sync=0 args=93
-// @ocannl launch ocannlReverserBackward_init_95 grid=4,1,1 block=256 sync=0 args=94
-// @ocannl launch ocannlReverserBackward_init_96 grid=32,1,1 block=256 sync=0 args=95
-// @ocannl launch ocannlReverserBackward_init_97 grid=32,1,1 block=256 sync=0 args=96
-// @ocannl launch ocannlReverserBackward_init_98 grid=4,1,1 block=256 sync=0 args=97
-// @ocannl launch ocannlReverserBackward_init_99 grid=32,1,1 block=256 sync=0 args=98
-// @ocannl launch ocannlReverserBackward_init_100 grid=32,1,1 block=256 sync=0 args=99
-// @ocannl launch ocannlReverserBackward_init_101 grid=4,1,1 block=256 sync=0 args=100
-// @ocannl launch ocannlReverserBackward_init_102 grid=32,1,1 block=256 sync=0 args=101
-// @ocannl launch ocannlReverserBackward_init_103 grid=32,1,1 block=256 sync=0 args=102
-// @ocannl launch ocannlReverserBackward_init_104 grid=1,1,1 block=256 sync=0 args=103
-// @ocannl launch ocannlReverserBackward_init_105 grid=1,1,1 block=256 sync=0 args=104
-// @ocannl launch ocannlReverserBackward_init_106 grid=32,1,1 block=256 sync=0 args=105
-// @ocannl launch ocannlReverserBackward_init_107 grid=32,1,1 block=256 sync=0 args=106
-// @ocannl launch ocannlReverserBackward_init_108 grid=1,1,1 block=256 sync=0 args=107
-// @ocannl launch ocannlReverserBackward_init_109 grid=1,1,1 block=256 sync=0 args=108
-// @ocannl launch ocannlReverserBackward_init_110 grid=1,1,1 block=256 sync=0 args=109
-// @ocannl launch ocannlReverserBackward_init_111 grid=32,1,1 block=256 sync=0 args=110
-// @ocannl launch ocannlReverserBackward_init_112 grid=1,1,1 block=256 sync=0 args=111
-// @ocannl launch ocannlReverserBackward_init_113 grid=1,1,1 block=256 sync=0 args=112
-// @ocannl launch ocannlReverserBackward_init_114 grid=32,1,1 block=256 sync=0 args=113
-// @ocannl launch ocannlReverserBackward_init_115 grid=1,1,1 block=256 sync=0 args=114
-// @ocannl launch ocannlReverserBackward_init_116 grid=32,1,1 block=256 sync=0 args=115
-// @ocannl launch ocannlReverserBackward_init_117 grid=8,1,1 block=256 sync=0 args=116
-// @ocannl launch ocannlReverserBackward_init_118 grid=64,1,1 block=256 sync=0 args=117
-// @ocannl launch ocannlReverserBackward_init_119 grid=1,1,1 block=256 sync=0 args=118
-// @ocannl launch ocannlReverserBackward_init_120 grid=64,1,1 block=256 sync=0 args=119
-// @ocannl launch ocannlReverserBackward_init_121 grid=64,1,1 block=256 sync=0 args=120
-// @ocannl launch ocannlReverserBackward_init_122 grid=8,1,1 block=256 sync=0 args=121
-// @ocannl launch ocannlReverserBackward_init_123 grid=32,1,1 block=256 sync=0 args=122
-// @ocannl launch ocannlReverserBackward_init_124 grid=1,1,1 block=256 sync=0 args=123
-// @ocannl launch ocannlReverserBackward_init_125 grid=32,1,1 block=256 sync=0 args=124
-// @ocannl launch ocannlReverserBackward_init_126 grid=32,1,1 block=256 sync=0 args=125
-// @ocannl launch ocannlReverserBackward_init_127 grid=1,1,1 block=256 sync=0 args=126
-// @ocannl launch ocannlReverserBackward_init_128 grid=1,1,1 block=256 sync=0 args=127
-// @ocannl launch ocannlReverserBackward_init_129 grid=32,1,1 block=256 sync=0 args=128
-// @ocannl launch ocannlReverserBackward_init_130 grid=32,1,1 block=256 sync=0 args=129
-// @ocannl launch ocannlReverserBackward_init_131 grid=1,1,1 block=256 sync=0 args=130
-// @ocannl launch ocannlReverserBackward_init_132 grid=1,1,1 block=256 sync=0 args=131
-// @ocannl launch ocannlReverserBackward_init_133 grid=1,1,1 block=256 sync=0 args=132
-// @ocannl launch ocannlReverserBackward_init_134 grid=32,1,1 block=256 sync=0 args=133
-// @ocannl launch ocannlReverserBackward_init_135 grid=1,1,1 block=256 sync=0 args=134
-// @ocannl launch ocannlReverserBackward_init_136 grid=1,1,1 block=256 sync=0 args=135
-// @ocannl launch ocannlReverserBackward_init_137 grid=32,1,1 block=256 sync=0 args=136
-// @ocannl launch ocannlReverserBackward_init_138 grid=1,1,1 block=256 sync=0 args=137
-// @ocannl launch ocannlReverserBackward_init_139 grid=32,1,1 block=256 sync=0 args=138
-// @ocannl launch ocannlReverserBackward_init_140 grid=2,1,1 block=256 sync=0 args=139
-// @ocannl launch ocannlReverserBackward_init_141 grid=10,1,1 block=256 sync=0 args=140
-// @ocannl launch ocannlReverserBackward_init_142 grid=1,1,1 block=256 sync=0 args=141
-// @ocannl launch ocannlReverserBackward_init_143 grid=10,1,1 block=256 sync=0 args=142
-// @ocannl launch ocannlReverserBackward_init_144 grid=1,1,1 block=256 sync=0 args=143
-// @ocannl launch ocannlReverserBackward_init_145 grid=10,1,1 block=256 sync=0 args=144
-// @ocannl launch ocannlReverserBackward_init_146 grid=10,1,1 block=256 sync=0 args=145
-// @ocannl launch ocannlReverserBackward_init_147 grid=1,1,1 block=256 sync=0 args=146
-// @ocannl launch ocannlReverserBackward_init_148 grid=1,1,1 block=256 sync=0 args=147
-// @ocannl launch ocannlReverserBackward_init_149 grid=10,1,1 block=256 sync=0 args=148
-// @ocannl launch ocannlReverserBackward_init_150 grid=10,1,1 block=256 sync=0 args=149
-// @ocannl launch ocannlReverserBackward_init_151 grid=1,1,1 block=256 sync=0 args=150
-// @ocannl launch ocannlReverserBackward_init_152 grid=1,1,1 block=256 sync=0 args=151
-// @ocannl launch ocannlReverserBackward_init_153 grid=1,1,1 block=256 sync=0 args=152
-// @ocannl launch ocannlReverserBackward_init_154 grid=1,1,1 block=256 sync=0 args=152
-// @ocannl launch ocannlReverserBackward_op55_155 grid=1,1,1 block=256 sync=0 args=151,152
-// @ocannl launch ocannlReverserBackward_op54_156 grid=1,1,1 block=256 sync=0 args=79,150,151
-// @ocannl launch ocannlReverserBackward_op53_157 grid=10,1,1 block=256 sync=0 args=149,150
-// @ocannl launch ocannlReverserBackward_op52_158 grid=10,1,1 block=256 sync=0 args=1,148,149
-// @ocannl launch ocannlReverserBackward_op51_159 grid=10,1,1 block=256 sync=0 args=144,148
-// @ocannl launch ocannlReverserBackward_op51_160 grid=1,1,1 block=256 sync=0 args=147,148
-// @ocannl launch ocannlReverserBackward_op50_161 grid=1,1,1 block=256 sync=0 args=74,146,147
-// @ocannl launch ocannlReverserBackward_op49_162 grid=10,1,1 block=256 sync=0 args=145,146
-// @ocannl launch ocannlReverserBackward_op48_163 grid=10,1,1 block=256 sync=0 args=73,144,145
-// @ocannl launch ocannlReverserBackward_op47_164 grid=10,1,1 block=256 sync=0 args=142,144
-// @ocannl launch ocannlReverserBackward_op47_165 grid=1,1,1 block=256 sync=0 args=143,144
-// @ocannl launch ocannlReverserBackward_op46_166 grid=10,1,1 block=256 sync=0 args=70,71,142,143
-// @ocannl launch ocannlReverserBackward_op45_167 grid=10,1,1 block=256 sync=0 args=140,142
-// @ocannl launch ocannlReverserBackward_op45_168 grid=1,1,1 block=256 sync=0 args=141,142
-// @ocannl launch ocannlReverserBackward_op44_169 grid=1,1,1 block=256 sync=1 args=66,139,140
-// @ocannl launch ocannlReverserBackward_op44_170 grid=4,1,1 block=256 sync=1 args=67,138,140
-// @ocannl launch ocannlReverserBackward_op43_171 grid=32,1,1 block=256 sync=0 args=136,138
-// @ocannl launch ocannlReverserBackward_op43_172 grid=1,1,1 block=256 sync=0 args=137,138
-// @ocannl launch ocannlReverserBackward_op42_173 grid=32,1,1 block=256 sync=0 args=63,133,136
-// @ocannl launch ocannlReverserBackward_op42_174 grid=1,1,1 block=256 sync=0 args=60,63,135,136
-// @ocannl launch ocannlReverserBackward_op41_175 grid=1,1,1 block=256 sync=0 args=63,134,135
-// @ocannl launch ocannlReverserBackward_op40_176 grid=1,1,1 block=256 sync=0 args=131,134
-// @ocannl launch ocannlReverserBackward_op39_177 grid=1,1,1 block=256 sync=0 args=54,132,133
-// @ocannl launch ocannlReverserBackward_op39_178 grid=32,1,1 block=256 sync=0 args=59,128,133
-// @ocannl launch ocannlReverserBackward_op38_179 grid=1,1,1 block=256 sync=0 args=57,130,131
-// @ocannl launch ocannlReverserBackward_op37_180 grid=32,1,1 block=256 sync=0 args=129,130
-// @ocannl launch ocannlReverserBackward_op36_181 grid=32,1,1 block=256 sync=0 args=54,128,129
-// @ocannl launch ocannlReverserBackward_op36_182 grid=32,1,1 block=256 sync=0 args=54,128,129
-// @ocannl launch ocannlReverserBackward_op35_183 grid=32,1,1 block=256 sync=0 args=125,128
-// @ocannl launch ocannlReverserBackward_op35_184 grid=1,1,1 block=256 sync=0 args=127,128
-// @ocannl launch ocannlReverserBackward_op34_185 grid=1,1,1 block=256 sync=0 args=52,126,127
-// @ocannl launch ocannlReverserBackward_op33_186 grid=32,1,1 block=256 sync=0 args=125,126
-// @ocannl launch ocannlReverserBackward_op32_187 grid=32,1,1 block=256 sync=0 args=115,125
-// @ocannl launch ocannlReverserBackward_op32_188 grid=32,1,1 block=256 sync=0 args=124,125
-// @ocannl launch ocannlReverserBackward_op31_189 grid=32,1,1 block=256 sync=0 args=122,124
-// @ocannl launch ocannlReverserBackward_op31_190 grid=1,1,1 block=256 sync=0 args=123,124
-// @ocannl launch ocannlReverserBackward_op30_191 grid=1,1,1 block=256 sync=1 args=45,121,122
-// @ocannl launch ocannlReverserBackward_op30_192 grid=4,1,1 block=256 sync=1 args=46,120,122
-// @ocannl launch ocannlReverserBackward_op29_193 grid=64,1,1 block=256 sync=0 args=44,119,120
-// @ocannl launch ocannlReverserBackward_op28_194 grid=64,1,1 block=256 sync=0 args=117,119
-// @ocannl launch ocannlReverserBackward_op28_195 grid=1,1,1 block=256 sync=0 args=118,119
-// @ocannl launch ocannlReverserBackward_op27_196 grid=1,1,1 block=256 sync=1 args=40,116,117
-// @ocannl launch ocannlReverserBackward_op27_197 grid=4,1,1 block=256 sync=1 args=41,115,117
-// @ocannl launch ocannlReverserBackward_op26_198 grid=32,1,1 block=256 sync=0 args=113,115
-// @ocannl launch ocannlReverserBackward_op26_199 grid=1,1,1 block=256 sync=0 args=114,115
-// @ocannl launch ocannlReverserBackward_op25_200 grid=32,1,1 block=256 sync=0 args=37,110,113
-// @ocannl launch ocannlReverserBackward_op25_201 grid=1,1,1 block=256 sync=0 args=34,37,112,113
-// @ocannl launch ocannlReverserBackward_op24_202 grid=1,1,1 block=256 sync=0 args=37,111,112
-// @ocannl launch ocannlReverserBackward_op23_203 grid=1,1,1 block=256 sync=0 args=108,111
-// @ocannl launch ocannlReverserBackward_op22_204 grid=1,1,1 block=256 sync=0 args=28,109,110
-// @ocannl launch ocannlReverserBackward_op22_205 grid=32,1,1 block=256 sync=0 args=33,105,110
-// @ocannl launch ocannlReverserBackward_op21_206 grid=1,1,1 block=256 sync=0 args=31,107,108
-// @ocannl launch ocannlReverserBackward_op20_207 grid=32,1,1 block=256 sync=0 args=106,107
-// @ocannl launch ocannlReverserBackward_op19_208 grid=32,1,1 block=256 sync=0 args=28,105,106
-// @ocannl launch ocannlReverserBackward_op19_209 grid=32,1,1 block=256 sync=0 args=28,105,106
-// @ocannl launch ocannlReverserBackward_op18_210 grid=32,1,1 block=256 sync=0 args=102,105
-// @ocannl launch ocannlReverserBackward_op18_211 grid=1,1,1 block=256 sync=0 args=104,105
-// @ocannl launch ocannlReverserBackward_op17_212 grid=1,1,1 block=256 sync=0 args=26,103,104
-// @ocannl launch ocannlReverserBackward_op16_213 grid=32,1,1 block=256 sync=0 args=102,103
-// @ocannl launch ocannlReverserBackward_op15_214 grid=32,1,1 block=256 sync=0 args=85,102
-// @ocannl launch ocannlReverserBackward_op15_215 grid=32,1,1 block=256 sync=0 args=101,102
-// @ocannl launch ocannlReverserBackward_op14_216 grid=1,1,1 block=256 sync=1 args=21,100,101
-// @ocannl launch ocannlReverserBackward_op14_217 grid=4,1,1 block=256 sync=1 args=22,99,101
-// @ocannl launch ocannlReverserBackward_op13_218 grid=1,1,128 block=256 sync=1 args=11,98,99
-// @ocannl launch ocannlReverserBackward_op13_219 grid=1,1,128 block=256 sync=1 args=20,91,99
-// @ocannl launch ocannlReverserBackward_op12_220 grid=32,1,1 block=256 sync=0 args=19,96,98
-// @ocannl launch ocannlReverserBackward_op12_221 grid=4,1,1 block=256 sync=0 args=18,19,97,98
-// @ocannl launch ocannlReverserBackward_op11_222 grid=32,1,1 block=256 sync=0 args=96,97
-// @ocannl launch ocannlReverserBackward_op10_223 grid=32,1,1 block=256 sync=0 args=18,95,96
-// @ocannl launch ocannlReverserBackward_op9_224 grid=32,1,1 block=256 sync=0 args=93,95
-// @ocannl launch ocannlReverserBackward_op9_225 grid=4,1,1 block=256 sync=0 args=94,95
-// @ocannl launch ocannlReverserBackward_op8_226 grid=32,1,1 block=256 sync=0 args=15,16,93,94
-// @ocannl launch ocannlReverserBackward_op7_227 grid=32,1,1 block=256 sync=0 args=14,92,93
-// @ocannl launch ocannlReverserBackward_op5_228 grid=1,1,128 block=256 sync=1 args=9,87,92
-// @ocannl launch ocannlReverserBackward_op5_229 grid=1,1,128 block=256 sync=1 args=7,89,92
-// @ocannl launch ocannlReverserBackward_op4_230 grid=1,1,1 block=256 sync=1 args=5,90,91
-// @ocannl launch ocannlReverserBackward_op4_231 grid=4,1,1 block=256 sync=1 args=10,85,91
-// @ocannl launch ocannlReverserBackward_op3_232 grid=1,1,1 block=256 sync=1 args=5,88,89
-// @ocannl launch ocannlReverserBackward_op3_233 grid=4,1,1 block=256 sync=1 args=8,85,89
-// @ocannl launch ocannlReverserBackward_op2_234 grid=1,1,1 block=256 sync=1 args=5,86,87
-// @ocannl launch ocannlReverserBackward_op2_235 grid=4,1,1 block=256 sync=1 args=6,85,87
-// @ocannl launch ocannlReverserBackward_op1_236 grid=32,1,1 block=256 sync=0 args=83,85
-// @ocannl launch ocannlReverserBackward_op1_237 grid=1,1,1 block=256 sync=0 args=84,85
-// @ocannl launch ocannlReverserBackward_op0_238 grid=1,1,1 block=256 sync=1 args=0,82,83
+// @ocannl launch ocannlReverserBackward_op9_23 grid=32,1,1 block=256 sync=0 args=15,16,17,18
+// @ocannl launch ocannlReverserBackward_op11_24 grid=4,1,1 block=256 sync=0 args=19
+// @ocannl launch ocannlReverserBackward_op11_25 grid=4,1,1 block=256 sync=0 args=18,19
+// @ocannl launch ocannlReverserBackward_op12_26 grid=32,1,1 block=256 sync=0 args=18,19,20
+// @ocannl launch ocannlReverserBackward_op13_27 grid=32,1,1 block=256 sync=0 args=21
+// @ocannl launch ocannlReverserBackward_op13_28 grid=1,1,128 block=256 sync=1 args=11,20,21
+// @ocannl launch ocannlReverserBackward_op14_29 grid=32,1,1 block=256 sync=0 args=23
+// @ocannl launch ocannlReverserBackward_op14_30 grid=4,1,1 block=256 sync=1 args=21,22,23
+// @ocannl launch ocannlReverserBackward_op15_31 grid=32,1,1 block=256 sync=0 args=5,23,24
+// @ocannl launch ocannlReverserBackward_op16_32 grid=1,1,1 block=256 sync=0 args=25
+// @ocannl launch ocannlReverserBackward_op16_33 grid=1,1,1 block=256 sync=0 args=24,25
+// @ocannl launch ocannlReverserBackward_op17_34 grid=1,1,1 block=256 sync=0 args=25,26,27
+// @ocannl launch ocannlReverserBackward_op18_35 grid=32,1,1 block=256 sync=0 args=24,27,28,29
+// @ocannl launch ocannlReverserBackward_op20_36 grid=1,1,1 block=256 sync=0 args=30
+// @ocannl launch ocannlReverserBackward_op20_37 grid=1,1,1 block=256 sync=0 args=29,30
+// @ocannl launch ocannlReverserBackward_op21_38 grid=1,1,1 block=256 sync=0 args=30,31,32
+// @ocannl launch ocannlReverserBackward_op22_39 grid=32,1,1 block=256 sync=0 args=28,33,34
+// @ocannl launch ocannlReverserBackward_op23_40 grid=1,1,1 block=256 sync=0 args=32,35,36,37
+// @ocannl launch ocannlReverserBackward_op25_41 grid=32,1,1 block=256 sync=0 args=34,37,38,39,40
+// @ocannl launch ocannlReverserBackward_op27_42 grid=64,1,1 block=256 sync=0 args=42
+// @ocannl launch ocannlReverserBackward_op27_43 grid=4,1,1 block=256 sync=1 args=40,41,42
+// @ocannl launch ocannlReverserBackward_op28_44 grid=64,1,1 block=256 sync=0 args=42,43,44,45
+// @ocannl launch ocannlReverserBackward_op30_45 grid=32,1,1 block=256 sync=0 args=47
+// @ocannl launch ocannlReverserBackward_op30_46 grid=4,1,1 block=256 sync=1 args=45,46,47
+// @ocannl launch ocannlReverserBackward_op31_47 grid=32,1,1 block=256 sync=0 args=40,47,48,49,50
+// @ocannl launch ocannlReverserBackward_op33_48 grid=1,1,1 block=256 sync=0 args=51
+// @ocannl launch ocannlReverserBackward_op33_49 grid=1,1,1 block=256 sync=0 args=50,51
+// @ocannl launch ocannlReverserBackward_op34_50 grid=1,1,1 block=256 sync=0 args=51,52,53
+// @ocannl launch ocannlReverserBackward_op35_51 grid=32,1,1 block=256 sync=0 args=50,53,54,55
+// @ocannl launch ocannlReverserBackward_op37_52 grid=1,1,1 block=256 sync=0 args=56
+// @ocannl launch ocannlReverserBackward_op37_53 grid=1,1,1 block=256 sync=0 args=55,56
+// @ocannl launch ocannlReverserBackward_op38_54 grid=1,1,1 block=256 sync=0 args=56,57,58
+// @ocannl launch ocannlReverserBackward_op39_55 grid=32,1,1 block=256 sync=0 args=54,59,60
+// @ocannl launch ocannlReverserBackward_op40_56 grid=1,1,1 block=256 sync=0 args=58,61,62,63
+// @ocannl launch ocannlReverserBackward_op42_57 grid=32,1,1 block=256 sync=0 args=60,63,64,65,66
+// @ocannl launch ocannlReverserBackward_op44_58 grid=10,1,1 block=256 sync=0 args=68
+// @ocannl launch ocannlReverserBackward_op44_59 grid=4,1,1 block=256 sync=1 args=66,67,68
+// @ocannl launch ocannlReverserBackward_op45_60 grid=10,1,1 block=256 sync=0 args=68,69,70
+// @ocannl launch ocannlReverserBackward_op46_61 grid=1,1,1 block=256 sync=0 args=71
+// @ocannl launch ocannlReverserBackward_op46_62 grid=1,1,1 block=256 sync=0 args=70,71
+// @ocannl launch ocannlReverserBackward_op47_63 grid=10,1,1 block=256 sync=0 args=70,71,72,73
+// @ocannl launch ocannlReverserBackward_op49_64 grid=1,1,1 block=256 sync=0 args=74
+// @ocannl launch ocannlReverserBackward_op49_65 grid=1,1,1 block=256 sync=0 args=73,74
+// @ocannl launch ocannlReverserBackward_op50_66 grid=1,1,1 block=256 sync=0 args=74,75
+// @ocannl launch ocannlReverserBackward_op51_67 grid=10,1,1 block=256 sync=0 args=1,72,75,76,77
+// @ocannl launch ocannlReverserBackward_op53_68 grid=1,1,1 block=256 sync=0 args=78
+// @ocannl launch ocannlReverserBackward_op53_69 grid=1,1,1 block=256 sync=1 args=77,78
+// @ocannl launch ocannlReverserBackward_op54_70 grid=1,1,1 block=256 sync=0 args=78,79,80,81
+// @ocannl launch ocannlReverserBackward_init_71 grid=2,1,1 block=256 sync=0 args=82
+// @ocannl launch ocannlReverserBackward_init_72 grid=32,1,1 block=256 sync=0 args=83
+// @ocannl launch ocannlReverserBackward_init_73 grid=1,1,1 block=256 sync=0 args=84
+// @ocannl launch ocannlReverserBackward_init_74 grid=32,1,1 block=256 sync=0 args=85
+// @ocannl launch ocannlReverserBackward_init_75 grid=4,1,1 block=256 sync=0 args=86
+// @ocannl launch ocannlReverserBackward_init_76 grid=32,1,1 block=256 sync=0 args=87
+// @ocannl launch ocannlReverserBackward_init_77 grid=4,1,1 block=256 sync=0 args=88
+// @ocannl launch ocannlReverserBackward_init_78 grid=32,1,1 block=256 sync=0 args=89
+// @ocannl launch ocannlReverserBackward_init_79 grid=4,1,1 block=256 sync=0 args=90
+// @ocannl launch ocannlReverserBackward_init_80 grid=32,1,1 block=256 sync=0 args=91
+// @ocannl launch ocannlReverserBackward_init_81 grid=32,1,1 block=256 sync=0 args=92
+// @ocannl launch ocannlReverserBackward_init_82 grid=32,1,1 block=256 sync=0 args=93
+// @ocannl launch ocannlReverserBackward_init_83 grid=4,1,1 block=256 sync=0 args=94
+// @ocannl launch ocannlReverserBackward_init_84 grid=32,1,1 block=256 sync=0 args=95
+// @ocannl launch ocannlReverserBackward_init_85 grid=32,1,1 block=256 sync=0 args=96
+// @ocannl launch ocannlReverserBackward_init_86 grid=4,1,1 block=256 sync=0 args=97
+// @ocannl launch ocannlReverserBackward_init_87 grid=32,1,1 block=256 sync=0 args=98
+// @ocannl launch ocannlReverserBackward_init_88 grid=32,1,1 block=256 sync=0 args=99
+// @ocannl launch ocannlReverserBackward_init_89 grid=4,1,1 block=256 sync=0 args=100
+// @ocannl launch ocannlReverserBackward_init_90 grid=32,1,1 block=256 sync=0 args=101
+// @ocannl launch ocannlReverserBackward_init_91 grid=32,1,1 block=256 sync=0 args=102
+// @ocannl launch ocannlReverserBackward_init_92 grid=1,1,1 block=256 sync=0 args=103
+// @ocannl launch ocannlReverserBackward_init_93 grid=1,1,1 block=256 sync=0 args=104
+// @ocannl launch ocannlReverserBackward_init_94 grid=32,1,1 block=256 sync=0 args=105
+// @ocannl launch ocannlReverserBackward_init_95 grid=32,1,1 block=256 sync=0 args=106
+// @ocannl launch ocannlReverserBackward_init_96 grid=1,1,1 block=256 sync=0 args=107
+// @ocannl launch ocannlReverserBackward_init_97 grid=1,1,1 block=256 sync=0 args=108
+// @ocannl launch ocannlReverserBackward_init_98 grid=1,1,1 block=256 sync=0 args=109
+// @ocannl launch ocannlReverserBackward_init_99 grid=32,1,1 block=256 sync=0 args=110
+// @ocannl launch ocannlReverserBackward_init_100 grid=1,1,1 block=256 sync=0 args=111
+// @ocannl launch ocannlReverserBackward_init_101 grid=1,1,1 block=256 sync=0 args=112
+// @ocannl launch ocannlReverserBackward_init_102 grid=32,1,1 block=256 sync=0 args=113
+// @ocannl launch ocannlReverserBackward_init_103 grid=1,1,1 block=256 sync=0 args=114
+// @ocannl launch ocannlReverserBackward_init_104 grid=32,1,1 block=256 sync=0 args=115
+// @ocannl launch ocannlReverserBackward_init_105 grid=8,1,1 block=256 sync=0 args=116
+// @ocannl launch ocannlReverserBackward_init_106 grid=64,1,1 block=256 sync=0 args=117
+// @ocannl launch ocannlReverserBackward_init_107 grid=1,1,1 block=256 sync=0 args=118
+// @ocannl launch ocannlReverserBackward_init_108 grid=64,1,1 block=256 sync=0 args=119
+// @ocannl launch ocannlReverserBackward_init_109 grid=64,1,1 block=256 sync=0 args=120
+// @ocannl launch ocannlReverserBackward_init_110 grid=8,1,1 block=256 sync=0 args=121
+// @ocannl launch ocannlReverserBackward_init_111 grid=32,1,1 block=256 sync=0 args=122
+// @ocannl launch ocannlReverserBackward_init_112 grid=1,1,1 block=256 sync=0 args=123
+// @ocannl launch ocannlReverserBackward_init_113 grid=32,1,1 block=256 sync=0 args=124
+// @ocannl launch ocannlReverserBackward_init_114 grid=32,1,1 block=256 sync=0 args=125
+// @ocannl launch ocannlReverserBackward_init_115 grid=1,1,1 block=256 sync=0 args=126
+// @ocannl launch ocannlReverserBackward_init_116 grid=1,1,1 block=256 sync=0 args=127
+// @ocannl launch ocannlReverserBackward_init_117 grid=32,1,1 block=256 sync=0 args=128
+// @ocannl launch ocannlReverserBackward_init_118 grid=32,1,1 block=256 sync=0 args=129
+// @ocannl launch ocannlReverserBackward_init_119 grid=1,1,1 block=256 sync=0 args=130
+// @ocannl launch ocannlReverserBackward_init_120 grid=1,1,1 block=256 sync=0 args=131
+// @ocannl launch ocannlReverserBackward_init_121 grid=1,1,1 block=256 sync=0 args=132
+// @ocannl launch ocannlReverserBackward_init_122 grid=32,1,1 block=256 sync=0 args=133
+// @ocannl launch ocannlReverserBackward_init_123 grid=1,1,1 block=256 sync=0 args=134
+// @ocannl launch ocannlReverserBackward_init_124 grid=1,1,1 block=256 sync=0 args=135
+// @ocannl launch ocannlReverserBackward_init_125 grid=32,1,1 block=256 sync=0 args=136
+// @ocannl launch ocannlReverserBackward_init_126 grid=1,1,1 block=256 sync=0 args=137
+// @ocannl launch ocannlReverserBackward_init_127 grid=32,1,1 block=256 sync=0 args=138
+// @ocannl launch ocannlReverserBackward_init_128 grid=2,1,1 block=256 sync=0 args=139
+// @ocannl launch ocannlReverserBackward_init_129 grid=10,1,1 block=256 sync=0 args=140
+// @ocannl launch ocannlReverserBackward_init_130 grid=1,1,1 block=256 sync=0 args=141
+// @ocannl launch ocannlReverserBackward_init_131 grid=10,1,1 block=256 sync=0 args=142
+// @ocannl launch ocannlReverserBackward_init_132 grid=1,1,1 block=256 sync=0 args=143
+// @ocannl launch ocannlReverserBackward_init_133 grid=10,1,1 block=256 sync=0 args=144
+// @ocannl launch ocannlReverserBackward_init_134 grid=10,1,1 block=256 sync=0 args=145
+// @ocannl launch ocannlReverserBackward_init_135 grid=1,1,1 block=256 sync=0 args=146
+// @ocannl launch ocannlReverserBackward_init_136 grid=1,1,1 block=256 sync=0 args=147
+// @ocannl launch ocannlReverserBackward_init_137 grid=10,1,1 block=256 sync=0 args=148
+// @ocannl launch ocannlReverserBackward_init_138 grid=10,1,1 block=256 sync=0 args=149
+// @ocannl launch ocannlReverserBackward_init_139 grid=1,1,1 block=256 sync=0 args=150
+// @ocannl launch ocannlReverserBackward_init_140 grid=1,1,1 block=256 sync=0 args=151
+// @ocannl launch ocannlReverserBackward_init_141 grid=1,1,1 block=256 sync=0 args=152
+// @ocannl launch ocannlReverserBackward_init_142 grid=1,1,1 block=256 sync=0 args=79,150,151,152
+// @ocannl launch ocannlReverserBackward_op53_143 grid=10,1,1 block=256 sync=0 args=1,144,148,149,150
+// @ocannl launch ocannlReverserBackward_op51_144 grid=1,1,1 block=256 sync=0 args=147,148
+// @ocannl launch ocannlReverserBackward_op50_145 grid=1,1,1 block=256 sync=0 args=74,146,147
+// @ocannl launch ocannlReverserBackward_op49_146 grid=10,1,1 block=256 sync=0 args=73,142,144,145,146
+// @ocannl launch ocannlReverserBackward_op47_147 grid=1,1,1 block=256 sync=0 args=143,144
+// @ocannl launch ocannlReverserBackward_op46_148 grid=10,1,1 block=256 sync=0 args=70,71,140,142,143
+// @ocannl launch ocannlReverserBackward_op45_149 grid=1,1,1 block=256 sync=0 args=141,142
+// @ocannl launch ocannlReverserBackward_op44_150 grid=1,1,1 block=256 sync=1 args=66,139,140
+// @ocannl launch ocannlReverserBackward_op44_151 grid=4,1,1 block=256 sync=1 args=67,138,140
+// @ocannl launch ocannlReverserBackward_op43_152 grid=32,1,1 block=256 sync=0 args=136,138
+// @ocannl launch ocannlReverserBackward_op43_153 grid=1,1,1 block=256 sync=0 args=137,138
+// @ocannl launch ocannlReverserBackward_op42_154 grid=32,1,1 block=256 sync=0 args=63,133,136
+// @ocannl launch ocannlReverserBackward_op42_155 grid=1,1,1 block=256 sync=0 args=60,63,135,136
+// @ocannl launch ocannlReverserBackward_op41_156 grid=1,1,1 block=256 sync=0 args=63,131,134,135
+// @ocannl launch ocannlReverserBackward_op39_157 grid=1,1,1 block=256 sync=0 args=54,132,133
+// @ocannl launch ocannlReverserBackward_op39_158 grid=32,1,1 block=256 sync=0 args=59,128,133
+// @ocannl launch ocannlReverserBackward_op38_159 grid=1,1,1 block=256 sync=0 args=57,130,131
+// @ocannl launch ocannlReverserBackward_op37_160 grid=32,1,1 block=256 sync=0 args=54,128,129,130
+// @ocannl launch ocannlReverserBackward_op36_161 grid=32,1,1 block=256 sync=0 args=54,125,128,129
+// @ocannl launch ocannlReverserBackward_op35_162 grid=1,1,1 block=256 sync=0 args=127,128
+// @ocannl launch ocannlReverserBackward_op34_163 grid=1,1,1 block=256 sync=0 args=52,126,127
+// @ocannl launch ocannlReverserBackward_op33_164 grid=32,1,1 block=256 sync=0 args=115,122,124,125,126
+// @ocannl launch ocannlReverserBackward_op31_165 grid=1,1,1 block=256 sync=0 args=123,124
+// @ocannl launch ocannlReverserBackward_op30_166 grid=1,1,1 block=256 sync=1 args=45,121,122
+// @ocannl launch ocannlReverserBackward_op30_167 grid=4,1,1 block=256 sync=1 args=46,120,122
+// @ocannl launch ocannlReverserBackward_op29_168 grid=64,1,1 block=256 sync=0 args=44,117,119,120
+// @ocannl launch ocannlReverserBackward_op28_169 grid=1,1,1 block=256 sync=0 args=118,119
+// @ocannl launch ocannlReverserBackward_op27_170 grid=1,1,1 block=256 sync=1 args=40,116,117
+// @ocannl launch ocannlReverserBackward_op27_171 grid=4,1,1 block=256 sync=1 args=41,115,117
+// @ocannl launch ocannlReverserBackward_op26_172 grid=32,1,1 block=256 sync=0 args=113,115
+// @ocannl launch ocannlReverserBackward_op26_173 grid=1,1,1 block=256 sync=0 args=114,115
+// @ocannl launch ocannlReverserBackward_op25_174 grid=32,1,1 block=256 sync=0 args=37,110,113
+// @ocannl launch ocannlReverserBackward_op25_175 grid=1,1,1 block=256 sync=0 args=34,37,112,113
+// @ocannl launch ocannlReverserBackward_op24_176 grid=1,1,1 block=256 sync=0 args=37,108,111,112
+// @ocannl launch ocannlReverserBackward_op22_177 grid=1,1,1 block=256 sync=0 args=28,109,110
+// @ocannl launch ocannlReverserBackward_op22_178 grid=32,1,1 block=256 sync=0 args=33,105,110
+// @ocannl launch ocannlReverserBackward_op21_179 grid=1,1,1 block=256 sync=0 args=31,107,108
+// @ocannl launch ocannlReverserBackward_op20_180 grid=32,1,1 block=256 sync=0 args=28,105,106,107
+// @ocannl launch ocannlReverserBackward_op19_181 grid=32,1,1 block=256 sync=0 args=28,102,105,106
+// @ocannl launch ocannlReverserBackward_op18_182 grid=1,1,1 block=256 sync=0 args=104,105
+// @ocannl launch ocannlReverserBackward_op17_183 grid=1,1,1 block=256 sync=0 args=26,103,104
+// @ocannl launch ocannlReverserBackward_op16_184 grid=32,1,1 block=256 sync=0 args=85,101,102,103
+// @ocannl launch ocannlReverserBackward_op14_185 grid=1,1,1 block=256 sync=1 args=21,100,101
+// @ocannl launch ocannlReverserBackward_op14_186 grid=4,1,1 block=256 sync=1 args=22,99,101
+// @ocannl launch ocannlReverserBackward_op13_187 grid=1,1,128 block=256 sync=1 args=11,98,99
+// @ocannl launch ocannlReverserBackward_op13_188 grid=1,1,128 block=256 sync=1 args=20,91,99
+// @ocannl launch ocannlReverserBackward_op12_189 grid=32,1,1 block=256 sync=0 args=19,96,98
+// @ocannl launch ocannlReverserBackward_op12_190 grid=4,1,1 block=256 sync=0 args=18,19,97,98
+// @ocannl launch ocannlReverserBackward_op11_191 grid=32,1,1 block=256 sync=0 args=18,93,95,96,97
+// @ocannl launch ocannlReverserBackward_op9_192 grid=4,1,1 block=256 sync=0 args=94,95
+// @ocannl launch ocannlReverserBackward_op8_193 grid=32,1,1 block=256 sync=0 args=14,15,16,92,93,94
+// @ocannl launch ocannlReverserBackward_op5_194 grid=1,1,128 block=256 sync=1 args=9,87,92
+// @ocannl launch ocannlReverserBackward_op5_195 grid=1,1,128 block=256 sync=1 args=7,89,92
+// @ocannl launch ocannlReverserBackward_op4_196 grid=1,1,1 block=256 sync=1 args=5,90,91
+// @ocannl launch ocannlReverserBackward_op4_197 grid=4,1,1 block=256 sync=1 args=10,85,91
+// @ocannl launch ocannlReverserBackward_op3_198 grid=1,1,1 block=256 sync=1 args=5,88,89
+// @ocannl launch ocannlReverserBackward_op3_199 grid=4,1,1 block=256 sync=1 args=8,85,89
+// @ocannl launch ocannlReverserBackward_op2_200 grid=1,1,1 block=256 sync=1 args=5,86,87
+// @ocannl launch ocannlReverserBackward_op2_201 grid=4,1,1 block=256 sync=1 args=6,85,87
+// @ocannl launch ocannlReverserBackward_op1_202 grid=32,1,1 block=256 sync=0 args=83,85
+// @ocannl launch ocannlReverserBackward_op1_203 grid=1,1,1 block=256 sync=0 args=84,85
+// @ocannl launch ocannlReverserBackward_op0_204 grid=1,1,1 block=256 sync=1 args=0,82,83
 // @ocannl end ocannlReverserBackward
 
 // Kernel ocannlReverserPredict (float32).
@@ -6335,9 +6000,10 @@ extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, f
 extern "C" __global__ void ocannlReverserPredict_op1_9(float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t2[256 * i0 + 32 * i1 + i2] + t3[32 * i1 + i2];
     t4[256 * i0 + 32 * i1 + i2] = v0;
@@ -6649,10 +6315,11 @@ extern "C" __global__ void ocannlReverserPredict_op6_18(float* __restrict__ t12,
 extern "C" __global__ void ocannlReverserPredict_op7_19(float* __restrict__ t11, float* __restrict__ t13, float* __restrict__ t14) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t11[256 * i0 + 32 * i1 + 8 * i2 + i3] / t13[0];
     t14[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
@@ -6682,42 +6349,34 @@ extern "C" __global__ void ocannlReverserPredict_op8_21(float* __restrict__ t14,
 }
 
 // _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-extern "C" __global__ void ocannlReverserPredict_op9_22(float* __restrict__ t14, float* __restrict__ t15, float* __restrict__ t16) {
+extern "C" __global__ void ocannlReverserPredict_op9_22(float* __restrict__ t14, float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17) {
+  // Fused with: net.attention#1/ex = pointwise exp of _net.attention#1/ex.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t14[256 * i0 + 32 * i1 + 8 * i2 + i3] - t15[32 * i0 + 4 * i1 + i2];
     t16[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
   }
-}
-
-// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-extern "C" __global__ void ocannlReverserPredict_op10_23(float* __restrict__ t16, float* __restrict__ t17) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16384) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = exp(t16[256 * i0 + 32 * i1 + 8 * i2 + i3]);
-    t17[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
+    float v1 = exp(t16[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+    t17[256 * i0 + 32 * i1 + 8 * i2 + i3] = v1;
   }
 }
 
 // _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-extern "C" __global__ void ocannlReverserPredict_op11_24(float* __restrict__ t18) {
+extern "C" __global__ void ocannlReverserPredict_op11_23(float* __restrict__ t18) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2048) return;
   t18[i] = (float)0;
 }
 
 // _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-extern "C" __global__ void ocannlReverserPredict_op11_25(float* __restrict__ t17, float* __restrict__ t18) {
+extern "C" __global__ void ocannlReverserPredict_op11_24(float* __restrict__ t17, float* __restrict__ t18) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2048) return;
   int i2 = tid % 4; tid /= 4;
@@ -6732,13 +6391,14 @@ extern "C" __global__ void ocannlReverserPredict_op11_25(float* __restrict__ t17
 }
 
 // net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-extern "C" __global__ void ocannlReverserPredict_op12_26(float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19) {
+extern "C" __global__ void ocannlReverserPredict_op12_25(float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t17[256 * i0 + 32 * i1 + 8 * i2 + i3] / t18[32 * i0 + 4 * i1 + i2];
     t19[256 * i0 + 32 * i1 + 8 * i2 + i3] = v0;
@@ -6746,14 +6406,14 @@ extern "C" __global__ void ocannlReverserPredict_op12_26(float* __restrict__ t17
 }
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t20) {
+extern "C" __global__ void ocannlReverserPredict_op13_26(float* __restrict__ t20) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t20[i] = (float)0;
 }
 
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-extern "C" __global__ void ocannlReverserPredict_op13_28(float* __restrict__ t10, float* __restrict__ t19, float* __restrict__ t20) {
+extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t10, float* __restrict__ t19, float* __restrict__ t20) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -6818,14 +6478,14 @@ extern "C" __global__ void ocannlReverserPredict_op13_28(float* __restrict__ t10
 }
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-extern "C" __global__ void ocannlReverserPredict_op14_29(float* __restrict__ t22) {
+extern "C" __global__ void ocannlReverserPredict_op14_28(float* __restrict__ t22) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t22[i] = (float)0;
 }
 
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-extern "C" __global__ void ocannlReverserPredict_op14_30(float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
+extern "C" __global__ void ocannlReverserPredict_op14_29(float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
   // Tiled GEMM: C 32x512 += A * B over 32 (rows i2, columns i0,i1, reduced i3,i4).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -6891,12 +6551,13 @@ extern "C" __global__ void ocannlReverserPredict_op14_30(float* __restrict__ t20
 }
 
 // net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
-extern "C" __global__ void ocannlReverserPredict_op15_31(float* __restrict__ t4, float* __restrict__ t22, float* __restrict__ t23) {
+extern "C" __global__ void ocannlReverserPredict_op15_30(float* __restrict__ t4, float* __restrict__ t22, float* __restrict__ t23) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t4[256 * i0 + 32 * i1 + i2] + t22[256 * i0 + 32 * i1 + i2];
     t23[256 * i0 + 32 * i1 + i2] = v0;
@@ -6904,14 +6565,14 @@ extern "C" __global__ void ocannlReverserPredict_op15_31(float* __restrict__ t4,
 }
 
 // _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-extern "C" __global__ void ocannlReverserPredict_op16_32(float* __restrict__ t24) {
+extern "C" __global__ void ocannlReverserPredict_op16_31(float* __restrict__ t24) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t24[i] = (float)0;
 }
 
 // _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-extern "C" __global__ void ocannlReverserPredict_op16_33(float* __restrict__ t23, float* __restrict__ t24) {
+extern "C" __global__ void ocannlReverserPredict_op16_32(float* __restrict__ t23, float* __restrict__ t24) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
   int i1 = tid % 8; tid /= 8;
@@ -6925,11 +6586,12 @@ extern "C" __global__ void ocannlReverserPredict_op16_33(float* __restrict__ t23
 }
 
 // net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-extern "C" __global__ void ocannlReverserPredict_op17_34(float* __restrict__ t24, float* __restrict__ t25, float* __restrict__ t26) {
+extern "C" __global__ void ocannlReverserPredict_op17_33(float* __restrict__ t24, float* __restrict__ t25, float* __restrict__ t26) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t24[8 * i0 + i1] / t25[0];
     t26[8 * i0 + i1] = v0;
@@ -6937,40 +6599,33 @@ extern "C" __global__ void ocannlReverserPredict_op17_34(float* __restrict__ t24
 }
 
 // net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-extern "C" __global__ void ocannlReverserPredict_op18_35(float* __restrict__ t23, float* __restrict__ t26, float* __restrict__ t27) {
+extern "C" __global__ void ocannlReverserPredict_op18_34(float* __restrict__ t23, float* __restrict__ t26, float* __restrict__ t27, float* __restrict__ t28) {
+  // Fused with: _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t23[256 * i0 + 32 * i1 + i2] - t26[8 * i0 + i1];
     t27[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-extern "C" __global__ void ocannlReverserPredict_op19_36(float* __restrict__ t27, float* __restrict__ t28) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t27[256 * i0 + 32 * i1 + i2] * t27[256 * i0 + 32 * i1 + i2];
-    t28[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t27[256 * i0 + 32 * i1 + i2] * t27[256 * i0 + 32 * i1 + i2];
+    t28[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-extern "C" __global__ void ocannlReverserPredict_op20_37(float* __restrict__ t29) {
+extern "C" __global__ void ocannlReverserPredict_op20_35(float* __restrict__ t29) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t29[i] = (float)0;
 }
 
 // _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-extern "C" __global__ void ocannlReverserPredict_op20_38(float* __restrict__ t28, float* __restrict__ t29) {
+extern "C" __global__ void ocannlReverserPredict_op20_36(float* __restrict__ t28, float* __restrict__ t29) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
   int i1 = tid % 8; tid /= 8;
@@ -6984,11 +6639,12 @@ extern "C" __global__ void ocannlReverserPredict_op20_38(float* __restrict__ t28
 }
 
 // net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-extern "C" __global__ void ocannlReverserPredict_op21_39(float* __restrict__ t29, float* __restrict__ t30, float* __restrict__ t31) {
+extern "C" __global__ void ocannlReverserPredict_op21_37(float* __restrict__ t29, float* __restrict__ t30, float* __restrict__ t31) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t29[8 * i0 + i1] / t30[0];
     t31[8 * i0 + i1] = v0;
@@ -6996,12 +6652,13 @@ extern "C" __global__ void ocannlReverserPredict_op21_39(float* __restrict__ t29
 }
 
 // _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-extern "C" __global__ void ocannlReverserPredict_op22_40(float* __restrict__ t27, float* __restrict__ t32, float* __restrict__ t33) {
+extern "C" __global__ void ocannlReverserPredict_op22_38(float* __restrict__ t27, float* __restrict__ t32, float* __restrict__ t33) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t32[i2] * t27[256 * i0 + 32 * i1 + i2];
     t33[256 * i0 + 32 * i1 + i2] = v0;
@@ -7009,64 +6666,51 @@ extern "C" __global__ void ocannlReverserPredict_op22_40(float* __restrict__ t27
 }
 
 // _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-extern "C" __global__ void ocannlReverserPredict_op23_41(float* __restrict__ t31, float* __restrict__ t34, float* __restrict__ t35) {
+extern "C" __global__ void ocannlReverserPredict_op23_39(float* __restrict__ t31, float* __restrict__ t34, float* __restrict__ t35, float* __restrict__ t36) {
+  // Fused with: _net/x1.3 = pointwise sqrt of _net/x1.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t31[8 * i0 + i1] + t34[0];
     t35[8 * i0 + i1] = v0;
   }
-}
-
-// _net/x1.3 = pointwise sqrt of _net/x1.2
-extern "C" __global__ void ocannlReverserPredict_op24_42(float* __restrict__ t35, float* __restrict__ t36) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 512) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = sqrt(t35[8 * i0 + i1]);
-    t36[8 * i0 + i1] = v0;
+    float v1 = sqrt(t35[8 * i0 + i1]);
+    t36[8 * i0 + i1] = v1;
   }
 }
 
 // _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-extern "C" __global__ void ocannlReverserPredict_op25_43(float* __restrict__ t33, float* __restrict__ t36, float* __restrict__ t37) {
+extern "C" __global__ void ocannlReverserPredict_op25_40(float* __restrict__ t33, float* __restrict__ t36, float* __restrict__ t37, float* __restrict__ t38, float* __restrict__ t39) {
+  // Fused with: net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t33[256 * i0 + 32 * i1 + i2] / t36[8 * i0 + i1];
     t37[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-extern "C" __global__ void ocannlReverserPredict_op26_44(float* __restrict__ t37, float* __restrict__ t38, float* __restrict__ t39) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t37[256 * i0 + 32 * i1 + i2] + t38[i2];
-    t39[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t37[256 * i0 + 32 * i1 + i2] + t38[i2];
+    t39[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-extern "C" __global__ void ocannlReverserPredict_op27_45(float* __restrict__ t41) {
+extern "C" __global__ void ocannlReverserPredict_op27_41(float* __restrict__ t41) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32768) return;
   t41[i] = (float)0;
 }
 
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-extern "C" __global__ void ocannlReverserPredict_op27_46(float* __restrict__ t39, float* __restrict__ t40, float* __restrict__ t41) {
+extern "C" __global__ void ocannlReverserPredict_op27_42(float* __restrict__ t39, float* __restrict__ t40, float* __restrict__ t41) {
   // Tiled GEMM: C 64x512 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -7130,40 +6774,33 @@ extern "C" __global__ void ocannlReverserPredict_op27_46(float* __restrict__ t39
 }
 
 // _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-extern "C" __global__ void ocannlReverserPredict_op28_47(float* __restrict__ t41, float* __restrict__ t42, float* __restrict__ t43) {
+extern "C" __global__ void ocannlReverserPredict_op28_43(float* __restrict__ t41, float* __restrict__ t42, float* __restrict__ t43, float* __restrict__ t44) {
+  // Fused with: net.linear#1/x = pointwise relu of _net.linear#1/x.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32768) return;
-  int i2 = tid % 64; tid /= 64;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 64; px /= 64;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t41[512 * i0 + 64 * i1 + i2] + t42[i2];
     t43[512 * i0 + 64 * i1 + i2] = v0;
   }
-}
-
-// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-extern "C" __global__ void ocannlReverserPredict_op29_48(float* __restrict__ t43, float* __restrict__ t44) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32768) return;
-  int i2 = tid % 64; tid /= 64;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = (t43[512 * i0 + 64 * i1 + i2] > (float)0 ? t43[512 * i0 + 64 * i1 + i2] : (float)0);
-    t44[512 * i0 + 64 * i1 + i2] = v0;
+    float v1 = (t43[512 * i0 + 64 * i1 + i2] > (float)0 ? t43[512 * i0 + 64 * i1 + i2] : (float)0);
+    t44[512 * i0 + 64 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-extern "C" __global__ void ocannlReverserPredict_op30_49(float* __restrict__ t46) {
+extern "C" __global__ void ocannlReverserPredict_op30_44(float* __restrict__ t46) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t46[i] = (float)0;
 }
 
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-extern "C" __global__ void ocannlReverserPredict_op30_50(float* __restrict__ t44, float* __restrict__ t45, float* __restrict__ t46) {
+extern "C" __global__ void ocannlReverserPredict_op30_45(float* __restrict__ t44, float* __restrict__ t45, float* __restrict__ t46) {
   // Tiled GEMM: C 32x512 += A * B over 64 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -7227,40 +6864,33 @@ extern "C" __global__ void ocannlReverserPredict_op30_50(float* __restrict__ t44
 }
 
 // _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-extern "C" __global__ void ocannlReverserPredict_op31_51(float* __restrict__ t46, float* __restrict__ t47, float* __restrict__ t48) {
+extern "C" __global__ void ocannlReverserPredict_op31_46(float* __restrict__ t39, float* __restrict__ t46, float* __restrict__ t47, float* __restrict__ t48, float* __restrict__ t49) {
+  // Fused with: net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t46[256 * i0 + 32 * i1 + i2] + t47[i2];
     t48[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
-extern "C" __global__ void ocannlReverserPredict_op32_52(float* __restrict__ t39, float* __restrict__ t48, float* __restrict__ t49) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t39[256 * i0 + 32 * i1 + i2] + t48[256 * i0 + 32 * i1 + i2];
-    t49[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t39[256 * i0 + 32 * i1 + i2] + t48[256 * i0 + 32 * i1 + i2];
+    t49[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-extern "C" __global__ void ocannlReverserPredict_op33_53(float* __restrict__ t50) {
+extern "C" __global__ void ocannlReverserPredict_op33_47(float* __restrict__ t50) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t50[i] = (float)0;
 }
 
 // _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-extern "C" __global__ void ocannlReverserPredict_op33_54(float* __restrict__ t49, float* __restrict__ t50) {
+extern "C" __global__ void ocannlReverserPredict_op33_48(float* __restrict__ t49, float* __restrict__ t50) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
   int i1 = tid % 8; tid /= 8;
@@ -7274,11 +6904,12 @@ extern "C" __global__ void ocannlReverserPredict_op33_54(float* __restrict__ t49
 }
 
 // net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-extern "C" __global__ void ocannlReverserPredict_op34_55(float* __restrict__ t50, float* __restrict__ t51, float* __restrict__ t52) {
+extern "C" __global__ void ocannlReverserPredict_op34_49(float* __restrict__ t50, float* __restrict__ t51, float* __restrict__ t52) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t50[8 * i0 + i1] / t51[0];
     t52[8 * i0 + i1] = v0;
@@ -7286,40 +6917,33 @@ extern "C" __global__ void ocannlReverserPredict_op34_55(float* __restrict__ t50
 }
 
 // net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-extern "C" __global__ void ocannlReverserPredict_op35_56(float* __restrict__ t49, float* __restrict__ t52, float* __restrict__ t53) {
+extern "C" __global__ void ocannlReverserPredict_op35_50(float* __restrict__ t49, float* __restrict__ t52, float* __restrict__ t53, float* __restrict__ t54) {
+  // Fused with: _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t49[256 * i0 + 32 * i1 + i2] - t52[8 * i0 + i1];
     t53[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-extern "C" __global__ void ocannlReverserPredict_op36_57(float* __restrict__ t53, float* __restrict__ t54) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t53[256 * i0 + 32 * i1 + i2] * t53[256 * i0 + 32 * i1 + i2];
-    t54[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t53[256 * i0 + 32 * i1 + i2] * t53[256 * i0 + 32 * i1 + i2];
+    t54[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-extern "C" __global__ void ocannlReverserPredict_op37_58(float* __restrict__ t55) {
+extern "C" __global__ void ocannlReverserPredict_op37_51(float* __restrict__ t55) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t55[i] = (float)0;
 }
 
 // _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-extern "C" __global__ void ocannlReverserPredict_op37_59(float* __restrict__ t54, float* __restrict__ t55) {
+extern "C" __global__ void ocannlReverserPredict_op37_52(float* __restrict__ t54, float* __restrict__ t55) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
   int i1 = tid % 8; tid /= 8;
@@ -7333,11 +6957,12 @@ extern "C" __global__ void ocannlReverserPredict_op37_59(float* __restrict__ t54
 }
 
 // net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-extern "C" __global__ void ocannlReverserPredict_op38_60(float* __restrict__ t55, float* __restrict__ t56, float* __restrict__ t57) {
+extern "C" __global__ void ocannlReverserPredict_op38_53(float* __restrict__ t55, float* __restrict__ t56, float* __restrict__ t57) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t55[8 * i0 + i1] / t56[0];
     t57[8 * i0 + i1] = v0;
@@ -7345,12 +6970,13 @@ extern "C" __global__ void ocannlReverserPredict_op38_60(float* __restrict__ t55
 }
 
 // _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-extern "C" __global__ void ocannlReverserPredict_op39_61(float* __restrict__ t53, float* __restrict__ t58, float* __restrict__ t59) {
+extern "C" __global__ void ocannlReverserPredict_op39_54(float* __restrict__ t53, float* __restrict__ t58, float* __restrict__ t59) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t58[i2] * t53[256 * i0 + 32 * i1 + i2];
     t59[256 * i0 + 32 * i1 + i2] = v0;
@@ -7358,64 +6984,51 @@ extern "C" __global__ void ocannlReverserPredict_op39_61(float* __restrict__ t53
 }
 
 // _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-extern "C" __global__ void ocannlReverserPredict_op40_62(float* __restrict__ t57, float* __restrict__ t60, float* __restrict__ t61) {
+extern "C" __global__ void ocannlReverserPredict_op40_55(float* __restrict__ t57, float* __restrict__ t60, float* __restrict__ t61, float* __restrict__ t62) {
+  // Fused with: _net/x2.3 = pointwise sqrt of _net/x2.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t57[8 * i0 + i1] + t60[0];
     t61[8 * i0 + i1] = v0;
   }
-}
-
-// _net/x2.3 = pointwise sqrt of _net/x2.2
-extern "C" __global__ void ocannlReverserPredict_op41_63(float* __restrict__ t61, float* __restrict__ t62) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 512) return;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = sqrt(t61[8 * i0 + i1]);
-    t62[8 * i0 + i1] = v0;
+    float v1 = sqrt(t61[8 * i0 + i1]);
+    t62[8 * i0 + i1] = v1;
   }
 }
 
 // _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-extern "C" __global__ void ocannlReverserPredict_op42_64(float* __restrict__ t59, float* __restrict__ t62, float* __restrict__ t63) {
+extern "C" __global__ void ocannlReverserPredict_op42_56(float* __restrict__ t59, float* __restrict__ t62, float* __restrict__ t63, float* __restrict__ t64, float* __restrict__ t65) {
+  // Fused with: net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 32; px /= 32;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t59[256 * i0 + 32 * i1 + i2] / t62[8 * i0 + i1];
     t63[256 * i0 + 32 * i1 + i2] = v0;
   }
-}
-
-// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-extern "C" __global__ void ocannlReverserPredict_op43_65(float* __restrict__ t63, float* __restrict__ t64, float* __restrict__ t65) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16384) return;
-  int i2 = tid % 32; tid /= 32;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
   {
-    float v0 = t63[256 * i0 + 32 * i1 + i2] + t64[i2];
-    t65[256 * i0 + 32 * i1 + i2] = v0;
+    float v1 = t63[256 * i0 + 32 * i1 + i2] + t64[i2];
+    t65[256 * i0 + 32 * i1 + i2] = v1;
   }
 }
 
 // _predict.1 = compose "*" of net.linear#2.w, net/x2
-extern "C" __global__ void ocannlReverserPredict_op44_66(float* __restrict__ t67) {
+extern "C" __global__ void ocannlReverserPredict_op44_57(float* __restrict__ t67) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 5120) return;
   t67[i] = (float)0;
 }
 
 // _predict.1 = compose "*" of net.linear#2.w, net/x2
-extern "C" __global__ void ocannlReverserPredict_op44_67(float* __restrict__ t65, float* __restrict__ t66, float* __restrict__ t67) {
+extern "C" __global__ void ocannlReverserPredict_op44_58(float* __restrict__ t65, float* __restrict__ t66, float* __restrict__ t67) {
   // Tiled GEMM: C 10x512 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -7479,12 +7092,13 @@ extern "C" __global__ void ocannlReverserPredict_op44_67(float* __restrict__ t65
 }
 
 // predict = pointwise "+" of _predict.1, net.linear#2.b
-extern "C" __global__ void ocannlReverserPredict_op45_68(float* __restrict__ t67, float* __restrict__ t68, float* __restrict__ t69) {
+extern "C" __global__ void ocannlReverserPredict_op45_59(float* __restrict__ t67, float* __restrict__ t68, float* __restrict__ t69) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 5120) return;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 8; tid /= 8;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 8; px /= 8;
+  const int i0 = px;
   {
     float v0 = t67[80 * i0 + 10 * i1 + i2] + t68[i2];
     t69[80 * i0 + 10 * i1 + i2] = v0;
@@ -7602,53 +7216,44 @@ extern "C" __global__ void ocannlReverserPredict_op45_68(float* __restrict__ t67
 // @ocannl launch ocannlReverserPredict_op7_19 grid=64,1,1 block=256 sync=0 args=11,13,14
 // @ocannl launch ocannlReverserPredict_op8_20 grid=8,1,1 block=256 sync=0 args=15
 // @ocannl launch ocannlReverserPredict_op8_21 grid=8,1,1 block=256 sync=0 args=14,15
-// @ocannl launch ocannlReverserPredict_op9_22 grid=64,1,1 block=256 sync=0 args=14,15,16
-// @ocannl launch ocannlReverserPredict_op10_23 grid=64,1,1 block=256 sync=0 args=16,17
-// @ocannl launch ocannlReverserPredict_op11_24 grid=8,1,1 block=256 sync=0 args=18
-// @ocannl launch ocannlReverserPredict_op11_25 grid=8,1,1 block=256 sync=0 args=17,18
-// @ocannl launch ocannlReverserPredict_op12_26 grid=64,1,1 block=256 sync=0 args=17,18,19
-// @ocannl launch ocannlReverserPredict_op13_27 grid=64,1,1 block=256 sync=0 args=20
-// @ocannl launch ocannlReverserPredict_op13_28 grid=1,1,256 block=256 sync=1 args=10,19,20
-// @ocannl launch ocannlReverserPredict_op14_29 grid=64,1,1 block=256 sync=0 args=22
-// @ocannl launch ocannlReverserPredict_op14_30 grid=8,1,1 block=256 sync=1 args=20,21,22
-// @ocannl launch ocannlReverserPredict_op15_31 grid=64,1,1 block=256 sync=0 args=4,22,23
-// @ocannl launch ocannlReverserPredict_op16_32 grid=2,1,1 block=256 sync=0 args=24
-// @ocannl launch ocannlReverserPredict_op16_33 grid=2,1,1 block=256 sync=0 args=23,24
-// @ocannl launch ocannlReverserPredict_op17_34 grid=2,1,1 block=256 sync=0 args=24,25,26
-// @ocannl launch ocannlReverserPredict_op18_35 grid=64,1,1 block=256 sync=0 args=23,26,27
-// @ocannl launch ocannlReverserPredict_op19_36 grid=64,1,1 block=256 sync=0 args=27,28
-// @ocannl launch ocannlReverserPredict_op20_37 grid=2,1,1 block=256 sync=0 args=29
-// @ocannl launch ocannlReverserPredict_op20_38 grid=2,1,1 block=256 sync=0 args=28,29
-// @ocannl launch ocannlReverserPredict_op21_39 grid=2,1,1 block=256 sync=0 args=29,30,31
-// @ocannl launch ocannlReverserPredict_op22_40 grid=64,1,1 block=256 sync=0 args=27,32,33
-// @ocannl launch ocannlReverserPredict_op23_41 grid=2,1,1 block=256 sync=0 args=31,34,35
-// @ocannl launch ocannlReverserPredict_op24_42 grid=2,1,1 block=256 sync=0 args=35,36
-// @ocannl launch ocannlReverserPredict_op25_43 grid=64,1,1 block=256 sync=0 args=33,36,37
-// @ocannl launch ocannlReverserPredict_op26_44 grid=64,1,1 block=256 sync=0 args=37,38,39
-// @ocannl launch ocannlReverserPredict_op27_45 grid=128,1,1 block=256 sync=0 args=41
-// @ocannl launch ocannlReverserPredict_op27_46 grid=8,1,1 block=256 sync=1 args=39,40,41
-// @ocannl launch ocannlReverserPredict_op28_47 grid=128,1,1 block=256 sync=0 args=41,42,43
-// @ocannl launch ocannlReverserPredict_op29_48 grid=128,1,1 block=256 sync=0 args=43,44
-// @ocannl launch ocannlReverserPredict_op30_49 grid=64,1,1 block=256 sync=0 args=46
-// @ocannl launch ocannlReverserPredict_op30_50 grid=8,1,1 block=256 sync=1 args=44,45,46
-// @ocannl launch ocannlReverserPredict_op31_51 grid=64,1,1 block=256 sync=0 args=46,47,48
-// @ocannl launch ocannlReverserPredict_op32_52 grid=64,1,1 block=256 sync=0 args=39,48,49
-// @ocannl launch ocannlReverserPredict_op33_53 grid=2,1,1 block=256 sync=0 args=50
-// @ocannl launch ocannlReverserPredict_op33_54 grid=2,1,1 block=256 sync=0 args=49,50
-// @ocannl launch ocannlReverserPredict_op34_55 grid=2,1,1 block=256 sync=0 args=50,51,52
-// @ocannl launch ocannlReverserPredict_op35_56 grid=64,1,1 block=256 sync=0 args=49,52,53
-// @ocannl launch ocannlReverserPredict_op36_57 grid=64,1,1 block=256 sync=0 args=53,54
-// @ocannl launch ocannlReverserPredict_op37_58 grid=2,1,1 block=256 sync=0 args=55
-// @ocannl launch ocannlReverserPredict_op37_59 grid=2,1,1 block=256 sync=0 args=54,55
-// @ocannl launch ocannlReverserPredict_op38_60 grid=2,1,1 block=256 sync=0 args=55,56,57
-// @ocannl launch ocannlReverserPredict_op39_61 grid=64,1,1 block=256 sync=0 args=53,58,59
-// @ocannl launch ocannlReverserPredict_op40_62 grid=2,1,1 block=256 sync=0 args=57,60,61
-// @ocannl launch ocannlReverserPredict_op41_63 grid=2,1,1 block=256 sync=0 args=61,62
-// @ocannl launch ocannlReverserPredict_op42_64 grid=64,1,1 block=256 sync=0 args=59,62,63
-// @ocannl launch ocannlReverserPredict_op43_65 grid=64,1,1 block=256 sync=0 args=63,64,65
-// @ocannl launch ocannlReverserPredict_op44_66 grid=20,1,1 block=256 sync=0 args=67
-// @ocannl launch ocannlReverserPredict_op44_67 grid=8,1,1 block=256 sync=1 args=65,66,67
-// @ocannl launch ocannlReverserPredict_op45_68 grid=20,1,1 block=256 sync=0 args=67,68,69
+// @ocannl launch ocannlReverserPredict_op9_22 grid=64,1,1 block=256 sync=0 args=14,15,16,17
+// @ocannl launch ocannlReverserPredict_op11_23 grid=8,1,1 block=256 sync=0 args=18
+// @ocannl launch ocannlReverserPredict_op11_24 grid=8,1,1 block=256 sync=0 args=17,18
+// @ocannl launch ocannlReverserPredict_op12_25 grid=64,1,1 block=256 sync=0 args=17,18,19
+// @ocannl launch ocannlReverserPredict_op13_26 grid=64,1,1 block=256 sync=0 args=20
+// @ocannl launch ocannlReverserPredict_op13_27 grid=1,1,256 block=256 sync=1 args=10,19,20
+// @ocannl launch ocannlReverserPredict_op14_28 grid=64,1,1 block=256 sync=0 args=22
+// @ocannl launch ocannlReverserPredict_op14_29 grid=8,1,1 block=256 sync=1 args=20,21,22
+// @ocannl launch ocannlReverserPredict_op15_30 grid=64,1,1 block=256 sync=0 args=4,22,23
+// @ocannl launch ocannlReverserPredict_op16_31 grid=2,1,1 block=256 sync=0 args=24
+// @ocannl launch ocannlReverserPredict_op16_32 grid=2,1,1 block=256 sync=0 args=23,24
+// @ocannl launch ocannlReverserPredict_op17_33 grid=2,1,1 block=256 sync=0 args=24,25,26
+// @ocannl launch ocannlReverserPredict_op18_34 grid=64,1,1 block=256 sync=0 args=23,26,27,28
+// @ocannl launch ocannlReverserPredict_op20_35 grid=2,1,1 block=256 sync=0 args=29
+// @ocannl launch ocannlReverserPredict_op20_36 grid=2,1,1 block=256 sync=0 args=28,29
+// @ocannl launch ocannlReverserPredict_op21_37 grid=2,1,1 block=256 sync=0 args=29,30,31
+// @ocannl launch ocannlReverserPredict_op22_38 grid=64,1,1 block=256 sync=0 args=27,32,33
+// @ocannl launch ocannlReverserPredict_op23_39 grid=2,1,1 block=256 sync=0 args=31,34,35,36
+// @ocannl launch ocannlReverserPredict_op25_40 grid=64,1,1 block=256 sync=0 args=33,36,37,38,39
+// @ocannl launch ocannlReverserPredict_op27_41 grid=128,1,1 block=256 sync=0 args=41
+// @ocannl launch ocannlReverserPredict_op27_42 grid=8,1,1 block=256 sync=1 args=39,40,41
+// @ocannl launch ocannlReverserPredict_op28_43 grid=128,1,1 block=256 sync=0 args=41,42,43,44
+// @ocannl launch ocannlReverserPredict_op30_44 grid=64,1,1 block=256 sync=0 args=46
+// @ocannl launch ocannlReverserPredict_op30_45 grid=8,1,1 block=256 sync=1 args=44,45,46
+// @ocannl launch ocannlReverserPredict_op31_46 grid=64,1,1 block=256 sync=0 args=39,46,47,48,49
+// @ocannl launch ocannlReverserPredict_op33_47 grid=2,1,1 block=256 sync=0 args=50
+// @ocannl launch ocannlReverserPredict_op33_48 grid=2,1,1 block=256 sync=0 args=49,50
+// @ocannl launch ocannlReverserPredict_op34_49 grid=2,1,1 block=256 sync=0 args=50,51,52
+// @ocannl launch ocannlReverserPredict_op35_50 grid=64,1,1 block=256 sync=0 args=49,52,53,54
+// @ocannl launch ocannlReverserPredict_op37_51 grid=2,1,1 block=256 sync=0 args=55
+// @ocannl launch ocannlReverserPredict_op37_52 grid=2,1,1 block=256 sync=0 args=54,55
+// @ocannl launch ocannlReverserPredict_op38_53 grid=2,1,1 block=256 sync=0 args=55,56,57
+// @ocannl launch ocannlReverserPredict_op39_54 grid=64,1,1 block=256 sync=0 args=53,58,59
+// @ocannl launch ocannlReverserPredict_op40_55 grid=2,1,1 block=256 sync=0 args=57,60,61,62
+// @ocannl launch ocannlReverserPredict_op42_56 grid=64,1,1 block=256 sync=0 args=59,62,63,64,65
+// @ocannl launch ocannlReverserPredict_op44_57 grid=20,1,1 block=256 sync=0 args=67
+// @ocannl launch ocannlReverserPredict_op44_58 grid=8,1,1 block=256 sync=1 args=65,66,67
+// @ocannl launch ocannlReverserPredict_op45_59 grid=20,1,1 block=256 sync=0 args=67,68,69
 // @ocannl end ocannlReverserPredict
 
 // @ocannl model ocannlReverser float32 kernels=ocannlReverserTrainLoss,ocannlReverserPredict,ocannlReverserBackward

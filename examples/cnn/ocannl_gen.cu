@@ -112,39 +112,32 @@ extern "C" __global__ void ocannlCNNTrainLoss_op0_4(float* __restrict__ t0, floa
 }
 
 // _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-extern "C" __global__ void ocannlCNNTrainLoss_op1_5(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
+extern "C" __global__ void ocannlCNNTrainLoss_op1_5(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5, float* __restrict__ t6) {
+  // Fused with: net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 25600) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 10; px /= 10;
+  const int i0 = px;
   {
     float v0 = t3[800 * i0 + 80 * i1 + 8 * i2 + i3] + t4[i3];
     t5[800 * i0 + 80 * i1 + 8 * i2 + i3] = v0;
   }
-}
-
-// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-extern "C" __global__ void ocannlCNNTrainLoss_op2_6(float* __restrict__ t5, float* __restrict__ t6) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 25600) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
   {
-    float v0 = (t5[800 * i0 + 80 * i1 + 8 * i2 + i3] > (float)0 ? t5[800 * i0 + 80 * i1 + 8 * i2 + i3] : (float)0);
-    t6[800 * i0 + 80 * i1 + 8 * i2 + i3] = v0;
+    float v1 = (t5[800 * i0 + 80 * i1 + 8 * i2 + i3] > (float)0 ? t5[800 * i0 + 80 * i1 + 8 * i2 + i3] : (float)0);
+    t6[800 * i0 + 80 * i1 + 8 * i2 + i3] = v1;
   }
 }
 
 // _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
-extern "C" __global__ void ocannlCNNTrainLoss_op3_7(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9) {
+extern "C" __global__ void ocannlCNNTrainLoss_op3_6(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 4) return;
-  int i1 = tid % 2; tid /= 2;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 2; px /= 2;
+  const int i0 = px;
   {
     float v0 = t7[0] + t8[0];
     t9[2 * i0 + i1] = v0;
@@ -152,14 +145,14 @@ extern "C" __global__ void ocannlCNNTrainLoss_op3_7(float* __restrict__ t7, floa
 }
 
 // net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-extern "C" __global__ void ocannlCNNTrainLoss_op4_8(float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNTrainLoss_op4_7(float* __restrict__ t10) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t10[i] = (float)(-OCANNL_INF);
 }
 
 // net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-extern "C" __global__ void ocannlCNNTrainLoss_op4_9(float* __restrict__ t6, float* __restrict__ t9, float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNTrainLoss_op4_8(float* __restrict__ t6, float* __restrict__ t9, float* __restrict__ t10) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 6400) return;
   int i3 = tid % 8; tid /= 8;
@@ -178,7 +171,7 @@ extern "C" __global__ void ocannlCNNTrainLoss_op4_9(float* __restrict__ t6, floa
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNTrainLoss_op5_10(float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNTrainLoss_op5_9(float* __restrict__ t10) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   int r = i;
@@ -191,14 +184,14 @@ extern "C" __global__ void ocannlCNNTrainLoss_op5_10(float* __restrict__ t10) {
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNTrainLoss_op5_11(float* __restrict__ t12) {
+extern "C" __global__ void ocannlCNNTrainLoss_op5_10(float* __restrict__ t12) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 12800) return;
   t12[i] = (float)0;
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNTrainLoss_op5_12(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
+extern "C" __global__ void ocannlCNNTrainLoss_op5_11(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
   // Tiled GEMM: C 800x16 += A * B over 72 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -268,42 +261,34 @@ extern "C" __global__ void ocannlCNNTrainLoss_op5_12(float* __restrict__ t10, fl
 }
 
 // _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-extern "C" __global__ void ocannlCNNTrainLoss_op6_13(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14) {
+extern "C" __global__ void ocannlCNNTrainLoss_op6_12(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14, float* __restrict__ t15) {
+  // Fused with: net.head/x = pointwise relu of _net.head/x.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 12800) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 16; px /= 16;
+  const int i2 = px % 5; px /= 5;
+  const int i1 = px % 5; px /= 5;
+  const int i0 = px;
   {
     float v0 = t12[400 * i0 + 80 * i1 + 16 * i2 + i3] + t13[i3];
     t14[400 * i0 + 80 * i1 + 16 * i2 + i3] = v0;
   }
-}
-
-// net.head/x = pointwise relu of _net.head/x.1
-extern "C" __global__ void ocannlCNNTrainLoss_op7_14(float* __restrict__ t14, float* __restrict__ t15) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 12800) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
   {
-    float v0 = (t14[400 * i0 + 80 * i1 + 16 * i2 + i3] > (float)0 ? t14[400 * i0 + 80 * i1 + 16 * i2 + i3] : (float)0);
-    t15[400 * i0 + 80 * i1 + 16 * i2 + i3] = v0;
+    float v1 = (t14[400 * i0 + 80 * i1 + 16 * i2 + i3] > (float)0 ? t14[400 * i0 + 80 * i1 + 16 * i2 + i3] : (float)0);
+    t15[400 * i0 + 80 * i1 + 16 * i2 + i3] = v1;
   }
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-extern "C" __global__ void ocannlCNNTrainLoss_op8_15(float* __restrict__ t17) {
+extern "C" __global__ void ocannlCNNTrainLoss_op8_13(float* __restrict__ t17) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t17[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-extern "C" __global__ void ocannlCNNTrainLoss_op8_16(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17) {
+extern "C" __global__ void ocannlCNNTrainLoss_op8_14(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
   int i1 = tid % 4; tid /= 4;
@@ -322,11 +307,12 @@ extern "C" __global__ void ocannlCNNTrainLoss_op8_16(float* __restrict__ t15, fl
 }
 
 // train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
-extern "C" __global__ void ocannlCNNTrainLoss_op9_17(float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19) {
+extern "C" __global__ void ocannlCNNTrainLoss_op9_15(float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 4; px /= 4;
+  const int i0 = px;
   {
     float v0 = t17[4 * i0 + i1] + t18[i1];
     t19[4 * i0 + i1] = v0;
@@ -334,14 +320,14 @@ extern "C" __global__ void ocannlCNNTrainLoss_op9_17(float* __restrict__ t17, fl
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlCNNTrainLoss_op10_18(float* __restrict__ t20) {
+extern "C" __global__ void ocannlCNNTrainLoss_op10_16(float* __restrict__ t20) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t20[i] = (float)(-OCANNL_INF);
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlCNNTrainLoss_op10_19(float* __restrict__ t19, float* __restrict__ t20) {
+extern "C" __global__ void ocannlCNNTrainLoss_op10_17(float* __restrict__ t19, float* __restrict__ t20) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -354,38 +340,32 @@ extern "C" __global__ void ocannlCNNTrainLoss_op10_19(float* __restrict__ t19, f
 }
 
 // train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-extern "C" __global__ void ocannlCNNTrainLoss_op11_20(float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t21) {
+extern "C" __global__ void ocannlCNNTrainLoss_op11_18(float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
+  // Fused with: _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 4; px /= 4;
+  const int i0 = px;
   {
     float v0 = t19[4 * i0 + i1] - t20[i0];
     t21[4 * i0 + i1] = v0;
   }
-}
-
-// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-extern "C" __global__ void ocannlCNNTrainLoss_op12_21(float* __restrict__ t21, float* __restrict__ t22) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
   {
-    float v0 = exp(t21[4 * i0 + i1]);
-    t22[4 * i0 + i1] = v0;
+    float v1 = exp(t21[4 * i0 + i1]);
+    t22[4 * i0 + i1] = v1;
   }
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlCNNTrainLoss_op13_22(float* __restrict__ t23) {
+extern "C" __global__ void ocannlCNNTrainLoss_op13_19(float* __restrict__ t23) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t23[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlCNNTrainLoss_op13_23(float* __restrict__ t22, float* __restrict__ t23) {
+extern "C" __global__ void ocannlCNNTrainLoss_op13_20(float* __restrict__ t22, float* __restrict__ t23) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -398,10 +378,11 @@ extern "C" __global__ void ocannlCNNTrainLoss_op13_23(float* __restrict__ t22, f
 }
 
 // _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-extern "C" __global__ void ocannlCNNTrainLoss_op14_24(float* __restrict__ t23, float* __restrict__ t24) {
+extern "C" __global__ void ocannlCNNTrainLoss_op14_21(float* __restrict__ t23, float* __restrict__ t24) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float v0 = log(t23[i0]);
     t24[i0] = v0;
@@ -409,38 +390,32 @@ extern "C" __global__ void ocannlCNNTrainLoss_op14_24(float* __restrict__ t23, f
 }
 
 // train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-extern "C" __global__ void ocannlCNNTrainLoss_op15_25(float* __restrict__ t21, float* __restrict__ t24, float* __restrict__ t25) {
+extern "C" __global__ void ocannlCNNTrainLoss_op15_22(float* __restrict__ t1, float* __restrict__ t21, float* __restrict__ t24, float* __restrict__ t25, float* __restrict__ t26) {
+  // Fused with: _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 4; px /= 4;
+  const int i0 = px;
   {
     float v0 = t21[4 * i0 + i1] - t24[i0];
     t25[4 * i0 + i1] = v0;
   }
-}
-
-// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
-extern "C" __global__ void ocannlCNNTrainLoss_op16_26(float* __restrict__ t1, float* __restrict__ t25, float* __restrict__ t26) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
   {
-    float v0 = t1[4 * i0 + i1] * t25[4 * i0 + i1];
-    t26[4 * i0 + i1] = v0;
+    float v1 = t1[4 * i0 + i1] * t25[4 * i0 + i1];
+    t26[4 * i0 + i1] = v1;
   }
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlCNNTrainLoss_op17_27(float* __restrict__ t27) {
+extern "C" __global__ void ocannlCNNTrainLoss_op17_23(float* __restrict__ t27) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t27[i] = (float)0;
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlCNNTrainLoss_op17_28(float* __restrict__ t26, float* __restrict__ t27) {
+extern "C" __global__ void ocannlCNNTrainLoss_op17_24(float* __restrict__ t26, float* __restrict__ t27) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   for (int i0 = 0; i0 < 32; ++i0) {
@@ -454,22 +429,17 @@ extern "C" __global__ void ocannlCNNTrainLoss_op17_28(float* __restrict__ t26, f
 }
 
 // _train.3 = pointwise "/." of _train.2, _dim_b.1
-extern "C" __global__ void ocannlCNNTrainLoss_op18_29(float* __restrict__ t27, float* __restrict__ t28, float* __restrict__ t29) {
+extern "C" __global__ void ocannlCNNTrainLoss_op18_25(float* __restrict__ t27, float* __restrict__ t28, float* __restrict__ t29, float* __restrict__ t30) {
+  // Fused with: train = pointwise neg of _train.3.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
     float v0 = t27[0] / t28[0];
     t29[0] = v0;
   }
-}
-
-// train = pointwise neg of _train.3
-extern "C" __global__ void ocannlCNNTrainLoss_op19_30(float* __restrict__ t29, float* __restrict__ t30) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
   {
-    float v0 = -t29[0];
-    t30[0] = v0;
+    float v1 = -t29[0];
+    t30[0] = v1;
   }
 }
 
@@ -519,32 +489,27 @@ extern "C" __global__ void ocannlCNNTrainLoss_op19_30(float* __restrict__ t29, f
 // @ocannl launch ocannlCNNTrainLoss_init_2 grid=1,1,1 block=256 sync=0 args=28
 // @ocannl launch ocannlCNNTrainLoss_op0_3 grid=100,1,1 block=256 sync=0 args=3
 // @ocannl launch ocannlCNNTrainLoss_op0_4 grid=1,50,1 block=256 sync=1 args=0,2,3
-// @ocannl launch ocannlCNNTrainLoss_op1_5 grid=100,1,1 block=256 sync=0 args=3,4,5
-// @ocannl launch ocannlCNNTrainLoss_op2_6 grid=100,1,1 block=256 sync=0 args=5,6
-// @ocannl launch ocannlCNNTrainLoss_op3_7 grid=1,1,1 block=256 sync=0 args=7,8,9
-// @ocannl launch ocannlCNNTrainLoss_op4_8 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNTrainLoss_op4_9 grid=25,1,1 block=256 sync=0 args=6,9,10
-// @ocannl launch ocannlCNNTrainLoss_op5_10 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNTrainLoss_op5_11 grid=50,1,1 block=256 sync=0 args=12
-// @ocannl launch ocannlCNNTrainLoss_op5_12 grid=1,13,1 block=256 sync=1 args=10,11,12
-// @ocannl launch ocannlCNNTrainLoss_op6_13 grid=50,1,1 block=256 sync=0 args=12,13,14
-// @ocannl launch ocannlCNNTrainLoss_op7_14 grid=50,1,1 block=256 sync=0 args=14,15
-// @ocannl launch ocannlCNNTrainLoss_op8_15 grid=1,1,1 block=256 sync=0 args=17
-// @ocannl launch ocannlCNNTrainLoss_op8_16 grid=1,1,1 block=256 sync=0 args=15,16,17
-// @ocannl launch ocannlCNNTrainLoss_op9_17 grid=1,1,1 block=256 sync=0 args=17,18,19
-// @ocannl launch ocannlCNNTrainLoss_op10_18 grid=1,1,1 block=256 sync=0 args=20
-// @ocannl launch ocannlCNNTrainLoss_op10_19 grid=1,1,1 block=256 sync=0 args=19,20
-// @ocannl launch ocannlCNNTrainLoss_op11_20 grid=1,1,1 block=256 sync=0 args=19,20,21
-// @ocannl launch ocannlCNNTrainLoss_op12_21 grid=1,1,1 block=256 sync=0 args=21,22
-// @ocannl launch ocannlCNNTrainLoss_op13_22 grid=1,1,1 block=256 sync=0 args=23
-// @ocannl launch ocannlCNNTrainLoss_op13_23 grid=1,1,1 block=256 sync=0 args=22,23
-// @ocannl launch ocannlCNNTrainLoss_op14_24 grid=1,1,1 block=256 sync=0 args=23,24
-// @ocannl launch ocannlCNNTrainLoss_op15_25 grid=1,1,1 block=256 sync=0 args=21,24,25
-// @ocannl launch ocannlCNNTrainLoss_op16_26 grid=1,1,1 block=256 sync=0 args=1,25,26
-// @ocannl launch ocannlCNNTrainLoss_op17_27 grid=1,1,1 block=256 sync=0 args=27
-// @ocannl launch ocannlCNNTrainLoss_op17_28 grid=1,1,1 block=256 sync=0 args=26,27
-// @ocannl launch ocannlCNNTrainLoss_op18_29 grid=1,1,1 block=256 sync=0 args=27,28,29
-// @ocannl launch ocannlCNNTrainLoss_op19_30 grid=1,1,1 block=256 sync=0 args=29,30
+// @ocannl launch ocannlCNNTrainLoss_op1_5 grid=100,1,1 block=256 sync=0 args=3,4,5,6
+// @ocannl launch ocannlCNNTrainLoss_op3_6 grid=1,1,1 block=256 sync=0 args=7,8,9
+// @ocannl launch ocannlCNNTrainLoss_op4_7 grid=64,1,1 block=256 sync=0 args=10
+// @ocannl launch ocannlCNNTrainLoss_op4_8 grid=25,1,1 block=256 sync=0 args=6,9,10
+// @ocannl launch ocannlCNNTrainLoss_op5_9 grid=64,1,1 block=256 sync=0 args=10
+// @ocannl launch ocannlCNNTrainLoss_op5_10 grid=50,1,1 block=256 sync=0 args=12
+// @ocannl launch ocannlCNNTrainLoss_op5_11 grid=1,13,1 block=256 sync=1 args=10,11,12
+// @ocannl launch ocannlCNNTrainLoss_op6_12 grid=50,1,1 block=256 sync=0 args=12,13,14,15
+// @ocannl launch ocannlCNNTrainLoss_op8_13 grid=1,1,1 block=256 sync=0 args=17
+// @ocannl launch ocannlCNNTrainLoss_op8_14 grid=1,1,1 block=256 sync=0 args=15,16,17
+// @ocannl launch ocannlCNNTrainLoss_op9_15 grid=1,1,1 block=256 sync=0 args=17,18,19
+// @ocannl launch ocannlCNNTrainLoss_op10_16 grid=1,1,1 block=256 sync=0 args=20
+// @ocannl launch ocannlCNNTrainLoss_op10_17 grid=1,1,1 block=256 sync=0 args=19,20
+// @ocannl launch ocannlCNNTrainLoss_op11_18 grid=1,1,1 block=256 sync=0 args=19,20,21,22
+// @ocannl launch ocannlCNNTrainLoss_op13_19 grid=1,1,1 block=256 sync=0 args=23
+// @ocannl launch ocannlCNNTrainLoss_op13_20 grid=1,1,1 block=256 sync=0 args=22,23
+// @ocannl launch ocannlCNNTrainLoss_op14_21 grid=1,1,1 block=256 sync=0 args=23,24
+// @ocannl launch ocannlCNNTrainLoss_op15_22 grid=1,1,1 block=256 sync=0 args=1,21,24,25,26
+// @ocannl launch ocannlCNNTrainLoss_op17_23 grid=1,1,1 block=256 sync=0 args=27
+// @ocannl launch ocannlCNNTrainLoss_op17_24 grid=1,1,1 block=256 sync=0 args=26,27
+// @ocannl launch ocannlCNNTrainLoss_op18_25 grid=1,1,1 block=256 sync=0 args=27,28,29,30
 // @ocannl end ocannlCNNTrainLoss
 
 // Kernel ocannlCNNBackward (float32).
@@ -652,39 +617,32 @@ extern "C" __global__ void ocannlCNNBackward_op0_4(float* __restrict__ t0, float
 }
 
 // _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-extern "C" __global__ void ocannlCNNBackward_op1_5(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
+extern "C" __global__ void ocannlCNNBackward_op1_5(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5, float* __restrict__ t6) {
+  // Fused with: net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 25600) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 10; px /= 10;
+  const int i0 = px;
   {
     float v0 = t3[800 * i0 + 80 * i1 + 8 * i2 + i3] + t4[i3];
     t5[800 * i0 + 80 * i1 + 8 * i2 + i3] = v0;
   }
-}
-
-// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-extern "C" __global__ void ocannlCNNBackward_op2_6(float* __restrict__ t5, float* __restrict__ t6) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 25600) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
   {
-    float v0 = (t5[800 * i0 + 80 * i1 + 8 * i2 + i3] > (float)0 ? t5[800 * i0 + 80 * i1 + 8 * i2 + i3] : (float)0);
-    t6[800 * i0 + 80 * i1 + 8 * i2 + i3] = v0;
+    float v1 = (t5[800 * i0 + 80 * i1 + 8 * i2 + i3] > (float)0 ? t5[800 * i0 + 80 * i1 + 8 * i2 + i3] : (float)0);
+    t6[800 * i0 + 80 * i1 + 8 * i2 + i3] = v1;
   }
 }
 
 // _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
-extern "C" __global__ void ocannlCNNBackward_op3_7(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9) {
+extern "C" __global__ void ocannlCNNBackward_op3_6(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 4) return;
-  int i1 = tid % 2; tid /= 2;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 2; px /= 2;
+  const int i0 = px;
   {
     float v0 = t7[0] + t8[0];
     t9[2 * i0 + i1] = v0;
@@ -692,14 +650,14 @@ extern "C" __global__ void ocannlCNNBackward_op3_7(float* __restrict__ t7, float
 }
 
 // net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-extern "C" __global__ void ocannlCNNBackward_op4_8(float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNBackward_op4_7(float* __restrict__ t10) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t10[i] = (float)(-OCANNL_INF);
 }
 
 // net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-extern "C" __global__ void ocannlCNNBackward_op4_9(float* __restrict__ t6, float* __restrict__ t9, float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNBackward_op4_8(float* __restrict__ t6, float* __restrict__ t9, float* __restrict__ t10) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 6400) return;
   int i3 = tid % 8; tid /= 8;
@@ -718,7 +676,7 @@ extern "C" __global__ void ocannlCNNBackward_op4_9(float* __restrict__ t6, float
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNBackward_op5_10(float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNBackward_op5_9(float* __restrict__ t10) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   int r = i;
@@ -731,14 +689,14 @@ extern "C" __global__ void ocannlCNNBackward_op5_10(float* __restrict__ t10) {
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNBackward_op5_11(float* __restrict__ t12) {
+extern "C" __global__ void ocannlCNNBackward_op5_10(float* __restrict__ t12) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 12800) return;
   t12[i] = (float)0;
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNBackward_op5_12(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
+extern "C" __global__ void ocannlCNNBackward_op5_11(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
   // Tiled GEMM: C 800x16 += A * B over 72 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -808,42 +766,34 @@ extern "C" __global__ void ocannlCNNBackward_op5_12(float* __restrict__ t10, flo
 }
 
 // _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-extern "C" __global__ void ocannlCNNBackward_op6_13(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14) {
+extern "C" __global__ void ocannlCNNBackward_op6_12(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14, float* __restrict__ t15) {
+  // Fused with: net.head/x = pointwise relu of _net.head/x.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 12800) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 16; px /= 16;
+  const int i2 = px % 5; px /= 5;
+  const int i1 = px % 5; px /= 5;
+  const int i0 = px;
   {
     float v0 = t12[400 * i0 + 80 * i1 + 16 * i2 + i3] + t13[i3];
     t14[400 * i0 + 80 * i1 + 16 * i2 + i3] = v0;
   }
-}
-
-// net.head/x = pointwise relu of _net.head/x.1
-extern "C" __global__ void ocannlCNNBackward_op7_14(float* __restrict__ t14, float* __restrict__ t15) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 12800) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
   {
-    float v0 = (t14[400 * i0 + 80 * i1 + 16 * i2 + i3] > (float)0 ? t14[400 * i0 + 80 * i1 + 16 * i2 + i3] : (float)0);
-    t15[400 * i0 + 80 * i1 + 16 * i2 + i3] = v0;
+    float v1 = (t14[400 * i0 + 80 * i1 + 16 * i2 + i3] > (float)0 ? t14[400 * i0 + 80 * i1 + 16 * i2 + i3] : (float)0);
+    t15[400 * i0 + 80 * i1 + 16 * i2 + i3] = v1;
   }
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-extern "C" __global__ void ocannlCNNBackward_op8_15(float* __restrict__ t17) {
+extern "C" __global__ void ocannlCNNBackward_op8_13(float* __restrict__ t17) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t17[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-extern "C" __global__ void ocannlCNNBackward_op8_16(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17) {
+extern "C" __global__ void ocannlCNNBackward_op8_14(float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
   int i1 = tid % 4; tid /= 4;
@@ -862,11 +812,12 @@ extern "C" __global__ void ocannlCNNBackward_op8_16(float* __restrict__ t15, flo
 }
 
 // train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
-extern "C" __global__ void ocannlCNNBackward_op9_17(float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19) {
+extern "C" __global__ void ocannlCNNBackward_op9_15(float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 4; px /= 4;
+  const int i0 = px;
   {
     float v0 = t17[4 * i0 + i1] + t18[i1];
     t19[4 * i0 + i1] = v0;
@@ -874,14 +825,14 @@ extern "C" __global__ void ocannlCNNBackward_op9_17(float* __restrict__ t17, flo
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlCNNBackward_op10_18(float* __restrict__ t20) {
+extern "C" __global__ void ocannlCNNBackward_op10_16(float* __restrict__ t20) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t20[i] = (float)(-OCANNL_INF);
 }
 
 // train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-extern "C" __global__ void ocannlCNNBackward_op10_19(float* __restrict__ t19, float* __restrict__ t20) {
+extern "C" __global__ void ocannlCNNBackward_op10_17(float* __restrict__ t19, float* __restrict__ t20) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -894,38 +845,32 @@ extern "C" __global__ void ocannlCNNBackward_op10_19(float* __restrict__ t19, fl
 }
 
 // train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-extern "C" __global__ void ocannlCNNBackward_op11_20(float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t21) {
+extern "C" __global__ void ocannlCNNBackward_op11_18(float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
+  // Fused with: _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 4; px /= 4;
+  const int i0 = px;
   {
     float v0 = t19[4 * i0 + i1] - t20[i0];
     t21[4 * i0 + i1] = v0;
   }
-}
-
-// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-extern "C" __global__ void ocannlCNNBackward_op12_21(float* __restrict__ t21, float* __restrict__ t22) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
   {
-    float v0 = exp(t21[4 * i0 + i1]);
-    t22[4 * i0 + i1] = v0;
+    float v1 = exp(t21[4 * i0 + i1]);
+    t22[4 * i0 + i1] = v1;
   }
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlCNNBackward_op13_22(float* __restrict__ t23) {
+extern "C" __global__ void ocannlCNNBackward_op13_19(float* __restrict__ t23) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t23[i] = (float)0;
 }
 
 // _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-extern "C" __global__ void ocannlCNNBackward_op13_23(float* __restrict__ t22, float* __restrict__ t23) {
+extern "C" __global__ void ocannlCNNBackward_op13_20(float* __restrict__ t22, float* __restrict__ t23) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -938,10 +883,11 @@ extern "C" __global__ void ocannlCNNBackward_op13_23(float* __restrict__ t22, fl
 }
 
 // _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-extern "C" __global__ void ocannlCNNBackward_op14_24(float* __restrict__ t23, float* __restrict__ t24) {
+extern "C" __global__ void ocannlCNNBackward_op14_21(float* __restrict__ t23, float* __restrict__ t24) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float v0 = log(t23[i0]);
     t24[i0] = v0;
@@ -949,38 +895,32 @@ extern "C" __global__ void ocannlCNNBackward_op14_24(float* __restrict__ t23, fl
 }
 
 // train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-extern "C" __global__ void ocannlCNNBackward_op15_25(float* __restrict__ t21, float* __restrict__ t24, float* __restrict__ t25) {
+extern "C" __global__ void ocannlCNNBackward_op15_22(float* __restrict__ t1, float* __restrict__ t21, float* __restrict__ t24, float* __restrict__ t25, float* __restrict__ t26) {
+  // Fused with: _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 4; px /= 4;
+  const int i0 = px;
   {
     float v0 = t21[4 * i0 + i1] - t24[i0];
     t25[4 * i0 + i1] = v0;
   }
-}
-
-// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
-extern "C" __global__ void ocannlCNNBackward_op16_26(float* __restrict__ t1, float* __restrict__ t25, float* __restrict__ t26) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
   {
-    float v0 = t1[4 * i0 + i1] * t25[4 * i0 + i1];
-    t26[4 * i0 + i1] = v0;
+    float v1 = t1[4 * i0 + i1] * t25[4 * i0 + i1];
+    t26[4 * i0 + i1] = v1;
   }
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlCNNBackward_op17_27(float* __restrict__ t27) {
+extern "C" __global__ void ocannlCNNBackward_op17_23(float* __restrict__ t27) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t27[i] = (float)0;
 }
 
 // _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-extern "C" __global__ void ocannlCNNBackward_op17_28(float* __restrict__ t26, float* __restrict__ t27) {
+extern "C" __global__ void ocannlCNNBackward_op17_24(float* __restrict__ t26, float* __restrict__ t27) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   for (int i0 = 0; i0 < 32; ++i0) {
@@ -994,262 +934,232 @@ extern "C" __global__ void ocannlCNNBackward_op17_28(float* __restrict__ t26, fl
 }
 
 // _train.3 = pointwise "/." of _train.2, _dim_b.1
-extern "C" __global__ void ocannlCNNBackward_op18_29(float* __restrict__ t27, float* __restrict__ t28, float* __restrict__ t29) {
+extern "C" __global__ void ocannlCNNBackward_op18_25(float* __restrict__ t27, float* __restrict__ t28, float* __restrict__ t29, float* __restrict__ t30) {
+  // Fused with: train = pointwise neg of _train.3.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
     float v0 = t27[0] / t28[0];
     t29[0] = v0;
   }
-}
-
-// train = pointwise neg of _train.3
-extern "C" __global__ void ocannlCNNBackward_op19_30(float* __restrict__ t29, float* __restrict__ t30) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
   {
-    float v0 = -t29[0];
-    t30[0] = v0;
+    float v1 = -t29[0];
+    t30[0] = v1;
   }
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_31(float* __restrict__ t31) {
+extern "C" __global__ void ocannlCNNBackward_init_26(float* __restrict__ t31) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 72) return;
   t31[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_32(float* __restrict__ t32) {
+extern "C" __global__ void ocannlCNNBackward_init_27(float* __restrict__ t32) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 25600) return;
   t32[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_33(float* __restrict__ t33) {
+extern "C" __global__ void ocannlCNNBackward_init_28(float* __restrict__ t33) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 8) return;
   t33[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_34(float* __restrict__ t34) {
+extern "C" __global__ void ocannlCNNBackward_init_29(float* __restrict__ t34) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 25600) return;
   t34[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_35(float* __restrict__ t35) {
+extern "C" __global__ void ocannlCNNBackward_init_30(float* __restrict__ t35) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 25600) return;
   t35[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_36(float* __restrict__ t36) {
+extern "C" __global__ void ocannlCNNBackward_init_31(float* __restrict__ t36) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   t36[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_37(float* __restrict__ t37) {
+extern "C" __global__ void ocannlCNNBackward_init_32(float* __restrict__ t37) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1152) return;
   t37[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_38(float* __restrict__ t38) {
+extern "C" __global__ void ocannlCNNBackward_init_33(float* __restrict__ t38) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 12800) return;
   t38[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_39(float* __restrict__ t39) {
+extern "C" __global__ void ocannlCNNBackward_init_34(float* __restrict__ t39) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16) return;
   t39[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_40(float* __restrict__ t40) {
+extern "C" __global__ void ocannlCNNBackward_init_35(float* __restrict__ t40) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 12800) return;
   t40[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_41(float* __restrict__ t41) {
+extern "C" __global__ void ocannlCNNBackward_init_36(float* __restrict__ t41) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 12800) return;
   t41[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_42(float* __restrict__ t42) {
+extern "C" __global__ void ocannlCNNBackward_init_37(float* __restrict__ t42) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1600) return;
   t42[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_43(float* __restrict__ t43) {
+extern "C" __global__ void ocannlCNNBackward_init_38(float* __restrict__ t43) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t43[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_44(float* __restrict__ t44) {
+extern "C" __global__ void ocannlCNNBackward_init_39(float* __restrict__ t44) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 4) return;
   t44[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_45(float* __restrict__ t45) {
+extern "C" __global__ void ocannlCNNBackward_init_40(float* __restrict__ t45) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t45[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_46(float* __restrict__ t46) {
+extern "C" __global__ void ocannlCNNBackward_init_41(float* __restrict__ t46) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t46[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_47(float* __restrict__ t47) {
+extern "C" __global__ void ocannlCNNBackward_init_42(float* __restrict__ t47) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t47[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_48(float* __restrict__ t48) {
+extern "C" __global__ void ocannlCNNBackward_init_43(float* __restrict__ t48) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t48[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_49(float* __restrict__ t49) {
+extern "C" __global__ void ocannlCNNBackward_init_44(float* __restrict__ t49) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t49[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_50(float* __restrict__ t50) {
+extern "C" __global__ void ocannlCNNBackward_init_45(float* __restrict__ t50) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t50[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_51(float* __restrict__ t51) {
+extern "C" __global__ void ocannlCNNBackward_init_46(float* __restrict__ t51) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t51[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_52(float* __restrict__ t52) {
+extern "C" __global__ void ocannlCNNBackward_init_47(float* __restrict__ t52) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 128) return;
   t52[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_53(float* __restrict__ t53) {
+extern "C" __global__ void ocannlCNNBackward_init_48(float* __restrict__ t53) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t53[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_54(float* __restrict__ t54) {
+extern "C" __global__ void ocannlCNNBackward_init_49(float* __restrict__ t54) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t54[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlCNNBackward_init_55(float* __restrict__ t55) {
+extern "C" __global__ void ocannlCNNBackward_init_50(float* __restrict__ t55) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t55[i] = (float)0;
 }
 
 // train.grad = 1
-extern "C" __global__ void ocannlCNNBackward_init_56(float* __restrict__ t55) {
+extern "C" __global__ void ocannlCNNBackward_init_51(float* __restrict__ t28, float* __restrict__ t53, float* __restrict__ t54, float* __restrict__ t55) {
+  // Fused with: backprop of op 19 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad; backprop of op 18 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
     t55[0] = (float)1;
   }
-}
-
-// backprop of op 19 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
-extern "C" __global__ void ocannlCNNBackward_op19_57(float* __restrict__ t54, float* __restrict__ t55) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
   {
     float v0 = -t55[0];
     float old = t54[0];
     t54[0] = old + v0;
   }
-}
-
-// backprop of op 18 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
-extern "C" __global__ void ocannlCNNBackward_op18_58(float* __restrict__ t28, float* __restrict__ t53, float* __restrict__ t54) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
   {
-    float v0 = t54[0] / t28[0];
+    float v1 = t54[0] / t28[0];
     float old = t53[0];
-    t53[0] = old + v0;
+    t53[0] = old + v1;
   }
 }
 
 // backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-extern "C" __global__ void ocannlCNNBackward_op17_59(float* __restrict__ t52, float* __restrict__ t53) {
+extern "C" __global__ void ocannlCNNBackward_op17_52(float* __restrict__ t1, float* __restrict__ t47, float* __restrict__ t51, float* __restrict__ t52, float* __restrict__ t53) {
+  // Fused with: backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad; backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 4; px /= 4;
+  const int i0 = px;
   {
     float old = t52[4 * i0 + i1];
     t52[4 * i0 + i1] = old + t53[0];
   }
-}
-
-// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-extern "C" __global__ void ocannlCNNBackward_op16_60(float* __restrict__ t1, float* __restrict__ t51, float* __restrict__ t52) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
   {
     float v0 = t1[4 * i0 + i1] * t52[4 * i0 + i1];
     float old = t51[4 * i0 + i1];
     t51[4 * i0 + i1] = old + v0;
   }
-}
-
-// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-extern "C" __global__ void ocannlCNNBackward_op15_61(float* __restrict__ t47, float* __restrict__ t51) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
   {
     float old = t47[4 * i0 + i1];
     t47[4 * i0 + i1] = old + t51[4 * i0 + i1];
@@ -1257,7 +1167,7 @@ extern "C" __global__ void ocannlCNNBackward_op15_61(float* __restrict__ t47, fl
 }
 
 // backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-extern "C" __global__ void ocannlCNNBackward_op15_62(float* __restrict__ t50, float* __restrict__ t51) {
+extern "C" __global__ void ocannlCNNBackward_op15_53(float* __restrict__ t50, float* __restrict__ t51) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -1270,10 +1180,11 @@ extern "C" __global__ void ocannlCNNBackward_op15_62(float* __restrict__ t50, fl
 }
 
 // backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-extern "C" __global__ void ocannlCNNBackward_op14_63(float* __restrict__ t23, float* __restrict__ t49, float* __restrict__ t50) {
+extern "C" __global__ void ocannlCNNBackward_op14_54(float* __restrict__ t23, float* __restrict__ t49, float* __restrict__ t50) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float v0 = t50[i0] / t23[i0];
     float old = t49[i0];
@@ -1282,36 +1193,22 @@ extern "C" __global__ void ocannlCNNBackward_op14_63(float* __restrict__ t23, fl
 }
 
 // backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-extern "C" __global__ void ocannlCNNBackward_op13_64(float* __restrict__ t48, float* __restrict__ t49) {
+extern "C" __global__ void ocannlCNNBackward_op13_55(float* __restrict__ t22, float* __restrict__ t45, float* __restrict__ t47, float* __restrict__ t48, float* __restrict__ t49) {
+  // Fused with: backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad; backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 4; px /= 4;
+  const int i0 = px;
   {
     float old = t48[4 * i0 + i1];
     t48[4 * i0 + i1] = old + t49[i0];
   }
-}
-
-// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-extern "C" __global__ void ocannlCNNBackward_op12_65(float* __restrict__ t22, float* __restrict__ t47, float* __restrict__ t48) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
   {
     float v0 = t48[4 * i0 + i1] * t22[4 * i0 + i1];
     float old = t47[4 * i0 + i1];
     t47[4 * i0 + i1] = old + v0;
   }
-}
-
-// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-extern "C" __global__ void ocannlCNNBackward_op11_66(float* __restrict__ t45, float* __restrict__ t47) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
   {
     float old = t45[4 * i0 + i1];
     t45[4 * i0 + i1] = old + t47[4 * i0 + i1];
@@ -1319,7 +1216,7 @@ extern "C" __global__ void ocannlCNNBackward_op11_66(float* __restrict__ t45, fl
 }
 
 // backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-extern "C" __global__ void ocannlCNNBackward_op11_67(float* __restrict__ t46, float* __restrict__ t47) {
+extern "C" __global__ void ocannlCNNBackward_op11_56(float* __restrict__ t46, float* __restrict__ t47) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -1332,25 +1229,19 @@ extern "C" __global__ void ocannlCNNBackward_op11_67(float* __restrict__ t46, fl
 }
 
 // backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
-extern "C" __global__ void ocannlCNNBackward_op10_68(float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t45, float* __restrict__ t46) {
+extern "C" __global__ void ocannlCNNBackward_op10_57(float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t43, float* __restrict__ t45, float* __restrict__ t46) {
+  // Fused with: backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 4; px /= 4;
+  const int i0 = px;
   {
     float v0 = (t20[i0] == t19[4 * i0 + i1] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t46[i0] : (float)0);
     float old = t45[4 * i0 + i1];
     t45[4 * i0 + i1] = old + v1;
   }
-}
-
-// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-extern "C" __global__ void ocannlCNNBackward_op9_69(float* __restrict__ t43, float* __restrict__ t45) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 128) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
   {
     float old = t43[4 * i0 + i1];
     t43[4 * i0 + i1] = old + t45[4 * i0 + i1];
@@ -1358,7 +1249,7 @@ extern "C" __global__ void ocannlCNNBackward_op9_69(float* __restrict__ t43, flo
 }
 
 // backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
-extern "C" __global__ void ocannlCNNBackward_op9_70(float* __restrict__ t44, float* __restrict__ t45) {
+extern "C" __global__ void ocannlCNNBackward_op9_58(float* __restrict__ t44, float* __restrict__ t45) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 4) return;
   int i1 = tid;
@@ -1371,7 +1262,7 @@ extern "C" __global__ void ocannlCNNBackward_op9_70(float* __restrict__ t44, flo
 }
 
 // backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
-extern "C" __global__ void ocannlCNNBackward_op8_71(float* __restrict__ t15, float* __restrict__ t42, float* __restrict__ t43) {
+extern "C" __global__ void ocannlCNNBackward_op8_59(float* __restrict__ t15, float* __restrict__ t42, float* __restrict__ t43) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1600) return;
   int i4 = tid % 16; tid /= 16;
@@ -1388,7 +1279,7 @@ extern "C" __global__ void ocannlCNNBackward_op8_71(float* __restrict__ t15, flo
 }
 
 // backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
-extern "C" __global__ void ocannlCNNBackward_op8_72(float* __restrict__ t16, float* __restrict__ t41, float* __restrict__ t43) {
+extern "C" __global__ void ocannlCNNBackward_op8_60(float* __restrict__ t16, float* __restrict__ t41, float* __restrict__ t43) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 12800) return;
   int i4 = tid % 16; tid /= 16;
@@ -1405,29 +1296,21 @@ extern "C" __global__ void ocannlCNNBackward_op8_72(float* __restrict__ t16, flo
 }
 
 // backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-extern "C" __global__ void ocannlCNNBackward_op7_73(float* __restrict__ t14, float* __restrict__ t40, float* __restrict__ t41) {
+extern "C" __global__ void ocannlCNNBackward_op7_61(float* __restrict__ t14, float* __restrict__ t38, float* __restrict__ t40, float* __restrict__ t41) {
+  // Fused with: backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 12800) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 16; px /= 16;
+  const int i2 = px % 5; px /= 5;
+  const int i1 = px % 5; px /= 5;
+  const int i0 = px;
   {
     float v0 = ((float)0 < t14[400 * i0 + 80 * i1 + 16 * i2 + i3] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t41[400 * i0 + 80 * i1 + 16 * i2 + i3] : (float)0);
     float old = t40[400 * i0 + 80 * i1 + 16 * i2 + i3];
     t40[400 * i0 + 80 * i1 + 16 * i2 + i3] = old + v1;
   }
-}
-
-// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-extern "C" __global__ void ocannlCNNBackward_op6_74(float* __restrict__ t38, float* __restrict__ t40) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 12800) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
   {
     float old = t38[400 * i0 + 80 * i1 + 16 * i2 + i3];
     t38[400 * i0 + 80 * i1 + 16 * i2 + i3] = old + t40[400 * i0 + 80 * i1 + 16 * i2 + i3];
@@ -1435,7 +1318,7 @@ extern "C" __global__ void ocannlCNNBackward_op6_74(float* __restrict__ t38, flo
 }
 
 // backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
-extern "C" __global__ void ocannlCNNBackward_op6_75(float* __restrict__ t39, float* __restrict__ t40) {
+extern "C" __global__ void ocannlCNNBackward_op6_62(float* __restrict__ t39, float* __restrict__ t40) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
   int i3 = tid;
@@ -1452,7 +1335,7 @@ extern "C" __global__ void ocannlCNNBackward_op6_75(float* __restrict__ t39, flo
 }
 
 // backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-extern "C" __global__ void ocannlCNNBackward_op5_76(float* __restrict__ t11, float* __restrict__ t36, float* __restrict__ t38) {
+extern "C" __global__ void ocannlCNNBackward_op5_63(float* __restrict__ t11, float* __restrict__ t36, float* __restrict__ t38) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i6 = tid % 8; tid /= 8;
@@ -1475,7 +1358,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_76(float* __restrict__ t11, flo
 }
 
 // backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-extern "C" __global__ void ocannlCNNBackward_op5_77(float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNBackward_op5_64(float* __restrict__ t10) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   int r = i;
@@ -1488,7 +1371,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_77(float* __restrict__ t10) {
 }
 
 // backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-extern "C" __global__ void ocannlCNNBackward_op5_78(float* __restrict__ t10, float* __restrict__ t37, float* __restrict__ t38) {
+extern "C" __global__ void ocannlCNNBackward_op5_65(float* __restrict__ t10, float* __restrict__ t37, float* __restrict__ t38) {
   // Tiled GEMM: C 72x16 += A * B over 800 (rows i4,i5,i6, columns i3, reduced i0,i1,i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1558,7 +1441,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_78(float* __restrict__ t10, flo
 }
 
 // backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-extern "C" __global__ void ocannlCNNBackward_op4_79(float* __restrict__ t10) {
+extern "C" __global__ void ocannlCNNBackward_op4_66(float* __restrict__ t10) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   int r = i;
@@ -1571,7 +1454,7 @@ extern "C" __global__ void ocannlCNNBackward_op4_79(float* __restrict__ t10) {
 }
 
 // backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-extern "C" __global__ void ocannlCNNBackward_op4_80(float* __restrict__ t36) {
+extern "C" __global__ void ocannlCNNBackward_op4_67(float* __restrict__ t36) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16384) return;
   int r = i;
@@ -1584,7 +1467,7 @@ extern "C" __global__ void ocannlCNNBackward_op4_80(float* __restrict__ t36) {
 }
 
 // backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-extern "C" __global__ void ocannlCNNBackward_op4_81(float* __restrict__ t6, float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t35, float* __restrict__ t36, float* __restrict__ t56) {
+extern "C" __global__ void ocannlCNNBackward_op4_68(float* __restrict__ t6, float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t35, float* __restrict__ t36, float* __restrict__ t56) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   for (int i0 = 0; i0 < 32; ++i0) {
@@ -1612,29 +1495,21 @@ extern "C" __global__ void ocannlCNNBackward_op4_81(float* __restrict__ t6, floa
 }
 
 // backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-extern "C" __global__ void ocannlCNNBackward_op2_82(float* __restrict__ t5, float* __restrict__ t34, float* __restrict__ t35) {
+extern "C" __global__ void ocannlCNNBackward_op2_69(float* __restrict__ t5, float* __restrict__ t32, float* __restrict__ t34, float* __restrict__ t35) {
+  // Fused with: backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 25600) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 10; px /= 10;
+  const int i0 = px;
   {
     float v0 = ((float)0 < t5[800 * i0 + 80 * i1 + 8 * i2 + i3] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t35[800 * i0 + 80 * i1 + 8 * i2 + i3] : (float)0);
     float old = t34[800 * i0 + 80 * i1 + 8 * i2 + i3];
     t34[800 * i0 + 80 * i1 + 8 * i2 + i3] = old + v1;
   }
-}
-
-// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-extern "C" __global__ void ocannlCNNBackward_op1_83(float* __restrict__ t32, float* __restrict__ t34) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 25600) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
   {
     float old = t32[800 * i0 + 80 * i1 + 8 * i2 + i3];
     t32[800 * i0 + 80 * i1 + 8 * i2 + i3] = old + t34[800 * i0 + 80 * i1 + 8 * i2 + i3];
@@ -1642,7 +1517,7 @@ extern "C" __global__ void ocannlCNNBackward_op1_83(float* __restrict__ t32, flo
 }
 
 // backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
-extern "C" __global__ void ocannlCNNBackward_op1_84(float* __restrict__ t33, float* __restrict__ t34) {
+extern "C" __global__ void ocannlCNNBackward_op1_70(float* __restrict__ t33, float* __restrict__ t34) {
   // Block reduction: 3200 values per cell, 256 threads.
   __shared__ float part[256];
   int cx = blockIdx.x;
@@ -1668,7 +1543,7 @@ extern "C" __global__ void ocannlCNNBackward_op1_84(float* __restrict__ t33, flo
 }
 
 // backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-extern "C" __global__ void ocannlCNNBackward_op0_85(float* __restrict__ t0, float* __restrict__ t31, float* __restrict__ t32) {
+extern "C" __global__ void ocannlCNNBackward_op0_71(float* __restrict__ t0, float* __restrict__ t31, float* __restrict__ t32) {
   // Tiled GEMM: C 9x8 += A * B over 3200 (rows i4,i5, columns i3, reduced i0,i1,i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1813,87 +1688,73 @@ extern "C" __global__ void ocannlCNNBackward_op0_85(float* __restrict__ t0, floa
 // @ocannl launch ocannlCNNBackward_init_2 grid=1,1,1 block=256 sync=0 args=28
 // @ocannl launch ocannlCNNBackward_op0_3 grid=100,1,1 block=256 sync=0 args=3
 // @ocannl launch ocannlCNNBackward_op0_4 grid=1,50,1 block=256 sync=1 args=0,2,3
-// @ocannl launch ocannlCNNBackward_op1_5 grid=100,1,1 block=256 sync=0 args=3,4,5
-// @ocannl launch ocannlCNNBackward_op2_6 grid=100,1,1 block=256 sync=0 args=5,6
-// @ocannl launch ocannlCNNBackward_op3_7 grid=1,1,1 block=256 sync=0 args=7,8,9
-// @ocannl launch ocannlCNNBackward_op4_8 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNBackward_op4_9 grid=25,1,1 block=256 sync=0 args=6,9,10
-// @ocannl launch ocannlCNNBackward_op5_10 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNBackward_op5_11 grid=50,1,1 block=256 sync=0 args=12
-// @ocannl launch ocannlCNNBackward_op5_12 grid=1,13,1 block=256 sync=1 args=10,11,12
-// @ocannl launch ocannlCNNBackward_op6_13 grid=50,1,1 block=256 sync=0 args=12,13,14
-// @ocannl launch ocannlCNNBackward_op7_14 grid=50,1,1 block=256 sync=0 args=14,15
-// @ocannl launch ocannlCNNBackward_op8_15 grid=1,1,1 block=256 sync=0 args=17
-// @ocannl launch ocannlCNNBackward_op8_16 grid=1,1,1 block=256 sync=0 args=15,16,17
-// @ocannl launch ocannlCNNBackward_op9_17 grid=1,1,1 block=256 sync=0 args=17,18,19
-// @ocannl launch ocannlCNNBackward_op10_18 grid=1,1,1 block=256 sync=0 args=20
-// @ocannl launch ocannlCNNBackward_op10_19 grid=1,1,1 block=256 sync=0 args=19,20
-// @ocannl launch ocannlCNNBackward_op11_20 grid=1,1,1 block=256 sync=0 args=19,20,21
-// @ocannl launch ocannlCNNBackward_op12_21 grid=1,1,1 block=256 sync=0 args=21,22
-// @ocannl launch ocannlCNNBackward_op13_22 grid=1,1,1 block=256 sync=0 args=23
-// @ocannl launch ocannlCNNBackward_op13_23 grid=1,1,1 block=256 sync=0 args=22,23
-// @ocannl launch ocannlCNNBackward_op14_24 grid=1,1,1 block=256 sync=0 args=23,24
-// @ocannl launch ocannlCNNBackward_op15_25 grid=1,1,1 block=256 sync=0 args=21,24,25
-// @ocannl launch ocannlCNNBackward_op16_26 grid=1,1,1 block=256 sync=0 args=1,25,26
-// @ocannl launch ocannlCNNBackward_op17_27 grid=1,1,1 block=256 sync=0 args=27
-// @ocannl launch ocannlCNNBackward_op17_28 grid=1,1,1 block=256 sync=0 args=26,27
-// @ocannl launch ocannlCNNBackward_op18_29 grid=1,1,1 block=256 sync=0 args=27,28,29
-// @ocannl launch ocannlCNNBackward_op19_30 grid=1,1,1 block=256 sync=0 args=29,30
-// @ocannl launch ocannlCNNBackward_init_31 grid=1,1,1 block=256 sync=0 args=31
-// @ocannl launch ocannlCNNBackward_init_32 grid=100,1,1 block=256 sync=0 args=32
-// @ocannl launch ocannlCNNBackward_init_33 grid=1,1,1 block=256 sync=0 args=33
-// @ocannl launch ocannlCNNBackward_init_34 grid=100,1,1 block=256 sync=0 args=34
-// @ocannl launch ocannlCNNBackward_init_35 grid=100,1,1 block=256 sync=0 args=35
-// @ocannl launch ocannlCNNBackward_init_36 grid=64,1,1 block=256 sync=0 args=36
-// @ocannl launch ocannlCNNBackward_init_37 grid=5,1,1 block=256 sync=0 args=37
-// @ocannl launch ocannlCNNBackward_init_38 grid=50,1,1 block=256 sync=0 args=38
-// @ocannl launch ocannlCNNBackward_init_39 grid=1,1,1 block=256 sync=0 args=39
-// @ocannl launch ocannlCNNBackward_init_40 grid=50,1,1 block=256 sync=0 args=40
-// @ocannl launch ocannlCNNBackward_init_41 grid=50,1,1 block=256 sync=0 args=41
-// @ocannl launch ocannlCNNBackward_init_42 grid=7,1,1 block=256 sync=0 args=42
-// @ocannl launch ocannlCNNBackward_init_43 grid=1,1,1 block=256 sync=0 args=43
-// @ocannl launch ocannlCNNBackward_init_44 grid=1,1,1 block=256 sync=0 args=44
-// @ocannl launch ocannlCNNBackward_init_45 grid=1,1,1 block=256 sync=0 args=45
-// @ocannl launch ocannlCNNBackward_init_46 grid=1,1,1 block=256 sync=0 args=46
-// @ocannl launch ocannlCNNBackward_init_47 grid=1,1,1 block=256 sync=0 args=47
-// @ocannl launch ocannlCNNBackward_init_48 grid=1,1,1 block=256 sync=0 args=48
-// @ocannl launch ocannlCNNBackward_init_49 grid=1,1,1 block=256 sync=0 args=49
-// @ocannl launch ocannlCNNBackward_init_50 grid=1,1,1 block=256 sync=0 args=50
-// @ocannl launch ocannlCNNBackward_init_51 grid=1,1,1 block=256 sync=0 args=51
-// @ocannl launch ocannlCNNBackward_init_52 grid=1,1,1 block=256 sync=0 args=52
-// @ocannl launch ocannlCNNBackward_init_53 grid=1,1,1 block=256 sync=0 args=53
-// @ocannl launch ocannlCNNBackward_init_54 grid=1,1,1 block=256 sync=0 args=54
-// @ocannl launch ocannlCNNBackward_init_55 grid=1,1,1 block=256 sync=0 args=55
-// @ocannl launch ocannlCNNBackward_init_56 grid=1,1,1 block=256 sync=0 args=55
-// @ocannl launch ocannlCNNBackward_op19_57 grid=1,1,1 block=256 sync=0 args=54,55
-// @ocannl launch ocannlCNNBackward_op18_58 grid=1,1,1 block=256 sync=0 args=28,53,54
-// @ocannl launch ocannlCNNBackward_op17_59 grid=1,1,1 block=256 sync=0 args=52,53
-// @ocannl launch ocannlCNNBackward_op16_60 grid=1,1,1 block=256 sync=0 args=1,51,52
-// @ocannl launch ocannlCNNBackward_op15_61 grid=1,1,1 block=256 sync=0 args=47,51
-// @ocannl launch ocannlCNNBackward_op15_62 grid=1,1,1 block=256 sync=0 args=50,51
-// @ocannl launch ocannlCNNBackward_op14_63 grid=1,1,1 block=256 sync=0 args=23,49,50
-// @ocannl launch ocannlCNNBackward_op13_64 grid=1,1,1 block=256 sync=0 args=48,49
-// @ocannl launch ocannlCNNBackward_op12_65 grid=1,1,1 block=256 sync=0 args=22,47,48
-// @ocannl launch ocannlCNNBackward_op11_66 grid=1,1,1 block=256 sync=0 args=45,47
-// @ocannl launch ocannlCNNBackward_op11_67 grid=1,1,1 block=256 sync=0 args=46,47
-// @ocannl launch ocannlCNNBackward_op10_68 grid=1,1,1 block=256 sync=0 args=19,20,45,46
-// @ocannl launch ocannlCNNBackward_op9_69 grid=1,1,1 block=256 sync=0 args=43,45
-// @ocannl launch ocannlCNNBackward_op9_70 grid=1,1,1 block=256 sync=0 args=44,45
-// @ocannl launch ocannlCNNBackward_op8_71 grid=7,1,1 block=256 sync=0 args=15,42,43
-// @ocannl launch ocannlCNNBackward_op8_72 grid=50,1,1 block=256 sync=0 args=16,41,43
-// @ocannl launch ocannlCNNBackward_op7_73 grid=50,1,1 block=256 sync=0 args=14,40,41
-// @ocannl launch ocannlCNNBackward_op6_74 grid=50,1,1 block=256 sync=0 args=38,40
-// @ocannl launch ocannlCNNBackward_op6_75 grid=1,1,1 block=256 sync=0 args=39,40
-// @ocannl launch ocannlCNNBackward_op5_76 grid=1,1,1 block=256 sync=0 args=11,36,38
-// @ocannl launch ocannlCNNBackward_op5_77 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNBackward_op5_78 grid=1,2,1 block=256 sync=1 args=10,37,38
-// @ocannl launch ocannlCNNBackward_op4_79 grid=64,1,1 block=256 sync=0 args=10
-// @ocannl launch ocannlCNNBackward_op4_80 grid=64,1,1 block=256 sync=0 args=36
-// @ocannl launch ocannlCNNBackward_op4_81 grid=1,1,1 block=256 sync=0 args=6,9,10,35,36,56
-// @ocannl launch ocannlCNNBackward_op2_82 grid=100,1,1 block=256 sync=0 args=5,34,35
-// @ocannl launch ocannlCNNBackward_op1_83 grid=100,1,1 block=256 sync=0 args=32,34
-// @ocannl launch ocannlCNNBackward_op1_84 grid=8,1,1 block=256 sync=1 args=33,34
-// @ocannl launch ocannlCNNBackward_op0_85 grid=1,1,1 block=256 sync=1 args=0,31,32
+// @ocannl launch ocannlCNNBackward_op1_5 grid=100,1,1 block=256 sync=0 args=3,4,5,6
+// @ocannl launch ocannlCNNBackward_op3_6 grid=1,1,1 block=256 sync=0 args=7,8,9
+// @ocannl launch ocannlCNNBackward_op4_7 grid=64,1,1 block=256 sync=0 args=10
+// @ocannl launch ocannlCNNBackward_op4_8 grid=25,1,1 block=256 sync=0 args=6,9,10
+// @ocannl launch ocannlCNNBackward_op5_9 grid=64,1,1 block=256 sync=0 args=10
+// @ocannl launch ocannlCNNBackward_op5_10 grid=50,1,1 block=256 sync=0 args=12
+// @ocannl launch ocannlCNNBackward_op5_11 grid=1,13,1 block=256 sync=1 args=10,11,12
+// @ocannl launch ocannlCNNBackward_op6_12 grid=50,1,1 block=256 sync=0 args=12,13,14,15
+// @ocannl launch ocannlCNNBackward_op8_13 grid=1,1,1 block=256 sync=0 args=17
+// @ocannl launch ocannlCNNBackward_op8_14 grid=1,1,1 block=256 sync=0 args=15,16,17
+// @ocannl launch ocannlCNNBackward_op9_15 grid=1,1,1 block=256 sync=0 args=17,18,19
+// @ocannl launch ocannlCNNBackward_op10_16 grid=1,1,1 block=256 sync=0 args=20
+// @ocannl launch ocannlCNNBackward_op10_17 grid=1,1,1 block=256 sync=0 args=19,20
+// @ocannl launch ocannlCNNBackward_op11_18 grid=1,1,1 block=256 sync=0 args=19,20,21,22
+// @ocannl launch ocannlCNNBackward_op13_19 grid=1,1,1 block=256 sync=0 args=23
+// @ocannl launch ocannlCNNBackward_op13_20 grid=1,1,1 block=256 sync=0 args=22,23
+// @ocannl launch ocannlCNNBackward_op14_21 grid=1,1,1 block=256 sync=0 args=23,24
+// @ocannl launch ocannlCNNBackward_op15_22 grid=1,1,1 block=256 sync=0 args=1,21,24,25,26
+// @ocannl launch ocannlCNNBackward_op17_23 grid=1,1,1 block=256 sync=0 args=27
+// @ocannl launch ocannlCNNBackward_op17_24 grid=1,1,1 block=256 sync=0 args=26,27
+// @ocannl launch ocannlCNNBackward_op18_25 grid=1,1,1 block=256 sync=0 args=27,28,29,30
+// @ocannl launch ocannlCNNBackward_init_26 grid=1,1,1 block=256 sync=0 args=31
+// @ocannl launch ocannlCNNBackward_init_27 grid=100,1,1 block=256 sync=0 args=32
+// @ocannl launch ocannlCNNBackward_init_28 grid=1,1,1 block=256 sync=0 args=33
+// @ocannl launch ocannlCNNBackward_init_29 grid=100,1,1 block=256 sync=0 args=34
+// @ocannl launch ocannlCNNBackward_init_30 grid=100,1,1 block=256 sync=0 args=35
+// @ocannl launch ocannlCNNBackward_init_31 grid=64,1,1 block=256 sync=0 args=36
+// @ocannl launch ocannlCNNBackward_init_32 grid=5,1,1 block=256 sync=0 args=37
+// @ocannl launch ocannlCNNBackward_init_33 grid=50,1,1 block=256 sync=0 args=38
+// @ocannl launch ocannlCNNBackward_init_34 grid=1,1,1 block=256 sync=0 args=39
+// @ocannl launch ocannlCNNBackward_init_35 grid=50,1,1 block=256 sync=0 args=40
+// @ocannl launch ocannlCNNBackward_init_36 grid=50,1,1 block=256 sync=0 args=41
+// @ocannl launch ocannlCNNBackward_init_37 grid=7,1,1 block=256 sync=0 args=42
+// @ocannl launch ocannlCNNBackward_init_38 grid=1,1,1 block=256 sync=0 args=43
+// @ocannl launch ocannlCNNBackward_init_39 grid=1,1,1 block=256 sync=0 args=44
+// @ocannl launch ocannlCNNBackward_init_40 grid=1,1,1 block=256 sync=0 args=45
+// @ocannl launch ocannlCNNBackward_init_41 grid=1,1,1 block=256 sync=0 args=46
+// @ocannl launch ocannlCNNBackward_init_42 grid=1,1,1 block=256 sync=0 args=47
+// @ocannl launch ocannlCNNBackward_init_43 grid=1,1,1 block=256 sync=0 args=48
+// @ocannl launch ocannlCNNBackward_init_44 grid=1,1,1 block=256 sync=0 args=49
+// @ocannl launch ocannlCNNBackward_init_45 grid=1,1,1 block=256 sync=0 args=50
+// @ocannl launch ocannlCNNBackward_init_46 grid=1,1,1 block=256 sync=0 args=51
+// @ocannl launch ocannlCNNBackward_init_47 grid=1,1,1 block=256 sync=0 args=52
+// @ocannl launch ocannlCNNBackward_init_48 grid=1,1,1 block=256 sync=0 args=53
+// @ocannl launch ocannlCNNBackward_init_49 grid=1,1,1 block=256 sync=0 args=54
+// @ocannl launch ocannlCNNBackward_init_50 grid=1,1,1 block=256 sync=0 args=55
+// @ocannl launch ocannlCNNBackward_init_51 grid=1,1,1 block=256 sync=0 args=28,53,54,55
+// @ocannl launch ocannlCNNBackward_op17_52 grid=1,1,1 block=256 sync=0 args=1,47,51,52,53
+// @ocannl launch ocannlCNNBackward_op15_53 grid=1,1,1 block=256 sync=0 args=50,51
+// @ocannl launch ocannlCNNBackward_op14_54 grid=1,1,1 block=256 sync=0 args=23,49,50
+// @ocannl launch ocannlCNNBackward_op13_55 grid=1,1,1 block=256 sync=0 args=22,45,47,48,49
+// @ocannl launch ocannlCNNBackward_op11_56 grid=1,1,1 block=256 sync=0 args=46,47
+// @ocannl launch ocannlCNNBackward_op10_57 grid=1,1,1 block=256 sync=0 args=19,20,43,45,46
+// @ocannl launch ocannlCNNBackward_op9_58 grid=1,1,1 block=256 sync=0 args=44,45
+// @ocannl launch ocannlCNNBackward_op8_59 grid=7,1,1 block=256 sync=0 args=15,42,43
+// @ocannl launch ocannlCNNBackward_op8_60 grid=50,1,1 block=256 sync=0 args=16,41,43
+// @ocannl launch ocannlCNNBackward_op7_61 grid=50,1,1 block=256 sync=0 args=14,38,40,41
+// @ocannl launch ocannlCNNBackward_op6_62 grid=1,1,1 block=256 sync=0 args=39,40
+// @ocannl launch ocannlCNNBackward_op5_63 grid=1,1,1 block=256 sync=0 args=11,36,38
+// @ocannl launch ocannlCNNBackward_op5_64 grid=64,1,1 block=256 sync=0 args=10
+// @ocannl launch ocannlCNNBackward_op5_65 grid=1,2,1 block=256 sync=1 args=10,37,38
+// @ocannl launch ocannlCNNBackward_op4_66 grid=64,1,1 block=256 sync=0 args=10
+// @ocannl launch ocannlCNNBackward_op4_67 grid=64,1,1 block=256 sync=0 args=36
+// @ocannl launch ocannlCNNBackward_op4_68 grid=1,1,1 block=256 sync=0 args=6,9,10,35,36,56
+// @ocannl launch ocannlCNNBackward_op2_69 grid=100,1,1 block=256 sync=0 args=5,32,34,35
+// @ocannl launch ocannlCNNBackward_op1_70 grid=8,1,1 block=256 sync=1 args=33,34
+// @ocannl launch ocannlCNNBackward_op0_71 grid=1,1,1 block=256 sync=1 args=0,31,32
 // @ocannl end ocannlCNNBackward
 
 // Kernel ocannlCNNPredict (float32).
@@ -1992,39 +1853,32 @@ extern "C" __global__ void ocannlCNNPredict_op0_3(float* __restrict__ t0, float*
 }
 
 // _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-extern "C" __global__ void ocannlCNNPredict_op1_4(float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4) {
+extern "C" __global__ void ocannlCNNPredict_op1_4(float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
+  // Fused with: net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 204800) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 8; px /= 8;
+  const int i2 = px % 10; px /= 10;
+  const int i1 = px % 10; px /= 10;
+  const int i0 = px;
   {
     float v0 = t2[800 * i0 + 80 * i1 + 8 * i2 + i3] + t3[i3];
     t4[800 * i0 + 80 * i1 + 8 * i2 + i3] = v0;
   }
-}
-
-// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-extern "C" __global__ void ocannlCNNPredict_op2_5(float* __restrict__ t4, float* __restrict__ t5) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 204800) return;
-  int i3 = tid % 8; tid /= 8;
-  int i2 = tid % 10; tid /= 10;
-  int i1 = tid % 10; tid /= 10;
-  int i0 = tid;
   {
-    float v0 = (t4[800 * i0 + 80 * i1 + 8 * i2 + i3] > (float)0 ? t4[800 * i0 + 80 * i1 + 8 * i2 + i3] : (float)0);
-    t5[800 * i0 + 80 * i1 + 8 * i2 + i3] = v0;
+    float v1 = (t4[800 * i0 + 80 * i1 + 8 * i2 + i3] > (float)0 ? t4[800 * i0 + 80 * i1 + 8 * i2 + i3] : (float)0);
+    t5[800 * i0 + 80 * i1 + 8 * i2 + i3] = v1;
   }
 }
 
 // _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
-extern "C" __global__ void ocannlCNNPredict_op3_6(float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8) {
+extern "C" __global__ void ocannlCNNPredict_op3_5(float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 4) return;
-  int i1 = tid % 2; tid /= 2;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 2; px /= 2;
+  const int i0 = px;
   {
     float v0 = t6[0] + t7[0];
     t8[2 * i0 + i1] = v0;
@@ -2032,14 +1886,14 @@ extern "C" __global__ void ocannlCNNPredict_op3_6(float* __restrict__ t6, float*
 }
 
 // net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-extern "C" __global__ void ocannlCNNPredict_op4_7(float* __restrict__ t9) {
+extern "C" __global__ void ocannlCNNPredict_op4_6(float* __restrict__ t9) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 131072) return;
   t9[i] = (float)(-OCANNL_INF);
 }
 
 // net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-extern "C" __global__ void ocannlCNNPredict_op4_8(float* __restrict__ t5, float* __restrict__ t8, float* __restrict__ t9) {
+extern "C" __global__ void ocannlCNNPredict_op4_7(float* __restrict__ t5, float* __restrict__ t8, float* __restrict__ t9) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 51200) return;
   int i3 = tid % 8; tid /= 8;
@@ -2058,7 +1912,7 @@ extern "C" __global__ void ocannlCNNPredict_op4_8(float* __restrict__ t5, float*
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNPredict_op5_9(float* __restrict__ t9) {
+extern "C" __global__ void ocannlCNNPredict_op5_8(float* __restrict__ t9) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 131072) return;
   int r = i;
@@ -2071,14 +1925,14 @@ extern "C" __global__ void ocannlCNNPredict_op5_9(float* __restrict__ t9) {
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNPredict_op5_10(float* __restrict__ t11) {
+extern "C" __global__ void ocannlCNNPredict_op5_9(float* __restrict__ t11) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 102400) return;
   t11[i] = (float)0;
 }
 
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-extern "C" __global__ void ocannlCNNPredict_op5_11(float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t11) {
+extern "C" __global__ void ocannlCNNPredict_op5_10(float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t11) {
   // Tiled GEMM: C 6400x16 += A * B over 72 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -2148,42 +2002,34 @@ extern "C" __global__ void ocannlCNNPredict_op5_11(float* __restrict__ t9, float
 }
 
 // _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-extern "C" __global__ void ocannlCNNPredict_op6_12(float* __restrict__ t11, float* __restrict__ t12, float* __restrict__ t13) {
+extern "C" __global__ void ocannlCNNPredict_op6_11(float* __restrict__ t11, float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14) {
+  // Fused with: net.head/x = pointwise relu of _net.head/x.1.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 102400) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 16; px /= 16;
+  const int i2 = px % 5; px /= 5;
+  const int i1 = px % 5; px /= 5;
+  const int i0 = px;
   {
     float v0 = t11[400 * i0 + 80 * i1 + 16 * i2 + i3] + t12[i3];
     t13[400 * i0 + 80 * i1 + 16 * i2 + i3] = v0;
   }
-}
-
-// net.head/x = pointwise relu of _net.head/x.1
-extern "C" __global__ void ocannlCNNPredict_op7_13(float* __restrict__ t13, float* __restrict__ t14) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 102400) return;
-  int i3 = tid % 16; tid /= 16;
-  int i2 = tid % 5; tid /= 5;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
   {
-    float v0 = (t13[400 * i0 + 80 * i1 + 16 * i2 + i3] > (float)0 ? t13[400 * i0 + 80 * i1 + 16 * i2 + i3] : (float)0);
-    t14[400 * i0 + 80 * i1 + 16 * i2 + i3] = v0;
+    float v1 = (t13[400 * i0 + 80 * i1 + 16 * i2 + i3] > (float)0 ? t13[400 * i0 + 80 * i1 + 16 * i2 + i3] : (float)0);
+    t14[400 * i0 + 80 * i1 + 16 * i2 + i3] = v1;
   }
 }
 
 // _predict.1 = compose "*" of net.head.w, net.head/x
-extern "C" __global__ void ocannlCNNPredict_op8_14(float* __restrict__ t16) {
+extern "C" __global__ void ocannlCNNPredict_op8_12(float* __restrict__ t16) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1024) return;
   t16[i] = (float)0;
 }
 
 // _predict.1 = compose "*" of net.head.w, net.head/x
-extern "C" __global__ void ocannlCNNPredict_op8_15(float* __restrict__ t14, float* __restrict__ t15, float* __restrict__ t16) {
+extern "C" __global__ void ocannlCNNPredict_op8_13(float* __restrict__ t14, float* __restrict__ t15, float* __restrict__ t16) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1024) return;
   int i1 = tid % 4; tid /= 4;
@@ -2202,11 +2048,12 @@ extern "C" __global__ void ocannlCNNPredict_op8_15(float* __restrict__ t14, floa
 }
 
 // predict = pointwise "+" of _predict.1, net.head.b
-extern "C" __global__ void ocannlCNNPredict_op9_16(float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18) {
+extern "C" __global__ void ocannlCNNPredict_op9_14(float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1024) return;
-  int i1 = tid % 4; tid /= 4;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 4; px /= 4;
+  const int i0 = px;
   {
     float v0 = t16[4 * i0 + i1] + t17[i1];
     t18[4 * i0 + i1] = v0;
@@ -2245,19 +2092,17 @@ extern "C" __global__ void ocannlCNNPredict_op9_16(float* __restrict__ t16, floa
 // @ocannl launch ocannlCNNPredict_init_1 grid=1,1,1 block=256 sync=0 args=7
 // @ocannl launch ocannlCNNPredict_op0_2 grid=800,1,1 block=256 sync=0 args=2
 // @ocannl launch ocannlCNNPredict_op0_3 grid=1,400,1 block=256 sync=1 args=0,1,2
-// @ocannl launch ocannlCNNPredict_op1_4 grid=800,1,1 block=256 sync=0 args=2,3,4
-// @ocannl launch ocannlCNNPredict_op2_5 grid=800,1,1 block=256 sync=0 args=4,5
-// @ocannl launch ocannlCNNPredict_op3_6 grid=1,1,1 block=256 sync=0 args=6,7,8
-// @ocannl launch ocannlCNNPredict_op4_7 grid=512,1,1 block=256 sync=0 args=9
-// @ocannl launch ocannlCNNPredict_op4_8 grid=200,1,1 block=256 sync=0 args=5,8,9
-// @ocannl launch ocannlCNNPredict_op5_9 grid=512,1,1 block=256 sync=0 args=9
-// @ocannl launch ocannlCNNPredict_op5_10 grid=400,1,1 block=256 sync=0 args=11
-// @ocannl launch ocannlCNNPredict_op5_11 grid=1,100,1 block=256 sync=1 args=9,10,11
-// @ocannl launch ocannlCNNPredict_op6_12 grid=400,1,1 block=256 sync=0 args=11,12,13
-// @ocannl launch ocannlCNNPredict_op7_13 grid=400,1,1 block=256 sync=0 args=13,14
-// @ocannl launch ocannlCNNPredict_op8_14 grid=4,1,1 block=256 sync=0 args=16
-// @ocannl launch ocannlCNNPredict_op8_15 grid=4,1,1 block=256 sync=0 args=14,15,16
-// @ocannl launch ocannlCNNPredict_op9_16 grid=4,1,1 block=256 sync=0 args=16,17,18
+// @ocannl launch ocannlCNNPredict_op1_4 grid=800,1,1 block=256 sync=0 args=2,3,4,5
+// @ocannl launch ocannlCNNPredict_op3_5 grid=1,1,1 block=256 sync=0 args=6,7,8
+// @ocannl launch ocannlCNNPredict_op4_6 grid=512,1,1 block=256 sync=0 args=9
+// @ocannl launch ocannlCNNPredict_op4_7 grid=200,1,1 block=256 sync=0 args=5,8,9
+// @ocannl launch ocannlCNNPredict_op5_8 grid=512,1,1 block=256 sync=0 args=9
+// @ocannl launch ocannlCNNPredict_op5_9 grid=400,1,1 block=256 sync=0 args=11
+// @ocannl launch ocannlCNNPredict_op5_10 grid=1,100,1 block=256 sync=1 args=9,10,11
+// @ocannl launch ocannlCNNPredict_op6_11 grid=400,1,1 block=256 sync=0 args=11,12,13,14
+// @ocannl launch ocannlCNNPredict_op8_12 grid=4,1,1 block=256 sync=0 args=16
+// @ocannl launch ocannlCNNPredict_op8_13 grid=4,1,1 block=256 sync=0 args=14,15,16
+// @ocannl launch ocannlCNNPredict_op9_14 grid=4,1,1 block=256 sync=0 args=16,17,18
 // @ocannl end ocannlCNNPredict
 
 // @ocannl model ocannlCNN float32 kernels=ocannlCNNTrainLoss,ocannlCNNPredict,ocannlCNNBackward

@@ -589,9 +589,10 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, flo
 extern "C" __global__ void ocannlPermuteKinds_op0_0(float* __restrict__ t0, float* __restrict__ t1) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 120) return;
-  int i2 = tid % 4; tid /= 4;
-  int i1 = tid % 5; tid /= 5;
-  int i0 = tid;
+  int px = tid;
+  const int i2 = px % 4; px /= 4;
+  const int i1 = px % 5; px /= 5;
+  const int i0 = px;
   {
     t1[20 * i0 + 4 * i1 + i2] = t0[5 * i0 + i1 + 30 * i2];
   }
@@ -611,8 +612,9 @@ extern "C" __global__ void ocannlPermuteKinds_op0_0(float* __restrict__ t0, floa
 extern "C" __global__ void ocannlTranspose_op0_0(float* __restrict__ t0, float* __restrict__ t1) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 3072) return;
-  int i1 = tid % 48; tid /= 48;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 48; px /= 48;
+  const int i0 = px;
   {
     t1[48 * i0 + i1] = t0[i0 + 64 * i1];
   }
@@ -669,7 +671,8 @@ extern "C" __global__ void ocannlDiagonal_op0_0(float* __restrict__ t1) {
 extern "C" __global__ void ocannlDiagonal_op0_1(float* __restrict__ t0, float* __restrict__ t1) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 8) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     t1[9 * i0] = t0[i0];
   }
@@ -690,8 +693,9 @@ extern "C" __global__ void ocannlDiagonal_op0_1(float* __restrict__ t0, float* _
 extern "C" __global__ void ocannlOuter_op0_0(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 768) return;
-  int i1 = tid % 24; tid /= 24;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 24; px /= 24;
+  const int i0 = px;
   {
     float v0 = t0[i0] * t1[i1];
     t2[24 * i0 + i1] = v0;
@@ -782,38 +786,24 @@ extern "C" __global__ void ocannlScaleShiftRelu_init_0(float* __restrict__ t2) {
 }
 
 // _out.1 = pointwise "*." of x, _num.1
-extern "C" __global__ void ocannlScaleShiftRelu_op0_1(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
+extern "C" __global__ void ocannlScaleShiftRelu_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
+  // Fused with: _out.2 = pointwise "+" of _out.1, b; out = pointwise relu of _out.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 2048) return;
-  int i1 = tid % 64; tid /= 64;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 64; px /= 64;
+  const int i0 = px;
   {
     float v0 = t0[64 * i0 + i1] * t2[0];
     t3[64 * i0 + i1] = v0;
   }
-}
-
-// _out.2 = pointwise "+" of _out.1, b
-extern "C" __global__ void ocannlScaleShiftRelu_op1_2(float* __restrict__ t1, float* __restrict__ t3, float* __restrict__ t4) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2048) return;
-  int i1 = tid % 64; tid /= 64;
-  int i0 = tid;
   {
-    float v0 = t3[64 * i0 + i1] + t1[i1];
-    t4[64 * i0 + i1] = v0;
+    float v1 = t3[64 * i0 + i1] + t1[i1];
+    t4[64 * i0 + i1] = v1;
   }
-}
-
-// out = pointwise relu of _out.2
-extern "C" __global__ void ocannlScaleShiftRelu_op2_3(float* __restrict__ t4, float* __restrict__ t5) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 2048) return;
-  int i1 = tid % 64; tid /= 64;
-  int i0 = tid;
   {
-    float v0 = (t4[64 * i0 + i1] > (float)0 ? t4[64 * i0 + i1] : (float)0);
-    t5[64 * i0 + i1] = v0;
+    float v2 = (t4[64 * i0 + i1] > (float)0 ? t4[64 * i0 + i1] : (float)0);
+    t5[64 * i0 + i1] = v2;
   }
 }
 
@@ -828,9 +818,7 @@ extern "C" __global__ void ocannlScaleShiftRelu_op2_3(float* __restrict__ t4, fl
 // @ocannl param 1 b in dims=64 buf=64 left=0
 // @ocannl param 5 out out dims=32,64 buf=32,64 left=0,0
 // @ocannl launch ocannlScaleShiftRelu_init_0 grid=1,1,1 block=256 sync=0 args=2
-// @ocannl launch ocannlScaleShiftRelu_op0_1 grid=8,1,1 block=256 sync=0 args=0,2,3
-// @ocannl launch ocannlScaleShiftRelu_op1_2 grid=8,1,1 block=256 sync=0 args=1,3,4
-// @ocannl launch ocannlScaleShiftRelu_op2_3 grid=8,1,1 block=256 sync=0 args=4,5
+// @ocannl launch ocannlScaleShiftRelu_op0_1 grid=8,1,1 block=256 sync=0 args=0,1,2,3,4,5
 // @ocannl end ocannlScaleShiftRelu
 
 // Kernel ocannlConv2D (float32).
@@ -929,10 +917,11 @@ extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __r
 extern "C" __global__ void ocannlConv2DPadded_op0_0(float* __restrict__ t0, float* __restrict__ t2) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1536) return;
-  int i3 = tid % 3; tid /= 3;
-  int i2 = tid % 16; tid /= 16;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
+  int px = tid;
+  const int i3 = px % 3; px /= 3;
+  const int i2 = px % 16; px /= 16;
+  const int i1 = px % 16; px /= 16;
+  const int i0 = px;
   {
     t2[1083 * i0 + 57 * i1 + 3 * i2 + i3 + 60] = t0[768 * i0 + 48 * i1 + 3 * i2 + i3];
   }
@@ -1246,8 +1235,9 @@ extern "C" __global__ void ocannlMaxPool2x2_init_1(float* __restrict__ t2) {
 extern "C" __global__ void ocannlMaxPool2x2_op0_2(float* __restrict__ t1, float* __restrict__ t2, float* __restrict__ t3) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 4) return;
-  int i1 = tid % 2; tid /= 2;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 2; px /= 2;
+  const int i0 = px;
   {
     float v0 = t1[0] + t2[0];
     t3[2 * i0 + i1] = v0;
@@ -1308,7 +1298,8 @@ extern "C" __global__ void ocannlInterleave_op0_0(float* __restrict__ t2) {
 extern "C" __global__ void ocannlInterleave_op0_1(float* __restrict__ t0, float* __restrict__ t2) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     t2[2 * i0] = t0[i0];
   }
@@ -1318,7 +1309,8 @@ extern "C" __global__ void ocannlInterleave_op0_1(float* __restrict__ t0, float*
 extern "C" __global__ void ocannlInterleave_op1_2(float* __restrict__ t1, float* __restrict__ t2) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float old = t2[2 * i0 + 1];
     t2[2 * i0 + 1] = old + t1[i0];
@@ -1343,7 +1335,8 @@ extern "C" __global__ void ocannlInterleave_op1_2(float* __restrict__ t1, float*
 extern "C" __global__ void ocannlDeinterleaveOdd_op0_0(float* __restrict__ t0, float* __restrict__ t1) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     t1[i0] = t0[2 * i0 + 1];
   }
@@ -1363,7 +1356,8 @@ extern "C" __global__ void ocannlDeinterleaveOdd_op0_0(float* __restrict__ t0, f
 extern "C" __global__ void ocannlConcat_op0_0(float* __restrict__ t0, float* __restrict__ t2) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 24) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     t2[i0] = t0[i0];
   }
@@ -1373,7 +1367,8 @@ extern "C" __global__ void ocannlConcat_op0_0(float* __restrict__ t0, float* __r
 extern "C" __global__ void ocannlConcat_op0_1(float* __restrict__ t1, float* __restrict__ t2) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 40) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     t2[i0 + 24] = t1[i0];
   }
@@ -1396,7 +1391,8 @@ extern "C" __global__ void ocannlConcat_op0_1(float* __restrict__ t1, float* __r
 extern "C" __global__ void ocannlPrefix_op0_0(float* __restrict__ t0, float* __restrict__ t1) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 24) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     t1[i0] = t0[i0];
   }
@@ -1416,7 +1412,8 @@ extern "C" __global__ void ocannlPrefix_op0_0(float* __restrict__ t0, float* __r
 extern "C" __global__ void ocannlSuffix_op0_0(float* __restrict__ t0, float* __restrict__ t1) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 40) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     t1[i0] = t0[i0 + 24];
   }
@@ -1436,7 +1433,8 @@ extern "C" __global__ void ocannlSuffix_op0_0(float* __restrict__ t0, float* __r
 extern "C" __global__ void ocannlPartialUpdate_op0_0(float* __restrict__ t0, float* __restrict__ t1) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 24) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float old = t1[i0];
     t1[i0] = old + t0[i0];

@@ -50,38 +50,32 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op0_3(float* __restrict__ t0, fl
 }
 
 // _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-extern "C" __global__ void ocannlMoonsTrainLoss_op1_4(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
+extern "C" __global__ void ocannlMoonsTrainLoss_op1_4(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5, float* __restrict__ t6) {
+  // Fused with: net/a1 = pointwise relu of _net/a1.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 16; px /= 16;
+  const int i0 = px;
   {
     float v0 = t3[16 * i0 + i1] + t4[i1];
     t5[16 * i0 + i1] = v0;
   }
-}
-
-// net/a1 = pointwise relu of _net/a1.2
-extern "C" __global__ void ocannlMoonsTrainLoss_op2_5(float* __restrict__ t5, float* __restrict__ t6) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
   {
-    float v0 = (t5[16 * i0 + i1] > (float)0 ? t5[16 * i0 + i1] : (float)0);
-    t6[16 * i0 + i1] = v0;
+    float v1 = (t5[16 * i0 + i1] > (float)0 ? t5[16 * i0 + i1] : (float)0);
+    t6[16 * i0 + i1] = v1;
   }
 }
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
-extern "C" __global__ void ocannlMoonsTrainLoss_op3_6(float* __restrict__ t8) {
+extern "C" __global__ void ocannlMoonsTrainLoss_op3_5(float* __restrict__ t8) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t8[i] = (float)0;
 }
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
-extern "C" __global__ void ocannlMoonsTrainLoss_op3_7(float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8) {
+extern "C" __global__ void ocannlMoonsTrainLoss_op3_6(float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8) {
   // Tiled GEMM: C 16x32 += A * B over 16 (rows i1, columns i0, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -143,38 +137,32 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op3_7(float* __restrict__ t6, fl
 }
 
 // _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-extern "C" __global__ void ocannlMoonsTrainLoss_op4_8(float* __restrict__ t8, float* __restrict__ t9, float* __restrict__ t10) {
+extern "C" __global__ void ocannlMoonsTrainLoss_op4_7(float* __restrict__ t8, float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t11) {
+  // Fused with: net/a2 = pointwise relu of _net/a2.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 16; px /= 16;
+  const int i0 = px;
   {
     float v0 = t8[16 * i0 + i1] + t9[i1];
     t10[16 * i0 + i1] = v0;
   }
-}
-
-// net/a2 = pointwise relu of _net/a2.2
-extern "C" __global__ void ocannlMoonsTrainLoss_op5_9(float* __restrict__ t10, float* __restrict__ t11) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
   {
-    float v0 = (t10[16 * i0 + i1] > (float)0 ? t10[16 * i0 + i1] : (float)0);
-    t11[16 * i0 + i1] = v0;
+    float v1 = (t10[16 * i0 + i1] > (float)0 ? t10[16 * i0 + i1] : (float)0);
+    t11[16 * i0 + i1] = v1;
   }
 }
 
 // _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
-extern "C" __global__ void ocannlMoonsTrainLoss_op6_10(float* __restrict__ t13) {
+extern "C" __global__ void ocannlMoonsTrainLoss_op6_8(float* __restrict__ t13) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t13[i] = (float)0;
 }
 
 // _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
-extern "C" __global__ void ocannlMoonsTrainLoss_op6_11(float* __restrict__ t11, float* __restrict__ t12, float* __restrict__ t13) {
+extern "C" __global__ void ocannlMoonsTrainLoss_op6_9(float* __restrict__ t11, float* __restrict__ t12, float* __restrict__ t13) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -188,58 +176,39 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op6_11(float* __restrict__ t11, 
 }
 
 // train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3
-extern "C" __global__ void ocannlMoonsTrainLoss_op7_12(float* __restrict__ t13, float* __restrict__ t14, float* __restrict__ t15) {
+extern "C" __global__ void ocannlMoonsTrainLoss_op7_10(float* __restrict__ t1, float* __restrict__ t13, float* __restrict__ t14, float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19) {
+  // Fused with: _train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores; _train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1; train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float v0 = t13[i0] + t14[0];
     t15[i0] = v0;
   }
-}
-
-// _train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores
-extern "C" __global__ void ocannlMoonsTrainLoss_op8_13(float* __restrict__ t1, float* __restrict__ t15, float* __restrict__ t17) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32) return;
-  int i0 = tid;
   {
-    float v0 = t1[i0] * t15[i0];
-    t17[i0] = v0;
+    float v1 = t1[i0] * t15[i0];
+    t17[i0] = v1;
   }
-}
-
-// _train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1
-extern "C" __global__ void ocannlMoonsTrainLoss_op9_14(float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32) return;
-  int i0 = tid;
   {
-    float v0 = t16[0] - t17[i0];
-    t18[i0] = v0;
+    float v2 = t16[0] - t17[i0];
+    t18[i0] = v2;
   }
-}
-
-// train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2
-extern "C" __global__ void ocannlMoonsTrainLoss_op10_15(float* __restrict__ t18, float* __restrict__ t19) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32) return;
-  int i0 = tid;
   {
-    float v0 = (t18[i0] > (float)0 ? t18[i0] : (float)0);
-    t19[i0] = v0;
+    float v3 = (t18[i0] > (float)0 ? t18[i0] : (float)0);
+    t19[i0] = v3;
   }
 }
 
 // _train.1 = einsum "++" "..b.. | ... -> ... => 0" of train.hinge#1/margin
-extern "C" __global__ void ocannlMoonsTrainLoss_op11_16(float* __restrict__ t20) {
+extern "C" __global__ void ocannlMoonsTrainLoss_op11_11(float* __restrict__ t20) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t20[i] = (float)0;
 }
 
 // _train.1 = einsum "++" "..b.. | ... -> ... => 0" of train.hinge#1/margin
-extern "C" __global__ void ocannlMoonsTrainLoss_op11_17(float* __restrict__ t19, float* __restrict__ t20) {
+extern "C" __global__ void ocannlMoonsTrainLoss_op11_12(float* __restrict__ t19, float* __restrict__ t20) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   for (int i0 = 0; i0 < 32; ++i0) {
@@ -251,7 +220,7 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op11_17(float* __restrict__ t19,
 }
 
 // train = pointwise "/." of _train.1, _dim_b.1
-extern "C" __global__ void ocannlMoonsTrainLoss_op12_18(float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
+extern "C" __global__ void ocannlMoonsTrainLoss_op12_13(float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
@@ -297,21 +266,16 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op12_18(float* __restrict__ t20,
 // @ocannl launch ocannlMoonsTrainLoss_init_1 grid=1,1,1 block=256 sync=0 args=21
 // @ocannl launch ocannlMoonsTrainLoss_op0_2 grid=2,1,1 block=256 sync=0 args=3
 // @ocannl launch ocannlMoonsTrainLoss_op0_3 grid=2,1,1 block=256 sync=0 args=0,2,3
-// @ocannl launch ocannlMoonsTrainLoss_op1_4 grid=2,1,1 block=256 sync=0 args=3,4,5
-// @ocannl launch ocannlMoonsTrainLoss_op2_5 grid=2,1,1 block=256 sync=0 args=5,6
-// @ocannl launch ocannlMoonsTrainLoss_op3_6 grid=2,1,1 block=256 sync=0 args=8
-// @ocannl launch ocannlMoonsTrainLoss_op3_7 grid=1,1,1 block=256 sync=1 args=6,7,8
-// @ocannl launch ocannlMoonsTrainLoss_op4_8 grid=2,1,1 block=256 sync=0 args=8,9,10
-// @ocannl launch ocannlMoonsTrainLoss_op5_9 grid=2,1,1 block=256 sync=0 args=10,11
-// @ocannl launch ocannlMoonsTrainLoss_op6_10 grid=1,1,1 block=256 sync=0 args=13
-// @ocannl launch ocannlMoonsTrainLoss_op6_11 grid=1,1,1 block=256 sync=0 args=11,12,13
-// @ocannl launch ocannlMoonsTrainLoss_op7_12 grid=1,1,1 block=256 sync=0 args=13,14,15
-// @ocannl launch ocannlMoonsTrainLoss_op8_13 grid=1,1,1 block=256 sync=0 args=1,15,17
-// @ocannl launch ocannlMoonsTrainLoss_op9_14 grid=1,1,1 block=256 sync=0 args=16,17,18
-// @ocannl launch ocannlMoonsTrainLoss_op10_15 grid=1,1,1 block=256 sync=0 args=18,19
-// @ocannl launch ocannlMoonsTrainLoss_op11_16 grid=1,1,1 block=256 sync=0 args=20
-// @ocannl launch ocannlMoonsTrainLoss_op11_17 grid=1,1,1 block=256 sync=0 args=19,20
-// @ocannl launch ocannlMoonsTrainLoss_op12_18 grid=1,1,1 block=256 sync=0 args=20,21,22
+// @ocannl launch ocannlMoonsTrainLoss_op1_4 grid=2,1,1 block=256 sync=0 args=3,4,5,6
+// @ocannl launch ocannlMoonsTrainLoss_op3_5 grid=2,1,1 block=256 sync=0 args=8
+// @ocannl launch ocannlMoonsTrainLoss_op3_6 grid=1,1,1 block=256 sync=1 args=6,7,8
+// @ocannl launch ocannlMoonsTrainLoss_op4_7 grid=2,1,1 block=256 sync=0 args=8,9,10,11
+// @ocannl launch ocannlMoonsTrainLoss_op6_8 grid=1,1,1 block=256 sync=0 args=13
+// @ocannl launch ocannlMoonsTrainLoss_op6_9 grid=1,1,1 block=256 sync=0 args=11,12,13
+// @ocannl launch ocannlMoonsTrainLoss_op7_10 grid=1,1,1 block=256 sync=0 args=1,13,14,15,16,17,18,19
+// @ocannl launch ocannlMoonsTrainLoss_op11_11 grid=1,1,1 block=256 sync=0 args=20
+// @ocannl launch ocannlMoonsTrainLoss_op11_12 grid=1,1,1 block=256 sync=0 args=19,20
+// @ocannl launch ocannlMoonsTrainLoss_op12_13 grid=1,1,1 block=256 sync=0 args=20,21,22
 // @ocannl end ocannlMoonsTrainLoss
 
 // Kernel ocannlMoonsBackward (float32).
@@ -357,38 +321,32 @@ extern "C" __global__ void ocannlMoonsBackward_op0_3(float* __restrict__ t0, flo
 }
 
 // _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-extern "C" __global__ void ocannlMoonsBackward_op1_4(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
+extern "C" __global__ void ocannlMoonsBackward_op1_4(float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5, float* __restrict__ t6) {
+  // Fused with: net/a1 = pointwise relu of _net/a1.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 16; px /= 16;
+  const int i0 = px;
   {
     float v0 = t3[16 * i0 + i1] + t4[i1];
     t5[16 * i0 + i1] = v0;
   }
-}
-
-// net/a1 = pointwise relu of _net/a1.2
-extern "C" __global__ void ocannlMoonsBackward_op2_5(float* __restrict__ t5, float* __restrict__ t6) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
   {
-    float v0 = (t5[16 * i0 + i1] > (float)0 ? t5[16 * i0 + i1] : (float)0);
-    t6[16 * i0 + i1] = v0;
+    float v1 = (t5[16 * i0 + i1] > (float)0 ? t5[16 * i0 + i1] : (float)0);
+    t6[16 * i0 + i1] = v1;
   }
 }
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
-extern "C" __global__ void ocannlMoonsBackward_op3_6(float* __restrict__ t8) {
+extern "C" __global__ void ocannlMoonsBackward_op3_5(float* __restrict__ t8) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t8[i] = (float)0;
 }
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
-extern "C" __global__ void ocannlMoonsBackward_op3_7(float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8) {
+extern "C" __global__ void ocannlMoonsBackward_op3_6(float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8) {
   // Tiled GEMM: C 16x32 += A * B over 16 (rows i1, columns i0, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -450,38 +408,32 @@ extern "C" __global__ void ocannlMoonsBackward_op3_7(float* __restrict__ t6, flo
 }
 
 // _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-extern "C" __global__ void ocannlMoonsBackward_op4_8(float* __restrict__ t8, float* __restrict__ t9, float* __restrict__ t10) {
+extern "C" __global__ void ocannlMoonsBackward_op4_7(float* __restrict__ t8, float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t11) {
+  // Fused with: net/a2 = pointwise relu of _net/a2.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 16; px /= 16;
+  const int i0 = px;
   {
     float v0 = t8[16 * i0 + i1] + t9[i1];
     t10[16 * i0 + i1] = v0;
   }
-}
-
-// net/a2 = pointwise relu of _net/a2.2
-extern "C" __global__ void ocannlMoonsBackward_op5_9(float* __restrict__ t10, float* __restrict__ t11) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
   {
-    float v0 = (t10[16 * i0 + i1] > (float)0 ? t10[16 * i0 + i1] : (float)0);
-    t11[16 * i0 + i1] = v0;
+    float v1 = (t10[16 * i0 + i1] > (float)0 ? t10[16 * i0 + i1] : (float)0);
+    t11[16 * i0 + i1] = v1;
   }
 }
 
 // _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
-extern "C" __global__ void ocannlMoonsBackward_op6_10(float* __restrict__ t13) {
+extern "C" __global__ void ocannlMoonsBackward_op6_8(float* __restrict__ t13) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t13[i] = (float)0;
 }
 
 // _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
-extern "C" __global__ void ocannlMoonsBackward_op6_11(float* __restrict__ t11, float* __restrict__ t12, float* __restrict__ t13) {
+extern "C" __global__ void ocannlMoonsBackward_op6_9(float* __restrict__ t11, float* __restrict__ t12, float* __restrict__ t13) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i0 = tid;
@@ -495,58 +447,39 @@ extern "C" __global__ void ocannlMoonsBackward_op6_11(float* __restrict__ t11, f
 }
 
 // train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3
-extern "C" __global__ void ocannlMoonsBackward_op7_12(float* __restrict__ t13, float* __restrict__ t14, float* __restrict__ t15) {
+extern "C" __global__ void ocannlMoonsBackward_op7_10(float* __restrict__ t1, float* __restrict__ t13, float* __restrict__ t14, float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19) {
+  // Fused with: _train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores; _train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1; train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float v0 = t13[i0] + t14[0];
     t15[i0] = v0;
   }
-}
-
-// _train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores
-extern "C" __global__ void ocannlMoonsBackward_op8_13(float* __restrict__ t1, float* __restrict__ t15, float* __restrict__ t17) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32) return;
-  int i0 = tid;
   {
-    float v0 = t1[i0] * t15[i0];
-    t17[i0] = v0;
+    float v1 = t1[i0] * t15[i0];
+    t17[i0] = v1;
   }
-}
-
-// _train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1
-extern "C" __global__ void ocannlMoonsBackward_op9_14(float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32) return;
-  int i0 = tid;
   {
-    float v0 = t16[0] - t17[i0];
-    t18[i0] = v0;
+    float v2 = t16[0] - t17[i0];
+    t18[i0] = v2;
   }
-}
-
-// train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2
-extern "C" __global__ void ocannlMoonsBackward_op10_15(float* __restrict__ t18, float* __restrict__ t19) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32) return;
-  int i0 = tid;
   {
-    float v0 = (t18[i0] > (float)0 ? t18[i0] : (float)0);
-    t19[i0] = v0;
+    float v3 = (t18[i0] > (float)0 ? t18[i0] : (float)0);
+    t19[i0] = v3;
   }
 }
 
 // _train.1 = einsum "++" "..b.. | ... -> ... => 0" of train.hinge#1/margin
-extern "C" __global__ void ocannlMoonsBackward_op11_16(float* __restrict__ t20) {
+extern "C" __global__ void ocannlMoonsBackward_op11_11(float* __restrict__ t20) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t20[i] = (float)0;
 }
 
 // _train.1 = einsum "++" "..b.. | ... -> ... => 0" of train.hinge#1/margin
-extern "C" __global__ void ocannlMoonsBackward_op11_17(float* __restrict__ t19, float* __restrict__ t20) {
+extern "C" __global__ void ocannlMoonsBackward_op11_12(float* __restrict__ t19, float* __restrict__ t20) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   for (int i0 = 0; i0 < 32; ++i0) {
@@ -558,7 +491,7 @@ extern "C" __global__ void ocannlMoonsBackward_op11_17(float* __restrict__ t19, 
 }
 
 // train = pointwise "/." of _train.1, _dim_b.1
-extern "C" __global__ void ocannlMoonsBackward_op12_18(float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
+extern "C" __global__ void ocannlMoonsBackward_op12_13(float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
@@ -568,151 +501,146 @@ extern "C" __global__ void ocannlMoonsBackward_op12_18(float* __restrict__ t20, 
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_19(float* __restrict__ t23) {
+extern "C" __global__ void ocannlMoonsBackward_init_14(float* __restrict__ t23) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t23[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_20(float* __restrict__ t24) {
+extern "C" __global__ void ocannlMoonsBackward_init_15(float* __restrict__ t24) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t24[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_21(float* __restrict__ t25) {
+extern "C" __global__ void ocannlMoonsBackward_init_16(float* __restrict__ t25) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16) return;
   t25[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_22(float* __restrict__ t26) {
+extern "C" __global__ void ocannlMoonsBackward_init_17(float* __restrict__ t26) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t26[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_23(float* __restrict__ t27) {
+extern "C" __global__ void ocannlMoonsBackward_init_18(float* __restrict__ t27) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t27[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_24(float* __restrict__ t28) {
+extern "C" __global__ void ocannlMoonsBackward_init_19(float* __restrict__ t28) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t28[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_25(float* __restrict__ t29) {
+extern "C" __global__ void ocannlMoonsBackward_init_20(float* __restrict__ t29) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t29[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_26(float* __restrict__ t30) {
+extern "C" __global__ void ocannlMoonsBackward_init_21(float* __restrict__ t30) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16) return;
   t30[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_27(float* __restrict__ t31) {
+extern "C" __global__ void ocannlMoonsBackward_init_22(float* __restrict__ t31) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t31[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_28(float* __restrict__ t32) {
+extern "C" __global__ void ocannlMoonsBackward_init_23(float* __restrict__ t32) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 512) return;
   t32[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_29(float* __restrict__ t33) {
+extern "C" __global__ void ocannlMoonsBackward_init_24(float* __restrict__ t33) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16) return;
   t33[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_30(float* __restrict__ t34) {
+extern "C" __global__ void ocannlMoonsBackward_init_25(float* __restrict__ t34) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t34[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_31(float* __restrict__ t35) {
+extern "C" __global__ void ocannlMoonsBackward_init_26(float* __restrict__ t35) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t35[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_32(float* __restrict__ t36) {
+extern "C" __global__ void ocannlMoonsBackward_init_27(float* __restrict__ t36) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t36[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_33(float* __restrict__ t37) {
+extern "C" __global__ void ocannlMoonsBackward_init_28(float* __restrict__ t37) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t37[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_34(float* __restrict__ t38) {
+extern "C" __global__ void ocannlMoonsBackward_init_29(float* __restrict__ t38) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t38[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_35(float* __restrict__ t39) {
+extern "C" __global__ void ocannlMoonsBackward_init_30(float* __restrict__ t39) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 32) return;
   t39[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_36(float* __restrict__ t40) {
+extern "C" __global__ void ocannlMoonsBackward_init_31(float* __restrict__ t40) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t40[i] = (float)0;
 }
 
 // zero the gradients
-extern "C" __global__ void ocannlMoonsBackward_init_37(float* __restrict__ t41) {
+extern "C" __global__ void ocannlMoonsBackward_init_32(float* __restrict__ t41) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t41[i] = (float)0;
 }
 
 // train.grad = 1
-extern "C" __global__ void ocannlMoonsBackward_init_38(float* __restrict__ t41) {
+extern "C" __global__ void ocannlMoonsBackward_init_33(float* __restrict__ t21, float* __restrict__ t40, float* __restrict__ t41) {
+  // Fused with: backprop of op 12 (train = pointwise "/." of _train.1, _dim_b.1): g1 =+ g / v2; g1 is _train.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
     t41[0] = (float)1;
   }
-}
-
-// backprop of op 12 (train = pointwise "/." of _train.1, _dim_b.1): g1 =+ g / v2; g1 is _train.1.grad
-extern "C" __global__ void ocannlMoonsBackward_op12_39(float* __restrict__ t21, float* __restrict__ t40, float* __restrict__ t41) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 1) return;
   {
     float v0 = t41[0] / t21[0];
     float old = t40[0];
@@ -721,57 +649,31 @@ extern "C" __global__ void ocannlMoonsBackward_op12_39(float* __restrict__ t21, 
 }
 
 // backprop of op 11 (_train.1 = einsum "++" "..b.. | ... -> ... => 0" of train.hinge#1/margin): g1 =+ g; g1 is train.hinge#1/margin.grad
-extern "C" __global__ void ocannlMoonsBackward_op11_40(float* __restrict__ t39, float* __restrict__ t40) {
+extern "C" __global__ void ocannlMoonsBackward_op11_34(float* __restrict__ t1, float* __restrict__ t18, float* __restrict__ t34, float* __restrict__ t36, float* __restrict__ t37, float* __restrict__ t38, float* __restrict__ t39, float* __restrict__ t40) {
+  // Fused with: backprop of op 10 (train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2): g1 =+ where((0 < v1), g, 0); g1 is _train.hinge#1/margin.2.grad; backprop of op 9 (_train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1): g2 =- g; g2 is _train.hinge#1/margin.1.grad; backprop of op 8 (_train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores): g2 =+ v1 * g; g2 is train.hinge#1/scores.grad; backprop of op 7 (train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3): g1 =+ g; g1 is _train.hinge#1/scores.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float old = t39[i0];
     t39[i0] = old + t40[0];
   }
-}
-
-// backprop of op 10 (train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2): g1 =+ where((0 < v1), g, 0); g1 is _train.hinge#1/margin.2.grad
-extern "C" __global__ void ocannlMoonsBackward_op10_41(float* __restrict__ t18, float* __restrict__ t38, float* __restrict__ t39) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32) return;
-  int i0 = tid;
   {
     float v0 = ((float)0 < t18[i0] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t39[i0] : (float)0);
     float old = t38[i0];
     t38[i0] = old + v1;
   }
-}
-
-// backprop of op 9 (_train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1): g2 =- g; g2 is _train.hinge#1/margin.1.grad
-extern "C" __global__ void ocannlMoonsBackward_op9_42(float* __restrict__ t37, float* __restrict__ t38) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32) return;
-  int i0 = tid;
   {
     float old = t37[i0];
     t37[i0] = old - t38[i0];
   }
-}
-
-// backprop of op 8 (_train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores): g2 =+ v1 * g; g2 is train.hinge#1/scores.grad
-extern "C" __global__ void ocannlMoonsBackward_op8_43(float* __restrict__ t1, float* __restrict__ t36, float* __restrict__ t37) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32) return;
-  int i0 = tid;
   {
-    float v0 = t1[i0] * t37[i0];
+    float v2 = t1[i0] * t37[i0];
     float old = t36[i0];
-    t36[i0] = old + v0;
+    t36[i0] = old + v2;
   }
-}
-
-// backprop of op 7 (train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3): g1 =+ g; g1 is _train.hinge#1/scores.1.grad
-extern "C" __global__ void ocannlMoonsBackward_op7_44(float* __restrict__ t34, float* __restrict__ t36) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 32) return;
-  int i0 = tid;
   {
     float old = t34[i0];
     t34[i0] = old + t36[i0];
@@ -779,7 +681,7 @@ extern "C" __global__ void ocannlMoonsBackward_op7_44(float* __restrict__ t34, f
 }
 
 // backprop of op 7 (train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3): g2 =+ g; g2 is net.b3.grad
-extern "C" __global__ void ocannlMoonsBackward_op7_45(float* __restrict__ t35, float* __restrict__ t36) {
+extern "C" __global__ void ocannlMoonsBackward_op7_35(float* __restrict__ t35, float* __restrict__ t36) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   for (int i0 = 0; i0 < 32; ++i0) {
@@ -791,7 +693,7 @@ extern "C" __global__ void ocannlMoonsBackward_op7_45(float* __restrict__ t35, f
 }
 
 // backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-extern "C" __global__ void ocannlMoonsBackward_op6_46(float* __restrict__ t11, float* __restrict__ t33, float* __restrict__ t34) {
+extern "C" __global__ void ocannlMoonsBackward_op6_36(float* __restrict__ t11, float* __restrict__ t33, float* __restrict__ t34) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
   int i1 = tid;
@@ -805,38 +707,24 @@ extern "C" __global__ void ocannlMoonsBackward_op6_46(float* __restrict__ t11, f
 }
 
 // backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-extern "C" __global__ void ocannlMoonsBackward_op6_47(float* __restrict__ t12, float* __restrict__ t32, float* __restrict__ t34) {
+extern "C" __global__ void ocannlMoonsBackward_op6_37(float* __restrict__ t10, float* __restrict__ t12, float* __restrict__ t29, float* __restrict__ t31, float* __restrict__ t32, float* __restrict__ t34) {
+  // Fused with: backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad; backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 16; px /= 16;
+  const int i0 = px;
   {
     float v0 = t12[i1] * t34[i0];
     float old = t32[16 * i0 + i1];
     t32[16 * i0 + i1] = old + v0;
   }
-}
-
-// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-extern "C" __global__ void ocannlMoonsBackward_op5_48(float* __restrict__ t10, float* __restrict__ t31, float* __restrict__ t32) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
   {
-    float v0 = ((float)0 < t10[16 * i0 + i1] ? (float)1 : (float)0);
-    float v1 = (v0 != (float)0 ? t32[16 * i0 + i1] : (float)0);
+    float v1 = ((float)0 < t10[16 * i0 + i1] ? (float)1 : (float)0);
+    float v2 = (v1 != (float)0 ? t32[16 * i0 + i1] : (float)0);
     float old = t31[16 * i0 + i1];
-    t31[16 * i0 + i1] = old + v1;
+    t31[16 * i0 + i1] = old + v2;
   }
-}
-
-// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-extern "C" __global__ void ocannlMoonsBackward_op4_49(float* __restrict__ t29, float* __restrict__ t31) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
   {
     float old = t29[16 * i0 + i1];
     t29[16 * i0 + i1] = old + t31[16 * i0 + i1];
@@ -844,7 +732,7 @@ extern "C" __global__ void ocannlMoonsBackward_op4_49(float* __restrict__ t29, f
 }
 
 // backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-extern "C" __global__ void ocannlMoonsBackward_op4_50(float* __restrict__ t30, float* __restrict__ t31) {
+extern "C" __global__ void ocannlMoonsBackward_op4_38(float* __restrict__ t30, float* __restrict__ t31) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
   int i1 = tid;
@@ -857,7 +745,7 @@ extern "C" __global__ void ocannlMoonsBackward_op4_50(float* __restrict__ t30, f
 }
 
 // backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-extern "C" __global__ void ocannlMoonsBackward_op3_51(float* __restrict__ t6, float* __restrict__ t28, float* __restrict__ t29) {
+extern "C" __global__ void ocannlMoonsBackward_op3_39(float* __restrict__ t6, float* __restrict__ t28, float* __restrict__ t29) {
   // Tiled GEMM: C 16x16 += A * B over 32 (rows i1, columns i2, reduced i0).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -919,7 +807,7 @@ extern "C" __global__ void ocannlMoonsBackward_op3_51(float* __restrict__ t6, fl
 }
 
 // backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
-extern "C" __global__ void ocannlMoonsBackward_op3_52(float* __restrict__ t7, float* __restrict__ t27, float* __restrict__ t29) {
+extern "C" __global__ void ocannlMoonsBackward_op3_40(float* __restrict__ t7, float* __restrict__ t27, float* __restrict__ t29) {
   // Tiled GEMM: C 16x32 += A * B over 16 (rows i2, columns i0, reduced i1).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -981,25 +869,19 @@ extern "C" __global__ void ocannlMoonsBackward_op3_52(float* __restrict__ t7, fl
 }
 
 // backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-extern "C" __global__ void ocannlMoonsBackward_op2_53(float* __restrict__ t5, float* __restrict__ t26, float* __restrict__ t27) {
+extern "C" __global__ void ocannlMoonsBackward_op2_41(float* __restrict__ t5, float* __restrict__ t24, float* __restrict__ t26, float* __restrict__ t27) {
+  // Fused with: backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 16; px /= 16;
+  const int i0 = px;
   {
     float v0 = ((float)0 < t5[16 * i0 + i1] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t27[16 * i0 + i1] : (float)0);
     float old = t26[16 * i0 + i1];
     t26[16 * i0 + i1] = old + v1;
   }
-}
-
-// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-extern "C" __global__ void ocannlMoonsBackward_op1_54(float* __restrict__ t24, float* __restrict__ t26) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 512) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
   {
     float old = t24[16 * i0 + i1];
     t24[16 * i0 + i1] = old + t26[16 * i0 + i1];
@@ -1007,7 +889,7 @@ extern "C" __global__ void ocannlMoonsBackward_op1_54(float* __restrict__ t24, f
 }
 
 // backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-extern "C" __global__ void ocannlMoonsBackward_op1_55(float* __restrict__ t25, float* __restrict__ t26) {
+extern "C" __global__ void ocannlMoonsBackward_op1_42(float* __restrict__ t25, float* __restrict__ t26) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
   int i1 = tid;
@@ -1020,7 +902,7 @@ extern "C" __global__ void ocannlMoonsBackward_op1_55(float* __restrict__ t25, f
 }
 
 // backprop of op 0 (_net/a1.1 = compose "*" of net.w1, points): g1 =+ g * v2; g1 is net.w1.grad
-extern "C" __global__ void ocannlMoonsBackward_op0_56(float* __restrict__ t0, float* __restrict__ t23, float* __restrict__ t24) {
+extern "C" __global__ void ocannlMoonsBackward_op0_43(float* __restrict__ t0, float* __restrict__ t23, float* __restrict__ t24) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int i2 = tid % 2; tid /= 2;
@@ -1096,59 +978,46 @@ extern "C" __global__ void ocannlMoonsBackward_op0_56(float* __restrict__ t0, fl
 // @ocannl launch ocannlMoonsBackward_init_1 grid=1,1,1 block=256 sync=0 args=21
 // @ocannl launch ocannlMoonsBackward_op0_2 grid=2,1,1 block=256 sync=0 args=3
 // @ocannl launch ocannlMoonsBackward_op0_3 grid=2,1,1 block=256 sync=0 args=0,2,3
-// @ocannl launch ocannlMoonsBackward_op1_4 grid=2,1,1 block=256 sync=0 args=3,4,5
-// @ocannl launch ocannlMoonsBackward_op2_5 grid=2,1,1 block=256 sync=0 args=5,6
-// @ocannl launch ocannlMoonsBackward_op3_6 grid=2,1,1 block=256 sync=0 args=8
-// @ocannl launch ocannlMoonsBackward_op3_7 grid=1,1,1 block=256 sync=1 args=6,7,8
-// @ocannl launch ocannlMoonsBackward_op4_8 grid=2,1,1 block=256 sync=0 args=8,9,10
-// @ocannl launch ocannlMoonsBackward_op5_9 grid=2,1,1 block=256 sync=0 args=10,11
-// @ocannl launch ocannlMoonsBackward_op6_10 grid=1,1,1 block=256 sync=0 args=13
-// @ocannl launch ocannlMoonsBackward_op6_11 grid=1,1,1 block=256 sync=0 args=11,12,13
-// @ocannl launch ocannlMoonsBackward_op7_12 grid=1,1,1 block=256 sync=0 args=13,14,15
-// @ocannl launch ocannlMoonsBackward_op8_13 grid=1,1,1 block=256 sync=0 args=1,15,17
-// @ocannl launch ocannlMoonsBackward_op9_14 grid=1,1,1 block=256 sync=0 args=16,17,18
-// @ocannl launch ocannlMoonsBackward_op10_15 grid=1,1,1 block=256 sync=0 args=18,19
-// @ocannl launch ocannlMoonsBackward_op11_16 grid=1,1,1 block=256 sync=0 args=20
-// @ocannl launch ocannlMoonsBackward_op11_17 grid=1,1,1 block=256 sync=0 args=19,20
-// @ocannl launch ocannlMoonsBackward_op12_18 grid=1,1,1 block=256 sync=0 args=20,21,22
-// @ocannl launch ocannlMoonsBackward_init_19 grid=1,1,1 block=256 sync=0 args=23
-// @ocannl launch ocannlMoonsBackward_init_20 grid=2,1,1 block=256 sync=0 args=24
-// @ocannl launch ocannlMoonsBackward_init_21 grid=1,1,1 block=256 sync=0 args=25
-// @ocannl launch ocannlMoonsBackward_init_22 grid=2,1,1 block=256 sync=0 args=26
-// @ocannl launch ocannlMoonsBackward_init_23 grid=2,1,1 block=256 sync=0 args=27
-// @ocannl launch ocannlMoonsBackward_init_24 grid=1,1,1 block=256 sync=0 args=28
-// @ocannl launch ocannlMoonsBackward_init_25 grid=2,1,1 block=256 sync=0 args=29
-// @ocannl launch ocannlMoonsBackward_init_26 grid=1,1,1 block=256 sync=0 args=30
-// @ocannl launch ocannlMoonsBackward_init_27 grid=2,1,1 block=256 sync=0 args=31
-// @ocannl launch ocannlMoonsBackward_init_28 grid=2,1,1 block=256 sync=0 args=32
-// @ocannl launch ocannlMoonsBackward_init_29 grid=1,1,1 block=256 sync=0 args=33
-// @ocannl launch ocannlMoonsBackward_init_30 grid=1,1,1 block=256 sync=0 args=34
-// @ocannl launch ocannlMoonsBackward_init_31 grid=1,1,1 block=256 sync=0 args=35
-// @ocannl launch ocannlMoonsBackward_init_32 grid=1,1,1 block=256 sync=0 args=36
-// @ocannl launch ocannlMoonsBackward_init_33 grid=1,1,1 block=256 sync=0 args=37
-// @ocannl launch ocannlMoonsBackward_init_34 grid=1,1,1 block=256 sync=0 args=38
-// @ocannl launch ocannlMoonsBackward_init_35 grid=1,1,1 block=256 sync=0 args=39
-// @ocannl launch ocannlMoonsBackward_init_36 grid=1,1,1 block=256 sync=0 args=40
-// @ocannl launch ocannlMoonsBackward_init_37 grid=1,1,1 block=256 sync=0 args=41
-// @ocannl launch ocannlMoonsBackward_init_38 grid=1,1,1 block=256 sync=0 args=41
-// @ocannl launch ocannlMoonsBackward_op12_39 grid=1,1,1 block=256 sync=0 args=21,40,41
-// @ocannl launch ocannlMoonsBackward_op11_40 grid=1,1,1 block=256 sync=0 args=39,40
-// @ocannl launch ocannlMoonsBackward_op10_41 grid=1,1,1 block=256 sync=0 args=18,38,39
-// @ocannl launch ocannlMoonsBackward_op9_42 grid=1,1,1 block=256 sync=0 args=37,38
-// @ocannl launch ocannlMoonsBackward_op8_43 grid=1,1,1 block=256 sync=0 args=1,36,37
-// @ocannl launch ocannlMoonsBackward_op7_44 grid=1,1,1 block=256 sync=0 args=34,36
-// @ocannl launch ocannlMoonsBackward_op7_45 grid=1,1,1 block=256 sync=0 args=35,36
-// @ocannl launch ocannlMoonsBackward_op6_46 grid=1,1,1 block=256 sync=0 args=11,33,34
-// @ocannl launch ocannlMoonsBackward_op6_47 grid=2,1,1 block=256 sync=0 args=12,32,34
-// @ocannl launch ocannlMoonsBackward_op5_48 grid=2,1,1 block=256 sync=0 args=10,31,32
-// @ocannl launch ocannlMoonsBackward_op4_49 grid=2,1,1 block=256 sync=0 args=29,31
-// @ocannl launch ocannlMoonsBackward_op4_50 grid=1,1,1 block=256 sync=0 args=30,31
-// @ocannl launch ocannlMoonsBackward_op3_51 grid=1,1,1 block=256 sync=1 args=6,28,29
-// @ocannl launch ocannlMoonsBackward_op3_52 grid=1,1,1 block=256 sync=1 args=7,27,29
-// @ocannl launch ocannlMoonsBackward_op2_53 grid=2,1,1 block=256 sync=0 args=5,26,27
-// @ocannl launch ocannlMoonsBackward_op1_54 grid=2,1,1 block=256 sync=0 args=24,26
-// @ocannl launch ocannlMoonsBackward_op1_55 grid=1,1,1 block=256 sync=0 args=25,26
-// @ocannl launch ocannlMoonsBackward_op0_56 grid=1,1,1 block=256 sync=0 args=0,23,24
+// @ocannl launch ocannlMoonsBackward_op1_4 grid=2,1,1 block=256 sync=0 args=3,4,5,6
+// @ocannl launch ocannlMoonsBackward_op3_5 grid=2,1,1 block=256 sync=0 args=8
+// @ocannl launch ocannlMoonsBackward_op3_6 grid=1,1,1 block=256 sync=1 args=6,7,8
+// @ocannl launch ocannlMoonsBackward_op4_7 grid=2,1,1 block=256 sync=0 args=8,9,10,11
+// @ocannl launch ocannlMoonsBackward_op6_8 grid=1,1,1 block=256 sync=0 args=13
+// @ocannl launch ocannlMoonsBackward_op6_9 grid=1,1,1 block=256 sync=0 args=11,12,13
+// @ocannl launch ocannlMoonsBackward_op7_10 grid=1,1,1 block=256 sync=0 args=1,13,14,15,16,17,18,19
+// @ocannl launch ocannlMoonsBackward_op11_11 grid=1,1,1 block=256 sync=0 args=20
+// @ocannl launch ocannlMoonsBackward_op11_12 grid=1,1,1 block=256 sync=0 args=19,20
+// @ocannl launch ocannlMoonsBackward_op12_13 grid=1,1,1 block=256 sync=0 args=20,21,22
+// @ocannl launch ocannlMoonsBackward_init_14 grid=1,1,1 block=256 sync=0 args=23
+// @ocannl launch ocannlMoonsBackward_init_15 grid=2,1,1 block=256 sync=0 args=24
+// @ocannl launch ocannlMoonsBackward_init_16 grid=1,1,1 block=256 sync=0 args=25
+// @ocannl launch ocannlMoonsBackward_init_17 grid=2,1,1 block=256 sync=0 args=26
+// @ocannl launch ocannlMoonsBackward_init_18 grid=2,1,1 block=256 sync=0 args=27
+// @ocannl launch ocannlMoonsBackward_init_19 grid=1,1,1 block=256 sync=0 args=28
+// @ocannl launch ocannlMoonsBackward_init_20 grid=2,1,1 block=256 sync=0 args=29
+// @ocannl launch ocannlMoonsBackward_init_21 grid=1,1,1 block=256 sync=0 args=30
+// @ocannl launch ocannlMoonsBackward_init_22 grid=2,1,1 block=256 sync=0 args=31
+// @ocannl launch ocannlMoonsBackward_init_23 grid=2,1,1 block=256 sync=0 args=32
+// @ocannl launch ocannlMoonsBackward_init_24 grid=1,1,1 block=256 sync=0 args=33
+// @ocannl launch ocannlMoonsBackward_init_25 grid=1,1,1 block=256 sync=0 args=34
+// @ocannl launch ocannlMoonsBackward_init_26 grid=1,1,1 block=256 sync=0 args=35
+// @ocannl launch ocannlMoonsBackward_init_27 grid=1,1,1 block=256 sync=0 args=36
+// @ocannl launch ocannlMoonsBackward_init_28 grid=1,1,1 block=256 sync=0 args=37
+// @ocannl launch ocannlMoonsBackward_init_29 grid=1,1,1 block=256 sync=0 args=38
+// @ocannl launch ocannlMoonsBackward_init_30 grid=1,1,1 block=256 sync=0 args=39
+// @ocannl launch ocannlMoonsBackward_init_31 grid=1,1,1 block=256 sync=0 args=40
+// @ocannl launch ocannlMoonsBackward_init_32 grid=1,1,1 block=256 sync=0 args=41
+// @ocannl launch ocannlMoonsBackward_init_33 grid=1,1,1 block=256 sync=0 args=21,40,41
+// @ocannl launch ocannlMoonsBackward_op11_34 grid=1,1,1 block=256 sync=0 args=1,18,34,36,37,38,39,40
+// @ocannl launch ocannlMoonsBackward_op7_35 grid=1,1,1 block=256 sync=0 args=35,36
+// @ocannl launch ocannlMoonsBackward_op6_36 grid=1,1,1 block=256 sync=0 args=11,33,34
+// @ocannl launch ocannlMoonsBackward_op6_37 grid=2,1,1 block=256 sync=0 args=10,12,29,31,32,34
+// @ocannl launch ocannlMoonsBackward_op4_38 grid=1,1,1 block=256 sync=0 args=30,31
+// @ocannl launch ocannlMoonsBackward_op3_39 grid=1,1,1 block=256 sync=1 args=6,28,29
+// @ocannl launch ocannlMoonsBackward_op3_40 grid=1,1,1 block=256 sync=1 args=7,27,29
+// @ocannl launch ocannlMoonsBackward_op2_41 grid=2,1,1 block=256 sync=0 args=5,24,26,27
+// @ocannl launch ocannlMoonsBackward_op1_42 grid=1,1,1 block=256 sync=0 args=25,26
+// @ocannl launch ocannlMoonsBackward_op0_43 grid=1,1,1 block=256 sync=0 args=0,23,24
 // @ocannl end ocannlMoonsBackward
 
 // Kernel ocannlMoonsClassify (float32).
@@ -1175,36 +1044,31 @@ extern "C" __global__ void ocannlMoonsClassify_op0_1(float* __restrict__ t0, flo
 }
 
 // _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-extern "C" __global__ void ocannlMoonsClassify_op1_2(float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4) {
+extern "C" __global__ void ocannlMoonsClassify_op1_2(float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
+  // Fused with: net/a1 = pointwise relu of _net/a1.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float v0 = t2[i0] + t3[i0];
     t4[i0] = v0;
   }
-}
-
-// net/a1 = pointwise relu of _net/a1.2
-extern "C" __global__ void ocannlMoonsClassify_op2_3(float* __restrict__ t4, float* __restrict__ t5) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16) return;
-  int i0 = tid;
   {
-    float v0 = (t4[i0] > (float)0 ? t4[i0] : (float)0);
-    t5[i0] = v0;
+    float v1 = (t4[i0] > (float)0 ? t4[i0] : (float)0);
+    t5[i0] = v1;
   }
 }
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
-extern "C" __global__ void ocannlMoonsClassify_op3_4(float* __restrict__ t7) {
+extern "C" __global__ void ocannlMoonsClassify_op3_3(float* __restrict__ t7) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16) return;
   t7[i] = (float)0;
 }
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
-extern "C" __global__ void ocannlMoonsClassify_op3_5(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
+extern "C" __global__ void ocannlMoonsClassify_op3_4(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
   int i0 = tid;
@@ -1218,36 +1082,31 @@ extern "C" __global__ void ocannlMoonsClassify_op3_5(float* __restrict__ t5, flo
 }
 
 // _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-extern "C" __global__ void ocannlMoonsClassify_op4_6(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9) {
+extern "C" __global__ void ocannlMoonsClassify_op4_5(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9, float* __restrict__ t10) {
+  // Fused with: net/a2 = pointwise relu of _net/a2.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float v0 = t7[i0] + t8[i0];
     t9[i0] = v0;
   }
-}
-
-// net/a2 = pointwise relu of _net/a2.2
-extern "C" __global__ void ocannlMoonsClassify_op5_7(float* __restrict__ t9, float* __restrict__ t10) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16) return;
-  int i0 = tid;
   {
-    float v0 = (t9[i0] > (float)0 ? t9[i0] : (float)0);
-    t10[i0] = v0;
+    float v1 = (t9[i0] > (float)0 ? t9[i0] : (float)0);
+    t10[i0] = v1;
   }
 }
 
 // _classify.1 = compose "*" of net.w3, net/a2
-extern "C" __global__ void ocannlMoonsClassify_op6_8(float* __restrict__ t12) {
+extern "C" __global__ void ocannlMoonsClassify_op6_6(float* __restrict__ t12) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t12[i] = (float)0;
 }
 
 // _classify.1 = compose "*" of net.w3, net/a2
-extern "C" __global__ void ocannlMoonsClassify_op6_9(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
+extern "C" __global__ void ocannlMoonsClassify_op6_7(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   for (int i0 = 0; i0 < 16; ++i0) {
@@ -1260,7 +1119,7 @@ extern "C" __global__ void ocannlMoonsClassify_op6_9(float* __restrict__ t10, fl
 }
 
 // classify = pointwise "+" of _classify.1, net.b3
-extern "C" __global__ void ocannlMoonsClassify_op7_10(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14) {
+extern "C" __global__ void ocannlMoonsClassify_op7_8(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
@@ -1295,15 +1154,13 @@ extern "C" __global__ void ocannlMoonsClassify_op7_10(float* __restrict__ t12, f
 // @ocannl param 14 out out dims=1,1 buf=1,1 left=0,0
 // @ocannl launch ocannlMoonsClassify_op0_0 grid=1,1,1 block=256 sync=0 args=2
 // @ocannl launch ocannlMoonsClassify_op0_1 grid=1,1,1 block=256 sync=0 args=0,1,2
-// @ocannl launch ocannlMoonsClassify_op1_2 grid=1,1,1 block=256 sync=0 args=2,3,4
-// @ocannl launch ocannlMoonsClassify_op2_3 grid=1,1,1 block=256 sync=0 args=4,5
-// @ocannl launch ocannlMoonsClassify_op3_4 grid=1,1,1 block=256 sync=0 args=7
-// @ocannl launch ocannlMoonsClassify_op3_5 grid=1,1,1 block=256 sync=0 args=5,6,7
-// @ocannl launch ocannlMoonsClassify_op4_6 grid=1,1,1 block=256 sync=0 args=7,8,9
-// @ocannl launch ocannlMoonsClassify_op5_7 grid=1,1,1 block=256 sync=0 args=9,10
-// @ocannl launch ocannlMoonsClassify_op6_8 grid=1,1,1 block=256 sync=0 args=12
-// @ocannl launch ocannlMoonsClassify_op6_9 grid=1,1,1 block=256 sync=0 args=10,11,12
-// @ocannl launch ocannlMoonsClassify_op7_10 grid=1,1,1 block=256 sync=0 args=12,13,14
+// @ocannl launch ocannlMoonsClassify_op1_2 grid=1,1,1 block=256 sync=0 args=2,3,4,5
+// @ocannl launch ocannlMoonsClassify_op3_3 grid=1,1,1 block=256 sync=0 args=7
+// @ocannl launch ocannlMoonsClassify_op3_4 grid=1,1,1 block=256 sync=0 args=5,6,7
+// @ocannl launch ocannlMoonsClassify_op4_5 grid=1,1,1 block=256 sync=0 args=7,8,9,10
+// @ocannl launch ocannlMoonsClassify_op6_6 grid=1,1,1 block=256 sync=0 args=12
+// @ocannl launch ocannlMoonsClassify_op6_7 grid=1,1,1 block=256 sync=0 args=10,11,12
+// @ocannl launch ocannlMoonsClassify_op7_8 grid=1,1,1 block=256 sync=0 args=12,13,14
 // @ocannl end ocannlMoonsClassify
 
 // Kernel ocannlMoonsPredict (float32).
@@ -1331,38 +1188,32 @@ extern "C" __global__ void ocannlMoonsPredict_op0_1(float* __restrict__ t0, floa
 }
 
 // _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-extern "C" __global__ void ocannlMoonsPredict_op1_2(float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4) {
+extern "C" __global__ void ocannlMoonsPredict_op1_2(float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
+  // Fused with: net/a1 = pointwise relu of _net/a1.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 4096) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 16; px /= 16;
+  const int i0 = px;
   {
     float v0 = t2[16 * i0 + i1] + t3[i1];
     t4[16 * i0 + i1] = v0;
   }
-}
-
-// net/a1 = pointwise relu of _net/a1.2
-extern "C" __global__ void ocannlMoonsPredict_op2_3(float* __restrict__ t4, float* __restrict__ t5) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 4096) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
   {
-    float v0 = (t4[16 * i0 + i1] > (float)0 ? t4[16 * i0 + i1] : (float)0);
-    t5[16 * i0 + i1] = v0;
+    float v1 = (t4[16 * i0 + i1] > (float)0 ? t4[16 * i0 + i1] : (float)0);
+    t5[16 * i0 + i1] = v1;
   }
 }
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
-extern "C" __global__ void ocannlMoonsPredict_op3_4(float* __restrict__ t7) {
+extern "C" __global__ void ocannlMoonsPredict_op3_3(float* __restrict__ t7) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 4096) return;
   t7[i] = (float)0;
 }
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
-extern "C" __global__ void ocannlMoonsPredict_op3_5(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
+extern "C" __global__ void ocannlMoonsPredict_op3_4(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
   // Tiled GEMM: C 16x256 += A * B over 16 (rows i1, columns i0, reduced i2).
   __shared__ float As[16][64];
   __shared__ float Bs[16][64];
@@ -1424,38 +1275,32 @@ extern "C" __global__ void ocannlMoonsPredict_op3_5(float* __restrict__ t5, floa
 }
 
 // _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-extern "C" __global__ void ocannlMoonsPredict_op4_6(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9) {
+extern "C" __global__ void ocannlMoonsPredict_op4_5(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9, float* __restrict__ t10) {
+  // Fused with: net/a2 = pointwise relu of _net/a2.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 4096) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
+  int px = tid;
+  const int i1 = px % 16; px /= 16;
+  const int i0 = px;
   {
     float v0 = t7[16 * i0 + i1] + t8[i1];
     t9[16 * i0 + i1] = v0;
   }
-}
-
-// net/a2 = pointwise relu of _net/a2.2
-extern "C" __global__ void ocannlMoonsPredict_op5_7(float* __restrict__ t9, float* __restrict__ t10) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 4096) return;
-  int i1 = tid % 16; tid /= 16;
-  int i0 = tid;
   {
-    float v0 = (t9[16 * i0 + i1] > (float)0 ? t9[16 * i0 + i1] : (float)0);
-    t10[16 * i0 + i1] = v0;
+    float v1 = (t9[16 * i0 + i1] > (float)0 ? t9[16 * i0 + i1] : (float)0);
+    t10[16 * i0 + i1] = v1;
   }
 }
 
 // _predict.1 = compose "*" of net.w3, net/a2
-extern "C" __global__ void ocannlMoonsPredict_op6_8(float* __restrict__ t12) {
+extern "C" __global__ void ocannlMoonsPredict_op6_6(float* __restrict__ t12) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 256) return;
   t12[i] = (float)0;
 }
 
 // _predict.1 = compose "*" of net.w3, net/a2
-extern "C" __global__ void ocannlMoonsPredict_op6_9(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
+extern "C" __global__ void ocannlMoonsPredict_op6_7(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
   int i0 = tid;
@@ -1469,10 +1314,11 @@ extern "C" __global__ void ocannlMoonsPredict_op6_9(float* __restrict__ t10, flo
 }
 
 // predict = pointwise "+" of _predict.1, net.b3
-extern "C" __global__ void ocannlMoonsPredict_op7_10(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14) {
+extern "C" __global__ void ocannlMoonsPredict_op7_8(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float v0 = t12[i0] + t13[0];
     t14[i0] = v0;
@@ -1505,15 +1351,13 @@ extern "C" __global__ void ocannlMoonsPredict_op7_10(float* __restrict__ t12, fl
 // @ocannl param 14 out out dims=256,1 buf=256,1 left=0,0
 // @ocannl launch ocannlMoonsPredict_op0_0 grid=16,1,1 block=256 sync=0 args=2
 // @ocannl launch ocannlMoonsPredict_op0_1 grid=16,1,1 block=256 sync=0 args=0,1,2
-// @ocannl launch ocannlMoonsPredict_op1_2 grid=16,1,1 block=256 sync=0 args=2,3,4
-// @ocannl launch ocannlMoonsPredict_op2_3 grid=16,1,1 block=256 sync=0 args=4,5
-// @ocannl launch ocannlMoonsPredict_op3_4 grid=16,1,1 block=256 sync=0 args=7
-// @ocannl launch ocannlMoonsPredict_op3_5 grid=4,1,1 block=256 sync=1 args=5,6,7
-// @ocannl launch ocannlMoonsPredict_op4_6 grid=16,1,1 block=256 sync=0 args=7,8,9
-// @ocannl launch ocannlMoonsPredict_op5_7 grid=16,1,1 block=256 sync=0 args=9,10
-// @ocannl launch ocannlMoonsPredict_op6_8 grid=1,1,1 block=256 sync=0 args=12
-// @ocannl launch ocannlMoonsPredict_op6_9 grid=1,1,1 block=256 sync=0 args=10,11,12
-// @ocannl launch ocannlMoonsPredict_op7_10 grid=1,1,1 block=256 sync=0 args=12,13,14
+// @ocannl launch ocannlMoonsPredict_op1_2 grid=16,1,1 block=256 sync=0 args=2,3,4,5
+// @ocannl launch ocannlMoonsPredict_op3_3 grid=16,1,1 block=256 sync=0 args=7
+// @ocannl launch ocannlMoonsPredict_op3_4 grid=4,1,1 block=256 sync=1 args=5,6,7
+// @ocannl launch ocannlMoonsPredict_op4_5 grid=16,1,1 block=256 sync=0 args=7,8,9,10
+// @ocannl launch ocannlMoonsPredict_op6_6 grid=1,1,1 block=256 sync=0 args=12
+// @ocannl launch ocannlMoonsPredict_op6_7 grid=1,1,1 block=256 sync=0 args=10,11,12
+// @ocannl launch ocannlMoonsPredict_op7_8 grid=1,1,1 block=256 sync=0 args=12,13,14
 // @ocannl end ocannlMoonsPredict
 
 // Kernel ocannlMoonsScore (float32).
@@ -1540,36 +1384,31 @@ extern "C" __global__ void ocannlMoonsScore_op0_1(float* __restrict__ t0, float*
 }
 
 // _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-extern "C" __global__ void ocannlMoonsScore_op1_2(float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4) {
+extern "C" __global__ void ocannlMoonsScore_op1_2(float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5) {
+  // Fused with: net/a1 = pointwise relu of _net/a1.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float v0 = t2[i0] + t3[i0];
     t4[i0] = v0;
   }
-}
-
-// net/a1 = pointwise relu of _net/a1.2
-extern "C" __global__ void ocannlMoonsScore_op2_3(float* __restrict__ t4, float* __restrict__ t5) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16) return;
-  int i0 = tid;
   {
-    float v0 = (t4[i0] > (float)0 ? t4[i0] : (float)0);
-    t5[i0] = v0;
+    float v1 = (t4[i0] > (float)0 ? t4[i0] : (float)0);
+    t5[i0] = v1;
   }
 }
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
-extern "C" __global__ void ocannlMoonsScore_op3_4(float* __restrict__ t7) {
+extern "C" __global__ void ocannlMoonsScore_op3_3(float* __restrict__ t7) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 16) return;
   t7[i] = (float)0;
 }
 
 // _net/a2.1 = compose "*" of net.w2, net/a1
-extern "C" __global__ void ocannlMoonsScore_op3_5(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
+extern "C" __global__ void ocannlMoonsScore_op3_4(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
   int i0 = tid;
@@ -1583,36 +1422,31 @@ extern "C" __global__ void ocannlMoonsScore_op3_5(float* __restrict__ t5, float*
 }
 
 // _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-extern "C" __global__ void ocannlMoonsScore_op4_6(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9) {
+extern "C" __global__ void ocannlMoonsScore_op4_5(float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9, float* __restrict__ t10) {
+  // Fused with: net/a2 = pointwise relu of _net/a2.2.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16) return;
-  int i0 = tid;
+  int px = tid;
+  const int i0 = px;
   {
     float v0 = t7[i0] + t8[i0];
     t9[i0] = v0;
   }
-}
-
-// net/a2 = pointwise relu of _net/a2.2
-extern "C" __global__ void ocannlMoonsScore_op5_7(float* __restrict__ t9, float* __restrict__ t10) {
-  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= 16) return;
-  int i0 = tid;
   {
-    float v0 = (t9[i0] > (float)0 ? t9[i0] : (float)0);
-    t10[i0] = v0;
+    float v1 = (t9[i0] > (float)0 ? t9[i0] : (float)0);
+    t10[i0] = v1;
   }
 }
 
 // _score.1 = compose "*" of net.w3, net/a2
-extern "C" __global__ void ocannlMoonsScore_op6_8(float* __restrict__ t12) {
+extern "C" __global__ void ocannlMoonsScore_op6_6(float* __restrict__ t12) {
   int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 1) return;
   t12[i] = (float)0;
 }
 
 // _score.1 = compose "*" of net.w3, net/a2
-extern "C" __global__ void ocannlMoonsScore_op6_9(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
+extern "C" __global__ void ocannlMoonsScore_op6_7(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   for (int i0 = 0; i0 < 16; ++i0) {
@@ -1625,7 +1459,7 @@ extern "C" __global__ void ocannlMoonsScore_op6_9(float* __restrict__ t10, float
 }
 
 // score = pointwise "+" of _score.1, net.b3
-extern "C" __global__ void ocannlMoonsScore_op7_10(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14) {
+extern "C" __global__ void ocannlMoonsScore_op7_8(float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14) {
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 1) return;
   {
@@ -1660,15 +1494,13 @@ extern "C" __global__ void ocannlMoonsScore_op7_10(float* __restrict__ t12, floa
 // @ocannl param 14 out out dims=1,1 buf=1,1 left=0,0
 // @ocannl launch ocannlMoonsScore_op0_0 grid=1,1,1 block=256 sync=0 args=2
 // @ocannl launch ocannlMoonsScore_op0_1 grid=1,1,1 block=256 sync=0 args=0,1,2
-// @ocannl launch ocannlMoonsScore_op1_2 grid=1,1,1 block=256 sync=0 args=2,3,4
-// @ocannl launch ocannlMoonsScore_op2_3 grid=1,1,1 block=256 sync=0 args=4,5
-// @ocannl launch ocannlMoonsScore_op3_4 grid=1,1,1 block=256 sync=0 args=7
-// @ocannl launch ocannlMoonsScore_op3_5 grid=1,1,1 block=256 sync=0 args=5,6,7
-// @ocannl launch ocannlMoonsScore_op4_6 grid=1,1,1 block=256 sync=0 args=7,8,9
-// @ocannl launch ocannlMoonsScore_op5_7 grid=1,1,1 block=256 sync=0 args=9,10
-// @ocannl launch ocannlMoonsScore_op6_8 grid=1,1,1 block=256 sync=0 args=12
-// @ocannl launch ocannlMoonsScore_op6_9 grid=1,1,1 block=256 sync=0 args=10,11,12
-// @ocannl launch ocannlMoonsScore_op7_10 grid=1,1,1 block=256 sync=0 args=12,13,14
+// @ocannl launch ocannlMoonsScore_op1_2 grid=1,1,1 block=256 sync=0 args=2,3,4,5
+// @ocannl launch ocannlMoonsScore_op3_3 grid=1,1,1 block=256 sync=0 args=7
+// @ocannl launch ocannlMoonsScore_op3_4 grid=1,1,1 block=256 sync=0 args=5,6,7
+// @ocannl launch ocannlMoonsScore_op4_5 grid=1,1,1 block=256 sync=0 args=7,8,9,10
+// @ocannl launch ocannlMoonsScore_op6_6 grid=1,1,1 block=256 sync=0 args=12
+// @ocannl launch ocannlMoonsScore_op6_7 grid=1,1,1 block=256 sync=0 args=10,11,12
+// @ocannl launch ocannlMoonsScore_op7_8 grid=1,1,1 block=256 sync=0 args=12,13,14
 // @ocannl end ocannlMoonsScore
 
 // @ocannl model ocannlMoons float32 kernels=ocannlMoonsTrainLoss,ocannlMoonsClassify,ocannlMoonsPredict,ocannlMoonsScore,ocannlMoonsBackward
