@@ -214,7 +214,8 @@ func loadSyms(lib unsafe.Pointer, a *C.ocannl_api, syms []struct {
 	return nil
 }
 
-// Open loads the CUDA driver (libcuda.so.1) and NVRTC, and opens GPU 0.
+// Open loads the CUDA driver (libcuda.so.1, or the path in OCANNL_LIBCUDA)
+// and NVRTC (see nvrtcNames, or the path in OCANNL_NVRTC), and opens GPU 0.
 // Without them, or without a GPU, it returns an error naming what is
 // missing; the caller keeps its CPU path.
 func Open() (*Device, error) {
@@ -223,13 +224,17 @@ func Open() (*Device, error) {
 		d.release()
 		return nil, err
 	}
-	lib, err := dlopen("libcuda.so.1")
+	driverLib := "libcuda.so.1"
+	if env := os.Getenv("OCANNL_LIBCUDA"); env != "" {
+		driverLib = env
+	}
+	lib, err := dlopen(driverLib)
 	if err != nil {
-		return fail(fmt.Errorf("cuda: loading the CUDA driver (libcuda.so.1): %v", err))
+		return fail(fmt.Errorf("cuda: loading the CUDA driver (%s; set OCANNL_LIBCUDA to its path): %v", driverLib, err))
 	}
 	d.api.cuda = lib
 	if err := loadSyms(lib, d.api, cudaSyms); err != nil {
-		return fail(fmt.Errorf("cuda: libcuda.so.1: %v", err))
+		return fail(fmt.Errorf("cuda: %s: %v", driverLib, err))
 	}
 	names := nvrtcNames
 	if env := os.Getenv("OCANNL_NVRTC"); env != "" {
