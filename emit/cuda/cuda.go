@@ -197,10 +197,15 @@ func renderKernel(b *strings.Builder, k *gocode.Kernel) error {
 	if err := g.items(its); err != nil {
 		return err
 	}
+	filled := filledFirst(its)
 	fmt.Fprintf(b, "\n// @ocannl kernel %s %s\n", k.Name, k.Elem)
 	for i := range g.p.Tensors {
 		t := &g.p.Tensors[i]
-		fmt.Fprintf(b, "// @ocannl buf %d %d %s\n", i, bufSize(t), t.Name)
+		mark := ""
+		if filled[i] {
+			mark = " filled"
+		}
+		fmt.Fprintf(b, "// @ocannl buf %d %d %s%s\n", i, bufSize(t), t.Name, mark)
 	}
 	for _, pr := range k.Params {
 		t := &g.p.Tensors[pr.Tensor]
@@ -219,6 +224,32 @@ func renderKernel(b *strings.Builder, k *gocode.Kernel) error {
 	}
 	fmt.Fprintf(b, "// @ocannl end %s\n", k.Name)
 	return nil
+}
+
+// filledFirst finds the tensors whose first statement is a Fill of the
+// whole buffer: the runtime need not zero them before a run.
+func filledFirst(its []item) map[int]bool {
+	touched, filled := map[int]bool{}, map[int]bool{}
+	for _, it := range its {
+		var ts []int
+		switch s := it.s.(type) {
+		case *loopir.Fill:
+			if !touched[s.Tensor] {
+				filled[s.Tensor] = true
+			}
+			ts = []int{s.Tensor}
+		case *loopir.ResetPadding:
+			ts = []int{s.Tensor}
+		case *loopir.FetchStmt:
+			ts = []int{s.Tensor}
+		default:
+			ts = analyze(s).args
+		}
+		for _, t := range ts {
+			touched[t] = true
+		}
+	}
+	return filled
 }
 
 func bufSize(t *loopir.TensorInfo) int {

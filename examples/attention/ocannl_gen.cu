@@ -1404,34 +1404,34 @@ extern "C" __global__ void ocannlReverserTrainLoss_op54_70(float* __restrict__ t
 // @ocannl buf 0 2560 tokens
 // @ocannl buf 1 2560 targets
 // @ocannl buf 2 320 net.emb
-// @ocannl buf 3 8192 _net/h.1
+// @ocannl buf 3 8192 _net/h.1 filled
 // @ocannl buf 4 256 net.pos
 // @ocannl buf 5 8192 net/h
 // @ocannl buf 6 1024 net.attention#1.w_q
-// @ocannl buf 7 8192 net.attention#1/q
+// @ocannl buf 7 8192 net.attention#1/q filled
 // @ocannl buf 8 1024 net.attention#1.w_k
-// @ocannl buf 9 8192 net.attention#1/k
+// @ocannl buf 9 8192 net.attention#1/k filled
 // @ocannl buf 10 1024 net.attention#1.w_v
-// @ocannl buf 11 8192 net.attention#1/v
-// @ocannl buf 12 8192 _net.attention#1/scores.1
+// @ocannl buf 11 8192 net.attention#1/v filled
+// @ocannl buf 12 8192 _net.attention#1/scores.1 filled
 // @ocannl buf 13 1 _dim_d.1
 // @ocannl buf 14 1 _net.attention#1/scores.2
 // @ocannl buf 15 8192 net.attention#1/scores
-// @ocannl buf 16 1024 net.attention#1/m
+// @ocannl buf 16 1024 net.attention#1/m filled
 // @ocannl buf 17 8192 _net.attention#1/ex.1
 // @ocannl buf 18 8192 net.attention#1/ex
-// @ocannl buf 19 1024 _net.attention#1/attn.1
+// @ocannl buf 19 1024 _net.attention#1/attn.1 filled
 // @ocannl buf 20 8192 net.attention#1/attn
-// @ocannl buf 21 8192 net.attention#1/ctx
+// @ocannl buf 21 8192 net.attention#1/ctx filled
 // @ocannl buf 22 1024 net.attention#1.w_o
-// @ocannl buf 23 8192 _net.layer_norm#1/x.1
+// @ocannl buf 23 8192 _net.layer_norm#1/x.1 filled
 // @ocannl buf 24 8192 net.layer_norm#1/x
-// @ocannl buf 25 256 _net.layer_norm#1/mean.1
+// @ocannl buf 25 256 _net.layer_norm#1/mean.1 filled
 // @ocannl buf 26 1 _dim_d.2
 // @ocannl buf 27 256 net.layer_norm#1/mean
 // @ocannl buf 28 8192 net.layer_norm#1/centered
 // @ocannl buf 29 8192 _net.layer_norm#1/var.1
-// @ocannl buf 30 256 _net.layer_norm#1/var.2
+// @ocannl buf 30 256 _net.layer_norm#1/var.2 filled
 // @ocannl buf 31 1 _dim_d.3
 // @ocannl buf 32 256 net.layer_norm#1/var
 // @ocannl buf 33 32 net.layer_norm#1.gamma
@@ -1443,21 +1443,21 @@ extern "C" __global__ void ocannlReverserTrainLoss_op54_70(float* __restrict__ t
 // @ocannl buf 39 32 net.layer_norm#1.beta
 // @ocannl buf 40 8192 net/x1
 // @ocannl buf 41 2048 net.dense#1.w
-// @ocannl buf 42 16384 _net.linear#1/x.1
+// @ocannl buf 42 16384 _net.linear#1/x.1 filled
 // @ocannl buf 43 64 net.dense#1.b
 // @ocannl buf 44 16384 _net.linear#1/x.2
 // @ocannl buf 45 16384 net.linear#1/x
 // @ocannl buf 46 2048 net.linear#1.w
-// @ocannl buf 47 8192 _net.layer_norm#2/x.1
+// @ocannl buf 47 8192 _net.layer_norm#2/x.1 filled
 // @ocannl buf 48 32 net.linear#1.b
 // @ocannl buf 49 8192 _net.layer_norm#2/x.2
 // @ocannl buf 50 8192 net.layer_norm#2/x
-// @ocannl buf 51 256 _net.layer_norm#2/mean.1
+// @ocannl buf 51 256 _net.layer_norm#2/mean.1 filled
 // @ocannl buf 52 1 _dim_d.4
 // @ocannl buf 53 256 net.layer_norm#2/mean
 // @ocannl buf 54 8192 net.layer_norm#2/centered
 // @ocannl buf 55 8192 _net.layer_norm#2/var.1
-// @ocannl buf 56 256 _net.layer_norm#2/var.2
+// @ocannl buf 56 256 _net.layer_norm#2/var.2 filled
 // @ocannl buf 57 1 _dim_d.5
 // @ocannl buf 58 256 net.layer_norm#2/var
 // @ocannl buf 59 32 net.layer_norm#2.gamma
@@ -1469,17 +1469,17 @@ extern "C" __global__ void ocannlReverserTrainLoss_op54_70(float* __restrict__ t
 // @ocannl buf 65 32 net.layer_norm#2.beta
 // @ocannl buf 66 8192 net/x2
 // @ocannl buf 67 320 net.linear#2.w
-// @ocannl buf 68 2560 _train.cross_entropy#1/logits.1
+// @ocannl buf 68 2560 _train.cross_entropy#1/logits.1 filled
 // @ocannl buf 69 10 net.linear#2.b
 // @ocannl buf 70 2560 train.cross_entropy#1/logits
-// @ocannl buf 71 256 train.cross_entropy#1/m
+// @ocannl buf 71 256 train.cross_entropy#1/m filled
 // @ocannl buf 72 2560 train.cross_entropy#1/z
 // @ocannl buf 73 2560 _train.cross_entropy#1/logp.1
-// @ocannl buf 74 256 _train.cross_entropy#1/logp.2
+// @ocannl buf 74 256 _train.cross_entropy#1/logp.2 filled
 // @ocannl buf 75 256 _train.cross_entropy#1/logp.3
 // @ocannl buf 76 2560 train.cross_entropy#1/logp
 // @ocannl buf 77 2560 _train.1
-// @ocannl buf 78 1 _train.2
+// @ocannl buf 78 1 _train.2 filled
 // @ocannl buf 79 1 _dim_b.1
 // @ocannl buf 80 1 _train.3
 // @ocannl buf 81 1 train
@@ -5468,34 +5468,34 @@ extern "C" __global__ void ocannlReverserBackward_op0_204(float* __restrict__ t0
 // @ocannl buf 0 2560 tokens
 // @ocannl buf 1 2560 targets
 // @ocannl buf 2 320 net.emb
-// @ocannl buf 3 8192 _net/h.1
+// @ocannl buf 3 8192 _net/h.1 filled
 // @ocannl buf 4 256 net.pos
 // @ocannl buf 5 8192 net/h
 // @ocannl buf 6 1024 net.attention#1.w_q
-// @ocannl buf 7 8192 net.attention#1/q
+// @ocannl buf 7 8192 net.attention#1/q filled
 // @ocannl buf 8 1024 net.attention#1.w_k
-// @ocannl buf 9 8192 net.attention#1/k
+// @ocannl buf 9 8192 net.attention#1/k filled
 // @ocannl buf 10 1024 net.attention#1.w_v
-// @ocannl buf 11 8192 net.attention#1/v
-// @ocannl buf 12 8192 _net.attention#1/scores.1
+// @ocannl buf 11 8192 net.attention#1/v filled
+// @ocannl buf 12 8192 _net.attention#1/scores.1 filled
 // @ocannl buf 13 1 _dim_d.1
 // @ocannl buf 14 1 _net.attention#1/scores.2
 // @ocannl buf 15 8192 net.attention#1/scores
-// @ocannl buf 16 1024 net.attention#1/m
+// @ocannl buf 16 1024 net.attention#1/m filled
 // @ocannl buf 17 8192 _net.attention#1/ex.1
 // @ocannl buf 18 8192 net.attention#1/ex
-// @ocannl buf 19 1024 _net.attention#1/attn.1
+// @ocannl buf 19 1024 _net.attention#1/attn.1 filled
 // @ocannl buf 20 8192 net.attention#1/attn
-// @ocannl buf 21 8192 net.attention#1/ctx
+// @ocannl buf 21 8192 net.attention#1/ctx filled
 // @ocannl buf 22 1024 net.attention#1.w_o
-// @ocannl buf 23 8192 _net.layer_norm#1/x.1
+// @ocannl buf 23 8192 _net.layer_norm#1/x.1 filled
 // @ocannl buf 24 8192 net.layer_norm#1/x
-// @ocannl buf 25 256 _net.layer_norm#1/mean.1
+// @ocannl buf 25 256 _net.layer_norm#1/mean.1 filled
 // @ocannl buf 26 1 _dim_d.2
 // @ocannl buf 27 256 net.layer_norm#1/mean
 // @ocannl buf 28 8192 net.layer_norm#1/centered
 // @ocannl buf 29 8192 _net.layer_norm#1/var.1
-// @ocannl buf 30 256 _net.layer_norm#1/var.2
+// @ocannl buf 30 256 _net.layer_norm#1/var.2 filled
 // @ocannl buf 31 1 _dim_d.3
 // @ocannl buf 32 256 net.layer_norm#1/var
 // @ocannl buf 33 32 net.layer_norm#1.gamma
@@ -5507,21 +5507,21 @@ extern "C" __global__ void ocannlReverserBackward_op0_204(float* __restrict__ t0
 // @ocannl buf 39 32 net.layer_norm#1.beta
 // @ocannl buf 40 8192 net/x1
 // @ocannl buf 41 2048 net.dense#1.w
-// @ocannl buf 42 16384 _net.linear#1/x.1
+// @ocannl buf 42 16384 _net.linear#1/x.1 filled
 // @ocannl buf 43 64 net.dense#1.b
 // @ocannl buf 44 16384 _net.linear#1/x.2
 // @ocannl buf 45 16384 net.linear#1/x
 // @ocannl buf 46 2048 net.linear#1.w
-// @ocannl buf 47 8192 _net.layer_norm#2/x.1
+// @ocannl buf 47 8192 _net.layer_norm#2/x.1 filled
 // @ocannl buf 48 32 net.linear#1.b
 // @ocannl buf 49 8192 _net.layer_norm#2/x.2
 // @ocannl buf 50 8192 net.layer_norm#2/x
-// @ocannl buf 51 256 _net.layer_norm#2/mean.1
+// @ocannl buf 51 256 _net.layer_norm#2/mean.1 filled
 // @ocannl buf 52 1 _dim_d.4
 // @ocannl buf 53 256 net.layer_norm#2/mean
 // @ocannl buf 54 8192 net.layer_norm#2/centered
 // @ocannl buf 55 8192 _net.layer_norm#2/var.1
-// @ocannl buf 56 256 _net.layer_norm#2/var.2
+// @ocannl buf 56 256 _net.layer_norm#2/var.2 filled
 // @ocannl buf 57 1 _dim_d.5
 // @ocannl buf 58 256 net.layer_norm#2/var
 // @ocannl buf 59 32 net.layer_norm#2.gamma
@@ -5533,91 +5533,91 @@ extern "C" __global__ void ocannlReverserBackward_op0_204(float* __restrict__ t0
 // @ocannl buf 65 32 net.layer_norm#2.beta
 // @ocannl buf 66 8192 net/x2
 // @ocannl buf 67 320 net.linear#2.w
-// @ocannl buf 68 2560 _train.cross_entropy#1/logits.1
+// @ocannl buf 68 2560 _train.cross_entropy#1/logits.1 filled
 // @ocannl buf 69 10 net.linear#2.b
 // @ocannl buf 70 2560 train.cross_entropy#1/logits
-// @ocannl buf 71 256 train.cross_entropy#1/m
+// @ocannl buf 71 256 train.cross_entropy#1/m filled
 // @ocannl buf 72 2560 train.cross_entropy#1/z
 // @ocannl buf 73 2560 _train.cross_entropy#1/logp.1
-// @ocannl buf 74 256 _train.cross_entropy#1/logp.2
+// @ocannl buf 74 256 _train.cross_entropy#1/logp.2 filled
 // @ocannl buf 75 256 _train.cross_entropy#1/logp.3
 // @ocannl buf 76 2560 train.cross_entropy#1/logp
 // @ocannl buf 77 2560 _train.1
-// @ocannl buf 78 1 _train.2
+// @ocannl buf 78 1 _train.2 filled
 // @ocannl buf 79 1 _dim_b.1
 // @ocannl buf 80 1 _train.3
 // @ocannl buf 81 1 train
-// @ocannl buf 82 320 net.emb.grad
-// @ocannl buf 83 8192 _net/h.1.grad
-// @ocannl buf 84 256 net.pos.grad
-// @ocannl buf 85 8192 net/h.grad
-// @ocannl buf 86 1024 net.attention#1.w_q.grad
-// @ocannl buf 87 8192 net.attention#1/q.grad
-// @ocannl buf 88 1024 net.attention#1.w_k.grad
-// @ocannl buf 89 8192 net.attention#1/k.grad
-// @ocannl buf 90 1024 net.attention#1.w_v.grad
-// @ocannl buf 91 8192 net.attention#1/v.grad
-// @ocannl buf 92 8192 _net.attention#1/scores.1.grad
-// @ocannl buf 93 8192 net.attention#1/scores.grad
-// @ocannl buf 94 1024 net.attention#1/m.grad
-// @ocannl buf 95 8192 _net.attention#1/ex.1.grad
-// @ocannl buf 96 8192 net.attention#1/ex.grad
-// @ocannl buf 97 1024 _net.attention#1/attn.1.grad
-// @ocannl buf 98 8192 net.attention#1/attn.grad
-// @ocannl buf 99 8192 net.attention#1/ctx.grad
-// @ocannl buf 100 1024 net.attention#1.w_o.grad
-// @ocannl buf 101 8192 _net.layer_norm#1/x.1.grad
-// @ocannl buf 102 8192 net.layer_norm#1/x.grad
-// @ocannl buf 103 256 _net.layer_norm#1/mean.1.grad
-// @ocannl buf 104 256 net.layer_norm#1/mean.grad
-// @ocannl buf 105 8192 net.layer_norm#1/centered.grad
-// @ocannl buf 106 8192 _net.layer_norm#1/var.1.grad
-// @ocannl buf 107 256 _net.layer_norm#1/var.2.grad
-// @ocannl buf 108 256 net.layer_norm#1/var.grad
-// @ocannl buf 109 32 net.layer_norm#1.gamma.grad
-// @ocannl buf 110 8192 _net/x1.1.grad
-// @ocannl buf 111 256 _net/x1.2.grad
-// @ocannl buf 112 256 _net/x1.3.grad
-// @ocannl buf 113 8192 _net/x1.4.grad
-// @ocannl buf 114 32 net.layer_norm#1.beta.grad
-// @ocannl buf 115 8192 net/x1.grad
-// @ocannl buf 116 2048 net.dense#1.w.grad
-// @ocannl buf 117 16384 _net.linear#1/x.1.grad
-// @ocannl buf 118 64 net.dense#1.b.grad
-// @ocannl buf 119 16384 _net.linear#1/x.2.grad
-// @ocannl buf 120 16384 net.linear#1/x.grad
-// @ocannl buf 121 2048 net.linear#1.w.grad
-// @ocannl buf 122 8192 _net.layer_norm#2/x.1.grad
-// @ocannl buf 123 32 net.linear#1.b.grad
-// @ocannl buf 124 8192 _net.layer_norm#2/x.2.grad
-// @ocannl buf 125 8192 net.layer_norm#2/x.grad
-// @ocannl buf 126 256 _net.layer_norm#2/mean.1.grad
-// @ocannl buf 127 256 net.layer_norm#2/mean.grad
-// @ocannl buf 128 8192 net.layer_norm#2/centered.grad
-// @ocannl buf 129 8192 _net.layer_norm#2/var.1.grad
-// @ocannl buf 130 256 _net.layer_norm#2/var.2.grad
-// @ocannl buf 131 256 net.layer_norm#2/var.grad
-// @ocannl buf 132 32 net.layer_norm#2.gamma.grad
-// @ocannl buf 133 8192 _net/x2.1.grad
-// @ocannl buf 134 256 _net/x2.2.grad
-// @ocannl buf 135 256 _net/x2.3.grad
-// @ocannl buf 136 8192 _net/x2.4.grad
-// @ocannl buf 137 32 net.layer_norm#2.beta.grad
-// @ocannl buf 138 8192 net/x2.grad
-// @ocannl buf 139 320 net.linear#2.w.grad
-// @ocannl buf 140 2560 _train.cross_entropy#1/logits.1.grad
-// @ocannl buf 141 10 net.linear#2.b.grad
-// @ocannl buf 142 2560 train.cross_entropy#1/logits.grad
-// @ocannl buf 143 256 train.cross_entropy#1/m.grad
-// @ocannl buf 144 2560 train.cross_entropy#1/z.grad
-// @ocannl buf 145 2560 _train.cross_entropy#1/logp.1.grad
-// @ocannl buf 146 256 _train.cross_entropy#1/logp.2.grad
-// @ocannl buf 147 256 _train.cross_entropy#1/logp.3.grad
-// @ocannl buf 148 2560 train.cross_entropy#1/logp.grad
-// @ocannl buf 149 2560 _train.1.grad
-// @ocannl buf 150 1 _train.2.grad
-// @ocannl buf 151 1 _train.3.grad
-// @ocannl buf 152 1 train.grad
+// @ocannl buf 82 320 net.emb.grad filled
+// @ocannl buf 83 8192 _net/h.1.grad filled
+// @ocannl buf 84 256 net.pos.grad filled
+// @ocannl buf 85 8192 net/h.grad filled
+// @ocannl buf 86 1024 net.attention#1.w_q.grad filled
+// @ocannl buf 87 8192 net.attention#1/q.grad filled
+// @ocannl buf 88 1024 net.attention#1.w_k.grad filled
+// @ocannl buf 89 8192 net.attention#1/k.grad filled
+// @ocannl buf 90 1024 net.attention#1.w_v.grad filled
+// @ocannl buf 91 8192 net.attention#1/v.grad filled
+// @ocannl buf 92 8192 _net.attention#1/scores.1.grad filled
+// @ocannl buf 93 8192 net.attention#1/scores.grad filled
+// @ocannl buf 94 1024 net.attention#1/m.grad filled
+// @ocannl buf 95 8192 _net.attention#1/ex.1.grad filled
+// @ocannl buf 96 8192 net.attention#1/ex.grad filled
+// @ocannl buf 97 1024 _net.attention#1/attn.1.grad filled
+// @ocannl buf 98 8192 net.attention#1/attn.grad filled
+// @ocannl buf 99 8192 net.attention#1/ctx.grad filled
+// @ocannl buf 100 1024 net.attention#1.w_o.grad filled
+// @ocannl buf 101 8192 _net.layer_norm#1/x.1.grad filled
+// @ocannl buf 102 8192 net.layer_norm#1/x.grad filled
+// @ocannl buf 103 256 _net.layer_norm#1/mean.1.grad filled
+// @ocannl buf 104 256 net.layer_norm#1/mean.grad filled
+// @ocannl buf 105 8192 net.layer_norm#1/centered.grad filled
+// @ocannl buf 106 8192 _net.layer_norm#1/var.1.grad filled
+// @ocannl buf 107 256 _net.layer_norm#1/var.2.grad filled
+// @ocannl buf 108 256 net.layer_norm#1/var.grad filled
+// @ocannl buf 109 32 net.layer_norm#1.gamma.grad filled
+// @ocannl buf 110 8192 _net/x1.1.grad filled
+// @ocannl buf 111 256 _net/x1.2.grad filled
+// @ocannl buf 112 256 _net/x1.3.grad filled
+// @ocannl buf 113 8192 _net/x1.4.grad filled
+// @ocannl buf 114 32 net.layer_norm#1.beta.grad filled
+// @ocannl buf 115 8192 net/x1.grad filled
+// @ocannl buf 116 2048 net.dense#1.w.grad filled
+// @ocannl buf 117 16384 _net.linear#1/x.1.grad filled
+// @ocannl buf 118 64 net.dense#1.b.grad filled
+// @ocannl buf 119 16384 _net.linear#1/x.2.grad filled
+// @ocannl buf 120 16384 net.linear#1/x.grad filled
+// @ocannl buf 121 2048 net.linear#1.w.grad filled
+// @ocannl buf 122 8192 _net.layer_norm#2/x.1.grad filled
+// @ocannl buf 123 32 net.linear#1.b.grad filled
+// @ocannl buf 124 8192 _net.layer_norm#2/x.2.grad filled
+// @ocannl buf 125 8192 net.layer_norm#2/x.grad filled
+// @ocannl buf 126 256 _net.layer_norm#2/mean.1.grad filled
+// @ocannl buf 127 256 net.layer_norm#2/mean.grad filled
+// @ocannl buf 128 8192 net.layer_norm#2/centered.grad filled
+// @ocannl buf 129 8192 _net.layer_norm#2/var.1.grad filled
+// @ocannl buf 130 256 _net.layer_norm#2/var.2.grad filled
+// @ocannl buf 131 256 net.layer_norm#2/var.grad filled
+// @ocannl buf 132 32 net.layer_norm#2.gamma.grad filled
+// @ocannl buf 133 8192 _net/x2.1.grad filled
+// @ocannl buf 134 256 _net/x2.2.grad filled
+// @ocannl buf 135 256 _net/x2.3.grad filled
+// @ocannl buf 136 8192 _net/x2.4.grad filled
+// @ocannl buf 137 32 net.layer_norm#2.beta.grad filled
+// @ocannl buf 138 8192 net/x2.grad filled
+// @ocannl buf 139 320 net.linear#2.w.grad filled
+// @ocannl buf 140 2560 _train.cross_entropy#1/logits.1.grad filled
+// @ocannl buf 141 10 net.linear#2.b.grad filled
+// @ocannl buf 142 2560 train.cross_entropy#1/logits.grad filled
+// @ocannl buf 143 256 train.cross_entropy#1/m.grad filled
+// @ocannl buf 144 2560 train.cross_entropy#1/z.grad filled
+// @ocannl buf 145 2560 _train.cross_entropy#1/logp.1.grad filled
+// @ocannl buf 146 256 _train.cross_entropy#1/logp.2.grad filled
+// @ocannl buf 147 256 _train.cross_entropy#1/logp.3.grad filled
+// @ocannl buf 148 2560 train.cross_entropy#1/logp.grad filled
+// @ocannl buf 149 2560 _train.1.grad filled
+// @ocannl buf 150 1 _train.2.grad filled
+// @ocannl buf 151 1 _train.3.grad filled
+// @ocannl buf 152 1 train.grad filled
 // @ocannl param 0 tokens in dims=32,8,10 buf=32,8,10 left=0,0,0
 // @ocannl param 1 targets in dims=32,8,10 buf=32,8,10 left=0,0,0
 // @ocannl param 2 pNetEmb in dims=32,10 buf=32,10 left=0,0
@@ -7108,34 +7108,34 @@ extern "C" __global__ void ocannlReverserPredict_op45_59(float* __restrict__ t67
 // @ocannl kernel ocannlReverserPredict float32
 // @ocannl buf 0 5120 tokens
 // @ocannl buf 1 320 net.emb
-// @ocannl buf 2 16384 _net/h.1
+// @ocannl buf 2 16384 _net/h.1 filled
 // @ocannl buf 3 256 net.pos
 // @ocannl buf 4 16384 net/h
 // @ocannl buf 5 1024 net.attention#1.w_q
-// @ocannl buf 6 16384 net.attention#1/q
+// @ocannl buf 6 16384 net.attention#1/q filled
 // @ocannl buf 7 1024 net.attention#1.w_k
-// @ocannl buf 8 16384 net.attention#1/k
+// @ocannl buf 8 16384 net.attention#1/k filled
 // @ocannl buf 9 1024 net.attention#1.w_v
-// @ocannl buf 10 16384 net.attention#1/v
-// @ocannl buf 11 16384 _net.attention#1/scores.1
+// @ocannl buf 10 16384 net.attention#1/v filled
+// @ocannl buf 11 16384 _net.attention#1/scores.1 filled
 // @ocannl buf 12 1 _dim_d.1
 // @ocannl buf 13 1 _net.attention#1/scores.2
 // @ocannl buf 14 16384 net.attention#1/scores
-// @ocannl buf 15 2048 net.attention#1/m
+// @ocannl buf 15 2048 net.attention#1/m filled
 // @ocannl buf 16 16384 _net.attention#1/ex.1
 // @ocannl buf 17 16384 net.attention#1/ex
-// @ocannl buf 18 2048 _net.attention#1/attn.1
+// @ocannl buf 18 2048 _net.attention#1/attn.1 filled
 // @ocannl buf 19 16384 net.attention#1/attn
-// @ocannl buf 20 16384 net.attention#1/ctx
+// @ocannl buf 20 16384 net.attention#1/ctx filled
 // @ocannl buf 21 1024 net.attention#1.w_o
-// @ocannl buf 22 16384 _net.layer_norm#1/x.1
+// @ocannl buf 22 16384 _net.layer_norm#1/x.1 filled
 // @ocannl buf 23 16384 net.layer_norm#1/x
-// @ocannl buf 24 512 _net.layer_norm#1/mean.1
+// @ocannl buf 24 512 _net.layer_norm#1/mean.1 filled
 // @ocannl buf 25 1 _dim_d.2
 // @ocannl buf 26 512 net.layer_norm#1/mean
 // @ocannl buf 27 16384 net.layer_norm#1/centered
 // @ocannl buf 28 16384 _net.layer_norm#1/var.1
-// @ocannl buf 29 512 _net.layer_norm#1/var.2
+// @ocannl buf 29 512 _net.layer_norm#1/var.2 filled
 // @ocannl buf 30 1 _dim_d.3
 // @ocannl buf 31 512 net.layer_norm#1/var
 // @ocannl buf 32 32 net.layer_norm#1.gamma
@@ -7147,21 +7147,21 @@ extern "C" __global__ void ocannlReverserPredict_op45_59(float* __restrict__ t67
 // @ocannl buf 38 32 net.layer_norm#1.beta
 // @ocannl buf 39 16384 net/x1
 // @ocannl buf 40 2048 net.dense#1.w
-// @ocannl buf 41 32768 _net.linear#1/x.1
+// @ocannl buf 41 32768 _net.linear#1/x.1 filled
 // @ocannl buf 42 64 net.dense#1.b
 // @ocannl buf 43 32768 _net.linear#1/x.2
 // @ocannl buf 44 32768 net.linear#1/x
 // @ocannl buf 45 2048 net.linear#1.w
-// @ocannl buf 46 16384 _net.layer_norm#2/x.1
+// @ocannl buf 46 16384 _net.layer_norm#2/x.1 filled
 // @ocannl buf 47 32 net.linear#1.b
 // @ocannl buf 48 16384 _net.layer_norm#2/x.2
 // @ocannl buf 49 16384 net.layer_norm#2/x
-// @ocannl buf 50 512 _net.layer_norm#2/mean.1
+// @ocannl buf 50 512 _net.layer_norm#2/mean.1 filled
 // @ocannl buf 51 1 _dim_d.4
 // @ocannl buf 52 512 net.layer_norm#2/mean
 // @ocannl buf 53 16384 net.layer_norm#2/centered
 // @ocannl buf 54 16384 _net.layer_norm#2/var.1
-// @ocannl buf 55 512 _net.layer_norm#2/var.2
+// @ocannl buf 55 512 _net.layer_norm#2/var.2 filled
 // @ocannl buf 56 1 _dim_d.5
 // @ocannl buf 57 512 net.layer_norm#2/var
 // @ocannl buf 58 32 net.layer_norm#2.gamma
@@ -7173,7 +7173,7 @@ extern "C" __global__ void ocannlReverserPredict_op45_59(float* __restrict__ t67
 // @ocannl buf 64 32 net.layer_norm#2.beta
 // @ocannl buf 65 16384 net/x2
 // @ocannl buf 66 320 net.linear#2.w
-// @ocannl buf 67 5120 _predict.1
+// @ocannl buf 67 5120 _predict.1 filled
 // @ocannl buf 68 10 net.linear#2.b
 // @ocannl buf 69 5120 predict
 // @ocannl param 0 tokens in dims=64,8,10 buf=64,8,10 left=0,0,0

@@ -447,31 +447,31 @@ extern "C" __global__ void ocannlCNNTrainLoss_op18_25(float* __restrict__ t27, f
 // @ocannl buf 0 4608 images
 // @ocannl buf 1 128 labels
 // @ocannl buf 2 72 net.conv1.kernel
-// @ocannl buf 3 25600 net.conv1/y
+// @ocannl buf 3 25600 net.conv1/y filled
 // @ocannl buf 4 8 net.conv1.bias
 // @ocannl buf 5 25600 _net.max_pool#1/x.1
 // @ocannl buf 6 25600 net.max_pool#1/x
 // @ocannl buf 7 1 _num.1
 // @ocannl buf 8 1 _num.2
 // @ocannl buf 9 4 _net.max_pool#1/y.1
-// @ocannl buf 10 16384 net.max_pool#1/y
+// @ocannl buf 10 16384 net.max_pool#1/y filled
 // @ocannl buf 11 1152 net.conv2.kernel
-// @ocannl buf 12 12800 net.conv2/y
+// @ocannl buf 12 12800 net.conv2/y filled
 // @ocannl buf 13 16 net.conv2.bias
 // @ocannl buf 14 12800 _net.head/x.1
 // @ocannl buf 15 12800 net.head/x
 // @ocannl buf 16 1600 net.head.w
-// @ocannl buf 17 128 _train.cross_entropy#1/logits.1
+// @ocannl buf 17 128 _train.cross_entropy#1/logits.1 filled
 // @ocannl buf 18 4 net.head.b
 // @ocannl buf 19 128 train.cross_entropy#1/logits
-// @ocannl buf 20 32 train.cross_entropy#1/m
+// @ocannl buf 20 32 train.cross_entropy#1/m filled
 // @ocannl buf 21 128 train.cross_entropy#1/z
 // @ocannl buf 22 128 _train.cross_entropy#1/logp.1
-// @ocannl buf 23 32 _train.cross_entropy#1/logp.2
+// @ocannl buf 23 32 _train.cross_entropy#1/logp.2 filled
 // @ocannl buf 24 32 _train.cross_entropy#1/logp.3
 // @ocannl buf 25 128 train.cross_entropy#1/logp
 // @ocannl buf 26 128 _train.1
-// @ocannl buf 27 1 _train.2
+// @ocannl buf 27 1 _train.2 filled
 // @ocannl buf 28 1 _dim_b.1
 // @ocannl buf 29 1 _train.3
 // @ocannl buf 30 1 train
@@ -1614,59 +1614,59 @@ extern "C" __global__ void ocannlCNNBackward_op0_71(float* __restrict__ t0, floa
 // @ocannl buf 0 4608 images
 // @ocannl buf 1 128 labels
 // @ocannl buf 2 72 net.conv1.kernel
-// @ocannl buf 3 25600 net.conv1/y
+// @ocannl buf 3 25600 net.conv1/y filled
 // @ocannl buf 4 8 net.conv1.bias
 // @ocannl buf 5 25600 _net.max_pool#1/x.1
 // @ocannl buf 6 25600 net.max_pool#1/x
 // @ocannl buf 7 1 _num.1
 // @ocannl buf 8 1 _num.2
 // @ocannl buf 9 4 _net.max_pool#1/y.1
-// @ocannl buf 10 16384 net.max_pool#1/y
+// @ocannl buf 10 16384 net.max_pool#1/y filled
 // @ocannl buf 11 1152 net.conv2.kernel
-// @ocannl buf 12 12800 net.conv2/y
+// @ocannl buf 12 12800 net.conv2/y filled
 // @ocannl buf 13 16 net.conv2.bias
 // @ocannl buf 14 12800 _net.head/x.1
 // @ocannl buf 15 12800 net.head/x
 // @ocannl buf 16 1600 net.head.w
-// @ocannl buf 17 128 _train.cross_entropy#1/logits.1
+// @ocannl buf 17 128 _train.cross_entropy#1/logits.1 filled
 // @ocannl buf 18 4 net.head.b
 // @ocannl buf 19 128 train.cross_entropy#1/logits
-// @ocannl buf 20 32 train.cross_entropy#1/m
+// @ocannl buf 20 32 train.cross_entropy#1/m filled
 // @ocannl buf 21 128 train.cross_entropy#1/z
 // @ocannl buf 22 128 _train.cross_entropy#1/logp.1
-// @ocannl buf 23 32 _train.cross_entropy#1/logp.2
+// @ocannl buf 23 32 _train.cross_entropy#1/logp.2 filled
 // @ocannl buf 24 32 _train.cross_entropy#1/logp.3
 // @ocannl buf 25 128 train.cross_entropy#1/logp
 // @ocannl buf 26 128 _train.1
-// @ocannl buf 27 1 _train.2
+// @ocannl buf 27 1 _train.2 filled
 // @ocannl buf 28 1 _dim_b.1
 // @ocannl buf 29 1 _train.3
 // @ocannl buf 30 1 train
-// @ocannl buf 31 72 net.conv1.kernel.grad
-// @ocannl buf 32 25600 net.conv1/y.grad
-// @ocannl buf 33 8 net.conv1.bias.grad
-// @ocannl buf 34 25600 _net.max_pool#1/x.1.grad
-// @ocannl buf 35 25600 net.max_pool#1/x.grad
-// @ocannl buf 36 16384 net.max_pool#1/y.grad
-// @ocannl buf 37 1152 net.conv2.kernel.grad
-// @ocannl buf 38 12800 net.conv2/y.grad
-// @ocannl buf 39 16 net.conv2.bias.grad
-// @ocannl buf 40 12800 _net.head/x.1.grad
-// @ocannl buf 41 12800 net.head/x.grad
-// @ocannl buf 42 1600 net.head.w.grad
-// @ocannl buf 43 128 _train.cross_entropy#1/logits.1.grad
-// @ocannl buf 44 4 net.head.b.grad
-// @ocannl buf 45 128 train.cross_entropy#1/logits.grad
-// @ocannl buf 46 32 train.cross_entropy#1/m.grad
-// @ocannl buf 47 128 train.cross_entropy#1/z.grad
-// @ocannl buf 48 128 _train.cross_entropy#1/logp.1.grad
-// @ocannl buf 49 32 _train.cross_entropy#1/logp.2.grad
-// @ocannl buf 50 32 _train.cross_entropy#1/logp.3.grad
-// @ocannl buf 51 128 train.cross_entropy#1/logp.grad
-// @ocannl buf 52 128 _train.1.grad
-// @ocannl buf 53 1 _train.2.grad
-// @ocannl buf 54 1 _train.3.grad
-// @ocannl buf 55 1 train.grad
+// @ocannl buf 31 72 net.conv1.kernel.grad filled
+// @ocannl buf 32 25600 net.conv1/y.grad filled
+// @ocannl buf 33 8 net.conv1.bias.grad filled
+// @ocannl buf 34 25600 _net.max_pool#1/x.1.grad filled
+// @ocannl buf 35 25600 net.max_pool#1/x.grad filled
+// @ocannl buf 36 16384 net.max_pool#1/y.grad filled
+// @ocannl buf 37 1152 net.conv2.kernel.grad filled
+// @ocannl buf 38 12800 net.conv2/y.grad filled
+// @ocannl buf 39 16 net.conv2.bias.grad filled
+// @ocannl buf 40 12800 _net.head/x.1.grad filled
+// @ocannl buf 41 12800 net.head/x.grad filled
+// @ocannl buf 42 1600 net.head.w.grad filled
+// @ocannl buf 43 128 _train.cross_entropy#1/logits.1.grad filled
+// @ocannl buf 44 4 net.head.b.grad filled
+// @ocannl buf 45 128 train.cross_entropy#1/logits.grad filled
+// @ocannl buf 46 32 train.cross_entropy#1/m.grad filled
+// @ocannl buf 47 128 train.cross_entropy#1/z.grad filled
+// @ocannl buf 48 128 _train.cross_entropy#1/logp.1.grad filled
+// @ocannl buf 49 32 _train.cross_entropy#1/logp.2.grad filled
+// @ocannl buf 50 32 _train.cross_entropy#1/logp.3.grad filled
+// @ocannl buf 51 128 train.cross_entropy#1/logp.grad filled
+// @ocannl buf 52 128 _train.1.grad filled
+// @ocannl buf 53 1 _train.2.grad filled
+// @ocannl buf 54 1 _train.3.grad filled
+// @ocannl buf 55 1 train.grad filled
 // @ocannl buf 56 1 _scratch
 // @ocannl param 0 images in dims=32,12,12,1 buf=32,12,12,1 left=0,0,0,0
 // @ocannl param 1 labels in dims=32,4 buf=32,4 left=0,0
@@ -2063,21 +2063,21 @@ extern "C" __global__ void ocannlCNNPredict_op9_14(float* __restrict__ t16, floa
 // @ocannl kernel ocannlCNNPredict float32
 // @ocannl buf 0 36864 images
 // @ocannl buf 1 72 net.conv1.kernel
-// @ocannl buf 2 204800 net.conv1/y
+// @ocannl buf 2 204800 net.conv1/y filled
 // @ocannl buf 3 8 net.conv1.bias
 // @ocannl buf 4 204800 _net.max_pool#1/x.1
 // @ocannl buf 5 204800 net.max_pool#1/x
 // @ocannl buf 6 1 _num.1
 // @ocannl buf 7 1 _num.2
 // @ocannl buf 8 4 _net.max_pool#1/y.1
-// @ocannl buf 9 131072 net.max_pool#1/y
+// @ocannl buf 9 131072 net.max_pool#1/y filled
 // @ocannl buf 10 1152 net.conv2.kernel
-// @ocannl buf 11 102400 net.conv2/y
+// @ocannl buf 11 102400 net.conv2/y filled
 // @ocannl buf 12 16 net.conv2.bias
 // @ocannl buf 13 102400 _net.head/x.1
 // @ocannl buf 14 102400 net.head/x
 // @ocannl buf 15 1600 net.head.w
-// @ocannl buf 16 1024 _predict.1
+// @ocannl buf 16 1024 _predict.1 filled
 // @ocannl buf 17 4 net.head.b
 // @ocannl buf 18 1024 predict
 // @ocannl param 0 images in dims=256,12,12,1 buf=256,12,12,1 left=0,0,0,0

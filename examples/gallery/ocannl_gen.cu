@@ -81,7 +81,7 @@ extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __r
 // @ocannl kernel ocannlMatMul float32
 // @ocannl buf 0 3072 a
 // @ocannl buf 1 1536 b
-// @ocannl buf 2 2048 out
+// @ocannl buf 2 2048 out filled
 // @ocannl param 0 a in dims=64,48 buf=64,48 left=0,0
 // @ocannl param 1 b in dims=48,32 buf=48,32 left=0,0
 // @ocannl param 2 out out dims=64,32 buf=64,32 left=0,0
@@ -163,7 +163,7 @@ extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double
 // @ocannl kernel ocannlMatMulF64 float64
 // @ocannl buf 0 3072 a
 // @ocannl buf 1 1536 b
-// @ocannl buf 2 2048 out
+// @ocannl buf 2 2048 out filled
 // @ocannl param 0 a in dims=64,48 buf=64,48 left=0,0
 // @ocannl param 1 b in dims=48,32 buf=48,32 left=0,0
 // @ocannl param 2 out out dims=64,32 buf=64,32 left=0,0
@@ -245,7 +245,7 @@ extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* _
 // @ocannl kernel ocannlMatMul64 float32
 // @ocannl buf 0 4096 a
 // @ocannl buf 1 4096 b
-// @ocannl buf 2 4096 out
+// @ocannl buf 2 4096 out filled
 // @ocannl param 0 a in dims=64,64 buf=64,64 left=0,0
 // @ocannl param 1 b in dims=64,64 buf=64,64 left=0,0
 // @ocannl param 2 out out dims=64,64 buf=64,64 left=0,0
@@ -327,7 +327,7 @@ extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* 
 // @ocannl kernel ocannlMatMul256 float32
 // @ocannl buf 0 65536 a
 // @ocannl buf 1 65536 b
-// @ocannl buf 2 65536 out
+// @ocannl buf 2 65536 out filled
 // @ocannl param 0 a in dims=256,256 buf=256,256 left=0,0
 // @ocannl param 1 b in dims=256,256 buf=256,256 left=0,0
 // @ocannl param 2 out out dims=256,256 buf=256,256 left=0,0
@@ -409,7 +409,7 @@ extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* 
 // @ocannl kernel ocannlMatMul512 float32
 // @ocannl buf 0 262144 a
 // @ocannl buf 1 262144 b
-// @ocannl buf 2 262144 out
+// @ocannl buf 2 262144 out filled
 // @ocannl param 0 a in dims=512,512 buf=512,512 left=0,0
 // @ocannl param 1 b in dims=512,512 buf=512,512 left=0,0
 // @ocannl param 2 out out dims=512,512 buf=512,512 left=0,0
@@ -491,7 +491,7 @@ extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* _
 // @ocannl kernel ocannlMLPLayer float32
 // @ocannl buf 0 25088 x
 // @ocannl buf 1 100352 w
-// @ocannl buf 2 4096 out
+// @ocannl buf 2 4096 out filled
 // @ocannl param 0 x in dims=32,784 buf=32,784 left=0,0
 // @ocannl param 1 w in dims=784,128 buf=784,128 left=0,0
 // @ocannl param 2 out out dims=32,128 buf=32,128 left=0,0
@@ -575,7 +575,7 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, flo
 // @ocannl kernel ocannlBatchedMatMul float32
 // @ocannl buf 0 4096 a
 // @ocannl buf 1 6144 b
-// @ocannl buf 2 3072 out
+// @ocannl buf 2 3072 out filled
 // @ocannl param 0 a in dims=8,16,32 buf=8,16,32 left=0,0,0
 // @ocannl param 1 b in dims=8,32,24 buf=8,32,24 left=0,0,0
 // @ocannl param 2 out out dims=8,16,24 buf=8,16,24 left=0,0,0
@@ -651,7 +651,7 @@ extern "C" __global__ void ocannlTrace_op0_1(float* __restrict__ t0, float* __re
 
 // @ocannl kernel ocannlTrace float32
 // @ocannl buf 0 256 x
-// @ocannl buf 1 1 out
+// @ocannl buf 1 1 out filled
 // @ocannl param 0 x in dims=16,16 buf=16,16 left=0,0
 // @ocannl param 1 out out dims=1 buf=1 left=0
 // @ocannl launch ocannlTrace_op0_0 grid=1,1,1 block=256 sync=0 args=1
@@ -680,7 +680,7 @@ extern "C" __global__ void ocannlDiagonal_op0_1(float* __restrict__ t0, float* _
 
 // @ocannl kernel ocannlDiagonal float32
 // @ocannl buf 0 8 x
-// @ocannl buf 1 64 out
+// @ocannl buf 1 64 out filled
 // @ocannl param 0 x in dims=8 buf=8 left=0
 // @ocannl param 1 out out dims=8,8 buf=8,8 left=0,0
 // @ocannl launch ocannlDiagonal_op0_0 grid=1,1,1 block=256 sync=0 args=1
@@ -736,7 +736,7 @@ extern "C" __global__ void ocannlSumRows_op0_1(float* __restrict__ t0, float* __
 
 // @ocannl kernel ocannlSumRows float32
 // @ocannl buf 0 6400 x
-// @ocannl buf 1 64 out
+// @ocannl buf 1 64 out filled
 // @ocannl param 0 x in dims=64,100 buf=64,100 left=0,0
 // @ocannl param 1 out out dims=64 buf=64 left=0
 // @ocannl launch ocannlSumRows_op0_0 grid=1,1,1 block=256 sync=0 args=1
@@ -767,7 +767,7 @@ extern "C" __global__ void ocannlMaxRows_op0_1(float* __restrict__ t0, float* __
 
 // @ocannl kernel ocannlMaxRows float32
 // @ocannl buf 0 6400 x
-// @ocannl buf 1 64 out
+// @ocannl buf 1 64 out filled
 // @ocannl param 0 x in dims=64,100 buf=64,100 left=0,0
 // @ocannl param 1 out out dims=64 buf=64 left=0
 // @ocannl launch ocannlMaxRows_op0_0 grid=1,1,1 block=256 sync=0 args=1
@@ -903,7 +903,7 @@ extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __r
 // @ocannl kernel ocannlConv2D float32
 // @ocannl buf 0 1536 img
 // @ocannl buf 1 216 kernel
-// @ocannl buf 2 3136 out
+// @ocannl buf 2 3136 out filled
 // @ocannl param 0 img in dims=2,16,16,3 buf=2,16,16,3 left=0,0,0,0
 // @ocannl param 1 kernel in dims=8,3,3,3 buf=8,3,3,3 left=0,0,0,0
 // @ocannl param 2 out out dims=2,14,14,8 buf=2,14,14,8 left=0,0,0,0
@@ -1021,7 +1021,7 @@ extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, floa
 // @ocannl buf 0 1536 img'
 // @ocannl buf 1 216 kernel
 // @ocannl buf 2 2166 img
-// @ocannl buf 3 4096 out
+// @ocannl buf 3 4096 out filled
 // @ocannl param 0 img in dims=2,16,16,3 buf=2,16,16,3 left=0,0,0,0
 // @ocannl param 1 kernel in dims=8,3,3,3 buf=8,3,3,3 left=0,0,0,0
 // @ocannl param 3 out out dims=2,16,16,8 buf=2,16,16,8 left=0,0,0,0
@@ -1113,7 +1113,7 @@ extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, flo
 // @ocannl kernel ocannlConv2DStrided float32
 // @ocannl buf 0 1350 img
 // @ocannl buf 1 216 kernel
-// @ocannl buf 2 784 out
+// @ocannl buf 2 784 out filled
 // @ocannl param 0 img in dims=2,15,15,3 buf=2,15,15,3 left=0,0,0,0
 // @ocannl param 1 kernel in dims=8,3,3,3 buf=8,3,3,3 left=0,0,0,0
 // @ocannl param 2 out out dims=2,7,7,8 buf=2,7,7,8 left=0,0,0,0
@@ -1203,7 +1203,7 @@ extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, flo
 // @ocannl kernel ocannlConv2DDilated float32
 // @ocannl buf 0 1536 img
 // @ocannl buf 1 216 kernel
-// @ocannl buf 2 2304 out
+// @ocannl buf 2 2304 out filled
 // @ocannl param 0 img in dims=2,16,16,3 buf=2,16,16,3 left=0,0,0,0
 // @ocannl param 1 kernel in dims=8,3,3,3 buf=8,3,3,3 left=0,0,0,0
 // @ocannl param 2 out out dims=2,12,12,8 buf=2,12,12,8 left=0,0,0,0
@@ -1275,7 +1275,7 @@ extern "C" __global__ void ocannlMaxPool2x2_op1_4(float* __restrict__ t0, float*
 // @ocannl buf 1 1 _num.1
 // @ocannl buf 2 1 _num.2
 // @ocannl buf 3 4 _out.1
-// @ocannl buf 4 1024 out
+// @ocannl buf 4 1024 out filled
 // @ocannl param 0 x in dims=2,16,16,8 buf=2,16,16,8 left=0,0,0,0
 // @ocannl param 4 out out dims=2,8,8,8 buf=2,8,8,8 left=0,0,0,0
 // @ocannl launch ocannlMaxPool2x2_init_0 grid=1,1,1 block=256 sync=0 args=1
@@ -1497,7 +1497,7 @@ extern "C" __global__ void ocannlBlockMatrix_op0_2(float* __restrict__ t2, float
 // @ocannl buf 1 128 b
 // @ocannl buf 2 128 c
 // @ocannl buf 3 64 d
-// @ocannl buf 4 576 out
+// @ocannl buf 4 576 out filled
 // @ocannl param 0 a in dims=16,16 buf=16,16 left=0,0
 // @ocannl param 1 b in dims=16,8 buf=16,8 left=0,0
 // @ocannl param 2 c in dims=8,16 buf=8,16 left=0,0

@@ -233,24 +233,24 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op12_13(float* __restrict__ t20,
 // @ocannl buf 0 64 points
 // @ocannl buf 1 32 labels
 // @ocannl buf 2 32 net.w1
-// @ocannl buf 3 512 _net/a1.1
+// @ocannl buf 3 512 _net/a1.1 filled
 // @ocannl buf 4 16 net.b1
 // @ocannl buf 5 512 _net/a1.2
 // @ocannl buf 6 512 net/a1
 // @ocannl buf 7 256 net.w2
-// @ocannl buf 8 512 _net/a2.1
+// @ocannl buf 8 512 _net/a2.1 filled
 // @ocannl buf 9 16 net.b2
 // @ocannl buf 10 512 _net/a2.2
 // @ocannl buf 11 512 net/a2
 // @ocannl buf 12 16 net.w3
-// @ocannl buf 13 32 _train.hinge#1/scores.1
+// @ocannl buf 13 32 _train.hinge#1/scores.1 filled
 // @ocannl buf 14 1 net.b3
 // @ocannl buf 15 32 train.hinge#1/scores
 // @ocannl buf 16 1 _num.1
 // @ocannl buf 17 32 _train.hinge#1/margin.1
 // @ocannl buf 18 32 _train.hinge#1/margin.2
 // @ocannl buf 19 32 train.hinge#1/margin
-// @ocannl buf 20 1 _train.1
+// @ocannl buf 20 1 _train.1 filled
 // @ocannl buf 21 1 _dim_b.1
 // @ocannl buf 22 1 train
 // @ocannl param 0 points in dims=32,2 buf=32,2 left=0,0
@@ -920,45 +920,45 @@ extern "C" __global__ void ocannlMoonsBackward_op0_43(float* __restrict__ t0, fl
 // @ocannl buf 0 64 points
 // @ocannl buf 1 32 labels
 // @ocannl buf 2 32 net.w1
-// @ocannl buf 3 512 _net/a1.1
+// @ocannl buf 3 512 _net/a1.1 filled
 // @ocannl buf 4 16 net.b1
 // @ocannl buf 5 512 _net/a1.2
 // @ocannl buf 6 512 net/a1
 // @ocannl buf 7 256 net.w2
-// @ocannl buf 8 512 _net/a2.1
+// @ocannl buf 8 512 _net/a2.1 filled
 // @ocannl buf 9 16 net.b2
 // @ocannl buf 10 512 _net/a2.2
 // @ocannl buf 11 512 net/a2
 // @ocannl buf 12 16 net.w3
-// @ocannl buf 13 32 _train.hinge#1/scores.1
+// @ocannl buf 13 32 _train.hinge#1/scores.1 filled
 // @ocannl buf 14 1 net.b3
 // @ocannl buf 15 32 train.hinge#1/scores
 // @ocannl buf 16 1 _num.1
 // @ocannl buf 17 32 _train.hinge#1/margin.1
 // @ocannl buf 18 32 _train.hinge#1/margin.2
 // @ocannl buf 19 32 train.hinge#1/margin
-// @ocannl buf 20 1 _train.1
+// @ocannl buf 20 1 _train.1 filled
 // @ocannl buf 21 1 _dim_b.1
 // @ocannl buf 22 1 train
-// @ocannl buf 23 32 net.w1.grad
-// @ocannl buf 24 512 _net/a1.1.grad
-// @ocannl buf 25 16 net.b1.grad
-// @ocannl buf 26 512 _net/a1.2.grad
-// @ocannl buf 27 512 net/a1.grad
-// @ocannl buf 28 256 net.w2.grad
-// @ocannl buf 29 512 _net/a2.1.grad
-// @ocannl buf 30 16 net.b2.grad
-// @ocannl buf 31 512 _net/a2.2.grad
-// @ocannl buf 32 512 net/a2.grad
-// @ocannl buf 33 16 net.w3.grad
-// @ocannl buf 34 32 _train.hinge#1/scores.1.grad
-// @ocannl buf 35 1 net.b3.grad
-// @ocannl buf 36 32 train.hinge#1/scores.grad
-// @ocannl buf 37 32 _train.hinge#1/margin.1.grad
-// @ocannl buf 38 32 _train.hinge#1/margin.2.grad
-// @ocannl buf 39 32 train.hinge#1/margin.grad
-// @ocannl buf 40 1 _train.1.grad
-// @ocannl buf 41 1 train.grad
+// @ocannl buf 23 32 net.w1.grad filled
+// @ocannl buf 24 512 _net/a1.1.grad filled
+// @ocannl buf 25 16 net.b1.grad filled
+// @ocannl buf 26 512 _net/a1.2.grad filled
+// @ocannl buf 27 512 net/a1.grad filled
+// @ocannl buf 28 256 net.w2.grad filled
+// @ocannl buf 29 512 _net/a2.1.grad filled
+// @ocannl buf 30 16 net.b2.grad filled
+// @ocannl buf 31 512 _net/a2.2.grad filled
+// @ocannl buf 32 512 net/a2.grad filled
+// @ocannl buf 33 16 net.w3.grad filled
+// @ocannl buf 34 32 _train.hinge#1/scores.1.grad filled
+// @ocannl buf 35 1 net.b3.grad filled
+// @ocannl buf 36 32 train.hinge#1/scores.grad filled
+// @ocannl buf 37 32 _train.hinge#1/margin.1.grad filled
+// @ocannl buf 38 32 _train.hinge#1/margin.2.grad filled
+// @ocannl buf 39 32 train.hinge#1/margin.grad filled
+// @ocannl buf 40 1 _train.1.grad filled
+// @ocannl buf 41 1 train.grad filled
 // @ocannl param 0 points in dims=32,2 buf=32,2 left=0,0
 // @ocannl param 1 labels in dims=32,1 buf=32,1 left=0,0
 // @ocannl param 2 pNetW1 in dims=16,2 buf=16,2 left=0,0
@@ -1131,17 +1131,17 @@ extern "C" __global__ void ocannlMoonsClassify_op7_8(float* __restrict__ t12, fl
 // @ocannl kernel ocannlMoonsClassify float32
 // @ocannl buf 0 2 point
 // @ocannl buf 1 32 net.w1
-// @ocannl buf 2 16 _net/a1.1
+// @ocannl buf 2 16 _net/a1.1 filled
 // @ocannl buf 3 16 net.b1
 // @ocannl buf 4 16 _net/a1.2
 // @ocannl buf 5 16 net/a1
 // @ocannl buf 6 256 net.w2
-// @ocannl buf 7 16 _net/a2.1
+// @ocannl buf 7 16 _net/a2.1 filled
 // @ocannl buf 8 16 net.b2
 // @ocannl buf 9 16 _net/a2.2
 // @ocannl buf 10 16 net/a2
 // @ocannl buf 11 16 net.w3
-// @ocannl buf 12 1 _classify.1
+// @ocannl buf 12 1 _classify.1 filled
 // @ocannl buf 13 1 net.b3
 // @ocannl buf 14 1 classify
 // @ocannl param 0 point in dims=1,2 buf=1,2 left=0,0
@@ -1328,17 +1328,17 @@ extern "C" __global__ void ocannlMoonsPredict_op7_8(float* __restrict__ t12, flo
 // @ocannl kernel ocannlMoonsPredict float32
 // @ocannl buf 0 512 points
 // @ocannl buf 1 32 net.w1
-// @ocannl buf 2 4096 _net/a1.1
+// @ocannl buf 2 4096 _net/a1.1 filled
 // @ocannl buf 3 16 net.b1
 // @ocannl buf 4 4096 _net/a1.2
 // @ocannl buf 5 4096 net/a1
 // @ocannl buf 6 256 net.w2
-// @ocannl buf 7 4096 _net/a2.1
+// @ocannl buf 7 4096 _net/a2.1 filled
 // @ocannl buf 8 16 net.b2
 // @ocannl buf 9 4096 _net/a2.2
 // @ocannl buf 10 4096 net/a2
 // @ocannl buf 11 16 net.w3
-// @ocannl buf 12 256 _predict.1
+// @ocannl buf 12 256 _predict.1 filled
 // @ocannl buf 13 1 net.b3
 // @ocannl buf 14 256 predict
 // @ocannl param 0 points in dims=256,2 buf=256,2 left=0,0
@@ -1471,17 +1471,17 @@ extern "C" __global__ void ocannlMoonsScore_op7_8(float* __restrict__ t12, float
 // @ocannl kernel ocannlMoonsScore float32
 // @ocannl buf 0 2 points
 // @ocannl buf 1 32 net.w1
-// @ocannl buf 2 16 _net/a1.1
+// @ocannl buf 2 16 _net/a1.1 filled
 // @ocannl buf 3 16 net.b1
 // @ocannl buf 4 16 _net/a1.2
 // @ocannl buf 5 16 net/a1
 // @ocannl buf 6 256 net.w2
-// @ocannl buf 7 16 _net/a2.1
+// @ocannl buf 7 16 _net/a2.1 filled
 // @ocannl buf 8 16 net.b2
 // @ocannl buf 9 16 _net/a2.2
 // @ocannl buf 10 16 net/a2
 // @ocannl buf 11 16 net.w3
-// @ocannl buf 12 1 _score.1
+// @ocannl buf 12 1 _score.1 filled
 // @ocannl buf 13 1 net.b3
 // @ocannl buf 14 1 score
 // @ocannl param 0 points in dims=1,2 buf=1,2 left=0,0

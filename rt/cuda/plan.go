@@ -48,6 +48,9 @@ type KernelPlan struct {
 	// included), by tensor id; Names their tensors' names.
 	Bufs  []int
 	Names []string
+	// Filled marks the buffers the kernel's first statement on them fills
+	// whole (a run need not zero them).
+	Filled []bool
 	// Params are the kernel's parameters, in the generated Go function's
 	// order.
 	Params []ParamPlan
@@ -264,8 +267,8 @@ func parseModelLine(p *Plan, f []string) error {
 }
 
 func parseBuf(k *KernelPlan, f []string) error {
-	if len(f) != 4 {
-		return fmt.Errorf("want buf ID SIZE NAME")
+	if len(f) != 4 && (len(f) != 5 || f[4] != "filled") {
+		return fmt.Errorf("want buf ID SIZE NAME [filled]")
 	}
 	id, err1 := strconv.Atoi(f[1])
 	n, err2 := strconv.Atoi(f[2])
@@ -274,6 +277,7 @@ func parseBuf(k *KernelPlan, f []string) error {
 	}
 	k.Bufs = append(k.Bufs, n)
 	k.Names = append(k.Names, f[3])
+	k.Filled = append(k.Filled, len(f) == 5)
 	return nil
 }
 

@@ -204,7 +204,8 @@ var ErrNotBuilt = errors.New("cuda: this binary was built without the cuda build
 // after it. A parameter not in io runs on the resident buffer of its
 // name, in place: an input must have been uploaded; an output's buffer is
 // created on first use (a model's gradients). Every other buffer starts
-// zeroed, as the generated Go kernel's locals do.
+// zeroed, as the generated Go kernel's locals do (by a memset, unless the
+// kernel's first statement on it fills it whole).
 func (s *Session) Run(kernel string, io map[string]any) error {
 	if s.closed {
 		return errClosed
@@ -242,7 +243,7 @@ func (s *Session) Run(kernel string, io map[string]any) error {
 		ptrs[p.Tensor], input[p.Tensor] = r.ptr, !p.Out
 	}
 	for t, n := range k.Bufs {
-		if !input[t] {
+		if !input[t] && !k.Filled[t] {
 			if err := s.d.Zero(ptrs[t], max(n, 1)*es); err != nil {
 				return err
 			}
