@@ -107,7 +107,7 @@ type Result struct {
 
 // loadMode is what the driver needs from go/packages.
 const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
-	packages.NeedTypes | packages.NeedTypesInfo
+	packages.NeedTypes | packages.NeedTypesInfo | packages.NeedTypesSizes
 
 // Generate loads the packages matching patterns (default ".") and
 // generates ocannl_gen.go for every package with at least one annotated
@@ -252,8 +252,14 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	// that one run reports everything, but not on a package that does not
 	// type-check: its types could cause misleading kernel errors.
 	if len(loadErrs) == 0 {
+		gv := newGenVerifier(p)
 		for _, ms := range models {
 			gm, kerns, merrs := compileModel(ms)
+			if len(merrs) == 0 {
+				var uc *unitCheck
+				uc, merrs = verifyModel(ms, p.Name, gm, kerns, gv.sizes)
+				merrs = append(merrs, gv.names(uc, gm.Name, fmt.Sprintf("model %s", ms.spec.Name.Name), ms.head.errAt, ms.head.VerbCol)...)
+			}
 			if len(merrs) > 0 {
 				errs = append(errs, merrs...)
 				continue
@@ -270,6 +276,12 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 		}
 		for _, k := range srcs {
 			kern, guards, kerrs := compileKernel(k)
+			if len(kerrs) == 0 {
+				var uc *unitCheck
+				uc, kerrs = verifyKernel(k, p.Name, kern, gv.sizes)
+				d := k.primary()
+				kerrs = append(kerrs, gv.names(uc, kern.Name, "function "+k.fn.Name.Name, d.errAt, d.ArgCol)...)
+			}
 			if len(kerrs) > 0 {
 				errs = append(errs, kerrs...)
 				continue

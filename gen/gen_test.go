@@ -429,6 +429,7 @@ func TestModelBootstrap(t *testing.T) {
 		t.Fatalf("results %+v", first)
 	}
 	want := []string{"ocannlInitsL", "ocannlInitsBackward", "ocannlSmallTrain", "ocannlSmallBackward", "ocannlSmallPredict", "ocannlBiggerTrain", "ocannlBiggerBackward", "ocannlBiggerPredict",
+		"ocannlSideTrain", "ocannlSideBackward", "ocannlSidePredict",
 		"ocannlWideTrain", "ocannlWideBackward", "ocannlWidePredict", "ocannlWideOne"}
 	if !slices.Equal(first[0].Kernels, want) {
 		t.Errorf("kernels %v, want %v", first[0].Kernels, want)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -40,6 +41,9 @@ type modelSrc struct {
 	spec  *ast.TypeSpec
 	head  *directive   // the //ocannl:model line
 	lines []*directive // the program lines
+	// entries are the expanded model's entry points (set by
+	// compileModel), for positions.
+	entries []*model.Entry
 }
 
 // genTypeName is the generated struct's name for a model type.
@@ -139,6 +143,7 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 	if err != nil {
 		return nil, nil, []*Error{ms.modelErr(err)}
 	}
+	ms.entries = m.Entries
 	gm := &gocode.Model{Type: typeName, Name: genTypeName(typeName), Elem: elem, Loss: -1}
 	// Parameters.
 	index := map[string]int{}
@@ -160,6 +165,9 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 			mp.Init.Kind = "uniform"
 		case model.InitConst:
 			mp.Init.Kind, mp.Init.Value = "const", p.Value
+			if elem == "float32" && math.Abs(p.Value) > math.MaxFloat32 {
+				return nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: the initial value %g is beyond the float32 range (±%g); use a smaller value or //ocannl:model float64", p.ID, p.Value, float32(math.MaxFloat32))}
+			}
 		case model.InitNormal:
 			mp.Init.Kind = "normal"
 		case model.InitKaiming:
@@ -175,12 +183,22 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 				return nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: %v", p.ID, err)}
 			}
 			mp.Init.Kind, mp.Init.Values = "literal", vals
+			for _, v := range vals {
+				if elem == "float32" && math.Abs(v) > math.MaxFloat32 {
+					return nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: the initial value %g is beyond the float32 range (±%g); use a smaller value or //ocannl:model float64", p.ID, v, float32(math.MaxFloat32))}
+				}
+			}
 		}
 		index[p.ID] = len(gm.Params)
 		gm.Params = append(gm.Params, mp)
 	}
 	if m.Optim != nil {
 		o := m.Optim
+		for _, v := range []float64{o.Momentum, o.WeightDecay} {
+			if elem == "float32" && math.Abs(v) > math.MaxFloat32 {
+				return nil, nil, []*Error{ms.errAt(o.Pos, "sgd: %g is beyond the float32 range (±%g)", v, float32(math.MaxFloat32))}
+			}
+		}
 		gm.Optim = &gocode.ModelOptim{LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov, LREnd: o.LREnd, Steps: o.Steps}
 	}
 	var kernels []*gocode.Kernel
@@ -243,6 +261,9 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		}
 		gm.Loss = len(gm.Entries) - 1
 		gr, err := autodiff.BackwardParams(g, rt)
+		if errors.Is(err, autodiff.ErrNoParameter) {
+			return nil, nil, []*Error{ms.errAt(e.Pos, "%s", noParamMsg(e.Name))}
+		}
 		if err != nil {
 			return nil, nil, []*Error{ms.errAt(e.Pos, "loss %s: %v", e.Name, err)}
 		}
@@ -265,6 +286,12 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 			Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver})
 	}
 	return gm, kernels, nil
+}
+
+// noParamMsg explains why a loss that depends on no parameter is an
+// error (autodiff.ErrNoParameter).
+func noParamMsg(entry string) string {
+	return fmt.Sprintf("the loss %s depends on no parameter (through differentiable operations), so training it would change nothing; make it depend on one, or declare it with entry instead of loss", entry)
 }
 
 // modelErr converts an expansion or inference error.

@@ -3,6 +3,7 @@ package gocode
 import (
 	"fmt"
 	"go/token"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -329,10 +330,16 @@ func (g *modelGen) backward() {
 		}
 		doc(jf, fmt.Sprintf("Backward computes the loss %s at the given inputs and its gradient with respect to\n"+
 			"every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.", e.Method))
-		jf.Add(recv().Id("Backward").Params(inputParams(e)...).Id(m.Elem).Block(
-			jen.Id(m.Backward).Call(args...),
-			jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))),
-		))
+		// The kernel writes the gradients of the parameters the loss
+		// depends on; the others are zero.
+		var body []jen.Code
+		for i, p := range m.Params {
+			if !slices.Contains(m.BackwardGrads, i) {
+				body = append(body, field("Grads", i).Op("=").Index(jen.Lit(max(p.Size(), 1))).Id(m.Elem).Values())
+			}
+		}
+		body = append(body, jen.Id(m.Backward).Call(args...), jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))))
+		jf.Add(recv().Id("Backward").Params(inputParams(e)...).Id(m.Elem).Block(body...))
 		jf.Line()
 	}
 }

@@ -1,0 +1,298 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/ocannlgen/ocannlgen/emit/gocode"
+)
+
+// Verification of the emitted Go. Every unit of a package's output (a
+// model with its kernels, or one annotated function's kernel) is
+// rendered on its own, parsed and type-checked with go/types before the
+// package's file is written, so that ocannlgen never reports success for
+// a file the Go compiler rejects. What the user controls and the Go side
+// can trip over (entry point and input names that clash with what the
+// emitter generates, generated type names that collide, sizes beyond
+// what the compiler allows) is found here from the code actually
+// emitted, not from a list of reserved names, and reported at the
+// directive responsible: when a unit does not compile, each entry point
+// and each input is renamed in turn, and the one whose renaming makes
+// the errors go away is the culprit.
+//
+// The check imports nothing: the packages the generated code imports
+// (rt, the standard library) are left unresolved, and go/types stays
+// silent about their uses. Sizes are checked against the gc compiler's
+// limit on the size of one value for the target's word size (types.Sizes
+// of the loaded package, amd64's when unknown).
+
+// unitCheck is the outcome of checking one rendered unit.
+type unitCheck struct {
+	// errs are the render error or the type errors (empty: the unit
+	// compiles as far as go/types can tell without its imports).
+	errs []string
+	// decls are the unit's top-level names; imports the names its
+	// imports bind in the file.
+	decls, imports []string
+	// large are the declarations (or types) too large for the target.
+	large []string
+}
+
+// maxValueSize is the size in bytes a Go value must stay below on a
+// target with the given word size: the gc compiler's MAXWIDTH (1<<50 on
+// 64-bit targets) and, on 32-bit targets, the 31-bit limit on struct
+// offsets and on sizes in its reflection tables.
+func maxValueSize(wordSize int64) int64 {
+	if wordSize >= 8 {
+		return 1 << 50
+	}
+	return 1<<31 - 1
+}
+
+// checkUnit renders the models and kernels as one file and checks it.
+func checkUnit(pkgName string, models []*gocode.Model, kernels []*gocode.Kernel, sizes types.Sizes) *unitCheck {
+	uc := &unitCheck{}
+	content, err := gocode.Render(&gocode.File{Package: pkgName, Models: models, Kernels: kernels})
+	if err != nil {
+		uc.errs = []string{err.Error()}
+		return uc
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, OutputFile, content, parser.SkipObjectResolution)
+	if err != nil {
+		uc.errs = []string{err.Error()}
+		return uc
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil && d.Name.Name != "_" {
+				uc.decls = append(uc.decls, d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					uc.decls = append(uc.decls, s.Name.Name)
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						uc.decls = append(uc.decls, n.Name)
+					}
+				case *ast.ImportSpec:
+					name := strings.Trim(s.Path.Value, `"`)
+					name = name[strings.LastIndex(name, "/")+1:]
+					if s.Name != nil {
+						name = s.Name.Name
+					}
+					uc.imports = append(uc.imports, name)
+				}
+			}
+		}
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{}}
+	conf := types.Config{
+		Importer: importerFunc(func(path string) (*types.Package, error) { return nil, errors.New("not imported") }),
+		Sizes:    sizes,
+		Error: func(err error) {
+			if te, ok := err.(types.Error); ok && !strings.HasPrefix(te.Msg, "could not import") {
+				uc.errs = append(uc.errs, te.Msg)
+			}
+		},
+	}
+	conf.Check(pkgName, fset, []*ast.File{f}, info)
+	limit := maxValueSize(sizes.Sizeof(types.Typ[types.Uintptr]))
+	tooLarge := func(t types.Type) bool {
+		if b, ok := types.Unalias(t).(*types.Basic); t == nil || ok && (b.Kind() == types.Invalid || b.Info()&types.IsUntyped != 0) {
+			return false
+		}
+		n := sizes.Sizeof(t)
+		return n < 0 || n >= limit
+	}
+	for id, obj := range info.Defs {
+		if obj != nil && tooLarge(obj.Type()) && !slices.Contains(uc.large, id.Name) {
+			uc.large = append(uc.large, id.Name)
+		}
+	}
+	for e, tv := range info.Types {
+		if len(uc.large) > 0 {
+			break
+		}
+		if tv.IsType() && tooLarge(tv.Type) && !slices.Contains(uc.large, types.ExprString(e)) {
+			uc.large = append(uc.large, types.ExprString(e))
+		}
+	}
+	slices.Sort(uc.large)
+	return uc
+}
+
+// importerFunc adapts a function to types.Importer.
+type importerFunc func(string) (*types.Package, error)
+
+// Import imports path.
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+// verifyModel checks the Go code of a compiled model and attributes what
+// does not compile to the entry point, input or model responsible.
+func verifyModel(ms *modelSrc, pkgName string, gm *gocode.Model, kernels []*gocode.Kernel, sizes types.Sizes) (*unitCheck, []*Error) {
+	uc := checkUnit(pkgName, []*gocode.Model{gm}, kernels, sizes)
+	if len(uc.large) > 0 {
+		return uc, []*Error{ms.head.errAt(ms.head.VerbCol, "model %s: %s", ms.spec.Name.Name, largeMsg(uc.large, sizes))}
+	}
+	if len(uc.errs) == 0 {
+		return uc, nil
+	}
+	n := len(uc.errs)
+	var errs []*Error
+	for i := range gm.Entries {
+		e := ms.entries[i]
+		alt := renameEntry(gm, kernels, i)
+		if len(checkUnit(pkgName, []*gocode.Model{alt.gm}, alt.kernels, sizes).errs) < n {
+			errs = append(errs, ms.errAt(e.Pos, "entry point %s would generate method %s, which clashes with what ocannlgen generates for model %s (the Go code would not compile: %s); rename the entry point",
+				e.Name, gm.Entries[i].Method, ms.spec.Name.Name, uc.errs[0]))
+		}
+		for j, in := range e.Inputs {
+			alt := renameInput(gm, kernels, i, j)
+			if len(checkUnit(pkgName, []*gocode.Model{alt.gm}, alt.kernels, sizes).errs) < n {
+				errs = append(errs, ms.errAt(in.Pos, "input %s of entry point %s clashes with a name the generated Go code uses (it would not compile: %s); rename the input",
+					in.Name, e.Name, uc.errs[0]))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, ms.head.errAt(ms.head.VerbCol, "internal error: the Go code generated for model %s does not compile: %s", ms.spec.Name.Name, strings.Join(uc.errs, "; ")))
+	}
+	return uc, errs
+}
+
+// verifyKernel checks the Go code of an annotated function's kernel.
+func verifyKernel(k *kernelSrc, pkgName string, kern *gocode.Kernel, sizes types.Sizes) (*unitCheck, []*Error) {
+	uc := checkUnit(pkgName, nil, []*gocode.Kernel{kern}, sizes)
+	d := k.primary()
+	switch {
+	case len(uc.large) > 0:
+		return uc, []*Error{d.errAt(d.ArgCol, "%s: %s", k.fn.Name.Name, largeMsg(uc.large, sizes))}
+	case len(uc.errs) > 0:
+		return uc, []*Error{d.errAt(d.ArgCol, "cannot generate %s: the Go code does not compile: %s", kern.Name, strings.Join(uc.errs, "; "))}
+	}
+	return uc, nil
+}
+
+func largeMsg(large []string, sizes types.Sizes) string {
+	w := sizes.Sizeof(types.Typ[types.Uintptr])
+	if len(large) > 4 {
+		large = append(large[:4:4], "...")
+	}
+	return fmt.Sprintf("the generated Go code would hold more than the Go compiler allows in one value on %d-bit targets (%d bytes), in %s; use smaller shapes",
+		8*w, maxValueSize(w), strings.Join(large, ", "))
+}
+
+// unitCopy is a model and its kernels with one name changed.
+type unitCopy struct {
+	gm      *gocode.Model
+	kernels []*gocode.Kernel
+}
+
+func copyUnit(gm *gocode.Model, kernels []*gocode.Kernel) unitCopy {
+	m := *gm
+	m.Entries = slices.Clone(gm.Entries)
+	u := unitCopy{gm: &m}
+	for _, k := range kernels {
+		c := *k
+		c.Params = slices.Clone(k.Params)
+		u.kernels = append(u.kernels, &c)
+	}
+	return u
+}
+
+// renameEntry gives entry i a method name no user can pick.
+func renameEntry(gm *gocode.Model, kernels []*gocode.Kernel, i int) unitCopy {
+	u := copyUnit(gm, kernels)
+	e := &u.gm.Entries[i]
+	for _, k := range u.kernels {
+		if k.Name == e.Kernel {
+			k.Name = gm.Name + "OcannlRenamed"
+			if k.Scratch != "" {
+				k.Scratch = k.Name + "Scratch"
+			}
+		}
+	}
+	e.Method, e.Kernel = "OcannlRenamed", gm.Name+"OcannlRenamed"
+	return u
+}
+
+// renameInput gives input j of entry i a name no user can pick, in the
+// entry's method and in the kernels that take it.
+func renameInput(gm *gocode.Model, kernels []*gocode.Kernel, i, j int) unitCopy {
+	u := copyUnit(gm, kernels)
+	e := &u.gm.Entries[i]
+	old := e.Inputs[j].Name
+	e.Inputs = slices.Clone(e.Inputs)
+	e.Inputs[j].Name = "ocannlRenamed"
+	for _, k := range u.kernels {
+		if k.Name != e.Kernel && (!e.Loss || k.Name != gm.Backward) {
+			continue
+		}
+		for p := range k.Params {
+			if k.Params[p].Name == old && p < len(e.Inputs) {
+				k.Params[p].Name = "ocannlRenamed"
+			}
+		}
+	}
+	return u
+}
+
+// genVerifier checks the names of a package's units against each other
+// and against the package.
+type genVerifier struct {
+	p     *packages.Package
+	sizes types.Sizes
+	// owner is the unit that generates each top-level name so far.
+	owner map[string]string
+}
+
+func newGenVerifier(p *packages.Package) *genVerifier {
+	sizes := p.TypesSizes
+	if sizes == nil {
+		sizes = types.SizesFor("gc", "amd64")
+	}
+	return &genVerifier{p: p, sizes: sizes, owner: map[string]string{}}
+}
+
+// names reports the top-level names of a unit that another unit already
+// generates or that the package declares (except primary, whose clashes
+// with the package are reported before compiling), and the imports of
+// the generated file that a package-level name would hide. The errors
+// are built with errAt at column col.
+func (v *genVerifier) names(uc *unitCheck, primary, what string, errAt func(int, string, ...any) *Error, col int) []*Error {
+	if uc == nil {
+		return nil
+	}
+	var errs []*Error
+	scope := v.p.Types.Scope()
+	for _, n := range uc.decls {
+		if o, dup := v.owner[n]; dup {
+			errs = append(errs, errAt(col, "ocannlgen would generate %s for both %s and %s; rename one", n, o, what))
+			continue
+		}
+		v.owner[n] = what
+		if obj := scope.Lookup(n); obj != nil && n != primary {
+			errs = append(errs, errAt(col, "%s is already declared at %s; ocannlgen generates a declaration of that name for %s",
+				n, shortPos(v.p.Fset.Position(obj.Pos())), what))
+		}
+	}
+	for _, n := range uc.imports {
+		if obj := scope.Lookup(n); obj != nil {
+			errs = append(errs, errAt(col, "the generated code for %s imports package %s, but the package declares %s at %s; rename it",
+				what, n, n, shortPos(v.p.Fset.Position(obj.Pos()))))
+		}
+	}
+	return errs
+}
