@@ -229,6 +229,9 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 		}
 		rt := model.Tensor(g, e.Result)
 		res := g.Tensors[rt]
+		if res.Op < 0 {
+			return nil, nil, []*Error{ms.errAt(e.ResultPos, "entry %s returns %s, which no operation computes (it is the %s %s); return a value computed from it (e.g. id %s)", e.Name, e.Result, res.Kind, res.Name, e.Result)}
+		}
 		if e.Loss && res.Shape.Size() != 1 {
 			return nil, nil, []*Error{ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)}
 		}

@@ -149,20 +149,26 @@ func verifyModel(ms *modelSrc, pkgName string, gm *gocode.Model, kernels []*goco
 	if len(uc.errs) == 0 {
 		return uc, nil
 	}
-	n := len(uc.errs)
+	// Entry points and inputs are renamed to names no user can pick: if
+	// that makes the unit compile, each name that still breaks it when
+	// it alone keeps its own name is a culprit.
+	compiles := func(keep func(i, j int) bool) bool {
+		alt := renameAll(gm, kernels, keep)
+		return len(checkUnit(pkgName, []*gocode.Model{alt.gm}, alt.kernels, sizes).errs) == 0
+	}
 	var errs []*Error
-	for i := range gm.Entries {
-		e := ms.entries[i]
-		alt := renameEntry(gm, kernels, i)
-		if len(checkUnit(pkgName, []*gocode.Model{alt.gm}, alt.kernels, sizes).errs) < n {
-			errs = append(errs, ms.errAt(e.Pos, "entry point %s would generate method %s, which clashes with what ocannlgen generates for model %s (the Go code would not compile: %s); rename the entry point",
-				e.Name, gm.Entries[i].Method, ms.spec.Name.Name, uc.errs[0]))
-		}
-		for j, in := range e.Inputs {
-			alt := renameInput(gm, kernels, i, j)
-			if len(checkUnit(pkgName, []*gocode.Model{alt.gm}, alt.kernels, sizes).errs) < n {
-				errs = append(errs, ms.errAt(in.Pos, "input %s of entry point %s clashes with a name the generated Go code uses (it would not compile: %s); rename the input",
-					in.Name, e.Name, uc.errs[0]))
+	if compiles(func(i, j int) bool { return false }) {
+		for i := range gm.Entries {
+			e := ms.entries[i]
+			if !compiles(func(i2, j2 int) bool { return i2 == i && j2 < 0 }) {
+				errs = append(errs, ms.errAt(e.Pos, "entry point %s would generate method %s, which clashes with what ocannlgen generates for model %s (the Go code would not compile: %s); rename the entry point",
+					e.Name, gm.Entries[i].Method, ms.spec.Name.Name, uc.errs[0]))
+			}
+			for j, in := range e.Inputs {
+				if !compiles(func(i2, j2 int) bool { return i2 == i && j2 == j }) {
+					errs = append(errs, ms.errAt(in.Pos, "input %s of entry point %s clashes with a name the generated Go code uses (it would not compile: %s); rename the input",
+						in.Name, e.Name, uc.errs[0]))
+				}
 			}
 		}
 	}
@@ -212,43 +218,51 @@ func copyUnit(gm *gocode.Model, kernels []*gocode.Kernel) unitCopy {
 	return u
 }
 
-// renameEntry gives entry i a method name no user can pick.
-func renameEntry(gm *gocode.Model, kernels []*gocode.Kernel, i int) unitCopy {
+// renameAll renames every entry point's method and kernel (keep(i,
+// -1) false) and every input (keep(i, j) false) to names no user can
+// pick: unique names starting with OcannlRenamed or ocannlRenamed.
+func renameAll(gm *gocode.Model, kernels []*gocode.Kernel, keep func(i, j int) bool) unitCopy {
 	u := copyUnit(gm, kernels)
-	e := &u.gm.Entries[i]
-	for _, k := range u.kernels {
-		if k.Name == e.Kernel {
-			k.Name = gm.Name + "OcannlRenamed"
-			if k.Scratch != "" {
-				k.Scratch = k.Name + "Scratch"
+	for i := range u.gm.Entries {
+		e := &u.gm.Entries[i]
+		// The kernels of entry i: its own and, for the loss, Backward.
+		var ks []*gocode.Kernel
+		for _, k := range u.kernels {
+			if k.Name == e.Kernel || e.Loss && k.Name == gm.Backward {
+				ks = append(ks, k)
 			}
 		}
-	}
-	e.Method, e.Kernel = "OcannlRenamed", gm.Name+"OcannlRenamed"
-	return u
-}
-
-// renameInput gives input j of entry i a name no user can pick, in the
-// entry's method and in the kernels that take it.
-func renameInput(gm *gocode.Model, kernels []*gocode.Kernel, i, j int) unitCopy {
-	u := copyUnit(gm, kernels)
-	e := &u.gm.Entries[i]
-	old := e.Inputs[j].Name
-	e.Inputs = slices.Clone(e.Inputs)
-	e.Inputs[j].Name = "ocannlRenamed"
-	for _, k := range u.kernels {
-		if k.Name != e.Kernel && (!e.Loss || k.Name != gm.Backward) {
+		e.Inputs = slices.Clone(e.Inputs)
+		for j := range e.Inputs {
+			if keep(i, j) {
+				continue
+			}
+			old, name := e.Inputs[j].Name, fmt.Sprintf("ocannlRenamed%d_%d", i, j)
+			e.Inputs[j].Name = name
+			for _, k := range ks {
+				for p := range k.Params[:min(len(e.Inputs), len(k.Params))] {
+					if k.Params[p].Name == old {
+						k.Params[p].Name = name
+					}
+				}
+			}
+		}
+		if keep(i, -1) {
 			continue
 		}
-		for p := range k.Params {
-			if k.Params[p].Name == old && p < len(e.Inputs) {
-				k.Params[p].Name = "ocannlRenamed"
+		method := fmt.Sprintf("OcannlRenamed%d", i)
+		for _, k := range ks {
+			if k.Name == e.Kernel {
+				k.Name = gm.Name + method
+				if k.Scratch != "" {
+					k.Scratch = k.Name + "Scratch"
+				}
 			}
 		}
+		e.Method, e.Kernel = method, gm.Name+method
 	}
 	return u
 }
-
 // genVerifier checks the names of a package's units against each other
 // and against the package.
 type genVerifier struct {

@@ -94,3 +94,20 @@ func TestSizeBeyondCompilerLimit(t *testing.T) {
 		t.Errorf("64-bit target: %v", ErrorList(errs))
 	}
 }
+
+// TestModelWithoutParameters: a model whose entries use no parameter
+// still generates Go that compiles, optimizer included.
+func TestModelWithoutParameters(t *testing.T) {
+	mustGenerate(t, modelSource("A", "entry e:", "input x : 2", "return relu(x)", "sgd lr=0.1 momentum=0.9"))
+}
+
+// TestEntryReturnsItsInput: an entry returning a name bound to an input,
+// a parameter or a number as it is is an error at its return
+// expression; returning an input itself generates a copy.
+func TestEntryReturnsItsInput(t *testing.T) {
+	mustGenerate(t, modelSource("A", "entry e:", "input x : 2", "return x"))
+	mustFail(t, modelSource("A", "entry e:", "input x : 2", "let y = x", "return y"), 7, 17, "entry e returns y, which no operation computes (it is the input x)")
+	mustFail(t, modelSource("A", "entry e:", "input x : 2", "let y = {w; o=[2]}", "return y"), 7, 17, "entry e returns y")
+	mustFail(t, modelSource("A", "entry e:", "input x : 2", "let y = 3", "return y"), 7, 17, "entry e returns y")
+	mustGenerate(t, modelSource("A", "entry e:", "input x : 2", "let y = x", "return id y"))
+}

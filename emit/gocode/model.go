@@ -367,7 +367,9 @@ func (g *modelGen) optimizer() {
 		jf.Add(recv().Id("LearningRate").Params().Float64().Block(lrBody...))
 		jf.Line()
 		var up []jen.Code
-		up = append(up, jen.Id("lr").Op(":=").Id(m.Elem).Call(jen.Id("m").Dot("LearningRate").Call()))
+		if len(m.Params) > 0 {
+			up = append(up, jen.Id("lr").Op(":=").Id(m.Elem).Call(jen.Id("m").Dot("LearningRate").Call()))
+		}
 		for i := range m.Params {
 			var mom jen.Code = jen.Nil()
 			if momentum {
