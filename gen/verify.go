@@ -263,6 +263,7 @@ func renameAll(gm *gocode.Model, kernels []*gocode.Kernel, keep func(i, j int) b
 	}
 	return u
 }
+
 // genVerifier checks the names of a package's units against each other
 // and against the package.
 type genVerifier struct {
