@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -22,6 +23,8 @@ type cliFlags struct {
 	loops bool
 	f32   bool
 	file  string
+	// maxMiB is run's memory budget in MiB (--max-mib N or --max-mib=N).
+	maxMiB int
 }
 
 // parseFlags parses args, accepting only the named boolean flags
@@ -33,7 +36,24 @@ func parseFlags(args []string, allowed ...string) (cliFlags, error) {
 	for _, a := range allowed {
 		ok[a] = true
 	}
-	for _, a := range args {
+	f.maxMiB = defaultMaxMiB
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if name, val, eq := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "max-mib" && ok[name] && strings.HasPrefix(a, "-") {
+			if !eq {
+				if i+1 == len(args) {
+					return f, fmt.Errorf("flag %s needs a value (MiB)", a)
+				}
+				i++
+				val = args[i]
+			}
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 {
+				return f, fmt.Errorf("flag --max-mib: %q is not a positive number of MiB", val)
+			}
+			f.maxMiB = n
+			continue
+		}
 		if a == "-" || !strings.HasPrefix(a, "-") {
 			if f.file != "" {
 				return f, fmt.Errorf("more than one input file: %q and %q", f.file, a)

@@ -31,8 +31,10 @@ const usage = `usage:
                                               what was written
   ocannlgen infer [--json] [--loops] FILE|-   infer and print the shape of every named tensor;
                                               --loops adds each operation's projections and loop nest
-  ocannlgen run [--json] [--f32] FILE|-       run the program with the reference interpreter
-                                              (float64, or float32 with --f32) and print every named tensor
+  ocannlgen run [--json] [--f32] [--max-mib N] FILE|-
+                                              run the program with the reference interpreter
+                                              (float64, or float32 with --f32) and print every named tensor;
+                                              a program needing more than N MiB (default 4096) is refused
 `
 
 // run executes the command line and returns the exit status.
