@@ -439,9 +439,9 @@ func (g *modelGen) persistence() {
 		jen.Return(jen.Id("b").Dot("Bytes").Call(), jen.Err()),
 	))
 	jf.Line()
-	doc(jf, "UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).")
+	doc(jf, "UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the\nencoded parameters are an error (rt.ErrTrailingData).")
 	jf.Add(recv().Id("UnmarshalBinary").Params(jen.Id("data").Index().Byte()).Error().Block(
-		jen.Return(jen.Id("m").Dot("Load").Call(jen.Qual("bytes", "NewReader").Call(jen.Id("data")))),
+		jen.Return(jen.Qual(rtPath, "Unmarshal").Call(jen.Id("data"), jen.Id("m").Dot("ParamTensors").Call())),
 	))
 	jf.Line()
 }

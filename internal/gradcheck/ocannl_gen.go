@@ -82,9 +82,10 @@ func (m *ocannlAdd) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlAdd) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSubParams holds one value per cell of every parameter of Sub, flattened in memory order (batch, output, input).
@@ -159,9 +160,10 @@ func (m *ocannlSub) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSub) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMulParams holds one value per cell of every parameter of Mul, flattened in memory order (batch, output, input).
@@ -236,9 +238,10 @@ func (m *ocannlMul) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMul) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlDivParams holds one value per cell of every parameter of Div, flattened in memory order (batch, output, input).
@@ -313,9 +316,10 @@ func (m *ocannlDiv) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlDiv) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSelfMulParams holds one value per cell of every parameter of SelfMul, flattened in memory order (batch, output, input).
@@ -383,9 +387,10 @@ func (m *ocannlSelfMul) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSelfMul) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPow2Params holds one value per cell of every parameter of Pow2, flattened in memory order (batch, output, input).
@@ -453,9 +458,10 @@ func (m *ocannlPow2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPow2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPow1Params holds one value per cell of every parameter of Pow1, flattened in memory order (batch, output, input).
@@ -523,9 +529,10 @@ func (m *ocannlPow1) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPow1) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPow3Params holds one value per cell of every parameter of Pow3, flattened in memory order (batch, output, input).
@@ -593,9 +600,10 @@ func (m *ocannlPow3) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPow3) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPowHalfParams holds one value per cell of every parameter of PowHalf, flattened in memory order (batch, output, input).
@@ -663,9 +671,10 @@ func (m *ocannlPowHalf) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPowHalf) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPowNegParams holds one value per cell of every parameter of PowNeg, flattened in memory order (batch, output, input).
@@ -733,9 +742,10 @@ func (m *ocannlPowNeg) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPowNeg) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPow0Params holds one value per cell of every parameter of Pow0, flattened in memory order (batch, output, input).
@@ -803,9 +813,10 @@ func (m *ocannlPow0) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPow0) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPowNegBaseParams holds one value per cell of every parameter of PowNegBase, flattened in memory order (batch, output, input).
@@ -873,9 +884,10 @@ func (m *ocannlPowNegBase) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPowNegBase) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlFmaParams holds one value per cell of every parameter of Fma, flattened in memory order (batch, output, input).
@@ -957,9 +969,10 @@ func (m *ocannlFma) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlFma) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlWhereParams holds one value per cell of every parameter of Where, flattened in memory order (batch, output, input).
@@ -1034,9 +1047,10 @@ func (m *ocannlWhere) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlWhere) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlWhereConstParams holds one value per cell of every parameter of WhereConst, flattened in memory order (batch, output, input).
@@ -1104,9 +1118,10 @@ func (m *ocannlWhereConst) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlWhereConst) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlWhereCompareParams holds one value per cell of every parameter of WhereCompare, flattened in memory order (batch, output, input).
@@ -1181,9 +1196,10 @@ func (m *ocannlWhereCompare) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlWhereCompare) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlCompareParams holds one value per cell of every parameter of Compare, flattened in memory order (batch, output, input).
@@ -1258,9 +1274,10 @@ func (m *ocannlCompare) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlCompare) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlArithParams holds one value per cell of every parameter of Arith, flattened in memory order (batch, output, input).
@@ -1342,9 +1359,10 @@ func (m *ocannlArith) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlArith) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLayerNormParams holds one value per cell of every parameter of LayerNorm, flattened in memory order (batch, output, input).
@@ -1426,9 +1444,10 @@ func (m *ocannlLayerNorm) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLayerNorm) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLayerNorm2DParams holds one value per cell of every parameter of LayerNorm2D, flattened in memory order (batch, output, input).
@@ -1510,9 +1529,10 @@ func (m *ocannlLayerNorm2D) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLayerNorm2D) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSoftmaxParams holds one value per cell of every parameter of Softmax, flattened in memory order (batch, output, input).
@@ -1580,9 +1600,10 @@ func (m *ocannlSoftmax) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSoftmax) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLogSoftmaxParams holds one value per cell of every parameter of LogSoftmax, flattened in memory order (batch, output, input).
@@ -1650,9 +1671,10 @@ func (m *ocannlLogSoftmax) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLogSoftmax) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlCrossEntropyParams holds one value per cell of every parameter of CrossEntropy, flattened in memory order (batch, output, input).
@@ -1727,9 +1749,10 @@ func (m *ocannlCrossEntropy) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlCrossEntropy) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlHingeParams holds one value per cell of every parameter of Hinge, flattened in memory order (batch, output, input).
@@ -1832,9 +1855,10 @@ func (m *ocannlHinge) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlHinge) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlDenseParams holds one value per cell of every parameter of Dense, flattened in memory order (batch, output, input).
@@ -1923,9 +1947,10 @@ func (m *ocannlDense) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlDense) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSharedInstanceParams holds one value per cell of every parameter of SharedInstance, flattened in memory order (batch, output, input).
@@ -2000,9 +2025,10 @@ func (m *ocannlSharedInstance) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSharedInstance) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlAttentionParams holds one value per cell of every parameter of Attention, flattened in memory order (batch, output, input).
@@ -2098,9 +2124,10 @@ func (m *ocannlAttention) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlAttention) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMaskedAttentionParams holds one value per cell of every parameter of MaskedAttention, flattened in memory order (batch, output, input).
@@ -2196,9 +2223,10 @@ func (m *ocannlMaskedAttention) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMaskedAttention) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlTransformerBlockParams holds one value per cell of every parameter of TransformerBlock, flattened in memory order (batch, output, input).
@@ -2350,9 +2378,10 @@ func (m *ocannlTransformerBlock) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTransformerBlock) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConcatParams holds one value per cell of every parameter of Concat, flattened in memory order (batch, output, input).
@@ -2427,9 +2456,10 @@ func (m *ocannlConcat) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConcat) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConcat3Params holds one value per cell of every parameter of Concat3, flattened in memory order (batch, output, input).
@@ -2504,9 +2534,10 @@ func (m *ocannlConcat3) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConcat3) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConcatAxis0Params holds one value per cell of every parameter of ConcatAxis0, flattened in memory order (batch, output, input).
@@ -2581,9 +2612,10 @@ func (m *ocannlConcatAxis0) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConcatAxis0) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBlockMatrixParams holds one value per cell of every parameter of BlockMatrix, flattened in memory order (batch, output, input).
@@ -2672,9 +2704,10 @@ func (m *ocannlBlockMatrix) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBlockMatrix) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBatchSliceParams holds one value per cell of every parameter of BatchSlice, flattened in memory order (batch, output, input).
@@ -2749,9 +2782,10 @@ func (m *ocannlBatchSlice) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBatchSlice) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSlicePrefixParams holds one value per cell of every parameter of SlicePrefix, flattened in memory order (batch, output, input).
@@ -2826,9 +2860,10 @@ func (m *ocannlSlicePrefix) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSlicePrefix) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSliceSuffixParams holds one value per cell of every parameter of SliceSuffix, flattened in memory order (batch, output, input).
@@ -2903,9 +2938,10 @@ func (m *ocannlSliceSuffix) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSliceSuffix) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSliceMiddleParams holds one value per cell of every parameter of SliceMiddle, flattened in memory order (batch, output, input).
@@ -2973,9 +3009,10 @@ func (m *ocannlSliceMiddle) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSliceMiddle) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlDropFirstParams holds one value per cell of every parameter of DropFirst, flattened in memory order (batch, output, input).
@@ -3043,9 +3080,10 @@ func (m *ocannlDropFirst) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlDropFirst) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPadBlocksParams holds one value per cell of every parameter of PadBlocks, flattened in memory order (batch, output, input).
@@ -3113,9 +3151,10 @@ func (m *ocannlPadBlocks) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPadBlocks) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlStridedSliceParams holds one value per cell of every parameter of StridedSlice, flattened in memory order (batch, output, input).
@@ -3183,9 +3222,10 @@ func (m *ocannlStridedSlice) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlStridedSlice) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlInterleaveParams holds one value per cell of every parameter of Interleave, flattened in memory order (batch, output, input).
@@ -3260,9 +3300,10 @@ func (m *ocannlInterleave) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlInterleave) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlStackParams holds one value per cell of every parameter of Stack, flattened in memory order (batch, output, input).
@@ -3337,9 +3378,10 @@ func (m *ocannlStack) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlStack) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlStackInputParams holds one value per cell of every parameter of StackInput, flattened in memory order (batch, output, input).
@@ -3414,9 +3456,10 @@ func (m *ocannlStackInput) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlStackInput) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlStackBatchParams holds one value per cell of every parameter of StackBatch, flattened in memory order (batch, output, input).
@@ -3491,9 +3534,10 @@ func (m *ocannlStackBatch) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlStackBatch) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvPaddedParams holds one value per cell of every parameter of ConvPadded, flattened in memory order (batch, output, input).
@@ -3575,9 +3619,10 @@ func (m *ocannlConvPadded) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvPadded) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvPaddedStride2Params holds one value per cell of every parameter of ConvPaddedStride2, flattened in memory order (batch, output, input).
@@ -3659,9 +3704,10 @@ func (m *ocannlConvPaddedStride2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvPaddedStride2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvPaddedK2Stride2Params holds one value per cell of every parameter of ConvPaddedK2Stride2, flattened in memory order (batch, output, input).
@@ -3743,9 +3789,10 @@ func (m *ocannlConvPaddedK2Stride2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvPaddedK2Stride2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvValidParams holds one value per cell of every parameter of ConvValid, flattened in memory order (batch, output, input).
@@ -3827,9 +3874,10 @@ func (m *ocannlConvValid) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvValid) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvValidStride2Params holds one value per cell of every parameter of ConvValidStride2, flattened in memory order (batch, output, input).
@@ -3911,9 +3959,10 @@ func (m *ocannlConvValidStride2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvValidStride2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvStackParams holds one value per cell of every parameter of ConvStack, flattened in memory order (batch, output, input).
@@ -4009,9 +4058,10 @@ func (m *ocannlConvStack) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvStack) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConv1DPaddedParams holds one value per cell of every parameter of Conv1DPadded, flattened in memory order (batch, output, input).
@@ -4086,9 +4136,10 @@ func (m *ocannlConv1DPadded) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConv1DPadded) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConv1DPaddedStride2Params holds one value per cell of every parameter of Conv1DPaddedStride2, flattened in memory order (batch, output, input).
@@ -4163,9 +4214,10 @@ func (m *ocannlConv1DPaddedStride2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConv1DPaddedStride2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConv1DPaddedDilatedParams holds one value per cell of every parameter of Conv1DPaddedDilated, flattened in memory order (batch, output, input).
@@ -4240,9 +4292,10 @@ func (m *ocannlConv1DPaddedDilated) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConv1DPaddedDilated) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConv1DValidParams holds one value per cell of every parameter of Conv1DValid, flattened in memory order (batch, output, input).
@@ -4317,9 +4370,10 @@ func (m *ocannlConv1DValid) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConv1DValid) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConv1DValidStride2DilatedParams holds one value per cell of every parameter of Conv1DValidStride2Dilated, flattened in memory order (batch, output, input).
@@ -4394,9 +4448,10 @@ func (m *ocannlConv1DValidStride2Dilated) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConv1DValidStride2Dilated) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMatmulComposeParams holds one value per cell of every parameter of MatmulCompose, flattened in memory order (batch, output, input).
@@ -4464,9 +4519,10 @@ func (m *ocannlMatmulCompose) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMatmulCompose) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMatmulParamsParams holds one value per cell of every parameter of MatmulParams, flattened in memory order (batch, output, input).
@@ -4541,9 +4597,10 @@ func (m *ocannlMatmulParams) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMatmulParams) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMatmulChainParams holds one value per cell of every parameter of MatmulChain, flattened in memory order (batch, output, input).
@@ -4618,9 +4675,10 @@ func (m *ocannlMatmulChain) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMatmulChain) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumMatmulParams holds one value per cell of every parameter of EinsumMatmul, flattened in memory order (batch, output, input).
@@ -4695,9 +4753,10 @@ func (m *ocannlEinsumMatmul) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumMatmul) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumBatchedParams holds one value per cell of every parameter of EinsumBatched, flattened in memory order (batch, output, input).
@@ -4772,9 +4831,10 @@ func (m *ocannlEinsumBatched) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumBatched) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumTransposeParams holds one value per cell of every parameter of EinsumTranspose, flattened in memory order (batch, output, input).
@@ -4849,9 +4909,10 @@ func (m *ocannlEinsumTranspose) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumTranspose) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumRowVarParams holds one value per cell of every parameter of EinsumRowVar, flattened in memory order (batch, output, input).
@@ -4926,9 +4987,10 @@ func (m *ocannlEinsumRowVar) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumRowVar) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumDotParams holds one value per cell of every parameter of EinsumDot, flattened in memory order (batch, output, input).
@@ -5003,9 +5065,10 @@ func (m *ocannlEinsumDot) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumDot) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumDiagParams holds one value per cell of every parameter of EinsumDiag, flattened in memory order (batch, output, input).
@@ -5080,9 +5143,10 @@ func (m *ocannlEinsumDiag) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumDiag) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlOuterSumParams holds one value per cell of every parameter of OuterSum, flattened in memory order (batch, output, input).
@@ -5157,9 +5221,10 @@ func (m *ocannlOuterSum) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlOuterSum) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlUnaryEinsumParams holds one value per cell of every parameter of UnaryEinsum, flattened in memory order (batch, output, input).
@@ -5227,9 +5292,10 @@ func (m *ocannlUnaryEinsum) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlUnaryEinsum) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlFixedSliceParams holds one value per cell of every parameter of FixedSlice, flattened in memory order (batch, output, input).
@@ -5297,9 +5363,10 @@ func (m *ocannlFixedSlice) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlFixedSlice) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlFixedScatterParams holds one value per cell of every parameter of FixedScatter, flattened in memory order (batch, output, input).
@@ -5367,9 +5434,10 @@ func (m *ocannlFixedScatter) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlFixedScatter) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlFixedEinsumParams holds one value per cell of every parameter of FixedEinsum, flattened in memory order (batch, output, input).
@@ -5444,9 +5512,10 @@ func (m *ocannlFixedEinsum) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlFixedEinsum) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlFixedInputAxisParams holds one value per cell of every parameter of FixedInputAxis, flattened in memory order (batch, output, input).
@@ -5514,9 +5583,10 @@ func (m *ocannlFixedInputAxis) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlFixedInputAxis) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBroadcastBiasParams holds one value per cell of every parameter of BroadcastBias, flattened in memory order (batch, output, input).
@@ -5591,9 +5661,10 @@ func (m *ocannlBroadcastBias) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBroadcastBias) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBroadcastScalarParams holds one value per cell of every parameter of BroadcastScalar, flattened in memory order (batch, output, input).
@@ -5668,9 +5739,10 @@ func (m *ocannlBroadcastScalar) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBroadcastScalar) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBroadcastRowColParams holds one value per cell of every parameter of BroadcastRowCol, flattened in memory order (batch, output, input).
@@ -5745,9 +5817,10 @@ func (m *ocannlBroadcastRowCol) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBroadcastRowCol) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBroadcastConstParams holds one value per cell of every parameter of BroadcastConst, flattened in memory order (batch, output, input).
@@ -5815,9 +5888,10 @@ func (m *ocannlBroadcastConst) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBroadcastConst) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMaxPoolParams holds one value per cell of every parameter of MaxPool, flattened in memory order (batch, output, input).
@@ -5885,9 +5959,10 @@ func (m *ocannlMaxPool) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMaxPool) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMaxPoolOverlapParams holds one value per cell of every parameter of MaxPoolOverlap, flattened in memory order (batch, output, input).
@@ -5955,9 +6030,10 @@ func (m *ocannlMaxPoolOverlap) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMaxPoolOverlap) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMaxPoolConvParams holds one value per cell of every parameter of MaxPoolConv, flattened in memory order (batch, output, input).
@@ -6039,9 +6115,10 @@ func (m *ocannlMaxPoolConv) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMaxPoolConv) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlAvgPoolParams holds one value per cell of every parameter of AvgPool, flattened in memory order (batch, output, input).
@@ -6109,9 +6186,10 @@ func (m *ocannlAvgPool) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlAvgPool) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlReduceMaxParams holds one value per cell of every parameter of ReduceMax, flattened in memory order (batch, output, input).
@@ -6179,9 +6257,10 @@ func (m *ocannlReduceMax) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlReduceMax) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlReduceMaxAllParams holds one value per cell of every parameter of ReduceMaxAll, flattened in memory order (batch, output, input).
@@ -6249,9 +6328,10 @@ func (m *ocannlReduceMaxAll) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlReduceMaxAll) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlTropicalSameParams holds one value per cell of every parameter of TropicalSame, flattened in memory order (batch, output, input).
@@ -6326,9 +6406,10 @@ func (m *ocannlTropicalSame) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTropicalSame) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlTropicalMatmulParams holds one value per cell of every parameter of TropicalMatmul, flattened in memory order (batch, output, input).
@@ -6403,9 +6484,10 @@ func (m *ocannlTropicalMatmul) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTropicalMatmul) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSumPoolLabelOnlyParams holds one value per cell of every parameter of SumPoolLabelOnly, flattened in memory order (batch, output, input).
@@ -6473,9 +6555,10 @@ func (m *ocannlSumPoolLabelOnly) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSumPoolLabelOnly) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSaveAParams holds one value per cell of every parameter of SaveA, flattened in memory order (batch, output, input).
@@ -6557,9 +6640,10 @@ func (m *ocannlSaveA) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSaveA) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSaveBParams holds one value per cell of every parameter of SaveB, flattened in memory order (batch, output, input).
@@ -6641,9 +6725,10 @@ func (m *ocannlSaveB) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSaveB) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSaveF32Params holds one value per cell of every parameter of SaveF32, flattened in memory order (batch, output, input).
@@ -6725,9 +6810,10 @@ func (m *ocannlSaveF32) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSaveF32) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlReluParams holds one value per cell of every parameter of Relu, flattened in memory order (batch, output, input).
@@ -6795,9 +6881,10 @@ func (m *ocannlRelu) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRelu) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSat01Params holds one value per cell of every parameter of Sat01, flattened in memory order (batch, output, input).
@@ -6865,9 +6952,10 @@ func (m *ocannlSat01) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSat01) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlExpParams holds one value per cell of every parameter of Exp, flattened in memory order (batch, output, input).
@@ -6935,9 +7023,10 @@ func (m *ocannlExp) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlExp) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLogParams holds one value per cell of every parameter of Log, flattened in memory order (batch, output, input).
@@ -7005,9 +7094,10 @@ func (m *ocannlLog) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLog) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlExp2Params holds one value per cell of every parameter of Exp2, flattened in memory order (batch, output, input).
@@ -7075,9 +7165,10 @@ func (m *ocannlExp2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlExp2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLog2Params holds one value per cell of every parameter of Log2, flattened in memory order (batch, output, input).
@@ -7145,9 +7236,10 @@ func (m *ocannlLog2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLog2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSinParams holds one value per cell of every parameter of Sin, flattened in memory order (batch, output, input).
@@ -7215,9 +7307,10 @@ func (m *ocannlSin) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSin) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlCosParams holds one value per cell of every parameter of Cos, flattened in memory order (batch, output, input).
@@ -7285,9 +7378,10 @@ func (m *ocannlCos) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlCos) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSqrtParams holds one value per cell of every parameter of Sqrt, flattened in memory order (batch, output, input).
@@ -7355,9 +7449,10 @@ func (m *ocannlSqrt) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSqrt) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlRecipParams holds one value per cell of every parameter of Recip, flattened in memory order (batch, output, input).
@@ -7425,9 +7520,10 @@ func (m *ocannlRecip) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRecip) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlRecipSqrtParams holds one value per cell of every parameter of RecipSqrt, flattened in memory order (batch, output, input).
@@ -7495,9 +7591,10 @@ func (m *ocannlRecipSqrt) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRecipSqrt) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlNegParams holds one value per cell of every parameter of Neg, flattened in memory order (batch, output, input).
@@ -7565,9 +7662,10 @@ func (m *ocannlNeg) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlNeg) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlNegPrefixParams holds one value per cell of every parameter of NegPrefix, flattened in memory order (batch, output, input).
@@ -7635,9 +7733,10 @@ func (m *ocannlNegPrefix) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlNegPrefix) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlTanhParams holds one value per cell of every parameter of Tanh, flattened in memory order (batch, output, input).
@@ -7705,9 +7804,10 @@ func (m *ocannlTanh) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTanh) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlIdParams holds one value per cell of every parameter of Id, flattened in memory order (batch, output, input).
@@ -7775,9 +7875,10 @@ func (m *ocannlId) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlId) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlUnaryChainParams holds one value per cell of every parameter of UnaryChain, flattened in memory order (batch, output, input).
@@ -7845,9 +7946,10 @@ func (m *ocannlUnaryChain) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlUnaryChain) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlAddObjective runs a tensor program generated by ocannlgen.
