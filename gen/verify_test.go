@@ -34,7 +34,7 @@ func TestEntryNameClashes(t *testing.T) {
 // the generated methods, a Go keyword or a predeclared identifier is an
 // error at its input line; other names generate Go that compiles.
 func TestInputNameClashes(t *testing.T) {
-	for _, name := range []string{"m", "l", "func", "type", "len", "float32", "math", "out", "loss", "nil"} {
+	for _, name := range []string{"m", "l", "func", "type", "len", "float32", "math", "out", "loss", "nil", "x'", "_"} {
 		t.Run(name, func(t *testing.T) {
 			src := modelSource("A", "loss train:", "input "+name+" : 4 | 2", strings.ReplaceAll(sqLoss, "(x)", "("+name+")"), "sgd lr=0.1")
 			mustFail(t, src, 5, 10, "input "+name+" of entry point train")

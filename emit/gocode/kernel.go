@@ -309,6 +309,12 @@ func (k *kgen) reserveNames(maxVar int) ([]bool, error) {
 			return nil, k.fail("scratch type name %q is not a usable Go identifier (or is used by a parameter or the function)", kn.Scratch)
 		}
 		k.names.reserve(kn.Scratch)
+		if kn.PoolScratch {
+			if k.names.used[kn.Scratch+"Pool"] {
+				return nil, k.fail("scratch pool name %q is used by a parameter or the function", kn.Scratch+"Pool")
+			}
+			k.names.reserve(kn.Scratch + "Pool")
+		}
 	}
 	for v := 0; v <= maxVar; v++ {
 		k.loopNames[v] = k.names.fresh("i" + strconv.Itoa(v))
@@ -756,7 +762,12 @@ func (k *kgen) function() (jen.Code, error) {
 		}
 		params = append(params, jen.Id(pr.Name).Op("*").Add(k.arrayType(s.adims)))
 	}
-	if k.takesScratch() {
+	if k.takesScratch() && k.k.PoolScratch {
+		pool := k.k.Scratch + "Pool"
+		pro = append(pro,
+			jen.Id(k.scratch).Op(":=").Id(pool).Dot("Get").Call().Assert(jen.Op("*").Id(k.k.Scratch)),
+			jen.Defer().Id(pool).Dot("Put").Call(jen.Id(k.scratch)))
+	} else if k.takesScratch() {
 		params = append(params, jen.Id(k.scratch).Op("*").Id(k.k.Scratch))
 	}
 	pro = append(pro, views...)
