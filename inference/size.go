@@ -19,7 +19,7 @@ const MaxAxes = maxAxes
 // checkDeclSize rejects a declared shape with more than MaxAxes axes or
 // more than MaxElems cells, at the first axis past the limit.
 func checkDeclSize(name string, sd *program.ShapeDecl) error {
-	axes, n := 0, 1
+	axes, n := 0, int64(1)
 	for _, rd := range []*program.RowDecl{sd.Batch, sd.Input, sd.Output} {
 		if rd == nil {
 			continue
@@ -29,10 +29,10 @@ func checkDeclSize(name string, sd *program.ShapeDecl) error {
 			if axes > MaxAxes {
 				return errAt(KindSize, pos(d.Pos), "the shape of %s has more than %d axes", name, MaxAxes)
 			}
-			if d.Size > 0 && n > MaxElems/d.Size {
-				return errAt(KindSize, pos(d.Pos), "the shape of %s has more than 2^47 cells (at most %d)", name, MaxElems)
+			if d.Size > 0 && n > MaxElems/int64(d.Size) {
+				return errAt(KindSize, pos(d.Pos), "the shape of %s has more than 2^47 cells (at most %d)", name, int64(MaxElems))
 			}
-			n *= max(d.Size, 1)
+			n *= int64(max(d.Size, 1))
 		}
 	}
 	return nil
@@ -40,13 +40,13 @@ func checkDeclSize(name string, sd *program.ShapeDecl) error {
 
 // checkSize rejects an inferred shape with more than MaxElems cells.
 func checkSize(t *Tensor) error {
-	n := 1
+	n := int64(1)
 	for _, ds := range [][]Dim{t.Shape.Batch, t.Shape.Output, t.Shape.Input} {
 		for _, d := range ds {
-			if d.Size > 0 && n > MaxElems/d.Size {
-				return errAt(KindSize, t.Pos, "%s has shape %s, more than 2^47 cells (at most %d)", t.Name, shapeText(t), MaxElems)
+			if d.Size > 0 && n > MaxElems/int64(d.Size) {
+				return errAt(KindSize, t.Pos, "%s has shape %s, more than 2^47 cells (at most %d)", t.Name, shapeText(t), int64(MaxElems))
 			}
-			n *= max(d.Size, 1)
+			n *= int64(max(d.Size, 1))
 		}
 	}
 	return nil

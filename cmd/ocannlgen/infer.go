@@ -352,6 +352,11 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 			continue
 		}
 		gr, err := autodiff.BackwardParams(g, model.Tensor(g, e.Result))
+		if errors.Is(err, autodiff.ErrNoParameter) {
+			fmt.Fprintf(stderr, "%s:%d:%d: the loss %s depends on no parameter (through differentiable operations), so training it would change nothing; make it depend on one, or declare it with entry instead of loss\n",
+				displayName(f.file), e.Pos.Line, e.Pos.Col, e.Name)
+			return 1
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: loss %s: %v\n", f.file, e.Name, err)
 			return 1

@@ -138,3 +138,13 @@ func TestRunBudget(t *testing.T) {
 		t.Errorf("--json: exit %d, %s", code, out)
 	}
 }
+
+// TestInferLoopsLossWithoutParameter: infer --loops reports a loss that
+// depends on no parameter at its entry line instead of panicking.
+func TestInferLoopsLossWithoutParameter(t *testing.T) {
+	src := "let net = linear[1]\nloss train:\n    input points : 32 | 2\n    return (points *. points) ++ \"...|... => 0\"\nentry predict:\n    input x : 1 | 2\n    return net(x)\n"
+	code, _, errs := runCLI(t, src, "infer", "--loops", "-")
+	if code != 1 || !strings.HasPrefix(errs, "<stdin>:2:1: the loss train depends on no parameter") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
