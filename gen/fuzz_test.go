@@ -17,14 +17,16 @@ import (
 // The input is two parts. choices drives a grammar-aware generator that
 // writes models and kernels from the language's productions and the
 // standard layers (generator below); lines, when not empty, is one more
-// model written literally (one directive per line, without the
-// //ocannl: prefix, its first line naming the struct type), so that
-// seeds can pin the known hard cases and byte-level mutation explores
-// their neighborhood.
+// model or annotated function written literally (one directive per
+// line, without the //ocannl: prefix; the first line names the model's
+// struct type, or is the function's declaration), so that seeds can pin
+// the known hard cases and byte-level mutation explores their
+// neighborhood. The seeds are in testdata/fuzz/FuzzGenerate: the classes
+// of issue 13 (a loss without parameter, entry points and inputs named
+// like generated members or locals, float32 constants out of range,
+// colliding generated type names, element counts beyond the address
+// space, an unused recursive layer), ordinary programs, and choices.
 func FuzzGenerate(f *testing.F) {
-	for _, s := range fuzzSeeds {
-		f.Add(s.lines, []byte(s.choices))
-	}
 	f.Fuzz(func(t *testing.T, lines string, choices []byte) {
 		if len(lines) > 4000 || len(choices) > 4000 {
 			return
@@ -51,33 +53,18 @@ func FuzzGenerate(f *testing.F) {
 	})
 }
 
-// fuzzSeeds pin the classes of issue 13 and a few ordinary programs.
-var fuzzSeeds = []struct{ lines, choices string }{
-	{"", ""},
-	{"", "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"},
-	{"", "\x00\x01\x00\x00\x02\x03\x00\x04\x01\x00\x00\x05\x09\x03\x02\x01\x00\x00\x07\x02\x01"},
-	{"", "\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7\xf6\xf5\xf4\xf3\xf2\xf1\xf0\x80\x81\x82\x83"},
-	{"A\nloss train:\ninput points : 32 | 2\nreturn (points *. points) ++ \"...|... => 0\"\nentry predict:\ninput x : 1 | 2\nreturn linear[1](x)", ""},
-	{"A\nloss train:\ninput x : 4 | 2\nreturn (linear[1](x) *. linear[1](x)) ++ \"...|... => 0\"\nentry grads:\ninput x : 1 | 2\nreturn linear[1](x)\nsgd lr=0.1", ""},
-	{"A\nloss train:\ninput x : 4 | 2\nreturn (linear[1](x) *. linear[1](x)) ++ \"...|... => 0\"\nentry params:\ninput x : 1 | 2\nreturn linear[1](x)", ""},
-	{"A\nloss train:\ninput x : 4 | 2\nreturn (linear[1](x) *. linear[1](x)) ++ \"...|... => 0\"\nentry lR:\ninput x : 1 | 2\nreturn linear[1](x)\nsgd lr=0.1", ""},
-	{"A\nloss train:\ninput m : 4 | 2\nreturn (linear[1](m) *. linear[1](m)) ++ \"...|... => 0\"\nsgd lr=0.1 momentum=0.5", ""},
-	{"A\nloss train:\ninput l : 4 | 2\nreturn (linear[1](l) *. linear[1](l)) ++ \"...|... => 0\"\nsgd lr=0.1", ""},
-	{"A\nloss train:\ninput x : 4 | 2\nreturn (x *. {w = 1e39}) ++ \"...|... => 0\"", ""},
-	{"AParams\nentry e:\ninput x : 1\nreturn x + {w}", "\x00\x00"},
-	{"A\nloss train:\ninput x : 4294967296, 4294967296 | 1\nreturn (x *. {w}) ++ \"...|... => 0\"", ""},
-	{"A\nloss train:\ninput x : 134217728, 1048576 | 1\nreturn (x *. {w}) ++ \"...|... => 0\"", ""},
-	{"A\nlayer r(x) = r(x)\nentry e:\ninput x : 2\nreturn x + {w}", ""},
-	{"Moons\nlet net = mlp2[16, 16]\nloss train:\ninput points : 32 | 2\ninput labels : 32 | 1\nreturn hinge(net(points), labels)\nentry predict:\ninput points : 256 | 2\nreturn net(points)\nsgd lr=0.1 momentum=0.9 weight_decay=0.0001 lr_end=0.01 steps=2000", ""},
-}
-
 // fuzzSource builds the package: the literal model, then what the
 // choices generate.
 func fuzzSource(lines string, choices []byte) string {
 	g := &progGen{c: choices}
 	g.w("package p\n\n")
-	if lines != "" {
-		ls := strings.Split(lines, "\n")
+	if ls := strings.Split(lines, "\n"); strings.HasPrefix(lines, "func ") {
+		// An annotated function: its declaration, then its directives.
+		for _, l := range ls[1:] {
+			g.w("//ocannl:%s\n", l)
+		}
+		g.w("%s\n\n", ls[0])
+	} else if lines != "" {
 		g.w("//ocannl:model\n")
 		for _, l := range ls[1:] {
 			g.w("//ocannl:%s\n", l)
