@@ -131,6 +131,12 @@ func (g *progGen) size() string {
 
 // shape is an input's shape: batch | [input ->] output.
 func (g *progGen) shape() string {
+	switch g.n(8) {
+	case 6:
+		return g.pick("2 | 4, 4, 1", "1 | 6, 6, 2", "2, 4 | 8", "1, 3 | 4", "4 | 2 -> 3")
+	case 7:
+		return g.pick("4", "2, 3", "1", "3 -> 2", "8 | 1")
+	}
 	var rows []string
 	for range 1 + g.n(2) {
 		rows = append(rows, g.size())
@@ -144,7 +150,7 @@ func (g *progGen) shape() string {
 
 // model writes one model.
 func (g *progGen) model() {
-	name := g.name("type", "M", "Net", "A", "AParams", "ATrain", "Model", "Moons", "B")
+	name := g.name("decl", "M", "Net", "A", "AParams", "ATrain", "Model", "Moons", "B")
 	g.id++
 	model := fmt.Sprint(g.id)
 	g.w("//ocannl:model%s\n", g.pick("", "", " float64", " float32"))
@@ -221,11 +227,28 @@ func (g *progGen) expr(depth int) string {
 		return g.atom()
 	}
 	a := g.expr(depth - 1)
-	switch g.n(9) {
+	switch g.n(12) {
+	case 9:
+		return g.pick("conv2d[2]", "conv2d_valid[2, k=2]", "max_pool", "avg_pool[window=2, stride=1]", "attention[2, 2, 2]", "conv2d[1, k=1, stride=2]") + "(" + a + ")"
+	case 10:
+		switch g.n(5) {
+		case 0:
+			return "((" + a + ") **. " + g.pick("2", "-0.5", "0.5") + ")"
+		case 1:
+			return "((" + a + ") " + g.pick("<", "=", "<>") + " (" + g.expr(depth-1) + "))"
+		case 2:
+			return "(fma (" + a + ") (" + g.expr(depth-1) + ") (" + g.atom() + "))"
+		case 3:
+			return "((" + a + ") @| " + g.pick("0", "1", "3") + ")"
+		default:
+			return "masked_attention[1, 2, 2](" + a + ", " + g.expr(depth-1) + ")"
+		}
+	case 11:
+		return "((" + a + ") ++ \"...|... => ...|0\", (" + g.expr(depth-1) + ") ++ \"...|... => ...|0\") ++^ " + g.pick(`"...|p; ...|q => ...|p^q"`, `"p; q => p^q"`)
 	case 0:
 		return g.pick("relu", "exp", "tanh", "neg", "sqrt", "log", "id") + " (" + a + ")"
 	case 1:
-		return a + " " + g.pick("+", "-", "*.", "/.", "*") + " " + g.expr(depth-1)
+		return "(" + a + " " + g.pick("+", "-", "*.", "/.", "*") + " " + g.expr(depth-1) + ")"
 	case 2:
 		return "(" + a + ") ++ " + g.pick(`"...|... => 0"`, `"...|...->... => 0"`, `"ij => ji"`, `"... | ... => ... | 0"`, `"...|..d.. => ...|0" ["d"]`, `"a^b => a"`)
 	case 3:
@@ -245,7 +268,7 @@ func (g *progGen) expr(depth int) string {
 		}
 		return "(" + a + ") @^^ \"...|... => ...|0\""
 	default:
-		return "where (" + a + ") (" + g.expr(depth-1) + ") " + g.atom()
+		return "(where (" + a + ") (" + g.expr(depth-1) + ") (" + g.atom() + "))"
 	}
 }
 
@@ -258,10 +281,11 @@ func (g *progGen) atom() string {
 		}
 		return "1"
 	case 3:
-		return g.pick("0.5", "2", "1e39", "-1", "0", "dim d")
+		return g.pick("0.5", "2", "1e39", "-1", "0", "dim d", "[1; 2]", "[(1, 2); (3, 4)]", "[1; 2; 3; 4]")
 	case 4:
 		p := g.fresh("w")
-		return "{" + p + g.pick("", " = kaiming", " = xavier", " = normal", " = 0.", " = 1e39", " = [1; 2]", "; o=["+g.size()+"]") + "}"
+		return "{" + p + g.pick("", " = kaiming", " = xavier", " = normal", " = 0.", " = 1e39", " = [1; 2]", "; o=["+g.size()+"]",
+			"; o=[2]; i=[2]", " = uniform; b=[2]; o=[1]", " = -1e39; o=[3]") + "}"
 	default:
 		return "{" + g.fresh("b") + " = 0.; o=[" + g.size() + "]}"
 	}
@@ -270,7 +294,7 @@ func (g *progGen) atom() string {
 // kernel writes an annotated function from a template whose sizes the
 // choices may break.
 func (g *progGen) kernel() {
-	name := g.name("func", "K", "matMul", "F", "AParams")
+	name := g.name("decl", "K", "matMul", "F", "AParams")
 	el := g.pick("float32", "float64")
 	d := func() string {
 		if g.n(5) == 4 {

@@ -111,3 +111,12 @@ func TestEntryReturnsItsInput(t *testing.T) {
 	mustFail(t, modelSource("A", "entry e:", "input x : 2", "let y = 3", "return y"), 7, 17, "entry e returns y")
 	mustGenerate(t, modelSource("A", "entry e:", "input x : 2", "let y = x", "return id y"))
 }
+
+// TestUnusedLiteral: a literal the result does not use is neither
+// initialized nor declared (Go rejected the unused local).
+func TestUnusedLiteral(t *testing.T) {
+	content := mustGenerate(t, modelSource("A", "entry predict:", "input x : 2", "let h2 = [(1, 2); (3, 4)]", "return x *. 2"))
+	if strings.Contains(string(content), "lit_1") {
+		t.Errorf("the unused literal is still generated:\n%s", content)
+	}
+}

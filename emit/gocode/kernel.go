@@ -129,6 +129,7 @@ type ktensor struct {
 	st      tstore            // the tensor's storage
 	written bool              // stored to or filled by the program
 	fetch   *loopir.FetchStmt // the program's fetch of the tensor, if any
+	loaded  bool              // read by some statement of the program
 	// fresh: a local not written since entry (all zeros);
 	// marginKnown/marginVal track the value of a padded local's margins.
 	fresh       bool
@@ -246,7 +247,9 @@ func (k *kgen) scan() (int, error) {
 				visitExpr(s.Value, func(l *loopir.Load) {
 					if l.Tensor < 0 || l.Tensor >= n {
 						err = k.fail("load of tensor %d, which does not exist", l.Tensor)
+						return
 					}
+					k.ts[l.Tensor].loaded = true
 				})
 			case *loopir.Fill:
 				t = s.Tensor
@@ -1044,7 +1047,9 @@ func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
 func (k *kgen) fetch(f *loopir.FetchStmt) []jen.Code {
 	t := f.Tensor
 	s := &k.ts[t].st
-	if s.kind != sLocal || s.param != nil {
+	if s.kind != sLocal || s.param != nil || !k.ts[t].loaded {
+		// A local nothing reads (a literal the result does not use)
+		// needs no initial value, nor a declaration.
 		return nil
 	}
 	ti := &k.p.Tensors[t]
