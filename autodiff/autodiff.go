@@ -229,12 +229,12 @@ func buildBackward(g *inference.Graph, loss int, paramsOnly bool) (*Gradients, e
 		}
 	}
 	gr := &Gradients{Graph: g, Loss: loss}
-	p, err := loopir.LowerExtended(g, func(p *loopir.Program) error {
+	p, err := loopir.LowerWith(g, loopir.ExtendedPasses("backward", func(p *loopir.Program) error {
 		b.p = p
 		n, err := b.build(loss)
 		gr.Forward = n
 		return err
-	})
+	}), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -144,3 +144,29 @@ func TestGenName(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodName: entry methods are the CamelCase of the entry name, and
+// the loss entry's adds Loss unless the name already ends with it.
+func TestMethodName(t *testing.T) {
+	for _, tc := range []struct {
+		entry string
+		loss  bool
+		want  string
+	}{
+		{"predict", false, "Predict"},
+		{"predict_one", false, "PredictOne"},
+		{"predictOne", false, "PredictOne"},
+		{"predict__one_", false, "PredictOne"},
+		{"_x", false, "X"},
+		{"été", false, "Été"},
+		{"train", true, "TrainLoss"},
+		{"train_loss", true, "TrainLoss"},
+		{"loss", true, "Loss"},
+		{"objective", true, "ObjectiveLoss"},
+		{"train_step", false, "TrainStep"},
+	} {
+		if got := methodName(tc.entry, tc.loss); got != tc.want {
+			t.Errorf("methodName(%q, %v) = %q, want %q", tc.entry, tc.loss, got, tc.want)
+		}
+	}
+}

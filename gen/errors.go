@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"go/token"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -26,8 +27,33 @@ type Error struct {
 func (e *Error) Error() string { return formatPos(e.Pos, "") + e.Msg }
 
 // Rel formats the error like Error, with the file name relative to dir
-// when the file lies inside dir.
+// when the file lies inside dir (absolute otherwise, or when dir is "").
 func (e *Error) Rel(dir string) string { return formatPos(e.Pos, dir) + e.Msg }
+
+// ErrorBase returns the directory the command prints file names relative
+// to, so that a printed path identifies its file from where the user ran
+// the command. The go command runs a //go:generate line in the package's
+// directory (and sets GOFILE and GOPACKAGE), so under `go generate ./...`
+// paths relative to the working directory would all be bare file names
+// (k.go): there they are relative to the module root, the directory of the
+// nearest go.mod above wd (absolute when there is none). Run directly, the
+// command prints them relative to wd. getenv is os.Getenv in the command.
+func ErrorBase(wd string, getenv func(string) string) string {
+	if getenv("GOFILE") == "" || getenv("GOPACKAGE") == "" {
+		return wd
+	}
+	for dir := wd; dir != ""; {
+		if st, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !st.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return ""
+}
 
 func formatPos(p token.Position, dir string) string {
 	name := p.Filename

@@ -207,7 +207,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 		return nil, errs
 	}
 	out := filepath.Join(dir, OutputFile)
-	srcs, models, attempted, errs := scanPackage(p, out)
+	srcs, models, attempted, misplacedModels, errs := scanPackage(p, out)
 	names := map[string]bool{}
 	for _, k := range srcs {
 		names[genName(k.fn.Name.Name)] = true
@@ -223,6 +223,9 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	}
 	for n := range attempted {
 		names[n] = true
+	}
+	for n := range misplacedModels {
+		modelTypes[n] = true
 	}
 	loadErrs := packageErrors(p, names, modelTypes)
 	errs = append(errs, loadErrs...)
@@ -264,6 +267,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 				errs = append(errs, merrs...)
 				continue
 			}
+			addGuards(f, ms.guards)
 			f.Models = append(f.Models, gm)
 			for _, kn := range kerns {
 				f.Kernels = append(f.Kernels, kn)
@@ -288,12 +292,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 			}
 			f.Kernels = append(f.Kernels, kern)
 			kernelNames = append(kernelNames, kern.Name)
-			for _, g := range guards {
-				if !slices.Contains(f.Guards, g) {
-					f.Guards = append(f.Guards, g)
-				}
-				// The same constant name always has the same value.
-			}
+			addGuards(f, guards)
 			src := filepath.Base(p.Fset.Position(k.fn.Pos()).Filename)
 			if !slices.Contains(f.Sources, src) {
 				f.Sources = append(f.Sources, src)
@@ -342,6 +341,16 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	return res, nil
 }
 
+// addGuards adds the constant guards gs to f, each once (the same
+// constant name always has the same value).
+func addGuards(f *gocode.File, gs []gocode.Guard) {
+	for _, g := range gs {
+		if !slices.Contains(f.Guards, g) {
+			f.Guards = append(f.Guards, g)
+		}
+	}
+}
+
 func shortPos(p token.Position) string {
 	return fmt.Sprintf("%s:%d:%d", filepath.Base(p.Filename), p.Line, p.Column)
 }
@@ -351,11 +360,15 @@ func shortPos(p token.Position) string {
 // attached to it; any other directive, and every malformed directive or
 // near miss, is an error. The annotated functions come back in source
 // order (by file name, then position).
-func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*modelSrc, attempted map[string]bool, errs []*Error) {
+//
+// attempted holds the generated names of functions and types whose
+// directives have errors (their use is not a second error); misplacedModels
+// the types a misplaced //ocannl:model block was probably meant for.
+func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*modelSrc, attempted, misplacedModels map[string]bool, errs []*Error) {
 	files := slices.Clone(p.Syntax)
 	name := func(f *ast.File) string { return p.Fset.Position(f.Package).Filename }
 	slices.SortFunc(files, func(a, b *ast.File) int { return cmp.Compare(name(a), name(b)) })
-	attempted = map[string]bool{}
+	attempted, misplacedModels = map[string]bool{}, map[string]bool{}
 	for _, f := range files {
 		if name(f) == out {
 			continue
@@ -390,6 +403,12 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 		byType := map[*ast.TypeSpec]*modelSrc{}
 		byFunc := map[*ast.FuncDecl]*kernelSrc{}
 		for _, cg := range f.Comments {
+			// A misplaced comment group is reported once, at its first
+			// misplaced directive (or at its //ocannl:model line).
+			reported := false
+			misplaced := func(d *directive) *Error {
+				return misplacedError(p.Fset, f, cg, d, attempted, misplacedModels)
+			}
 			for _, c := range cg.List {
 				d, err := parseComment(p.Fset, c)
 				if err != nil {
@@ -411,12 +430,14 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 					case d.Verb == verbModel && ms != nil:
 						errs = append(errs, d.errAt(d.VerbCol, "a second //ocannl:model on type %s (the first is on line %d)", ts.Name.Name, ms.head.Pos.Line))
 					case d.Verb == verbModel:
-						ms = &modelSrc{fset: p.Fset, spec: ts, head: d}
+						ms = &modelSrc{fset: p.Fset, pkg: p.Types, spec: ts, head: d}
 						byType[ts] = ms
 						models = append(models, ms)
 					case ms == nil && !modelLineVerbs[d.Verb]:
-						errs = append(errs, d.errAt(d.VerbCol,
-							"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb))
+						if !reported {
+							errs = append(errs, misplaced(d))
+							reported = true
+						}
 					case ms == nil:
 						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s on type %s must follow an //ocannl:model line", d.Verb, ts.Name.Name))
 					case !modelLineVerbs[d.Verb]:
@@ -433,8 +454,10 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 					continue
 				}
 				if fd == nil {
-					errs = append(errs, d.errAt(d.VerbCol,
-						"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb))
+					if !reported {
+						errs = append(errs, misplaced(d))
+						reported = true
+					}
 					continue
 				}
 				k := byFunc[fd]
@@ -458,7 +481,39 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 		pa, pb := a.fset.Position(a.spec.Pos()), b.fset.Position(b.spec.Pos())
 		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
 	})
-	return srcs, models, attempted, errs
+	return srcs, models, attempted, misplacedModels, errs
+}
+
+// misplacedError is the error for the directives of comment group cg,
+// the doc comment of no declaration, first found misplaced at d. A group
+// with an //ocannl:model line is a misplaced model: it is reported at that
+// line as belonging on a type declaration, naming the next type of the
+// file (whose generated struct and methods are then not also reported
+// undefined); any other group gets the function-declaration message at d.
+func misplacedError(fset *token.FileSet, f *ast.File, cg *ast.CommentGroup, d *directive, attempted, misplacedModels map[string]bool) *Error {
+	var model *directive
+	for _, c := range cg.List {
+		if md, err := parseComment(fset, c); err == nil && md != nil && md.Verb == verbModel {
+			model = md
+			break
+		}
+	}
+	if model == nil {
+		return d.errAt(d.VerbCol,
+			"misplaced //ocannl:%s: directives belong in the doc comment of a function declaration (directly above func, with no blank line)", d.Verb)
+	}
+	where := "the struct type"
+	for _, decl := range f.Decls {
+		if gd, ok := decl.(*ast.GenDecl); ok && gd.Tok == token.TYPE && gd.Pos() > cg.End() && len(gd.Specs) > 0 {
+			next := gd.Specs[0].(*ast.TypeSpec).Name.Name
+			attempted[genTypeName(next)] = true
+			misplacedModels[next] = true
+			where = "type " + next
+			break
+		}
+	}
+	return model.errAt(model.VerbCol,
+		"misplaced //ocannl:model block: a model's directives belong in the doc comment of a type declaration; move them directly above %s, with no blank line or other declaration between", where)
 }
 
 // packageErrors returns the loader's errors for p, without those the

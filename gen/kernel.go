@@ -16,8 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ocannlgen/ocannlgen/emit/gocode"
-	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
@@ -70,6 +70,21 @@ type shapeDir struct {
 	text  string // SHAPE, without a trailing comment
 	col   int    // column of text's first byte
 	decl  *program.ShapeDecl
+	// named are the sizes text writes as Go constant names, in order.
+	named []*program.DimDecl
+}
+
+// copyTo appends the shape to a synthesized program line, with each size
+// written as a constant name replaced by its value (mapped to the name).
+func (s *shapeDir) copyTo(l *progLine) {
+	k := 0
+	for _, d := range s.named {
+		off := d.Pos.Col - 1 - len(shapePrefix)
+		l.copyAt(s.text[k:off], s.col+k)
+		l.mapAll(strconv.Itoa(d.Size), s.col+off)
+		k = off + len(d.Name)
+	}
+	l.copyAt(s.text[k:], s.col+k)
 }
 
 // rows returns the shape's sizes per kind (batch, input, output).
@@ -113,7 +128,9 @@ type kernelJob struct {
 	dos    []*directive
 	dims   []*dimEntry
 	shapes map[string]*shapeDir
-	params []*param
+	// sizeConsts are the Go constants //ocannl:shape sizes name.
+	sizeConsts []gocode.Guard
+	params     []*param
 	// einsum/einmax
 	spec     *spec.Einsum
 	specCols []int
@@ -175,6 +192,11 @@ func compileKernel(src *kernelSrc) (*gocode.Kernel, []gocode.Guard, []*Error) {
 	for _, d := range j.dims {
 		if d.konst != "" && !slices.ContainsFunc(guards, func(g gocode.Guard) bool { return g.Name == d.konst }) {
 			guards = append(guards, gocode.Guard{Name: d.konst, Value: int64(d.value)})
+		}
+	}
+	for _, g := range j.sizeConsts {
+		if !slices.Contains(guards, g) {
+			guards = append(guards, g)
 		}
 	}
 	return k, guards, nil
@@ -602,22 +624,15 @@ func (j *kernelJob) parseDims(d *directive) {
 			}
 			e.value = int(v)
 		case isGoIdent(val):
-			obj := j.pkg.Scope().Lookup(val)
-			c, ok := obj.(*types.Const)
-			if !ok {
-				what := "is not declared in package " + j.pkg.Name()
-				if obj != nil {
-					what = "is not a constant"
+			v, problem, declared := intConst(j.pkg, val)
+			if problem != "" {
+				if !declared {
+					problem += "; the value must be an integer literal or a package-level integer constant"
 				}
-				j.fail(d.errAt(e.valCol, "//ocannl:dims: %s=%s: %s %s; the value must be an integer literal or a package-level integer constant", name, val, val, what))
+				j.fail(d.errAt(e.valCol, "//ocannl:dims: %s=%s: %s", name, val, problem))
 				return
 			}
-			v, exact := constant.Int64Val(constant.ToInt(c.Val()))
-			if c.Val().Kind() != constant.Int || !exact || v < 0 || v > maxDim {
-				j.fail(d.errAt(e.valCol, "//ocannl:dims: %s=%s: the constant %s = %s is not an integer between 0 and %d", name, val, val, c.Val(), maxDim))
-				return
-			}
-			e.value, e.konst = int(v), val
+			e.value, e.konst = v, val
 		default:
 			j.fail(d.errAt(e.valCol, "//ocannl:dims: %s=%s: the value must be an integer literal or the name of a package-level integer constant", name, val))
 			return
@@ -630,6 +645,26 @@ func (j *kernelJob) parseDims(d *directive) {
 		}
 		j.dims = append(j.dims, e)
 	}
+}
+
+// intConst looks up the package-level integer constant name of pkg (the
+// sizes a //ocannl:dims directive or a model's shape may name). problem
+// describes why name cannot be used ("" when it can); declared reports
+// whether name is a constant at all (the value may still be unsuitable).
+func intConst(pkg *types.Package, name string) (v int, problem string, declared bool) {
+	obj := pkg.Scope().Lookup(name)
+	c, ok := obj.(*types.Const)
+	if !ok {
+		if obj != nil {
+			return 0, name + " is not a constant", false
+		}
+		return 0, name + " is not declared in package " + pkg.Name(), false
+	}
+	n, exact := constant.Int64Val(constant.ToInt(c.Val()))
+	if c.Val().Kind() != constant.Int || !exact || n < 0 || n > maxDim {
+		return 0, fmt.Sprintf("the constant %s = %s is not an integer between 0 and %d", name, c.Val(), maxDim), true
+	}
+	return int(n), "", true
 }
 
 // shapePrefix is the text a //ocannl:shape argument is parsed behind.
@@ -676,13 +711,29 @@ func (j *kernelJob) parseShape(d *directive) {
 		j.fail(d.errAt(col, "//ocannl:shape %s: expected only a shape such as 32 | 784 or 3 -> 2", name))
 		return
 	}
+	var named []*program.DimDecl
 	for _, r := range []*program.RowDecl{in.Shape.Batch, in.Shape.Input, in.Shape.Output} {
-		if r != nil && r.Unknown {
+		if r == nil {
+			continue
+		}
+		if r.Unknown {
 			j.fail(d.errAt(col+r.Pos.Col-1-len(shapePrefix), "//ocannl:shape %s: every row must be given ('?' is not allowed)", name))
 			return
 		}
+		for i := range r.Dims {
+			if dd := &r.Dims[i]; dd.Name != "" {
+				v, problem, _ := intConst(j.pkg, dd.Name)
+				if problem != "" {
+					j.fail(d.errAt(col+dd.Pos.Col-1-len(shapePrefix), "//ocannl:shape %s: %s; a size is an integer literal or a package-level integer constant", name, problem))
+					return
+				}
+				dd.Size = v
+				named = append(named, dd)
+				j.sizeConsts = append(j.sizeConsts, gocode.Guard{Name: dd.Name, Value: int64(v)})
+			}
+		}
 	}
-	sd := &shapeDir{dir: d, param: name, text: text, col: col, decl: in.Shape}
+	sd := &shapeDir{dir: d, param: name, text: text, col: col, decl: in.Shape, named: named}
 	if o := j.shapes[name]; o != nil {
 		j.fail(d.errAt(d.ArgCol, "//ocannl:shape: the shape of %s is already given at line %d", name, o.dir.Pos.Line))
 		return
@@ -823,7 +874,7 @@ func (j *kernelJob) declare(prog *synthProgram, p *param, slot *spec.Slot, deter
 	if p.shape != nil {
 		l := prog.line(p.shape.dir.at(p.shape.col))
 		l.syn("input " + j.declName(p) + " : ")
-		l.copyAt(p.shape.text, p.shape.col)
+		p.shape.copyTo(l)
 		l.syn(" = 0")
 		return
 	}
@@ -1025,14 +1076,8 @@ func shortName(path string) string { return filepath.Base(path) }
 // checks the output parameter against the result and builds the kernel.
 func (j *kernelJob) infer(prog *synthProgram) *gocode.Kernel {
 	src := prog.String()
-	g, err := inference.InferSource(src)
-	if err == nil {
-		err = inference.DeriveProjections(g)
-	}
-	var lp *loopir.Program
-	if err == nil {
-		lp, err = loopir.Lower(g)
-	}
+	res, err := pipeline.Compile(src, pipeline.Options{})
+	g, lp := res.Graph, res.Loops
 	if err != nil {
 		j.fail(prog.mapInferenceError(err, g))
 		return nil

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"go/types"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -15,6 +17,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -28,31 +31,60 @@ var modelLineVerbs = map[string]bool{
 	"dim": true, "return": true, "sgd": true,
 }
 
-// reservedMethods are the methods every model has; entry points must not
-// take their names.
+// reservedMethods are the methods and exported fields every model has
+// (or may have); entry points must not take their names.
 var reservedMethods = map[string]bool{
+	"Params": true, "Grads": true, "Step": true, "LR": true,
 	"Init": true, "Backward": true, "Update": true, "TrainStep": true, "LearningRate": true,
 	"ParamTensors": true, "Save": true, "Load": true, "MarshalBinary": true, "UnmarshalBinary": true,
 }
 
 // modelSrc is an annotated struct type and its directives.
 type modelSrc struct {
-	fset  *token.FileSet
-	spec  *ast.TypeSpec
-	head  *directive   // the //ocannl:model line
-	lines []*directive // the program lines
+	fset *token.FileSet
+	pkg  *types.Package // resolves the Go constants sizes may name
+	// guards are the constants the model's shapes name (set by compileModel).
+	guards []gocode.Guard
+	spec   *ast.TypeSpec
+	head   *directive   // the //ocannl:model line
+	lines  []*directive // the program lines
 	// entries are the expanded model's entry points (set by
-	// compileModel), for positions.
+	// compileModel), for the positions of verification errors.
 	entries []*model.Entry
 }
 
 // genTypeName is the generated struct's name for a model type.
 func genTypeName(name string) string { return genName(name) }
 
-// methodName is an entry point's Go method name.
-func methodName(entry string) string {
-	r, n := utf8.DecodeRuneInString(entry)
-	return string(unicode.ToUpper(r)) + entry[n:]
+// methodName is an entry point's Go method name: the CamelCase of its
+// name (predict_one: PredictOne), and for the loss entry that name
+// followed by Loss (train: TrainLoss), since the method only evaluates the
+// loss (TrainStep trains); a loss name that already ends in Loss is kept
+// (train_loss: TrainLoss, loss: Loss).
+func methodName(entry string, loss bool) string {
+	name := camelCase(entry)
+	if loss && !strings.HasSuffix(name, "Loss") {
+		name += "Loss"
+	}
+	return name
+}
+
+// camelCase joins the '_'-separated words of an identifier, each with its
+// first letter upper-cased: predict_one and predictOne give PredictOne.
+func camelCase(id string) string {
+	var b strings.Builder
+	for _, w := range strings.Split(id, "_") {
+		if w == "" {
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(w)
+		b.WriteRune(unicode.ToUpper(r))
+		b.WriteString(w[n:])
+	}
+	if b.Len() == 0 || !unicode.IsLetter([]rune(b.String())[0]) {
+		return "E" + b.String()
+	}
+	return b.String()
 }
 
 // goFieldName turns a parameter identity (net.l1.w, dense#1.b) into an
@@ -100,24 +132,114 @@ func (ms *modelSrc) errAt(p program.Pos, format string, args ...any) *Error {
 	return &Error{Pos: where, Msg: msg}
 }
 
+// resolveSizes gives every size of an input or leaf shape written as a
+// name the value of the package-level integer constant of that name, and
+// returns the guards that break the build when such a constant changes
+// (as for //ocannl:dims).
+func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]gocode.Guard, error) {
+	var guards []gocode.Guard
+	for _, st := range stmts {
+		var sd *program.ShapeDecl
+		var name string
+		switch st := st.(type) {
+		case *program.EntryStmt:
+			gs, err := ms.resolveSizes(st.Body)
+			if err != nil {
+				return nil, err
+			}
+			for _, g := range gs {
+				if !slices.Contains(guards, g) {
+					guards = append(guards, g)
+				}
+			}
+			continue
+		case *program.InputStmt:
+			sd, name = st.Shape, st.Name
+		case *program.LeafStmt:
+			sd, name = st.Shape, st.Name
+		}
+		if sd == nil {
+			continue
+		}
+		for _, r := range []*program.RowDecl{sd.Batch, sd.Input, sd.Output} {
+			if r == nil {
+				continue
+			}
+			for i := range r.Dims {
+				d := &r.Dims[i]
+				if d.Name == "" {
+					continue
+				}
+				v, problem, _ := intConst(ms.pkg, d.Name)
+				if problem != "" {
+					return nil, ms.errAt(d.Pos, "the size %s in the shape of %s: %s; a size is an integer literal or a package-level integer constant", d.Name, name, problem)
+				}
+				d.Size = v
+				if g := (gocode.Guard{Name: d.Name, Value: int64(v)}); !slices.Contains(guards, g) {
+					guards = append(guards, g)
+				}
+			}
+		}
+	}
+	return guards, nil
+}
+
 // compileModel expands, infers and lowers a model and describes its Go
-// side.
+// side; ms.guards receives the guards of the Go constants its shapes
+// name. The phases run in order on a modelCompiler; the first error stops
+// them.
 func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
-	typeName := ms.spec.Name.Name
-	elem := "float32"
+	c := &modelCompiler{ms: ms, typeName: ms.spec.Name.Name}
+	for _, phase := range []func() *Error{c.header, c.expand, c.params, c.entries} {
+		if err := phase(); err != nil {
+			return nil, nil, []*Error{err}
+		}
+	}
+	return c.gm, c.kernels, nil
+}
+
+// modelCompiler is the state of compiling one model. Its phases fill it
+// in order: header (the element type), expand (the expanded model and
+// its shapes), params (the Go model and its parameters), entries (a
+// kernel per entry point, and the backward kernel of the loss).
+type modelCompiler struct {
+	ms       *modelSrc
+	typeName string
+	elem     string
+	m        *model.Model
+	inf      *model.Inferred
+	gm       *gocode.Model
+	// index maps a parameter identity to its position in gm.Params.
+	index   map[string]int
+	kernels []*gocode.Kernel
+	// methods are the entry points' methods so far.
+	methods map[string]*model.Entry
+}
+
+// header checks the //ocannl:model line and the type it annotates.
+func (c *modelCompiler) header() *Error {
+	ms := c.ms
+	c.elem = "float32"
 	switch ms.head.Arg {
 	case "", "float32":
 	case "float64":
-		elem = "float64"
+		c.elem = "float64"
 	default:
-		return nil, nil, []*Error{ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %q", ms.head.Arg)}
+		return ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %q", ms.head.Arg)
 	}
 	if _, ok := ms.spec.Type.(*ast.StructType); !ok || ms.spec.TypeParams != nil {
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "//ocannl:model belongs on a non-generic struct type (type %s struct { %s })", typeName, genTypeName(typeName))}
+		return ms.head.errAt(ms.head.VerbCol, "//ocannl:model belongs on a non-generic struct type (type %s struct { %s })", c.typeName, genTypeName(c.typeName))
 	}
 	if len(ms.lines) == 0 {
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "model %s has no program: add //ocannl:layer, //ocannl:loss, //ocannl:entry ... lines after //ocannl:model", typeName)}
+		return ms.head.errAt(ms.head.VerbCol, "model %s has no program: add //ocannl:layer, //ocannl:loss, //ocannl:entry ... lines after //ocannl:model", c.typeName)
 	}
+	return nil
+}
+
+// expand parses the model's lines, expands its layers with the standard
+// library and infers the shapes of every entry.
+func (c *modelCompiler) expand() *Error {
+	ms := c.ms
 	var text strings.Builder
 	for _, d := range ms.lines {
 		text.WriteString(d.Text[len(dirPrefix):])
@@ -127,168 +249,229 @@ func compileModel(ms *modelSrc) (*gocode.Model, []*gocode.Kernel, []*Error) {
 	if err != nil {
 		var pe *program.Error
 		if errors.As(err, &pe) {
-			return nil, nil, []*Error{ms.errAt(pe.Pos, "%s", pe.Msg)}
+			return ms.errAt(pe.Pos, "%s", pe.Msg)
 		}
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "%v", err)}
+		return ms.head.errAt(ms.head.VerbCol, "%v", err)
+	}
+	if ms.guards, err = ms.resolveSizes(prog.Stmts); err != nil {
+		return err.(*Error)
 	}
 	std, err := program.Parse(model.StdSource())
 	if err != nil {
-		return nil, nil, []*Error{ms.head.errAt(ms.head.VerbCol, "internal error: the standard library does not parse: %v", err)}
+		return ms.head.errAt(ms.head.VerbCol, "internal error: the standard library does not parse: %v", err)
 	}
-	m, err := model.Expand(prog, std)
-	if err != nil {
-		return nil, nil, []*Error{ms.modelErr(err)}
+	if c.m, err = model.Expand(prog, std); err != nil {
+		return ms.modelErr(err)
 	}
-	inf, err := m.Infer()
-	if err != nil {
-		return nil, nil, []*Error{ms.modelErr(err)}
+	if c.inf, err = c.m.Infer(); err != nil {
+		return ms.modelErr(err)
 	}
-	ms.entries = m.Entries
-	gm := &gocode.Model{Type: typeName, Name: genTypeName(typeName), Elem: elem, Loss: -1}
-	// Parameters.
-	index := map[string]int{}
+	ms.entries = c.m.Entries
+	return nil
+}
+
+// params describes the Go model: its parameters (a field each, with the
+// initializer) and the optimizer settings.
+func (c *modelCompiler) params() *Error {
+	ms := c.ms
+	c.gm = &gocode.Model{Type: c.typeName, Name: genTypeName(c.typeName), Elem: c.elem, Loss: -1}
+	c.index = map[string]int{}
 	fieldOwner := map[string]string{}
-	for _, p := range m.Params {
-		s, ok := inf.Shapes[p.ID]
+	for _, p := range c.m.Params {
+		s, ok := c.inf.Shapes[p.ID]
 		if !ok {
 			continue
 		}
 		f := goFieldName(p.ID)
 		if o, dup := fieldOwner[f]; dup {
-			return nil, nil, []*Error{ms.errAt(p.Pos, "parameters %s and %s would both be stored in field %s; rename one", p.ID, o, f)}
+			return ms.errAt(p.Pos, "parameters %s and %s would both be stored in field %s; rename one", p.ID, o, f)
 		}
 		fieldOwner[f] = p.ID
-		mp := gocode.ModelParam{Field: f, ID: p.ID, Shape: s.String(), Dims: sizes(s.Dims())}
-		mp.Init.FanIn, mp.Init.FanOut = prodDims(s.Input), prodDims(s.Output)
-		switch p.Init {
-		case model.InitUniform:
-			mp.Init.Kind = "uniform"
-		case model.InitConst:
-			mp.Init.Kind, mp.Init.Value = "const", p.Value
-			if elem == "float32" && math.Abs(p.Value) > math.MaxFloat32 {
-				return nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: the initial value %g is beyond the float32 range (±%g); use a smaller value or //ocannl:model float64", p.ID, p.Value, float32(math.MaxFloat32))}
-			}
-		case model.InitNormal:
-			mp.Init.Kind = "normal"
-		case model.InitKaiming:
-			mp.Init.Kind = "kaiming"
-			if len(s.Input) == 0 {
-				return nil, nil, []*Error{ms.errAt(p.Pos, "kaiming initialization of %s needs input axes (its shape is %s)", p.ID, s)}
-			}
-		case model.InitXavier:
-			mp.Init.Kind = "xavier"
-		case model.InitLiteral:
-			vals, err := literalCells(inf, p.ID)
-			if err != nil {
-				return nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: %v", p.ID, err)}
-			}
-			mp.Init.Kind, mp.Init.Values = "literal", vals
-			for _, v := range vals {
-				if elem == "float32" && math.Abs(v) > math.MaxFloat32 {
-					return nil, nil, []*Error{ms.errAt(p.Pos, "parameter %s: the initial value %g is beyond the float32 range (±%g); use a smaller value or //ocannl:model float64", p.ID, v, float32(math.MaxFloat32))}
-				}
-			}
-		}
-		index[p.ID] = len(gm.Params)
-		gm.Params = append(gm.Params, mp)
-	}
-	if m.Optim != nil {
-		o := m.Optim
-		for _, v := range []float64{o.Momentum, o.WeightDecay} {
-			if elem == "float32" && math.Abs(v) > math.MaxFloat32 {
-				return nil, nil, []*Error{ms.errAt(o.Pos, "sgd: %g is beyond the float32 range (±%g)", v, float32(math.MaxFloat32))}
-			}
-		}
-		gm.Optim = &gocode.ModelOptim{LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov, LREnd: o.LREnd, Steps: o.Steps}
-	}
-	var kernels []*gocode.Kernel
-	methods := map[string]bool{}
-	for i, e := range m.Entries {
-		g := inf.Graphs[i]
-		method := methodName(e.Name)
-		if reservedMethods[method] || methods[method] {
-			return nil, nil, []*Error{ms.errAt(e.Pos, "entry point %s would generate method %s, which %s; rename it", e.Name, method,
-				map[bool]string{true: "every model has", false: "another entry point generates"}[reservedMethods[method]])}
-		}
-		methods[method] = true
-		if err := inference.DeriveProjections(g); err != nil {
-			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
-		}
-		me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss}
-		var params []gocode.Param
-		for _, in := range e.Inputs {
-			t := model.Tensor(g, in.Name)
-			dims := sizes(g.Tensors[t].Shape.Dims())
-			me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims})
-			params = append(params, gocode.Param{Name: in.Name, Kind: gocode.PtrArray, Tensor: t, ArrayDims: orOne(dims)})
-		}
-		for _, id := range e.Params {
-			pi := index[id]
-			me.Params = append(me.Params, pi)
-			params = append(params, gocode.Param{Name: "p" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: model.Tensor(g, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
-		}
-		rt := model.Tensor(g, e.Result)
-		res := g.Tensors[rt]
-		if res.Op < 0 {
-			return nil, nil, []*Error{ms.errAt(e.ResultPos, "entry %s returns %s, which no operation computes (it is the %s %s); return a value computed from it (e.g. id %s)", e.Name, e.Result, res.Kind, res.Name, e.Result)}
-		}
-		if e.Loss && res.Shape.Size() != 1 {
-			return nil, nil, []*Error{ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)}
-		}
-		outDims := orOne(sizes(res.Shape.Dims()))
-		if e.Loss {
-			outDims = []int{1}
-		}
-		me.OutDims = outDims
-		params = append(params, gocode.Param{Name: "out", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: outDims, Output: true})
-		lp, err := loopir.Lower(g)
+		mp, err := c.param(p, s, f)
 		if err != nil {
-			return nil, nil, []*Error{ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})}
+			return err
 		}
-		doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, typeName)
-		if e.Loss {
-			doc += " (forward only) and returns the loss."
-		} else {
-			doc += fmt.Sprintf(" and returns its result, shape %s, held in m until the next call.", res.Shape)
+		c.index[p.ID] = len(c.gm.Params)
+		c.gm.Params = append(c.gm.Params, mp)
+	}
+	if o := c.m.Optim; o != nil {
+		for _, v := range []float64{o.Momentum, o.WeightDecay} {
+			if c.elem == "float32" && math.Abs(v) > math.MaxFloat32 {
+				return ms.errAt(o.Pos, "sgd: %g is beyond the float32 range (±%g)", v, float32(math.MaxFloat32))
+			}
 		}
-		me.Doc = doc + " It does not allocate."
-		kernels = append(kernels, &gocode.Kernel{Name: me.Kernel, Elem: elem, Params: params, Prog: lp,
-			Doc: []string{fmt.Sprintf("Entry point %s of model %s.", e.Name, typeName)},
-			// Intermediates of more than 64 KiB go to a scratch struct held
-			// by the model (Go moves a local array of more than 128 KiB
-			// to the heap).
-			Scratch: me.Kernel + "Scratch", ScratchOver: gocode.DefaultScratchOver})
-		gm.Entries = append(gm.Entries, me)
-		if !e.Loss {
+		c.gm.Optim = &gocode.ModelOptim{LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov, LREnd: o.LREnd, Steps: o.Steps}
+	}
+	return nil
+}
+
+// param describes parameter p, of shape s, stored in field f.
+func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (gocode.ModelParam, *Error) {
+	ms := c.ms
+	mp := gocode.ModelParam{Field: f, ID: p.ID, Shape: s.String(), Dims: sizes(s.Dims())}
+	mp.Init.FanIn, mp.Init.FanOut = prodDims(s.Input), prodDims(s.Output)
+	switch p.Init {
+	case model.InitUniform:
+		mp.Init.Kind = "uniform"
+	case model.InitConst:
+		mp.Init.Kind, mp.Init.Value = "const", p.Value
+		if c.elem == "float32" && math.Abs(p.Value) > math.MaxFloat32 {
+			return mp, ms.errAt(p.Pos, "parameter %s: the initial value %g is beyond the float32 range (±%g); use a smaller value or //ocannl:model float64", p.ID, p.Value, float32(math.MaxFloat32))
+		}
+	case model.InitNormal:
+		mp.Init.Kind = "normal"
+	case model.InitKaiming:
+		mp.Init.Kind = "kaiming"
+		if len(s.Input) == 0 {
+			return mp, ms.errAt(p.Pos, "kaiming initialization of %s needs input axes (its shape is %s)", p.ID, s)
+		}
+	case model.InitXavier:
+		mp.Init.Kind = "xavier"
+	case model.InitLiteral:
+		vals, err := literalCells(c.inf, p.ID)
+		if err != nil {
+			return mp, ms.errAt(p.Pos, "parameter %s: %v", p.ID, err)
+		}
+		mp.Init.Kind, mp.Init.Values = "literal", vals
+		for _, v := range vals {
+			if c.elem == "float32" && math.Abs(v) > math.MaxFloat32 {
+				return mp, ms.errAt(p.Pos, "parameter %s: the initial value %g is beyond the float32 range (±%g); use a smaller value or //ocannl:model float64", p.ID, v, float32(math.MaxFloat32))
+			}
+		}
+	}
+	return mp, nil
+}
+
+// entries compiles every entry point.
+func (c *modelCompiler) entries() *Error {
+	c.methods = map[string]*model.Entry{}
+	for i, e := range c.m.Entries {
+		if err := c.entry(c.inf.Graphs[i], e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entry compiles one entry point, whose shapes are in g, through the
+// pipeline: its forward kernel and, for the loss, the backward kernel.
+func (c *modelCompiler) entry(g *inference.Graph, e *model.Entry) *Error {
+	ms, gm := c.ms, c.gm
+	method, merr := ms.entryMethod(e, c.methods)
+	if merr != nil {
+		return merr
+	}
+	rt := model.Tensor(g, e.Result)
+	res := g.Tensors[rt]
+	if res.Op < 0 {
+		return ms.errAt(e.ResultPos, "entry %s returns %s, which no operation computes (it is the %s %s); return a value computed from it (e.g. id %s)", e.Name, e.Result, res.Kind, res.Name, e.Result)
+	}
+	if e.Loss && res.Shape.Size() != 1 {
+		return ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)
+	}
+	opts := pipeline.Options{}
+	if e.Loss {
+		opts.Backward = &pipeline.Backward{Loss: rt, ParamsOnly: true}
+	}
+	built, err := pipeline.CompileGraph(g, opts)
+	var be *pipeline.BackwardError
+	if err != nil && !errors.As(err, &be) {
+		return ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})
+	}
+	me, params := c.forward(g, e, method, built.Loops)
+	if !e.Loss {
+		return nil
+	}
+	gm.Loss = len(gm.Entries) - 1
+	if be != nil && errors.Is(be, autodiff.ErrNoParameter) {
+		return ms.errAt(e.Pos, "%s", noParamMsg(e.Name))
+	}
+	if be != nil {
+		return ms.errAt(e.Pos, "loss %s: %v", e.Name, be.Err)
+	}
+	c.backward(g, e, me, params, built.Gradients)
+	return nil
+}
+
+// forward adds the kernel and the model entry of entry point e, lowered
+// to lp, and returns the entry and the kernel's parameters.
+func (c *modelCompiler) forward(g *inference.Graph, e *model.Entry, method string, lp *loopir.Program) (gocode.ModelEntry, []gocode.Param) {
+	gm := c.gm
+	me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss}
+	var params []gocode.Param
+	for _, in := range e.Inputs {
+		t := model.Tensor(g, in.Name)
+		dims := sizes(g.Tensors[t].Shape.Dims())
+		me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims})
+		params = append(params, gocode.Param{Name: in.Name, Kind: gocode.PtrArray, Tensor: t, ArrayDims: orOne(dims)})
+	}
+	for _, id := range e.Params {
+		pi := c.index[id]
+		me.Params = append(me.Params, pi)
+		params = append(params, gocode.Param{Name: "p" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: model.Tensor(g, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
+	}
+	rt := model.Tensor(g, e.Result)
+	res := g.Tensors[rt]
+	outDims := orOne(sizes(res.Shape.Dims()))
+	if e.Loss {
+		outDims = []int{1}
+	}
+	me.OutDims = outDims
+	params = append(params, gocode.Param{Name: "out", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: outDims, Output: true})
+	doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, c.typeName)
+	if e.Loss {
+		doc += " (forward only) and returns the loss."
+	} else {
+		doc += fmt.Sprintf(" and returns its result, shape %s, held in m until the next call.", res.Shape)
+	}
+	me.Doc = doc + " It does not allocate."
+	c.kernels = append(c.kernels, &gocode.Kernel{Name: me.Kernel, Elem: c.elem, Params: params, Prog: lp,
+		Doc: []string{fmt.Sprintf("Entry point %s of model %s.", e.Name, c.typeName)},
+		// Intermediates of more than 64 KiB go to a scratch struct held
+		// by the model (Go moves a local array of more than 128 KiB
+		// to the heap).
+		Scratch: me.Kernel + "Scratch", ScratchOver: gocode.DefaultScratchOver})
+	gm.Entries = append(gm.Entries, me)
+	return me, params
+}
+
+// backward adds the forward-and-backward kernel of the loss e, whose
+// forward entry me takes params, from its gradients gr.
+func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me gocode.ModelEntry, params []gocode.Param, gr *autodiff.Gradients) {
+	gm := c.gm
+	var bparams []gocode.Param
+	bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)]...)
+	gm.BackwardParams = me.Params
+	for _, id := range e.Params {
+		pi := c.index[id]
+		gt := gr.Of(model.Tensor(g, id))
+		if gt < 0 {
 			continue
 		}
-		gm.Loss = len(gm.Entries) - 1
-		gr, err := autodiff.BackwardParams(g, rt)
-		if errors.Is(err, autodiff.ErrNoParameter) {
-			return nil, nil, []*Error{ms.errAt(e.Pos, "%s", noParamMsg(e.Name))}
-		}
-		if err != nil {
-			return nil, nil, []*Error{ms.errAt(e.Pos, "loss %s: %v", e.Name, err)}
-		}
-		var bparams []gocode.Param
-		bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)]...)
-		gm.BackwardParams = me.Params
-		for _, id := range e.Params {
-			pi := index[id]
-			gt := gr.Of(model.Tensor(g, id))
-			if gt < 0 {
-				continue
-			}
-			gm.BackwardGrads = append(gm.BackwardGrads, pi)
-			bparams = append(bparams, gocode.Param{Name: "g" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: gt, ArrayDims: []int{max(gm.Params[pi].Size(), 1)}, Output: true})
-		}
-		bparams = append(bparams, gocode.Param{Name: "loss", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: []int{1}, Output: true})
-		gm.Backward = gm.Name + "Backward"
-		kernels = append(kernels, &gocode.Kernel{Name: gm.Backward, Elem: elem, Params: bparams, Prog: gr.Program,
-			Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, typeName)},
-			Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver})
+		gm.BackwardGrads = append(gm.BackwardGrads, pi)
+		bparams = append(bparams, gocode.Param{Name: "g" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: gt, ArrayDims: []int{max(gm.Params[pi].Size(), 1)}, Output: true})
 	}
-	return gm, kernels, nil
+	rt := model.Tensor(g, e.Result)
+	bparams = append(bparams, gocode.Param{Name: "loss", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: []int{1}, Output: true})
+	gm.Backward = gm.Name + "Backward"
+	c.kernels = append(c.kernels, &gocode.Kernel{Name: gm.Backward, Elem: c.elem, Params: bparams, Prog: gr.Program,
+		Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, c.typeName)},
+		Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver})
+}
+
+// entryMethod returns the Go method of entry e, an error when it is one
+// every model has or one an earlier entry (in methods) generates, and
+// records it in methods.
+func (ms *modelSrc) entryMethod(e *model.Entry, methods map[string]*model.Entry) (string, *Error) {
+	method := methodName(e.Name, e.Loss)
+	if reservedMethods[method] {
+		return "", ms.errAt(e.Pos, "entry point %s would generate method %s, a name every model uses for a field or method; rename it", e.Name, method)
+	}
+	if o := methods[method]; o != nil {
+		return "", ms.errAt(e.Pos, "entry points %s and %s (at %d:%d) would both generate method %s; rename one", e.Name, o.Name, o.Pos.Line, o.Pos.Col, method)
+	}
+	methods[method] = e
+	return method, nil
 }
 
 // noParamMsg explains why a loss that depends on no parameter is an

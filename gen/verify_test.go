@@ -26,8 +26,8 @@ func TestEntryNameClashes(t *testing.T) {
 			mustFail(t, src, 7, 10, "entry point "+name+" would generate method")
 		})
 	}
-	// Without an optimizer Step and LR are free.
-	mustGenerate(t, modelSource("A", "loss train:", "input x : 4 | 2", sqLoss, "entry step:", "input x : 1 | 2", "return linear[1](x)"))
+	// Other names are free.
+	mustGenerate(t, modelSource("A", "loss train:", "input x : 4 | 2", sqLoss, "entry score:", "input x : 1 | 2", "return linear[1](x)"))
 }
 
 // TestInputNameClashes: an input named like the receiver or a local of
@@ -66,7 +66,7 @@ func TestGeneratedNamesCollide(t *testing.T) {
 	a := modelSource("A", "loss train:", "input x : 4 | 2", sqLoss)
 	src := a + "\n//ocannl:model\n//ocannl:entry e:\n//ocannl:input x : 1\n//ocannl:return x + {w}\ntype AParams struct{ ocannlAParams }\n"
 	mustFail(t, src, 9, 10, "ocannlgen would generate ocannlAParams for both model A and model AParams")
-	mustFail(t, a+"\ntype ocannlATrain int\n", 3, 10, "ocannlATrain is already declared")
+	mustFail(t, a+"\ntype ocannlATrainLoss int\n", 3, 10, "ocannlATrainLoss is already declared")
 	mustFail(t, modelSource("A", "loss train:", "input x : 4 | 2", sqLoss)+"\nvar rt = 1\n", 3, 10, "imports package rt, but the package declares rt")
 }
 
@@ -118,5 +118,11 @@ func TestUnusedLiteral(t *testing.T) {
 	content := mustGenerate(t, modelSource("A", "entry predict:", "input x : 2", "let h2 = [(1, 2); (3, 4)]", "return x *. 2"))
 	if strings.Contains(string(content), "lit_1") {
 		t.Errorf("the unused literal is still generated:\n%s", content)
+	}
+	// The literal is read, but the emitter folds the read away (the
+	// condition is a nonzero constant).
+	content = mustGenerate(t, modelSource("A", "entry e:", "input x : 2 | 2", "let c = 3", `return (x *. where c c [1; 2]) ++ "...|...->... => 0"`))
+	if strings.Contains(string(content), "lit_1 =") {
+		t.Errorf("the literal whose reads were folded away is still initialized:\n%s", content)
 	}
 }

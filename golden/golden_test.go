@@ -83,14 +83,18 @@ func TestGalleryGolden(t *testing.T) {
 }
 
 // TestBadPackages pins the file:line:col error of each bad package: a
-// shape error, a spec syntax error, an unknown directive verb and a
-// near-miss directive each yield one error naming the problem.
+// shape error (naming the spec label), a spec syntax error, an unknown
+// directive verb, a near-miss directive, model errors, a misplaced model
+// block, colliding entry methods, '?' as an entry's batch size, an
+// undeclared constant as a size, '->' for '=>' in a spec, a misspelled
+// layer and inputs with different batch sizes each yield one error
+// naming the problem.
 func TestBadPackages(t *testing.T) {
 	dir, err := filepath.Abs(filepath.Join("testdata", "bad"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pkg := range []string{"shape", "spec", "verb", "nearmiss", "hidden", "disagree", "modelsyntax"} {
+	for _, pkg := range []string{"shape", "spec", "verb", "nearmiss", "hidden", "disagree", "modelsyntax", "misplaced", "collide", "batchq", "constsize", "arrow", "layername", "batchmix", "reserved"} {
 		t.Run(pkg, func(t *testing.T) {
 			_, err := gen.Generate([]string{"./" + pkg}, gen.Options{Dir: dir, Check: true})
 			list, ok := err.(gen.ErrorList)
@@ -130,4 +134,36 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	if found == 0 {
 		t.Fatal("no package with annotated functions found; the check would pass vacuously")
 	}
+}
+
+// TestGoGenerateErrorPaths pins the file names of errors as
+// `go generate ./...` prints them: the go command runs ocannlgen in each
+// package's directory with GOFILE and GOPACKAGE set, and two packages
+// each have a k.go; the paths are relative to the module root
+// (testdata/bad), so they name different files.
+func TestGoGenerateErrorPaths(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("testdata", "bad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, pkg := range []string{"a", "b"} {
+		dir := filepath.Join(root, "twok", pkg)
+		env := map[string]string{"GOFILE": "k.go", "GOPACKAGE": pkg}
+		base := gen.ErrorBase(dir, func(k string) string { return env[k] })
+		if base != root {
+			t.Fatalf("error base under go generate in %s: got %q, want the module root %q", dir, base, root)
+		}
+		_, err := gen.Generate(nil, gen.Options{Dir: dir, Check: true})
+		list, ok := err.(gen.ErrorList)
+		if !ok || len(list) != 1 {
+			t.Fatalf("package %s: want one error, got %v", pkg, err)
+		}
+		lines = append(lines, list[0].Rel(base))
+	}
+	// Run directly (no GOFILE), paths stay relative to the working directory.
+	if base := gen.ErrorBase(root, func(string) string { return "" }); base != root {
+		t.Errorf("error base outside go generate: got %q, want the working directory %q", base, root)
+	}
+	compareGolden(t, filepath.Join("bad", "twok.golden"), []byte(strings.Join(lines, "\n")+"\n"))
 }

@@ -99,6 +99,9 @@ func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) error {
 			continue
 		}
 		for _, d := range rd.Dims {
+			if d.Name != "" && d.Size == 0 {
+				return errAt(KindName, pos(d.Pos), "the size %s in the shape of %s is not a number: sizes in a shape are integer literals (a Go model may also name a package-level integer constant)", d.Name, t.Name)
+			}
 			if d.Size <= 0 {
 				return errAt(KindDimMismatch, pos(d.Pos), "the shape of %s has an axis of size %d: sizes must be positive", t.Name, d.Size)
 			}
@@ -948,6 +951,7 @@ func (b *builder) label(name string, env *specEnv, o int32) dim {
 		return d
 	}
 	d := b.s.newDim(name, o)
+	b.s.dims[d.v].label = true
 	env.labels[name] = d
 	return d
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ocannlgen/ocannlgen/spec"
+	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
 // The closing policy (seed document 1, "The closing policy"; formal core
@@ -28,6 +29,15 @@ import (
 // (rowFedByInterior, dimFedByInterior) waits at stages 3-5 for that
 // interior to close at stage 6. After each commitment the solver re-runs
 // to a fixpoint, so committed values propagate before the next commitment.
+//
+// Each stage is a named value (closeStages) whose state can be printed
+// after it runs (InferObserved, `ocannlgen infer --dump=STAGE`):
+// "settle" (solve to a fixpoint, check dim captures, close unused
+// parameters), "stage3", "stage4", "stage5" (leaves that do not wait),
+// "stage6" (interior rows), "stage3-waited", "stage4-waited",
+// "stage5-waited" (the leaves that waited), "stage6-rest" (every row
+// left), "stage7" (dimensions) and "leftovers" (what could not be
+// settled is an error).
 
 // markOwnership flags the variables occurring in leaf tensors' rows.
 func (b *builder) markOwnership() {
@@ -70,16 +80,82 @@ func (b *builder) markDim(d dim, param bool, tid int) {
 	}
 }
 
+// A stage is one named stage of shape inference: elaboration (the online
+// stage 1), each stage of the closing policy, and reading the shapes
+// back. Infer runs them in order; the state after each can be printed
+// (builder.dump, `ocannlgen infer --dump=STAGE`).
+type stage struct {
+	name string
+	run  func(*builder) error
+}
+
+// stages lists the stages of shape inference on p in order:
+// elaboration, the closing stages, and reading the shapes back.
+func stages(p *program.Program) []stage {
+	elaborate := stage{"elaborate", func(b *builder) error { return b.elaborate(p) }}
+	finish := stage{"shapes", (*builder).finish}
+	return append(append([]stage{elaborate}, closeStages()...), finish)
+}
+
+// closeStages lists the stages of the closing policy in order (see the
+// table at the top of this file). Stages 3-5 run twice: first for the
+// leaves that do not wait for an interior, then, after the interiors
+// close at stage 6, for those that waited.
+func closeStages() []stage {
+	return []stage{
+		{"settle", (*builder).settle},
+		{"stage3", func(b *builder) error { return b.stage3(true) }},
+		{"stage4", func(b *builder) error { return b.stage4(true) }},
+		{"stage5", func(b *builder) error { return b.stage5(true) }},
+		{"stage6", (*builder).stage6Interiors},
+		{"stage3-waited", func(b *builder) error { return b.stage3(false) }},
+		{"stage4-waited", func(b *builder) error { return b.stage4(false) }},
+		{"stage5-waited", func(b *builder) error { return b.stage5(false) }},
+		{"stage6-rest", (*builder).stage6Rest},
+		{"stage7", (*builder).stage7},
+		{"leftovers", (*builder).leftovers},
+	}
+}
+
+// close runs the closing stages.
 func (b *builder) close() error {
+	for _, st := range closeStages() {
+		if err := st.run(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// elaborate is stage 1: every statement becomes tensors and operations
+// whose constraints are solved online.
+func (b *builder) elaborate(p *program.Program) error {
+	for _, st := range p.Stmts {
+		if err := b.stmt(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settle solves to a fixpoint, checks that every `dim` names a capture,
+// and closes parameters that no operation uses to a lone broadcast unit.
+func (b *builder) settle() error {
 	s := b.s
 	s.tensors = b.g.Tensors
 	if err := s.run(); err != nil {
 		return err
 	}
 	if len(b.pending) > 0 {
+		// Report the first in the source (map order is random).
+		first := ""
 		for name, pd := range b.pending {
-			return errAt(KindName, pd.pos, "dim %s: no spec captures a label or row variable named %q", name, name)
+			f := b.pending[first]
+			if first == "" || pd.pos.Line < f.pos.Line || pd.pos.Line == f.pos.Line && (pd.pos.Col < f.pos.Col || pd.pos.Col == f.pos.Col && name < first) {
+				first = name
+			}
 		}
+		return errAt(KindName, b.pending[first].pos, "dim %s: no spec captures a label or row variable named %q", first, first)
 	}
 	// Parameters never used by any operation close to a lone broadcast unit.
 	for _, t := range b.g.Tensors {
@@ -92,21 +168,19 @@ func (b *builder) close() error {
 			}
 		}
 	}
-	if err := s.run(); err != nil {
-		return err
-	}
+	return s.run()
+}
 
-	// Stages 3-5: leaves. A leaf that a deferred row constraint ties to a
-	// still-open interior row is decided (or further capped) by that
-	// interior, which closes only at stage 6: such leaves wait, and are
-	// closed by a second pass of stages 3-5 right after the interiors (as
-	// parameter axes fed by an interior axis wait for stage 7).
-	if err := b.closeLeaves(true); err != nil {
-		return err
-	}
+// Stages 3-5 close leaves. A leaf that a deferred row constraint ties to
+// a still-open interior row is decided (or further capped) by that
+// interior, which closes only at stage 6: such leaves wait (postpone),
+// and are closed by the second run of stages 3-5 right after the
+// interiors (as parameter axes fed by an interior axis wait for stage 7).
 
-	// Stage 6: interior row variables close downward, to the empty row;
-	// then the leaves that waited for them; then anything left.
+// stage6Interiors closes the interior row variables downward, to the
+// empty row.
+func (b *builder) stage6Interiors() error {
+	s := b.s
 	b.markOwnership()
 	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
@@ -117,9 +191,12 @@ func (b *builder) close() error {
 			return err
 		}
 	}
-	if err := b.closeLeaves(false); err != nil {
-		return err
-	}
+	return nil
+}
+
+// stage6Rest closes every row variable still open to the empty row.
+func (b *builder) stage6Rest() error {
+	s := b.s
 	for v := 0; v < len(s.rows); v++ { // by index: closing appends variables
 		e := &s.rows[v]
 		if e.solved {
@@ -129,8 +206,13 @@ func (b *builder) close() error {
 			return err
 		}
 	}
+	return nil
+}
 
-	// Stage 7.
+// stage7 closes the remaining dimension variables: discardable
+// components first, then interiors and plain leaves, then parameters.
+func (b *builder) stage7() error {
+	s := b.s
 	b.markOwnership()
 	if err := b.guessDiscardable(false); err != nil {
 		return err
@@ -156,6 +238,13 @@ func (b *builder) close() error {
 			}
 		}
 	}
+	return nil
+}
+
+// leftovers reports what closing could not settle: a concatenation with
+// several unknown components, or any other deferred constraint.
+func (b *builder) leftovers() error {
+	s := b.s
 	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
 		if !s.dims[v].solved {
 			for _, c := range s.deferred {
@@ -184,14 +273,13 @@ func (b *builder) close() error {
 	return nil
 }
 
-// closeLeaves runs stages 3-5, which close leaf variables upward: rows to
-// the join of their caps (or empty), dimensions to their cap (or a guess).
-// With postpone, a leaf that waits for an interior (rowFedByInterior,
-// dimFedByInterior) is left for the second pass: closing the interior may
-// still add to its caps, or decide it outright.
-func (b *builder) closeLeaves(postpone bool) error {
+// stage3 closes leaf row variables upward: rows fixed by a total first,
+// then to the join of their caps. With postpone, a leaf that waits for
+// an interior (rowFedByInterior) is left for the second run: closing the
+// interior may still add to its caps, or decide it outright.
+func (b *builder) stage3(postpone bool) error {
 	s := b.s
-	// Stage 3. Commit a leaf only once its caps can no longer grow
+	// Commit a leaf only once its caps can no longer grow
 	// (Remark 6.3's discipline), as far as the order can tell: rows fixed
 	// by a total first, then leaves whose caps are all closed, then leaves
 	// with a cap that is still open on an unsolved variable (whose value
@@ -214,11 +302,15 @@ func (b *builder) closeLeaves(postpone bool) error {
 			}
 		}
 	}
-	if err := b.closeTotals(); err != nil {
-		return err
-	}
+	return b.closeTotals()
+}
 
-	// Stage 4.
+// stage4 closes leaf dimensions with a cap to the cap, capped variables
+// of deferred equations to their caps, and leaf rows to the join of
+// their caps or to the empty row (a parameter's undetermined row is an
+// error). With postpone, leaves waiting for an interior are left.
+func (b *builder) stage4(postpone bool) error {
+	s := b.s
 	b.markOwnership()
 	for v := 0; v < len(s.dims); v++ { // by index: closing appends variables
 		e := &s.dims[v]
@@ -255,8 +347,16 @@ func (b *builder) closeLeaves(postpone bool) error {
 			return err
 		}
 	}
+	return nil
+}
 
-	// Stage 5.
+// stage5 guesses the remaining leaf dimensions: discardable components
+// to 0 first, then each leaf to its cap or downward (1_∅, or m for a
+// fixed-index bound m); a parameter's undetermined axis is an error
+// unless an interior decides it at stage 7. With postpone, leaves
+// waiting for an interior are left.
+func (b *builder) stage5(postpone bool) error {
+	s := b.s
 	b.markOwnership()
 	if err := b.guessDiscardable(true); err != nil {
 		return err

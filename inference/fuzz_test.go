@@ -2,13 +2,15 @@ package inference_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ocannlgen/ocannlgen/inference"
-	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/pipeline"
+	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
 // FuzzInfer feeds arbitrary programs to the whole pipeline (parser,
@@ -42,6 +44,17 @@ func FuzzInfer(f *testing.F) {
 		if d := time.Since(start); d > 5*time.Second {
 			t.Fatalf("inference took %v", d)
 		}
+		// Every stage's state prints (the --dump printer), also before a
+		// failing stage, and observing does not change the result.
+		if p, perr := program.Parse(src); perr == nil {
+			g3, err3 := inference.InferObserved(p, func(_ string, d func(io.Writer)) error {
+				d(io.Discard)
+				return nil
+			})
+			if fmt.Sprint(err3) != fmt.Sprint(err) || (err == nil && dump(g3) != dump(g)) {
+				t.Fatalf("observed run: %v, want %v", err3, err)
+			}
+		}
 		if err != nil {
 			e, ok := inference.AsError(err)
 			if !ok {
@@ -55,10 +68,11 @@ func FuzzInfer(f *testing.F) {
 		// Lemma 7.7: when shapes are solved, each operation's local
 		// re-solve succeeds, so projection inference cannot fail; lowering
 		// may only reject an ambiguous concatenation.
-		if err := inference.DeriveProjections(g); err != nil {
+		res, err := pipeline.CompileGraph(g, pipeline.Options{})
+		if !res.Projected {
 			t.Fatalf("shape inference succeeded but projections failed: %v", err)
 		}
-		if _, err := loopir.Lower(g); err != nil && !strings.Contains(err.Error(), "ambiguous") {
+		if err != nil && !strings.Contains(err.Error(), "ambiguous") {
 			t.Fatalf("lowering failed: %v", err)
 		}
 		g2, err := inference.InferSource(src)

@@ -8,6 +8,7 @@ package inference
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
@@ -16,30 +17,59 @@ import (
 func InferSource(src string) (*Graph, error) {
 	p, err := program.Parse(src)
 	if err != nil {
-		var pe *program.Error
-		if e, ok := err.(*program.Error); ok {
-			pe = e
-			return nil, &Error{Kind: KindParse, Pos: Pos{pe.Pos.Line, pe.Pos.Col}, Msg: pe.Msg, Err: err}
-		}
-		return nil, &Error{Kind: KindParse, Msg: err.Error(), Err: err}
+		return nil, ParseError(err)
 	}
 	return Infer(p)
+}
+
+// ParseError converts an error of program.Parse into an *Error of kind
+// parse, keeping the position of a *program.Error.
+func ParseError(err error) error {
+	if pe, ok := err.(*program.Error); ok {
+		return &Error{Kind: KindParse, Pos: Pos{pe.Pos.Line, pe.Pos.Col}, Msg: pe.Msg, Err: err}
+	}
+	return &Error{Kind: KindParse, Msg: err.Error(), Err: err}
 }
 
 // Infer elaborates a parsed program into a graph and infers every
 // tensor's shape. On failure the error is an *Error.
 func Infer(p *program.Program) (*Graph, error) {
+	return InferObserved(p, nil)
+}
+
+// Stages returns the names of the stages of shape inference, in the
+// order Infer runs them: "elaborate" (stage 1, online), the stages of
+// the closing policy (docs/design.md, "Closing"), and "shapes" (the
+// solved shapes read back into the graph).
+func Stages() []string {
+	var out []string
+	for _, st := range stages(nil) {
+		out = append(out, st.name)
+	}
+	return out
+}
+
+// InferObserved is Infer calling observe (when not nil) after each stage
+// with the stage's name and a function printing the inference state
+// (every tensor's rows as far as they are solved, and the open
+// variables and deferred constraints). An error from observe stops
+// inference and is returned as is, with the graph when it was the last
+// stage (the shapes are complete).
+func InferObserved(p *program.Program, observe func(stage string, dump func(io.Writer)) error) (*Graph, error) {
 	b := newBuilder()
-	for _, st := range p.Stmts {
-		if err := b.stmt(st); err != nil {
+	sts := stages(p)
+	for i, st := range sts {
+		if err := st.run(b); err != nil {
 			return nil, err
 		}
-	}
-	if err := b.close(); err != nil {
-		return nil, err
-	}
-	if err := b.finish(); err != nil {
-		return nil, err
+		if observe != nil {
+			if err := observe(st.name, b.dump); err != nil {
+				if i == len(sts)-1 {
+					return b.g, err
+				}
+				return nil, err
+			}
+		}
 	}
 	return b.g, nil
 }

@@ -251,7 +251,7 @@ func TestErrors(t *testing.T) {
 		{"hidden dimension in a contracted input row", "input x : 3 = range\nlet y = {w; o=[4]} +* \"...|i->o; ...|... => ...|o\" x\n", inference.KindHiddenDim, 2, "hidden dimension"},
 		{"rank mismatch", "input a : 2,3 = range\nlet y = a ++ \"i=>i\"\n", inference.KindRankMismatch, 2, "axes"},
 		{"too many operand axes", "input a : 3 = range\ninput b : 2,3 = range\n{c} =: id a\nlet d = b *. c\nc =+ id b ~logic:\"i => i\"\n", inference.KindRankMismatch, 5, ""},
-		{"dim mismatch", "input a : 2,3 = range\ninput b : 4,5 = range\nlet c = a +* \"ij;jk=>ik\" b\n", inference.KindDimMismatch, 3, "3 vs 4"},
+		{"dim mismatch", "input a : 2,3 = range\ninput b : 4,5 = range\nlet c = a +* \"ij;jk=>ik\" b\n", inference.KindDimMismatch, 3, "label j: j is 3 but the matching axis is 4 (spec row [j, k] against [4, 5])"},
 		{"basis mismatch", "input t1 : 4:batch = 1\ninput t2 : 4 = 1\nlet result = t1 + t2\n", inference.KindBasis, 3, "bases"},
 		{"incompatible stride", "input x : 9 = range\nlet y = x ++ \"2*o => o\"\n", inference.KindStride, 2, "stride"},
 		{"stride offset not below the stride", "input x : 6 = range\nlet y = x ++ \"i+1 => i\"\n", inference.KindStride, 2, "offset"},

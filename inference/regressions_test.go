@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
-	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 )
 
 // Regression tests for three bugs reported by the gradient-check suite
@@ -172,14 +172,7 @@ func TestValidConvOffset(t *testing.T) {
 		"input x : 8 = range\ninput w : 2 = 1\nlet y = x +* \"2*o<+k; k => o\" w\n",
 		"input x : 8 = range\nlet y = x ++ \"2*o+1 => o\"\n",
 	} {
-		g, err := inference.InferSource(src)
-		if err != nil {
-			t.Fatalf("%s: %v", src, err)
-		}
-		if err := inference.DeriveProjections(g); err != nil {
-			t.Fatalf("%s: %v", src, err)
-		}
-		if _, err := loopir.Lower(g); err != nil {
+		if _, err := pipeline.Compile(src, pipeline.Options{}); err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 // float64 array of every tensor fits the Go compiler's 2^50-byte limit
 // on 64-bit targets. A larger (declared or inferred) tensor is a KindSize
 // error instead of an element count that wraps around.
-const MaxElems = 1 << 47
+const MaxElems int64 = 1 << 47
 
 // MaxAxes bounds the number of axes of a tensor (all rows together); it
 // is also the solver's backstop against rows that grow without end.
@@ -30,7 +30,7 @@ func checkDeclSize(name string, sd *program.ShapeDecl) error {
 				return errAt(KindSize, pos(d.Pos), "the shape of %s has more than %d axes", name, MaxAxes)
 			}
 			if d.Size > 0 && n > MaxElems/int64(d.Size) {
-				return errAt(KindSize, pos(d.Pos), "the shape of %s has more than 2^47 cells (at most %d)", name, int64(MaxElems))
+				return errAt(KindSize, pos(d.Pos), "the shape of %s has more than 2^47 cells (at most %d)", name, MaxElems)
 			}
 			n *= int64(max(d.Size, 1))
 		}
@@ -44,7 +44,7 @@ func checkSize(t *Tensor) error {
 	for _, ds := range [][]Dim{t.Shape.Batch, t.Shape.Output, t.Shape.Input} {
 		for _, d := range ds {
 			if d.Size > 0 && n > MaxElems/int64(d.Size) {
-				return errAt(KindSize, t.Pos, "%s has shape %s, more than 2^47 cells (at most %d)", t.Name, shapeText(t), int64(MaxElems))
+				return errAt(KindSize, t.Pos, "%s has shape %s, more than 2^47 cells (at most %d)", t.Name, shapeText(t), MaxElems)
 			}
 			n *= int64(max(d.Size, 1))
 		}

@@ -75,6 +75,7 @@ type dimEntry struct {
 	leaf, param bool
 	discardable bool
 	name        string // the spec label it came from, for messages
+	label       bool   // it is a spec label's own variable (not a copy of its name)
 	origin      int32
 }
 
@@ -900,13 +901,67 @@ func (s *solver) unifyRow(r1, r2 row) error {
 func (s *solver) unifyDims(a, b []dim, ra, rb row) error {
 	for i := range a {
 		if err := s.unifyDim(a[i], b[i]); err != nil {
-			if se, ok := err.(*shapeError); ok {
-				return fail(se.kind, "%s (matching rows %s and %s)", se.msg, s.rowString(ra), s.rowString(rb))
+			se, ok := err.(*shapeError)
+			if !ok {
+				return err
 			}
-			return err
+			// Name the spec label the sizes disagree on, and show the
+			// spec's row by its labels.
+			if se.kind == KindDimMismatch {
+				if m := s.labelMismatch(a[i], b[i], ra, rb); m != "" {
+					return fail(se.kind, "%s", m)
+				}
+				if m := s.labelMismatch(b[i], a[i], rb, ra); m != "" {
+					return fail(se.kind, "%s", m)
+				}
+			}
+			return fail(se.kind, "%s (matching rows %s and %s)", se.msg, s.rowString(ra), s.rowString(rb))
 		}
 	}
 	return nil
+}
+
+// labelMismatch describes a size mismatch between the spec label l
+// (the variable of a label of spec row rl) and the axis t of row rt, or
+// returns "" when l is not a label or the sizes are not both known.
+func (s *solver) labelMismatch(l, t dim, rl, rt row) string {
+	name := s.labelOf(l)
+	vl, vt := s.resolve(l), s.resolve(t)
+	if name == "" || vl.k != dConst || vt.k != dConst {
+		return ""
+	}
+	return fmt.Sprintf("dimension mismatch for label %s: %s is %s but the matching axis is %s (spec row %s against %s)",
+		name, name, vl, vt, s.labelRowString(rl), s.rowString(rt))
+}
+
+// labelOf returns the spec label whose own variable d is, or "".
+func (s *solver) labelOf(d dim) string {
+	if d.k == dVar && s.dims[d.v].label {
+		return s.dims[d.v].name
+	}
+	return ""
+}
+
+// labelRowString prints a spec row for messages: its labels by name, its
+// other dims as rowString does.
+func (s *solver) labelRowString(r row) string {
+	one := func(d dim) string {
+		if l := s.labelOf(d); l != "" {
+			return l
+		}
+		return s.dimString(s.resolve(d))
+	}
+	var parts []string
+	for _, d := range r.beg {
+		parts = append(parts, one(d))
+	}
+	if r.open() {
+		parts = append(parts, "...")
+	}
+	for _, d := range r.end {
+		parts = append(parts, one(d))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func (s *solver) ineqDims(res, op []dim, rr, ro row) error {

@@ -9,14 +9,18 @@
 //   - the loop IR: per operation a list of statements (For, Store, Fill,
 //     ResetPadding, FetchStmt) over affine index expressions.
 //
-// Lowering is a list of named passes (Passes) run in order on a Program:
+// Lowering is a list of passes, plain values (Pass) composed with Concat
+// and run in order on a Program by LowerWith (Lower runs Passes):
 // "assign" (graph -> assignments), "loops" (assignments -> loop nests:
 // coupled concatenation factors become consecutive loops, concatenated
 // indices are resolved to the active component plus its injection
 // offset, the Block at-most-one-source check, neutral pre-fill), "pad"
 // (padding margins: widened buffers, shifted indices, margin resets) and
-// "check" (every access provably in bounds). Every stage prints with
-// (*Program).Dump, and Run interprets the lowered program.
+// "check" (every access provably in bounds). Each pass records the Stage
+// it establishes; code that needs a stage asks Program.Reached, never a
+// pass's name. Every stage prints with (*Program).Dump, and Run
+// interprets the lowered program. Package pipeline sequences inference,
+// projections and lowering; call it rather than Lower directly.
 //
 // # The projection contract
 //

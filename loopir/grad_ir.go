@@ -128,48 +128,25 @@ func (p *Program) AddTensor(t TensorInfo) int {
 }
 
 // LowerExtended lowers g like Lower, but after the "assign" pass calls
-// extend, which may add tensors (AddTensor) and append assignments to
-// p.Assignments (any kind, including Compute, RevBlock and Clear); the
-// operations run in assignment order. The other passes (Passes) then run
-// over everything, the "loops" pass lowering the extra kinds too. After
-// "pad", the margin resets of Compute operations take their values from
+// extend (the pass ExtendPass("extend", extend)), which may add tensors
+// (AddTensor) and append assignments to p.Assignments (any kind,
+// including Compute, RevBlock and Clear); the operations run in
+// assignment order. The other standard passes then run over everything,
+// the "loops" pass lowering the extra kinds too. In the "pad" pass, the
+// margin resets of Compute operations take their values from
 // Compute.Pad, and those of RevBlock operations are 0.
 func LowerExtended(g *inference.Graph, extend func(p *Program) error) (*Program, error) {
-	p := &Program{Graph: g}
-	for _, ps := range Passes() {
-		run := ps.Run
-		if ps.Name == "loops" {
-			run = passLoopsExtended
-		}
-		if err := run(p); err != nil {
-			return nil, err
-		}
-		p.Done = append(p.Done, ps.Name)
-		switch ps.Name {
-		case "assign":
-			if extend != nil {
-				if err := extend(p); err != nil {
-					return nil, err
-				}
-			}
-		case "pad":
-			patchPadding(p)
-		}
-	}
-	return p, nil
+	return LowerWith(g, ExtendedPasses("extend", extend), nil)
 }
 
-// passLoopsExtended is the "loops" pass for every assignment kind.
-func passLoopsExtended(p *Program) error {
-	p.Ops = nil
-	for _, a := range p.Assignments {
-		o, err := lowerExtended(p, a)
-		if err != nil {
-			return err
-		}
-		p.Ops = append(p.Ops, o)
+// ExtendedPasses is the standard pass list with ExtendPass(name, extend)
+// right after "assign" (nil extend adds nothing).
+func ExtendedPasses(name string, extend func(p *Program) error) []Pass {
+	std := Passes()
+	if extend == nil {
+		return std
 	}
-	return nil
+	return Concat(std[:1], []Pass{ExtendPass(name, extend)}, std[1:])
 }
 
 // patchPadding sets the margin resets of the extra assignment kinds.

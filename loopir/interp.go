@@ -45,7 +45,7 @@ func RunWith[T float32 | float64](p *Program, inputs map[int][]float64) (*State[
 			return nil, fmt.Errorf("loopir: run: input for tensor %d has %d values, want %d", t, len(vs), p.Tensors[t].Size())
 		}
 	}
-	if !p.ran("pad") {
+	if !p.Reached(Padded) {
 		return nil, fmt.Errorf("loopir: run: the program is not fully lowered (passes run: %v)", p.Done)
 	}
 	if err := p.check(); err != nil {

@@ -183,19 +183,17 @@ type Program struct {
 	Tensors     []TensorInfo
 	Assignments []Assignment
 	Ops         []*Operation
-	// Done lists the passes run so far, in order.
+	// Done lists the names of the passes run so far, in order (for
+	// messages and dumps; ask Reached what the program holds).
 	Done []string
+	// reached is the union of the stages of the passes run.
+	reached Stage
 }
 
-// ran reports whether the pass named name has run.
-func (p *Program) ran(name string) bool {
-	for _, d := range p.Done {
-		if d == name {
-			return true
-		}
-	}
-	return false
-}
+// Reached reports whether the passes run so far have established every
+// fact of s (for instance Reached(Looped|Padded): the program is fully
+// lowered and its padding applied).
+func (p *Program) Reached(s Stage) bool { return p.reached&s == s }
 
 func prod(ds []int) int {
 	n := 1

@@ -8,55 +8,132 @@ import (
 	"github.com/ocannlgen/ocannlgen/inference"
 )
 
-// Pass is one named lowering step over a Program.
+// Pass is one named lowering step over a Program: a plain value, composed
+// with others in a list (Passes, Concat) and run in order by LowerWith. The
+// name is for people (dumps, `ocannlgen infer --dump`, error messages);
+// nothing dispatches on it. What a pass establishes is recorded as a
+// Stage, which later passes, the printer, the interpreter and the
+// emitters ask about (Program.Reached).
 type Pass struct {
-	// Name identifies the pass for LowerUpTo.
+	// Name identifies the pass in dumps and in Program.Done.
 	Name string
 	// Run transforms the program in place.
 	Run func(*Program) error
+	// Reaches is the stage the program has reached once the pass has
+	// run (0 for a pass that establishes nothing new, such as an
+	// extension adding assignments).
+	Reaches Stage
 }
 
-// Passes returns the lowering passes in the order Lower runs them:
-// "assign", "loops", "pad", "check".
+// Stage is a set of facts about a Program that passes establish.
+type Stage uint8
+
+// The stages of lowering.
+const (
+	// Assigned: the tensor table and the assignments exist.
+	Assigned Stage = 1 << iota
+	// Looped: every assignment is lowered to a loop nest (Program.Ops).
+	Looped
+	// Padded: padded tensors have their buffers, shifted accesses and
+	// margin resets.
+	Padded
+	// Checked: every access is proved in bounds.
+	Checked
+)
+
+// AssignPass builds the tensor table and one assignment per leaf and
+// operation ("assign").
+func AssignPass() Pass { return Pass{Name: "assign", Run: passAssign, Reaches: Assigned} }
+
+// LoopsPass lowers every assignment, of any kind, to a loop nest
+// ("loops").
+func LoopsPass() Pass { return Pass{Name: "loops", Run: passLoops, Reaches: Looped} }
+
+// PadPass widens padded tensors' buffers, shifts their accesses and adds
+// the margin resets ("pad").
+func PadPass() Pass { return Pass{Name: "pad", Run: passPad, Reaches: Padded} }
+
+// CheckPass proves every access in bounds ("check").
+func CheckPass() Pass { return Pass{Name: "check", Run: passCheck, Reaches: Checked} }
+
+// ExtendPass is a pass named name that calls extend, which may add
+// tensors (Program.AddTensor) and append assignments of any kind to
+// Program.Assignments; placed right after AssignPass, the later passes
+// lower everything (see LowerExtended).
+func ExtendPass(name string, extend func(*Program) error) Pass {
+	return Pass{Name: name, Run: extend}
+}
+
+// Passes returns the standard lowering passes in the order Lower runs
+// them: "assign", "loops", "pad", "check".
 func Passes() []Pass {
-	return []Pass{
-		{Name: "assign", Run: passAssign},
-		{Name: "loops", Run: passLoops},
-		{Name: "pad", Run: passPad},
-		{Name: "check", Run: passCheck},
+	return []Pass{AssignPass(), LoopsPass(), PadPass(), CheckPass()}
+}
+
+// Concat joins pass lists into one, in order.
+func Concat(lists ...[]Pass) []Pass {
+	var out []Pass
+	for _, l := range lists {
+		out = append(out, l...)
 	}
+	return out
 }
 
-// Lower runs every pass on g, which must have been through shape
-// inference and inference.DeriveProjections.
-func Lower(g *inference.Graph) (*Program, error) {
-	ps := Passes()
-	return LowerUpTo(g, ps[len(ps)-1].Name)
+// Names lists the names of passes, in order.
+func Names(passes []Pass) []string {
+	out := make([]string, len(passes))
+	for i, ps := range passes {
+		out[i] = ps.Name
+	}
+	return out
 }
 
-// LowerUpTo runs the passes up to and including the one named name, so
-// that the intermediate stage can be dumped.
-func LowerUpTo(g *inference.Graph, name string) (*Program, error) {
-	ps := Passes()
-	last := -1
-	var names []string
-	for i, ps := range ps {
-		names = append(names, ps.Name)
+// UpTo returns the prefix of passes ending with the one named name, so
+// that an intermediate stage can be dumped.
+func UpTo(passes []Pass, name string) ([]Pass, error) {
+	for i, ps := range passes {
 		if ps.Name == name {
-			last = i
+			return passes[:i+1], nil
 		}
 	}
-	if last < 0 {
-		return nil, fmt.Errorf("loopir: unknown pass %q (passes: %s)", name, strings.Join(names, ", "))
-	}
+	return nil, fmt.Errorf("loopir: unknown pass %q (passes: %s)", name, strings.Join(Names(passes), ", "))
+}
+
+// LowerWith lowers g, which must have been through shape inference and
+// inference.DeriveProjections, by running passes in order. After each
+// pass, observe (when not nil) is called with the pass and the program.
+func LowerWith(g *inference.Graph, passes []Pass, observe func(Pass, *Program) error) (*Program, error) {
 	p := &Program{Graph: g}
-	for _, ps := range ps[:last+1] {
+	for _, ps := range passes {
 		if err := ps.Run(p); err != nil {
 			return nil, err
 		}
 		p.Done = append(p.Done, ps.Name)
+		p.reached |= ps.Reaches
+		if observe != nil {
+			if err := observe(ps, p); err != nil {
+				return p, err
+			}
+		}
 	}
 	return p, nil
+}
+
+// Lower runs every standard pass on g, which must have been through
+// shape inference and inference.DeriveProjections. Package pipeline is
+// the entry point that sequences inference, projections and lowering.
+func Lower(g *inference.Graph) (*Program, error) {
+	return LowerWith(g, Passes(), nil)
+}
+
+// LowerUpTo runs the standard passes up to and including the one named
+// name, so that the intermediate stage can be dumped.
+func LowerUpTo(g *inference.Graph, name string) (*Program, error) {
+	ps, err := UpTo(Passes(), name)
+	if err != nil {
+		return nil, err
+	}
+	return LowerWith(g, ps, nil)
 }
 
 // Iterator states during the lowering of one operation.
@@ -82,11 +159,11 @@ func (l *lowerer) fail(format string, args ...any) error {
 	return &Error{Pass: "loops", Op: l.op, Desc: l.a.Description(), Msg: fmt.Sprintf(format, args...)}
 }
 
-// passLoops lowers every assignment to loop-IR statements.
+// passLoops lowers every assignment, of any kind, to loop-IR statements.
 func passLoops(p *Program) error {
 	p.Ops = nil
 	for _, a := range p.Assignments {
-		o, err := lowerAssignment(p, a)
+		o, err := lowerExtended(p, a)
 		if err != nil {
 			return err
 		}

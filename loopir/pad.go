@@ -9,10 +9,10 @@ import (
 // shifted by the left margins, and each operation that reads it first
 // resets its margins to the operation's neutral element.
 func passPad(p *Program) error {
-	if !p.ran("loops") {
+	if !p.Reached(Looped) {
 		return &Error{Pass: "pad", Op: -1, Msg: `the "loops" pass has not run`}
 	}
-	if p.ran("pad") {
+	if p.Reached(Padded) {
 		return &Error{Pass: "pad", Op: -1, Msg: "the margins are already applied"}
 	}
 	for i := range p.Tensors {
@@ -46,6 +46,7 @@ func passPad(p *Program) error {
 		}
 		o.Body = append(pre, o.Body...)
 	}
+	patchPadding(p)
 	return nil
 }
 
@@ -122,7 +123,7 @@ func visitLoads(s Stmt, f func(*Load)) {
 // ranging over boxes attains its extremes at the box corners, so the
 // interpreter can never index out of range.
 func passCheck(p *Program) error {
-	if !p.ran("pad") {
+	if !p.Reached(Padded) {
 		return &Error{Pass: "check", Op: -1, Msg: `the "pad" pass has not run`}
 	}
 	return p.check()

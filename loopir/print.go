@@ -34,7 +34,7 @@ func (p *Program) Dump(w io.Writer) {
 				ms = append(ms, fmt.Sprintf("%d+%d", m.Left, m.Right))
 			}
 			buf := "not yet applied"
-			if p.ran("pad") {
+			if p.Reached(Padded) {
 				buf = "buffer " + dimsString(t.BufDims)
 			}
 			padded = append(padded, fmt.Sprintf("# padded %s: dims %s, margins (left+right) %s, %s",
@@ -48,7 +48,7 @@ func (p *Program) Dump(w io.Writer) {
 		}
 	}
 	switch {
-	case p.ran("loops"):
+	case p.Reached(Looped):
 		for _, o := range p.Ops {
 			sep()
 			fmt.Fprintf(&b, "# %s\n", o.Desc)
@@ -56,7 +56,7 @@ func (p *Program) Dump(w io.Writer) {
 				p.dumpStmt(&b, s, 0)
 			}
 		}
-	case p.ran("assign"):
+	case p.Reached(Assigned):
 		for _, a := range p.Assignments {
 			sep()
 			fmt.Fprintf(&b, "# %s\n", a.Description())

@@ -3,7 +3,7 @@ package model
 import (
 	"testing"
 
-	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -46,7 +46,7 @@ func FuzzModel(f *testing.F) {
 					t.Fatalf("entry %s: %s has shape %s, model says %s", e.Name, id, s, inf.Shapes[id])
 				}
 			}
-			if err := inference.DeriveProjections(inf.Graphs[i]); err != nil {
+			if _, err := pipeline.CompileGraph(inf.Graphs[i], pipeline.Options{Goal: pipeline.Projected}); err != nil {
 				return
 			}
 		}

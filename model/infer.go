@@ -69,6 +69,9 @@ func (m *Model) Infer() (*Inferred, error) {
 			if err != nil {
 				if firstErr == nil {
 					firstErr = &EntryError{Entry: e.Name, Err: err}
+					if be := batchMismatch(e, r.Shapes, pinned[i], err); be != nil {
+						firstErr = be
+					}
 				}
 				continue
 			}
@@ -92,6 +95,63 @@ func (m *Model) Infer() (*Inferred, error) {
 		return nil, firstErr
 	}
 	return r, nil
+}
+
+// batchMismatch explains an entry's shape error caused by inputs
+// declared with different batch sizes: when giving every input the first
+// input's batch row makes the entry infer, the error names the two inputs
+// and their batch sizes (rather than the tensors of an inlined layer where
+// the sizes first met, such as train.hinge#1/scores), at the second
+// input's batch row. It returns nil when that is not the cause.
+func batchMismatch(e *Entry, shapes map[string]inference.Shape, pin map[string]bool, err error) *Error {
+	var ie *inference.Error
+	if !errors.As(err, &ie) || ie.Kind != inference.KindDimMismatch && ie.Kind != inference.KindRankMismatch || len(e.Inputs) < 2 {
+		return nil
+	}
+	first := e.Inputs[0]
+	var other *program.InputStmt
+	for _, in := range e.Inputs[1:] {
+		if rowText(in.Shape.Batch) != rowText(first.Shape.Batch) {
+			other = in
+			break
+		}
+	}
+	if other == nil {
+		return nil
+	}
+	saved := make([]*program.ShapeDecl, len(e.Inputs))
+	for k, in := range e.Inputs {
+		saved[k] = in.Shape
+		sd := *in.Shape
+		sd.Batch = first.Shape.Batch
+		in.Shape = &sd
+	}
+	_, cerr := inferPinned(e, shapes, pin)
+	for k, in := range e.Inputs {
+		in.Shape = saved[k]
+	}
+	if cerr != nil {
+		return nil
+	}
+	pos := other.Pos
+	if other.Shape.Batch != nil {
+		pos = other.Shape.Batch.Pos
+	}
+	where := ""
+	if ie.Pos.Line > 0 {
+		where = fmt.Sprintf(" (at %d:%d)", ie.Pos.Line, ie.Pos.Col)
+	}
+	return &Error{Pos: pos, Msg: fmt.Sprintf(
+		"input %s has batch size %s but input %s has batch size %s, and entry %s combines them%s; declare the same batch size for both",
+		other.Name, batchText(other.Shape.Batch), first.Name, batchText(first.Shape.Batch), e.Name, where)}
+}
+
+// batchText describes a declared batch row for messages.
+func batchText(r *program.RowDecl) string {
+	if t := rowText(r); t != "" {
+		return t
+	}
+	return "none (no batch row)"
 }
 
 // hiddenParam reports the parameter a hidden-dimension error is about.

@@ -382,7 +382,7 @@ func (x *expander) asInstance(e program.Expr) (*program.Instance, bool) {
 func (x *expander) instantiate(in *program.Instance, name string, sc *scope) (*instance, error) {
 	def, ok := x.layers[in.Layer]
 	if !ok {
-		return nil, fail(x.at(sc, in.Pos), "unknown layer %q", in.Layer)
+		return nil, fail(x.at(sc, in.Pos), "%s", x.unknownLayer(in.Layer))
 	}
 	cfg, err := x.bindConfig(def, in.Args, in.Pos, sc)
 	if err != nil {
@@ -484,6 +484,9 @@ func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 			if err := x.defineName(sc, s.Name, s.Pos); err != nil {
 				return nil, err
 			}
+			if err := unknownInputRow(s); err != nil {
+				return nil, err
+			}
 			in := *s
 			ent.Inputs = append(ent.Inputs, &in)
 			x.out = append(x.out, &in)
@@ -519,6 +522,61 @@ func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 	}
 	ent.Prog = &program.Program{Stmts: x.out}
 	return ent, nil
+}
+
+// unknownInputRow rejects '?' in an entry's input: the entry's Go method
+// takes arrays of fixed sizes, so every row must be written ('?' would
+// silently leave the batch row empty: one example).
+func unknownInputRow(s *program.InputStmt) error {
+	sd := s.Shape
+	if sd.Batch != nil && sd.Batch.Unknown {
+		rest := shapeText(&program.ShapeDecl{Input: sd.Input, Output: sd.Output})
+		return fail(sd.Batch.Pos, "input %s: an entry point's batch size cannot be '?' (inferred); write it: input %s : 1 | %s for one example, input %s : 32 | %s for a batch of 32 (batch sizes chosen at run time are not supported yet)",
+			s.Name, s.Name, rest, s.Name, rest)
+	}
+	for _, r := range []*program.RowDecl{sd.Input, sd.Output} {
+		if r != nil && r.Unknown {
+			return fail(r.Pos, "input %s: an entry point's input must give every size; '?' (a row to infer) is only for leaf tensors", s.Name)
+		}
+	}
+	return nil
+}
+
+// rowText renders a declared row as written (`32`, `4, 8`, `?`); "" for
+// an absent or empty row.
+func rowText(r *program.RowDecl) string {
+	if r == nil {
+		return ""
+	}
+	if r.Unknown {
+		return "?"
+	}
+	var parts []string
+	for _, d := range r.Dims {
+		p := strconv.Itoa(d.Size)
+		if d.Name != "" && d.Size == 0 {
+			p = d.Name
+		}
+		if d.Basis != "" {
+			p += ":" + d.Basis
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shapeText renders a declared shape as written (`2 -> 3`).
+func shapeText(sd *program.ShapeDecl) string {
+	row := rowText
+	var b strings.Builder
+	if sd.Batch != nil {
+		b.WriteString(row(sd.Batch) + " | ")
+	}
+	if sd.Input != nil {
+		b.WriteString(row(sd.Input) + " -> ")
+	}
+	b.WriteString(row(sd.Output))
+	return strings.TrimSpace(b.String())
 }
 
 func resetApps(m map[string]*instance) {
@@ -934,6 +992,45 @@ func (x *expander) inlineParam(e *program.InlineParam, sc *scope) (program.Expr,
 	return &program.InlineParam{Pos: p, Name: id, Init: init, Fields: fields}, nil
 }
 
+// unknownLayer is the message for an unknown layer name, suggesting the
+// nearest defined layer (the model's or the standard library's) when one
+// is close: at most a third of the name's letters edited (at least one).
+func (x *expander) unknownLayer(name string) string {
+	best, bestD := "", 0
+	for l := range x.layers {
+		d := editDistance(name, l)
+		if best == "" || d < bestD || d == bestD && l < best {
+			best, bestD = l, d
+		}
+	}
+	if best != "" && bestD <= max(1, len([]rune(name))/3) {
+		return fmt.Sprintf("unknown layer %q (did you mean %s?)", name, best)
+	}
+	return fmt.Sprintf("unknown layer %q", name)
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
 // call expands a layer application.
 func (x *expander) call(c *program.Call, sc *scope) (program.Expr, error) {
 	switch cal := c.Callee.(type) {
@@ -946,7 +1043,7 @@ func (x *expander) call(c *program.Call, sc *scope) (program.Expr, error) {
 		}
 		def, ok := x.layers[cal.Name]
 		if !ok {
-			return nil, fail(x.at(sc, cal.Pos), "unknown layer %q", cal.Name)
+			return nil, fail(x.at(sc, cal.Pos), "%s", x.unknownLayer(cal.Name))
 		}
 		inst, err := x.anonymous(c, def, nil, sc)
 		if err != nil {
@@ -956,7 +1053,7 @@ func (x *expander) call(c *program.Call, sc *scope) (program.Expr, error) {
 	case *program.Instance:
 		def, ok := x.layers[cal.Layer]
 		if !ok {
-			return nil, fail(x.at(sc, cal.Pos), "unknown layer %q", cal.Layer)
+			return nil, fail(x.at(sc, cal.Pos), "%s", x.unknownLayer(cal.Layer))
 		}
 		inst, err := x.anonymous(c, def, cal.Args, sc)
 		if err != nil {

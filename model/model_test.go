@@ -163,3 +163,66 @@ func TestRecursiveLayers(t *testing.T) {
 		}
 	}
 }
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"", "abc", 3}, {"dense", "dense", 0}, {"dence", "dense", 1},
+		{"kitten", "sitting", 3}, {"linaer", "linear", 2}, {"mlp", "mpl", 2}, {"héllo", "hello", 1},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		if got := editDistance(tc.b, tc.a); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.b, tc.a, got, tc.want)
+		}
+	}
+}
+
+// TestUnknownLayerSuggestion: an unknown layer suggests the nearest
+// layer of the model or the standard library, only when it is close.
+func TestUnknownLayerSuggestion(t *testing.T) {
+	for _, tc := range []struct{ call, want string }{
+		{"dence[4](x)", `unknown layer "dence" (did you mean dense?)`},
+		{"lineer[4](x)", `unknown layer "lineer" (did you mean linear?)`},
+		{"mine2(x)", `unknown layer "mine2" (did you mean mine?)`},
+		{"let n = lineer[4]\n  return n(x)", `unknown layer "lineer" (did you mean linear?)`},
+		{"frobnicate(x)", `unknown layer "frobnicate"`},
+	} {
+		body := "return " + tc.call
+		if strings.HasPrefix(tc.call, "let") {
+			body = tc.call
+		}
+		src := "layer mine(x) = relu x\nentry e:\n  input x : 2\n  " + body + "\n"
+		_, err := expand(t, src)
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want ... %s", tc.call, err, tc.want)
+		}
+	}
+}
+
+// TestBatchMismatch: inputs whose batch sizes differ are named when
+// equal batch sizes would make the entry infer; an error that equal
+// batch sizes do not fix is reported as it is.
+func TestBatchMismatch(t *testing.T) {
+	infer := func(src string) error {
+		t.Helper()
+		m, err := expand(t, src)
+		if err != nil {
+			t.Fatalf("expand: %v", err)
+		}
+		_, err = m.Infer()
+		return err
+	}
+	err := infer("let net = mlp2[16, 16]\nloss train:\n    input points : 32 | 2\n    input labels : 16 | 1\n    return hinge(net(points), labels)\n")
+	want := "4:20: input labels has batch size 16 but input points has batch size 32, and entry train combines them (at 5:12); declare the same batch size for both"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	err = infer("entry e:\n    input a : 4 | 3\n    input b : 2 | 5\n    return a + b\n")
+	if err == nil || strings.Contains(err.Error(), "batch size") || !strings.Contains(err.Error(), "dimension mismatch") {
+		t.Errorf("a mismatch equal batch sizes do not fix: got %v", err)
+	}
+}

@@ -22,6 +22,9 @@ var errorCases = []struct {
 	// Einsum structure.
 	{"ij;jk", false, 6, "missing '=>'"},
 	{"a", false, 2, "missing '=>'"},
+	// '->' written for '=>': the error points at it and shows the fix.
+	{"i,j;j,k->i,k", false, 8, `did you mean "i,j;j,k=>i,k"?`},
+	{"ab->b", false, 3, `did you mean "ab=>b"?`},
 	{"a => b => c", false, 8, "second '=>'"},
 	{"a => b; c", false, 7, "result is a single slot"},
 	{"a; b", true, 2, "single slot"},

@@ -1,6 +1,9 @@
 package spec
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // IsMultichar reports whether src is read in multichar mode: it is iff src
 // contains any of ',' '*' '+' '^' '&' '<', or a '=' that is not immediately
@@ -40,6 +43,12 @@ func ParseEinsum(src string) (*Einsum, error) {
 			continue
 		case tkDArrow:
 		case tkEOF:
+			// "i,j; j,k -> i,k": '->' written for '=>' parses as the last
+			// slot's input row; point at it and show the fix.
+			if a := strings.LastIndex(src, "->"); a > strings.LastIndex(src, ";") && !strings.Contains(src, "=>") {
+				return nil, p.errAt(a+1, fmt.Sprintf("missing '=>': an einsum spec is `rhs1; rhs2; ... => result`, and '->' separates a slot's input axes from its output axes: did you mean %q?",
+					src[:a]+"=>"+src[a+2:]))
+			}
 			return nil, p.errAt(t.col, "missing '=>': an einsum spec is `rhs1; rhs2; ... => result`")
 		default:
 			return nil, p.unexpected(t, "")

@@ -44,6 +44,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	wd, _ := os.Getwd()
+	base := gen.ErrorBase(wd, os.Getenv) // see docs/language.md, "Error positions"
 	results, err := gen.Generate(patterns, opts)
 	status := 0
 	if err != nil {
@@ -51,7 +52,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		var el gen.ErrorList
 		if errors.As(err, &el) {
 			for _, e := range el {
-				fmt.Fprintln(stderr, e.Rel(wd))
+				fmt.Fprintln(stderr, e.Rel(base))
 			}
 		} else {
 			fmt.Fprintf(stderr, "ocannlgen: %v\n", err)
@@ -59,7 +60,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, r := range results {
 		name := r.File
-		if rel, err := filepath.Rel(wd, name); err == nil && !strings.HasPrefix(rel, "..") {
+		if rel, err := filepath.Rel(base, name); base != "" && err == nil && !strings.HasPrefix(rel, "..") {
 			name = rel
 		}
 		switch {

@@ -90,4 +90,31 @@ func TestGoGenerate(t *testing.T) {
 	}
 	goCmd("vet", "./...")
 	goCmd("test", "./good")
+
+	// Two packages each with a k.go that has an error: go generate runs
+	// ocannlgen in each package's directory, and the printed paths are
+	// relative to the module root, so they name different files.
+	mod := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module twok\n\ngo 1.26\n",
+		"a/k.go": "package a\n\n//go:generate ocannlgen\n\n// F misspells its verb.\n//\n//ocannl:ensum \"i => 0\"\nfunc F(x *[4]float32, out *[1]float32) { ocannlF(x, out) }\n",
+		"b/k.go": "package b\n\n//go:generate ocannlgen\n\n// F misspells its verb.\n//\n//ocannl:einsun \"i => 0\"\nfunc F(x *[4]float32, out *[1]float32) { ocannlF(x, out) }\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Join(mod, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := testutil.GoCmd(t, filepath.Join(mod, "b"), env, "generate", "../...")
+	if err == nil {
+		t.Fatalf("go generate succeeded on two bad packages:\n%s", out)
+	}
+	for _, want := range []string{"a/k.go:7:10: unknown directive //ocannl:ensum", "b/k.go:7:10: unknown directive //ocannl:einsun"} {
+		if !strings.Contains(out, "\n"+want) && !strings.HasPrefix(out, want) {
+			t.Errorf("go generate output lacks %q:\n%s", want, out)
+		}
+	}
 }

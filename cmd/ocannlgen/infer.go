@@ -12,8 +12,8 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/autodiff"
 	"github.com/ocannlgen/ocannlgen/inference"
-	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -22,16 +22,19 @@ type cliFlags struct {
 	json  bool
 	loops bool
 	f32   bool
+	dump  string
 	file  string
 	// maxMiB is run's memory budget in MiB (--max-mib N or --max-mib=N).
 	maxMiB int
 }
 
-// parseFlags parses args, accepting only the named boolean flags
-// (without dashes) and exactly one input file ("-" for standard input).
+// parseFlags parses args, accepting only the named flags (without
+// dashes: the boolean json, loops, f32, and dump=STAGE) and exactly one
+// input file ("-" for standard input), which --dump=list does not need.
 func parseFlags(args []string, allowed ...string) (cliFlags, error) {
 	var f cliFlags
 	ptr := map[string]*bool{"json": &f.json, "loops": &f.loops, "f32": &f.f32}
+	val := map[string]*string{"dump": &f.dump}
 	ok := map[string]bool{}
 	for _, a := range allowed {
 		ok[a] = true
@@ -39,17 +42,17 @@ func parseFlags(args []string, allowed ...string) (cliFlags, error) {
 	f.maxMiB = defaultMaxMiB
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if name, val, eq := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "max-mib" && ok[name] && strings.HasPrefix(a, "-") {
+		if name, mv, eq := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "max-mib" && ok[name] && strings.HasPrefix(a, "-") {
 			if !eq {
 				if i+1 == len(args) {
 					return f, fmt.Errorf("flag %s needs a value (MiB)", a)
 				}
 				i++
-				val = args[i]
+				mv = args[i]
 			}
-			n, err := strconv.Atoi(val)
+			n, err := strconv.Atoi(mv)
 			if err != nil || n < 1 {
-				return f, fmt.Errorf("flag --max-mib: %q is not a positive number of MiB", val)
+				return f, fmt.Errorf("flag --max-mib: %q is not a positive number of MiB", mv)
 			}
 			f.maxMiB = n
 			continue
@@ -61,13 +64,23 @@ func parseFlags(args []string, allowed ...string) (cliFlags, error) {
 			f.file = a
 			continue
 		}
-		name := strings.TrimLeft(a, "-")
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !ok[name] {
 			return f, fmt.Errorf("unknown flag %q", a)
 		}
+		if p := val[name]; p != nil {
+			if !hasValue || value == "" {
+				return f, fmt.Errorf("flag %q needs a value (--%s=NAME)", a, name)
+			}
+			*p = value
+			continue
+		}
+		if hasValue {
+			return f, fmt.Errorf("flag %q takes no value", a)
+		}
 		*ptr[name] = true
 	}
-	if f.file == "" {
+	if f.file == "" && f.dump != "list" {
 		return f, fmt.Errorf("missing input file (use - for standard input)")
 	}
 	return f, nil
@@ -203,28 +216,50 @@ func reportError(err error, file string, asJSON bool, stdout, stderr io.Writer) 
 }
 
 func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseFlags(args, "json", "loops")
+	f, err := parseFlags(args, "json", "loops", "dump")
+	if err == nil && f.dump != "" && (f.json || f.loops) {
+		err = fmt.Errorf("--dump cannot be combined with --json or --loops")
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ocannlgen infer: %v\n%s", err, usage)
 		return 2
+	}
+	if f.dump == "list" {
+		return dumpList(stdout)
 	}
 	src, err := readInput(f.file, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "ocannlgen infer: %v\n", err)
 		return 2
 	}
-	if prog, perr := program.Parse(src); perr == nil && isModel(prog) {
+	prog, perr := program.Parse(src)
+	if perr == nil && isModel(prog) {
+		if f.dump != "" {
+			return dumpModel(prog, f, stdout, stderr)
+		}
 		return inferModel(prog, f, stdout, stderr)
 	}
-	g, err := inference.InferSource(src)
-	if err != nil {
-		return reportError(err, f.file, f.json, stdout, stderr)
+	if f.dump != "" {
+		return dumpProgram(src, f, stdout, stderr)
 	}
+	// The forward program goes as far as the output needs: shapes, the
+	// projections (--loops --json), the loop nests (--loops). A lowering
+	// error is reported after the shapes are printed.
+	goal := pipeline.Shapes
 	if f.loops {
-		if err := inference.DeriveProjections(g); err != nil {
-			return reportError(err, f.file, f.json, stdout, stderr)
+		goal = pipeline.Lowered
+		if f.json {
+			goal = pipeline.Projected
 		}
 	}
+	if perr != nil {
+		return reportError(inference.ParseError(perr), f.file, f.json, stdout, stderr)
+	}
+	res, err := pipeline.CompileProgram(prog, pipeline.Options{Goal: goal})
+	if err != nil && !res.Projected {
+		return reportError(err, f.file, f.json, stdout, stderr)
+	}
+	g := res.Graph
 	if f.json {
 		out := struct {
 			Tensors []jsonTensor `json:"tensors"`
@@ -246,12 +281,11 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	_ = tw.Flush()
 	if f.loops {
-		prog, err := loopir.Lower(g)
 		if err != nil {
 			return reportError(err, f.file, false, stdout, stderr)
 		}
 		fmt.Fprintln(stdout)
-		prog.Dump(stdout)
+		res.Loops.Dump(stdout)
 	}
 	return 0
 }
@@ -339,28 +373,29 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 	}
 	for i, e := range m.Entries {
 		g := inf.Graphs[i]
-		if err := inference.DeriveProjections(g); err != nil {
+		res, err := pipeline.CompileGraph(g, entryOptions(g, e))
+		if !res.Projected {
 			return reportModelError(&model.EntryError{Entry: e.Name, Err: err}, f, stdout, stderr)
 		}
 		fmt.Fprintf(stdout, "\n# loops of %s\n", e.Name)
-		if !e.Loss {
-			lp, err := loopir.Lower(g)
-			if err != nil {
-				return reportModelError(&model.EntryError{Entry: e.Name, Err: err}, f, stdout, stderr)
-			}
-			lp.Dump(stdout)
-			continue
-		}
-		gr, err := autodiff.BackwardParams(g, model.Tensor(g, e.Result))
+		var be *pipeline.BackwardError
 		if errors.Is(err, autodiff.ErrNoParameter) {
 			fmt.Fprintf(stderr, "%s:%d:%d: the loss %s depends on no parameter (through differentiable operations), so training it would change nothing; make it depend on one, or declare it with entry instead of loss\n",
 				displayName(f.file), e.Pos.Line, e.Pos.Col, e.Name)
 			return 1
 		}
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: loss %s: %v\n", f.file, e.Name, err)
+		if errors.As(err, &be) {
+			fmt.Fprintf(stderr, "%s: loss %s: %v\n", f.file, e.Name, be.Err)
 			return 1
 		}
+		if err != nil {
+			return reportModelError(&model.EntryError{Entry: e.Name, Err: err}, f, stdout, stderr)
+		}
+		if !e.Loss {
+			res.Loops.Dump(stdout)
+			continue
+		}
+		gr := res.Gradients
 		fmt.Fprint(stdout, gr.Program.DumpOps(gr.Program.Ops[:gr.Forward]))
 		fmt.Fprintf(stdout, "\n# backward of %s\n", e.Name)
 		gr.Dump(stdout)
@@ -391,4 +426,15 @@ func displayName(file string) string {
 		return "<stdin>"
 	}
 	return file
+}
+
+// entryOptions are the pipeline options for a model entry: a plain entry
+// is lowered; a loss gets its backward program (which runs the forward
+// operations too), restricted to the parameters' gradients.
+func entryOptions(g *inference.Graph, e *model.Entry) pipeline.Options {
+	if !e.Loss {
+		return pipeline.Options{}
+	}
+	return pipeline.Options{Goal: pipeline.Projected,
+		Backward: &pipeline.Backward{Loss: model.Tensor(g, e.Result), ParamsOnly: true}}
 }

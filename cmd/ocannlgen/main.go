@@ -7,6 +7,8 @@
 //	                                            //ocannl: directives (what //go:generate ocannlgen runs)
 //	ocannlgen infer [--json] [--loops] FILE|-   print the inferred shape of every named
 //	                                            tensor (and with --loops every operation's loop nest)
+//	ocannlgen infer --dump=STAGE FILE|-         print the program's state after a named stage of the
+//	                                            pipeline (--dump=list lists the stages)
 //	ocannlgen run [--json] [--f32] FILE|-      run the program with the reference interpreter
 //
 // See docs/language.md for the program language and docs/design.md for
@@ -31,6 +33,10 @@ const usage = `usage:
                                               what was written
   ocannlgen infer [--json] [--loops] FILE|-   infer and print the shape of every named tensor;
                                               --loops adds each operation's projections and loop nest
+  ocannlgen infer --dump=STAGE FILE|-         print the state after one named stage of the pipeline
+                                              (parsing, each stage of shape inference, projections,
+                                              each lowering pass, a model loss's backward pass) and
+                                              stop there; --dump=list lists the stages
   ocannlgen run [--json] [--f32] [--max-mib N] FILE|-
                                               run the program with the reference interpreter
                                               (float64, or float32 with --f32) and print every named tensor;

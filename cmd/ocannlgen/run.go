@@ -9,22 +9,16 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 )
 
 // compile infers shapes and projections and lowers the program.
 func compile(src string) (*inference.Graph, *loopir.Program, error) {
-	g, err := inference.InferSource(src)
+	res, err := pipeline.Compile(src, pipeline.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := inference.DeriveProjections(g); err != nil {
-		return nil, nil, err
-	}
-	prog, err := loopir.Lower(g)
-	if err != nil {
-		return nil, nil, err
-	}
-	return g, prog, nil
+	return res.Graph, res.Loops, nil
 }
 
 // defaultMaxMiB is run's default memory budget: 4 GiB.

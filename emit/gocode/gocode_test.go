@@ -276,8 +276,10 @@ func TestErrors(t *testing.T) {
 input x : 11
 input w : 3
 let y = x +* "o=+k; k => o" w`, nil)
-	_, unlowered := compileProgram(t, matmulSrc, nil)
-	unlowered.Done = []string{"assign", "loops"}
+	unlowered, err := loopir.LowerUpTo(testutil.Compile(t, matmulSrc), "loops")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		f    *File

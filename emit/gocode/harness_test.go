@@ -11,6 +11,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 )
 
 // The end-to-end tests compile programs with inference and loopir,
@@ -74,11 +75,11 @@ func compileProgram(t testing.TB, src string, init func(g *inference.Graph)) (*i
 	if init != nil {
 		init(g)
 	}
-	p, err := loopir.Lower(g)
+	res, err := pipeline.CompileGraph(g, pipeline.Options{})
 	if err != nil {
 		t.Fatalf("lower: %v", err)
 	}
-	return g, p
+	return g, res.Loops
 }
 
 func isLeaf(k inference.TensorKind) bool {

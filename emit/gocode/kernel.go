@@ -130,6 +130,11 @@ type ktensor struct {
 	written bool              // stored to or filled by the program
 	fetch   *loopir.FetchStmt // the program's fetch of the tensor, if any
 	loaded  bool              // read by some statement of the program
+	// refs counts the references to the storage the generated code
+	// makes; fetchRefs those its initialization makes, whose
+	// statements are fetchCode (a local only they reference is dead).
+	refs, fetchRefs int
+	fetchCode       []*jen.Statement
 	// fresh: a local not written since entry (all zeros);
 	// marginKnown/marginVal track the value of a padded local's margins.
 	fresh       bool
@@ -154,15 +159,6 @@ func prod(ds []int) int {
 func padded(t *loopir.TensorInfo) bool {
 	for _, m := range t.Padding {
 		if m.Left != 0 || m.Right != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func ranPass(p *loopir.Program, name string) bool {
-	for _, d := range p.Done {
-		if d == name {
 			return true
 		}
 	}
@@ -200,7 +196,7 @@ func newKgen(kn *Kernel) (*kgen, error) {
 	if p == nil {
 		return nil, k.fail("no program")
 	}
-	if !ranPass(p, "pad") {
+	if !p.Reached(loopir.Padded) {
 		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
 	}
 	k.ts = make([]ktensor, len(p.Tensors))
@@ -581,6 +577,7 @@ func groupIndex(s *tstore, idx []loopir.IndexExpr) []loopir.IndexExpr {
 // ref is the Go expression naming tensor t's storage (marking it used).
 func (k *kgen) ref(t int) *jen.Statement {
 	k.ts[t].st.used = true
+	k.ts[t].refs++
 	if k.ts[t].st.scratch {
 		return jen.Id(k.scratch).Dot(k.ts[t].st.name)
 	}
@@ -716,6 +713,18 @@ func (k *kgen) function() (jen.Code, error) {
 				body = append(body, jen.Line())
 			}
 			body = append(body, code...)
+		}
+	}
+	// A local only its initialization references (its reads were folded
+	// away, as the literal in `where 1 x lit`) is neither initialized
+	// nor declared: Go rejects a variable that is only assigned.
+	for t := range k.ts {
+		kt := &k.ts[t]
+		if s := &kt.st; s.kind == sLocal && s.param == nil && !s.scratch && kt.fetchRefs > 0 && kt.refs == kt.fetchRefs {
+			for _, st := range kt.fetchCode {
+				*st = jen.Statement{jen.Null()}
+			}
+			s.used = false
 		}
 	}
 	// The prologue, now that the body tells which storage is used.
@@ -909,7 +918,16 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 	for _, s := range o.Body {
 		switch s := s.(type) {
 		case *loopir.FetchStmt:
-			out = append(out, k.fetch(s)...)
+			before := k.ts[s.Tensor].refs
+			code := k.fetch(s)
+			kt := &k.ts[s.Tensor]
+			kt.fetchRefs += kt.refs - before
+			for _, c := range code {
+				if st, ok := c.(*jen.Statement); ok {
+					kt.fetchCode = append(kt.fetchCode, st)
+				}
+			}
+			out = append(out, code...)
 		case *loopir.Fill:
 			if elide != nil && s == elide.fill {
 				continue

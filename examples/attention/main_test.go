@@ -43,7 +43,7 @@ func TestInitialLoss(t *testing.T) {
 	x, y := trainBatch(0)
 	m := new(Reverser)
 	m.Init(1)
-	if l := float64(m.Train(&x, &y)); math.Abs(l-math.Log(vocab)) > 0.5 {
+	if l := float64(m.TrainLoss(&x, &y)); math.Abs(l-math.Log(vocab)) > 0.5 {
 		t.Errorf("initial loss %.4f, want about ln %d = %.4f", l, vocab, math.Log(vocab))
 	}
 }
@@ -103,7 +103,7 @@ func TestGradient(t *testing.T) {
 			for i := range g {
 				p.Data32[i] = saved[i] + float32(s*eps)*g[i]
 			}
-			return float64(m.Train(&x, &y))
+			return float64(m.TrainLoss(&x, &y))
 		}
 		fd := (shift(1) - shift(-1)) / (2 * eps)
 		copy(p.Data32, saved)

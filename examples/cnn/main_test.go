@@ -106,7 +106,7 @@ func TestForwardMatchesReference(t *testing.T) {
 	x, y := testBatch()
 	m := trainedModel(3, &x, &y)
 	ref := newRefNet(m)
-	got, want := float64(m.Train(&x, &y)), ref.loss(&x, &y)
+	got, want := float64(m.TrainLoss(&x, &y)), ref.loss(&x, &y)
 	if math.Abs(got-want) > 1e-5*math.Max(1, want) {
 		t.Errorf("train entry: loss %.7g, float64 reference %.7g", got, want)
 	}
@@ -208,7 +208,7 @@ func TestGradientFloat32(t *testing.T) {
 			at := func(h float32) (float64, float64) {
 				o := p.Data32[i]
 				p.Data32[i] = o + h
-				l := m.Train(&x, &y)
+				l := m.TrainLoss(&x, &y)
 				step := float64(p.Data32[i]) - float64(o)
 				p.Data32[i] = o
 				return float64(l - loss0), step
@@ -239,7 +239,7 @@ func TestGradientFloat32(t *testing.T) {
 	if tensors := len(grads); checked < tensors-1 {
 		t.Errorf("only %d of %d parameter tensors checked", checked, tensors)
 	}
-	if m.Train(&x, &y) != loss0 {
+	if m.TrainLoss(&x, &y) != loss0 {
 		t.Error("the parameters were not restored")
 	}
 }
@@ -290,7 +290,7 @@ func TestSaveLoad(t *testing.T) {
 	if err := b.UnmarshalBinary(data); err != nil {
 		t.Fatal(err)
 	}
-	if la, lb := a.Train(&x, &y), b.Train(&x, &y); la != lb {
+	if la, lb := a.TrainLoss(&x, &y), b.TrainLoss(&x, &y); la != lb {
 		t.Errorf("loss %v before saving, %v after loading", la, lb)
 	}
 }

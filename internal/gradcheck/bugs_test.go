@@ -5,7 +5,7 @@ package gradcheck
 // flank before a row variable, a spurious hidden-dim error for an einsum
 // over a pointwise result, and a valid convolution with an offset. Each
 // test states the intended behaviour and fails if it regresses. They use the generator's own pipeline (model.Expand,
-// Infer, inference.DeriveProjections, loopir.Lower, as gen.compileModel
+// Infer, then pipeline.CompileGraph per entry, as gen.compileModel
 // does) on small programs, since a model that fails to generate cannot be
 // committed in this package.
 
@@ -14,9 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ocannlgen/ocannlgen/inference"
-	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -43,10 +42,7 @@ func compile(t *testing.T, src string) (map[string][]int, error) {
 	shapes := map[string][]int{}
 	for i, e := range inf.Entries {
 		g := inf.Graphs[i]
-		if err := inference.DeriveProjections(g); err != nil {
-			return nil, err
-		}
-		if _, err := loopir.Lower(g); err != nil {
+		if _, err := pipeline.CompileGraph(g, pipeline.Options{}); err != nil {
 			return nil, err
 		}
 		var dims []int

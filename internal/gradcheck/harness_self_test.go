@@ -43,7 +43,7 @@ func TestBackwardZeroesGrads(t *testing.T) {
 	if l1 != l2 || m1.Grads != g1 {
 		t.Errorf("a second Backward changed the loss or the gradients (accumulation?)")
 	}
-	if l := m2.Objective(&x, &r); l != l1 {
+	if l := m2.ObjectiveLoss(&x, &r); l != l1 {
 		t.Errorf("Objective %v, Backward %v", l, l1)
 	}
 }

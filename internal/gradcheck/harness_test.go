@@ -65,18 +65,18 @@ type bound struct {
 	backward func() float64
 }
 
-// bind finds the Objective and Backward methods of m by reflection and
+// bind finds the ObjectiveLoss and Backward methods of m by reflection and
 // allocates and fills their inputs.
 func bind(t testing.TB, c *gcase, rng *rand.Rand) *bound {
 	v := reflect.ValueOf(c.m)
-	obj := v.MethodByName("Objective")
+	obj := v.MethodByName("ObjectiveLoss")
 	bwd := v.MethodByName("Backward")
 	if !obj.IsValid() || !bwd.IsValid() {
-		t.Fatalf("%s: no Objective/Backward method", c.name)
+		t.Fatalf("%s: no ObjectiveLoss/Backward method", c.name)
 	}
 	ft := obj.Type()
 	if ft.NumOut() != 1 || ft.Out(0).Kind() != reflect.Float64 {
-		t.Fatalf("%s: Objective has type %v, want a float64 loss", c.name, ft)
+		t.Fatalf("%s: ObjectiveLoss has type %v, want a float64 loss", c.name, ft)
 	}
 	var args []reflect.Value
 	var inputs [][]float64
@@ -165,7 +165,7 @@ func check(t testing.TB, c *gcase) result {
 	}
 	// Backward must agree with the forward loss.
 	if l := b.loss(); math.Abs(l-r.loss) > 1e-12*math.Max(1, math.Abs(l)) {
-		t.Errorf("%s: Backward loss %.17g, Objective loss %.17g", c.name, r.loss, l)
+		t.Errorf("%s: Backward loss %.17g, ObjectiveLoss loss %.17g", c.name, r.loss, l)
 	}
 	if c.want != nil {
 		p := map[string][]float64{}

@@ -38,13 +38,13 @@ func (m *ocannlAdd) Init(seed uint64) {
 	m.Grads = ocannlAddParams{}
 }
 
-// Objective runs entry point objective of Add (forward only) and returns the loss. It does not allocate.
-func (m *ocannlAdd) Objective(r *[3][4]float64) float64 {
-	ocannlAddObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Add (forward only) and returns the loss. It does not allocate.
+func (m *ocannlAdd) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlAddObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlAdd) Backward(r *[3][4]float64) float64 {
 	ocannlAddBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -116,13 +116,13 @@ func (m *ocannlSub) Init(seed uint64) {
 	m.Grads = ocannlSubParams{}
 }
 
-// Objective runs entry point objective of Sub (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSub) Objective(r *[3][4]float64) float64 {
-	ocannlSubObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Sub (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSub) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlSubObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSub) Backward(r *[3][4]float64) float64 {
 	ocannlSubBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -194,13 +194,13 @@ func (m *ocannlMul) Init(seed uint64) {
 	m.Grads = ocannlMulParams{}
 }
 
-// Objective runs entry point objective of Mul (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMul) Objective(r *[3][4]float64) float64 {
-	ocannlMulObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Mul (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMul) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlMulObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMul) Backward(r *[3][4]float64) float64 {
 	ocannlMulBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -272,13 +272,13 @@ func (m *ocannlDiv) Init(seed uint64) {
 	m.Grads = ocannlDivParams{}
 }
 
-// Objective runs entry point objective of Div (forward only) and returns the loss. It does not allocate.
-func (m *ocannlDiv) Objective(r *[3][4]float64) float64 {
-	ocannlDivObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Div (forward only) and returns the loss. It does not allocate.
+func (m *ocannlDiv) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlDivObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlDiv) Backward(r *[3][4]float64) float64 {
 	ocannlDivBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -347,13 +347,13 @@ func (m *ocannlSelfMul) Init(seed uint64) {
 	m.Grads = ocannlSelfMulParams{}
 }
 
-// Objective runs entry point objective of SelfMul (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSelfMul) Objective(r *[3][4]float64) float64 {
-	ocannlSelfMulObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of SelfMul (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSelfMul) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlSelfMulObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSelfMul) Backward(r *[3][4]float64) float64 {
 	ocannlSelfMulBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -418,13 +418,13 @@ func (m *ocannlPow2) Init(seed uint64) {
 	m.Grads = ocannlPow2Params{}
 }
 
-// Objective runs entry point objective of Pow2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPow2) Objective(r *[3][4]float64) float64 {
-	ocannlPow2Objective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of Pow2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPow2) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPow2ObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPow2) Backward(r *[3][4]float64) float64 {
 	ocannlPow2Backward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -489,13 +489,13 @@ func (m *ocannlPow1) Init(seed uint64) {
 	m.Grads = ocannlPow1Params{}
 }
 
-// Objective runs entry point objective of Pow1 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPow1) Objective(r *[3][4]float64) float64 {
-	ocannlPow1Objective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of Pow1 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPow1) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPow1ObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPow1) Backward(r *[3][4]float64) float64 {
 	ocannlPow1Backward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -560,13 +560,13 @@ func (m *ocannlPow3) Init(seed uint64) {
 	m.Grads = ocannlPow3Params{}
 }
 
-// Objective runs entry point objective of Pow3 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPow3) Objective(r *[3][4]float64) float64 {
-	ocannlPow3Objective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of Pow3 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPow3) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPow3ObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPow3) Backward(r *[3][4]float64) float64 {
 	ocannlPow3Backward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -631,13 +631,13 @@ func (m *ocannlPowHalf) Init(seed uint64) {
 	m.Grads = ocannlPowHalfParams{}
 }
 
-// Objective runs entry point objective of PowHalf (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPowHalf) Objective(r *[3][4]float64) float64 {
-	ocannlPowHalfObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of PowHalf (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPowHalf) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPowHalfObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPowHalf) Backward(r *[3][4]float64) float64 {
 	ocannlPowHalfBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -702,13 +702,13 @@ func (m *ocannlPowNeg) Init(seed uint64) {
 	m.Grads = ocannlPowNegParams{}
 }
 
-// Objective runs entry point objective of PowNeg (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPowNeg) Objective(r *[3][4]float64) float64 {
-	ocannlPowNegObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of PowNeg (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPowNeg) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPowNegObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPowNeg) Backward(r *[3][4]float64) float64 {
 	ocannlPowNegBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -773,13 +773,13 @@ func (m *ocannlPow0) Init(seed uint64) {
 	m.Grads = ocannlPow0Params{}
 }
 
-// Objective runs entry point objective of Pow0 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPow0) Objective(r *[3][4]float64) float64 {
-	ocannlPow0Objective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of Pow0 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPow0) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPow0ObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPow0) Backward(r *[3][4]float64) float64 {
 	ocannlPow0Backward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -844,13 +844,13 @@ func (m *ocannlPowNegBase) Init(seed uint64) {
 	m.Grads = ocannlPowNegBaseParams{}
 }
 
-// Objective runs entry point objective of PowNegBase (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPowNegBase) Objective(r *[3][4]float64) float64 {
-	ocannlPowNegBaseObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of PowNegBase (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPowNegBase) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlPowNegBaseObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPowNegBase) Backward(r *[3][4]float64) float64 {
 	ocannlPowNegBaseBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -921,13 +921,13 @@ func (m *ocannlFma) Init(seed uint64) {
 	m.Grads = ocannlFmaParams{}
 }
 
-// Objective runs entry point objective of Fma (forward only) and returns the loss. It does not allocate.
-func (m *ocannlFma) Objective(r *[3][4]float64) float64 {
-	ocannlFmaObjective(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.loss)
+// ObjectiveLoss runs entry point objective of Fma (forward only) and returns the loss. It does not allocate.
+func (m *ocannlFma) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlFmaObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlFma) Backward(r *[3][4]float64) float64 {
 	ocannlFmaBackward(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.Grads.A, &m.Grads.B, &m.Grads.C, &m.loss)
@@ -1003,13 +1003,13 @@ func (m *ocannlWhere) Init(seed uint64) {
 	m.Grads = ocannlWhereParams{}
 }
 
-// Objective runs entry point objective of Where (forward only) and returns the loss. It does not allocate.
-func (m *ocannlWhere) Objective(r *[3][4]float64, mask *[3][4]float64) float64 {
-	ocannlWhereObjective(r, mask, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Where (forward only) and returns the loss. It does not allocate.
+func (m *ocannlWhere) ObjectiveLoss(r *[3][4]float64, mask *[3][4]float64) float64 {
+	ocannlWhereObjectiveLoss(r, mask, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlWhere) Backward(r *[3][4]float64, mask *[3][4]float64) float64 {
 	ocannlWhereBackward(r, mask, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -1078,13 +1078,13 @@ func (m *ocannlWhereConst) Init(seed uint64) {
 	m.Grads = ocannlWhereConstParams{}
 }
 
-// Objective runs entry point objective of WhereConst (forward only) and returns the loss. It does not allocate.
-func (m *ocannlWhereConst) Objective(r *[3][4]float64, mask *[3][4]float64) float64 {
-	ocannlWhereConstObjective(r, mask, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of WhereConst (forward only) and returns the loss. It does not allocate.
+func (m *ocannlWhereConst) ObjectiveLoss(r *[3][4]float64, mask *[3][4]float64) float64 {
+	ocannlWhereConstObjectiveLoss(r, mask, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlWhereConst) Backward(r *[3][4]float64, mask *[3][4]float64) float64 {
 	ocannlWhereConstBackward(r, mask, &m.Params.A, &m.Grads.A, &m.loss)
@@ -1152,13 +1152,13 @@ func (m *ocannlWhereCompare) Init(seed uint64) {
 	m.Grads = ocannlWhereCompareParams{}
 }
 
-// Objective runs entry point objective of WhereCompare (forward only) and returns the loss. It does not allocate.
-func (m *ocannlWhereCompare) Objective(r *[3][4]float64) float64 {
-	ocannlWhereCompareObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of WhereCompare (forward only) and returns the loss. It does not allocate.
+func (m *ocannlWhereCompare) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlWhereCompareObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlWhereCompare) Backward(r *[3][4]float64) float64 {
 	ocannlWhereCompareBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -1230,13 +1230,13 @@ func (m *ocannlCompare) Init(seed uint64) {
 	m.Grads = ocannlCompareParams{}
 }
 
-// Objective runs entry point objective of Compare (forward only) and returns the loss. It does not allocate.
-func (m *ocannlCompare) Objective(r *[3][4]float64) float64 {
-	ocannlCompareObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of Compare (forward only) and returns the loss. It does not allocate.
+func (m *ocannlCompare) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlCompareObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlCompare) Backward(r *[3][4]float64) float64 {
 	ocannlCompareBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -1311,13 +1311,13 @@ func (m *ocannlArith) Init(seed uint64) {
 	m.Grads = ocannlArithParams{}
 }
 
-// Objective runs entry point objective of Arith (forward only) and returns the loss. It does not allocate.
-func (m *ocannlArith) Objective(r *[3][4]float64) float64 {
-	ocannlArithObjective(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.loss)
+// ObjectiveLoss runs entry point objective of Arith (forward only) and returns the loss. It does not allocate.
+func (m *ocannlArith) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlArithObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlArith) Backward(r *[3][4]float64) float64 {
 	ocannlArithBackward(r, &m.Params.A, &m.Params.B, &m.Params.C, &m.Grads.A, &m.Grads.B, &m.Grads.C, &m.loss)
@@ -1396,13 +1396,13 @@ func (m *ocannlLayerNorm) Init(seed uint64) {
 	m.Grads = ocannlLayerNormParams{}
 }
 
-// Objective runs entry point objective of LayerNorm (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLayerNorm) Objective(r *[3][5]float64) float64 {
-	ocannlLayerNormObjective(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.loss)
+// ObjectiveLoss runs entry point objective of LayerNorm (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLayerNorm) ObjectiveLoss(r *[3][5]float64) float64 {
+	ocannlLayerNormObjectiveLoss(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLayerNorm) Backward(r *[3][5]float64) float64 {
 	ocannlLayerNormBackward(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.Grads.Z, &m.Grads.ObjectiveLayerNorm1Gamma, &m.Grads.ObjectiveLayerNorm1Beta, &m.loss)
@@ -1481,13 +1481,13 @@ func (m *ocannlLayerNorm2D) Init(seed uint64) {
 	m.Grads = ocannlLayerNorm2DParams{}
 }
 
-// Objective runs entry point objective of LayerNorm2D (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLayerNorm2D) Objective(r *[2][2][3]float64) float64 {
-	ocannlLayerNorm2DObjective(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.loss)
+// ObjectiveLoss runs entry point objective of LayerNorm2D (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLayerNorm2D) ObjectiveLoss(r *[2][2][3]float64) float64 {
+	ocannlLayerNorm2DObjectiveLoss(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLayerNorm2D) Backward(r *[2][2][3]float64) float64 {
 	ocannlLayerNorm2DBackward(r, &m.Params.Z, &m.Params.ObjectiveLayerNorm1Gamma, &m.Params.ObjectiveLayerNorm1Beta, &m.Grads.Z, &m.Grads.ObjectiveLayerNorm1Gamma, &m.Grads.ObjectiveLayerNorm1Beta, &m.loss)
@@ -1560,13 +1560,13 @@ func (m *ocannlSoftmax) Init(seed uint64) {
 	m.Grads = ocannlSoftmaxParams{}
 }
 
-// Objective runs entry point objective of Softmax (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSoftmax) Objective(r *[2][3][4]float64) float64 {
-	ocannlSoftmaxObjective(r, &m.Params.Z, &m.loss)
+// ObjectiveLoss runs entry point objective of Softmax (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSoftmax) ObjectiveLoss(r *[2][3][4]float64) float64 {
+	ocannlSoftmaxObjectiveLoss(r, &m.Params.Z, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSoftmax) Backward(r *[2][3][4]float64) float64 {
 	ocannlSoftmaxBackward(r, &m.Params.Z, &m.Grads.Z, &m.loss)
@@ -1631,13 +1631,13 @@ func (m *ocannlLogSoftmax) Init(seed uint64) {
 	m.Grads = ocannlLogSoftmaxParams{}
 }
 
-// Objective runs entry point objective of LogSoftmax (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLogSoftmax) Objective(r *[2][5]float64) float64 {
-	ocannlLogSoftmaxObjective(r, &m.Params.Z, &m.loss)
+// ObjectiveLoss runs entry point objective of LogSoftmax (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLogSoftmax) ObjectiveLoss(r *[2][5]float64) float64 {
+	ocannlLogSoftmaxObjectiveLoss(r, &m.Params.Z, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLogSoftmax) Backward(r *[2][5]float64) float64 {
 	ocannlLogSoftmaxBackward(r, &m.Params.Z, &m.Grads.Z, &m.loss)
@@ -1705,13 +1705,13 @@ func (m *ocannlCrossEntropy) Init(seed uint64) {
 	m.Grads = ocannlCrossEntropyParams{}
 }
 
-// Objective runs entry point objective of CrossEntropy (forward only) and returns the loss. It does not allocate.
-func (m *ocannlCrossEntropy) Objective(x *[4][3]float64, onehot *[4][5]float64) float64 {
-	ocannlCrossEntropyObjective(x, onehot, &m.Params.ObjectiveNetW, &m.Params.ObjectiveNetB, &m.loss)
+// ObjectiveLoss runs entry point objective of CrossEntropy (forward only) and returns the loss. It does not allocate.
+func (m *ocannlCrossEntropy) ObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64) float64 {
+	ocannlCrossEntropyObjectiveLoss(x, onehot, &m.Params.ObjectiveNetW, &m.Params.ObjectiveNetB, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlCrossEntropy) Backward(x *[4][3]float64, onehot *[4][5]float64) float64 {
 	ocannlCrossEntropyBackward(x, onehot, &m.Params.ObjectiveNetW, &m.Params.ObjectiveNetB, &m.Grads.ObjectiveNetW, &m.Grads.ObjectiveNetB, &m.loss)
@@ -1795,13 +1795,13 @@ func (m *ocannlHinge) Init(seed uint64) {
 	m.Grads = ocannlHingeParams{}
 }
 
-// Objective runs entry point objective of Hinge (forward only) and returns the loss. It does not allocate.
-func (m *ocannlHinge) Objective(x *[6][2]float64, labels *[6][1]float64) float64 {
-	ocannlHingeObjective(x, labels, &m.Params.ObjectiveNetW1, &m.Params.ObjectiveNetB1, &m.Params.ObjectiveNetW2, &m.Params.ObjectiveNetB2, &m.Params.ObjectiveNetW3, &m.Params.ObjectiveNetB3, &m.loss)
+// ObjectiveLoss runs entry point objective of Hinge (forward only) and returns the loss. It does not allocate.
+func (m *ocannlHinge) ObjectiveLoss(x *[6][2]float64, labels *[6][1]float64) float64 {
+	ocannlHingeObjectiveLoss(x, labels, &m.Params.ObjectiveNetW1, &m.Params.ObjectiveNetB1, &m.Params.ObjectiveNetW2, &m.Params.ObjectiveNetB2, &m.Params.ObjectiveNetW3, &m.Params.ObjectiveNetB3, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlHinge) Backward(x *[6][2]float64, labels *[6][1]float64) float64 {
 	ocannlHingeBackward(x, labels, &m.Params.ObjectiveNetW1, &m.Params.ObjectiveNetB1, &m.Params.ObjectiveNetW2, &m.Params.ObjectiveNetB2, &m.Params.ObjectiveNetW3, &m.Params.ObjectiveNetB3, &m.Grads.ObjectiveNetW1, &m.Grads.ObjectiveNetB1, &m.Grads.ObjectiveNetW2, &m.Grads.ObjectiveNetB2, &m.Grads.ObjectiveNetW3, &m.Grads.ObjectiveNetB3, &m.loss)
@@ -1895,13 +1895,13 @@ func (m *ocannlDense) Init(seed uint64) {
 	m.Grads = ocannlDenseParams{}
 }
 
-// Objective runs entry point objective of Dense (forward only) and returns the loss. It does not allocate.
-func (m *ocannlDense) Objective(r *[5][3]float64, x *[5][2]float64) float64 {
-	ocannlDenseObjective(r, x, &m.Params.ObjectiveL1W, &m.Params.ObjectiveL1B, &m.Params.ObjectiveL2W, &m.Params.ObjectiveL2B, &m.loss)
+// ObjectiveLoss runs entry point objective of Dense (forward only) and returns the loss. It does not allocate.
+func (m *ocannlDense) ObjectiveLoss(r *[5][3]float64, x *[5][2]float64) float64 {
+	ocannlDenseObjectiveLoss(r, x, &m.Params.ObjectiveL1W, &m.Params.ObjectiveL1B, &m.Params.ObjectiveL2W, &m.Params.ObjectiveL2B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlDense) Backward(r *[5][3]float64, x *[5][2]float64) float64 {
 	ocannlDenseBackward(r, x, &m.Params.ObjectiveL1W, &m.Params.ObjectiveL1B, &m.Params.ObjectiveL2W, &m.Params.ObjectiveL2B, &m.Grads.ObjectiveL1W, &m.Grads.ObjectiveL1B, &m.Grads.ObjectiveL2W, &m.Grads.ObjectiveL2B, &m.loss)
@@ -1981,13 +1981,13 @@ func (m *ocannlSharedInstance) Init(seed uint64) {
 	m.Grads = ocannlSharedInstanceParams{}
 }
 
-// Objective runs entry point objective of SharedInstance (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSharedInstance) Objective(r *[5][3]float64, x *[5][3]float64) float64 {
-	ocannlSharedInstanceObjective(r, x, &m.Params.ObjectiveLW, &m.Params.ObjectiveLB, &m.loss)
+// ObjectiveLoss runs entry point objective of SharedInstance (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSharedInstance) ObjectiveLoss(r *[5][3]float64, x *[5][3]float64) float64 {
+	ocannlSharedInstanceObjectiveLoss(r, x, &m.Params.ObjectiveLW, &m.Params.ObjectiveLB, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSharedInstance) Backward(r *[5][3]float64, x *[5][3]float64) float64 {
 	ocannlSharedInstanceBackward(r, x, &m.Params.ObjectiveLW, &m.Params.ObjectiveLB, &m.Grads.ObjectiveLW, &m.Grads.ObjectiveLB, &m.loss)
@@ -2068,13 +2068,13 @@ func (m *ocannlAttention) Init(seed uint64) {
 	m.Grads = ocannlAttentionParams{}
 }
 
-// Objective runs entry point objective of Attention (forward only) and returns the loss. It does not allocate.
-func (m *ocannlAttention) Objective(r *[2][4][3]float64) float64 {
-	ocannlAttentionObjective(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.loss)
+// ObjectiveLoss runs entry point objective of Attention (forward only) and returns the loss. It does not allocate.
+func (m *ocannlAttention) ObjectiveLoss(r *[2][4][3]float64) float64 {
+	ocannlAttentionObjectiveLoss(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlAttention) Backward(r *[2][4][3]float64) float64 {
 	ocannlAttentionBackward(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.Grads.X, &m.Grads.ObjectiveAttWQ, &m.Grads.ObjectiveAttWK, &m.Grads.ObjectiveAttWV, &m.Grads.ObjectiveAttWO, &m.loss)
@@ -2167,13 +2167,13 @@ func (m *ocannlMaskedAttention) Init(seed uint64) {
 	m.Grads = ocannlMaskedAttentionParams{}
 }
 
-// Objective runs entry point objective of MaskedAttention (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMaskedAttention) Objective(r *[2][4][3]float64, mask *[4][4]float64) float64 {
-	ocannlMaskedAttentionObjective(r, mask, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.loss)
+// ObjectiveLoss runs entry point objective of MaskedAttention (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMaskedAttention) ObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64) float64 {
+	ocannlMaskedAttentionObjectiveLoss(r, mask, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMaskedAttention) Backward(r *[2][4][3]float64, mask *[4][4]float64) float64 {
 	ocannlMaskedAttentionBackward(r, mask, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.Grads.X, &m.Grads.ObjectiveAttWQ, &m.Grads.ObjectiveAttWK, &m.Grads.ObjectiveAttWV, &m.Grads.ObjectiveAttWO, &m.loss)
@@ -2290,13 +2290,13 @@ func (m *ocannlTransformerBlock) Init(seed uint64) {
 	m.Grads = ocannlTransformerBlockParams{}
 }
 
-// Objective runs entry point objective of TransformerBlock (forward only) and returns the loss. It does not allocate.
-func (m *ocannlTransformerBlock) Objective(r *[2][3][4]float64) float64 {
-	ocannlTransformerBlockObjective(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.Params.ObjectiveLn1Gamma, &m.Params.ObjectiveLn1Beta, &m.Params.ObjectiveF1W, &m.Params.ObjectiveF1B, &m.Params.ObjectiveF2W, &m.Params.ObjectiveF2B, &m.Params.ObjectiveLn2Gamma, &m.Params.ObjectiveLn2Beta, &m.loss)
+// ObjectiveLoss runs entry point objective of TransformerBlock (forward only) and returns the loss. It does not allocate.
+func (m *ocannlTransformerBlock) ObjectiveLoss(r *[2][3][4]float64) float64 {
+	ocannlTransformerBlockObjectiveLoss(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.Params.ObjectiveLn1Gamma, &m.Params.ObjectiveLn1Beta, &m.Params.ObjectiveF1W, &m.Params.ObjectiveF1B, &m.Params.ObjectiveF2W, &m.Params.ObjectiveF2B, &m.Params.ObjectiveLn2Gamma, &m.Params.ObjectiveLn2Beta, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlTransformerBlock) Backward(r *[2][3][4]float64) float64 {
 	ocannlTransformerBlockBackward(r, &m.Params.X, &m.Params.ObjectiveAttWQ, &m.Params.ObjectiveAttWK, &m.Params.ObjectiveAttWV, &m.Params.ObjectiveAttWO, &m.Params.ObjectiveLn1Gamma, &m.Params.ObjectiveLn1Beta, &m.Params.ObjectiveF1W, &m.Params.ObjectiveF1B, &m.Params.ObjectiveF2W, &m.Params.ObjectiveF2B, &m.Params.ObjectiveLn2Gamma, &m.Params.ObjectiveLn2Beta, &m.Grads.X, &m.Grads.ObjectiveAttWQ, &m.Grads.ObjectiveAttWK, &m.Grads.ObjectiveAttWV, &m.Grads.ObjectiveAttWO, &m.Grads.ObjectiveLn1Gamma, &m.Grads.ObjectiveLn1Beta, &m.Grads.ObjectiveF1W, &m.Grads.ObjectiveF1B, &m.Grads.ObjectiveF2W, &m.Grads.ObjectiveF2B, &m.Grads.ObjectiveLn2Gamma, &m.Grads.ObjectiveLn2Beta, &m.loss)
@@ -2412,13 +2412,13 @@ func (m *ocannlConcat) Init(seed uint64) {
 	m.Grads = ocannlConcatParams{}
 }
 
-// Objective runs entry point objective of Concat (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConcat) Objective(r *[5]float64) float64 {
-	ocannlConcatObjective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of Concat (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConcat) ObjectiveLoss(r *[5]float64) float64 {
+	ocannlConcatObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConcat) Backward(r *[5]float64) float64 {
 	ocannlConcatBackward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -2490,13 +2490,13 @@ func (m *ocannlConcat3) Init(seed uint64) {
 	m.Grads = ocannlConcat3Params{}
 }
 
-// Objective runs entry point objective of Concat3 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConcat3) Objective(r *[7]float64) float64 {
-	ocannlConcat3Objective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of Concat3 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConcat3) ObjectiveLoss(r *[7]float64) float64 {
+	ocannlConcat3ObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConcat3) Backward(r *[7]float64) float64 {
 	ocannlConcat3Backward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -2568,13 +2568,13 @@ func (m *ocannlConcatAxis0) Init(seed uint64) {
 	m.Grads = ocannlConcatAxis0Params{}
 }
 
-// Objective runs entry point objective of ConcatAxis0 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConcatAxis0) Objective(r *[6][3]float64) float64 {
-	ocannlConcatAxis0Objective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of ConcatAxis0 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConcatAxis0) ObjectiveLoss(r *[6][3]float64) float64 {
+	ocannlConcatAxis0ObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConcatAxis0) Backward(r *[6][3]float64) float64 {
 	ocannlConcatAxis0Backward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -2652,13 +2652,13 @@ func (m *ocannlBlockMatrix) Init(seed uint64) {
 	m.Grads = ocannlBlockMatrixParams{}
 }
 
-// Objective runs entry point objective of BlockMatrix (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBlockMatrix) Objective(r *[3][5]float64) float64 {
-	ocannlBlockMatrixObjective(r, &m.Params.P, &m.Params.Q, &m.Params.S, &m.Params.T, &m.loss)
+// ObjectiveLoss runs entry point objective of BlockMatrix (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBlockMatrix) ObjectiveLoss(r *[3][5]float64) float64 {
+	ocannlBlockMatrixObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.Params.S, &m.Params.T, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBlockMatrix) Backward(r *[3][5]float64) float64 {
 	ocannlBlockMatrixBackward(r, &m.Params.P, &m.Params.Q, &m.Params.S, &m.Params.T, &m.Grads.P, &m.Grads.Q, &m.Grads.S, &m.Grads.T, &m.loss)
@@ -2738,13 +2738,13 @@ func (m *ocannlBatchSlice) Init(seed uint64) {
 	m.Grads = ocannlBatchSliceParams{}
 }
 
-// Objective runs entry point objective of BatchSlice (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBatchSlice) Objective(r *[4]float64) float64 {
-	ocannlBatchSliceObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of BatchSlice (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBatchSlice) ObjectiveLoss(r *[4]float64) float64 {
+	ocannlBatchSliceObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBatchSlice) Backward(r *[4]float64) float64 {
 	ocannlBatchSliceBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -2816,13 +2816,13 @@ func (m *ocannlSlicePrefix) Init(seed uint64) {
 	m.Grads = ocannlSlicePrefixParams{}
 }
 
-// Objective runs entry point objective of SlicePrefix (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSlicePrefix) Objective(r *[3]float64) float64 {
-	ocannlSlicePrefixObjective(r, &m.Params.X, &m.Params.Y, &m.loss)
+// ObjectiveLoss runs entry point objective of SlicePrefix (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSlicePrefix) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlSlicePrefixObjectiveLoss(r, &m.Params.X, &m.Params.Y, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSlicePrefix) Backward(r *[3]float64) float64 {
 	ocannlSlicePrefixBackward(r, &m.Params.X, &m.Params.Y, &m.Grads.X, &m.Grads.Y, &m.loss)
@@ -2894,13 +2894,13 @@ func (m *ocannlSliceSuffix) Init(seed uint64) {
 	m.Grads = ocannlSliceSuffixParams{}
 }
 
-// Objective runs entry point objective of SliceSuffix (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSliceSuffix) Objective(r *[2]float64) float64 {
-	ocannlSliceSuffixObjective(r, &m.Params.X, &m.Params.Y, &m.loss)
+// ObjectiveLoss runs entry point objective of SliceSuffix (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSliceSuffix) ObjectiveLoss(r *[2]float64) float64 {
+	ocannlSliceSuffixObjectiveLoss(r, &m.Params.X, &m.Params.Y, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSliceSuffix) Backward(r *[2]float64) float64 {
 	ocannlSliceSuffixBackward(r, &m.Params.X, &m.Params.Y, &m.Grads.X, &m.Grads.Y, &m.loss)
@@ -2969,13 +2969,13 @@ func (m *ocannlSliceMiddle) Init(seed uint64) {
 	m.Grads = ocannlSliceMiddleParams{}
 }
 
-// Objective runs entry point objective of SliceMiddle (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSliceMiddle) Objective(r *[4]float64) float64 {
-	ocannlSliceMiddleObjective(r, &m.Params.X, &m.loss)
+// ObjectiveLoss runs entry point objective of SliceMiddle (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSliceMiddle) ObjectiveLoss(r *[4]float64) float64 {
+	ocannlSliceMiddleObjectiveLoss(r, &m.Params.X, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSliceMiddle) Backward(r *[4]float64) float64 {
 	ocannlSliceMiddleBackward(r, &m.Params.X, &m.Grads.X, &m.loss)
@@ -3040,13 +3040,13 @@ func (m *ocannlDropFirst) Init(seed uint64) {
 	m.Grads = ocannlDropFirstParams{}
 }
 
-// Objective runs entry point objective of DropFirst (forward only) and returns the loss. It does not allocate.
-func (m *ocannlDropFirst) Objective(r *[2]float64) float64 {
-	ocannlDropFirstObjective(r, &m.Params.X, &m.loss)
+// ObjectiveLoss runs entry point objective of DropFirst (forward only) and returns the loss. It does not allocate.
+func (m *ocannlDropFirst) ObjectiveLoss(r *[2]float64) float64 {
+	ocannlDropFirstObjectiveLoss(r, &m.Params.X, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlDropFirst) Backward(r *[2]float64) float64 {
 	ocannlDropFirstBackward(r, &m.Params.X, &m.Grads.X, &m.loss)
@@ -3111,13 +3111,13 @@ func (m *ocannlPadBlocks) Init(seed uint64) {
 	m.Grads = ocannlPadBlocksParams{}
 }
 
-// Objective runs entry point objective of PadBlocks (forward only) and returns the loss. It does not allocate.
-func (m *ocannlPadBlocks) Objective(r *[10]float64) float64 {
-	ocannlPadBlocksObjective(r, &m.Params.X, &m.loss)
+// ObjectiveLoss runs entry point objective of PadBlocks (forward only) and returns the loss. It does not allocate.
+func (m *ocannlPadBlocks) ObjectiveLoss(r *[10]float64) float64 {
+	ocannlPadBlocksObjectiveLoss(r, &m.Params.X, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlPadBlocks) Backward(r *[10]float64) float64 {
 	ocannlPadBlocksBackward(r, &m.Params.X, &m.Grads.X, &m.loss)
@@ -3182,13 +3182,13 @@ func (m *ocannlStridedSlice) Init(seed uint64) {
 	m.Grads = ocannlStridedSliceParams{}
 }
 
-// Objective runs entry point objective of StridedSlice (forward only) and returns the loss. It does not allocate.
-func (m *ocannlStridedSlice) Objective(r *[3]float64) float64 {
-	ocannlStridedSliceObjective(r, &m.Params.X, &m.loss)
+// ObjectiveLoss runs entry point objective of StridedSlice (forward only) and returns the loss. It does not allocate.
+func (m *ocannlStridedSlice) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlStridedSliceObjectiveLoss(r, &m.Params.X, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlStridedSlice) Backward(r *[3]float64) float64 {
 	ocannlStridedSliceBackward(r, &m.Params.X, &m.Grads.X, &m.loss)
@@ -3256,13 +3256,13 @@ func (m *ocannlInterleave) Init(seed uint64) {
 	m.Grads = ocannlInterleaveParams{}
 }
 
-// Objective runs entry point objective of Interleave (forward only) and returns the loss. It does not allocate.
-func (m *ocannlInterleave) Objective(r *[6]float64) float64 {
-	ocannlInterleaveObjective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of Interleave (forward only) and returns the loss. It does not allocate.
+func (m *ocannlInterleave) ObjectiveLoss(r *[6]float64) float64 {
+	ocannlInterleaveObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlInterleave) Backward(r *[6]float64) float64 {
 	ocannlInterleaveBackward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -3334,13 +3334,13 @@ func (m *ocannlStack) Init(seed uint64) {
 	m.Grads = ocannlStackParams{}
 }
 
-// Objective runs entry point objective of Stack (forward only) and returns the loss. It does not allocate.
-func (m *ocannlStack) Objective(r *[2][3]float64) float64 {
-	ocannlStackObjective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of Stack (forward only) and returns the loss. It does not allocate.
+func (m *ocannlStack) ObjectiveLoss(r *[2][3]float64) float64 {
+	ocannlStackObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlStack) Backward(r *[2][3]float64) float64 {
 	ocannlStackBackward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -3412,13 +3412,13 @@ func (m *ocannlStackInput) Init(seed uint64) {
 	m.Grads = ocannlStackInputParams{}
 }
 
-// Objective runs entry point objective of StackInput (forward only) and returns the loss. It does not allocate.
-func (m *ocannlStackInput) Objective(r *[3][2]float64) float64 {
-	ocannlStackInputObjective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of StackInput (forward only) and returns the loss. It does not allocate.
+func (m *ocannlStackInput) ObjectiveLoss(r *[3][2]float64) float64 {
+	ocannlStackInputObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlStackInput) Backward(r *[3][2]float64) float64 {
 	ocannlStackInputBackward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -3490,13 +3490,13 @@ func (m *ocannlStackBatch) Init(seed uint64) {
 	m.Grads = ocannlStackBatchParams{}
 }
 
-// Objective runs entry point objective of StackBatch (forward only) and returns the loss. It does not allocate.
-func (m *ocannlStackBatch) Objective(r *[2][3]float64) float64 {
-	ocannlStackBatchObjective(r, &m.Params.P, &m.Params.Q, &m.loss)
+// ObjectiveLoss runs entry point objective of StackBatch (forward only) and returns the loss. It does not allocate.
+func (m *ocannlStackBatch) ObjectiveLoss(r *[2][3]float64) float64 {
+	ocannlStackBatchObjectiveLoss(r, &m.Params.P, &m.Params.Q, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlStackBatch) Backward(r *[2][3]float64) float64 {
 	ocannlStackBatchBackward(r, &m.Params.P, &m.Params.Q, &m.Grads.P, &m.Grads.Q, &m.loss)
@@ -3571,13 +3571,13 @@ func (m *ocannlConvPadded) Init(seed uint64) {
 	m.Grads = ocannlConvPaddedParams{}
 }
 
-// Objective runs entry point objective of ConvPadded (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvPadded) Objective(r *[2][4][4][3]float64, x *[2][4][4][2]float64) float64 {
-	ocannlConvPaddedObjective(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvPadded (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvPadded) ObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float64) float64 {
+	ocannlConvPaddedObjectiveLoss(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvPadded) Backward(r *[2][4][4][3]float64, x *[2][4][4][2]float64) float64 {
 	ocannlConvPaddedBackward(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2d1Kernel, &m.Grads.ObjectiveConv2d1Bias, &m.loss)
@@ -3656,13 +3656,13 @@ func (m *ocannlConvPaddedStride2) Init(seed uint64) {
 	m.Grads = ocannlConvPaddedStride2Params{}
 }
 
-// Objective runs entry point objective of ConvPaddedStride2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvPaddedStride2) Objective(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
-	ocannlConvPaddedStride2Objective(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvPaddedStride2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvPaddedStride2) ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
+	ocannlConvPaddedStride2ObjectiveLoss(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvPaddedStride2) Backward(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
 	ocannlConvPaddedStride2Backward(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2d1Kernel, &m.Grads.ObjectiveConv2d1Bias, &m.loss)
@@ -3741,13 +3741,13 @@ func (m *ocannlConvPaddedK2Stride2) Init(seed uint64) {
 	m.Grads = ocannlConvPaddedK2Stride2Params{}
 }
 
-// Objective runs entry point objective of ConvPaddedK2Stride2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvPaddedK2Stride2) Objective(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
-	ocannlConvPaddedK2Stride2Objective(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvPaddedK2Stride2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvPaddedK2Stride2) ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
+	ocannlConvPaddedK2Stride2ObjectiveLoss(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvPaddedK2Stride2) Backward(r *[2][2][2][3]float64, x *[2][4][4][2]float64) float64 {
 	ocannlConvPaddedK2Stride2Backward(r, x, &m.Params.Img, &m.Params.ObjectiveConv2d1Kernel, &m.Params.ObjectiveConv2d1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2d1Kernel, &m.Grads.ObjectiveConv2d1Bias, &m.loss)
@@ -3826,13 +3826,13 @@ func (m *ocannlConvValid) Init(seed uint64) {
 	m.Grads = ocannlConvValidParams{}
 }
 
-// Objective runs entry point objective of ConvValid (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvValid) Objective(r *[2][2][2][3]float64) float64 {
-	ocannlConvValidObjective(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvValid (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvValid) ObjectiveLoss(r *[2][2][2][3]float64) float64 {
+	ocannlConvValidObjectiveLoss(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvValid) Backward(r *[2][2][2][3]float64) float64 {
 	ocannlConvValidBackward(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2dValid1Kernel, &m.Grads.ObjectiveConv2dValid1Bias, &m.loss)
@@ -3911,13 +3911,13 @@ func (m *ocannlConvValidStride2) Init(seed uint64) {
 	m.Grads = ocannlConvValidStride2Params{}
 }
 
-// Objective runs entry point objective of ConvValidStride2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvValidStride2) Objective(r *[2][2][2][3]float64) float64 {
-	ocannlConvValidStride2Objective(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvValidStride2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvValidStride2) ObjectiveLoss(r *[2][2][2][3]float64) float64 {
+	ocannlConvValidStride2ObjectiveLoss(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvValidStride2) Backward(r *[2][2][2][3]float64) float64 {
 	ocannlConvValidStride2Backward(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2dValid1Kernel, &m.Grads.ObjectiveConv2dValid1Bias, &m.loss)
@@ -4002,13 +4002,13 @@ func (m *ocannlConvStack) Init(seed uint64) {
 	m.Grads = ocannlConvStackParams{}
 }
 
-// Objective runs entry point objective of ConvStack (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConvStack) Objective(r *[2][3][3][3]float64) float64 {
-	ocannlConvStackObjective(r, &m.Params.Img, &m.Params.ObjectiveC1Kernel, &m.Params.ObjectiveC1Bias, &m.Params.ObjectiveC2Kernel, &m.Params.ObjectiveC2Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of ConvStack (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConvStack) ObjectiveLoss(r *[2][3][3][3]float64) float64 {
+	ocannlConvStackObjectiveLoss(r, &m.Params.Img, &m.Params.ObjectiveC1Kernel, &m.Params.ObjectiveC1Bias, &m.Params.ObjectiveC2Kernel, &m.Params.ObjectiveC2Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvStack) Backward(r *[2][3][3][3]float64) float64 {
 	ocannlConvStackBackward(r, &m.Params.Img, &m.Params.ObjectiveC1Kernel, &m.Params.ObjectiveC1Bias, &m.Params.ObjectiveC2Kernel, &m.Params.ObjectiveC2Bias, &m.Grads.Img, &m.Grads.ObjectiveC1Kernel, &m.Grads.ObjectiveC1Bias, &m.Grads.ObjectiveC2Kernel, &m.Grads.ObjectiveC2Bias, &m.loss)
@@ -4092,13 +4092,13 @@ func (m *ocannlConv1DPadded) Init(seed uint64) {
 	m.Grads = ocannlConv1DPaddedParams{}
 }
 
-// Objective runs entry point objective of Conv1DPadded (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConv1DPadded) Objective(r *[6]float64, x *[6]float64) float64 {
-	ocannlConv1DPaddedObjective(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Conv1DPadded (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConv1DPadded) ObjectiveLoss(r *[6]float64, x *[6]float64) float64 {
+	ocannlConv1DPaddedObjectiveLoss(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv1DPadded) Backward(r *[6]float64, x *[6]float64) float64 {
 	ocannlConv1DPaddedBackward(r, x, &m.Params.Xp, &m.Params.W, &m.Grads.Xp, &m.Grads.W, &m.loss)
@@ -4170,13 +4170,13 @@ func (m *ocannlConv1DPaddedStride2) Init(seed uint64) {
 	m.Grads = ocannlConv1DPaddedStride2Params{}
 }
 
-// Objective runs entry point objective of Conv1DPaddedStride2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConv1DPaddedStride2) Objective(r *[3]float64, x *[6]float64) float64 {
-	ocannlConv1DPaddedStride2Objective(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Conv1DPaddedStride2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConv1DPaddedStride2) ObjectiveLoss(r *[3]float64, x *[6]float64) float64 {
+	ocannlConv1DPaddedStride2ObjectiveLoss(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv1DPaddedStride2) Backward(r *[3]float64, x *[6]float64) float64 {
 	ocannlConv1DPaddedStride2Backward(r, x, &m.Params.Xp, &m.Params.W, &m.Grads.Xp, &m.Grads.W, &m.loss)
@@ -4248,13 +4248,13 @@ func (m *ocannlConv1DPaddedDilated) Init(seed uint64) {
 	m.Grads = ocannlConv1DPaddedDilatedParams{}
 }
 
-// Objective runs entry point objective of Conv1DPaddedDilated (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConv1DPaddedDilated) Objective(r *[6]float64, x *[6]float64) float64 {
-	ocannlConv1DPaddedDilatedObjective(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Conv1DPaddedDilated (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConv1DPaddedDilated) ObjectiveLoss(r *[6]float64, x *[6]float64) float64 {
+	ocannlConv1DPaddedDilatedObjectiveLoss(r, x, &m.Params.Xp, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv1DPaddedDilated) Backward(r *[6]float64, x *[6]float64) float64 {
 	ocannlConv1DPaddedDilatedBackward(r, x, &m.Params.Xp, &m.Params.W, &m.Grads.Xp, &m.Grads.W, &m.loss)
@@ -4326,13 +4326,13 @@ func (m *ocannlConv1DValid) Init(seed uint64) {
 	m.Grads = ocannlConv1DValidParams{}
 }
 
-// Objective runs entry point objective of Conv1DValid (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConv1DValid) Objective(r *[4]float64) float64 {
-	ocannlConv1DValidObjective(r, &m.Params.Xp, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Conv1DValid (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConv1DValid) ObjectiveLoss(r *[4]float64) float64 {
+	ocannlConv1DValidObjectiveLoss(r, &m.Params.Xp, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv1DValid) Backward(r *[4]float64) float64 {
 	ocannlConv1DValidBackward(r, &m.Params.Xp, &m.Params.W, &m.Grads.Xp, &m.Grads.W, &m.loss)
@@ -4404,13 +4404,13 @@ func (m *ocannlConv1DValidStride2Dilated) Init(seed uint64) {
 	m.Grads = ocannlConv1DValidStride2DilatedParams{}
 }
 
-// Objective runs entry point objective of Conv1DValidStride2Dilated (forward only) and returns the loss. It does not allocate.
-func (m *ocannlConv1DValidStride2Dilated) Objective(r *[4]float64) float64 {
-	ocannlConv1DValidStride2DilatedObjective(r, &m.Params.Xp, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Conv1DValidStride2Dilated (forward only) and returns the loss. It does not allocate.
+func (m *ocannlConv1DValidStride2Dilated) ObjectiveLoss(r *[4]float64) float64 {
+	ocannlConv1DValidStride2DilatedObjectiveLoss(r, &m.Params.Xp, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv1DValidStride2Dilated) Backward(r *[4]float64) float64 {
 	ocannlConv1DValidStride2DilatedBackward(r, &m.Params.Xp, &m.Params.W, &m.Grads.Xp, &m.Grads.W, &m.loss)
@@ -4479,13 +4479,13 @@ func (m *ocannlMatmulCompose) Init(seed uint64) {
 	m.Grads = ocannlMatmulComposeParams{}
 }
 
-// Objective runs entry point objective of MatmulCompose (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMatmulCompose) Objective(r *[2][4]float64, x *[2][3]float64) float64 {
-	ocannlMatmulComposeObjective(r, x, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of MatmulCompose (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMatmulCompose) ObjectiveLoss(r *[2][4]float64, x *[2][3]float64) float64 {
+	ocannlMatmulComposeObjectiveLoss(r, x, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMatmulCompose) Backward(r *[2][4]float64, x *[2][3]float64) float64 {
 	ocannlMatmulComposeBackward(r, x, &m.Params.W, &m.Grads.W, &m.loss)
@@ -4553,13 +4553,13 @@ func (m *ocannlMatmulParams) Init(seed uint64) {
 	m.Grads = ocannlMatmulParamsParams{}
 }
 
-// Objective runs entry point objective of MatmulParams (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMatmulParams) Objective(r *[4][2]float64) float64 {
-	ocannlMatmulParamsObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of MatmulParams (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMatmulParams) ObjectiveLoss(r *[4][2]float64) float64 {
+	ocannlMatmulParamsObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMatmulParams) Backward(r *[4][2]float64) float64 {
 	ocannlMatmulParamsBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -4631,13 +4631,13 @@ func (m *ocannlMatmulChain) Init(seed uint64) {
 	m.Grads = ocannlMatmulChainParams{}
 }
 
-// Objective runs entry point objective of MatmulChain (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMatmulChain) Objective(r *[4][3]float64, x *[4][2]float64) float64 {
-	ocannlMatmulChainObjective(r, x, &m.Params.W1, &m.Params.W2, &m.loss)
+// ObjectiveLoss runs entry point objective of MatmulChain (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMatmulChain) ObjectiveLoss(r *[4][3]float64, x *[4][2]float64) float64 {
+	ocannlMatmulChainObjectiveLoss(r, x, &m.Params.W1, &m.Params.W2, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMatmulChain) Backward(r *[4][3]float64, x *[4][2]float64) float64 {
 	ocannlMatmulChainBackward(r, x, &m.Params.W1, &m.Params.W2, &m.Grads.W1, &m.Grads.W2, &m.loss)
@@ -4709,13 +4709,13 @@ func (m *ocannlEinsumMatmul) Init(seed uint64) {
 	m.Grads = ocannlEinsumMatmulParams{}
 }
 
-// Objective runs entry point objective of EinsumMatmul (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumMatmul) Objective(r *[2][4]float64) float64 {
-	ocannlEinsumMatmulObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumMatmul (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumMatmul) ObjectiveLoss(r *[2][4]float64) float64 {
+	ocannlEinsumMatmulObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumMatmul) Backward(r *[2][4]float64) float64 {
 	ocannlEinsumMatmulBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -4787,13 +4787,13 @@ func (m *ocannlEinsumBatched) Init(seed uint64) {
 	m.Grads = ocannlEinsumBatchedParams{}
 }
 
-// Objective runs entry point objective of EinsumBatched (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumBatched) Objective(r *[2][3][2]float64) float64 {
-	ocannlEinsumBatchedObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumBatched (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumBatched) ObjectiveLoss(r *[2][3][2]float64) float64 {
+	ocannlEinsumBatchedObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumBatched) Backward(r *[2][3][2]float64) float64 {
 	ocannlEinsumBatchedBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -4865,13 +4865,13 @@ func (m *ocannlEinsumTranspose) Init(seed uint64) {
 	m.Grads = ocannlEinsumTransposeParams{}
 }
 
-// Objective runs entry point objective of EinsumTranspose (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumTranspose) Objective(r *[4][2][3]float64) float64 {
-	ocannlEinsumTransposeObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumTranspose (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumTranspose) ObjectiveLoss(r *[4][2][3]float64) float64 {
+	ocannlEinsumTransposeObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumTranspose) Backward(r *[4][2][3]float64) float64 {
 	ocannlEinsumTransposeBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -4943,13 +4943,13 @@ func (m *ocannlEinsumRowVar) Init(seed uint64) {
 	m.Grads = ocannlEinsumRowVarParams{}
 }
 
-// Objective runs entry point objective of EinsumRowVar (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumRowVar) Objective(r *[2][4]float64) float64 {
-	ocannlEinsumRowVarObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumRowVar (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumRowVar) ObjectiveLoss(r *[2][4]float64) float64 {
+	ocannlEinsumRowVarObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumRowVar) Backward(r *[2][4]float64) float64 {
 	ocannlEinsumRowVarBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -5021,13 +5021,13 @@ func (m *ocannlEinsumDot) Init(seed uint64) {
 	m.Grads = ocannlEinsumDotParams{}
 }
 
-// Objective runs entry point objective of EinsumDot (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumDot) Objective(r *[1]float64) float64 {
-	ocannlEinsumDotObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumDot (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumDot) ObjectiveLoss(r *[1]float64) float64 {
+	ocannlEinsumDotObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumDot) Backward(r *[1]float64) float64 {
 	ocannlEinsumDotBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -5099,13 +5099,13 @@ func (m *ocannlEinsumDiag) Init(seed uint64) {
 	m.Grads = ocannlEinsumDiagParams{}
 }
 
-// Objective runs entry point objective of EinsumDiag (forward only) and returns the loss. It does not allocate.
-func (m *ocannlEinsumDiag) Objective(r *[3]float64) float64 {
-	ocannlEinsumDiagObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of EinsumDiag (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEinsumDiag) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlEinsumDiagObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlEinsumDiag) Backward(r *[3]float64) float64 {
 	ocannlEinsumDiagBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -5177,13 +5177,13 @@ func (m *ocannlOuterSum) Init(seed uint64) {
 	m.Grads = ocannlOuterSumParams{}
 }
 
-// Objective runs entry point objective of OuterSum (forward only) and returns the loss. It does not allocate.
-func (m *ocannlOuterSum) Objective(r *[3][4]float64) float64 {
-	ocannlOuterSumObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of OuterSum (forward only) and returns the loss. It does not allocate.
+func (m *ocannlOuterSum) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlOuterSumObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlOuterSum) Backward(r *[3][4]float64) float64 {
 	ocannlOuterSumBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -5252,13 +5252,13 @@ func (m *ocannlUnaryEinsum) Init(seed uint64) {
 	m.Grads = ocannlUnaryEinsumParams{}
 }
 
-// Objective runs entry point objective of UnaryEinsum (forward only) and returns the loss. It does not allocate.
-func (m *ocannlUnaryEinsum) Objective(r *[4][3]float64) float64 {
-	ocannlUnaryEinsumObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of UnaryEinsum (forward only) and returns the loss. It does not allocate.
+func (m *ocannlUnaryEinsum) ObjectiveLoss(r *[4][3]float64) float64 {
+	ocannlUnaryEinsumObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlUnaryEinsum) Backward(r *[4][3]float64) float64 {
 	ocannlUnaryEinsumBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -5323,13 +5323,13 @@ func (m *ocannlFixedSlice) Init(seed uint64) {
 	m.Grads = ocannlFixedSliceParams{}
 }
 
-// Objective runs entry point objective of FixedSlice (forward only) and returns the loss. It does not allocate.
-func (m *ocannlFixedSlice) Objective(r *[3]float64) float64 {
-	ocannlFixedSliceObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of FixedSlice (forward only) and returns the loss. It does not allocate.
+func (m *ocannlFixedSlice) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlFixedSliceObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlFixedSlice) Backward(r *[3]float64) float64 {
 	ocannlFixedSliceBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -5394,13 +5394,13 @@ func (m *ocannlFixedScatter) Init(seed uint64) {
 	m.Grads = ocannlFixedScatterParams{}
 }
 
-// Objective runs entry point objective of FixedScatter (forward only) and returns the loss. It does not allocate.
-func (m *ocannlFixedScatter) Objective(r *[3][3]float64) float64 {
-	ocannlFixedScatterObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of FixedScatter (forward only) and returns the loss. It does not allocate.
+func (m *ocannlFixedScatter) ObjectiveLoss(r *[3][3]float64) float64 {
+	ocannlFixedScatterObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlFixedScatter) Backward(r *[3][3]float64) float64 {
 	ocannlFixedScatterBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -5468,13 +5468,13 @@ func (m *ocannlFixedEinsum) Init(seed uint64) {
 	m.Grads = ocannlFixedEinsumParams{}
 }
 
-// Objective runs entry point objective of FixedEinsum (forward only) and returns the loss. It does not allocate.
-func (m *ocannlFixedEinsum) Objective(r *[5]float64) float64 {
-	ocannlFixedEinsumObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of FixedEinsum (forward only) and returns the loss. It does not allocate.
+func (m *ocannlFixedEinsum) ObjectiveLoss(r *[5]float64) float64 {
+	ocannlFixedEinsumObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlFixedEinsum) Backward(r *[5]float64) float64 {
 	ocannlFixedEinsumBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -5543,13 +5543,13 @@ func (m *ocannlFixedInputAxis) Init(seed uint64) {
 	m.Grads = ocannlFixedInputAxisParams{}
 }
 
-// Objective runs entry point objective of FixedInputAxis (forward only) and returns the loss. It does not allocate.
-func (m *ocannlFixedInputAxis) Objective(r *[2][3]float64) float64 {
-	ocannlFixedInputAxisObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of FixedInputAxis (forward only) and returns the loss. It does not allocate.
+func (m *ocannlFixedInputAxis) ObjectiveLoss(r *[2][3]float64) float64 {
+	ocannlFixedInputAxisObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlFixedInputAxis) Backward(r *[2][3]float64) float64 {
 	ocannlFixedInputAxisBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -5617,13 +5617,13 @@ func (m *ocannlBroadcastBias) Init(seed uint64) {
 	m.Grads = ocannlBroadcastBiasParams{}
 }
 
-// Objective runs entry point objective of BroadcastBias (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBroadcastBias) Objective(r *[5][4]float64, x *[5][3]float64) float64 {
-	ocannlBroadcastBiasObjective(r, x, &m.Params.W, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of BroadcastBias (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBroadcastBias) ObjectiveLoss(r *[5][4]float64, x *[5][3]float64) float64 {
+	ocannlBroadcastBiasObjectiveLoss(r, x, &m.Params.W, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBroadcastBias) Backward(r *[5][4]float64, x *[5][3]float64) float64 {
 	ocannlBroadcastBiasBackward(r, x, &m.Params.W, &m.Params.B, &m.Grads.W, &m.Grads.B, &m.loss)
@@ -5695,13 +5695,13 @@ func (m *ocannlBroadcastScalar) Init(seed uint64) {
 	m.Grads = ocannlBroadcastScalarParams{}
 }
 
-// Objective runs entry point objective of BroadcastScalar (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBroadcastScalar) Objective(r *[3][4]float64) float64 {
-	ocannlBroadcastScalarObjective(r, &m.Params.S, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of BroadcastScalar (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBroadcastScalar) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlBroadcastScalarObjectiveLoss(r, &m.Params.S, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBroadcastScalar) Backward(r *[3][4]float64) float64 {
 	ocannlBroadcastScalarBackward(r, &m.Params.S, &m.Params.A, &m.Grads.S, &m.Grads.A, &m.loss)
@@ -5773,13 +5773,13 @@ func (m *ocannlBroadcastRowCol) Init(seed uint64) {
 	m.Grads = ocannlBroadcastRowColParams{}
 }
 
-// Objective runs entry point objective of BroadcastRowCol (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBroadcastRowCol) Objective(r *[3][4]float64) float64 {
-	ocannlBroadcastRowColObjective(r, &m.Params.U, &m.Params.V, &m.loss)
+// ObjectiveLoss runs entry point objective of BroadcastRowCol (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBroadcastRowCol) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlBroadcastRowColObjectiveLoss(r, &m.Params.U, &m.Params.V, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBroadcastRowCol) Backward(r *[3][4]float64) float64 {
 	ocannlBroadcastRowColBackward(r, &m.Params.U, &m.Params.V, &m.Grads.U, &m.Grads.V, &m.loss)
@@ -5848,13 +5848,13 @@ func (m *ocannlBroadcastConst) Init(seed uint64) {
 	m.Grads = ocannlBroadcastConstParams{}
 }
 
-// Objective runs entry point objective of BroadcastConst (forward only) and returns the loss. It does not allocate.
-func (m *ocannlBroadcastConst) Objective(r *[3][4]float64) float64 {
-	ocannlBroadcastConstObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of BroadcastConst (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBroadcastConst) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlBroadcastConstObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlBroadcastConst) Backward(r *[3][4]float64) float64 {
 	ocannlBroadcastConstBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -5919,13 +5919,13 @@ func (m *ocannlMaxPool) Init(seed uint64) {
 	m.Grads = ocannlMaxPoolParams{}
 }
 
-// Objective runs entry point objective of MaxPool (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMaxPool) Objective(r *[2][2][2][2]float64) float64 {
-	ocannlMaxPoolObjective(r, &m.Params.Img, &m.loss)
+// ObjectiveLoss runs entry point objective of MaxPool (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMaxPool) ObjectiveLoss(r *[2][2][2][2]float64) float64 {
+	ocannlMaxPoolObjectiveLoss(r, &m.Params.Img, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMaxPool) Backward(r *[2][2][2][2]float64) float64 {
 	ocannlMaxPoolBackward(r, &m.Params.Img, &m.Grads.Img, &m.loss)
@@ -5990,13 +5990,13 @@ func (m *ocannlMaxPoolOverlap) Init(seed uint64) {
 	m.Grads = ocannlMaxPoolOverlapParams{}
 }
 
-// Objective runs entry point objective of MaxPoolOverlap (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMaxPoolOverlap) Objective(r *[2][2][2][2]float64) float64 {
-	ocannlMaxPoolOverlapObjective(r, &m.Params.Img, &m.loss)
+// ObjectiveLoss runs entry point objective of MaxPoolOverlap (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMaxPoolOverlap) ObjectiveLoss(r *[2][2][2][2]float64) float64 {
+	ocannlMaxPoolOverlapObjectiveLoss(r, &m.Params.Img, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMaxPoolOverlap) Backward(r *[2][2][2][2]float64) float64 {
 	ocannlMaxPoolOverlapBackward(r, &m.Params.Img, &m.Grads.Img, &m.loss)
@@ -6067,13 +6067,13 @@ func (m *ocannlMaxPoolConv) Init(seed uint64) {
 	m.Grads = ocannlMaxPoolConvParams{}
 }
 
-// Objective runs entry point objective of MaxPoolConv (forward only) and returns the loss. It does not allocate.
-func (m *ocannlMaxPoolConv) Objective(r *[2][2][2][3]float64) float64 {
-	ocannlMaxPoolConvObjective(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
+// ObjectiveLoss runs entry point objective of MaxPoolConv (forward only) and returns the loss. It does not allocate.
+func (m *ocannlMaxPoolConv) ObjectiveLoss(r *[2][2][2][3]float64) float64 {
+	ocannlMaxPoolConvObjectiveLoss(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlMaxPoolConv) Backward(r *[2][2][2][3]float64) float64 {
 	ocannlMaxPoolConvBackward(r, &m.Params.Img, &m.Params.ObjectiveConv2dValid1Kernel, &m.Params.ObjectiveConv2dValid1Bias, &m.Grads.Img, &m.Grads.ObjectiveConv2dValid1Kernel, &m.Grads.ObjectiveConv2dValid1Bias, &m.loss)
@@ -6146,13 +6146,13 @@ func (m *ocannlAvgPool) Init(seed uint64) {
 	m.Grads = ocannlAvgPoolParams{}
 }
 
-// Objective runs entry point objective of AvgPool (forward only) and returns the loss. It does not allocate.
-func (m *ocannlAvgPool) Objective(r *[2][2][2][2]float64) float64 {
-	ocannlAvgPoolObjective(r, &m.Params.Img, &m.loss)
+// ObjectiveLoss runs entry point objective of AvgPool (forward only) and returns the loss. It does not allocate.
+func (m *ocannlAvgPool) ObjectiveLoss(r *[2][2][2][2]float64) float64 {
+	ocannlAvgPoolObjectiveLoss(r, &m.Params.Img, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlAvgPool) Backward(r *[2][2][2][2]float64) float64 {
 	ocannlAvgPoolBackward(r, &m.Params.Img, &m.Grads.Img, &m.loss)
@@ -6217,13 +6217,13 @@ func (m *ocannlReduceMax) Init(seed uint64) {
 	m.Grads = ocannlReduceMaxParams{}
 }
 
-// Objective runs entry point objective of ReduceMax (forward only) and returns the loss. It does not allocate.
-func (m *ocannlReduceMax) Objective(r *[3][4]float64) float64 {
-	ocannlReduceMaxObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of ReduceMax (forward only) and returns the loss. It does not allocate.
+func (m *ocannlReduceMax) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlReduceMaxObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlReduceMax) Backward(r *[3][4]float64) float64 {
 	ocannlReduceMaxBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -6288,13 +6288,13 @@ func (m *ocannlReduceMaxAll) Init(seed uint64) {
 	m.Grads = ocannlReduceMaxAllParams{}
 }
 
-// Objective runs entry point objective of ReduceMaxAll (forward only) and returns the loss. It does not allocate.
-func (m *ocannlReduceMaxAll) Objective(r *[1]float64) float64 {
-	ocannlReduceMaxAllObjective(r, &m.Params.A, &m.loss)
+// ObjectiveLoss runs entry point objective of ReduceMaxAll (forward only) and returns the loss. It does not allocate.
+func (m *ocannlReduceMaxAll) ObjectiveLoss(r *[1]float64) float64 {
+	ocannlReduceMaxAllObjectiveLoss(r, &m.Params.A, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlReduceMaxAll) Backward(r *[1]float64) float64 {
 	ocannlReduceMaxAllBackward(r, &m.Params.A, &m.Grads.A, &m.loss)
@@ -6362,13 +6362,13 @@ func (m *ocannlTropicalSame) Init(seed uint64) {
 	m.Grads = ocannlTropicalSameParams{}
 }
 
-// Objective runs entry point objective of TropicalSame (forward only) and returns the loss. It does not allocate.
-func (m *ocannlTropicalSame) Objective(r *[3]float64) float64 {
-	ocannlTropicalSameObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of TropicalSame (forward only) and returns the loss. It does not allocate.
+func (m *ocannlTropicalSame) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlTropicalSameObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlTropicalSame) Backward(r *[3]float64) float64 {
 	ocannlTropicalSameBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -6440,13 +6440,13 @@ func (m *ocannlTropicalMatmul) Init(seed uint64) {
 	m.Grads = ocannlTropicalMatmulParams{}
 }
 
-// Objective runs entry point objective of TropicalMatmul (forward only) and returns the loss. It does not allocate.
-func (m *ocannlTropicalMatmul) Objective(r *[3][2]float64) float64 {
-	ocannlTropicalMatmulObjective(r, &m.Params.A, &m.Params.B, &m.loss)
+// ObjectiveLoss runs entry point objective of TropicalMatmul (forward only) and returns the loss. It does not allocate.
+func (m *ocannlTropicalMatmul) ObjectiveLoss(r *[3][2]float64) float64 {
+	ocannlTropicalMatmulObjectiveLoss(r, &m.Params.A, &m.Params.B, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlTropicalMatmul) Backward(r *[3][2]float64) float64 {
 	ocannlTropicalMatmulBackward(r, &m.Params.A, &m.Params.B, &m.Grads.A, &m.Grads.B, &m.loss)
@@ -6515,13 +6515,13 @@ func (m *ocannlSumPoolLabelOnly) Init(seed uint64) {
 	m.Grads = ocannlSumPoolLabelOnlyParams{}
 }
 
-// Objective runs entry point objective of SumPoolLabelOnly (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSumPoolLabelOnly) Objective(r *[3]float64) float64 {
-	ocannlSumPoolLabelOnlyObjective(r, &m.Params.Xp, &m.loss)
+// ObjectiveLoss runs entry point objective of SumPoolLabelOnly (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSumPoolLabelOnly) ObjectiveLoss(r *[3]float64) float64 {
+	ocannlSumPoolLabelOnlyObjectiveLoss(r, &m.Params.Xp, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSumPoolLabelOnly) Backward(r *[3]float64) float64 {
 	ocannlSumPoolLabelOnlyBackward(r, &m.Params.Xp, &m.Grads.Xp, &m.loss)
@@ -6592,13 +6592,13 @@ func (m *ocannlSaveA) Init(seed uint64) {
 	m.Grads = ocannlSaveAParams{}
 }
 
-// Objective runs entry point objective of SaveA (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSaveA) Objective(x *[2][3]float64, r *[2][4]float64) float64 {
-	ocannlSaveAObjective(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
+// ObjectiveLoss runs entry point objective of SaveA (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSaveA) ObjectiveLoss(x *[2][3]float64, r *[2][4]float64) float64 {
+	ocannlSaveAObjectiveLoss(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSaveA) Backward(x *[2][3]float64, r *[2][4]float64) float64 {
 	ocannlSaveABackward(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.Grads.W, &m.Grads.NetW, &m.Grads.NetB, &m.loss)
@@ -6677,13 +6677,13 @@ func (m *ocannlSaveB) Init(seed uint64) {
 	m.Grads = ocannlSaveBParams{}
 }
 
-// Objective runs entry point objective of SaveB (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSaveB) Objective(x *[2][2]float64, r *[2][4]float64) float64 {
-	ocannlSaveBObjective(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
+// ObjectiveLoss runs entry point objective of SaveB (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSaveB) ObjectiveLoss(x *[2][2]float64, r *[2][4]float64) float64 {
+	ocannlSaveBObjectiveLoss(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSaveB) Backward(x *[2][2]float64, r *[2][4]float64) float64 {
 	ocannlSaveBBackward(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.Grads.W, &m.Grads.NetW, &m.Grads.NetB, &m.loss)
@@ -6762,13 +6762,13 @@ func (m *ocannlSaveF32) Init(seed uint64) {
 	m.Grads = ocannlSaveF32Params{}
 }
 
-// Objective runs entry point objective of SaveF32 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSaveF32) Objective(x *[2][3]float32, r *[2][4]float32) float32 {
-	ocannlSaveF32Objective(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
+// ObjectiveLoss runs entry point objective of SaveF32 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSaveF32) ObjectiveLoss(x *[2][3]float32, r *[2][4]float32) float32 {
+	ocannlSaveF32ObjectiveLoss(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSaveF32) Backward(x *[2][3]float32, r *[2][4]float32) float32 {
 	ocannlSaveF32Backward(x, r, &m.Params.W, &m.Params.NetW, &m.Params.NetB, &m.Grads.W, &m.Grads.NetW, &m.Grads.NetB, &m.loss)
@@ -6841,13 +6841,13 @@ func (m *ocannlRelu) Init(seed uint64) {
 	m.Grads = ocannlReluParams{}
 }
 
-// Objective runs entry point objective of Relu (forward only) and returns the loss. It does not allocate.
-func (m *ocannlRelu) Objective(r *[3][4]float64) float64 {
-	ocannlReluObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Relu (forward only) and returns the loss. It does not allocate.
+func (m *ocannlRelu) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlReluObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlRelu) Backward(r *[3][4]float64) float64 {
 	ocannlReluBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -6912,13 +6912,13 @@ func (m *ocannlSat01) Init(seed uint64) {
 	m.Grads = ocannlSat01Params{}
 }
 
-// Objective runs entry point objective of Sat01 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSat01) Objective(r *[3][4]float64) float64 {
-	ocannlSat01Objective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Sat01 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSat01) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlSat01ObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSat01) Backward(r *[3][4]float64) float64 {
 	ocannlSat01Backward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -6983,13 +6983,13 @@ func (m *ocannlExp) Init(seed uint64) {
 	m.Grads = ocannlExpParams{}
 }
 
-// Objective runs entry point objective of Exp (forward only) and returns the loss. It does not allocate.
-func (m *ocannlExp) Objective(r *[3][4]float64) float64 {
-	ocannlExpObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Exp (forward only) and returns the loss. It does not allocate.
+func (m *ocannlExp) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlExpObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlExp) Backward(r *[3][4]float64) float64 {
 	ocannlExpBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7054,13 +7054,13 @@ func (m *ocannlLog) Init(seed uint64) {
 	m.Grads = ocannlLogParams{}
 }
 
-// Objective runs entry point objective of Log (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLog) Objective(r *[3][4]float64) float64 {
-	ocannlLogObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Log (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLog) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlLogObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLog) Backward(r *[3][4]float64) float64 {
 	ocannlLogBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7125,13 +7125,13 @@ func (m *ocannlExp2) Init(seed uint64) {
 	m.Grads = ocannlExp2Params{}
 }
 
-// Objective runs entry point objective of Exp2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlExp2) Objective(r *[3][4]float64) float64 {
-	ocannlExp2Objective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Exp2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlExp2) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlExp2ObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlExp2) Backward(r *[3][4]float64) float64 {
 	ocannlExp2Backward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7196,13 +7196,13 @@ func (m *ocannlLog2) Init(seed uint64) {
 	m.Grads = ocannlLog2Params{}
 }
 
-// Objective runs entry point objective of Log2 (forward only) and returns the loss. It does not allocate.
-func (m *ocannlLog2) Objective(r *[3][4]float64) float64 {
-	ocannlLog2Objective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Log2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlLog2) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlLog2ObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlLog2) Backward(r *[3][4]float64) float64 {
 	ocannlLog2Backward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7267,13 +7267,13 @@ func (m *ocannlSin) Init(seed uint64) {
 	m.Grads = ocannlSinParams{}
 }
 
-// Objective runs entry point objective of Sin (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSin) Objective(r *[3][4]float64) float64 {
-	ocannlSinObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Sin (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSin) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlSinObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSin) Backward(r *[3][4]float64) float64 {
 	ocannlSinBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7338,13 +7338,13 @@ func (m *ocannlCos) Init(seed uint64) {
 	m.Grads = ocannlCosParams{}
 }
 
-// Objective runs entry point objective of Cos (forward only) and returns the loss. It does not allocate.
-func (m *ocannlCos) Objective(r *[3][4]float64) float64 {
-	ocannlCosObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Cos (forward only) and returns the loss. It does not allocate.
+func (m *ocannlCos) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlCosObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlCos) Backward(r *[3][4]float64) float64 {
 	ocannlCosBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7409,13 +7409,13 @@ func (m *ocannlSqrt) Init(seed uint64) {
 	m.Grads = ocannlSqrtParams{}
 }
 
-// Objective runs entry point objective of Sqrt (forward only) and returns the loss. It does not allocate.
-func (m *ocannlSqrt) Objective(r *[3][4]float64) float64 {
-	ocannlSqrtObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Sqrt (forward only) and returns the loss. It does not allocate.
+func (m *ocannlSqrt) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlSqrtObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlSqrt) Backward(r *[3][4]float64) float64 {
 	ocannlSqrtBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7480,13 +7480,13 @@ func (m *ocannlRecip) Init(seed uint64) {
 	m.Grads = ocannlRecipParams{}
 }
 
-// Objective runs entry point objective of Recip (forward only) and returns the loss. It does not allocate.
-func (m *ocannlRecip) Objective(r *[3][4]float64) float64 {
-	ocannlRecipObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Recip (forward only) and returns the loss. It does not allocate.
+func (m *ocannlRecip) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlRecipObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlRecip) Backward(r *[3][4]float64) float64 {
 	ocannlRecipBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7551,13 +7551,13 @@ func (m *ocannlRecipSqrt) Init(seed uint64) {
 	m.Grads = ocannlRecipSqrtParams{}
 }
 
-// Objective runs entry point objective of RecipSqrt (forward only) and returns the loss. It does not allocate.
-func (m *ocannlRecipSqrt) Objective(r *[3][4]float64) float64 {
-	ocannlRecipSqrtObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of RecipSqrt (forward only) and returns the loss. It does not allocate.
+func (m *ocannlRecipSqrt) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlRecipSqrtObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlRecipSqrt) Backward(r *[3][4]float64) float64 {
 	ocannlRecipSqrtBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7622,13 +7622,13 @@ func (m *ocannlNeg) Init(seed uint64) {
 	m.Grads = ocannlNegParams{}
 }
 
-// Objective runs entry point objective of Neg (forward only) and returns the loss. It does not allocate.
-func (m *ocannlNeg) Objective(r *[3][4]float64) float64 {
-	ocannlNegObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Neg (forward only) and returns the loss. It does not allocate.
+func (m *ocannlNeg) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlNegObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlNeg) Backward(r *[3][4]float64) float64 {
 	ocannlNegBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7693,13 +7693,13 @@ func (m *ocannlNegPrefix) Init(seed uint64) {
 	m.Grads = ocannlNegPrefixParams{}
 }
 
-// Objective runs entry point objective of NegPrefix (forward only) and returns the loss. It does not allocate.
-func (m *ocannlNegPrefix) Objective(r *[3][4]float64) float64 {
-	ocannlNegPrefixObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of NegPrefix (forward only) and returns the loss. It does not allocate.
+func (m *ocannlNegPrefix) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlNegPrefixObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlNegPrefix) Backward(r *[3][4]float64) float64 {
 	ocannlNegPrefixBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7764,13 +7764,13 @@ func (m *ocannlTanh) Init(seed uint64) {
 	m.Grads = ocannlTanhParams{}
 }
 
-// Objective runs entry point objective of Tanh (forward only) and returns the loss. It does not allocate.
-func (m *ocannlTanh) Objective(r *[3][4]float64) float64 {
-	ocannlTanhObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Tanh (forward only) and returns the loss. It does not allocate.
+func (m *ocannlTanh) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlTanhObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlTanh) Backward(r *[3][4]float64) float64 {
 	ocannlTanhBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7835,13 +7835,13 @@ func (m *ocannlId) Init(seed uint64) {
 	m.Grads = ocannlIdParams{}
 }
 
-// Objective runs entry point objective of Id (forward only) and returns the loss. It does not allocate.
-func (m *ocannlId) Objective(r *[3][4]float64) float64 {
-	ocannlIdObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of Id (forward only) and returns the loss. It does not allocate.
+func (m *ocannlId) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlIdObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlId) Backward(r *[3][4]float64) float64 {
 	ocannlIdBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7906,13 +7906,13 @@ func (m *ocannlUnaryChain) Init(seed uint64) {
 	m.Grads = ocannlUnaryChainParams{}
 }
 
-// Objective runs entry point objective of UnaryChain (forward only) and returns the loss. It does not allocate.
-func (m *ocannlUnaryChain) Objective(r *[3][4]float64) float64 {
-	ocannlUnaryChainObjective(r, &m.Params.W, &m.loss)
+// ObjectiveLoss runs entry point objective of UnaryChain (forward only) and returns the loss. It does not allocate.
+func (m *ocannlUnaryChain) ObjectiveLoss(r *[3][4]float64) float64 {
+	ocannlUnaryChainObjectiveLoss(r, &m.Params.W, &m.loss)
 	return m.loss[0]
 }
 
-// Backward computes the loss Objective at the given inputs and its gradient with respect to
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlUnaryChain) Backward(r *[3][4]float64) float64 {
 	ocannlUnaryChainBackward(r, &m.Params.W, &m.Grads.W, &m.loss)
@@ -7952,7 +7952,7 @@ func (m *ocannlUnaryChain) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
 }
 
-// ocannlAddObjective runs a tensor program generated by ocannlgen.
+// ocannlAddObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Add.
 //
@@ -7976,7 +7976,7 @@ func (m *ocannlUnaryChain) UnmarshalBinary(data []byte) error {
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlAddObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlAddObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "+" of a, b
@@ -8117,7 +8117,7 @@ func ocannlAddBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 	}
 }
 
-// ocannlSubObjective runs a tensor program generated by ocannlgen.
+// ocannlSubObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Sub.
 //
@@ -8141,7 +8141,7 @@ func ocannlAddBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlSubObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlSubObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "-" of a, b
@@ -8282,7 +8282,7 @@ func ocannlSubBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 	}
 }
 
-// ocannlMulObjective runs a tensor program generated by ocannlgen.
+// ocannlMulObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Mul.
 //
@@ -8306,7 +8306,7 @@ func ocannlSubBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlMulObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlMulObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "*." of a, b
@@ -8449,7 +8449,7 @@ func ocannlMulBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 	}
 }
 
-// ocannlDivObjective runs a tensor program generated by ocannlgen.
+// ocannlDivObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Div.
 //
@@ -8473,7 +8473,7 @@ func ocannlMulBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlDivObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlDivObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "/." of a, b
@@ -8617,7 +8617,7 @@ func ocannlDivBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 	}
 }
 
-// ocannlSelfMulObjective runs a tensor program generated by ocannlgen.
+// ocannlSelfMulObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SelfMul.
 //
@@ -8668,7 +8668,7 @@ func ocannlDivBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.5[i0, i1] * r[i0, i1]
-func ocannlSelfMulObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlSelfMulObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -9032,7 +9032,7 @@ func ocannlSelfMulBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 	}
 }
 
-// ocannlPow2Objective runs a tensor program generated by ocannlgen.
+// ocannlPow2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pow2.
 //
@@ -9059,7 +9059,7 @@ func ocannlSelfMulBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPow2Objective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPow2ObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -9185,7 +9185,7 @@ func ocannlPow2Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 	}
 }
 
-// ocannlPow1Objective runs a tensor program generated by ocannlgen.
+// ocannlPow1ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pow1.
 //
@@ -9212,7 +9212,7 @@ func ocannlPow2Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPow1Objective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPow1ObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -9338,7 +9338,7 @@ func ocannlPow1Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 	}
 }
 
-// ocannlPow3Objective runs a tensor program generated by ocannlgen.
+// ocannlPow3ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pow3.
 //
@@ -9365,7 +9365,7 @@ func ocannlPow1Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPow3Objective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPow3ObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -9491,7 +9491,7 @@ func ocannlPow3Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 	}
 }
 
-// ocannlPowHalfObjective runs a tensor program generated by ocannlgen.
+// ocannlPowHalfObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model PowHalf.
 //
@@ -9518,7 +9518,7 @@ func ocannlPow3Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPowHalfObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPowHalfObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -9644,7 +9644,7 @@ func ocannlPowHalfBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 	}
 }
 
-// ocannlPowNegObjective runs a tensor program generated by ocannlgen.
+// ocannlPowNegObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model PowNeg.
 //
@@ -9671,7 +9671,7 @@ func ocannlPowHalfBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPowNegObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPowNegObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -9797,7 +9797,7 @@ func ocannlPowNegBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, lo
 	}
 }
 
-// ocannlPow0Objective runs a tensor program generated by ocannlgen.
+// ocannlPow0ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pow0.
 //
@@ -9824,7 +9824,7 @@ func ocannlPowNegBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, lo
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPow0Objective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPow0ObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -9950,7 +9950,7 @@ func ocannlPow0Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 	}
 }
 
-// ocannlPowNegBaseObjective runs a tensor program generated by ocannlgen.
+// ocannlPowNegBaseObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model PowNegBase.
 //
@@ -9977,7 +9977,7 @@ func ocannlPow0Backward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlPowNegBaseObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlPowNegBaseObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise "**." of a, _num.1
@@ -10103,7 +10103,7 @@ func ocannlPowNegBaseBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64
 	}
 }
 
-// ocannlFmaObjective runs a tensor program generated by ocannlgen.
+// ocannlFmaObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Fma.
 //
@@ -10128,7 +10128,7 @@ func ocannlPowNegBaseBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlFmaObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[12]float64, out *[1]float64) {
+func ocannlFmaObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise fma of a, b, c
@@ -10291,7 +10291,7 @@ func ocannlFmaBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[
 	}
 }
 
-// ocannlWhereObjective runs a tensor program generated by ocannlgen.
+// ocannlWhereObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Where.
 //
@@ -10316,7 +10316,7 @@ func ocannlFmaBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlWhereObjective(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlWhereObjectiveLoss(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise where of mask, a, b
@@ -10478,7 +10478,7 @@ func ocannlWhereBackward(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64,
 	}
 }
 
-// ocannlWhereConstObjective runs a tensor program generated by ocannlgen.
+// ocannlWhereConstObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model WhereConst.
 //
@@ -10506,7 +10506,7 @@ func ocannlWhereBackward(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64,
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlWhereConstObjective(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlWhereConstObjectiveLoss(r *[3][4]float64, mask *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise where of mask, a, _num.1
@@ -10647,7 +10647,7 @@ func ocannlWhereConstBackward(r *[3][4]float64, mask *[3][4]float64, pA *[12]flo
 	}
 }
 
-// ocannlWhereCompareObjective runs a tensor program generated by ocannlgen.
+// ocannlWhereCompareObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model WhereCompare.
 //
@@ -10677,7 +10677,7 @@ func ocannlWhereConstBackward(r *[3][4]float64, mask *[3][4]float64, pA *[12]flo
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlWhereCompareObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlWhereCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 
@@ -10874,7 +10874,7 @@ func ocannlWhereCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float
 	}
 }
 
-// ocannlCompareObjective runs a tensor program generated by ocannlgen.
+// ocannlCompareObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Compare.
 //
@@ -11010,7 +11010,7 @@ func ocannlWhereCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.19[i0, i1] * r[i0, i1]
-func ocannlCompareObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -11982,7 +11982,7 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 	}
 }
 
-// ocannlArithObjective runs a tensor program generated by ocannlgen.
+// ocannlArithObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Arith.
 //
@@ -12083,7 +12083,7 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.11[i0, i1] * r[i0, i1]
-func ocannlArithObjective(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[12]float64, out *[1]float64) {
+func ocannlArithObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -12794,7 +12794,7 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 	}
 }
 
-// ocannlLayerNormObjective runs a tensor program generated by ocannlgen.
+// ocannlLayerNormObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model LayerNorm.
 //
@@ -12889,7 +12889,7 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..4:  # reduction
 //	    objective[0] += _objective.5[i0, i1] * r[i0, i1]
-func ocannlLayerNormObjective(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerNorm1Gamma *[5]float64, pObjectiveLayerNorm1Beta *[5]float64, out *[1]float64) {
+func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerNorm1Gamma *[5]float64, pObjectiveLayerNorm1Beta *[5]float64, out *[1]float64) {
 	var objective_layer_norm_1_mean_1 [3][1]float64
 	var objective_layer_norm_1_mean [3][1]float64
 	var objective_layer_norm_1_centered [3][5]float64
@@ -13508,7 +13508,7 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 	}
 }
 
-// ocannlLayerNorm2DObjective runs a tensor program generated by ocannlgen.
+// ocannlLayerNorm2DObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model LayerNorm2D.
 //
@@ -13611,7 +13611,7 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..2:  # reduction
 //	      objective[0] += _objective.5[i0, i1, i2] * r[i0, i1, i2]
-func ocannlLayerNorm2DObjective(r *[2][2][3]float64, pZ *[12]float64, pObjectiveLayerNorm1Gamma *[6]float64, pObjectiveLayerNorm1Beta *[6]float64, out *[1]float64) {
+func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjectiveLayerNorm1Gamma *[6]float64, pObjectiveLayerNorm1Beta *[6]float64, out *[1]float64) {
 	var objective_layer_norm_1_mean_1 [2][1]float64
 	var objective_layer_norm_1_mean [2][1]float64
 	var objective_layer_norm_1_centered [2][2][3]float64
@@ -14304,7 +14304,7 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 	}
 }
 
-// ocannlSoftmaxObjective runs a tensor program generated by ocannlgen.
+// ocannlSoftmaxObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Softmax.
 //
@@ -14359,7 +14359,7 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      objective[0] += _objective.2[i0, i1, i2] * r[i0, i1, i2]
-func ocannlSoftmaxObjective(r *[2][3][4]float64, pZ *[24]float64, out *[1]float64) {
+func ocannlSoftmaxObjectiveLoss(r *[2][3][4]float64, pZ *[24]float64, out *[1]float64) {
 	var objective_softmax_1_m [2][3][1]float64
 	var objective_softmax_1_e_1 [2][3][4]float64
 	var objective_softmax_1_e [2][3][4]float64
@@ -14766,7 +14766,7 @@ func ocannlSoftmaxBackward(r *[2][3][4]float64, pZ *[24]float64, gZ *[24]float64
 	}
 }
 
-// ocannlLogSoftmaxObjective runs a tensor program generated by ocannlgen.
+// ocannlLogSoftmaxObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model LogSoftmax.
 //
@@ -14820,7 +14820,7 @@ func ocannlSoftmaxBackward(r *[2][3][4]float64, pZ *[24]float64, gZ *[24]float64
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..4:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlLogSoftmaxObjective(r *[2][5]float64, pZ *[10]float64, out *[1]float64) {
+func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]float64) {
 	var objective_log_softmax_1_m [2][1]float64
 	var objective_log_softmax_1_z [2][5]float64
 	var objective_1 [2][5]float64
@@ -15199,7 +15199,7 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 	}
 }
 
-// ocannlCrossEntropyObjective runs a tensor program generated by ocannlgen.
+// ocannlCrossEntropyObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model CrossEntropy.
 //
@@ -15287,7 +15287,7 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 //
 //	# objective = pointwise neg of _objective.3
 //	objective[0] = neg(_objective.3[0])
-func ocannlCrossEntropyObjective(x *[4][3]float64, onehot *[4][5]float64, pObjectiveNetW *[15]float64, pObjectiveNetB *[5]float64, out *[1]float64) {
+func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pObjectiveNetW *[15]float64, pObjectiveNetB *[5]float64, out *[1]float64) {
 	var objective_cross_entropy_1_logits_1 [4][5]float64
 	var objective_cross_entropy_1_logits [4][5]float64
 	var objective_cross_entropy_1_m [4][1]float64
@@ -15882,7 +15882,7 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	}
 }
 
-// ocannlHingeObjective runs a tensor program generated by ocannlgen.
+// ocannlHingeObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Hinge.
 //
@@ -15983,7 +15983,7 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 //
 //	# objective = pointwise "/." of _objective.1, _dim_b.1
 //	objective[0] = _objective.1[0] / _dim_b.1[0]
-func ocannlHingeObjective(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW1 *[8]float64, pObjectiveNetB1 *[4]float64, pObjectiveNetW2 *[12]float64, pObjectiveNetB2 *[3]float64, pObjectiveNetW3 *[3]float64, pObjectiveNetB3 *[1]float64, out *[1]float64) {
+func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW1 *[8]float64, pObjectiveNetB1 *[4]float64, pObjectiveNetW2 *[12]float64, pObjectiveNetB2 *[3]float64, pObjectiveNetW3 *[3]float64, pObjectiveNetB3 *[1]float64, out *[1]float64) {
 	var objective_net_a1_1 [6][4]float64
 	var objective_net_a1_2 [6][4]float64
 	var objective_net_a1 [6][4]float64
@@ -16729,7 +16729,7 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 	}
 }
 
-// ocannlDenseObjective runs a tensor program generated by ocannlgen.
+// ocannlDenseObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Dense.
 //
@@ -16784,7 +16784,7 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlDenseObjective(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]float64, pObjectiveL1B *[4]float64, pObjectiveL2W *[12]float64, pObjectiveL2B *[3]float64, out *[1]float64) {
+func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]float64, pObjectiveL1B *[4]float64, pObjectiveL2W *[12]float64, pObjectiveL2B *[3]float64, out *[1]float64) {
 	var objective_l2_x_1 [5][4]float64
 	var objective_l2_x_2 [5][4]float64
 	var objective_l2_x [5][4]float64
@@ -17208,7 +17208,7 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 	}
 }
 
-// ocannlSharedInstanceObjective runs a tensor program generated by ocannlgen.
+// ocannlSharedInstanceObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SharedInstance.
 //
@@ -17261,7 +17261,7 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlSharedInstanceObjective(r *[5][3]float64, x *[5][3]float64, pObjectiveLW *[9]float64, pObjectiveLB *[3]float64, out *[1]float64) {
+func ocannlSharedInstanceObjectiveLoss(r *[5][3]float64, x *[5][3]float64, pObjectiveLW *[9]float64, pObjectiveLB *[3]float64, out *[1]float64) {
 	var objective_l_x_1 [5][3]float64
 	var objective_l_x_2 [5][3]float64
 	var objective_l_x [5][3]float64
@@ -17661,7 +17661,7 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 	}
 }
 
-// ocannlAttentionObjective runs a tensor program generated by ocannlgen.
+// ocannlAttentionObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Attention.
 //
@@ -17801,7 +17801,7 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..2:  # reduction
 //	      objective[0] += _objective.1[i0, i1, i2] * r[i0, i1, i2]
-func ocannlAttentionObjective(r *[2][4][3]float64, pX *[24]float64, pObjectiveAttWQ *[18]float64, pObjectiveAttWK *[18]float64, pObjectiveAttWV *[12]float64, pObjectiveAttWO *[12]float64, out *[1]float64) {
+func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjectiveAttWQ *[18]float64, pObjectiveAttWK *[18]float64, pObjectiveAttWV *[12]float64, pObjectiveAttWO *[12]float64, out *[1]float64) {
 	var objective_att_q [2][4][2][3]float64
 	var objective_att_k [2][4][2][3]float64
 	var objective_att_v [2][4][2][2]float64
@@ -18973,7 +18973,7 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 }
 
-// ocannlMaskedAttentionObjective runs a tensor program generated by ocannlgen.
+// ocannlMaskedAttentionObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MaskedAttention.
 //
@@ -19126,7 +19126,7 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..2:  # reduction
 //	      objective[0] += _objective.1[i0, i1, i2] * r[i0, i1, i2]
-func ocannlMaskedAttentionObjective(r *[2][4][3]float64, mask *[4][4]float64, pX *[24]float64, pObjectiveAttWQ *[18]float64, pObjectiveAttWK *[18]float64, pObjectiveAttWV *[12]float64, pObjectiveAttWO *[12]float64, out *[1]float64) {
+func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64, pX *[24]float64, pObjectiveAttWQ *[18]float64, pObjectiveAttWK *[18]float64, pObjectiveAttWV *[12]float64, pObjectiveAttWO *[12]float64, out *[1]float64) {
 	var objective_att_q [2][4][2][3]float64
 	var objective_att_k [2][4][2][3]float64
 	var objective_att_v [2][4][2][2]float64
@@ -20377,7 +20377,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 }
 
-// ocannlTransformerBlockObjective runs a tensor program generated by ocannlgen.
+// ocannlTransformerBlockObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model TransformerBlock.
 //
@@ -20752,7 +20752,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      objective[0] += _objective.5[i0, i1, i2] * r[i0, i1, i2]
-func ocannlTransformerBlockObjective(r *[2][3][4]float64, pX *[24]float64, pObjectiveAttWQ *[16]float64, pObjectiveAttWK *[16]float64, pObjectiveAttWV *[16]float64, pObjectiveAttWO *[16]float64, pObjectiveLn1Gamma *[4]float64, pObjectiveLn1Beta *[4]float64, pObjectiveF1W *[24]float64, pObjectiveF1B *[6]float64, pObjectiveF2W *[24]float64, pObjectiveF2B *[4]float64, pObjectiveLn2Gamma *[4]float64, pObjectiveLn2Beta *[4]float64, out *[1]float64) {
+func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, pObjectiveAttWQ *[16]float64, pObjectiveAttWK *[16]float64, pObjectiveAttWV *[16]float64, pObjectiveAttWO *[16]float64, pObjectiveLn1Gamma *[4]float64, pObjectiveLn1Beta *[4]float64, pObjectiveF1W *[24]float64, pObjectiveF1B *[6]float64, pObjectiveF2W *[24]float64, pObjectiveF2B *[4]float64, pObjectiveLn2Gamma *[4]float64, pObjectiveLn2Beta *[4]float64, out *[1]float64) {
 	var objective_att_q [2][3][2][2]float64
 	var objective_att_k [2][3][2][2]float64
 	var objective_att_v [2][3][2][2]float64
@@ -23810,7 +23810,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	}
 }
 
-// ocannlConcatObjective runs a tensor program generated by ocannlgen.
+// ocannlConcatObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Concat.
 //
@@ -23851,7 +23851,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 //	fill objective with 0
 //	for i0 in 0..4:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
-func ocannlConcatObjective(r *[5]float64, pP *[2]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlConcatObjectiveLoss(r *[5]float64, pP *[2]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [5]float64
 	var objective_2 [5]float64
 	var objective_3 [5]float64
@@ -24070,7 +24070,7 @@ func ocannlConcatBackward(r *[5]float64, pP *[2]float64, pQ *[3]float64, gP *[2]
 	}
 }
 
-// ocannlConcat3Objective runs a tensor program generated by ocannlgen.
+// ocannlConcat3ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Concat3.
 //
@@ -24101,7 +24101,7 @@ func ocannlConcatBackward(r *[5]float64, pP *[2]float64, pQ *[3]float64, gP *[2]
 //	fill objective with 0
 //	for i0 in 0..6:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlConcat3Objective(r *[7]float64, pP *[2]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlConcat3ObjectiveLoss(r *[7]float64, pP *[2]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [7]float64
 	var objective_2 [7]float64
 
@@ -24253,7 +24253,7 @@ func ocannlConcat3Backward(r *[7]float64, pP *[2]float64, pQ *[3]float64, gP *[2
 	}
 }
 
-// ocannlConcatAxis0Objective runs a tensor program generated by ocannlgen.
+// ocannlConcatAxis0ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConcatAxis0.
 //
@@ -24286,7 +24286,7 @@ func ocannlConcat3Backward(r *[7]float64, pP *[2]float64, pQ *[3]float64, gP *[2
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlConcatAxis0Objective(r *[6][3]float64, pP *[6]float64, pQ *[12]float64, out *[1]float64) {
+func ocannlConcatAxis0ObjectiveLoss(r *[6][3]float64, pP *[6]float64, pQ *[12]float64, out *[1]float64) {
 	var objective_1 [6][3]float64
 	var objective_2 [6][3]float64
 
@@ -24482,7 +24482,7 @@ func ocannlConcatAxis0Backward(r *[6][3]float64, pP *[6]float64, pQ *[12]float64
 	}
 }
 
-// ocannlBlockMatrixObjective runs a tensor program generated by ocannlgen.
+// ocannlBlockMatrixObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BlockMatrix.
 //
@@ -24536,7 +24536,7 @@ func ocannlConcatAxis0Backward(r *[6][3]float64, pP *[6]float64, pQ *[12]float64
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..4:  # reduction
 //	    objective[0] += _objective.3[i0, i1] * r[i0, i1]
-func ocannlBlockMatrixObjective(r *[3][5]float64, pP *[6]float64, pQ *[4]float64, pS *[3]float64, pT *[2]float64, out *[1]float64) {
+func ocannlBlockMatrixObjectiveLoss(r *[3][5]float64, pP *[6]float64, pQ *[4]float64, pS *[3]float64, pT *[2]float64, out *[1]float64) {
 	var objective_1 [3][5]float64
 	var objective_2 [3][5]float64
 	var objective_3 [3][5]float64
@@ -24905,7 +24905,7 @@ func ocannlBlockMatrixBackward(r *[3][5]float64, pP *[6]float64, pQ *[4]float64,
 	}
 }
 
-// ocannlBatchSliceObjective runs a tensor program generated by ocannlgen.
+// ocannlBatchSliceObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BatchSlice.
 //
@@ -24958,7 +24958,7 @@ func ocannlBlockMatrixBackward(r *[3][5]float64, pP *[6]float64, pQ *[4]float64,
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.7[i0] * r[i0]
-func ocannlBatchSliceObjective(r *[4]float64, pA *[12]float64, pB *[24]float64, out *[1]float64) {
+func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float64, out *[1]float64) {
 	var objective_1 [4]float64
 	var objective_2 [4]float64
 	var objective_3 [4]float64
@@ -25270,7 +25270,7 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 	}
 }
 
-// ocannlSlicePrefixObjective runs a tensor program generated by ocannlgen.
+// ocannlSlicePrefixObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SlicePrefix.
 //
@@ -25302,7 +25302,7 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.3[i0] * r[i0]
-func ocannlSlicePrefixObjective(r *[3]float64, pX *[5]float64, pY *[3]float64, out *[1]float64) {
+func ocannlSlicePrefixObjectiveLoss(r *[3]float64, pX *[5]float64, pY *[3]float64, out *[1]float64) {
 	var objective_1 [3]float64
 	var objective_2 [3]float64
 	var objective_3 [3]float64
@@ -25466,7 +25466,7 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 	}
 }
 
-// ocannlSliceSuffixObjective runs a tensor program generated by ocannlgen.
+// ocannlSliceSuffixObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SliceSuffix.
 //
@@ -25493,7 +25493,7 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 //	fill objective with 0
 //	for i0 in 0..1:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlSliceSuffixObjective(r *[2]float64, pX *[5]float64, pY *[2]float64, out *[1]float64) {
+func ocannlSliceSuffixObjectiveLoss(r *[2]float64, pX *[5]float64, pY *[2]float64, out *[1]float64) {
 	var objective_1 [2]float64
 	var objective_2 [2]float64
 
@@ -25628,7 +25628,7 @@ func ocannlSliceSuffixBackward(r *[2]float64, pX *[5]float64, pY *[2]float64, gX
 	}
 }
 
-// ocannlSliceMiddleObjective runs a tensor program generated by ocannlgen.
+// ocannlSliceMiddleObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SliceMiddle.
 //
@@ -25654,7 +25654,7 @@ func ocannlSliceSuffixBackward(r *[2]float64, pX *[5]float64, pY *[2]float64, gX
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlSliceMiddleObjective(r *[4]float64, pX *[9]float64, out *[1]float64) {
+func ocannlSliceMiddleObjectiveLoss(r *[4]float64, pX *[9]float64, out *[1]float64) {
 	var objective_1 [4]float64
 	var objective_2 [4]float64
 
@@ -25776,7 +25776,7 @@ func ocannlSliceMiddleBackward(r *[4]float64, pX *[9]float64, gX *[9]float64, lo
 	}
 }
 
-// ocannlDropFirstObjective runs a tensor program generated by ocannlgen.
+// ocannlDropFirstObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model DropFirst.
 //
@@ -25802,7 +25802,7 @@ func ocannlSliceMiddleBackward(r *[4]float64, pX *[9]float64, gX *[9]float64, lo
 //	fill objective with 0
 //	for i0 in 0..1:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlDropFirstObjective(r *[2]float64, pX *[5]float64, out *[1]float64) {
+func ocannlDropFirstObjectiveLoss(r *[2]float64, pX *[5]float64, out *[1]float64) {
 	var objective_1 [2]float64
 	var objective_2 [2]float64
 
@@ -25924,7 +25924,7 @@ func ocannlDropFirstBackward(r *[2]float64, pX *[5]float64, gX *[5]float64, loss
 	}
 }
 
-// ocannlPadBlocksObjective runs a tensor program generated by ocannlgen.
+// ocannlPadBlocksObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model PadBlocks.
 //
@@ -25951,7 +25951,7 @@ func ocannlDropFirstBackward(r *[2]float64, pX *[5]float64, gX *[5]float64, loss
 //	fill objective with 0
 //	for i0 in 0..9:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlPadBlocksObjective(r *[10]float64, pX *[2]float64, out *[1]float64) {
+func ocannlPadBlocksObjectiveLoss(r *[10]float64, pX *[2]float64, out *[1]float64) {
 	var objective_1 [10]float64
 	var objective_2 [10]float64
 
@@ -26074,7 +26074,7 @@ func ocannlPadBlocksBackward(r *[10]float64, pX *[2]float64, gX *[2]float64, los
 	}
 }
 
-// ocannlStridedSliceObjective runs a tensor program generated by ocannlgen.
+// ocannlStridedSliceObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model StridedSlice.
 //
@@ -26110,7 +26110,7 @@ func ocannlPadBlocksBackward(r *[10]float64, pX *[2]float64, gX *[2]float64, los
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
-func ocannlStridedSliceObjective(r *[3]float64, pX *[6]float64, out *[1]float64) {
+func ocannlStridedSliceObjectiveLoss(r *[3]float64, pX *[6]float64, out *[1]float64) {
 	var objective_1 [3]float64
 	var objective_2 [3]float64
 	var objective_3 [3]float64
@@ -26299,7 +26299,7 @@ func ocannlStridedSliceBackward(r *[3]float64, pX *[6]float64, gX *[6]float64, l
 	}
 }
 
-// ocannlInterleaveObjective runs a tensor program generated by ocannlgen.
+// ocannlInterleaveObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Interleave.
 //
@@ -26338,7 +26338,7 @@ func ocannlStridedSliceBackward(r *[3]float64, pX *[6]float64, gX *[6]float64, l
 //	fill objective with 0
 //	for i0 in 0..5:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
-func ocannlInterleaveObjective(r *[6]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlInterleaveObjectiveLoss(r *[6]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [6]float64
 	var objective_2 [6]float64
 	var objective_3 [6]float64
@@ -26533,7 +26533,7 @@ func ocannlInterleaveBackward(r *[6]float64, pP *[3]float64, pQ *[3]float64, gP 
 	}
 }
 
-// ocannlStackObjective runs a tensor program generated by ocannlgen.
+// ocannlStackObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Stack.
 //
@@ -26566,7 +26566,7 @@ func ocannlInterleaveBackward(r *[6]float64, pP *[3]float64, pQ *[3]float64, gP 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlStackObjective(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlStackObjectiveLoss(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [2][3]float64
 	var objective_2 [2][3]float64
 
@@ -26758,7 +26758,7 @@ func ocannlStackBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, gP *[
 	}
 }
 
-// ocannlStackInputObjective runs a tensor program generated by ocannlgen.
+// ocannlStackInputObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model StackInput.
 //
@@ -26804,7 +26804,7 @@ func ocannlStackBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, gP *[
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlStackInputObjective(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlStackInputObjectiveLoss(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [3][2]float64
 	var objective_2 [3][2]float64
 	var objective_3 [3][2]float64
@@ -27123,7 +27123,7 @@ func ocannlStackInputBackward(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, 
 	}
 }
 
-// ocannlStackBatchObjective runs a tensor program generated by ocannlgen.
+// ocannlStackBatchObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model StackBatch.
 //
@@ -27171,7 +27171,7 @@ func ocannlStackInputBackward(r *[3][2]float64, pP *[3]float64, pQ *[3]float64, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlStackBatchObjective(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
+func ocannlStackBatchObjectiveLoss(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, out *[1]float64) {
 	var objective_1 [2][3]float64
 	var objective_2 [2][3]float64
 	var objective_3 [2][3]float64
@@ -27490,7 +27490,7 @@ func ocannlStackBatchBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, 
 	}
 }
 
-// ocannlConvPaddedObjective runs a tensor program generated by ocannlgen.
+// ocannlConvPaddedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvPadded.
 //
@@ -27543,7 +27543,7 @@ func ocannlStackBatchBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, 
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvPaddedObjective(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[54]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
+func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[54]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_1_x [2][7][7][2]float64
 	var objective_conv2d_1_y [2][4][4][3]float64
 	var objective_1 [2][4][4][3]float64
@@ -27952,7 +27952,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 	}
 }
 
-// ocannlConvPaddedStride2Objective runs a tensor program generated by ocannlgen.
+// ocannlConvPaddedStride2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvPaddedStride2.
 //
@@ -28005,7 +28005,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvPaddedStride2Objective(r *[2][2][2][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[54]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
+func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[54]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_1_x [2][7][7][2]float64
 	var objective_conv2d_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
@@ -28410,7 +28410,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 	}
 }
 
-// ocannlConvPaddedK2Stride2Objective runs a tensor program generated by ocannlgen.
+// ocannlConvPaddedK2Stride2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvPaddedK2Stride2.
 //
@@ -28463,7 +28463,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvPaddedK2Stride2Objective(r *[2][2][2][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[24]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
+func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2]float64, pImg *[32]float64, pObjectiveConv2d1Kernel *[24]float64, pObjectiveConv2d1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_1_x [2][6][6][2]float64
 	var objective_conv2d_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
@@ -28864,7 +28864,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 	}
 }
 
-// ocannlConvValidObjective runs a tensor program generated by ocannlgen.
+// ocannlConvValidObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvValid.
 //
@@ -28905,7 +28905,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvValidObjective(r *[2][2][2][3]float64, pImg *[64]float64, pObjectiveConv2dValid1Kernel *[54]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
+func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pObjectiveConv2dValid1Kernel *[54]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 
@@ -29209,7 +29209,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 	}
 }
 
-// ocannlConvValidStride2Objective runs a tensor program generated by ocannlgen.
+// ocannlConvValidStride2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvValidStride2.
 //
@@ -29250,7 +29250,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvValidStride2Objective(r *[2][2][2][3]float64, pImg *[100]float64, pObjectiveConv2dValid1Kernel *[54]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
+func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]float64, pObjectiveConv2dValid1Kernel *[54]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 
@@ -29554,7 +29554,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 	}
 }
 
-// ocannlConvStackObjective runs a tensor program generated by ocannlgen.
+// ocannlConvStackObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ConvStack.
 //
@@ -29627,7 +29627,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 //	    for i2 in 0..2:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += _objective.1[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlConvStackObjective(r *[2][3][3][3]float64, pImg *[50]float64, pObjectiveC1Kernel *[18]float64, pObjectiveC1Bias *[2]float64, pObjectiveC2Kernel *[54]float64, pObjectiveC2Bias *[3]float64, out *[1]float64) {
+func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pObjectiveC1Kernel *[18]float64, pObjectiveC1Bias *[2]float64, pObjectiveC2Kernel *[54]float64, pObjectiveC2Bias *[3]float64, out *[1]float64) {
 	var objective_c1_y [2][3][3][2]float64
 	var objective_c2_x_1 [2][3][3][2]float64
 	var objective_c2_x [2][6][6][2]float64
@@ -30233,7 +30233,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	}
 }
 
-// ocannlConv1DPaddedObjective runs a tensor program generated by ocannlgen.
+// ocannlConv1DPaddedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Conv1DPadded.
 //
@@ -30266,7 +30266,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 //	fill objective with 0
 //	for i0 in 0..5:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlConv1DPaddedObjective(r *[6]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
+func ocannlConv1DPaddedObjectiveLoss(r *[6]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
 	var objective_1 [9]float64
 	var objective_2 [6]float64
 
@@ -30453,7 +30453,7 @@ func ocannlConv1DPaddedBackward(r *[6]float64, x *[6]float64, pXp *[6]float64, p
 	}
 }
 
-// ocannlConv1DPaddedStride2Objective runs a tensor program generated by ocannlgen.
+// ocannlConv1DPaddedStride2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Conv1DPaddedStride2.
 //
@@ -30486,7 +30486,7 @@ func ocannlConv1DPaddedBackward(r *[6]float64, x *[6]float64, pXp *[6]float64, p
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlConv1DPaddedStride2Objective(r *[3]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
+func ocannlConv1DPaddedStride2ObjectiveLoss(r *[3]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
 	var objective_1 [9]float64
 	var objective_2 [3]float64
 
@@ -30657,7 +30657,7 @@ func ocannlConv1DPaddedStride2Backward(r *[3]float64, x *[6]float64, pXp *[6]flo
 	}
 }
 
-// ocannlConv1DPaddedDilatedObjective runs a tensor program generated by ocannlgen.
+// ocannlConv1DPaddedDilatedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Conv1DPaddedDilated.
 //
@@ -30690,7 +30690,7 @@ func ocannlConv1DPaddedStride2Backward(r *[3]float64, x *[6]float64, pXp *[6]flo
 //	fill objective with 0
 //	for i0 in 0..5:  # reduction
 //	  objective[0] += _objective.2[i0] * r[i0]
-func ocannlConv1DPaddedDilatedObjective(r *[6]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
+func ocannlConv1DPaddedDilatedObjectiveLoss(r *[6]float64, x *[6]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
 	var objective_1 [11]float64
 	var objective_2 [6]float64
 
@@ -30879,7 +30879,7 @@ func ocannlConv1DPaddedDilatedBackward(r *[6]float64, x *[6]float64, pXp *[6]flo
 	}
 }
 
-// ocannlConv1DValidObjective runs a tensor program generated by ocannlgen.
+// ocannlConv1DValidObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Conv1DValid.
 //
@@ -30903,7 +30903,7 @@ func ocannlConv1DPaddedDilatedBackward(r *[6]float64, x *[6]float64, pXp *[6]flo
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.1[i0] * r[i0]
-func ocannlConv1DValidObjective(r *[4]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
+func ocannlConv1DValidObjectiveLoss(r *[4]float64, pXp *[6]float64, pW *[3]float64, out *[1]float64) {
 	var objective_1 [4]float64
 
 	// _objective.1 = einsum "+*" "o<+k; k => o" of xp, w
@@ -31042,7 +31042,7 @@ func ocannlConv1DValidBackward(r *[4]float64, pXp *[6]float64, pW *[3]float64, g
 	}
 }
 
-// ocannlConv1DValidStride2DilatedObjective runs a tensor program generated by ocannlgen.
+// ocannlConv1DValidStride2DilatedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Conv1DValidStride2Dilated.
 //
@@ -31066,7 +31066,7 @@ func ocannlConv1DValidBackward(r *[4]float64, pXp *[6]float64, pW *[3]float64, g
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.1[i0] * r[i0]
-func ocannlConv1DValidStride2DilatedObjective(r *[4]float64, pXp *[13]float64, pW *[3]float64, out *[1]float64) {
+func ocannlConv1DValidStride2DilatedObjectiveLoss(r *[4]float64, pXp *[13]float64, pW *[3]float64, out *[1]float64) {
 	var objective_1 [4]float64
 
 	// _objective.1 = einsum "+*" "2*o<+3*k; k => o" of xp, w
@@ -31199,7 +31199,7 @@ func ocannlConv1DValidStride2DilatedBackward(r *[4]float64, pXp *[13]float64, pW
 	}
 }
 
-// ocannlMatmulComposeObjective runs a tensor program generated by ocannlgen.
+// ocannlMatmulComposeObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MatmulCompose.
 //
@@ -31225,7 +31225,7 @@ func ocannlConv1DValidStride2DilatedBackward(r *[4]float64, pXp *[13]float64, pW
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlMatmulComposeObjective(r *[2][4]float64, x *[2][3]float64, pW *[12]float64, out *[1]float64) {
+func ocannlMatmulComposeObjectiveLoss(r *[2][4]float64, x *[2][3]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
 
 	// _objective.1 = compose "*" of w, x
@@ -31363,7 +31363,7 @@ func ocannlMatmulComposeBackward(r *[2][4]float64, x *[2][3]float64, pW *[12]flo
 	}
 }
 
-// ocannlMatmulParamsObjective runs a tensor program generated by ocannlgen.
+// ocannlMatmulParamsObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MatmulParams.
 //
@@ -31389,7 +31389,7 @@ func ocannlMatmulComposeBackward(r *[2][4]float64, x *[2][3]float64, pW *[12]flo
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlMatmulParamsObjective(r *[4][2]float64, pA *[12]float64, pB *[6]float64, out *[1]float64) {
+func ocannlMatmulParamsObjectiveLoss(r *[4][2]float64, pA *[12]float64, pB *[6]float64, out *[1]float64) {
 	var objective_1 [4][2]float64
 
 	// _objective.1 = compose "*" of a, b
@@ -31552,7 +31552,7 @@ func ocannlMatmulParamsBackward(r *[4][2]float64, pA *[12]float64, pB *[6]float6
 	}
 }
 
-// ocannlMatmulChainObjective runs a tensor program generated by ocannlgen.
+// ocannlMatmulChainObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MatmulChain.
 //
@@ -31593,7 +31593,7 @@ func ocannlMatmulParamsBackward(r *[4][2]float64, pA *[12]float64, pB *[6]float6
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.3[i0, i1] * r[i0, i1]
-func ocannlMatmulChainObjective(r *[4][3]float64, x *[4][2]float64, pW1 *[10]float64, pW2 *[15]float64, out *[1]float64) {
+func ocannlMatmulChainObjectiveLoss(r *[4][3]float64, x *[4][2]float64, pW1 *[10]float64, pW2 *[15]float64, out *[1]float64) {
 	var objective_1 [4][5]float64
 	var objective_2 [4][5]float64
 	var objective_3 [4][3]float64
@@ -31863,7 +31863,7 @@ func ocannlMatmulChainBackward(r *[4][3]float64, x *[4][2]float64, pW1 *[10]floa
 	}
 }
 
-// ocannlEinsumMatmulObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumMatmulObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumMatmul.
 //
@@ -31889,7 +31889,7 @@ func ocannlMatmulChainBackward(r *[4][3]float64, x *[4][2]float64, pW1 *[10]floa
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlEinsumMatmulObjective(r *[2][4]float64, pA *[6]float64, pB *[12]float64, out *[1]float64) {
+func ocannlEinsumMatmulObjectiveLoss(r *[2][4]float64, pA *[6]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
 
 	// _objective.1 = einsum "+*" "ij; jk => ik" of a, b
@@ -32068,7 +32068,7 @@ func ocannlEinsumMatmulBackward(r *[2][4]float64, pA *[6]float64, pB *[12]float6
 	}
 }
 
-// ocannlEinsumBatchedObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumBatchedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumBatched.
 //
@@ -32096,7 +32096,7 @@ func ocannlEinsumMatmulBackward(r *[2][4]float64, pA *[6]float64, pB *[12]float6
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..1:  # reduction
 //	      objective[0] += _objective.1[i0, i1, i2] * r[i0, i1, i2]
-func ocannlEinsumBatchedObjective(r *[2][3][2]float64, pA *[24]float64, pB *[16]float64, out *[1]float64) {
+func ocannlEinsumBatchedObjectiveLoss(r *[2][3][2]float64, pA *[24]float64, pB *[16]float64, out *[1]float64) {
 	var objective_1 [2][3][2]float64
 
 	// _objective.1 = einsum "+*" "...|ik; ...|kj => ...|ij" of a, b
@@ -32278,7 +32278,7 @@ func ocannlEinsumBatchedBackward(r *[2][3][2]float64, pA *[24]float64, pB *[16]f
 	}
 }
 
-// ocannlEinsumTransposeObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumTransposeObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumTranspose.
 //
@@ -32304,7 +32304,7 @@ func ocannlEinsumBatchedBackward(r *[2][3][2]float64, pA *[24]float64, pB *[16]f
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..2:  # reduction
 //	      objective[0] += _objective.1[i0, i1, i2] * r[i0, i1, i2]
-func ocannlEinsumTransposeObjective(r *[4][2][3]float64, pA *[6]float64, pB *[12]float64, out *[1]float64) {
+func ocannlEinsumTransposeObjectiveLoss(r *[4][2][3]float64, pA *[6]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [4][2][3]float64
 
 	// _objective.1 = einsum "+*" "ij; kj => j -> k i" of a, b
@@ -32470,7 +32470,7 @@ func ocannlEinsumTransposeBackward(r *[4][2][3]float64, pA *[6]float64, pB *[12]
 	}
 }
 
-// ocannlEinsumRowVarObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumRowVarObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumRowVar.
 //
@@ -32497,7 +32497,7 @@ func ocannlEinsumTransposeBackward(r *[4][2][3]float64, pA *[6]float64, pB *[12]
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlEinsumRowVarObjective(r *[2][4]float64, pA *[12]float64, pB *[24]float64, out *[1]float64) {
+func ocannlEinsumRowVarObjectiveLoss(r *[2][4]float64, pA *[12]float64, pB *[24]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
 
 	// _objective.1 = einsum "+*" "a, ..r..; ..r.., b => a, b" of a, b
@@ -32671,7 +32671,7 @@ func ocannlEinsumRowVarBackward(r *[2][4]float64, pA *[12]float64, pB *[24]float
 	}
 }
 
-// ocannlEinsumDotObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumDotObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumDot.
 //
@@ -32692,7 +32692,7 @@ func ocannlEinsumRowVarBackward(r *[2][4]float64, pA *[12]float64, pB *[24]float
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 //	objective[0] = _objective.1[0] * r[0]
-func ocannlEinsumDotObjective(r *[1]float64, pA *[5]float64, pB *[5]float64, out *[1]float64) {
+func ocannlEinsumDotObjectiveLoss(r *[1]float64, pA *[5]float64, pB *[5]float64, out *[1]float64) {
 	var objective_1 [1]float64
 
 	// _objective.1 = einsum "+*" "i; i => 0" of a, b
@@ -32791,7 +32791,7 @@ func ocannlEinsumDotBackward(r *[1]float64, pA *[5]float64, pB *[5]float64, gA *
 	}
 }
 
-// ocannlEinsumDiagObjective runs a tensor program generated by ocannlgen.
+// ocannlEinsumDiagObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model EinsumDiag.
 //
@@ -32831,7 +32831,7 @@ func ocannlEinsumDotBackward(r *[1]float64, pA *[5]float64, pB *[5]float64, gA *
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
-func ocannlEinsumDiagObjective(r *[3]float64, pA *[9]float64, pB *[3]float64, out *[1]float64) {
+func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64, out *[1]float64) {
 	var objective_1 [3]float64
 	var objective_2 [3][3]float64
 	var objective_3 [3]float64
@@ -33047,7 +33047,7 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 	}
 }
 
-// ocannlOuterSumObjective runs a tensor program generated by ocannlgen.
+// ocannlOuterSumObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model OuterSum.
 //
@@ -33077,7 +33077,7 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlOuterSumObjective(r *[3][4]float64, pA *[3]float64, pB *[4]float64, out *[1]float64) {
+func ocannlOuterSumObjectiveLoss(r *[3][4]float64, pA *[3]float64, pB *[4]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 
@@ -33266,7 +33266,7 @@ func ocannlOuterSumBackward(r *[3][4]float64, pA *[3]float64, pB *[4]float64, gA
 	}
 }
 
-// ocannlUnaryEinsumObjective runs a tensor program generated by ocannlgen.
+// ocannlUnaryEinsumObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model UnaryEinsum.
 //
@@ -33308,7 +33308,7 @@ func ocannlOuterSumBackward(r *[3][4]float64, pA *[3]float64, pB *[4]float64, gA
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlUnaryEinsumObjective(r *[4][3]float64, pA *[12]float64, out *[1]float64) {
+func ocannlUnaryEinsumObjectiveLoss(r *[4][3]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [4][3]float64
 	var objective_2 [4][3]float64
 	var objective_3 [4][1]float64
@@ -33584,7 +33584,7 @@ func ocannlUnaryEinsumBackward(r *[4][3]float64, pA *[12]float64, gA *[12]float6
 	}
 }
 
-// ocannlFixedSliceObjective runs a tensor program generated by ocannlgen.
+// ocannlFixedSliceObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model FixedSlice.
 //
@@ -33620,7 +33620,7 @@ func ocannlUnaryEinsumBackward(r *[4][3]float64, pA *[12]float64, gA *[12]float6
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.4[i0] * r[i0]
-func ocannlFixedSliceObjective(r *[3]float64, pA *[12]float64, out *[1]float64) {
+func ocannlFixedSliceObjectiveLoss(r *[3]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3]float64
 	var objective_2 [3]float64
 	var objective_3 [3]float64
@@ -33815,7 +33815,7 @@ func ocannlFixedSliceBackward(r *[3]float64, pA *[12]float64, gA *[12]float64, l
 	}
 }
 
-// ocannlFixedScatterObjective runs a tensor program generated by ocannlgen.
+// ocannlFixedScatterObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model FixedScatter.
 //
@@ -33844,7 +33844,7 @@ func ocannlFixedSliceBackward(r *[3]float64, pA *[12]float64, gA *[12]float64, l
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlFixedScatterObjective(r *[3][3]float64, pA *[3]float64, out *[1]float64) {
+func ocannlFixedScatterObjectiveLoss(r *[3][3]float64, pA *[3]float64, out *[1]float64) {
 	var objective_1 [3][3]float64
 	var objective_2 [3][3]float64
 
@@ -33996,7 +33996,7 @@ func ocannlFixedScatterBackward(r *[3][3]float64, pA *[3]float64, gA *[3]float64
 	}
 }
 
-// ocannlFixedEinsumObjective runs a tensor program generated by ocannlgen.
+// ocannlFixedEinsumObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model FixedEinsum.
 //
@@ -34020,7 +34020,7 @@ func ocannlFixedScatterBackward(r *[3][3]float64, pA *[3]float64, gA *[3]float64
 //	fill objective with 0
 //	for i0 in 0..4:  # reduction
 //	  objective[0] += _objective.1[i0] * r[i0]
-func ocannlFixedEinsumObjective(r *[5]float64, pA *[12]float64, pB *[40]float64, out *[1]float64) {
+func ocannlFixedEinsumObjectiveLoss(r *[5]float64, pA *[12]float64, pB *[40]float64, out *[1]float64) {
 	var objective_1 [5]float64
 
 	// _objective.1 = einsum "+*" "i2; 1ij => j" of a, b
@@ -34181,7 +34181,7 @@ func ocannlFixedEinsumBackward(r *[5]float64, pA *[12]float64, pB *[40]float64, 
 	}
 }
 
-// ocannlFixedInputAxisObjective runs a tensor program generated by ocannlgen.
+// ocannlFixedInputAxisObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model FixedInputAxis.
 //
@@ -34210,7 +34210,7 @@ func ocannlFixedEinsumBackward(r *[5]float64, pA *[12]float64, pB *[40]float64, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlFixedInputAxisObjective(r *[2][3]float64, pA *[24]float64, out *[1]float64) {
+func ocannlFixedInputAxisObjectiveLoss(r *[2][3]float64, pA *[24]float64, out *[1]float64) {
 	var objective_1 [2][3]float64
 	var objective_2 [2][3]float64
 
@@ -34375,7 +34375,7 @@ func ocannlFixedInputAxisBackward(r *[2][3]float64, pA *[24]float64, gA *[24]flo
 	}
 }
 
-// ocannlBroadcastBiasObjective runs a tensor program generated by ocannlgen.
+// ocannlBroadcastBiasObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BroadcastBias.
 //
@@ -34414,7 +34414,7 @@ func ocannlFixedInputAxisBackward(r *[2][3]float64, pA *[24]float64, gA *[24]flo
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.3[i0, i1] * r[i0, i1]
-func ocannlBroadcastBiasObjective(r *[5][4]float64, x *[5][3]float64, pW *[12]float64, pB *[4]float64, out *[1]float64) {
+func ocannlBroadcastBiasObjectiveLoss(r *[5][4]float64, x *[5][3]float64, pW *[12]float64, pB *[4]float64, out *[1]float64) {
 	var objective_1 [5][4]float64
 	var objective_2 [5][4]float64
 	var objective_3 [5][4]float64
@@ -34665,7 +34665,7 @@ func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]flo
 	}
 }
 
-// ocannlBroadcastScalarObjective runs a tensor program generated by ocannlgen.
+// ocannlBroadcastScalarObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BroadcastScalar.
 //
@@ -34707,7 +34707,7 @@ func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]flo
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlBroadcastScalarObjective(r *[3][4]float64, pS *[1]float64, pA *[12]float64, out *[1]float64) {
+func ocannlBroadcastScalarObjectiveLoss(r *[3][4]float64, pS *[1]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -35037,7 +35037,7 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 	}
 }
 
-// ocannlBroadcastRowColObjective runs a tensor program generated by ocannlgen.
+// ocannlBroadcastRowColObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BroadcastRowCol.
 //
@@ -35078,7 +35078,7 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlBroadcastRowColObjective(r *[3][4]float64, pU *[3]float64, pV *[4]float64, out *[1]float64) {
+func ocannlBroadcastRowColObjectiveLoss(r *[3][4]float64, pU *[3]float64, pV *[4]float64, out *[1]float64) {
 	var objective_1 [3][1]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -35360,7 +35360,7 @@ func ocannlBroadcastRowColBackward(r *[3][4]float64, pU *[3]float64, pV *[4]floa
 	}
 }
 
-// ocannlBroadcastConstObjective runs a tensor program generated by ocannlgen.
+// ocannlBroadcastConstObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model BroadcastConst.
 //
@@ -35413,7 +35413,7 @@ func ocannlBroadcastRowColBackward(r *[3][4]float64, pU *[3]float64, pV *[4]floa
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlBroadcastConstObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlBroadcastConstObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64
@@ -35691,7 +35691,7 @@ func ocannlBroadcastConstBackward(r *[3][4]float64, pA *[12]float64, gA *[12]flo
 	}
 }
 
-// ocannlMaxPoolObjective runs a tensor program generated by ocannlgen.
+// ocannlMaxPoolObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MaxPool.
 //
@@ -35735,7 +35735,7 @@ func ocannlBroadcastConstBackward(r *[3][4]float64, pA *[12]float64, gA *[12]flo
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..1:  # reduction
 //	        objective[0] += objective.max_pool#1/y[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlMaxPoolObjective(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
+func ocannlMaxPoolObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][2]float64
 
@@ -35975,7 +35975,7 @@ func ocannlMaxPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]
 	}
 }
 
-// ocannlMaxPoolOverlapObjective runs a tensor program generated by ocannlgen.
+// ocannlMaxPoolOverlapObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MaxPoolOverlap.
 //
@@ -36019,7 +36019,7 @@ func ocannlMaxPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..1:  # reduction
 //	        objective[0] += objective.max_pool#1/y[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlMaxPoolOverlapObjective(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
+func ocannlMaxPoolOverlapObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
 	var objective_max_pool_1_y_1 [3][3]float64
 	var objective_max_pool_1_y [2][2][2][2]float64
 
@@ -36237,7 +36237,7 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 	}
 }
 
-// ocannlMaxPoolConvObjective runs a tensor program generated by ocannlgen.
+// ocannlMaxPoolConvObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model MaxPoolConv.
 //
@@ -36310,7 +36310,7 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:  # reduction
 //	        objective[0] += objective.max_pool#1/y[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlMaxPoolConvObjective(r *[2][2][2][3]float64, pImg *[72]float64, pObjectiveConv2dValid1Kernel *[27]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
+func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, pObjectiveConv2dValid1Kernel *[27]float64, pObjectiveConv2dValid1Bias *[3]float64, out *[1]float64) {
 	var objective_conv2d_valid_1_y [2][4][4][3]float64
 	var objective_max_pool_1_x_1 [2][4][4][3]float64
 	var objective_max_pool_1_x [2][4][4][3]float64
@@ -36829,7 +36829,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 	}
 }
 
-// ocannlAvgPoolObjective runs a tensor program generated by ocannlgen.
+// ocannlAvgPoolObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model AvgPool.
 //
@@ -36893,7 +36893,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..1:  # reduction
 //	        objective[0] += _objective.2[i0, i1, i2, i3] * r[i0, i1, i2, i3]
-func ocannlAvgPoolObjective(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
+func ocannlAvgPoolObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64, out *[1]float64) {
 	var objective_avg_pool_1_y_1 [2][2]float64
 	var objective_avg_pool_1_y [2][2][2][2]float64
 	var objective_1 [1]float64
@@ -37187,7 +37187,7 @@ func ocannlAvgPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]
 	}
 }
 
-// ocannlReduceMaxObjective runs a tensor program generated by ocannlgen.
+// ocannlReduceMaxObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ReduceMax.
 //
@@ -37217,7 +37217,7 @@ func ocannlAvgPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.2[i0, i1] * r[i0, i1]
-func ocannlReduceMaxObjective(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
+func ocannlReduceMaxObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [3][1]float64
 	var objective_2 [3][4]float64
 
@@ -37416,7 +37416,7 @@ func ocannlReduceMaxBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64,
 	}
 }
 
-// ocannlReduceMaxAllObjective runs a tensor program generated by ocannlgen.
+// ocannlReduceMaxAllObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model ReduceMaxAll.
 //
@@ -37441,7 +37441,7 @@ func ocannlReduceMaxBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64,
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	objective[0] = _objective.2[0] * r[0]
-func ocannlReduceMaxAllObjective(r *[1]float64, pA *[12]float64, out *[1]float64) {
+func ocannlReduceMaxAllObjectiveLoss(r *[1]float64, pA *[12]float64, out *[1]float64) {
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 
@@ -37568,7 +37568,7 @@ func ocannlReduceMaxAllBackward(r *[1]float64, pA *[12]float64, gA *[12]float64,
 	}
 }
 
-// ocannlTropicalSameObjective runs a tensor program generated by ocannlgen.
+// ocannlTropicalSameObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model TropicalSame.
 //
@@ -37592,7 +37592,7 @@ func ocannlReduceMaxAllBackward(r *[1]float64, pA *[12]float64, gA *[12]float64,
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += _objective.1[i0] * r[i0]
-func ocannlTropicalSameObjective(r *[3]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
+func ocannlTropicalSameObjectiveLoss(r *[3]float64, pA *[12]float64, pB *[12]float64, out *[1]float64) {
 	var objective_1 [3]float64
 
 	// _objective.1 = einsum "@^+" "ij; ij => i" of a, b
@@ -37742,7 +37742,7 @@ func ocannlTropicalSameBackward(r *[3]float64, pA *[12]float64, pB *[12]float64,
 	}
 }
 
-// ocannlTropicalMatmulObjective runs a tensor program generated by ocannlgen.
+// ocannlTropicalMatmulObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model TropicalMatmul.
 //
@@ -37768,7 +37768,7 @@ func ocannlTropicalSameBackward(r *[3]float64, pA *[12]float64, pB *[12]float64,
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlTropicalMatmulObjective(r *[3][2]float64, pA *[12]float64, pB *[8]float64, out *[1]float64) {
+func ocannlTropicalMatmulObjectiveLoss(r *[3][2]float64, pA *[12]float64, pB *[8]float64, out *[1]float64) {
 	var objective_1 [3][2]float64
 
 	// _objective.1 = einsum "@^+" "ij; jk => ik" of a, b
@@ -37943,7 +37943,7 @@ func ocannlTropicalMatmulBackward(r *[3][2]float64, pA *[12]float64, pB *[8]floa
 	}
 }
 
-// ocannlSumPoolLabelOnlyObjective runs a tensor program generated by ocannlgen.
+// ocannlSumPoolLabelOnlyObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SumPoolLabelOnly.
 //
@@ -37966,7 +37966,7 @@ func ocannlTropicalMatmulBackward(r *[3][2]float64, pA *[12]float64, pB *[8]floa
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  objective[0] += y[i0] * r[i0]
-func ocannlSumPoolLabelOnlyObjective(r *[3]float64, pXp *[6]float64, out *[1]float64) {
+func ocannlSumPoolLabelOnlyObjectiveLoss(r *[3]float64, pXp *[6]float64, out *[1]float64) {
 	var y [3]float64
 
 	// y = einsum "++" "2*o<+w => o" of xp
@@ -38075,7 +38075,7 @@ func ocannlSumPoolLabelOnlyBackward(r *[3]float64, pXp *[6]float64, gXp *[6]floa
 	}
 }
 
-// ocannlSaveAObjective runs a tensor program generated by ocannlgen.
+// ocannlSaveAObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SaveA.
 //
@@ -38123,7 +38123,7 @@ func ocannlSumPoolLabelOnlyBackward(r *[3]float64, pXp *[6]float64, gXp *[6]floa
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlSaveAObjective(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pNetW *[12]float64, pNetB *[4]float64, out *[1]float64) {
+func ocannlSaveAObjectiveLoss(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pNetW *[12]float64, pNetB *[4]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
 	var objective_2 [2][4]float64
 	var objective_3 [2][4]float64
@@ -38459,7 +38459,7 @@ func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pN
 	}
 }
 
-// ocannlSaveBObjective runs a tensor program generated by ocannlgen.
+// ocannlSaveBObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SaveB.
 //
@@ -38507,7 +38507,7 @@ func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pN
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlSaveBObjective(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pNetW *[8]float64, pNetB *[4]float64, out *[1]float64) {
+func ocannlSaveBObjectiveLoss(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pNetW *[8]float64, pNetB *[4]float64, out *[1]float64) {
 	var objective_1 [2][4]float64
 	var objective_2 [2][4]float64
 	var objective_3 [2][4]float64
@@ -38843,7 +38843,7 @@ func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pN
 	}
 }
 
-// ocannlSaveF32Objective runs a tensor program generated by ocannlgen.
+// ocannlSaveF32ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model SaveF32.
 //
@@ -38891,7 +38891,7 @@ func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pN
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.4[i0, i1] * r[i0, i1]
-func ocannlSaveF32Objective(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, pNetW *[12]float32, pNetB *[4]float32, out *[1]float32) {
+func ocannlSaveF32ObjectiveLoss(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, pNetW *[12]float32, pNetB *[4]float32, out *[1]float32) {
 	var objective_1 [2][4]float32
 	var objective_2 [2][4]float32
 	var objective_3 [2][4]float32
@@ -39227,7 +39227,7 @@ func ocannlSaveF32Backward(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, 
 	}
 }
 
-// ocannlReluObjective runs a tensor program generated by ocannlgen.
+// ocannlReluObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Relu.
 //
@@ -39250,7 +39250,7 @@ func ocannlSaveF32Backward(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlReluObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlReluObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise relu of w
@@ -39388,7 +39388,7 @@ func ocannlReluBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 	}
 }
 
-// ocannlSat01Objective runs a tensor program generated by ocannlgen.
+// ocannlSat01ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Sat01.
 //
@@ -39411,7 +39411,7 @@ func ocannlReluBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlSat01Objective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlSat01ObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise sat01 of w
@@ -39549,7 +39549,7 @@ func ocannlSat01Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, los
 	}
 }
 
-// ocannlExpObjective runs a tensor program generated by ocannlgen.
+// ocannlExpObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Exp.
 //
@@ -39572,7 +39572,7 @@ func ocannlSat01Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, los
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlExpObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlExpObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise exp of w
@@ -39694,7 +39694,7 @@ func ocannlExpBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 	}
 }
 
-// ocannlLogObjective runs a tensor program generated by ocannlgen.
+// ocannlLogObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Log.
 //
@@ -39717,7 +39717,7 @@ func ocannlExpBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlLogObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlLogObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise log of w
@@ -39839,7 +39839,7 @@ func ocannlLogBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 	}
 }
 
-// ocannlExp2Objective runs a tensor program generated by ocannlgen.
+// ocannlExp2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Exp2.
 //
@@ -39862,7 +39862,7 @@ func ocannlLogBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlExp2Objective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlExp2ObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise exp2 of w
@@ -39984,7 +39984,7 @@ func ocannlExp2Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 	}
 }
 
-// ocannlLog2Objective runs a tensor program generated by ocannlgen.
+// ocannlLog2ObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Log2.
 //
@@ -40007,7 +40007,7 @@ func ocannlExp2Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlLog2Objective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlLog2ObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise log2 of w
@@ -40129,7 +40129,7 @@ func ocannlLog2Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 	}
 }
 
-// ocannlSinObjective runs a tensor program generated by ocannlgen.
+// ocannlSinObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Sin.
 //
@@ -40152,7 +40152,7 @@ func ocannlLog2Backward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlSinObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlSinObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise sin of w
@@ -40274,7 +40274,7 @@ func ocannlSinBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 	}
 }
 
-// ocannlCosObjective runs a tensor program generated by ocannlgen.
+// ocannlCosObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Cos.
 //
@@ -40297,7 +40297,7 @@ func ocannlSinBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlCosObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlCosObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise cos of w
@@ -40419,7 +40419,7 @@ func ocannlCosBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 	}
 }
 
-// ocannlSqrtObjective runs a tensor program generated by ocannlgen.
+// ocannlSqrtObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Sqrt.
 //
@@ -40442,7 +40442,7 @@ func ocannlCosBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlSqrtObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlSqrtObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise sqrt of w
@@ -40564,7 +40564,7 @@ func ocannlSqrtBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 	}
 }
 
-// ocannlRecipObjective runs a tensor program generated by ocannlgen.
+// ocannlRecipObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Recip.
 //
@@ -40587,7 +40587,7 @@ func ocannlSqrtBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlRecipObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlRecipObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise recip of w
@@ -40709,7 +40709,7 @@ func ocannlRecipBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, los
 	}
 }
 
-// ocannlRecipSqrtObjective runs a tensor program generated by ocannlgen.
+// ocannlRecipSqrtObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model RecipSqrt.
 //
@@ -40732,7 +40732,7 @@ func ocannlRecipBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, los
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlRecipSqrtObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlRecipSqrtObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise recip_sqrt of w
@@ -40854,7 +40854,7 @@ func ocannlRecipSqrtBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64,
 	}
 }
 
-// ocannlNegObjective runs a tensor program generated by ocannlgen.
+// ocannlNegObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Neg.
 //
@@ -40877,7 +40877,7 @@ func ocannlRecipSqrtBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64,
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlNegObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlNegObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise neg of w
@@ -40998,7 +40998,7 @@ func ocannlNegBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 	}
 }
 
-// ocannlNegPrefixObjective runs a tensor program generated by ocannlgen.
+// ocannlNegPrefixObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model NegPrefix.
 //
@@ -41021,7 +41021,7 @@ func ocannlNegBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss 
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlNegPrefixObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlNegPrefixObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise neg of w
@@ -41142,7 +41142,7 @@ func ocannlNegPrefixBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64,
 	}
 }
 
-// ocannlTanhObjective runs a tensor program generated by ocannlgen.
+// ocannlTanhObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Tanh.
 //
@@ -41165,7 +41165,7 @@ func ocannlNegPrefixBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64,
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlTanhObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlTanhObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise tanh of w
@@ -41287,7 +41287,7 @@ func ocannlTanhBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 	}
 }
 
-// ocannlIdObjective runs a tensor program generated by ocannlgen.
+// ocannlIdObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Id.
 //
@@ -41310,7 +41310,7 @@ func ocannlTanhBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
-func ocannlIdObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlIdObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 
 	// _objective.1 = pointwise id of w
@@ -41431,7 +41431,7 @@ func ocannlIdBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss *
 	}
 }
 
-// ocannlUnaryChainObjective runs a tensor program generated by ocannlgen.
+// ocannlUnaryChainObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model UnaryChain.
 //
@@ -41490,7 +41490,7 @@ func ocannlIdBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss *
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    objective[0] += _objective.7[i0, i1] * r[i0, i1]
-func ocannlUnaryChainObjective(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
+func ocannlUnaryChainObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_2 [3][4]float64
 	var objective_3 [3][4]float64

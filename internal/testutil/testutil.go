@@ -21,7 +21,10 @@ import (
 )
 
 // Compile runs shape inference and projection inference on a program,
-// failing the test on an error.
+// failing the test on an error. It is for the tests of the packages the
+// pipeline imports (loopir, autodiff and their dependants' internal
+// tests), which cannot import package pipeline; other tests call
+// pipeline.Compile (or pipeline.CompileGraph on this graph) to lower.
 func Compile(t testing.TB, src string) *inference.Graph {
 	t.Helper()
 	g, err := inference.InferSource(strings.TrimSpace(src) + "\n")

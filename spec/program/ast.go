@@ -211,10 +211,14 @@ type RowDecl struct {
 	Dims    []DimDecl
 }
 
-// DimDecl is `INT[:basis]`.
+// DimDecl is `INT[:basis]` or `NAME[:basis]`. A size written as a name
+// (a Go model's package-level integer constant) has Name set and Size 0
+// until the generator resolves it; shape inference rejects an unresolved
+// name.
 type DimDecl struct {
 	Pos   Pos
 	Size  int
+	Name  string // the size's name, "" for a literal
 	Basis string // "" when not written (the default basis)
 }
 

@@ -340,7 +340,11 @@ func writeRow(b *strings.Builder, r *RowDecl) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(strconv.Itoa(d.Size))
+		if d.Name != "" {
+			b.WriteString(d.Name)
+		} else {
+			b.WriteString(strconv.Itoa(d.Size))
+		}
 		if d.Basis != "" {
 			b.WriteString(":" + d.Basis)
 		}

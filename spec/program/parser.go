@@ -443,12 +443,18 @@ func (p *parser) parseRow() *RowDecl {
 		r.Unknown = true
 		return r
 	}
-	if t.kind != tNumber {
+	if t.kind != tNumber && t.kind != tName {
 		return r // an empty row
 	}
 	for {
-		size, pos := p.expectInt("dimension size")
-		d := DimDecl{Pos: pos, Size: size}
+		var d DimDecl
+		if n := p.tok(); n.kind == tName {
+			p.next()
+			d = DimDecl{Pos: n.pos, Name: n.text}
+		} else {
+			size, pos := p.expectInt("dimension size")
+			d = DimDecl{Pos: pos, Size: size}
+		}
 		if p.tok().isOp(":") {
 			p.next()
 			b := p.tok()

@@ -325,6 +325,10 @@ func TestStatements(t *testing.T) {
 		{"input t1 : 4:batch = 1", &InputStmt{Name: "t1",
 			Shape: &ShapeDecl{Output: &RowDecl{Dims: []DimDecl{{Size: 4, Basis: "batch"}}}},
 			Init:  &Init{Kind: InitNumber, Number: 1}}},
+		// A size may be a name (a Go model's integer constant).
+		{"input x : BatchN | 2, n:rgb", &InputStmt{Name: "x",
+			Shape: &ShapeDecl{Batch: &RowDecl{Dims: []DimDecl{{Name: "BatchN"}}},
+				Output: &RowDecl{Dims: []DimDecl{{Size: 2}, {Name: "n", Basis: "rgb"}}}}}},
 		{"input p : 3:rgb, 2 -> 5", &InputStmt{Name: "p",
 			Shape: &ShapeDecl{Input: &RowDecl{Dims: []DimDecl{{Size: 3, Basis: "rgb"}, {Size: 2}}}, Output: row(5)}}},
 		{"input a : 3 -> 2 = [(1, 2, 3); (4, 5, 6)]", &InputStmt{Name: "a",

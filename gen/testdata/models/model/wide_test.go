@@ -40,21 +40,21 @@ func TestWideScratch(t *testing.T) {
 	}
 	l1 := m.Backward(x, y)
 	g1 := m.Grads
-	m.Train(x, y) // leaves its own garbage in its scratch
+	m.TrainLoss(x, y) // leaves its own garbage in its scratch
 	if again := *m.Predict(p); again != out {
 		t.Error("a second Predict differs from the first")
 	}
 	if l2 := m.Backward(x, y); l2 != l1 || m.Grads != g1 {
 		t.Errorf("a second Backward differs from the first: loss %v, then %v", l1, l2)
 	}
-	if l := m.Train(x, y); math.Abs(float64(l-l1)) > 1e-4*math.Abs(float64(l1)) {
+	if l := m.TrainLoss(x, y); math.Abs(float64(l-l1)) > 1e-4*math.Abs(float64(l1)) {
 		t.Errorf("Train: loss %v, Backward: %v", l, l1)
 	}
 	first := m.TrainStep(x, y)
 	for range 20 {
 		m.TrainStep(x, y)
 	}
-	if last := m.Train(x, y); !(last < first) {
+	if last := m.TrainLoss(x, y); !(last < first) {
 		t.Errorf("loss %v -> %v: training does not work", first, last)
 	}
 }
