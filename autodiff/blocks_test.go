@@ -39,6 +39,8 @@ package autodiff
 //	conv2d padded even kernel     -> conv2d[out=2, k=2, stride=1]
 //	conv2d_valid stride 1         -> conv2d_valid[out=2, k=3, stride=1]
 //	conv2d_valid stride 2         -> conv2d_valid[out=3, k=3, stride=2]
+//	conv2d padded one channel     -> conv2d[out=1, k=3, stride=1]
+//	conv2d_valid one channel      -> conv2d_valid[out=1, k=3, stride=1]
 //	max_pool 2x2 stride 2         -> max_pool[window=2, stride=2]
 //	max_pool 3x3 stride 1         -> max_pool[window=3, stride=1]
 //	max_pool 3x3 stride 2         -> max_pool[window=3, stride=2]
@@ -375,12 +377,12 @@ func blkOneHot(rows, n int) gen {
 // ---- the flat forms ----
 
 const (
-	convPadded = `let y = x +* "... | %[1]s*oh=+kh, %[1]s*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." ["kh"; "kw"; "oc"] {kernel}
+	convPadded = `let y = x +* "... | %[1]s*oh=+kh, %[1]s*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" ["kh"; "kw"; "oc"] {kernel}
 dim kh = %[2]s
 dim kw = %[2]s
 dim oc = %[3]s
 let result = y + {bias = 0.; o=[%[3]s]}`
-	convValid = `let y = x +* "... | %[1]s*oh<+kh, %[1]s*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." ["kh"; "kw"; "oc"] {kernel}
+	convValid = `let y = x +* "... | %[1]s*oh<+kh, %[1]s*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" ["kh"; "kw"; "oc"] {kernel}
 dim kh = %[2]s
 dim kw = %[2]s
 dim oc = %[3]s
@@ -612,6 +614,10 @@ let result = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")`,
 		convCase("conv2d padded even kernel", "conv2d", true, 1, 4, 5, 2, 2, 2, 1),
 		convCase("conv2d_valid stride 1", "conv2d_valid", false, 2, 5, 6, 3, 2, 3, 1),
 		convCase("conv2d_valid stride 2", "conv2d_valid", false, 2, 7, 7, 2, 3, 3, 2),
+		// One output channel keeps its axis (a label oc, not a row
+		// variable, which dim oc = 1 would close to no axes).
+		convCase("conv2d padded one channel", "conv2d", true, 2, 4, 4, 1, 1, 3, 1),
+		convCase("conv2d_valid one channel", "conv2d_valid", false, 2, 5, 4, 2, 1, 3, 1),
 		poolCase("max_pool 2x2 stride 2", "max_pool", true, 2, 6, 4, 3, 2, 2),
 		poolCase("max_pool 3x3 stride 1", "max_pool", true, 1, 5, 5, 2, 3, 1),
 		poolCase("max_pool 3x3 stride 2", "max_pool", true, 1, 7, 5, 2, 3, 2),

@@ -103,6 +103,10 @@ type Result struct {
 	// lowered program and parameter bindings, in source order. Tools and
 	// tests use them to run the reference interpreter on the same kernels.
 	Compiled []*gocode.Kernel
+	// Warnings are positioned notes that do not stop generation, each
+	// message starting with "warning: ": a model whose state needs more
+	// than StateWarnBytes.
+	Warnings []*Error
 }
 
 // loadMode is what the driver needs from go/packages.
@@ -251,6 +255,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	}
 	f := &gocode.File{Package: p.Name}
 	var kernelNames []string
+	var warns []*Error
 	// Kernels are compiled even when directives elsewhere have errors, so
 	// that one run reports everything, but not on a package that does not
 	// type-check: its types could cause misleading kernel errors.
@@ -269,6 +274,9 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 			}
 			addGuards(f, ms.guards)
 			f.Models = append(f.Models, gm)
+			if w := stateWarning(ms, gm); w != nil {
+				warns = append(warns, w)
+			}
 			for _, kn := range kerns {
 				f.Kernels = append(f.Kernels, kn)
 				kernelNames = append(kernelNames, kn.Name)
@@ -304,7 +312,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	}
 	old, readErr := os.ReadFile(out)
 	exists := readErr == nil
-	res := &Result{PkgPath: p.PkgPath, File: out, Kernels: kernelNames, Compiled: f.Kernels}
+	res := &Result{PkgPath: p.PkgPath, File: out, Kernels: kernelNames, Compiled: f.Kernels, Warnings: warns}
 	if len(f.Kernels) == 0 {
 		if !exists {
 			return nil, nil

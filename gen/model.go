@@ -346,16 +346,18 @@ func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (goco
 func (c *modelCompiler) entries() *Error {
 	c.methods = map[string]*model.Entry{}
 	for i, e := range c.m.Entries {
-		if err := c.entry(c.inf.Graphs[i], e); err != nil {
+		if err := c.entry(i, c.inf.Graphs[i], e); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// entry compiles one entry point, whose shapes are in g, through the
-// pipeline: its forward kernel and, for the loss, the backward kernel.
-func (c *modelCompiler) entry(g *inference.Graph, e *model.Entry) *Error {
+// entry compiles entry point i, e, whose shapes are in g, through the
+// pipeline: its forward kernel and, for the loss, the backward kernel. An
+// entry with run-time rows is checked on g and its kernels are compiled
+// from the entry with one row (gen/rows.go).
+func (c *modelCompiler) entry(i int, g *inference.Graph, e *model.Entry) *Error {
 	ms, gm := c.ms, c.gm
 	method, merr := ms.entryMethod(e, c.methods)
 	if merr != nil {
@@ -369,16 +371,20 @@ func (c *modelCompiler) entry(g *inference.Graph, e *model.Entry) *Error {
 	if e.Loss && res.Shape.Size() != 1 {
 		return ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)
 	}
+	kg, rows, mean, rerr := ms.rowsKernelGraph(c.inf, i, g)
+	if rerr != nil {
+		return rerr
+	}
 	opts := pipeline.Options{}
 	if e.Loss {
-		opts.Backward = &pipeline.Backward{Loss: rt, ParamsOnly: true}
+		opts.Backward = &pipeline.Backward{Loss: model.Tensor(kg, e.Result), ParamsOnly: true}
 	}
-	built, err := pipeline.CompileGraph(g, opts)
+	built, err := pipeline.CompileGraph(kg, opts)
 	var be *pipeline.BackwardError
 	if err != nil && !errors.As(err, &be) {
 		return ms.modelErr(&model.EntryError{Entry: e.Name, Err: err})
 	}
-	me, params := c.forward(g, e, method, built.Loops)
+	me, params := c.forward(g, kg, e, method, built.Loops, rows, mean)
 	if !e.Loss {
 		return nil
 	}
@@ -389,39 +395,51 @@ func (c *modelCompiler) entry(g *inference.Graph, e *model.Entry) *Error {
 	if be != nil {
 		return ms.errAt(e.Pos, "loss %s: %v", e.Name, be.Err)
 	}
-	c.backward(g, e, me, params, built.Gradients)
+	c.backward(kg, e, me, params, built.Gradients)
 	return nil
 }
 
 // forward adds the kernel and the model entry of entry point e, lowered
-// to lp, and returns the entry and the kernel's parameters.
-func (c *modelCompiler) forward(g *inference.Graph, e *model.Entry, method string, lp *loopir.Program) (gocode.ModelEntry, []gocode.Param) {
+// to lp, and returns the entry and the kernel's parameters. The method's
+// arrays have the shapes of g, the kernel's those of kg (g itself, or
+// the entry with one row when it has run-time rows, at most rows; mean:
+// its loss divides by them).
+func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method string, lp *loopir.Program, rows int, mean bool) (gocode.ModelEntry, []gocode.Param) {
 	gm := c.gm
-	me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss}
+	me := gocode.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss, Rows: rows, RowsMean: mean}
 	var params []gocode.Param
 	for _, in := range e.Inputs {
-		t := model.Tensor(g, in.Name)
+		t, kt := model.Tensor(g, in.Name), model.Tensor(kg, in.Name)
 		dims := sizes(g.Tensors[t].Shape.Dims())
-		me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims})
-		params = append(params, gocode.Param{Name: in.Name, Kind: gocode.PtrArray, Tensor: t, ArrayDims: orOne(dims)})
+		me.Inputs = append(me.Inputs, gocode.ModelInput{Name: in.Name, Dims: dims, Rows: rows > 0 && hasRows(g.Tensors[t].Shape)})
+		params = append(params, gocode.Param{Name: in.Name, Kind: gocode.PtrArray, Tensor: kt, ArrayDims: orOne(sizes(kg.Tensors[kt].Shape.Dims()))})
 	}
 	for _, id := range e.Params {
 		pi := c.index[id]
 		me.Params = append(me.Params, pi)
-		params = append(params, gocode.Param{Name: "p" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: model.Tensor(g, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
+		params = append(params, gocode.Param{Name: "p" + gm.Params[pi].Field, Kind: gocode.PtrArray, Tensor: model.Tensor(kg, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
 	}
-	rt := model.Tensor(g, e.Result)
-	res := g.Tensors[rt]
+	res := g.Tensors[model.Tensor(g, e.Result)]
 	outDims := orOne(sizes(res.Shape.Dims()))
 	if e.Loss {
 		outDims = []int{1}
 	}
 	me.OutDims = outDims
-	params = append(params, gocode.Param{Name: "out", Kind: gocode.PtrArray, Tensor: rt, ArrayDims: outDims, Output: true})
+	krt := model.Tensor(kg, e.Result)
+	if rows > 0 && !e.Loss {
+		outDims = orOne(sizes(kg.Tensors[krt].Shape.Dims()))
+	}
+	params = append(params, gocode.Param{Name: "out", Kind: gocode.PtrArray, Tensor: krt, ArrayDims: outDims, Output: true})
 	doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, c.typeName)
-	if e.Loss {
+	switch {
+	case e.Loss && rows > 0:
+		doc += fmt.Sprintf(" (forward only) on the first n rows of its inputs and returns the loss (1 <= n <= %d, otherwise it returns an *rt.RowsError).", rows)
+	case e.Loss:
 		doc += " (forward only) and returns the loss."
-	} else {
+	case rows > 0:
+		doc += fmt.Sprintf(" on the first n rows of its inputs (0 <= n <= %d, otherwise it returns an *rt.RowsError and reads and writes nothing)"+
+			" and returns its result, shape %s, held in m until the next call: rows n and after keep what they held.", rows, res.Shape)
+	default:
 		doc += fmt.Sprintf(" and returns its result, shape %s, held in m until the next call.", res.Shape)
 	}
 	me.Doc = doc + " It does not allocate."
@@ -534,4 +552,69 @@ func literalCells(inf *model.Inferred, id string) ([]float64, error) {
 		return append([]float64(nil), ti.Init.Values...), nil
 	}
 	return nil, fmt.Errorf("not used by any entry point")
+}
+
+// StateWarnBytes is the size of a model's state above which Generate
+// warns (Result.Warnings) without failing: 1 GiB. The state counted is
+// what the generated struct holds for certain: the parameters, their
+// gradients, (with momentum) the optimizer's buffer, (for a loss with
+// run-time rows) one row's gradients, and the entry points' results; the
+// kernels' scratch space comes on top. A model this
+// large generates and compiles, and a value of it may then not fit in
+// memory (dense[100000] on a 100000-wide input needs 112 GiB).
+const StateWarnBytes = 1 << 30
+
+// stateWarning returns a warning when gm's state needs more than
+// StateWarnBytes, positioned at the //ocannl:model line; nil otherwise.
+func stateWarning(ms *modelSrc, gm *gocode.Model) *Error {
+	elemSize := 4.0
+	if gm.Elem == "float64" {
+		elemSize = 8
+	}
+	var cells float64 // float64: a product of sizes can exceed an int
+	for i := range gm.Params {
+		c := 1.0
+		for _, d := range gm.Params[i].Dims {
+			c *= float64(d)
+		}
+		cells += c
+	}
+	copies := []string{"Params", "Grads"}
+	if gm.Optim != nil && gm.Optim.Momentum > 0 {
+		copies = append(copies, "momentum")
+	}
+	if gm.Loss >= 0 && gm.Entries[gm.Loss].Rows > 0 {
+		copies = append(copies, "one row's gradients") // a loss with run-time rows
+	}
+	var results float64
+	for _, e := range gm.Entries {
+		c := 1.0
+		if !e.Loss {
+			for _, d := range e.OutDims {
+				c *= float64(d)
+			}
+		}
+		results += c
+	}
+	total := (cells*float64(len(copies)) + results) * elemSize
+	if total <= StateWarnBytes {
+		return nil
+	}
+	return ms.head.errAt(ms.head.VerbCol, "warning: model %s needs %s for its state (%.0f parameter cells held %d times: %s; %.0f result cells; %s each), more than the %s at which ocannlgen warns: a value of it may not fit in memory",
+		ms.spec.Name.Name, byteSize(total), cells, len(copies), strings.Join(copies, ", "), results, gm.Elem, byteSize(StateWarnBytes))
+}
+
+// byteSize formats a number of bytes in binary units, with one decimal
+// above the KiB.
+func byteSize(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
 }

@@ -76,6 +76,13 @@ func (b *builder) define(name string, p Pos) error {
 	return nil
 }
 
+func rowDims(d *program.RowDecl) []program.DimDecl {
+	if d == nil {
+		return nil
+	}
+	return d.Dims
+}
+
 func declRow(d *program.RowDecl) (dims []dim, unknown bool) {
 	if d == nil {
 		return nil, false
@@ -87,6 +94,9 @@ func declRow(d *program.RowDecl) (dims []dim, unknown bool) {
 		basis := x.Basis
 		if basis == "" {
 			basis = BasisDefault
+		}
+		if x.Max {
+			basis = BasisRows
 		}
 		dims = append(dims, dconst(x.Size, basis))
 	}
@@ -111,6 +121,13 @@ func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) error {
 		return err
 	}
 	rows := [3]*program.RowDecl{sd.Batch, sd.Input, sd.Output}
+	for k, rd := range rows {
+		for i, d := range rowDims(rd) {
+			if d.Max && (t.Kind != Input || k != int(spec.Batch) || i != 0) {
+				return errAt(KindParse, pos(d.Pos), "the shape of %s: <=%d (a number of rows chosen at run time) is allowed only as the leftmost batch axis of an input", t.Name, d.Size)
+			}
+		}
+	}
 	for k, rd := range rows {
 		dims, unknown := declRow(rd)
 		if !unknown {

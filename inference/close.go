@@ -19,7 +19,9 @@ import (
 //	4      leaf dims with a cap -> the cap  leaf row vars without caps -> empty
 //	                                        (a parameter's contracted row: error)
 //	5      leaf dims without a cap -> 1_∅ (0 if discardable, m for a fixed-index
-//	       bound m); parameters: "forgot to specify the hidden dimension"
+//	       bound m); parameters: "forgot to specify the hidden dimension",
+//	       unless something closing later still feeds the axis
+//	       (fedByInterior): then stage 7 judges it
 //	6      -                                interior row vars -> empty; then stages 3-5
 //	                                        again for the leaves that waited for them
 //	7      interiors close downward: 1_∅, 0 if discardable, m for a
@@ -398,7 +400,47 @@ func (b *builder) stage5(postpone bool) error {
 // and closing it first (to the empty row, or to the join of the caps it
 // has so far) could make the constraint fail or commit more axes than the
 // least solution has.
+//
+// So is a leaf row variable bounded above, along a chain of ⊑ edges
+// through unsolved row variables, by an unsolved interior row variable
+// that waits in a deferred row constraint: settling the constraint at
+// stage 6 may give the interior axes, which the leaf must then have too
+// (ρ ⊑ σ needs ρ to have at least σ's axes). In {w} * maxpool (relu y),
+// w's input row is [x1, x2]·⟨tw⟩ (tw a deficit template, no caps) with
+// tw ⊑ the pool's channel row ..c.., which the pool's split-surplus
+// equation with relu's template row decides; closing tw to empty at stage
+// 4 lost the channel axis. (Edges from below only add caps: an interior
+// below the leaf, closing to the empty row, would cap it with nothing, so
+// a leaf does not wait for those, as the closing policy has leaves close
+// first.)
 func (b *builder) rowFedByInterior(v int32) bool {
+	return b.rowWaitsOnDeferred(v) || b.rowAdjInterior(v) || b.capWaits(v)
+}
+
+// capWaits reports whether a cap of row variable v is open on a row
+// variable that stage 6 decides (as in rowAdjInterior): the cap can still
+// grow, so v waits (Remark 6.3). A depthwise convolution's unannotated
+// bias on relu x is capped by [oh, ow]·⟨t⟩, t ⊑ c the channel row decided
+// with relu's template; closing the bias first dropped the channel axis
+// that it gets when c is known in time (on x itself).
+func (b *builder) capWaits(v int32) bool {
+	s := b.s
+	for _, lb := range s.rows[v].lbs {
+		r := s.resolveRow(lb.r)
+		if !r.open() || r.v == v || s.rows[r.v].solved {
+			continue
+		}
+		if (s.isInteriorRow(r.v) && b.inDeferredRow(r.v)) || b.rowWaitsOnDeferred(r.v) || b.rowAdjInterior(r.v) {
+			return true
+		}
+	}
+	return false
+}
+
+// rowWaitsOnDeferred reports whether row variable v is one side of a
+// deferred row constraint whose other side is open on an unsolved
+// interior row variable.
+func (b *builder) rowWaitsOnDeferred(v int32) bool {
 	s := b.s
 	for _, c := range s.deferred {
 		if c.k != cRowEq && c.k != cRowIneq {
@@ -409,6 +451,50 @@ func (b *builder) rowFedByInterior(v int32) bool {
 			r1, r2 = r2, r1
 		}
 		if r1.v == v && r2.open() && r2.v != v && s.isInteriorRow(r2.v) {
+			return true
+		}
+	}
+	return false
+}
+
+// rowAdjInterior reports whether row variable v is bounded above, along
+// ⊑ edges through unsolved row variables, by one that stage 6 decides: an
+// unsolved interior row variable that is one side of a deferred row
+// constraint, or a leaf that waits for one (rowWaitsOnDeferred; in
+// relu x, a depthwise convolution whose channel row ..c.. is its kernel's
+// output row, then relu and a convolution, the second kernel's input row
+// is bounded above by ..c..).
+func (b *builder) rowAdjInterior(v int32) bool {
+	s := b.s
+	seen := map[int32]bool{v: true}
+	stack := []int32{v}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, u := range s.rows[x].up {
+			if seen[u.to] || s.rows[u.to].solved {
+				continue
+			}
+			if (s.isInteriorRow(u.to) && b.inDeferredRow(u.to)) || b.rowWaitsOnDeferred(u.to) {
+				return true
+			}
+			seen[u.to] = true
+			stack = append(stack, u.to)
+		}
+	}
+	return false
+}
+
+// inDeferredRow reports whether row variable v is the open variable of
+// one side of a deferred row constraint.
+func (b *builder) inDeferredRow(v int32) bool {
+	s := b.s
+	for _, c := range s.deferred {
+		if c.k != cRowEq && c.k != cRowIneq {
+			continue
+		}
+		r1, r2 := s.resolveRow(c.r1), s.resolveRow(c.r2)
+		if (r1.open() && r1.v == v) || (r2.open() && r2.v == v) {
 			return true
 		}
 	}
@@ -732,17 +818,73 @@ func (b *builder) inOpenConcat(v int32) bool {
 	return false
 }
 
-// fedByInterior reports whether a parameter's axis is bounded from below
-// by an unsolved axis of a non-parameter tensor (γ ⊑ α): closing that
-// axis (at stage 7, to the broadcast unit or its cap) decides the
-// parameter's axis, as in `2 *. {hey = 7.0}` where hey follows the
-// result's axis. Such a parameter axis is not a forgotten hidden dimension.
+// fedByInterior reports whether a parameter's axis without a cap may
+// still be decided by closing something that closes before the
+// parameters: an axis of a non-parameter tensor (closed at stage 7, to the
+// broadcast unit or its cap, as in `2 *. {hey = 7.0}` where hey follows
+// the result's axis), or an axis occurring in a deferred constraint (an
+// affine or concatenation size equation, or a row constraint waiting for
+// an interior row that closes at stage 6). Such an axis is not (yet) a
+// forgotten hidden dimension: its holes are judged at stage 7, after every
+// interior that feeds it has closed.
+//
+// The axis is fed not only by its direct neighbours: the ⊑ edges between
+// unsolved axes are followed in both directions (a commitment propagates
+// along an edge either way: a bound below caps, a value above pins), so
+// in relu x, then a convolution, then `{w} * h`, w's axis ⊑ h's axis ⊑
+// the convolution's output axis, which is decided only when the deferred
+// equation with the template row of relu x is settled at stage 6.
 func (b *builder) fedByInterior(v int32) bool {
 	s := b.s
-	for _, d := range s.dims[v].down {
-		g := &s.dims[d.to]
-		if !g.solved && !g.param {
+	seen := map[int32]bool{v: true}
+	stack := []int32{v}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		e := &s.dims[x]
+		if x != v && !e.param {
 			return true
+		}
+		if b.inDeferred(x) {
+			return true
+		}
+		for _, es := range [][]edge{e.up, e.down} {
+			for _, d := range es {
+				if !seen[d.to] && !s.dims[d.to].solved {
+					seen[d.to] = true
+					stack = append(stack, d.to)
+				}
+			}
+		}
+	}
+	return false
+}
+
+// inDeferred reports whether dimension variable v occurs in a deferred
+// constraint.
+func (b *builder) inDeferred(v int32) bool {
+	s := b.s
+	var dims []dim
+	var rows []row
+	for _, c := range s.deferred {
+		dims, rows = dims[:0], rows[:0]
+		switch c.k {
+		case cDimEq, cDimIneq:
+			dims = append(dims, c.d1, c.d2)
+		case cAtLeast:
+			dims = append(dims, c.d1)
+		case cRowEq, cRowIneq:
+			rows = append(rows, c.r1, c.r2)
+		case cTotal:
+			rows = append(rows, c.r1)
+		}
+		for _, r := range rows {
+			dims = append(dims, s.resolveRow(r).flat()...)
+		}
+		for _, d := range dims {
+			if occurs(v, s.resolve(d)) {
+				return true
+			}
 		}
 	}
 	return false

@@ -147,6 +147,9 @@ type Tensor struct {
 	DimName string
 	// DimValue is the solved value for a DimScalar (after inference).
 	DimValue int
+	// DimRows marks a DimScalar whose count includes a run-time rows axis
+	// (BasisRows): its value is the bound, not the rows of a call.
+	DimRows bool
 	// Padding is the per-axis margin (memory order) required by padded
 	// convolutions reading this tensor; nil when unpadded. Filled by
 	// DeriveProjections.

@@ -145,11 +145,14 @@ func (b *builder) finish() error {
 			r := s.resolveRow(openRow(c.rv))
 			n := 1
 			for _, d := range r.flat() {
-				n *= s.resolve(d).n
+				d = s.resolve(d)
+				n *= d.n
+				t.DimRows = t.DimRows || d.basis == BasisRows
 			}
 			t.DimValue = n
 		} else {
-			t.DimValue = s.resolve(c.d).n
+			d := s.resolve(c.d)
+			t.DimValue, t.DimRows = d.n, d.basis == BasisRows
 		}
 	}
 	return nil

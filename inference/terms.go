@@ -15,6 +15,10 @@ const (
 	// 1_∅: size one, no claim, broadcasts to anything. Numbers, guessed and
 	// collapsed dimensions carry it.
 	BasisBcast = ""
+	// BasisRows is the basis of a run-time rows axis, declared `<=N`
+	// (docs/language.md, "Run-time batch sizes"): a size that may only
+	// equal itself. No basis a program writes can be it (it has a space).
+	BasisRows = "run-time rows"
 )
 
 type dimKind uint8
@@ -102,6 +106,8 @@ func formatConst(n int, basis string) string {
 	switch basis {
 	case BasisBcast, BasisDefault:
 		return strconv.Itoa(n)
+	case BasisRows:
+		return "<=" + strconv.Itoa(n) // as declared
 	}
 	return fmt.Sprintf("%d:%s", n, basis)
 }

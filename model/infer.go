@@ -236,3 +236,44 @@ func Tensor(g *inference.Graph, name string) int {
 	}
 	return t
 }
+
+// InferOneRow infers entry i's program with every run-time rows axis of
+// its inputs (`<=N`, program.DimDecl.Max) declared as a single row, and
+// its parameters pinned to their inferred shapes: the graph of the kernel
+// that computes one row of an entry with run-time rows (docs/language.md,
+// "Run-time batch sizes").
+func (r *Inferred) InferOneRow(i int) (*inference.Graph, error) {
+	e := r.Entries[i]
+	var changed []*program.DimDecl
+	for _, in := range e.Inputs {
+		if in.Shape == nil || in.Shape.Batch == nil {
+			continue
+		}
+		for k := range in.Shape.Batch.Dims {
+			if d := &in.Shape.Batch.Dims[k]; d.Max {
+				changed = append(changed, d)
+			}
+		}
+	}
+	sizes := make([]int, len(changed))
+	for k, d := range changed {
+		sizes[k] = d.Size
+		d.Size, d.Max = 1, false
+	}
+	defer func() {
+		for k, d := range changed {
+			d.Size, d.Max = sizes[k], true
+		}
+	}()
+	pin := map[string]bool{}
+	for _, id := range e.Params {
+		if _, ok := r.Shapes[id]; ok {
+			pin[id] = true
+		}
+	}
+	g, err := inferPinned(e, r.Shapes, pin)
+	if err != nil {
+		return nil, &EntryError{Entry: e.Name, Err: err}
+	}
+	return g, nil
+}

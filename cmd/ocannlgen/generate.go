@@ -59,6 +59,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, r := range results {
+		for _, w := range r.Warnings {
+			fmt.Fprintln(stderr, w.Rel(wd))
+		}
 		name := r.File
 		if rel, err := filepath.Rel(base, name); base != "" && err == nil && !strings.HasPrefix(rel, "..") {
 			name = rel

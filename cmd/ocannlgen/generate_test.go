@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +116,79 @@ func TestGoGenerate(t *testing.T) {
 	for _, want := range []string{"a/k.go:7:10: unknown directive //ocannl:ensum", "b/k.go:7:10: unknown directive //ocannl:einsun"} {
 		if !strings.Contains(out, "\n"+want) && !strings.HasPrefix(out, want) {
 			t.Errorf("go generate output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestStateWarning generates a model whose state is just over the warning
+// threshold (linear[16384] on a 16384-wide input: its weight has 2^28
+// float32 cells, 1 GiB, held as Params, Grads and momentum) and one just
+// under it (8192 wide: 3 x 256 MiB): generation succeeds either way, and
+// only the large one prints the warning, at its //ocannl:model line.
+func TestStateWarning(t *testing.T) {
+	model := func(name string, width int) string {
+		return fmt.Sprintf(`
+// %[1]s is a wide linear model.
+//
+//ocannl:model
+//ocannl:let head = linear[%[2]d]
+//ocannl:loss train:
+//ocannl:input x : 1 | %[2]d
+//ocannl:input y : 1 | %[2]d
+//ocannl:return cross_entropy(head(x), y)
+//ocannl:sgd lr=0.1 momentum=0.9
+type %[1]s struct{ ocannl%[1]s }
+`, name, width)
+	}
+	for _, c := range []struct {
+		width int
+		want  string
+	}{
+		{16384, "model.go:5:10: warning: model Wide needs 3.0 GiB for its state (268451840 parameter cells held 3 times: Params, Grads, momentum; 1 result cells; float32 each), more than the 1.0 GiB at which ocannlgen warns: a value of it may not fit in memory\n"},
+		{8192, ""},
+	} {
+		dir := testutil.WriteModule(t, map[string][]byte{"model.go": []byte("package gentest\n" + model("Wide", c.width))})
+		t.Chdir(dir)
+		code, out, errs := runCLI(t, "", ".")
+		if code != 0 || out != "" || errs != c.want {
+			t.Errorf("width %d: exit %d, stdout %q, stderr %q, want stderr %q", c.width, code, out, errs, c.want)
+		}
+		if _, err := os.Stat("ocannl_gen.go"); err != nil {
+			t.Errorf("width %d: %v", c.width, err)
+		}
+	}
+}
+
+// TestRunTimeRowsErrors checks the generation errors of entries with
+// run-time rows (<=N): each is positioned at the offending directive and
+// says what is not allowed.
+func TestRunTimeRowsErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, body, want string
+	}{
+		{"meets a fixed size", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:input y : 4 | 2\n//ocannl:return x + y",
+			"model.go:9:19: basis-mismatch (entry p): axes of size 4 have different bases: run-time rows vs default"},
+		{"reduced", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:return x - (x ++ \"b | i => 0 | i\")",
+			"model.go:8:24: entry p: einsum \"++\" \"b | i => 0 | i\" of x reduces the run-time rows (<=N) of x"},
+		{"dim counts rows", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:let y = x ++ \"..b.. | i => ..b.. | i\" [\"b\"]\n//ocannl:return y /. dim b",
+			"model.go:9:22: entry p: dim b counts the run-time rows (<=N)"},
+		{"a loss reducing by max", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:return x @^^ \"...|... => 0\"",
+			"model.go:8:19: loss p: einsum \"@^^\" \"...|... => 0\" of x reduces the run-time rows (<=N) but is not a sum (++)"},
+		{"a loss dividing rows by dim before the sum", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:let y = x ++ \"..b.. | i => ..b.. | i\" [\"b\"]\n//ocannl:return ((y /. dim b) ++ \"...|... => 0\") /. dim b",
+			"model.go:9:24: loss p: dim b counts the run-time rows (<=N): it may only divide the sum over the rows"},
+		{"a loss not linear in the sum", "//ocannl:loss p:\n//ocannl:input x : <=4 | 2\n//ocannl:return exp (x ++ \"...|... => 0\")",
+			"model.go:8:17: loss p: pointwise exp of _p.1 after the sum over the run-time rows"},
+		{"not leftmost", "//ocannl:entry p:\n//ocannl:input x : 2 | <=4, 2\n//ocannl:return x",
+			"model.go:7:24: parse (entry p): the shape of x: <=4 (a number of rows chosen at run time) is allowed only as the leftmost batch axis of an input"},
+		{"two bounds", "//ocannl:entry p:\n//ocannl:input x : <=4 | 2\n//ocannl:input y : <=5 | 2\n//ocannl:return x",
+			"model.go:8:20: entry p: every run-time rows axis of an entry has the same bound: <=5 here, <=4 before"},
+	} {
+		src := "package gentest\n\n// M is a model.\n//\n//ocannl:model\n" + c.body + "\ntype M struct{ ocannlM }\n"
+		dir := testutil.WriteModule(t, map[string][]byte{"model.go": []byte(src)})
+		t.Chdir(dir)
+		code, _, errs := runCLI(t, "", ".")
+		if code != 1 || !strings.HasPrefix(errs, c.want) {
+			t.Errorf("%s: exit %d, stderr %q, want it to start with %q", c.name, code, errs, c.want)
 		}
 	}
 }

@@ -82,12 +82,39 @@ type ModelEntry struct {
 	Loss    bool
 	OutDims []int
 	Doc     string
+	// Rows, when positive, is the bound of the entry's run-time rows
+	// (docs/language.md, "Run-time batch sizes"): the method takes the
+	// number of rows n, checks 0 <= n <= Rows (rt.CheckRows), and calls the
+	// kernel, which computes one row, on row i of each input marked Rows
+	// and of the result, for i < n. Inputs and result keep their full
+	// dims (Rows rows); the kernel's are those with one row.
+	Rows int
+	// RowsMean, for a loss with run-time rows, says that the loss divides
+	// by the number of rows (a mean over them): the method sums the
+	// one-row losses (and Backward their gradients) and divides by n.
+	RowsMean bool
 }
 
 // ModelInput is an input argument of an entry.
 type ModelInput struct {
 	Name string
 	Dims []int
+	// Rows marks an input whose leftmost axis is the entry's run-time
+	// rows axis.
+	Rows bool
+}
+
+// oneRow returns dims with the leftmost (rows) axis of size 1.
+func oneRow(dims []int) []int {
+	out := append([]int{1}, dims[1:]...)
+	return out
+}
+
+// rowOf is row i of the array *x (dims: memory dims, rows leftmost) as a
+// pointer to a one-row array: (*[1]...)(x[i:i+1]), which does not
+// allocate.
+func rowOf(x *jen.Statement, dims []int, elem string) *jen.Statement {
+	return jen.Parens(jen.Op("*").Add(arrType(oneRow(dims), elem))).Call(x.Index(jen.Id("i"), jen.Id("i").Op("+").Lit(1)))
 }
 
 // ModelOptim is the SGD setting (see rt.SGD).
@@ -212,6 +239,9 @@ func (g *modelGen) stateType() {
 	if m.Backward != "" || m.Loss >= 0 {
 		st = append(st, jen.Id("loss").Index(jen.Lit(1)).Id(m.Elem))
 	}
+	if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
+		st = append(st, jen.Id("rowGrads").Id(ps))
+	}
 	for _, e := range m.Entries {
 		if !e.Loss {
 			st = append(st, jen.Id("out"+e.Method).Add(arrType(e.OutDims, m.Elem)))
@@ -292,13 +322,17 @@ func (g *modelGen) entries() {
 			}
 			return append(args, jen.Op("&").Id("m").Dot("scratch"+e.Method))
 		}
-		if e.Loss {
+		if e.Loss && e.Rows > 0 {
+			g.rowsLoss(e, withScratch)
+		} else if e.Loss {
 			args = withScratch(append(args, jen.Op("&").Id("m").Dot("loss")))
 			doc(jf, e.Doc)
 			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Id(m.Elem).Block(
 				jen.Id(e.Kernel).Call(args...),
 				jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))),
 			))
+		} else if e.Rows > 0 {
+			g.rowsEntry(e, withScratch)
 		} else {
 			out := jen.Id("m").Dot("out" + e.Method)
 			args = withScratch(append(args, jen.Op("&").Add(out)))
@@ -312,10 +346,119 @@ func (g *modelGen) entries() {
 	}
 }
 
+// rowsEntry emits the method of an entry with run-time rows: check n,
+// then run the one-row kernel on each of the first n rows.
+func (g *modelGen) rowsEntry(e *ModelEntry, withScratch func([]jen.Code) []jen.Code) {
+	jf, m := g.jf, g.m
+	args := g.rowArgs(e)
+	for _, pi := range e.Params {
+		args = append(args, jen.Op("&").Add(g.field("Params", pi)))
+	}
+	args = withScratch(append(args, rowOf(jen.Id("m").Dot("out"+e.Method), e.OutDims, m.Elem)))
+	params := append(g.inputParams(e), jen.Id("n").Int())
+	doc(jf, e.Doc)
+	jf.Add(g.recv().Id(e.Method).Params(params...).Params(jen.Op("*").Add(arrType(e.OutDims, m.Elem)), jen.Error()).Block(
+		g.checkRows(e.Method, e, 0, jen.Nil()),
+		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(
+			jen.Id(e.Kernel).Call(args...),
+		),
+		jen.Return(jen.Op("&").Id("m").Dot("out"+e.Method), jen.Nil()),
+	))
+}
+
+// rowArgs is an entry's input arguments for its one-row kernel: row i of
+// each input with the rows axis, the others whole.
+func (g *modelGen) rowArgs(e *ModelEntry) []jen.Code {
+	var args []jen.Code
+	for _, in := range e.Inputs {
+		if in.Rows {
+			args = append(args, rowOf(jen.Id(in.Name), in.Dims, g.m.Elem))
+		} else {
+			args = append(args, jen.Id(in.Name))
+		}
+	}
+	return args
+}
+
+// checkRows is the check that opens a method with run-time rows: n must
+// be in lo..e.Rows, else the method returns zero and the error.
+func (g *modelGen) checkRows(method string, e *ModelEntry, lo int, zero jen.Code) jen.Code {
+	return jen.If(jen.Err().Op(":=").Qual(rtPath, "CheckRows").Call(jen.Lit(method), jen.Id("n"), jen.Lit(lo), jen.Lit(e.Rows)), jen.Err().Op("!=").Nil()).Block(
+		jen.Return(zero, jen.Err()),
+	)
+}
+
+// rowsLoss emits the method of a loss with run-time rows: the sum of the
+// one-row losses over the first n rows, divided by n for a mean.
+func (g *modelGen) rowsLoss(e *ModelEntry, withScratch func([]jen.Code) []jen.Code) {
+	jf, m := g.jf, g.m
+	args := g.rowArgs(e)
+	for _, pi := range e.Params {
+		args = append(args, jen.Op("&").Add(g.field("Params", pi)))
+	}
+	args = withScratch(append(args, jen.Op("&").Id("m").Dot("loss")))
+	body := []jen.Code{
+		g.checkRows(e.Method, e, 1, jen.Lit(0)),
+		jen.Var().Id("sum").Id(m.Elem),
+		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(
+			jen.Id(e.Kernel).Call(args...),
+			jen.Id("sum").Op("+=").Id("m").Dot("loss").Index(jen.Lit(0)),
+		),
+	}
+	if e.RowsMean {
+		body = append(body, jen.Id("sum").Op("/=").Id(m.Elem).Call(jen.Id("n")))
+	}
+	body = append(body, jen.Id("m").Dot("loss").Index(jen.Lit(0)).Op("=").Id("sum"), jen.Return(jen.Id("sum"), jen.Nil()))
+	doc(jf, e.Doc)
+	jf.Add(g.recv().Id(e.Method).Params(append(g.inputParams(e), jen.Id("n").Int())...).Params(jen.Id(m.Elem), jen.Error()).Block(body...))
+}
+
+// rowsBackward emits Backward for a loss with run-time rows: the one-row
+// backward kernel on each of the first n rows, its gradients (in
+// m.rowGrads) summed into m.Grads, and divided by n for a mean.
+func (g *modelGen) rowsBackward(e *ModelEntry) {
+	jf, m, field := g.jf, g.m, g.field
+	args := g.rowArgs(e)
+	for _, pi := range m.BackwardParams {
+		args = append(args, jen.Op("&").Add(field("Params", pi)))
+	}
+	for _, pi := range m.BackwardGrads {
+		args = append(args, jen.Op("&").Add(field("rowGrads", pi)))
+	}
+	args = append(args, jen.Op("&").Id("m").Dot("loss"))
+	if g.scratch[m.Backward] != "" {
+		args = append(args, jen.Op("&").Id("m").Dot("scratchBackward"))
+	}
+	loop := []jen.Code{jen.Id(m.Backward).Call(args...), jen.Id("sum").Op("+=").Id("m").Dot("loss").Index(jen.Lit(0))}
+	for _, pi := range m.BackwardGrads {
+		loop = append(loop, jen.Qual(rtPath, "AddTo").Call(field("Grads", pi).Index(jen.Empty(), jen.Empty()), field("rowGrads", pi).Index(jen.Empty(), jen.Empty())))
+	}
+	body := []jen.Code{
+		g.checkRows("Backward", e, 1, jen.Lit(0)),
+		jen.Id("m").Dot("Grads").Op("=").Id(g.ps).Values(),
+		jen.Var().Id("sum").Id(m.Elem),
+		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(loop...),
+	}
+	if e.RowsMean {
+		body = append(body, jen.Id("sum").Op("/=").Id(m.Elem).Call(jen.Id("n")))
+		for _, pi := range m.BackwardGrads {
+			body = append(body, jen.Qual(rtPath, "Scale").Call(field("Grads", pi).Index(jen.Empty(), jen.Empty()), jen.Lit(1).Op("/").Id(m.Elem).Call(jen.Id("n"))))
+		}
+	}
+	body = append(body, jen.Id("m").Dot("loss").Index(jen.Lit(0)).Op("=").Id("sum"), jen.Return(jen.Id("sum"), jen.Nil()))
+	doc(jf, fmt.Sprintf("Backward computes the loss %s on the first n rows of the inputs (1 <= n <= %d, otherwise it\n"+
+		"returns an *rt.RowsError) and its gradient with respect to every parameter, into m.Grads\n"+
+		"(zeroed first), and returns the loss. It does not allocate.", e.Method, e.Rows))
+	jf.Add(g.recv().Id("Backward").Params(append(g.inputParams(e), jen.Id("n").Int())...).Params(jen.Id(m.Elem), jen.Error()).Block(body...))
+	jf.Line()
+}
+
 // backward emits Backward, when the model has a backward kernel.
 func (g *modelGen) backward() {
 	jf, m, scratch, recv, field, inputParams, inputArgs := g.jf, g.m, g.scratch, g.recv, g.field, g.inputParams, g.inputArgs
-	if m.Backward != "" {
+	if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
+		g.rowsBackward(&m.Entries[m.Loss])
+	} else if m.Backward != "" {
 		e := &m.Entries[m.Loss]
 		args := inputArgs(e)
 		for _, pi := range m.BackwardParams {
@@ -383,7 +526,17 @@ func (g *modelGen) optimizer() {
 			"parameter using m.Grads, and advances m.Step. It does not allocate.", o.Momentum, o.Nesterov, o.WeightDecay))
 		jf.Add(recv().Id("Update").Params().Block(up...))
 		jf.Line()
-		if m.Backward != "" {
+		if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
+			e := &m.Entries[m.Loss]
+			doc(jf, "TrainStep runs Backward on the first n rows of the inputs, then Update, and returns the loss\nbefore the update; a bad n is Backward's error, and nothing is updated. It does not allocate.")
+			jf.Add(recv().Id("TrainStep").Params(append(inputParams(e), jen.Id("n").Int())...).Params(jen.Id(m.Elem), jen.Error()).Block(
+				jen.List(jen.Id("l"), jen.Err()).Op(":=").Id("m").Dot("Backward").Call(append(inputArgs(e), jen.Id("n"))...),
+				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(0), jen.Err())),
+				jen.Id("m").Dot("Update").Call(),
+				jen.Return(jen.Id("l"), jen.Nil()),
+			))
+			jf.Line()
+		} else if m.Backward != "" {
 			e := &m.Entries[m.Loss]
 			doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.\nIt does not allocate.")
 			jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Id(m.Elem).Block(

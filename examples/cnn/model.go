@@ -13,10 +13,11 @@ package main
 //	conv2    B |  5,  5, 16   (conv2d, padded, then relu)
 //	head     B | 4            (linear)
 //
-// The first convolution is the valid one: a padded convolution applied
-// directly to a model input is not supported by the generator yet, and
-// the suggested detour conv2d[8](id(images)) fails shape inference (the
-// kernel's input channels are not inferred through a pointwise op).
+// The first convolution is the valid one by choice (the glyphs' borders
+// are blank): a padded convolution reads a model input just as well (the
+// generated kernel copies the input into a padded local), and so does one
+// after a pointwise op such as conv2d[8]((images - 0.5) *. 2), whose
+// weights are inferred through the op (examples/zoo has both).
 // The instance net is bound at model level, so the train and predict
 // entries share its parameters.
 //

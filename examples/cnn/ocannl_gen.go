@@ -214,7 +214,7 @@ func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 32
 //
-//	# net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv1.kernel
+//	# net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 //	fill net.conv1/y with 0
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
@@ -253,7 +253,7 @@ func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
 //	          for i5 in 0..1:  # reduction
 //	            net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] max= net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]
 //
-//	# net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel
+//	# net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 //	reset padding of net.max_pool#1/y to 0
 //	fill net.conv2/y with 0
 //	for i0 in 0..31:
@@ -358,7 +358,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	var train_2 [1]float32
 	var train_3 [1]float32
 
-	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv1.kernel
+	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 10 {
@@ -447,7 +447,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 		}
 	}
 
-	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel
+	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	for j5 := range 32 {
 		for j6 := range 8 {
 			for j7 := range 8 {
@@ -728,7 +728,7 @@ type ocannlCNNTrainLossScratch struct {
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 32
 //
-//	# net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv1.kernel
+//	# net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 //	fill net.conv1/y with 0
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
@@ -767,7 +767,7 @@ type ocannlCNNTrainLossScratch struct {
 //	          for i5 in 0..1:  # reduction
 //	            net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] max= net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]
 //
-//	# net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel
+//	# net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 //	reset padding of net.max_pool#1/y to 0
 //	fill net.conv2/y with 0
 //	for i0 in 0..31:
@@ -987,7 +987,7 @@ type ocannlCNNTrainLossScratch struct {
 //	      for i3 in 0..15:
 //	        net.conv2.bias.grad[i3] += _net.head/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+//	# backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..4:
 //	    for i2 in 0..4:
@@ -997,7 +997,7 @@ type ocannlCNNTrainLossScratch struct {
 //	            for i6 in 0..7:
 //	              net.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += net.conv2/y.grad[i0, i1, i2, i3] * net.conv2.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+//	# backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
 //	reset padding of net.max_pool#1/y to 0
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..4:  # reduction
@@ -1041,7 +1041,7 @@ type ocannlCNNTrainLossScratch struct {
 //	      for i3 in 0..7:
 //	        net.conv1.bias.grad[i3] += _net.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
+//	# backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..9:  # reduction
@@ -1084,7 +1084,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_grad [1]float32
 	var scratch2 [1]float32
 
-	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv1.kernel
+	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 10 {
@@ -1173,7 +1173,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		}
 	}
 
-	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel
+	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	for j5 := range 32 {
 		for j6 := range 8 {
 			for j7 := range 8 {
@@ -1603,7 +1603,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		}
 	}
 
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	for i0 := range 32 {
 		for i1 := range 5 {
 			for i2 := range 5 {
@@ -1623,7 +1623,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		}
 	}
 
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
 	for i0 := range 32 {
 		for i1 := range 5 {
 			for i2 := range 5 {
@@ -1793,7 +1793,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		}
 	}
 
-	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
+	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := range 10 {
@@ -1859,7 +1859,7 @@ type ocannlCNNBackwardScratch struct {
 //	# init _num.2 (number)
 //	init _num.2: constant 0
 //
-//	# net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv1.kernel
+//	# net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 //	fill net.conv1/y with 0
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
@@ -1898,7 +1898,7 @@ type ocannlCNNBackwardScratch struct {
 //	          for i5 in 0..1:  # reduction
 //	            net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] max= net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]
 //
-//	# net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel
+//	# net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 //	reset padding of net.max_pool#1/y to 0
 //	fill net.conv2/y with 0
 //	for i0 in 0..255:
@@ -1941,7 +1941,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	var net_max_pool_1_y_1 [2][2]float32
 	var predict_1 [256][4]float32
 
-	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of images, net.conv1.kernel
+	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 256 {
 		for i1 := range 10 {
@@ -2030,7 +2030,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 		}
 	}
 
-	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of net.max_pool#1/y, net.conv2.kernel
+	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 	for j5 := range 256 {
 		for j6 := range 8 {
 			for j7 := range 8 {

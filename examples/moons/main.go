@@ -77,11 +77,16 @@ func run(w io.Writer, steps int, seed uint64, png string) (float64, error) {
 
 	grid := demo.Grid(xmin, xmax, ymin, ymax, gridW, gridH)
 	gs := make([]float32, len(grid))
-	for i := 0; i < len(grid); i += testN {
-		var chunk [testN][2]float32
-		copy(chunk[:], grid[i:])
-		out := m.Predict(&chunk)
-		for j := 0; j < testN && i+j < len(gs); j++ {
+	// The grid through the entry whose rows are chosen at run time: full
+	// chunks of 256 points, then the rest.
+	for i := 0; i < len(grid); i += 256 {
+		var chunk [256][2]float32
+		n := copy(chunk[:], grid[i:])
+		out, err := m.Score(&chunk, n)
+		if err != nil {
+			return acc, err
+		}
+		for j := range n {
 			gs[i+j] = out[j][0]
 		}
 	}

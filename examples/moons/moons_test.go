@@ -120,3 +120,32 @@ func BenchmarkTrainStep(b *testing.B) {
 		}
 	})
 }
+
+// TestScoreMatchesPredict checks the entry with run-time rows: for n
+// points its scores are the fixed-batch Predict's first n, for n from 0 to
+// the bound, without allocating; 257 points is an error.
+func TestScoreMatchesPredict(t *testing.T) {
+	points, _ := demo.Moons(256, 4, 0.1)
+	m := new(Moons)
+	m.Init(3)
+	var p [256][2]float32
+	copy(p[:], points)
+	want := *m.Predict(&p)
+	for _, n := range []int{0, 1, 37, 255, 256} {
+		got, err := m.Score(&p, n)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		for i := range n {
+			if d := math.Abs(float64(got[i][0] - want[i][0])); d > 1e-6*math.Max(1, math.Abs(float64(want[i][0]))) {
+				t.Errorf("n=%d: point %d scores %v, Predict %v", n, i, got[i][0], want[i][0])
+			}
+		}
+	}
+	if _, err := m.Score(&p, 257); err == nil {
+		t.Error("Score(257 points): no error")
+	}
+	if a := testing.AllocsPerRun(50, func() { _, _ = m.Score(&p, 100) }); a != 0 {
+		t.Errorf("Score: %v allocs/op, want 0", a)
+	}
+}

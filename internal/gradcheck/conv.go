@@ -2,10 +2,9 @@ package gradcheck
 
 // ConvPadded checks the standard conv2d (padded, 3x3, stride 1) with its kernel and bias.
 // The padded operand is x *. img (img broadcast over the batch) written as
-// an einsum, a computed tensor whose shape is fully known: ocannlgen does not
-// yet pad model inputs or parameters, and a pointwise result such as x + img
-// or id x as conv2d's operand fails with a hidden-dim error on the kernel (see
-// the report in conv_test.go). img gets its gradient through the padding..
+// an einsum, a computed tensor, so that img gets its gradient through the
+// padding. (Padded convolutions of model inputs and of pointwise results
+// work too: see examples/zoo.)
 //
 //ocannl:model float64
 //ocannl:loss objective:
@@ -19,10 +18,9 @@ type ConvPadded struct {
 
 // ConvPaddedStride2 checks conv2d padded, 3x3, stride 2 (4x4 -> 2x2).
 // The padded operand is x *. img (img broadcast over the batch) written as
-// an einsum, a computed tensor whose shape is fully known: ocannlgen does not
-// yet pad model inputs or parameters, and a pointwise result such as x + img
-// or id x as conv2d's operand fails with a hidden-dim error on the kernel (see
-// the report in conv_test.go). img gets its gradient through the padding..
+// an einsum, a computed tensor, so that img gets its gradient through the
+// padding. (Padded convolutions of model inputs and of pointwise results
+// work too: see examples/zoo.)
 //
 //ocannl:model float64
 //ocannl:loss objective:
@@ -36,10 +34,9 @@ type ConvPaddedStride2 struct {
 
 // ConvPaddedK2Stride2 checks conv2d padded with an even 2x2 kernel and stride 2 (4x4 -> 2x2: asymmetric margins).
 // The padded operand is x *. img (img broadcast over the batch) written as
-// an einsum, a computed tensor whose shape is fully known: ocannlgen does not
-// yet pad model inputs or parameters, and a pointwise result such as x + img
-// or id x as conv2d's operand fails with a hidden-dim error on the kernel (see
-// the report in conv_test.go). img gets its gradient through the padding..
+// an einsum, a computed tensor, so that img gets its gradient through the
+// padding. (Padded convolutions of model inputs and of pointwise results
+// work too: see examples/zoo.)
 //
 //ocannl:model float64
 //ocannl:loss objective:

@@ -27517,7 +27517,7 @@ func ocannlStackBatchBackward(r *[2][3]float64, pP *[3]float64, pQ *[3]float64, 
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -27562,7 +27562,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -27649,7 +27649,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -27709,7 +27709,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	      for i3 in 0..2:
 //	        objective.conv2d#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -27719,7 +27719,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	            for i6 in 0..1:
 //	              objective.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
@@ -27760,7 +27760,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -27865,7 +27865,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -27885,7 +27885,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -27979,7 +27979,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -28024,7 +28024,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -28111,7 +28111,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -28171,7 +28171,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	      for i3 in 0..2:
 //	        objective.conv2d#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -28181,7 +28181,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	            for i6 in 0..1:
 //	              objective.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
@@ -28222,7 +28222,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -28323,7 +28323,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -28343,7 +28343,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -28437,7 +28437,7 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -28482,7 +28482,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -28569,7 +28569,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	      for i3 in 0..1:
 //	        objective.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = x[i0, i1, i2, i3] * img[i1, i2, i3]
 //
-//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+//	# objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 //	reset padding of objective.conv2d#1/x to 0
 //	fill objective.conv2d#1/y with 0
 //	for i0 in 0..1:
@@ -28629,7 +28629,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	      for i3 in 0..2:
 //	        objective.conv2d#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -28639,7 +28639,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	            for i6 in 0..1:
 //	              objective.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+//	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
@@ -28680,7 +28680,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		}
 	}
 
-	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel
+	// objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -28781,7 +28781,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g1 =+ g * v2; g1 is objective.conv2d#1/x.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -28801,7 +28801,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		}
 	}
 
-	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
+	// backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -28880,7 +28880,7 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -28909,7 +28909,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -28983,7 +28983,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -29041,7 +29041,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //	      for i3 in 0..2:
 //	        objective.conv2d_valid#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -29051,7 +29051,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //	            for i6 in 0..1:
 //	              img.grad[i0, i1 + i4, i2 + i5, i6] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:  # reduction
@@ -29067,7 +29067,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 	var objective_1_grad [2][2][2][3]float64
 	var objective_grad [1]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -29168,7 +29168,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -29188,7 +29188,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -29225,7 +29225,7 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -29254,7 +29254,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -29328,7 +29328,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //
 // Loop nests:
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
@@ -29386,7 +29386,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //	      for i3 in 0..2:
 //	        objective.conv2d_valid#1.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
@@ -29396,7 +29396,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //	            for i6 in 0..1:
 //	              img.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:  # reduction
@@ -29412,7 +29412,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 	var objective_1_grad [2][2][2][3]float64
 	var objective_grad [1]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 2 {
@@ -29513,7 +29513,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -29533,7 +29533,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
 			for i2 := range 2 {
@@ -29577,7 +29577,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 //
 //	# padded objective.c2/x: dims 2x3x3x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x6x6x2
 //
-//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 //	fill objective.c1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
@@ -29601,7 +29601,7 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 //	      for i3 in 0..1:
 //	        objective.c2/x[i0, i1 + 1, i2 + 1, i3] = tanh(_objective.c2/x.1[i0, i1, i2, i3])
 //
-//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 //	reset padding of objective.c2/x to 0
 //	fill objective.c2/y with 0
 //	for i0 in 0..1:
@@ -29634,7 +29634,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 	var objective_c2_y [2][3][3][3]float64
 	var objective_1 [2][3][3][3]float64
 
-	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -29680,7 +29680,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 		}
 	}
 
-	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -29767,7 +29767,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	# padded objective.c2/x: dims 2x3x3x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x6x6x2
 //	# padded objective.c2/x.grad: dims 2x3x3x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 2x6x6x2
 //
-//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+//	# objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 //	fill objective.c1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
@@ -29791,7 +29791,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..1:
 //	        objective.c2/x[i0, i1 + 1, i2 + 1, i3] = tanh(_objective.c2/x.1[i0, i1, i2, i3])
 //
-//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+//	# objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 //	reset padding of objective.c2/x to 0
 //	fill objective.c2/y with 0
 //	for i0 in 0..1:
@@ -29855,7 +29855,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..2:
 //	        objective.c2.bias.grad[i3] += _objective.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
+//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..2:
@@ -29865,7 +29865,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	            for i6 in 0..1:
 //	              objective.c2/x.grad[i0, i1 + i4, i2 + i5, i6] += objective.c2/y.grad[i0, i1, i2, i3] * objective.c2.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
+//	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
 //	reset padding of objective.c2/x to 0
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
@@ -29899,7 +29899,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..1:
 //	        objective.c1.bias.grad[i3] += _objective.c2/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..2:
@@ -29908,7 +29908,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	          for i5 in 0..2:
 //	            img.grad[i0, i1 + i4, i2 + i5, 0] += objective.c1/y.grad[i0, i1, i2, i3] * objective.c1.kernel[i3, i4, i5, 0]
 //
-//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
+//	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..2:  # reduction
@@ -29929,7 +29929,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	var objective_1_grad [2][3][3][3]float64
 	var objective_grad [1]float64
 
-	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel
+	// objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -29975,7 +29975,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel
+	// objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
@@ -30080,7 +30080,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
+	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g1 =+ g * v2; g1 is objective.c2/x.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -30100,7 +30100,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
+	// backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -30196,7 +30196,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -30214,7 +30214,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
+	// backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 3 {
@@ -36264,7 +36264,7 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 //	# init _num.2 (number)
 //	init _num.2: constant 0
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
@@ -36317,7 +36317,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][3]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -36459,7 +36459,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	# init _num.2 (number)
 //	init _num.2: constant 0
 //
-//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+//	# objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 //	fill objective.conv2d_valid#1/y with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
@@ -36557,7 +36557,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	      for i3 in 0..2:
 //	        objective.conv2d_valid#1.bias.grad[i3] += _objective.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
@@ -36566,7 +36566,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	          for i5 in 0..2:
 //	            img.grad[i0, i1 + i4, i2 + i5, 0] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, 0]
 //
-//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+//	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
@@ -36587,7 +36587,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 	var objective_grad [1]float64
 	var scratch [1]float64
 
-	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel
+	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 4 {
@@ -36792,7 +36792,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g1 =+ g * v2; g1 is img.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
@@ -36810,7 +36810,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> ..oc.. => ... | oh, ow, ..oc.." of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
+	// backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {

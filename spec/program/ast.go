@@ -214,12 +214,14 @@ type RowDecl struct {
 // DimDecl is `INT[:basis]` or `NAME[:basis]`. A size written as a name
 // (a Go model's package-level integer constant) has Name set and Size 0
 // until the generator resolves it; shape inference rejects an unresolved
-// name.
+// name. `<=INT` (or `<=NAME`) is a number of rows chosen at run time, at
+// most Size (docs/language.md, "Run-time batch sizes").
 type DimDecl struct {
 	Pos   Pos
 	Size  int
 	Name  string // the size's name, "" for a literal
 	Basis string // "" when not written (the default basis)
+	Max   bool   // written <=Size
 }
 
 // InitKind tells how a declared tensor is initialized.

@@ -340,6 +340,9 @@ func writeRow(b *strings.Builder, r *RowDecl) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
+		if d.Max {
+			b.WriteString("<=")
+		}
 		if d.Name != "" {
 			b.WriteString(d.Name)
 		} else {

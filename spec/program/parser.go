@@ -443,10 +443,20 @@ func (p *parser) parseRow() *RowDecl {
 		r.Unknown = true
 		return r
 	}
-	if t.kind != tNumber && t.kind != tName {
+	if t.kind != tNumber && t.kind != tName && !t.isOp("<") {
 		return r // an empty row
 	}
 	for {
+		max := false
+		start := p.tok().pos
+		if p.tok().isOp("<") {
+			p.next()
+			if e := p.tok(); !e.isOp("=") || e.pos.Col != start.Col+1 || e.pos.Line != start.Line {
+				p.failTok(e, "expected <=N (a number of rows chosen at run time, at most N), found < followed by %s", e.describe())
+			}
+			p.next()
+			max = true
+		}
 		var d DimDecl
 		if n := p.tok(); n.kind == tName {
 			p.next()
@@ -455,7 +465,10 @@ func (p *parser) parseRow() *RowDecl {
 			size, pos := p.expectInt("dimension size")
 			d = DimDecl{Pos: pos, Size: size}
 		}
-		if p.tok().isOp(":") {
+		if max {
+			d.Pos, d.Max = start, true
+		}
+		if !max && p.tok().isOp(":") {
 			p.next()
 			b := p.tok()
 			if b.kind != tName {

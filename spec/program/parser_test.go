@@ -796,3 +796,29 @@ func TestInspect(t *testing.T) {
 		t.Errorf("returning false still descended: %d calls", n)
 	}
 }
+
+// TestRunTimeRowsDim checks `<=N` in a shape: a dim with Max set, its
+// position at the '<', printed back as written; `< =` (split) and `<=`
+// without a size are errors.
+func TestRunTimeRowsDim(t *testing.T) {
+	p, err := Parse("input x : <=8 | 2\ninput y : <=N, 3 | 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := p.Stmts[0].(*InputStmt).Shape.Batch.Dims[0]
+	if !x.Max || x.Size != 8 || x.Pos != (Pos{Line: 1, Col: 11}) {
+		t.Errorf("x's rows dim %+v, want Max, size 8 at 1:11", x)
+	}
+	y := p.Stmts[1].(*InputStmt).Shape.Batch.Dims
+	if !y[0].Max || y[0].Name != "N" || y[1].Max || y[1].Size != 3 {
+		t.Errorf("y's batch dims %+v, want <=N, 3", y)
+	}
+	if got, want := p.String(), "input x : <=8 | 2\ninput y : <=N, 3 | 2\n"; got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+	for _, src := range []string{"input x : < =8 | 2", "input x : <= | 2", "input x : <=8:rows | 2"} {
+		if _, err := Parse(src); err == nil {
+			t.Errorf("%q: no error", src)
+		}
+	}
+}
