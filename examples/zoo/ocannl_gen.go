@@ -185,9 +185,10 @@ func (m *ocannlLeNet) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLeNet) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlVGGParams holds one value per cell of every parameter of VGG, flattened in memory order (batch, output, input).
@@ -358,9 +359,10 @@ func (m *ocannlVGG) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlVGG) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlResNetParams holds one value per cell of every parameter of ResNet, flattened in memory order (batch, output, input).
@@ -531,9 +533,10 @@ func (m *ocannlResNet) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlResNet) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlNormalizedParams holds one value per cell of every parameter of Normalized, flattened in memory order (batch, output, input).
@@ -675,9 +678,10 @@ func (m *ocannlNormalized) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlNormalized) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMobileNetParams holds one value per cell of every parameter of MobileNet, flattened in memory order (batch, output, input).
@@ -816,9 +820,10 @@ func (m *ocannlMobileNet) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMobileNet) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlTransformerParams holds one value per cell of every parameter of Transformer, flattened in memory order (batch, output, input).
@@ -1168,9 +1173,10 @@ func (m *ocannlTransformer) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTransformer) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMixerParams holds one value per cell of every parameter of Mixer, flattened in memory order (batch, output, input).
@@ -1373,9 +1379,10 @@ func (m *ocannlMixer) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMixer) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlAutoencoderParams holds one value per cell of every parameter of Autoencoder, flattened in memory order (batch, output, input).
@@ -1537,9 +1544,10 @@ func (m *ocannlAutoencoder) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlAutoencoder) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlRowsMLPParams holds one value per cell of every parameter of RowsMLP, flattened in memory order (batch, output, input).
@@ -1721,9 +1729,10 @@ func (m *ocannlRowsMLP) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRowsMLP) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlRowsSeqParams holds one value per cell of every parameter of RowsSeq, flattened in memory order (batch, output, input).
@@ -1897,9 +1906,10 @@ func (m *ocannlRowsSeq) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRowsSeq) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLeNetTrainLoss runs a tensor program generated by ocannlgen.
