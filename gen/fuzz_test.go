@@ -150,7 +150,8 @@ func (g *progGen) size() string {
 func (g *progGen) shape() string {
 	switch g.n(8) {
 	case 6:
-		return g.pick("2 | 4, 4, 1", "1 | 6, 6, 2", "2, 4 | 8", "1, 3 | 4", "4 | 2 -> 3")
+		return g.pick("2 | 4, 4, 1", "1 | 6, 6, 2", "2, 4 | 8", "1, 3 | 4", "4 | 2 -> 3",
+			"<=4 | 2", "<=16 | 4, 4, 1", "<=8, 2 | 3", "2 | <=3", "<=Hidden | 2", "<=0 | 2")
 	case 7:
 		return g.pick("4", "2, 3", "1", "3 -> 2", "8 | 1")
 	}
@@ -219,7 +220,7 @@ func (g *progGen) entry(model string, loss bool) {
 	g.w("//ocannl:%s %s:\n", verb, entry)
 	g.scope = nil
 	for range 1 + g.n(2) {
-		in := g.name("input"+model+entry, "x", "y", "points", "labels", "m", "l", "out", "loss", "len", "math", "func", "w", "rt", "seed")
+		in := g.name("input"+model+entry, "x", "y", "points", "labels", "m", "l", "out", "loss", "len", "math", "func", "w", "rt", "seed", "n", "err", "i")
 		g.w("//ocannl:input %s : %s\n", in, g.shape())
 		g.scope = append(g.scope, in)
 	}

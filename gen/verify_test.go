@@ -40,6 +40,14 @@ func TestInputNameClashes(t *testing.T) {
 			mustFail(t, src, 5, 10, "input "+name+" of entry point train")
 		})
 	}
+	// With run-time rows the methods take n and declare err and i: the
+	// names the verification derives follow what the emitter generates.
+	for _, name := range []string{"n", "err", "i"} {
+		t.Run("rows-"+name, func(t *testing.T) {
+			src := modelSource("A", "let net = linear[1]", "loss train:", "input "+name+" : <=4 | 2", "return (net("+name+") *. net("+name+")) ++ \"...|... => 0\"", "sgd lr=0.1")
+			mustFail(t, src, 6, 10, "input "+name+" of entry point train")
+		})
+	}
 	for _, name := range []string{"seed", "r", "w", "data", "rt", "io", "bytes", "s", "lr", "b", "err"} {
 		t.Run(name, func(t *testing.T) {
 			mustGenerate(t, modelSource("A", "loss train:", "input "+name+" : 4 | 2", strings.ReplaceAll(sqLoss, "(x)", "("+name+")"), "sgd lr=0.1"))
