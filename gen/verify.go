@@ -24,9 +24,10 @@ import (
 // emitter generates, generated type names that collide, sizes beyond
 // what the compiler allows) is found here from the code actually
 // emitted, not from a list of reserved names, and reported at the
-// directive responsible: when a unit does not compile, each entry point
-// and each input is renamed in turn, and the one whose renaming makes
-// the errors go away is the culprit.
+// directive responsible: when a unit does not compile, every entry point
+// and input is renamed to a name no user can pick; if that makes it
+// compile, each name that breaks it again when it alone keeps its own is
+// a culprit (several can be at once).
 //
 // The check imports nothing: the packages the generated code imports
 // (rt, the standard library) are left unresolved, and go/types stays
@@ -152,22 +153,25 @@ func verifyModel(ms *modelSrc, pkgName string, gm *gocode.Model, kernels []*goco
 	// Entry points and inputs are renamed to names no user can pick: if
 	// that makes the unit compile, each name that still breaks it when
 	// it alone keeps its own name is a culprit.
-	compiles := func(keep func(i, j int) bool) bool {
+	// failures returns the errors of the unit with every name renamed
+	// but those keep selects (keep(i, -1): entry i's method, keep(i, j):
+	// its input j).
+	failures := func(keep func(i, j int) bool) []string {
 		alt := renameAll(gm, kernels, keep)
-		return len(checkUnit(pkgName, []*gocode.Model{alt.gm}, alt.kernels, sizes).errs) == 0
+		return checkUnit(pkgName, []*gocode.Model{alt.gm}, alt.kernels, sizes).errs
 	}
 	var errs []*Error
-	if compiles(func(i, j int) bool { return false }) {
+	if len(failures(func(i, j int) bool { return false })) == 0 {
 		for i := range gm.Entries {
 			e := ms.entries[i]
-			if !compiles(func(i2, j2 int) bool { return i2 == i && j2 < 0 }) {
+			if f := failures(func(i2, j2 int) bool { return i2 == i && j2 < 0 }); len(f) > 0 {
 				errs = append(errs, ms.errAt(e.Pos, "entry point %s would generate method %s, which clashes with what ocannlgen generates for model %s (the Go code would not compile: %s); rename the entry point",
-					e.Name, gm.Entries[i].Method, ms.spec.Name.Name, uc.errs[0]))
+					e.Name, gm.Entries[i].Method, ms.spec.Name.Name, f[0]))
 			}
 			for j, in := range e.Inputs {
-				if !compiles(func(i2, j2 int) bool { return i2 == i && j2 == j }) {
+				if f := failures(func(i2, j2 int) bool { return i2 == i && j2 == j }); len(f) > 0 {
 					errs = append(errs, ms.errAt(in.Pos, "input %s of entry point %s clashes with a name the generated Go code uses (it would not compile: %s); rename the input",
-						in.Name, e.Name, uc.errs[0]))
+						in.Name, e.Name, f[0]))
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"go/types"
 	"strings"
 	"testing"
@@ -132,5 +133,23 @@ func TestUnusedLiteral(t *testing.T) {
 	content = mustGenerate(t, modelSource("A", "entry e:", "input x : 2 | 2", "let c = 3", `return (x *. where c c [1; 2]) ++ "...|...->... => 0"`))
 	if strings.Contains(string(content), "lit_1 =") {
 		t.Errorf("the literal whose reads were folded away is still initialized:\n%s", content)
+	}
+}
+
+// TestSeveralClashes: clashes of several names in one model are each
+// reported at their own line.
+func TestSeveralClashes(t *testing.T) {
+	src := modelSource("A", "loss train:", "input l : 4 | 2", strings.ReplaceAll(sqLoss, "(x)", "(l)"), "entry predict:", "input m : 1 | 2", "return linear[1](m)", "sgd lr=0.1")
+	r, err := runPipeline(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range r.Errs {
+		got = append(got, fmt.Sprintf("%d:%d", e.Pos.Line, e.Pos.Column))
+	}
+	if len(r.Errs) != 2 || got[0] != "5:10" || got[1] != "8:10" ||
+		!strings.Contains(r.Errs[0].Msg, "input l of entry point train") || !strings.Contains(r.Errs[1].Msg, "input m of entry point predict") {
+		t.Errorf("got %v", ErrorList(r.Errs))
 	}
 }
