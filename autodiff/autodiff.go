@@ -54,11 +54,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // Gradients is a lowered program computing the forward pass and then the
@@ -158,11 +158,8 @@ func differentiable(op *inference.Op, i int) bool {
 	if op.Kind == inference.OpBlock || op.Kind == inference.OpStack {
 		return true
 	}
-	switch op.Prim {
-	case "lt", "eq", "ne", "not":
-		return false
-	case "where":
-		return i > 0
+	if p := ops.Lookup(op.Prim); p != nil && i < len(p.Grad) {
+		return p.Grad[i] != nil
 	}
 	return true
 }
@@ -510,13 +507,14 @@ func (o *opBuilder) accum(targets []int) error {
 	op := o.op
 	storeAcc := op.Proj.Accumulate && op.Accum != ""
 	maxRule := false
-	switch op.Accum {
-	case "add", "sub":
-	case "":
+	acc := ops.LookupAccum(op.Accum)
+	switch {
+	case op.Accum == "":
 		if !op.Proj.Injective {
 			return o.fail("an overwrite (`=:`) through a non-injective projection keeps the last write; it is not differentiated")
 		}
-	case "max", "min":
+	case acc != nil && (acc.Grad == ops.SumGrad || acc.Grad == ops.NegSumGrad):
+	case acc != nil && acc.Grad == ops.SelectGrad:
 		if !op.InitNeutral {
 			return o.fail("accumulating by %s into an existing value (without `:`) is not differentiated", op.Accum)
 		}
@@ -567,7 +565,7 @@ func (o *opBuilder) accum(targets []int) error {
 		if cond != nil {
 			val = apply("where", cond, val, cnst(0))
 		}
-		if op.Accum == "sub" && storeAcc {
+		if acc != nil && acc.Grad == ops.NegSumGrad && storeAcc {
 			negate = !negate
 		}
 		accum := "add"
@@ -612,78 +610,46 @@ func cnst(v float64) loopir.ProjExpr { return &loopir.ProjConst{Value: v} }
 
 // rule returns the gradient contribution of operand i (0-based) of the
 // primitive, given the operands v and the primitive's value y at the
-// point; negate asks for subtraction (digest §5.2).
+// point; negate asks for subtraction (digest §5.2). The rule is the
+// primitive's derivative in package ops's table.
 func (o *opBuilder) rule(i int, v func(int) loopir.ProjExpr, y func() loopir.ProjExpr) (val loopir.ProjExpr, negate bool, err error) {
 	g := o.G()
-	switch o.op.Prim {
-	case "id", "add":
-		return g, false, nil
-	case "sub":
-		return g, i == 1, nil
-	case "mul":
-		if i == 0 {
-			return apply("mul", g, v(1)), false, nil
-		}
-		return apply("mul", v(0), g), false, nil
-	case "div":
-		if i == 0 {
-			return apply("div", g, v(1)), false, nil
-		}
-		// g * (-1 * t1 / t2**2)
-		return apply("mul", g, apply("neg", apply("div", v(0), apply("mul", v(1), v(1))))), false, nil
-	case "pow":
-		if i == 0 {
-			// g * (p * t1 ** (p - 1))
-			return apply("mul", g, apply("mul", v(1), apply("pow", v(0), apply("sub", v(1), cnst(1))))), false, nil
-		}
-		// g * (t * log t1)
-		return apply("mul", g, apply("mul", y(), apply("log", v(0)))), false, nil
-	case "relu":
-		// relu_gate(t1, g) = t1 > 0 ? g : 0
-		return apply("where", apply("lt", cnst(0), v(0)), g, cnst(0)), false, nil
-	case "sat01":
-		// sat01_gate(t1, g) = 0 < t1 < 1 ? g : 0
-		return apply("where", apply("lt", cnst(0), v(0)), apply("where", apply("lt", v(0), cnst(1)), g, cnst(0)), cnst(0)), false, nil
-	case "exp":
-		return apply("mul", g, y()), false, nil
-	case "log":
-		return apply("div", g, v(0)), false, nil
-	case "exp2":
-		return apply("mul", g, apply("mul", cnst(math.Ln2), y())), false, nil
-	case "log2":
-		return apply("div", g, apply("mul", v(0), cnst(math.Ln2))), false, nil
-	case "sin":
-		return apply("mul", g, apply("cos", v(0))), false, nil
-	case "cos":
-		return apply("mul", g, apply("neg", apply("sin", v(0)))), false, nil
-	case "sqrt":
-		return apply("div", g, apply("mul", cnst(2), y())), false, nil
-	case "recip":
-		return apply("mul", g, apply("neg", apply("mul", y(), y()))), false, nil
-	case "recip_sqrt":
-		return apply("mul", g, apply("mul", cnst(-0.5), apply("mul", y(), apply("mul", y(), y())))), false, nil
-	case "tanh":
-		return apply("mul", g, apply("sub", cnst(1), apply("mul", y(), y()))), false, nil
-	case "neg":
-		return apply("neg", g), false, nil
-	case "where":
-		if i == 1 {
-			return apply("where", v(0), g, cnst(0)), false, nil
-		}
-		return apply("where", v(0), cnst(0), g), false, nil
-	case "fma":
-		switch i {
-		case 0:
-			return apply("mul", g, v(1)), false, nil
-		case 1:
-			return apply("mul", g, v(0)), false, nil
-		}
-		return g, false, nil
+	p := ops.Lookup(o.op.Prim)
+	if p == nil || i >= len(p.Grad) || p.Grad[i] == nil {
+		return nil, false, o.fail("no gradient rule for primitive %q", o.op.Prim)
 	}
-	return nil, false, o.fail("no gradient rule for primitive %q", o.op.Prim)
+	return expand(p.Grad[i].Value, g, v, y), p.Grad[i].Negate, nil
 }
 
-var infix = map[string]string{"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "lt": "<", "eq": "=="}
+// expand builds a derivative rule's term over the incoming gradient g,
+// the operands v and the result y, depth first from the left (the order
+// in which operands and results are read matters for the snapshots they
+// may take).
+func expand(t ops.Term, g loopir.ProjExpr, v func(int) loopir.ProjExpr, y func() loopir.ProjExpr) loopir.ProjExpr {
+	switch t.Kind {
+	case ops.TermGrad:
+		return g
+	case ops.TermArg:
+		return v(t.Arg)
+	case ops.TermResult:
+		return y()
+	case ops.TermConst:
+		return cnst(t.Value)
+	}
+	args := make([]loopir.ProjExpr, len(t.Args))
+	for k, a := range t.Args {
+		args[k] = expand(a, g, v, y)
+	}
+	return apply(t.Prim, args...)
+}
+
+// infix returns the infix symbol of a binary primitive, or "".
+func infix(prim string) string {
+	if p := ops.Lookup(prim); p != nil {
+		return p.Symbol
+	}
+	return ""
+}
 
 // format prints an expression with slot names (g, t, v1, ...).
 func (o *opBuilder) format(e loopir.ProjExpr) string {
@@ -699,11 +665,11 @@ func (o *opBuilder) format(e loopir.ProjExpr) string {
 		args := make([]string, len(e.Args))
 		for i, a := range e.Args {
 			args[i] = o.format(a)
-			if ap, ok := a.(*loopir.ProjApply); ok && infix[ap.Prim] != "" {
+			if ap, ok := a.(*loopir.ProjApply); ok && infix(ap.Prim) != "" {
 				args[i] = "(" + args[i] + ")"
 			}
 		}
-		if op, ok := infix[e.Prim]; ok && len(args) == 2 {
+		if op := infix(e.Prim); op != "" && len(args) == 2 {
 			return args[0] + " " + op + " " + args[1]
 		}
 		return e.Prim + "(" + strings.Join(args, ", ") + ")"

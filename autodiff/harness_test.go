@@ -96,6 +96,8 @@ type gcase struct {
 	// mutate, if set, edits the gradient program before it runs (to
 	// check that the check can fail).
 	mutate func(*Gradients)
+	// graph, if set, edits the inferred graph before differentiation.
+	graph func(*inference.Graph)
 }
 
 // reporter is the part of testing.T a gradient check reports through.
@@ -136,6 +138,9 @@ func gradCheckWith(t reporter, c gcase) checkResult {
 	}
 	if err := inference.DeriveProjections(g); err != nil {
 		t.Fatalf("projections: %v", err)
+	}
+	if c.graph != nil {
+		c.graph(g)
 	}
 	lossName := c.loss
 	if lossName == "" {

@@ -23,7 +23,7 @@ const (
 var knownVerbs = map[string]bool{
 	verbEinsum: true, verbEinmax: true, verbExpr: true, verbDo: true, verbDims: true, verbShape: true,
 	verbModel: true, "layer": true, "entry": true, "loss": true, "input": true, "let": true,
-	"dim": true, "return": true, "sgd": true,
+	"dim": true, "return": true, "sgd": true, "adam": true, "adamw": true,
 }
 
 func verbList() string {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 func comment(text string, col int) (*token.FileSet, *ast.Comment) {
@@ -131,7 +131,7 @@ func TestPositionMapping(t *testing.T) {
 		{3, 1, 0, token.Position{Filename: "f.go", Line: 1, Column: 1}}, // no such line: the fallback
 	}
 	for _, tc := range tests {
-		if got := p.position(inference.Pos{Line: tc.line, Col: tc.col}, tc.specCol); got != tc.want {
+		if got := p.position(spec.Pos{Line: tc.line, Col: tc.col}, tc.specCol); got != tc.want {
 			t.Errorf("%d:%d (spec %d): got %v, want %v", tc.line, tc.col, tc.specCol, got, tc.want)
 		}
 	}

@@ -195,154 +195,215 @@ func isGenerated(src []byte) bool {
 	return m != nil && bytes.Contains(m, []byte("ocannlgen"))
 }
 
-var undefinedRE = regexp.MustCompile(`^undefined: (ocannl\S+)$`)
-
-// generatePackage generates (or checks) one package's file.
+// generatePackage generates (or checks) one package's file, in phases:
+// scan the directives, collect the generated names (and check them
+// against the package's declarations), filter the loader's errors,
+// compile the models and kernels, then render and write (or check) the
+// file.
 func generatePackage(p *packages.Package, opts Options, foreign map[string]bool) (*Result, []*Error) {
 	dir := pkgDir(p)
 	if dir == "" || p.Types == nil || p.Fset == nil {
-		var errs []*Error
-		for _, e := range p.Errors {
-			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
-		}
-		if len(errs) == 0 {
-			errs = append(errs, &Error{Msg: fmt.Sprintf("package %s could not be loaded", p.ID)})
-		}
-		return nil, errs
+		return nil, loadFailure(p)
 	}
-	out := filepath.Join(dir, OutputFile)
-	srcs, models, attempted, misplacedModels, errs := scanPackage(p, out)
-	names := map[string]bool{}
-	for _, k := range srcs {
-		names[genName(k.fn.Name.Name)] = true
+	g := &pkgGen{p: p, out: filepath.Join(dir, OutputFile), f: &gocode.File{Package: p.Name}}
+	var attempted, misplacedModels map[string]bool
+	g.srcs, g.models, attempted, misplacedModels, g.errs = scanPackage(p, g.out)
+	g.collectNames(attempted, misplacedModels)
+	loadErrs := packageErrors(p, g.names, g.modelTypes)
+	g.errs = append(g.errs, loadErrs...)
+	g.checkClashes()
+	if foreign[g.out] {
+		return nil, g.errs
 	}
-	modelTypes := map[string]bool{}
-	for _, ms := range models {
-		names[genTypeName(ms.spec.Name.Name)] = true
-		modelTypes[ms.spec.Name.Name] = true
-		if obj := p.Types.Scope().Lookup(genTypeName(ms.spec.Name.Name)); obj != nil {
-			errs = append(errs, errAt(p.Fset.Position(ms.spec.Name.Pos()), 0, "%s is already declared at %s; ocannlgen generates a type of that name for model %s",
-				genTypeName(ms.spec.Name.Name), shortPos(p.Fset.Position(obj.Pos())), ms.spec.Name.Name))
-		}
-	}
-	for n := range attempted {
-		names[n] = true
-	}
-	for n := range misplacedModels {
-		modelTypes[n] = true
-	}
-	loadErrs := packageErrors(p, names, modelTypes)
-	errs = append(errs, loadErrs...)
-	// Name clashes: two annotated functions with one generated name, or a
-	// generated name the package already declares.
-	seen := map[string]*kernelSrc{}
-	for _, k := range srcs {
-		name := genName(k.fn.Name.Name)
-		pos := p.Fset.Position(k.fn.Name.Pos())
-		if o := seen[name]; o != nil {
-			errs = append(errs, errAt(pos, 0, "%s and %s (at %s) would both generate %s; rename one",
-				k.fn.Name.Name, o.fn.Name.Name, shortPos(p.Fset.Position(o.fn.Name.Pos())), name))
-			continue
-		}
-		seen[name] = k
-		if obj := p.Types.Scope().Lookup(name); obj != nil {
-			errs = append(errs, errAt(pos, 0, "%s is already declared at %s; ocannlgen generates a function of that name for %s",
-				name, shortPos(p.Fset.Position(obj.Pos())), k.fn.Name.Name))
-		}
-	}
-	if foreign[out] {
-		return nil, errs
-	}
-	f := &gocode.File{Package: p.Name}
-	var kernelNames []string
-	var warns []*Error
 	// Kernels are compiled even when directives elsewhere have errors, so
 	// that one run reports everything, but not on a package that does not
 	// type-check: its types could cause misleading kernel errors.
 	if len(loadErrs) == 0 {
-		gv := newGenVerifier(p)
-		for _, ms := range models {
-			gm, kerns, merrs := compileModel(ms)
-			if len(merrs) == 0 {
-				var uc *unitCheck
-				uc, merrs = verifyModel(ms, p.Name, gm, kerns, gv.sizes)
-				merrs = append(merrs, gv.names(uc, gm.Name, fmt.Sprintf("model %s", ms.spec.Name.Name), ms.head.errAt, ms.head.VerbCol)...)
-			}
-			if len(merrs) > 0 {
-				errs = append(errs, merrs...)
-				continue
-			}
-			addGuards(f, ms.guards)
-			f.Models = append(f.Models, gm)
-			if w := stateWarning(ms, gm); w != nil {
-				warns = append(warns, w)
-			}
-			for _, kn := range kerns {
-				f.Kernels = append(f.Kernels, kn)
-				kernelNames = append(kernelNames, kn.Name)
-			}
-			src := filepath.Base(p.Fset.Position(ms.spec.Pos()).Filename)
-			if !slices.Contains(f.Sources, src) {
-				f.Sources = append(f.Sources, src)
-			}
-		}
-		for _, k := range srcs {
-			kern, guards, kerrs := compileKernel(k)
-			if len(kerrs) == 0 {
-				var uc *unitCheck
-				uc, kerrs = verifyKernel(k, p.Name, kern, gv.sizes)
-				d := k.primary()
-				kerrs = append(kerrs, gv.names(uc, kern.Name, "function "+k.fn.Name.Name, d.errAt, d.ArgCol)...)
-			}
-			if len(kerrs) > 0 {
-				errs = append(errs, kerrs...)
-				continue
-			}
-			f.Kernels = append(f.Kernels, kern)
-			kernelNames = append(kernelNames, kern.Name)
-			addGuards(f, guards)
-			src := filepath.Base(p.Fset.Position(k.fn.Pos()).Filename)
-			if !slices.Contains(f.Sources, src) {
-				f.Sources = append(f.Sources, src)
-			}
+		g.compileModels()
+		g.compileKernels()
+	}
+	if len(g.errs) > 0 {
+		return nil, g.errs
+	}
+	return g.write(opts.Check)
+}
+
+// loadFailure reports a package the loader could not load.
+func loadFailure(p *packages.Package) []*Error {
+	var errs []*Error
+	for _, e := range p.Errors {
+		errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
+	}
+	if len(errs) == 0 {
+		errs = append(errs, &Error{Msg: fmt.Sprintf("package %s could not be loaded", p.ID)})
+	}
+	return errs
+}
+
+// pkgGen is one package's generation, phase by phase (generatePackage).
+type pkgGen struct {
+	p      *packages.Package
+	out    string // the absolute path of the package's ocannl_gen.go
+	srcs   []*kernelSrc
+	models []*modelSrc
+	// names are the names the generated file will declare (and those of
+	// functions whose directives are broken); modelTypes the model types.
+	names, modelTypes map[string]bool
+	errs              []*Error
+	warns             []*Error // notes that do not stop generation
+	f                 *gocode.File
+	kernelNames       []string
+	// gv verifies the emitted Go of each model and kernel (verify.go).
+	gv *genVerifier
+}
+
+func (g *pkgGen) pos(p token.Pos) token.Position { return g.p.Fset.Position(p) }
+
+// verifier returns the package's verifier of emitted Go, made on first use.
+func (g *pkgGen) verifier() *genVerifier {
+	if g.gv == nil {
+		g.gv = newGenVerifier(g.p)
+	}
+	return g.gv
+}
+
+// collectNames records the names the generated file declares (and
+// those of functions with broken directives, attempted) and the model
+// types (and those a misplaced model block was meant for), and reports a
+// model whose generated type name the package already declares.
+func (g *pkgGen) collectNames(attempted, misplacedModels map[string]bool) {
+	g.names, g.modelTypes = map[string]bool{}, map[string]bool{}
+	for _, k := range g.srcs {
+		g.names[genName(k.fn.Name.Name)] = true
+	}
+	for _, ms := range g.models {
+		name := genTypeName(ms.spec.Name.Name)
+		g.names[name] = true
+		g.modelTypes[ms.spec.Name.Name] = true
+		if obj := g.p.Types.Scope().Lookup(name); obj != nil {
+			g.errs = append(g.errs, citeAt(g.pos(ms.spec.Name.Pos()), 0, name+" is already declared",
+				g.pos(obj.Pos()), "the declaration", "; ocannlgen generates a type of that name for model "+ms.spec.Name.Name))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	for n := range attempted {
+		g.names[n] = true
 	}
-	old, readErr := os.ReadFile(out)
+	for n := range misplacedModels {
+		g.modelTypes[n] = true
+	}
+}
+
+// checkClashes reports two annotated functions with one generated name,
+// and a generated function name the package already declares.
+func (g *pkgGen) checkClashes() {
+	seen := map[string]*kernelSrc{}
+	for _, k := range g.srcs {
+		name := genName(k.fn.Name.Name)
+		pos := g.pos(k.fn.Name.Pos())
+		if o := seen[name]; o != nil {
+			g.errs = append(g.errs, citeAt(pos, 0, k.fn.Name.Name+" and "+o.fn.Name.Name+" (",
+				g.pos(o.fn.Name.Pos()), "the other function", ") would both generate "+name+"; rename one"))
+			continue
+		}
+		seen[name] = k
+		if obj := g.p.Types.Scope().Lookup(name); obj != nil {
+			g.errs = append(g.errs, citeAt(pos, 0, name+" is already declared",
+				g.pos(obj.Pos()), "the declaration", "; ocannlgen generates a function of that name for "+k.fn.Name.Name))
+		}
+	}
+}
+
+// addSource records the source file of a generated declaration.
+func (g *pkgGen) addSource(p token.Pos) {
+	if src := filepath.Base(g.pos(p).Filename); !slices.Contains(g.f.Sources, src) {
+		g.f.Sources = append(g.f.Sources, src)
+	}
+}
+
+// compileModels compiles every model into the file.
+func (g *pkgGen) compileModels() {
+	for _, ms := range g.models {
+		gm, kerns, merrs := compileModel(ms)
+		if len(merrs) == 0 {
+			var uc *unitCheck
+			uc, merrs = verifyModel(ms, g.p.Name, gm, kerns, g.verifier().sizes)
+			merrs = append(merrs, g.gv.names(uc, gm.Name, "model "+ms.spec.Name.Name, ms.head.errAt, ms.head.VerbCol)...)
+		}
+		if len(merrs) > 0 {
+			g.errs = append(g.errs, merrs...)
+			continue
+		}
+		addGuards(g.f, ms.guards)
+		g.f.Models = append(g.f.Models, gm)
+		if w := stateWarning(ms, gm); w != nil {
+			g.warns = append(g.warns, w)
+		}
+		for _, kn := range kerns {
+			g.f.Kernels = append(g.f.Kernels, kn)
+			g.kernelNames = append(g.kernelNames, kn.Name)
+		}
+		g.addSource(ms.spec.Pos())
+	}
+}
+
+// compileKernels compiles every annotated function into the file.
+func (g *pkgGen) compileKernels() {
+	for _, k := range g.srcs {
+		kern, guards, kerrs := compileKernel(k)
+		if len(kerrs) == 0 {
+			var uc *unitCheck
+			uc, kerrs = verifyKernel(k, g.p.Name, kern, g.verifier().sizes)
+			d := k.primary()
+			kerrs = append(kerrs, g.gv.names(uc, kern.Name, "function "+k.fn.Name.Name, d.errAt, d.ArgCol)...)
+		}
+		if len(kerrs) > 0 {
+			g.errs = append(g.errs, kerrs...)
+			continue
+		}
+		g.f.Kernels = append(g.f.Kernels, kern)
+		g.kernelNames = append(g.kernelNames, kern.Name)
+		addGuards(g.f, guards)
+		g.addSource(k.fn.Pos())
+	}
+}
+
+// write renders the file and writes it when its content changes (with
+// check, only compares); a package without kernels has its stale file
+// removed.
+func (g *pkgGen) write(check bool) (*Result, []*Error) {
+	old, readErr := os.ReadFile(g.out)
 	exists := readErr == nil
-	res := &Result{PkgPath: p.PkgPath, File: out, Kernels: kernelNames, Compiled: f.Kernels, Warnings: warns}
-	if len(f.Kernels) == 0 {
+	res := &Result{PkgPath: g.p.PkgPath, File: g.out, Kernels: g.kernelNames, Compiled: g.f.Kernels, Warnings: g.warns}
+	if len(g.f.Kernels) == 0 {
 		if !exists {
 			return nil, nil
 		}
-		if opts.Check {
+		if check {
 			res.Status = Unneeded
 			return res, nil
 		}
-		if err := os.Remove(out); err != nil {
-			return nil, []*Error{{Pos: token.Position{Filename: out}, Msg: err.Error()}}
+		if err := os.Remove(g.out); err != nil {
+			return nil, []*Error{{Pos: token.Position{Filename: g.out}, Msg: err.Error()}}
 		}
 		res.Status = Removed
 		return res, nil
 	}
-	slices.Sort(f.Sources)
-	content, err := gocode.Render(f)
+	slices.Sort(g.f.Sources)
+	content, err := gocode.Render(g.f)
 	if err != nil {
-		return nil, renderErrors(f, srcs, models, out, err)
+		return nil, renderErrors(g.f, g.srcs, g.models, g.out, err)
 	}
 	res.Content = content
 	switch {
 	case exists && bytes.Equal(old, content):
 		res.Status = Unchanged
-	case opts.Check && !exists:
+	case check && !exists:
 		res.Status = Missing
-	case opts.Check:
+	case check:
 		res.Status = Stale
 	default:
-		if err := os.WriteFile(out, content, 0o666); err != nil {
-			return nil, []*Error{{Pos: token.Position{Filename: out}, Msg: err.Error()}}
+		if err := os.WriteFile(g.out, content, 0o666); err != nil {
+			return nil, []*Error{{Pos: token.Position{Filename: g.out}, Msg: err.Error()}}
 		}
 		res.Status = Written
 	}
@@ -357,10 +418,6 @@ func addGuards(f *gocode.File, gs []gocode.Guard) {
 			f.Guards = append(f.Guards, g)
 		}
 	}
-}
-
-func shortPos(p token.Position) string {
-	return fmt.Sprintf("%s:%d:%d", filepath.Base(p.Filename), p.Line, p.Column)
 }
 
 // scanPackage reads the directives of every comment of every file: each
@@ -436,7 +493,7 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 					ms := byType[ts]
 					switch {
 					case d.Verb == verbModel && ms != nil:
-						errs = append(errs, d.errAt(d.VerbCol, "a second //ocannl:model on type %s (the first is on line %d)", ts.Name.Name, ms.head.Pos.Line))
+						errs = append(errs, citeAt(d.Pos, d.VerbCol, "a second //ocannl:model on type "+ts.Name.Name+" (the first is", ms.head.at(0), "the first //ocannl:model", ")"))
 					case d.Verb == verbModel:
 						ms = &modelSrc{fset: p.Fset, pkg: p.Types, spec: ts, head: d}
 						byType[ts] = ms
@@ -449,7 +506,7 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 					case ms == nil:
 						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s on type %s must follow an //ocannl:model line", d.Verb, ts.Name.Name))
 					case !modelLineVerbs[d.Verb]:
-						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s is a kernel directive (for functions); a model's lines are layer, entry, loss, input, let, dim, return and sgd", d.Verb))
+						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s is a kernel directive (for functions); a model's lines are layer, entry, loss, input, let, dim, return, sgd, adam and adamw", d.Verb))
 					default:
 						ms.lines = append(ms.lines, d)
 					}
@@ -525,67 +582,77 @@ func misplacedError(fset *token.FileSet, f *ast.File, cg *ast.CommentGroup, d *d
 }
 
 // packageErrors returns the loader's errors for p, without those the
-// bootstrap causes: `undefined: ocannlX` for every function X about to
-// be generated. go/packages reports them twice: as type errors of the
-// source type check and, because export data is requested for the
-// package, inside the go command's compiler output ("# path" followed by
-// one `file:line:col: message` line per error); the compiler lines are
-// dropped when they are ignorable or repeat a type error.
+// bootstrap causes (see bootstrapError). Type errors come from
+// p.TypeErrors, with their token positions. Because export data is
+// requested, the go command also compiles the package, and a failure
+// comes back as one error holding the compiler's output ("# path"
+// followed by one line per error); the compiler stops at type errors, so
+// when the type check found any, that output only repeats them (the
+// ignorable ones included) and is dropped; otherwise it is reported whole.
 func packageErrors(p *packages.Package, names, modelTypes map[string]bool) []*Error {
-	ignorable := func(msg string) bool {
-		if m := noMethodRE.FindStringSubmatch(msg); m != nil && modelTypes[m[1]] {
-			// A method or field the embedded generated struct provides.
-			return true
-		}
-		m := undefinedRE.FindStringSubmatch(msg)
-		return m != nil && names[m[1]]
-	}
-	typeErrs := map[string]bool{}
-	for _, e := range p.Errors {
-		if e.Kind == packages.TypeError {
-			q := parsePos(e.Pos)
-			typeErrs[fmt.Sprintf("%s:%d:%d: %s", filepath.Base(q.Filename), q.Line, q.Column, e.Msg)] = true
-		}
-	}
+	ignorable := bootstrapErrors(p, names, modelTypes)
 	var errs []*Error
+	for _, te := range p.TypeErrors {
+		if !ignorable(te) {
+			errs = append(errs, &Error{Pos: te.Fset.Position(te.Pos), Msg: te.Msg})
+		}
+	}
 	for _, e := range p.Errors {
-		if e.Kind == packages.TypeError {
-			if !ignorable(e.Msg) {
-				errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
-			}
-			continue
-		}
-		if !strings.HasPrefix(e.Msg, "# ") {
-			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: e.Msg})
-			continue
-		}
-		lines := strings.Split(strings.TrimRight(e.Msg, "\n"), "\n")[1:]
-		var rest []string
-		for _, l := range lines {
-			m := compilerLineRE.FindStringSubmatch(l)
-			if m != nil && (ignorable(m[4]) || m[4] == "too many errors" ||
-				typeErrs[fmt.Sprintf("%s:%s:%s: %s", filepath.Base(m[1]), m[2], m[3], m[4])]) {
-				continue
-			}
-			if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "too many errors") {
-				continue
-			}
-			rest = append(rest, l)
-		}
-		if len(rest) > 0 {
-			header := strings.SplitN(e.Msg, "\n", 2)[0]
-			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: header + "\n" + strings.Join(rest, "\n")})
+		switch {
+		case e.Kind == packages.TypeError && len(p.TypeErrors) > 0:
+			// Reported above.
+		case strings.HasPrefix(e.Msg, "# ") && len(p.TypeErrors) > 0:
+			// The compiler's copy of the type errors.
+		default:
+			errs = append(errs, &Error{Pos: parsePos(e.Pos), Msg: strings.TrimRight(e.Msg, "\n")})
 		}
 	}
 	return errs
 }
 
-// noMethodRE matches the type checker's complaint about a selector on a
-// model type whose generated struct does not exist yet.
-var noMethodRE = regexp.MustCompile(`\(type \*?(\w+) has no field or method \w+`)
-
-// compilerLineRE matches one error line of the compiler's output.
-var compilerLineRE = regexp.MustCompile(`^\s*(.+?\.go):(\d+):(\d+): (.*)$`)
+// bootstrapErrors returns the test for the type errors the bootstrap
+// causes: a reference to a function or type about to be generated (an
+// undefined identifier in names: ocannlX, or ocannlT embedded in model
+// T), and a selector on a model type (in modelTypes) that finds no field
+// or method yet (the methods the embedded generated struct provides). The
+// test looks at the syntax and type information at the error's
+// position, never at the message.
+func bootstrapErrors(p *packages.Package, names, modelTypes map[string]bool) func(types.Error) bool {
+	idents := map[token.Pos]*ast.Ident{}
+	sels := map[token.Pos]*ast.SelectorExpr{}
+	for _, f := range p.Syntax {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.Ident:
+				idents[n.Pos()] = n
+			case *ast.SelectorExpr:
+				sels[n.Sel.Pos()] = n
+			}
+			return true
+		})
+	}
+	info := p.TypesInfo
+	return func(te types.Error) bool {
+		if sel := sels[te.Pos]; sel != nil {
+			if _, found := info.Selections[sel]; found || info.Uses[sel.Sel] != nil {
+				return false
+			}
+			t := info.TypeOf(sel.X)
+			if ptr, ok := t.(*types.Pointer); ok {
+				t = ptr.Elem()
+			}
+			named, ok := t.(*types.Named)
+			return ok && named.Obj().Pkg() == p.Types && modelTypes[named.Obj().Name()]
+		}
+		id := idents[te.Pos]
+		if id == nil || !names[id.Name] || info.Uses[id] != nil {
+			return false
+		}
+		// Unresolved; Defs holds the field of an embedded type name.
+		v, field := info.Defs[id].(*types.Var)
+		return info.Defs[id] == nil || field && v.Embedded()
+	}
+}
 
 // renderErrors attributes an emitter failure to the kernels that cause
 // it, by rendering each kernel on its own, and reports each at its

@@ -17,8 +17,15 @@ import (
 // so that tests never modify testdata, and returns the copy's root.
 func copyFixture(t *testing.T) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "fixture")
-	src := filepath.Join("testdata", "fixture")
+	return copyModule(t, "fixture")
+}
+
+// copyModule copies the module testdata/name into a fresh temporary
+// directory and returns the copy's root.
+func copyModule(t *testing.T, name string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	src := filepath.Join("testdata", name)
 	testutil.CopyTree(t, src, dst, func(name string) bool {
 		return name == OutputFile // never copy output a developer generated in testdata by hand
 	})
@@ -251,7 +258,11 @@ var badPackages = map[string][]string{
 		"badspec/spec.go:6:19: in spec \"o+k; k => o\": convolution needs a padding mode: write `=+` (padded) or `<+` (valid)",
 	},
 	"badverb": {
-		"badverb/verb.go:6:10: unknown directive //ocannl:einsun (known verbs: dim, dims, do, einmax, einsum, entry, expr, input, layer, let, loss, model, return, sgd, shape)",
+		"badverb/verb.go:6:10: unknown directive //ocannl:einsun (known verbs: adam, adamw, dim, dims, do, einmax, einsum, entry, expr, input, layer, let, loss, model, return, sgd, shape)",
+	},
+	"badmodel": {
+		"badmodel/model.go:8:10: entry point runner would generate method Runner, a name the generated model uses for a field, method or type; rename it",
+		`badmodel/model.go:19:24: unknown adam setting "momentum" (known: lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm)`,
 	},
 	"nearmiss": {
 		`nearmiss/nearmiss.go:6:4: malformed ocannl directive "// ocannl:einsum \"i => i\"": write //ocannl:einsum "i => i" (no space or '+' before ocannl, no space before ':', lowercase)`,
@@ -335,6 +346,60 @@ func TestBadPackages(t *testing.T) {
 	}
 }
 
+// errPackages lists, for every package of the testdata/errs module, the
+// exact errors (relative to the module root).
+var errPackages = map[string][]string{
+	// Messages that cite a second position: on the error's own line as
+	// "column C", elsewhere as FILE:LINE:COL.
+	"badcite": {
+		"badcite/cite.go:6:26: expected ',' or ')' to close '(' at column 20, found end of input",
+		"badcite/cite.go:11:27: expected ',' or ')' to close '(' at column 25, found end of input",
+		// On the same line: "column C", like every other citation (it
+		// was FILE:LINE:COL before positions became values).
+		"badcite/cite.go:17:19: //ocannl:dims: i is already set at column 15",
+		"badcite/cite.go:24:15: //ocannl:dims: i is already set at cite.go:23:15",
+		"badcite/cite.go:35:6: clash and Clash (at cite.go:30:6) would both generate ocannlClash; rename one",
+		"badcite/cite.go:40:6: ocannlTaken is already declared at cite.go:42:6; ocannlgen generates a function of that name for Taken",
+		"badcite/cite.go:48:10: the optimizer is set twice (first at cite.go:47:10)",
+		"badcite/cite.go:59:37: parameter w is initialized as 2 here and as 1 at column 21",
+		`badcite/cite.go:67:17: the loss train must be a single number, but its shape is 2 (reduce it, e.g. with ++ "...|... => 0")`,
+		"badcite/cite.go:68:6: ocannlDup is already declared at cite.go:70:6; ocannlgen generates a type of that name for model Dup",
+		// A directive cited by its line.
+		"badcite/cite.go:76:16: //ocannl:shape: the shape of x is already given at line 75",
+		"badcite/cite.go:82:10: a second //ocannl:model on type Twice (the first is at line 81)",
+	},
+	// A type error is reported once (the compiler's copy of it is
+	// dropped); the bootstrap's undefined ocannlCopy and the model's
+	// missing methods are not reported.
+	"badtype": {
+		"badtype/types.go:23:2: undefined: ocannlOther",
+		`badtype/types.go:26:13: cannot use "s" (untyped string constant) as int value in variable declaration`,
+	},
+	// A package that type-checks but does not compile: the go command's
+	// report is passed on whole.
+	"badcompile": {
+		"# example.com/errs/badcompile\nbadcompile/compile.go:10:3: //go:linkname only allowed in Go files that import \"unsafe\"\nbadcompile/compile.go:11:6: missing function body",
+	},
+}
+
+// TestErrorPackages checks the exact errors of the testdata/errs
+// packages: citations of second positions, and the loader's errors.
+func TestErrorPackages(t *testing.T) {
+	t.Parallel()
+	dir := copyModule(t, "errs")
+	for pkg, want := range errPackages {
+		t.Run(pkg, func(t *testing.T) {
+			res, err := Generate([]string{"./" + pkg}, Options{Dir: dir})
+			if got := errorLines(err, dir); !slices.Equal(got, want) {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if len(res) != 0 {
+				t.Errorf("results for a bad package: %+v", res)
+			}
+		})
+	}
+}
+
 // TestWholeModule runs once over ./...: errors of all bad packages come
 // sorted (by file, line, column) and each once, and the good package is
 // still generated.
@@ -343,7 +408,7 @@ func TestWholeModule(t *testing.T) {
 	dir := copyFixture(t)
 	res, err := Generate([]string{"./..."}, Options{Dir: dir})
 	var want []string
-	for _, pkg := range []string{"badargs", "badout", "badshape", "badspec", "badverb", "misplaced", "nearmiss"} {
+	for _, pkg := range []string{"badargs", "badmodel", "badout", "badshape", "badspec", "badverb", "misplaced", "nearmiss"} {
 		want = append(want, badPackages[pkg]...)
 	}
 	if got := errorLines(err, dir); !slices.Equal(got, want) {
@@ -430,6 +495,8 @@ func TestModelBootstrap(t *testing.T) {
 		t.Fatalf("results %+v", first)
 	}
 	want := []string{"ocannlAPITrainLoss", "ocannlAPIBackward", "ocannlAPIPredictOne", "ocannlInitsLLoss", "ocannlInitsBackward", "ocannlSmallTrainLoss", "ocannlSmallBackward", "ocannlSmallPredict", "ocannlBiggerTrainLoss", "ocannlBiggerBackward", "ocannlBiggerPredict",
+		"ocannlAdam64TrainLoss", "ocannlAdam64Backward", "ocannlAdamW64TrainLoss", "ocannlAdamW64Backward", "ocannlAdamW32TrainLoss", "ocannlAdamW32Backward",
+		"ocannlSGDClip64TrainLoss", "ocannlSGDClip64Backward",
 		"ocannlSideTrainLoss", "ocannlSideBackward", "ocannlSidePredict",
 		"ocannlWideTrainLoss", "ocannlWideBackward", "ocannlWidePredict", "ocannlWideOne"}
 	if !slices.Equal(first[0].Kernels, want) {

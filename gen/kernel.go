@@ -210,9 +210,8 @@ func (j *kernelJob) classify() {
 		switch d.Verb {
 		case verbEinsum, verbEinmax, verbExpr, verbDo:
 			if first != nil && (d.Verb != verbDo || first.Verb != verbDo) {
-				j.fail(d.errAt(d.VerbCol,
-					"%s already has a //ocannl:%s directive at line %d; a kernel has exactly one einsum, einmax or expr directive, or one or more do directives",
-					j.fn.Name.Name, first.Verb, first.Pos.Line))
+				j.fail(citeAt(d.Pos, d.VerbCol, fmt.Sprintf("%s already has a //ocannl:%s directive", j.fn.Name.Name, first.Verb),
+					first.at(0), "the first computation directive", "; a kernel has exactly one einsum, einmax or expr directive, or one or more do directives"))
 				continue
 			}
 			if first == nil {
@@ -230,14 +229,6 @@ func (j *kernelJob) classify() {
 		j.fail(d.errAt(d.VerbCol, "%s has a //ocannl:%s directive but no einsum, einmax, expr or do directive saying what to compute",
 			j.fn.Name.Name, d.Verb))
 	}
-}
-
-// reserved are the program language's reserved words, which cannot name
-// a tensor.
-var reserved = map[string]bool{
-	"input": true, "leaf": true, "param": true, "let": true, "dim": true, "where": true, "fma": true, "range": true,
-	"relu": true, "sat01": true, "exp": true, "log": true, "exp2": true, "log2": true, "sin": true, "cos": true,
-	"sqrt": true, "recip": true, "recip_sqrt": true, "neg": true, "tanh": true, "not": true, "id": true,
 }
 
 // isProgName reports whether s is a name of the program language (ASCII
@@ -297,7 +288,7 @@ func (j *kernelJob) signature() {
 		case !isProgName(p.name):
 			j.fail(errAt(p.pos, 0, "parameter %s: kernel parameter names must be ASCII letters, digits and '_' (they name tensors of the program language)", p.name))
 			continue
-		case reserved[p.name]:
+		case program.IsKeyword(p.name):
 			j.fail(errAt(p.pos, 0, "parameter %s: %q is a reserved word of the program language; rename the parameter", p.name, p.name))
 			continue
 		}
@@ -488,20 +479,19 @@ func (j *kernelJob) specCol(c int) int {
 	return j.comp.ArgCol + 1
 }
 
-// parseErrCol maps a parse error of a directive's argument text (parsed
-// as a one-line program or expression, possibly after a prefix of
-// length skip) to a source column.
-func parseErrCol(d *directive, err error, argCol, skip int) (int, string) {
+// parseErr maps a parse error of a directive's argument text (parsed as
+// a one-line program or expression, possibly after a prefix of length
+// skip, the argument starting at source column argCol) to an Error at
+// the directive whose message is prefix followed by the parser's.
+func parseErr(d *directive, err error, argCol, skip int, prefix string) *Error {
 	var pe *program.Error
-	if errors.As(err, &pe) {
-		msg := atPosRE.ReplaceAllStringFunc(pe.Msg, func(m string) string {
-			sm := atPosRE.FindStringSubmatch(m)
-			c, _ := strconv.Atoi(sm[2])
-			return fmt.Sprintf("at column %d", argCol+c-1-skip)
-		})
-		return argCol + pe.Pos.Col - 1 - skip, msg
+	if !errors.As(err, &pe) {
+		return d.errAt(argCol, "%s%v", prefix, err)
 	}
-	return argCol, err.Error()
+	at := func(p spec.Pos) int { return argCol + p.Col - 1 - skip }
+	e := d.errAt(at(pe.Pos), "%s%s", prefix, pe.Msg)
+	e.Related = relocate(pe.Related, len(prefix), func(p spec.Pos) token.Position { return d.at(at(p)) })
+	return e
 }
 
 // parseExpr parses `//ocannl:expr EXPR`.
@@ -512,8 +502,7 @@ func (j *kernelJob) parseExpr(d *directive) {
 	}
 	e, err := program.ParseExpr(d.Arg)
 	if err != nil {
-		col, msg := parseErrCol(d, err, d.ArgCol, 0)
-		j.fail(d.errAt(col, "%s", msg))
+		j.fail(parseErr(d, err, d.ArgCol, 0, ""))
 		return
 	}
 	if ip := findInlineParam(e); ip != nil {
@@ -531,8 +520,7 @@ func (j *kernelJob) parseDo(d *directive) {
 	}
 	p, err := program.Parse(d.Arg)
 	if err != nil {
-		col, msg := parseErrCol(d, err, d.ArgCol, 0)
-		j.fail(d.errAt(col, "%s", msg))
+		j.fail(parseErr(d, err, d.ArgCol, 0, ""))
 		return
 	}
 	if len(p.Stmts) != 1 {
@@ -639,7 +627,7 @@ func (j *kernelJob) parseDims(d *directive) {
 		}
 		for _, o := range j.dims {
 			if o.name == name {
-				j.fail(d.errAt(col, "//ocannl:dims: %s is already set at %s:%d:%d", name, shortName(o.dir.Pos.Filename), o.dir.Pos.Line, o.nameCol))
+				j.fail(citeAt(d.Pos, col, "//ocannl:dims: "+name+" is already set", o.dir.at(o.nameCol), "the first setting", ""))
 				return
 			}
 		}
@@ -702,8 +690,7 @@ func (j *kernelJob) parseShape(d *directive) {
 	}
 	prog, err := program.Parse(shapePrefix + text)
 	if err != nil {
-		c, msg := parseErrCol(d, err, col, len(shapePrefix))
-		j.fail(d.errAt(c, "//ocannl:shape %s: %s", name, msg))
+		j.fail(parseErr(d, err, col, len(shapePrefix), "//ocannl:shape "+name+": "))
 		return
 	}
 	in, ok := prog.Stmts[0].(*program.InputStmt)
@@ -735,7 +722,7 @@ func (j *kernelJob) parseShape(d *directive) {
 	}
 	sd := &shapeDir{dir: d, param: name, text: text, col: col, decl: in.Shape, named: named}
 	if o := j.shapes[name]; o != nil {
-		j.fail(d.errAt(d.ArgCol, "//ocannl:shape: the shape of %s is already given at line %d", name, o.dir.Pos.Line))
+		j.fail(citeAt(d.Pos, d.ArgCol, "//ocannl:shape: the shape of "+name+" is already given", o.dir.at(0), "the first //ocannl:shape "+name, ""))
 		return
 	}
 	if !p.slice && !slices.Equal(sd.memDims(), p.dims) {

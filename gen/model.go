@@ -18,6 +18,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
 	"github.com/ocannlgen/ocannlgen/pipeline"
+	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -28,15 +29,18 @@ const verbModel = "model"
 
 var modelLineVerbs = map[string]bool{
 	"layer": true, "entry": true, "loss": true, "input": true, "let": true,
-	"dim": true, "return": true, "sgd": true,
+	"dim": true, "return": true, "sgd": true, "adam": true, "adamw": true,
 }
 
 // reservedMethods are the methods and exported fields every model has
-// (or may have); entry points must not take their names.
+// (or may have), and the suffixes of its generated types (ocannlTParams,
+// ocannlTRunner: an entry's kernel is ocannlT+method); entry points must
+// not take their names.
 var reservedMethods = map[string]bool{
-	"Params": true, "Grads": true, "Step": true, "LR": true,
+	"Params": true, "Grads": true, "Step": true, "LR": true, "GradNorm": true,
 	"Init": true, "Backward": true, "Update": true, "TrainStep": true, "LearningRate": true,
 	"ParamTensors": true, "Save": true, "Load": true, "MarshalBinary": true, "UnmarshalBinary": true,
+	"SaveCheckpoint": true, "LoadCheckpoint": true, "NewRunner": true, "Runner": true, "SaveSafetensors": true, "LoadSafetensors": true,
 }
 
 // modelSrc is an annotated struct type and its directives.
@@ -111,7 +115,7 @@ func goFieldName(id string) string {
 }
 
 // position maps a position of the model program to the source.
-func (ms *modelSrc) position(p program.Pos) token.Position {
+func (ms *modelSrc) position(p spec.Pos) token.Position {
 	if p.Line < 1 || p.Line > len(ms.lines) {
 		return ms.head.at(ms.head.VerbCol)
 	}
@@ -123,13 +127,14 @@ func (ms *modelSrc) position(p program.Pos) token.Position {
 	return d.at(col)
 }
 
-func (ms *modelSrc) errAt(p program.Pos, format string, args ...any) *Error {
-	where := ms.position(p)
-	msg := fmt.Sprintf(format, args...)
-	msg = rewritePositions(msg, where, func(line, col int) token.Position {
-		return ms.position(program.Pos{Line: line, Col: col})
-	})
-	return &Error{Pos: where, Msg: msg}
+func (ms *modelSrc) errAt(p spec.Pos, format string, args ...any) *Error {
+	return &Error{Pos: ms.position(p), Msg: fmt.Sprintf(format, args...)}
+}
+
+// cited converts an error of the model program whose message (after
+// prefix) cites related positions.
+func (ms *modelSrc) cited(p spec.Pos, prefix, msg string, rel []spec.Related) *Error {
+	return &Error{Pos: ms.position(p), Msg: prefix + msg, Related: relocate(rel, len(prefix), ms.position)}
 }
 
 // resolveSizes gives every size of an input or leaf shape written as a
@@ -249,7 +254,7 @@ func (c *modelCompiler) expand() *Error {
 	if err != nil {
 		var pe *program.Error
 		if errors.As(err, &pe) {
-			return ms.errAt(pe.Pos, "%s", pe.Msg)
+			return ms.cited(pe.Pos, "", pe.Msg, pe.Related)
 		}
 		return ms.head.errAt(ms.head.VerbCol, "%v", err)
 	}
@@ -295,12 +300,13 @@ func (c *modelCompiler) params() *Error {
 		c.gm.Params = append(c.gm.Params, mp)
 	}
 	if o := c.m.Optim; o != nil {
-		for _, v := range []float64{o.Momentum, o.WeightDecay} {
+		for _, v := range []float64{o.Momentum, o.WeightDecay, o.Beta1, o.Beta2, o.Eps} {
 			if c.elem == "float32" && math.Abs(v) > math.MaxFloat32 {
-				return ms.errAt(o.Pos, "sgd: %g is beyond the float32 range (±%g)", v, float32(math.MaxFloat32))
+				return ms.errAt(o.Pos, "%s: %g is beyond the float32 range (±%g)", o.Kind, v, float32(math.MaxFloat32))
 			}
 		}
-		c.gm.Optim = &gocode.ModelOptim{LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov, LREnd: o.LREnd, Steps: o.Steps}
+		c.gm.Optim = &gocode.ModelOptim{Kind: o.Kind, LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov,
+			Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, ClipNorm: o.ClipNorm, LREnd: o.LREnd, Steps: o.Steps}
 	}
 	return nil
 }
@@ -483,10 +489,12 @@ func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me gocode.M
 func (ms *modelSrc) entryMethod(e *model.Entry, methods map[string]*model.Entry) (string, *Error) {
 	method := methodName(e.Name, e.Loss)
 	if reservedMethods[method] {
-		return "", ms.errAt(e.Pos, "entry point %s would generate method %s, a name every model uses for a field or method; rename it", e.Name, method)
+		return "", ms.errAt(e.Pos, "entry point %s would generate method %s, a name the generated model uses for a field, method or type; rename it", e.Name, method)
 	}
 	if o := methods[method]; o != nil {
-		return "", ms.errAt(e.Pos, "entry points %s and %s (at %d:%d) would both generate method %s; rename one", e.Name, o.Name, o.Pos.Line, o.Pos.Col, method)
+		msg, rel := new(spec.Message).Printf("entry points %s and %s (", e.Name, o.Name).Cite(o.Pos, "entry point "+o.Name).
+			Printf(") would both generate method %s; rename one", method).Done()
+		return "", ms.cited(e.Pos, "", msg, rel)
 	}
 	methods[method] = e
 	return method, nil
@@ -502,16 +510,17 @@ func noParamMsg(entry string) string {
 func (ms *modelSrc) modelErr(err error) *Error {
 	var me *model.Error
 	if errors.As(err, &me) {
-		return ms.errAt(me.Pos, "%s", me.Msg)
+		return ms.cited(me.Pos, "", me.Msg, me.Related)
 	}
 	var ee *model.EntryError
 	if errors.As(err, &ee) {
 		if ie, ok := inference.AsError(ee.Err); ok {
-			return ms.errAt(program.Pos{Line: ie.Pos.Line, Col: ie.Pos.Col}, "%s (entry %s): %s", ie.Kind, ee.Entry, ie.Detail())
+			msg, rel := ie.Uncited()
+			return ms.cited(ie.Pos, fmt.Sprintf("%s (entry %s): ", ie.Kind, ee.Entry), msg, rel)
 		}
-		return ms.errAt(program.Pos{}, "entry %s: %v", ee.Entry, ee.Err)
+		return ms.errAt(spec.Pos{}, "entry %s: %v", ee.Entry, ee.Err)
 	}
-	return ms.errAt(program.Pos{}, "%v", err)
+	return ms.errAt(spec.Pos{}, "%v", err)
 }
 
 func sizes(ds []inference.Dim) []int {

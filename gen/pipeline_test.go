@@ -66,11 +66,13 @@ func loadSource(src string) (*packages.Package, error) {
 		Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{},
 	}
 	var errs []packages.Error
+	var typeErrs []types.Error
 	conf := types.Config{
 		Importer: importerFunc(importFromSource),
 		Sizes:    types.SizesFor("gc", "amd64"),
 		Error: func(err error) {
 			te := err.(types.Error)
+			typeErrs = append(typeErrs, te)
 			errs = append(errs, packages.Error{Pos: te.Fset.Position(te.Pos).String(), Msg: te.Msg, Kind: packages.TypeError})
 		},
 	}
@@ -78,7 +80,7 @@ func loadSource(src string) (*packages.Package, error) {
 	return &packages.Package{
 		ID: "example.com/p", Name: f.Name.Name, PkgPath: "example.com/p", Dir: pipeDir,
 		GoFiles: []string{name}, Fset: fset, Syntax: []*ast.File{f}, Types: pkg, TypesInfo: info,
-		Errors: errs, TypesSizes: conf.Sizes,
+		Errors: errs, TypeErrors: typeErrs, TypesSizes: conf.Sizes,
 	}, nil
 }
 

@@ -5,7 +5,6 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/model"
-	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
 // Run-time rows (docs/language.md, "Run-time batch sizes"): an entry
@@ -59,13 +58,12 @@ func rowsAxis(s inference.Shape) int {
 // to one with a single iterator, none reduces it, no parameter has it and
 // no dim counts it.
 func (ms *modelSrc) checkRows(e *model.Entry, g *inference.Graph) *Error {
-	at := func(p inference.Pos) program.Pos { return program.Pos{Line: p.Line, Col: p.Col} }
 	for _, t := range g.Tensors {
 		if t.Kind == inference.DimScalar && t.DimRows && !e.Loss {
-			return ms.errAt(at(t.Pos), "entry %s: dim %s counts the run-time rows (<=N): its value would be the bound, not the rows of a call; not supported", e.Name, t.DimName)
+			return ms.errAt(t.Pos, "entry %s: dim %s counts the run-time rows (<=N): its value would be the bound, not the rows of a call; not supported", e.Name, t.DimName)
 		}
 		if a := rowsAxis(t.Shape); a > 0 {
-			return ms.errAt(at(t.Pos), "entry %s: %s has the run-time rows axis at position %d of %s: it must stay the leftmost axis", e.Name, t.Name, a, t.Shape)
+			return ms.errAt(t.Pos, "entry %s: %s has the run-time rows axis at position %d of %s: it must stay the leftmost axis", e.Name, t.Name, a, t.Shape)
 		}
 	}
 	for _, id := range e.Params {
@@ -87,11 +85,11 @@ func (ms *modelSrc) checkRows(e *model.Entry, g *inference.Graph) *Error {
 				continue
 			}
 			if !lhs {
-				return ms.errAt(at(op.Pos), "entry %s: %s reduces the run-time rows (<=N) of %s: rows must be computed independently (a mean over the batch, a batch norm: not supported)", e.Name, op.Desc, g.Tensors[r].Name)
+				return ms.errAt(op.Pos, "entry %s: %s reduces the run-time rows (<=N) of %s: rows must be computed independently (a mean over the batch, a batch norm: not supported)", e.Name, op.Desc, g.Tensors[r].Name)
 			}
 			if op.Proj == nil || j >= len(op.Proj.RHS) || len(op.Proj.RHS[j]) == 0 || it < 0 ||
 				op.Proj.RHS[j][0].Kind != inference.IdxIter || op.Proj.RHS[j][0].Iter != it {
-				return ms.errAt(at(op.Pos), "entry %s: %s does not read the run-time rows of %s one to one: rows must be computed independently", e.Name, op.Desc, g.Tensors[r].Name)
+				return ms.errAt(op.Pos, "entry %s: %s does not read the run-time rows of %s one to one: rows must be computed independently", e.Name, op.Desc, g.Tensors[r].Name)
 			}
 		}
 	}
@@ -160,13 +158,12 @@ func lossReduction(g *inference.Graph) *inference.Op {
 // a copy, each of one value in a chain. It returns whether the loss
 // divides by the rows (k = 1).
 func (ms *modelSrc) checkLossRows(e *model.Entry, g *inference.Graph) (bool, *Error) {
-	at := func(p inference.Pos) program.Pos { return program.Pos{Line: p.Line, Col: p.Col} }
 	red := lossReduction(g)
 	if red == nil {
 		return false, ms.errAt(e.ResultPos, "loss %s: the loss does not sum over its run-time rows (<=N)", e.Name)
 	}
 	if red.Kind != inference.OpEinsum || red.Prim != "id" || red.Accum != "add" || len(red.RHS) != 1 {
-		return false, ms.errAt(at(red.Pos), "loss %s: %s reduces the run-time rows (<=N) but is not a sum (++): a loss with run-time rows must be a sum of per-row terms, or their mean", e.Name, red.Desc)
+		return false, ms.errAt(red.Pos, "loss %s: %s reduces the run-time rows (<=N) but is not a sum (++): a loss with run-time rows must be a sum of per-row terms, or their mean", e.Name, red.Desc)
 	}
 	result := model.Tensor(g, e.Result)
 	cur, divided := red.LHS, false
@@ -182,7 +179,7 @@ func (ms *modelSrc) checkLossRows(e *model.Entry, g *inference.Graph) (bool, *Er
 				continue
 			}
 			if next != nil {
-				return false, ms.errAt(at(op.Pos), "loss %s: the sum over the run-time rows is used more than once (%s and %s): a loss with run-time rows must be a sum of per-row terms, or their mean", e.Name, next.Desc, op.Desc)
+				return false, ms.errAt(op.Pos, "loss %s: the sum over the run-time rows is used more than once (%s and %s): a loss with run-time rows must be a sum of per-row terms, or their mean", e.Name, next.Desc, op.Desc)
 			}
 			next = op
 		}
@@ -202,7 +199,7 @@ func (ms *modelSrc) checkLossRows(e *model.Entry, g *inference.Graph) (bool, *Er
 			}
 		}
 		if !ok {
-			return false, ms.errAt(at(next.Pos), "loss %s: %s after the sum over the run-time rows: only a division by a dim counting the rows, a product or quotient by a number, or a negation may follow it", e.Name, next.Desc)
+			return false, ms.errAt(next.Pos, "loss %s: %s after the sum over the run-time rows: only a division by a dim counting the rows, a product or quotient by a number, or a negation may follow it", e.Name, next.Desc)
 		}
 		cur = next.LHS
 	}
@@ -215,7 +212,7 @@ func (ms *modelSrc) checkLossRows(e *model.Entry, g *inference.Graph) (bool, *Er
 				}
 			}
 			if used {
-				return false, ms.errAt(at(t.Pos), "loss %s: dim %s counts the run-time rows (<=N): it may only divide the sum over the rows", e.Name, t.DimName)
+				return false, ms.errAt(t.Pos, "loss %s: dim %s counts the run-time rows (<=N): it may only divide the sum over the rows", e.Name, t.DimName)
 			}
 		}
 	}

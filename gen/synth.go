@@ -1,13 +1,11 @@
 package gen
 
 import (
-	"fmt"
 	"go/token"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // progLine is one line of a synthesized program with the map back to the
@@ -100,7 +98,7 @@ func (p *synthProgram) String() string {
 
 // position maps a position of the synthesized program (and, for spec
 // errors, the column inside the spec) back to the user's source.
-func (p *synthProgram) position(ip inference.Pos, specCol int) token.Position {
+func (p *synthProgram) position(ip spec.Pos, specCol int) token.Position {
 	if ip.Line < 1 || ip.Line > len(p.lines) {
 		return p.fallback
 	}
@@ -123,35 +121,19 @@ func (p *synthProgram) position(ip inference.Pos, specCol int) token.Position {
 	return l.anchor
 }
 
-var atPosRE = regexp.MustCompile(`\bat (\d+):(\d+)\b`)
-
-// rewritePositions replaces "at LINE:COL" references to the synthesized
-// program inside a message by source positions.
-func rewritePositions(msg string, where token.Position, mapPos func(line, col int) token.Position) string {
-	return atPosRE.ReplaceAllStringFunc(msg, func(m string) string {
-		sm := atPosRE.FindStringSubmatch(m)
-		line, _ := strconv.Atoi(sm[1])
-		col, _ := strconv.Atoi(sm[2])
-		q := mapPos(line, col)
-		if q.Filename == where.Filename && q.Line == where.Line {
-			return fmt.Sprintf("at column %d", q.Column)
-		}
-		return fmt.Sprintf("at %s:%d:%d", shortName(q.Filename), q.Line, q.Column)
-	})
-}
-
 // mapInferenceError converts an error of inference or lowering on the
-// synthesized program into an Error at the directive it came from.
+// synthesized program into an Error at the directive it came from, its
+// related positions relocated likewise.
 func (p *synthProgram) mapInferenceError(err error, g *inference.Graph) *Error {
-	mapPos := func(line, col int) token.Position { return p.position(inference.Pos{Line: line, Col: col}, 0) }
 	if e, ok := inference.AsError(err); ok {
-		where := p.position(e.Pos, e.SpecCol)
-		msg := rewritePositions(e.Detail(), where, mapPos)
-		return &Error{Pos: where, Msg: fmt.Sprintf("%s: %s", e.Kind, msg)}
+		prefix := string(e.Kind) + ": "
+		msg, rel := e.Uncited()
+		return &Error{Pos: p.position(e.Pos, e.SpecCol), Msg: prefix + msg,
+			Related: relocate(rel, len(prefix), func(q spec.Pos) token.Position { return p.position(q, 0) })}
 	}
 	where := p.fallback
 	if le, ok := asLoopirError(err); ok && g != nil && le.Op >= 0 && le.Op < len(g.Ops) {
 		where = p.position(g.Ops[le.Op].Pos, 0)
 	}
-	return &Error{Pos: where, Msg: rewritePositions(err.Error(), where, mapPos)}
+	return &Error{Pos: where, Msg: err.Error()}
 }

@@ -273,8 +273,10 @@ func renameAll(gm *gocode.Model, kernels []*gocode.Kernel, keep func(i, j int) b
 type genVerifier struct {
 	p     *packages.Package
 	sizes types.Sizes
-	// owner is the unit that generates each top-level name so far.
-	owner map[string]string
+	// owner is the unit that generates each top-level name so far;
+	// primary marks the names that are their unit's own name.
+	owner   map[string]string
+	primary map[string]bool
 }
 
 func newGenVerifier(p *packages.Package) *genVerifier {
@@ -282,7 +284,7 @@ func newGenVerifier(p *packages.Package) *genVerifier {
 	if sizes == nil {
 		sizes = types.SizesFor("gc", "amd64")
 	}
-	return &genVerifier{p: p, sizes: sizes, owner: map[string]string{}}
+	return &genVerifier{p: p, sizes: sizes, owner: map[string]string{}, primary: map[string]bool{}}
 }
 
 // names reports the top-level names of a unit that another unit already
@@ -298,20 +300,32 @@ func (v *genVerifier) names(uc *unitCheck, primary, what string, errAt func(int,
 	scope := v.p.Types.Scope()
 	for _, n := range uc.decls {
 		if o, dup := v.owner[n]; dup {
-			errs = append(errs, errAt(col, "ocannlgen would generate %s for both %s and %s; rename one", n, o, what))
+			// Two functions generating one name are reported before
+			// compiling (checkClashes).
+			if !(n == primary && v.primary[n]) {
+				errs = append(errs, errAt(col, "ocannlgen would generate %s for both %s and %s; rename one", n, o, what))
+			}
 			continue
 		}
-		v.owner[n] = what
+		v.owner[n], v.primary[n] = what, n == primary
 		if obj := scope.Lookup(n); obj != nil && n != primary {
-			errs = append(errs, errAt(col, "%s is already declared at %s; ocannlgen generates a declaration of that name for %s",
-				n, shortPos(v.p.Fset.Position(obj.Pos())), what))
+			errs = append(errs, cite(errAt(col, "%s is already declared; ocannlgen generates a declaration of that name for %s", n, what),
+				len(n+" is already declared"), v.p.Fset.Position(obj.Pos()), "the declaration"))
 		}
 	}
 	for _, n := range uc.imports {
 		if obj := scope.Lookup(n); obj != nil {
-			errs = append(errs, errAt(col, "the generated code for %s imports package %s, but the package declares %s at %s; rename it",
-				what, n, n, shortPos(v.p.Fset.Position(obj.Pos()))))
+			before := fmt.Sprintf("the generated code for %s imports package %s, but the package declares %s", what, n, n)
+			errs = append(errs, cite(errAt(col, "%s; rename it", before), len(before), v.p.Fset.Position(obj.Pos()), "the declaration"))
 		}
 	}
 	return errs
+}
+
+// cite adds a citation of q (what says what is there) at byte off of
+// e's message.
+func cite(e *Error, off int, q token.Position, what string) *Error {
+	q.Offset = 0
+	e.Related = append(e.Related, Related{Pos: q, Msg: what, Off: off})
+	return e
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
@@ -33,12 +34,10 @@ type capture struct {
 
 type pendingDim struct {
 	value int
-	pos   Pos
+	pos   spec.Pos
 }
 
-func pos(p program.Pos) Pos { return Pos{Line: p.Line, Col: p.Col} }
-
-func errAt(kind ErrorKind, p Pos, format string, args ...any) *Error {
+func errAt(kind ErrorKind, p spec.Pos, format string, args ...any) *Error {
 	return &Error{Kind: kind, Pos: p, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -54,7 +53,7 @@ func newBuilder() *builder {
 }
 
 // newTensor adds a tensor with fresh open rows.
-func (b *builder) newTensor(name string, kind TensorKind, p Pos) *Tensor {
+func (b *builder) newTensor(name string, kind TensorKind, p spec.Pos) *Tensor {
 	t := &Tensor{ID: len(b.g.Tensors), Name: name, Kind: kind, Pos: p, Op: -1}
 	b.g.Tensors = append(b.g.Tensors, t)
 	o := b.s.addOrigin(origin{op: fmt.Sprintf("%s %s", kind, name), pos: p})
@@ -69,7 +68,7 @@ func (b *builder) name(t *Tensor, name string, kind TensorKind) {
 	b.g.Named = append(b.g.Named, NamedTensor{Name: name, Kind: kind, Tensor: t.ID})
 }
 
-func (b *builder) define(name string, p Pos) error {
+func (b *builder) define(name string, p spec.Pos) error {
 	if _, ok := b.names[name]; ok {
 		return errAt(KindName, p, "%q is already defined", name)
 	}
@@ -110,10 +109,10 @@ func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) error {
 		}
 		for _, d := range rd.Dims {
 			if d.Name != "" && d.Size == 0 {
-				return errAt(KindName, pos(d.Pos), "the size %s in the shape of %s is not a number: sizes in a shape are integer literals (a Go model may also name a package-level integer constant)", d.Name, t.Name)
+				return errAt(KindName, d.Pos, "the size %s in the shape of %s is not a number: sizes in a shape are integer literals (a Go model may also name a package-level integer constant)", d.Name, t.Name)
 			}
 			if d.Size <= 0 {
-				return errAt(KindDimMismatch, pos(d.Pos), "the shape of %s has an axis of size %d: sizes must be positive", t.Name, d.Size)
+				return errAt(KindDimMismatch, d.Pos, "the shape of %s has an axis of size %d: sizes must be positive", t.Name, d.Size)
 			}
 		}
 	}
@@ -124,7 +123,7 @@ func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) error {
 	for k, rd := range rows {
 		for i, d := range rowDims(rd) {
 			if d.Max && (t.Kind != Input || k != int(spec.Batch) || i != 0) {
-				return errAt(KindParse, pos(d.Pos), "the shape of %s: <=%d (a number of rows chosen at run time) is allowed only as the leftmost batch axis of an input", t.Name, d.Size)
+				return errAt(KindParse, d.Pos, "the shape of %s: <=%d (a number of rows chosen at run time) is allowed only as the leftmost batch axis of an input", t.Name, d.Size)
 			}
 		}
 	}
@@ -140,7 +139,7 @@ func (b *builder) setDeclShape(t *Tensor, sd *program.ShapeDecl) error {
 func (b *builder) stmt(st program.Stmt) error {
 	switch st := st.(type) {
 	case *program.InputStmt:
-		p := pos(st.Pos)
+		p := st.Pos
 		if err := b.define(st.Name, p); err != nil {
 			return err
 		}
@@ -153,7 +152,7 @@ func (b *builder) stmt(st program.Stmt) error {
 		}
 		b.name(t, st.Name, Input)
 	case *program.LeafStmt:
-		p := pos(st.Pos)
+		p := st.Pos
 		if err := b.define(st.Name, p); err != nil {
 			return err
 		}
@@ -168,7 +167,7 @@ func (b *builder) stmt(st program.Stmt) error {
 		}
 		b.name(t, st.Name, Leaf)
 	case *program.ParamStmt:
-		p := pos(st.Pos)
+		p := st.Pos
 		if err := b.define(st.Name, p); err != nil {
 			return err
 		}
@@ -184,7 +183,7 @@ func (b *builder) stmt(st program.Stmt) error {
 		}
 		b.name(t, st.Name, Param)
 	case *program.LetStmt:
-		p := pos(st.Pos)
+		p := st.Pos
 		if err := b.define(st.Name, p); err != nil {
 			return err
 		}
@@ -203,32 +202,32 @@ func (b *builder) stmt(st program.Stmt) error {
 		b.name(t, st.Name, kind)
 	case *program.DimStmt:
 		if st.ValueName != "" {
-			return errAt(KindParse, pos(st.Pos), "dim %s = %s: a size given by name is only allowed inside a layer, for its configuration arguments", st.Name, st.ValueName)
+			return errAt(KindParse, st.Pos, "dim %s = %s: a size given by name is only allowed inside a layer, for its configuration arguments", st.Name, st.ValueName)
 		}
-		return b.setDim(st.Name, st.Value, pos(st.Pos))
+		return b.setDim(st.Name, st.Value, st.Pos)
 	case *program.AssignStmt:
 		return b.assign(st)
 	case *program.LayerStmt, *program.EntryStmt, *program.OptimStmt:
-		return errAt(KindParse, pos(st.StmtPos()), "layers, entry points and optimizer settings belong to models (package model expands them)")
+		return errAt(KindParse, st.StmtPos(), "layers, entry points and optimizer settings belong to models (package model expands them)")
 	default:
-		return errAt(KindParse, pos(st.StmtPos()), "unsupported statement %T", st)
+		return errAt(KindParse, st.StmtPos(), "unsupported statement %T", st)
 	}
 	return nil
 }
 
-func (b *builder) newParam(name string, p Pos, fields []program.Field) (*Tensor, error) {
+func (b *builder) newParam(name string, p spec.Pos, fields []program.Field) (*Tensor, error) {
 	t := b.newTensor(name, Param, p)
 	t.rows[spec.Batch] = closedRow()
 	for _, f := range fields {
 		for i, n := range f.Names {
 			if n != "" {
-				return nil, errAt(KindParse, pos(f.Pos), "field %c: the size %s is given by name, which is only allowed inside a layer", f.Kind, f.Names[i])
+				return nil, errAt(KindParse, f.Pos, "field %c: the size %s is given by name, which is only allowed inside a layer", f.Kind, f.Names[i])
 			}
 		}
 		dims := make([]dim, len(f.Dims))
 		for i, n := range f.Dims {
 			if n <= 0 {
-				return nil, errAt(KindParse, pos(f.Pos), "dimension %d in field %c of %q must be positive", n, f.Kind, name)
+				return nil, errAt(KindParse, f.Pos, "dimension %d in field %c of %q must be positive", n, f.Kind, name)
 			}
 			dims[i] = dconst(n, BasisDefault)
 		}
@@ -240,7 +239,7 @@ func (b *builder) newParam(name string, p Pos, fields []program.Field) (*Tensor,
 		case 'b':
 			t.rows[spec.Batch] = closedRow(dims...)
 		default:
-			return nil, errAt(KindParse, pos(f.Pos), "unknown field %q (want o, i or b)", string(f.Kind))
+			return nil, errAt(KindParse, f.Pos, "unknown field %q (want o, i or b)", string(f.Kind))
 		}
 	}
 	t.Init = TensorInit{Kind: InitRandom}
@@ -281,7 +280,7 @@ func (b *builder) setInit(t *Tensor, in *program.Init) error {
 					}
 				}
 			}
-			o := b.s.addOrigin(origin{op: fmt.Sprintf("initializer of %s", t.Name), pos: pos(in.Pos)})
+			o := b.s.addOrigin(origin{op: fmt.Sprintf("initializer of %s", t.Name), pos: in.Pos})
 			b.s.push(constraint{k: cRowEq, r1: t.rows[k], r2: closedRow(lit...), origin: o})
 		}
 	}
@@ -304,7 +303,7 @@ func numericLiteral(l *program.Literal) (shape [3][]dim, values []float64, err e
 		switch e := e.(type) {
 		case *program.Number:
 			if depth != len(axes) {
-				return errAt(KindParse, pos(e.Pos), "ragged literal: a number where a nested literal was expected")
+				return errAt(KindParse, e.Pos, "ragged literal: a number where a nested literal was expected")
 			}
 			flat = append(flat, e.Value)
 			return nil
@@ -312,15 +311,15 @@ func numericLiteral(l *program.Literal) (shape [3][]dim, values []float64, err e
 			k := litKind(e.Kind)
 			if depth == len(axes) {
 				if len(flat) > 0 {
-					return errAt(KindParse, pos(e.Pos), "ragged literal: a nested literal where a number was expected")
+					return errAt(KindParse, e.Pos, "ragged literal: a nested literal where a number was expected")
 				}
 				axes = append(axes, axis{k, len(e.Items)})
 			} else if axes[depth].kind != k || axes[depth].size != len(e.Items) {
-				return errAt(KindParse, pos(e.Pos), "ragged literal: expected %d items of kind %s, found %d of kind %s",
+				return errAt(KindParse, e.Pos, "ragged literal: expected %d items of kind %s, found %d of kind %s",
 					axes[depth].size, axes[depth].kind, len(e.Items), k)
 			}
 			if len(e.Items) == 0 {
-				return errAt(KindParse, pos(e.Pos), "empty literal")
+				return errAt(KindParse, e.Pos, "empty literal")
 			}
 			for _, it := range e.Items {
 				if err := walk(it, depth+1); err != nil {
@@ -329,7 +328,7 @@ func numericLiteral(l *program.Literal) (shape [3][]dim, values []float64, err e
 			}
 			return nil
 		}
-		return errAt(KindParse, pos(e.ExprPos()), "literal items must be numbers or nested literals here")
+		return errAt(KindParse, e.ExprPos(), "literal items must be numbers or nested literals here")
 	}
 	if err := walk(l, 0); err != nil {
 		return shape, nil, err
@@ -440,15 +439,22 @@ func (b *builder) addOp(op *Op) {
 	b.g.Ops = append(b.g.Ops, op)
 }
 
-var unaryFuncs = map[string]bool{
-	"relu": true, "sat01": true, "exp": true, "log": true, "exp2": true, "log2": true,
-	"sin": true, "cos": true, "sqrt": true, "recip": true, "recip_sqrt": true, "neg": true,
-	"tanh": true, "not": true, "id": true,
-}
+// unaryFuncs and binaryPrims index package ops's table: the unary
+// primitives applied as functions, and the binary primitive each infix
+// operator spells. Built once and never modified.
+var unaryFuncs, binaryPrims = primSpellings()
 
-var binaryPrims = map[string]string{
-	"+": "add", "-": "sub", "*.": "mul", "/.": "div", "<": "lt", "=": "eq", "<>": "ne",
-	"*": "mul", "/": "div", "**.": "pow",
+func primSpellings() (map[string]bool, map[string]string) {
+	unary, binary := map[string]bool{}, map[string]string{}
+	for _, p := range ops.Prims() {
+		if ops.IsFunc(p.Name, 1) {
+			unary[p.Name] = true
+		}
+		for _, s := range p.Infix {
+			binary[s] = p.Name
+		}
+	}
+	return unary, binary
 }
 
 func (b *builder) expr(e program.Expr, hint string) (int, error) {
@@ -456,18 +462,18 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 	case *program.Ident:
 		id, ok := b.names[e.Name]
 		if !ok {
-			return 0, errAt(KindName, pos(e.Pos), "undefined name %q", e.Name)
+			return 0, errAt(KindName, e.Pos, "undefined name %q", e.Name)
 		}
 		return id, nil
 	case *program.Number:
-		return b.number(e.Value, pos(e.Pos)).ID, nil
+		return b.number(e.Value, e.Pos).ID, nil
 	case *program.Literal:
 		if isNumericLiteral(e) {
 			shape, values, err := numericLiteral(e)
 			if err != nil {
 				return 0, err
 			}
-			t := b.newTensor(b.anonName("lit"), Literal, pos(e.Pos))
+			t := b.newTensor(b.anonName("lit"), Literal, e.Pos)
 			for k := range 3 {
 				t.rows[k] = closedRow(shape[k]...)
 			}
@@ -477,13 +483,13 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		return b.stack(e, hint)
 	case *program.Unary:
 		if !unaryFuncs[e.Func] {
-			return 0, errAt(KindParse, pos(e.Pos), "unknown function %q", e.Func)
+			return 0, errAt(KindParse, e.Pos, "unknown function %q", e.Func)
 		}
 		x, err := b.expr(e.X, hint)
 		if err != nil {
 			return 0, err
 		}
-		op := &Op{Kind: OpPointwise, Prim: e.Func, RHS: []int{x}, Pos: pos(e.Pos), Desc: fmt.Sprintf("pointwise %s", e.Func)}
+		op := &Op{Kind: OpPointwise, Prim: e.Func, RHS: []int{x}, Pos: e.Pos, Desc: fmt.Sprintf("pointwise %s", e.Func)}
 		return b.emit(op, hint)
 	case *program.Binary:
 		x, err := b.expr(e.X, hint)
@@ -496,9 +502,9 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		}
 		prim, ok := binaryPrims[e.Op]
 		if !ok {
-			return 0, errAt(KindParse, pos(e.Pos), "unknown operator %q", e.Op)
+			return 0, errAt(KindParse, e.Pos, "unknown operator %q", e.Op)
 		}
-		op := &Op{Kind: OpPointwise, Prim: prim, RHS: []int{x, y}, Pos: pos(e.Pos), Desc: fmt.Sprintf("pointwise %q", e.Op)}
+		op := &Op{Kind: OpPointwise, Prim: prim, RHS: []int{x, y}, Pos: e.Pos, Desc: fmt.Sprintf("pointwise %q", e.Op)}
 		if e.Op == "*" {
 			op.Kind = OpCompose
 			op.Desc = `compose "*"`
@@ -509,8 +515,8 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		n := b.number(e.Exp, pos(e.Pos))
-		op := &Op{Kind: OpPointwise, Prim: "pow", RHS: []int{x, n.ID}, Pos: pos(e.Pos), Desc: `pointwise "**."`}
+		n := b.number(e.Exp, e.Pos)
+		op := &Op{Kind: OpPointwise, Prim: "pow", RHS: []int{x, n.ID}, Pos: e.Pos, Desc: `pointwise "**."`}
 		return b.emit(op, hint)
 	case *program.Ternary:
 		var args []int
@@ -521,7 +527,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 			}
 			args = append(args, id)
 		}
-		op := &Op{Kind: OpPointwise, Prim: e.Op, RHS: args, Pos: pos(e.Pos), Desc: fmt.Sprintf("pointwise %s", e.Op)}
+		op := &Op{Kind: OpPointwise, Prim: e.Op, RHS: args, Pos: e.Pos, Desc: fmt.Sprintf("pointwise %s", e.Op)}
 		return b.emit(op, hint)
 	case *program.Einsum:
 		return b.einsumExpr(e, hint)
@@ -534,7 +540,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 			}
 			args = append(args, id)
 		}
-		op := &Op{Kind: OpBlock, Prim: "id", Accum: "add", InitNeutral: true, RHS: args, Pos: pos(e.Pos),
+		op := &Op{Kind: OpBlock, Prim: "id", Accum: "add", InitNeutral: true, RHS: args, Pos: e.Pos,
 			SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos), Desc: fmt.Sprintf("concatenation \"++^\" %q", e.Spec)}
 		return b.specOp(op, e.Captures, hint)
 	case *program.Slice:
@@ -543,14 +549,14 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 			return 0, err
 		}
 		if e.Index < 0 {
-			return 0, errAt(KindFixedIndex, pos(e.Pos), "slice index %d is negative", e.Index)
+			return 0, errAt(KindFixedIndex, e.Pos, "slice index %d is negative", e.Index)
 		}
-		op := &Op{Kind: OpSlice, Prim: "id", RHS: []int{x}, Index: e.Index, Pos: pos(e.Pos), Desc: fmt.Sprintf("batch slice \"@|\" %d", e.Index)}
+		op := &Op{Kind: OpSlice, Prim: "id", RHS: []int{x}, Index: e.Index, Pos: e.Pos, Desc: fmt.Sprintf("batch slice \"@|\" %d", e.Index)}
 		return b.emit(op, hint)
 	case *program.InlineParam:
 		return b.inlineParam(e)
 	case *program.DimRef:
-		t := b.newTensor(b.anonName("dim_"+e.Name), DimScalar, pos(e.Pos))
+		t := b.newTensor(b.anonName("dim_"+e.Name), DimScalar, e.Pos)
 		b.scalarRows(t)
 		t.DimName = e.Name
 		if c, ok := b.captures[e.Name]; ok {
@@ -561,14 +567,14 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 	}
 	switch e.(type) {
 	case *program.Call, *program.Instance:
-		return 0, errAt(KindParse, pos(e.ExprPos()), "a layer application or instance is only allowed in a model (package model expands them)")
+		return 0, errAt(KindParse, e.ExprPos(), "a layer application or instance is only allowed in a model (package model expands them)")
 	}
-	return 0, errAt(KindParse, pos(e.ExprPos()), "unsupported expression %T", e)
+	return 0, errAt(KindParse, e.ExprPos(), "unsupported expression %T", e)
 }
 
 // specStart is the position of a spec's first character, given the
 // position of its opening quote.
-func specStart(p program.Pos) Pos { return Pos{Line: p.Line, Col: p.Col + 1} }
+func specStart(p spec.Pos) spec.Pos { return spec.Pos{Line: p.Line, Col: p.Col + 1} }
 
 func (b *builder) scalarRows(t *Tensor) {
 	t.rows[spec.Batch] = closedRow()
@@ -576,7 +582,7 @@ func (b *builder) scalarRows(t *Tensor) {
 	t.rows[spec.Output] = closedRow(bcastUnit)
 }
 
-func (b *builder) number(v float64, p Pos) *Tensor {
+func (b *builder) number(v float64, p spec.Pos) *Tensor {
 	t := b.newTensor(b.anonName("num"), Number, p)
 	b.scalarRows(t)
 	t.Init = TensorInit{Kind: InitConst, Value: v}
@@ -584,7 +590,7 @@ func (b *builder) number(v float64, p Pos) *Tensor {
 }
 
 func (b *builder) inlineParam(e *program.InlineParam) (int, error) {
-	p := pos(e.Pos)
+	p := e.Pos
 	if id, ok := b.names[e.Name]; ok {
 		t := b.g.Tensors[id]
 		if t.Kind != Param || e.Init != nil || len(e.Fields) > 0 {
@@ -602,13 +608,13 @@ func (b *builder) inlineParam(e *program.InlineParam) (int, error) {
 		t.Init = TensorInit{Kind: InitConst, Value: in.Value}
 	case *program.Literal:
 		if !isNumericLiteral(in) {
-			return 0, errAt(KindParse, pos(in.Pos), "a parameter's initial value must be a number or a numeric literal")
+			return 0, errAt(KindParse, in.Pos, "a parameter's initial value must be a number or a numeric literal")
 		}
 		if err := b.setInit(t, &program.Init{Pos: in.Pos, Kind: program.InitLiteral, Literal: in}); err != nil {
 			return 0, err
 		}
 	default:
-		return 0, errAt(KindParse, pos(e.Init.ExprPos()), "a parameter's initial value must be a number or a numeric literal")
+		return 0, errAt(KindParse, e.Init.ExprPos(), "a parameter's initial value must be a number or a numeric literal")
 	}
 	b.name(t, e.Name, Param)
 	return t.ID, nil
@@ -626,9 +632,9 @@ func (b *builder) stack(e *program.Literal, hint string) (int, error) {
 		args = append(args, id)
 	}
 	if len(args) == 0 {
-		return 0, errAt(KindParse, pos(e.Pos), "empty literal")
+		return 0, errAt(KindParse, e.Pos, "empty literal")
 	}
-	op := &Op{Kind: OpStack, Prim: "id", RHS: args, Index: int(litKind(e.Kind)), Pos: pos(e.Pos), Desc: "stacking literal"}
+	op := &Op{Kind: OpStack, Prim: "id", RHS: args, Index: int(litKind(e.Kind)), Pos: e.Pos, Desc: "stacking literal"}
 	return b.emit(op, hint)
 }
 
@@ -645,7 +651,7 @@ func (b *builder) einsumExpr(e *program.Einsum, hint string) (int, error) {
 		}
 		args = append(args, y)
 	}
-	op := &Op{Kind: OpEinsum, RHS: args, Pos: pos(e.Pos), SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos),
+	op := &Op{Kind: OpEinsum, RHS: args, Pos: e.Pos, SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos),
 		InitNeutral: true, Desc: fmt.Sprintf("einsum %q %q", e.Op, e.Spec)}
 	switch e.Op {
 	case "+*":
@@ -659,7 +665,7 @@ func (b *builder) einsumExpr(e *program.Einsum, hint string) (int, error) {
 	case "@^+":
 		op.Prim, op.Accum = "add", "max"
 	default:
-		return 0, errAt(KindParse, pos(e.Pos), "unknown einsum operator %q", e.Op)
+		return 0, errAt(KindParse, e.Pos, "unknown einsum operator %q", e.Op)
 	}
 	return b.specOp(op, e.Captures, hint)
 }
@@ -1097,7 +1103,7 @@ func (b *builder) bindCaptures(op *Op, env *specEnv, caps []program.Capture) err
 		} else if v, ok := env.rows[c.Name]; ok {
 			b.captures[c.Name] = capture{isRow: true, rv: v, o: op.origin}
 		} else {
-			return &Error{Kind: KindName, Pos: pos(c.Pos), Op: op.Desc,
+			return &Error{Kind: KindName, Pos: c.Pos, Op: op.Desc,
 				Msg: fmt.Sprintf("captured name %q is not a label or row variable of spec %q", c.Name, op.SpecSrc)}
 		}
 		if pd, ok := b.pending[c.Name]; ok {
@@ -1110,7 +1116,7 @@ func (b *builder) bindCaptures(op *Op, env *specEnv, caps []program.Capture) err
 	return nil
 }
 
-func (b *builder) setDim(name string, value int, p Pos) error {
+func (b *builder) setDim(name string, value int, p spec.Pos) error {
 	if value <= 0 {
 		return errAt(KindDimMismatch, p, "dim %s = %d: a dimension must be positive", name, value)
 	}
@@ -1121,7 +1127,7 @@ func (b *builder) setDim(name string, value int, p Pos) error {
 	return b.applyDim(name, value, p)
 }
 
-func (b *builder) applyDim(name string, value int, p Pos) error {
+func (b *builder) applyDim(name string, value int, p spec.Pos) error {
 	c := b.captures[name]
 	o := b.s.addOrigin(origin{op: fmt.Sprintf("dim %s = %d", name, value), pos: p})
 	if c.isRow {
@@ -1134,18 +1140,18 @@ func (b *builder) applyDim(name string, value int, p Pos) error {
 
 // assign elaborates an assignment statement (the producer regime).
 func (b *builder) assign(st *program.AssignStmt) error {
-	p := pos(st.Pos)
+	p := st.Pos
 	var target *Tensor
 	if st.Inline {
-		if err := b.define(st.Target, pos(st.TargetPos)); err != nil {
+		if err := b.define(st.Target, st.TargetPos); err != nil {
 			return err
 		}
-		target = b.newTensor(st.Target, Target, pos(st.TargetPos))
+		target = b.newTensor(st.Target, Target, st.TargetPos)
 		b.name(target, st.Target, Target)
 	} else {
 		id, ok := b.names[st.Target]
 		if !ok {
-			return errAt(KindName, pos(st.TargetPos), "undefined assignment target %q (write { %s } to introduce a new tensor)", st.Target, st.Target)
+			return errAt(KindName, st.TargetPos, "undefined assignment target %q (write { %s } to introduce a new tensor)", st.Target, st.Target)
 		}
 		target = b.g.Tensors[id]
 	}
@@ -1230,19 +1236,8 @@ func accumOf(a string) (accum string, initNeutral bool, err error) {
 	} else {
 		rest = strings.TrimPrefix(a, "=")
 	}
-	switch rest {
-	case "+":
-		return "add", initNeutral, nil
-	case "-":
-		return "sub", initNeutral, nil
-	case "*":
-		return "mul", initNeutral, nil
-	case "/":
-		return "div", initNeutral, nil
-	case "@^":
-		return "max", initNeutral, nil
-	case "@-":
-		return "min", initNeutral, nil
+	if acc := ops.AccumBySymbol(rest); acc != nil {
+		return acc.Name, initNeutral, nil
 	}
 	return "", false, fmt.Errorf("unknown assignment operator %q", a)
 }

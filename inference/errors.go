@@ -3,6 +3,8 @@ package inference
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // ErrorKind classifies an inference failure. The strings are a stable
@@ -28,24 +30,22 @@ const (
 	KindSize ErrorKind = "size"
 )
 
-// Pos is a 1-based line and column in the program source.
-type Pos struct {
-	Line, Col int
-}
-
-func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
-
 // Error is an inference failure with its position and provenance.
 type Error struct {
 	Kind ErrorKind
-	// Msg is the human-readable message (without position).
+	// Msg is the human-readable message, without its position and
+	// without the citations of Related positions (Detail and Error
+	// insert those).
 	Msg string
 	// Pos is where the failing constraint came from (the operation, or the
 	// declaration for closing errors). Zero when unknown.
-	Pos Pos
+	Pos spec.Pos
 	// SpecCol is the 1-based column inside the spec string when the error
 	// points into a spec; 0 otherwise.
 	SpecCol int
+	// Related are the other positions Msg cites (the opening bracket of
+	// a syntax error), in the program source.
+	Related []spec.Related
 	// Op describes the operation that produced the failing constraint, e.g.
 	// `compose "*" of w and x`.
 	Op string
@@ -60,12 +60,22 @@ func (e *Error) Error() string {
 	return e.Detail()
 }
 
-// Detail is the message with its provenance, without the position.
+// Detail is the message with its citations (rendered LINE:COL) and its
+// provenance, without the error's own position.
 func (e *Error) Detail() string {
+	msg, rel := e.Uncited()
+	return spec.Cite(msg, rel, spec.Pos.String)
+}
+
+// Uncited is Detail without the citations: the message with its
+// provenance, and the related positions it cites (their offsets hold in
+// it). Printers that render positions their own way (package gen) start
+// from it.
+func (e *Error) Uncited() (string, []spec.Related) {
 	if e.Op != "" {
-		return e.Msg + " (in " + e.Op + ")"
+		return e.Msg + " (in " + e.Op + ")", e.Related
 	}
-	return e.Msg
+	return e.Msg, e.Related
 }
 
 // Unwrap returns the underlying error.

@@ -135,7 +135,7 @@ type Tensor struct {
 	ID   int
 	Name string // user name, or a generated name for anonymous results
 	Kind TensorKind
-	Pos  Pos
+	Pos  spec.Pos
 	// Op is the index of the operation producing this tensor, or -1.
 	Op int
 	// Shape is filled by inference.
@@ -214,13 +214,15 @@ const (
 // Op is an operation of the graph: LHS = prim(RHS...) with an accumulation.
 type Op struct {
 	Kind OpKind
-	// Prim names the primitive: "id", unary FUNC names, "add", "sub",
-	// "mul", "div", "pow", "lt", "eq", "ne", "where", "fma"; for einsum
+	// Prim names the primitive (package ops's table): "id", unary FUNC
+	// names, "add", "sub", "mul", "div", "pow", "lt", "eq", "ne",
+	// "where", "fma", ...; for einsum
 	// ops "mul" (+*), "add" (+++), "id" (++, ++^, @^^) or "add" with max
 	// accumulation (@^+).
 	Prim string
-	// Accum is the accumulation operator: "add" (sum), "max", "min",
-	// "mul", "sub", "div", or "" for a plain overwrite.
+	// Accum is the accumulation operator (package ops's accumulators):
+	// "add" (sum), "max", "min", "mul", "sub", "div", or "" for a plain
+	// overwrite.
 	Accum string
 	// InitNeutral reports whether the LHS is reset to the accumulator's
 	// neutral element first (the `=:` forms).
@@ -231,9 +233,9 @@ type Op struct {
 	SpecSrc     string
 	// Index is the static index for OpSlice; the new axis kind for OpStack.
 	Index int
-	Pos   Pos
+	Pos   spec.Pos
 	// SpecPos is the position of the spec string's first character.
-	SpecPos Pos
+	SpecPos spec.Pos
 	// Desc describes the operation for messages.
 	Desc string
 	// Assign reports whether the op comes from an assignment statement.

@@ -26,7 +26,7 @@ func InferSource(src string) (*Graph, error) {
 // parse, keeping the position of a *program.Error.
 func ParseError(err error) error {
 	if pe, ok := err.(*program.Error); ok {
-		return &Error{Kind: KindParse, Pos: Pos{pe.Pos.Line, pe.Pos.Col}, Msg: pe.Msg, Err: err}
+		return &Error{Kind: KindParse, Pos: pe.Pos, Msg: pe.Msg, Related: pe.Related, Err: err}
 	}
 	return &Error{Kind: KindParse, Msg: err.Error(), Err: err}
 }

@@ -27,10 +27,10 @@ func checkDeclSize(name string, sd *program.ShapeDecl) error {
 		for _, d := range rd.Dims {
 			axes++
 			if axes > MaxAxes {
-				return errAt(KindSize, pos(d.Pos), "the shape of %s has more than %d axes", name, MaxAxes)
+				return errAt(KindSize, d.Pos, "the shape of %s has more than %d axes", name, MaxAxes)
 			}
 			if d.Size > 0 && n > MaxElems/int64(d.Size) {
-				return errAt(KindSize, pos(d.Pos), "the shape of %s has more than 2^47 cells (at most %d)", name, MaxElems)
+				return errAt(KindSize, d.Pos, "the shape of %s has more than 2^47 cells (at most %d)", name, MaxElems)
 			}
 			n *= int64(max(d.Size, 1))
 		}

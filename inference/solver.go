@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // This file holds the solver core: the environment of dimension and row
@@ -103,7 +105,7 @@ type rowBound struct {
 // origin describes where a constraint came from.
 type origin struct {
 	op      string // human description of the operation
-	pos     Pos
+	pos     spec.Pos
 	specCol int
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // Dump prints the program in the seed documents' pseudo-code: after the
@@ -142,15 +143,19 @@ func formatAccess(name string, idx []IndexExpr) string {
 	return name + "[" + strings.Join(s, ", ") + "]"
 }
 
-var infix = map[string]string{
-	"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
-	"lt": "<", "eq": "==", "ne": "!=",
+// infix returns the pseudo-code's infix symbol of a binary primitive, or
+// "" when it prints as a call.
+func infix(prim string) string {
+	if p := ops.Lookup(prim); p != nil {
+		return p.Symbol
+	}
+	return ""
 }
 
 // formatPrim prints prim applied to already formatted operands; compound
 // operands (nested applications) are parenthesized in infix position.
 func formatPrim(prim string, args []string, compound []bool) string {
-	if op, ok := infix[prim]; ok && len(args) == 2 {
+	if op := infix(prim); op != "" && len(args) == 2 {
 		a, c := args[0], args[1]
 		if compound[0] {
 			a = "(" + a + ")"
@@ -178,15 +183,23 @@ func (p *Program) formatExpr(e Expr) string {
 		for i, a := range e.Args {
 			args[i] = p.formatExpr(a)
 			ap, ok := a.(*Apply)
-			compound[i] = ok && !(ap.Prim == "id" && len(ap.Args) == 1) && infix[ap.Prim] != ""
+			compound[i] = ok && !(ap.Prim == "id" && len(ap.Args) == 1) && infix(ap.Prim) != ""
 		}
 		return formatPrim(e.Prim, args, compound)
 	}
 	return "?"
 }
 
-var accumSymbol = map[string]string{
-	"add": "+=", "sub": "-=", "mul": "*=", "div": "/=", "max": "max=", "min": "min=",
+// accumSymbol maps each accumulator to its store operator ("+=",
+// "max="), from package ops's table; built once and never modified.
+var accumSymbol = accumNotations()
+
+func accumNotations() map[string]string {
+	m := map[string]string{}
+	for _, a := range ops.Accums() {
+		m[a.Name] = a.Notation
+	}
+	return m
 }
 
 func storeOp(accum string, accumulate bool) string {

@@ -31,13 +31,18 @@ func FuzzModel(f *testing.F) {
 		}
 		m, err := Expand(p, std)
 		if err != nil {
-			if _, ok := err.(*Error); !ok {
+			me, ok := err.(*Error)
+			if !ok {
 				t.Fatalf("Expand: error of type %T: %v", err, err)
 			}
+			checkCitations(t, me)
 			return
 		}
 		inf, err := m.Infer()
 		if err != nil {
+			if me, ok := err.(*Error); ok {
+				checkCitations(t, me)
+			}
 			return
 		}
 		for i, e := range m.Entries {
@@ -51,4 +56,15 @@ func FuzzModel(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkCitations checks that every position an error cites is a
+// position of the text, cited inside the message.
+func checkCitations(t *testing.T, e *Error) {
+	t.Helper()
+	for _, r := range e.Related {
+		if r.Pos.Line < 1 || r.Pos.Col < 1 || r.Off < 0 || r.Off > len(e.Msg) || r.Msg == "" {
+			t.Fatalf("%v: bad related position %+v", e, r)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -79,9 +80,10 @@ func (m *Model) Infer() (*Inferred, error) {
 				s := paramShape(g, id)
 				if old, ok := r.Shapes[id]; ok && old.String() != s.String() {
 					o := m.Entries[from[id]]
-					return nil, &Error{Pos: e.ParamPos[id], Msg: fmt.Sprintf(
-						"parameter %s has shape %s in entry %s (used at %s) but shape %s in entry %s (used at %s)",
-						id, s, e.Name, e.ParamPos[id], old, o.Name, o.ParamPos[id])}
+					m := new(spec.Message).Printf("parameter %s has shape %s in entry %s (used", id, s, e.Name).Cite(e.ParamPos[id], "use in entry "+e.Name).
+						Printf(") but shape %s in entry %s (used", old, o.Name).Cite(o.ParamPos[id], "use in entry "+o.Name).Printf(")")
+					msg, rel := m.Done()
+					return nil, &Error{Pos: e.ParamPos[id], Msg: msg, Related: rel}
 				}
 				if _, ok := r.Shapes[id]; !ok {
 					r.Shapes[id] = s
@@ -137,13 +139,13 @@ func batchMismatch(e *Entry, shapes map[string]inference.Shape, pin map[string]b
 	if other.Shape.Batch != nil {
 		pos = other.Shape.Batch.Pos
 	}
-	where := ""
+	m := new(spec.Message).Printf("input %s has batch size %s but input %s has batch size %s, and entry %s combines them",
+		other.Name, batchText(other.Shape.Batch), first.Name, batchText(first.Shape.Batch), e.Name)
 	if ie.Pos.Line > 0 {
-		where = fmt.Sprintf(" (at %d:%d)", ie.Pos.Line, ie.Pos.Col)
+		m.Printf(" (").Cite(ie.Pos, "the operation combining them").Printf(")")
 	}
-	return &Error{Pos: pos, Msg: fmt.Sprintf(
-		"input %s has batch size %s but input %s has batch size %s, and entry %s combines them%s; declare the same batch size for both",
-		other.Name, batchText(other.Shape.Batch), first.Name, batchText(first.Shape.Batch), e.Name, where)}
+	msg, rel := m.Printf("; declare the same batch size for both").Done()
+	return &Error{Pos: pos, Msg: msg, Related: rel}
 }
 
 // batchText describes a declared batch row for messages.
@@ -190,7 +192,7 @@ func inferPinned(e *Entry, shapes map[string]inference.Shape, pin map[string]boo
 	return inference.Infer(e.Prog)
 }
 
-func field(k byte, ds []inference.Dim, p program.Pos) program.Field {
+func field(k byte, ds []inference.Dim, p spec.Pos) program.Field {
 	f := program.Field{Pos: p, Kind: k, Dims: []int{}}
 	for _, d := range ds {
 		f.Dims = append(f.Dims, d.Size)

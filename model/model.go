@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -40,7 +41,7 @@ type Model struct {
 type Entry struct {
 	Name string
 	Loss bool
-	Pos  program.Pos
+	Pos  spec.Pos
 	// Inputs are the entry's input declarations, in order (they are also
 	// the first statements of Prog).
 	Inputs []*program.InputStmt
@@ -50,13 +51,13 @@ type Entry struct {
 	// Result is the name of the result tensor in Prog; ResultPos is the
 	// position of the return expression.
 	Result    string
-	ResultPos program.Pos
+	ResultPos spec.Pos
 	// Params are the identities of the parameters the entry uses, in order
 	// of first use.
 	Params []string
 	// ParamPos is where each parameter is first used in this entry (the
 	// inline parameter, or the application site for a library layer).
-	ParamPos map[string]program.Pos
+	ParamPos map[string]spec.Pos
 }
 
 // InitKind is how a parameter is initialized.
@@ -83,7 +84,7 @@ type Param struct {
 	// ID is the parameter's identity: the dotted instance path and the
 	// parameter's name (`net.w1`). It keys the random initialization.
 	ID   string
-	Pos  program.Pos
+	Pos  spec.Pos
 	Init InitKind
 	// Value is the constant of InitConst.
 	Value float64
@@ -93,13 +94,21 @@ type Param struct {
 	InitText string
 }
 
-// Optim holds the SGD settings.
+// Optim holds the optimizer's settings.
 type Optim struct {
-	Pos         program.Pos
+	Pos spec.Pos
+	// Kind is "sgd", "adam" or "adamw".
+	Kind        string
 	LR          float64
-	Momentum    float64
+	Momentum    float64 // sgd
 	WeightDecay float64
-	Nesterov    bool
+	Nesterov    bool // sgd
+	// Beta1, Beta2 and Eps are Adam's (adam, adamw; defaults 0.9, 0.999,
+	// 1e-8).
+	Beta1, Beta2, Eps float64
+	// ClipNorm > 0 clips the gradients by their global norm before every
+	// step (any kind).
+	ClipNorm float64
 	// LREnd and Steps describe a linear decay from LR to LREnd over Steps
 	// steps (Steps 0: constant LR).
 	LREnd float64
@@ -108,12 +117,21 @@ type Optim struct {
 
 // Error is an expansion error at a position of the model text.
 type Error struct {
-	Pos program.Pos
+	Pos spec.Pos
+	// Msg is the message without the citations of Related positions.
 	Msg string
+	// Related are the other positions of the model text Msg cites (the
+	// first of two conflicting definitions).
+	Related []spec.Related
 }
 
-// Error renders the error as LINE:COL: message.
-func (e *Error) Error() string { return fmt.Sprintf("%d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg) }
+// Error renders the error as LINE:COL: message, citing related
+// positions as LINE:COL.
+func (e *Error) Error() string { return e.Pos.String() + ": " + e.Message() }
+
+// Message is the message with its citations, without the error's own
+// position.
+func (e *Error) Message() string { return spec.Cite(e.Msg, e.Related, spec.Pos.String) }
 
 // maxDepth bounds the nesting of layer applications.
 const maxDepth = 64
@@ -186,7 +204,7 @@ type scope struct {
 	anonOwner *instance
 	// at maps a position of the body to the position reported (library
 	// layers report the application site).
-	at func(program.Pos) program.Pos
+	at func(spec.Pos) spec.Pos
 	// lexical is true in a layer body: unknown names are errors there.
 	lexical bool
 }
@@ -207,8 +225,14 @@ type expander struct {
 	apps     int       // layer applications inlined into the entry so far
 }
 
-func fail(p program.Pos, format string, args ...any) error {
+func fail(p spec.Pos, format string, args ...any) error {
 	return &Error{Pos: p, Msg: fmt.Sprintf(format, args...)}
+}
+
+// failCited returns an error at p with a message that cites positions.
+func failCited(p spec.Pos, m *spec.Message) error {
+	msg, rel := m.Done()
+	return &Error{Pos: p, Msg: msg, Related: rel}
 }
 
 // Expand expands the model program user, with the layers of std (the
@@ -269,7 +293,7 @@ func Expand(user, std *program.Program) (*Model, error) {
 			entryNames[s.Name] = true
 		case *program.OptimStmt:
 			if m.Optim != nil {
-				return nil, fail(s.Pos, "the optimizer is set twice (first at %s)", m.Optim.Pos)
+				return nil, failCited(s.Pos, new(spec.Message).Printf("the optimizer is set twice (first").Cite(m.Optim.Pos, "the first optimizer setting").Printf(")"))
 			}
 			o, err := optim(s)
 			if err != nil {
@@ -277,7 +301,7 @@ func Expand(user, std *program.Program) (*Model, error) {
 			}
 			m.Optim = o
 		default:
-			return nil, fail(s.StmtPos(), "a model holds layer definitions, instances (let NAME = LAYER[...]), entry points (entry/loss) and sgd settings; put this statement inside an entry point")
+			return nil, fail(s.StmtPos(), "a model holds layer definitions, instances (let NAME = LAYER[...]), entry points (entry/loss) and optimizer settings (sgd, adam or adamw); put this statement inside an entry point")
 		}
 	}
 	losses := 0
@@ -299,7 +323,7 @@ func Expand(user, std *program.Program) (*Model, error) {
 		m.Entries = append(m.Entries, ent)
 	}
 	if len(m.Entries) == 0 {
-		return nil, fail(program.Pos{Line: 1, Col: 1}, "the model has no entry point (entry NAME: or loss NAME:)")
+		return nil, fail(spec.Pos{Line: 1, Col: 1}, "the model has no entry point (entry NAME: or loss NAME:)")
 	}
 	for _, id := range x.order {
 		m.Params = append(m.Params, x.params[id])
@@ -307,16 +331,30 @@ func Expand(user, std *program.Program) (*Model, error) {
 	return m, nil
 }
 
+// optimSettings lists each optimizer's settings, for errors.
+var optimSettings = map[string]string{
+	"sgd":   "lr, momentum, nesterov, weight_decay, lr_end, steps, clip_norm",
+	"adam":  "lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm",
+	"adamw": "lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm",
+}
+
 func optim(s *program.OptimStmt) (*Optim, error) {
-	o := &Optim{Pos: s.Pos}
+	o := &Optim{Pos: s.Pos, Kind: s.Kind}
+	adam := s.Kind != "sgd"
+	if adam {
+		o.Beta1, o.Beta2, o.Eps = 0.9, 0.999, 1e-8
+		if s.Kind == "adamw" {
+			o.WeightDecay = 0.01 // PyTorch's AdamW default
+		}
+	}
 	seen := map[string]bool{}
 	hasLR := false
 	for _, st := range s.Settings {
 		if seen[st.Name] {
-			return nil, fail(st.Pos, "sgd setting %s is given twice", st.Name)
+			return nil, fail(st.Pos, "%s setting %s is given twice", s.Kind, st.Name)
 		}
 		seen[st.Name] = true
-		if st.Name == "nesterov" {
+		if st.Name == "nesterov" && !adam {
 			if st.Value != nil {
 				return nil, fail(st.Pos, "nesterov is a flag and takes no value")
 			}
@@ -324,35 +362,52 @@ func optim(s *program.OptimStmt) (*Optim, error) {
 			continue
 		}
 		if st.Value == nil {
-			return nil, fail(st.Pos, "sgd setting %s needs a value (%s=NUMBER)", st.Name, st.Name)
+			return nil, fail(st.Pos, "%s setting %s needs a value (%s=NUMBER)", s.Kind, st.Name, st.Name)
 		}
 		v := st.Value.Value
-		switch st.Name {
-		case "lr":
+		switch {
+		case st.Name == "lr":
 			o.LR, hasLR = v, true
-		case "momentum":
+		case st.Name == "momentum" && !adam:
 			o.Momentum = v
-		case "weight_decay":
+		case st.Name == "beta1" && adam:
+			o.Beta1 = v
+		case st.Name == "beta2" && adam:
+			o.Beta2 = v
+		case st.Name == "eps" && adam:
+			o.Eps = v
+		case st.Name == "weight_decay":
 			o.WeightDecay = v
-		case "lr_end":
+		case st.Name == "clip_norm":
+			o.ClipNorm = v
+			if !(v > 0) {
+				return nil, fail(st.Pos, "clip_norm must be positive (the largest global gradient norm)")
+			}
+		case st.Name == "lr_end":
 			o.LREnd = v
-		case "steps":
+		case st.Name == "steps":
 			if v != math.Trunc(v) || v < 1 || v > 1<<40 {
 				return nil, fail(st.Pos, "steps must be a positive integer")
 			}
 			o.Steps = int(v)
 		default:
-			return nil, fail(st.Pos, "unknown sgd setting %q (known: lr, momentum, nesterov, weight_decay, lr_end, steps)", st.Name)
+			return nil, fail(st.Pos, "unknown %s setting %q (known: %s)", s.Kind, st.Name, optimSettings[s.Kind])
 		}
 		if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-			return nil, fail(st.Pos, "sgd setting %s must be a finite non-negative number", st.Name)
+			return nil, fail(st.Pos, "%s setting %s must be a finite non-negative number", s.Kind, st.Name)
 		}
 	}
 	if !hasLR {
-		return nil, fail(s.Pos, "sgd needs a learning rate (lr=NUMBER)")
+		return nil, fail(s.Pos, "%s needs a learning rate (lr=NUMBER)", s.Kind)
 	}
 	if o.Momentum >= 1 {
 		return nil, fail(s.Pos, "momentum must be below 1")
+	}
+	if adam && (o.Beta1 >= 1 || o.Beta2 >= 1) {
+		return nil, fail(s.Pos, "beta1 and beta2 must be below 1")
+	}
+	if adam && !(o.Eps > 0) {
+		return nil, fail(s.Pos, "eps must be positive")
 	}
 	if seen["lr_end"] != seen["steps"] {
 		return nil, fail(s.Pos, "lr_end and steps go together (a linear decay from lr to lr_end over steps)")
@@ -395,7 +450,7 @@ func (x *expander) newInstance(def *layerDef, cfg map[string]cfgVal, path string
 	return &instance{def: def, cfg: cfg, path: path, children: map[string]*instance{}, anon: map[*program.Call]*instance{}, anonN: map[string]int{}}
 }
 
-func (x *expander) at(sc *scope, p program.Pos) program.Pos {
+func (x *expander) at(sc *scope, p spec.Pos) spec.Pos {
 	if sc == nil || sc.at == nil {
 		return p
 	}
@@ -403,7 +458,7 @@ func (x *expander) at(sc *scope, p program.Pos) program.Pos {
 }
 
 // bindConfig matches configuration arguments to a layer's parameters.
-func (x *expander) bindConfig(def *layerDef, args []program.ConfigArg, site program.Pos, sc *scope) (map[string]cfgVal, error) {
+func (x *expander) bindConfig(def *layerDef, args []program.ConfigArg, site spec.Pos, sc *scope) (map[string]cfgVal, error) {
 	l := def.st
 	cfg := map[string]cfgVal{}
 	named := false
@@ -470,7 +525,7 @@ func (x *expander) bindConfig(def *layerDef, args []program.ConfigArg, site prog
 func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 	x.out, x.used, x.stack, x.apps = nil, map[string]bool{}, nil, 0
 	x.names = map[string]bool{}
-	ent := &Entry{Name: e.Name, Loss: e.Loss, Pos: e.Pos, ParamPos: map[string]program.Pos{}}
+	ent := &Entry{Name: e.Name, Loss: e.Loss, Pos: e.Pos, ParamPos: map[string]spec.Pos{}}
 	x.entry = ent
 	x.entryTop = x.newInstance(nil, nil, e.Name)
 	resetApps(x.top)
@@ -599,7 +654,7 @@ func (x *expander) isInput(name string) bool {
 	return false
 }
 
-func (x *expander) defineName(sc *scope, name string, p program.Pos) error {
+func (x *expander) defineName(sc *scope, name string, p spec.Pos) error {
 	if b, ok := sc.vars[name]; ok && (b.tensor != "" || b.inst != nil && sc.prefix != "") {
 		return fail(x.at(sc, p), "%s is already defined", name)
 	}
@@ -689,7 +744,7 @@ func aliases(e program.Expr, name string) bool {
 }
 
 // intCfg resolves a configuration name to a positive integer.
-func (x *expander) intCfg(sc *scope, name string, p program.Pos, what string) (int, error) {
+func (x *expander) intCfg(sc *scope, name string, p spec.Pos, what string) (int, error) {
 	b, ok := sc.vars[name]
 	if !ok || b.cfg == nil {
 		return 0, fail(x.at(sc, p), "%s: %s is not a configuration argument", what, name)
@@ -702,7 +757,7 @@ func (x *expander) intCfg(sc *scope, name string, p program.Pos, what string) (i
 }
 
 // apply inlines one application of inst to args.
-func (x *expander) apply(inst *instance, args []program.Expr, site program.Pos, sc *scope) (program.Expr, error) {
+func (x *expander) apply(inst *instance, args []program.Expr, site spec.Pos, sc *scope) (program.Expr, error) {
 	l := inst.def.st
 	if len(x.stack) >= maxDepth {
 		return nil, fail(x.at(sc, site), "layer applications nest deeper than %d", maxDepth)
@@ -727,7 +782,7 @@ func (x *expander) apply(inst *instance, args []program.Expr, site program.Pos, 
 	body := &scope{vars: map[string]binding{}, inst: inst, prefix: prefix, paramPath: inst.path, anonOwner: inst, lexical: true}
 	if inst.def.std {
 		callSite := x.at(sc, site)
-		body.at = func(program.Pos) program.Pos { return callSite }
+		body.at = func(spec.Pos) spec.Pos { return callSite }
 	}
 	for name, in := range x.top {
 		body.vars[name] = binding{inst: in}
@@ -885,34 +940,34 @@ func (x *expander) caps(cs []program.Capture, sc *scope) []program.Capture {
 }
 
 // interpolate replaces $NAME and ${NAME} in a spec by configuration values.
-func (x *expander) interpolate(spec string, p program.Pos, sc *scope) (string, error) {
-	if !strings.Contains(spec, "$") {
-		return spec, nil
+func (x *expander) interpolate(src string, p spec.Pos, sc *scope) (string, error) {
+	if !strings.Contains(src, "$") {
+		return src, nil
 	}
 	var b strings.Builder
-	for i := 0; i < len(spec); i++ {
-		c := spec[i]
+	for i := 0; i < len(src); i++ {
+		c := src[i]
 		if c != '$' {
 			b.WriteByte(c)
 			continue
 		}
 		j := i + 1
-		brace := j < len(spec) && spec[j] == '{'
+		brace := j < len(src) && src[j] == '{'
 		if brace {
 			j++
 		}
 		k := j
-		for k < len(spec) && (spec[k] == '_' || spec[k] >= 'a' && spec[k] <= 'z' || spec[k] >= 'A' && spec[k] <= 'Z' || k > j && spec[k] >= '0' && spec[k] <= '9') {
+		for k < len(src) && (src[k] == '_' || src[k] >= 'a' && src[k] <= 'z' || src[k] >= 'A' && src[k] <= 'Z' || k > j && src[k] >= '0' && src[k] <= '9') {
 			k++
 		}
-		name := spec[j:k]
-		at := x.at(sc, program.Pos{Line: p.Line, Col: p.Col + 1 + i})
-		if name == "" || brace && (k >= len(spec) || spec[k] != '}') {
-			return "", fail(at, "malformed $ in spec %q (write $NAME or ${NAME})", spec)
+		name := src[j:k]
+		at := x.at(sc, spec.Pos{Line: p.Line, Col: p.Col + 1 + i})
+		if name == "" || brace && (k >= len(src) || src[k] != '}') {
+			return "", fail(at, "malformed $ in spec %q (write $NAME or ${NAME})", src)
 		}
 		bd, ok := sc.vars[name]
 		if !ok || bd.cfg == nil {
-			return "", fail(at, "$%s in spec %q is not a configuration argument", name, spec)
+			return "", fail(at, "$%s in spec %q is not a configuration argument", name, src)
 		}
 		b.WriteString(bd.cfg.text())
 		if brace {
@@ -973,7 +1028,7 @@ func (x *expander) inlineParam(e *program.InlineParam, sc *scope) (program.Expr,
 	}
 	if old, ok := x.params[id]; ok {
 		if e.Init != nil && old.InitText != "" && old.InitText != prm.InitText {
-			return nil, fail(p, "parameter %s is initialized as %s here and as %s at %s", id, prm.InitText, old.InitText, old.Pos)
+			return nil, failCited(p, new(spec.Message).Printf("parameter %s is initialized as %s here and as %s", id, prm.InitText, old.InitText).Cite(old.Pos, "the other initialization"))
 		}
 		if old.InitText == "" && prm.InitText != "" {
 			prm.Pos = old.Pos

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -160,6 +161,49 @@ func TestRecursiveLayers(t *testing.T) {
 		}
 		if _, err := Expand(p, std); err != nil {
 			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
+
+// TestOptimizerSettings: each optimizer's defaults, its settings, and the
+// errors for settings that do not belong to it or are out of range.
+func TestOptimizerSettings(t *testing.T) {
+	const entry = "entry f:\n  input x : 2\n  return x\n"
+	for _, c := range []struct {
+		line string
+		want Optim
+	}{
+		{"sgd lr=0.1 momentum=0.9 nesterov clip_norm=5", Optim{Kind: "sgd", LR: 0.1, Momentum: 0.9, Nesterov: true, ClipNorm: 5}},
+		{"adam lr=0.001", Optim{Kind: "adam", LR: 0.001, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}},
+		{"adamw lr=0.001", Optim{Kind: "adamw", LR: 0.001, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}},
+		{"adamw lr=0.002 beta1=0.8 beta2=0.99 eps=1e-6 weight_decay=0 clip_norm=1 lr_end=0 steps=10",
+			Optim{Kind: "adamw", LR: 0.002, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, ClipNorm: 1, Steps: 10}},
+	} {
+		m, err := expand(t, entry+c.line+"\n")
+		if err != nil {
+			t.Errorf("%s: %v", c.line, err)
+			continue
+		}
+		got := *m.Optim
+		got.Pos = spec.Pos{}
+		if got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.line, got, c.want)
+		}
+	}
+	for _, c := range []struct{ line, err string }{
+		{"adam lr=0.1 momentum=0.9", `4:13: unknown adam setting "momentum" (known: lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm)`},
+		{"adamw lr=0.1 nesterov", `4:14: adamw setting nesterov needs a value`},
+		{"sgd lr=0.1 beta1=0.9", `4:12: unknown sgd setting "beta1"`},
+		{"adam lr=0.1 beta2=1", "4:1: beta1 and beta2 must be below 1"},
+		{"adam lr=0.1 eps=0", "4:1: eps must be positive"},
+		{"sgd lr=0.1 clip_norm=0", "4:12: clip_norm must be positive"},
+		{"adam beta1=0.5", "4:1: adam needs a learning rate"},
+		{"adam lr=0.1 lr=0.2", "4:13: adam setting lr is given twice"},
+		{"sgd lr=0.1\nadam lr=0.1", "5:1: the optimizer is set twice"},
+	} {
+		_, err := expand(t, entry+c.line+"\n")
+		if err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: err = %v, want %q", c.line, err, c.err)
 		}
 	}
 }

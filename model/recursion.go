@@ -3,13 +3,14 @@ package model
 import (
 	"slices"
 
+	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
 // layerRef is a layer named in another layer's body.
 type layerRef struct {
 	name string
-	pos  program.Pos
+	pos  spec.Pos
 }
 
 // checkRecursion rejects user layers that apply themselves, directly or

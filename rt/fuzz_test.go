@@ -37,3 +37,33 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoadCheckpoint feeds arbitrary bytes to LoadCheckpoint. It must
+// never panic, and a successful load must round-trip through
+// SaveCheckpoint with the same step.
+func FuzzLoadCheckpoint(f *testing.F) {
+	var buf bytes.Buffer
+	if err := SaveCheckpoint(&buf, 17, "adam", sampleSet()); err != nil {
+		f.Fatal(err)
+	}
+	file := buf.Bytes()
+	f.Add(file)
+	f.Add(file[:len(file)/2])
+	f.Add(file[:40])
+	f.Add([]byte("OCGNCKPT"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ts := blank(sampleSet())
+		step, err := LoadCheckpoint(bytes.NewReader(data), "adam", ts)
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := SaveCheckpoint(&out, step, "adam", ts); err != nil {
+			t.Fatalf("SaveCheckpoint after a successful LoadCheckpoint: %v", err)
+		}
+		again := blank(ts)
+		if s, err := LoadCheckpoint(&out, "adam", again); err != nil || s != step || !sameBits(ts, again) {
+			t.Fatalf("a loaded checkpoint does not round-trip: step %d -> %d, %v", step, s, err)
+		}
+	})
+}

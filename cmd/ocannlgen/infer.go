@@ -14,6 +14,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/model"
 	"github.com/ocannlgen/ocannlgen/pipeline"
+	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -177,11 +178,28 @@ func tensorJSON(g *inference.Graph, n inference.NamedTensor) jsonTensor {
 }
 
 type jsonError struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
+	Kind    string        `json:"kind"`
+	Message string        `json:"message"`
+	Line    int           `json:"line"`
+	Col     int           `json:"col"`
+	SpecCol int           `json:"spec_col,omitempty"`
+	Related []jsonRelated `json:"related,omitempty"`
+}
+
+// jsonRelated is a position an error's message cites, for an editor's
+// related information.
+type jsonRelated struct {
 	Line    int    `json:"line"`
 	Col     int    `json:"col"`
-	SpecCol int    `json:"spec_col,omitempty"`
+	Message string `json:"message"`
+}
+
+func jsonRelatedOf(rel []spec.Related) []jsonRelated {
+	var out []jsonRelated
+	for _, r := range rel {
+		out = append(out, jsonRelated{Line: r.Pos.Line, Col: r.Pos.Col, Message: r.Msg})
+	}
+	return out
 }
 
 func writeJSON(w io.Writer, v any) {
@@ -199,6 +217,7 @@ func reportError(err error, file string, asJSON bool, stdout, stderr io.Writer) 
 	if asJSON {
 		writeJSON(stdout, map[string]any{"error": jsonError{
 			Kind: string(e.Kind), Message: e.Detail(), Line: e.Pos.Line, Col: e.Pos.Col, SpecCol: e.SpecCol,
+			Related: jsonRelatedOf(e.Related),
 		}})
 		return 1
 	}
@@ -408,10 +427,10 @@ func reportModelError(err error, f cliFlags, stdout, stderr io.Writer) int {
 	var me *model.Error
 	if errors.As(err, &me) {
 		if f.json {
-			writeJSON(stdout, map[string]any{"error": jsonError{Kind: "model", Message: me.Msg, Line: me.Pos.Line, Col: me.Pos.Col}})
+			writeJSON(stdout, map[string]any{"error": jsonError{Kind: "model", Message: me.Message(), Line: me.Pos.Line, Col: me.Pos.Col, Related: jsonRelatedOf(me.Related)}})
 			return 1
 		}
-		fmt.Fprintf(stderr, "%s:%d:%d: %s\n", displayName(f.file), me.Pos.Line, me.Pos.Col, me.Msg)
+		fmt.Fprintf(stderr, "%s:%d:%d: %s\n", displayName(f.file), me.Pos.Line, me.Pos.Col, me.Message())
 		return 1
 	}
 	var ee *model.EntryError

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -146,5 +147,28 @@ func TestInferLoopsLossWithoutParameter(t *testing.T) {
 	code, _, errs := runCLI(t, src, "infer", "--loops", "-")
 	if code != 1 || !strings.HasPrefix(errs, "<stdin>:2:1: the loss train depends on no parameter") {
 		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestInferErrorRelated checks that infer --json lists the positions an
+// error's message cites, besides citing them in the message.
+func TestInferErrorRelated(t *testing.T) {
+	for _, tc := range []struct {
+		src, message string
+		related      []jsonRelated
+	}{
+		{"input x : 2\nlet y = (x\n", "expected ',' or ')' to close '(' at 2:9, found end of input", []jsonRelated{{Line: 2, Col: 9, Message: "'(' opened here"}}},
+		{"sgd lr=0.1\nsgd lr=0.2\nloss l:\n  input x : 1\n  return x\n", "the optimizer is set twice (first at 1:1)", []jsonRelated{{Line: 1, Col: 1, Message: "the first optimizer setting"}}},
+	} {
+		code, out, _ := runCLI(t, tc.src, "infer", "--json", "-")
+		var e struct {
+			Error jsonError `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(out), &e); err != nil || code != 1 {
+			t.Fatalf("%q: exit %d, %v: %s", tc.src, code, err, out)
+		}
+		if e.Error.Message != tc.message || !reflect.DeepEqual(e.Error.Related, tc.related) {
+			t.Errorf("%q: got %+v, want message %q, related %+v", tc.src, e.Error, tc.message, tc.related)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // val is a compiled expression.
@@ -91,28 +92,14 @@ func (k *kgen) fromF64(c jen.Code) jen.Code {
 	return jen.Id(k.elem).Call(c)
 }
 
-func (k *kgen) infix(op string, a, b val) val {
-	if a.untyped && b.untyped {
-		a = val{c: k.typed(a)}
-	}
-	return val{c: jen.Add(paren(a)).Op(op).Add(paren(b)), compound: true}
-}
-
-var mathFuncs = map[string]string{
-	"exp": "Exp", "log": "Log", "exp2": "Exp2", "log2": "Log2", "sin": "Sin",
-	"cos": "Cos", "sqrt": "Sqrt", "tanh": "Tanh",
-}
-
-var infixOps = map[string]string{"add": "+", "sub": "-", "mul": "*", "div": "/"}
-
-var compareOps = map[string]string{"lt": "<", "eq": "==", "ne": "!="}
-
-// prim applies a loopir primitive to compiled operands. Primitives that
-// need a branch (relu, comparisons, not, where) emit statements into blk
-// and return a temporary. Mathematical functions go through float64,
-// exactly as loopir's interpreter computes them.
+// prim applies a primitive to compiled operands through its recipe in
+// package ops's table (recipe.go). Operands that are all constants are
+// folded exactly as loopir's interpreter computes them; a branch recipe
+// (relu, comparisons, not, where) emits statements into blk and returns
+// a temporary.
 func (k *kgen) prim(name string, args []val, blk *[]jen.Code) (val, error) {
-	if n := loopir.Arity(name); n == 0 || n != len(args) {
+	p := ops.Lookup(name)
+	if p == nil || p.Arity != len(args) {
 		return val{}, fmt.Errorf("primitive %q applied to %d operand(s)", name, len(args))
 	}
 	konst := true
@@ -132,87 +119,16 @@ func (k *kgen) prim(name string, args []val, blk *[]jen.Code) (val, error) {
 		}
 		return args[2], nil
 	}
-	if op, ok := infixOps[name]; ok {
-		return k.infix(op, args[0], args[1]), nil
-	}
-	if f, ok := mathFuncs[name]; ok {
-		return val{c: k.fromF64(jen.Qual("math", f).Call(k.toF64(val{c: k.typed(args[0])})))}, nil
-	}
-	x := args[0]
-	switch name {
-	case "id":
-		return x, nil
-	case "neg":
-		return val{c: jen.Op("-").Add(paren(x)), untyped: x.untyped, compound: true}, nil
-	case "recip":
-		return k.infix("/", val{c: jen.Lit(1), untyped: true}, x), nil
-	case "recip_sqrt":
-		return val{c: k.fromF64(jen.Lit(1).Op("/").Qual("math", "Sqrt").Call(k.toF64(val{c: k.typed(x)})))}, nil
-	case "pow":
-		return val{c: k.fromF64(jen.Qual("math", "Pow").Call(k.toF64(val{c: k.typed(x)}), k.toF64(val{c: k.typed(args[1])})))}, nil
-	case "sat01":
-		// math.Min(1, math.Max(0, x)): the builtins agree on NaN and zeros.
-		return val{c: jen.Min(jen.Lit(1), jen.Max(jen.Lit(0), x.c)), untyped: x.untyped}, nil
-	case "fma":
-		if k.elem == "float64" {
-			return val{c: jen.Add(paren(x)).Op("*").Add(paren(args[1])).Op("+").Add(paren(args[2])), compound: true}, nil
-		}
-		f := func(v val) jen.Code { return k.toF64(val{c: k.typed(v)}) }
-		return val{c: k.fromF64(jen.Add(f(x)).Op("*").Add(f(args[1])).Op("+").Add(f(args[2])))}, nil
-	case "relu":
-		// x > 0 ? x : 0 (NaN gives 0, as in the interpreter).
-		t := k.names.fresh("r")
-		*blk = append(*blk,
-			jen.Id(t).Op(":=").Add(k.typed(x)),
-			jen.If(jen.Op("!").Parens(jen.Id(t).Op(">").Lit(0))).Block(jen.Id(t).Op("=").Lit(0)))
-		return val{c: jen.Id(t)}, nil
-	case "not":
-		t := k.names.fresh("r")
-		*blk = append(*blk,
-			jen.Var().Id(t).Id(k.elem),
-			jen.If(jen.Add(paren(x)).Op("==").Lit(0)).Block(jen.Id(t).Op("=").Lit(1)))
-		return val{c: jen.Id(t)}, nil
-	case "lt", "eq", "ne":
-		a, b := x, args[1]
-		if a.untyped && b.untyped {
-			a = val{c: k.typed(a)}
-		}
-		t := k.names.fresh("r")
-		*blk = append(*blk,
-			jen.Var().Id(t).Id(k.elem),
-			jen.If(jen.Add(paren(a)).Op(compareOps[name]).Add(paren(b))).Block(jen.Id(t).Op("=").Lit(1)))
-		return val{c: jen.Id(t)}, nil
-	case "where":
-		t := k.names.fresh("r")
-		*blk = append(*blk,
-			jen.Id(t).Op(":=").Add(k.typed(args[2])),
-			jen.If(jen.Add(paren(x)).Op("!=").Lit(0)).Block(jen.Id(t).Op("=").Add(args[1].c)))
-		return val{c: jen.Id(t)}, nil
-	}
-	return val{}, fmt.Errorf("primitive %q is not supported", name)
+	return k.applyRecipe(p, args, blk)
 }
 
 // update is the statement combining cell with v under the accumulation
 // operator (a plain store when !accumulate).
-func update(cell func() jen.Code, accum string, accumulate bool, v val) jen.Code {
-	if !accumulate {
-		return jen.Add(cell()).Op("=").Add(v.c)
+func (k *kgen) update(cell func() jen.Code, accum string, accumulate bool, v val) (jen.Code, error) {
+	if a := ops.LookupAccum(accum); a != nil && accumulate {
+		return k.accumRecipe(a, cell, v)
 	}
-	switch accum {
-	case "add":
-		return jen.Add(cell()).Op("+=").Add(v.c)
-	case "sub":
-		return jen.Add(cell()).Op("-=").Add(v.c)
-	case "mul":
-		return jen.Add(cell()).Op("*=").Add(v.c)
-	case "div":
-		return jen.Add(cell()).Op("/=").Add(v.c)
-	case "max":
-		return jen.Add(cell()).Op("=").Max(cell(), v.c)
-	case "min":
-		return jen.Add(cell()).Op("=").Min(cell(), v.c)
-	}
-	return jen.Add(cell()).Op("=").Add(v.c)
+	return jen.Add(cell()).Op("=").Add(v.c), nil
 }
 
 // literal is a composite literal of the array type with the given dims

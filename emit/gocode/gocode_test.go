@@ -306,6 +306,7 @@ let y = x +* "o=+k; k => o" w`, nil)
 		{"scratch kernel", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = k.Name })}}, "scratch type name MatMul32 is used twice"},
 		{"scratch shared", &File{Package: "k", Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = "S" }), kernel(func(k *Kernel) { k.Name, k.Scratch = "M2", "S" })}}, "scratch type name S is used twice"},
 		{"scratch model", &File{Package: "k", Models: []*Model{{Name: "ocannlM", Elem: "float32", Loss: -1}}, Kernels: []*Kernel{kernel(func(k *Kernel) { k.Scratch = "ocannlMParams" })}}, "scratch type name ocannlMParams is used twice"},
+		{"runner model", &File{Package: "k", Models: []*Model{{Name: "ocannlM", Elem: "float32", Loss: -1}}, Kernels: []*Kernel{kernel(func(k *Kernel) { k.Name = "ocannlMRunner" })}}, "kernel name ocannlMRunner is used twice"},
 		{"package", &File{Package: "a-b"}, "invalid package name"},
 		{"guard", &File{Package: "k", Guards: []Guard{{}}}, "guard with no name"},
 	} {

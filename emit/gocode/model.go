@@ -117,10 +117,17 @@ func rowOf(x *jen.Statement, dims []int, elem string) *jen.Statement {
 	return jen.Parens(jen.Op("*").Add(arrType(oneRow(dims), elem))).Call(x.Index(jen.Id("i"), jen.Id("i").Op("+").Lit(1)))
 }
 
-// ModelOptim is the SGD setting (see rt.SGD).
+// ModelOptim is the optimizer setting: Kind "sgd" (see rt.SGD), "adam"
+// or "adamw" (see rt.Adam; adamw decouples the weight decay).
 type ModelOptim struct {
+	Kind                      string
 	LR, Momentum, WeightDecay float64
 	Nesterov                  bool
+	// Beta1, Beta2 and Eps are Adam's.
+	Beta1, Beta2, Eps float64
+	// ClipNorm > 0 clips the gradients by their global norm (rt.ClipScale)
+	// before each step.
+	ClipNorm float64
 	// LREnd and Steps: linear decay from LR to LREnd over Steps steps.
 	LREnd float64
 	Steps int
@@ -151,7 +158,17 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 	if !token.IsIdentifier(m.Name) || m.Elem != "float32" && m.Elem != "float64" {
 		return fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
 	}
-	g := &modelGen{jf: jf, m: m, scratch: scratch, ps: m.Name + "Params", momentum: m.Optim != nil && m.Optim.Momentum > 0}
+	g := &modelGen{jf: jf, m: m, scratch: scratch, ps: m.Name + "Params"}
+	if o := m.Optim; o != nil {
+		switch o.Kind {
+		case "sgd", "":
+			g.momentum = o.Momentum > 0
+		case "adam", "adamw":
+			g.adam = true
+		default:
+			return fmt.Errorf("gocode: model %s: unknown optimizer %q", m.Name, o.Kind)
+		}
+	}
 	g.paramsType()
 	g.stateType()
 	if err := g.init(); err != nil {
@@ -161,6 +178,8 @@ func renderModel(jf *jen.File, m *Model, scratch map[string]string) error {
 	g.backward()
 	g.optimizer()
 	g.persistence()
+	g.checkpoint()
+	g.runner()
 	return nil
 }
 
@@ -171,6 +190,7 @@ type modelGen struct {
 	scratch  map[string]string // kernel name -> its scratch type ("" for none)
 	ps       string            // the parameter set type's name
 	momentum bool              // the optimizer keeps a momentum buffer
+	adam     bool              // the optimizer is Adam or AdamW (moment buffers adamM, adamV)
 }
 
 // recv starts a method on the model.
@@ -227,13 +247,21 @@ func (g *modelGen) stateType() {
 	}
 	if m.Optim != nil {
 		st = append(st,
-			jen.Comment("Step counts the optimizer steps taken (it drives the learning-rate schedule)."),
+			jen.Comment("Step counts the optimizer steps taken (it drives the learning-rate schedule"+map[bool]string{true: " and Adam's bias correction", false: ""}[g.adam]+")."),
 			jen.Id("Step").Int(),
 			jen.Comment("LR, when set, gives the learning rate of each step instead of the model's schedule."),
 			jen.Id("LR").Func().Params(jen.Id("step").Int()).Float64(),
 		)
+		if m.Optim.ClipNorm > 0 {
+			st = append(st,
+				jen.Comment(fmt.Sprintf("GradNorm is the global norm of the gradients at the last Update, before clipping them to %g.", m.Optim.ClipNorm)),
+				jen.Id("GradNorm").Float64())
+		}
 		if momentum {
 			st = append(st, jen.Id("momentum").Id(ps))
+		}
+		if g.adam {
+			st = append(st, jen.Id("adamM").Id(ps), jen.Id("adamV").Id(ps))
 		}
 	}
 	if m.Backward != "" || m.Loss >= 0 {
@@ -295,8 +323,14 @@ func (g *modelGen) init() error {
 	body = append(body, jen.Id("m").Dot("Grads").Op("=").Id(ps).Values())
 	if m.Optim != nil {
 		body = append(body, jen.Id("m").Dot("Step").Op("=").Lit(0))
+		if m.Optim.ClipNorm > 0 {
+			body = append(body, jen.Id("m").Dot("GradNorm").Op("=").Lit(0))
+		}
 		if momentum {
 			body = append(body, jen.Id("m").Dot("momentum").Op("=").Id(ps).Values())
+		}
+		if g.adam {
+			body = append(body, jen.Id("m").Dot("adamM").Op("=").Id(ps).Values(), jen.Id("m").Dot("adamV").Op("=").Id(ps).Values())
 		}
 	}
 	doc(jf, "Init sets every parameter to its initial value for the given seed and clears the gradients"+map[bool]string{true: " and the optimizer state", false: ""}[m.Optim != nil]+".\n"+
@@ -309,36 +343,26 @@ func (g *modelGen) init() error {
 
 // entries emits one method per entry point.
 func (g *modelGen) entries() {
-	jf, m, scratch, recv, field, inputParams, inputArgs := g.jf, g.m, g.scratch, g.recv, g.field, g.inputParams, g.inputArgs
+	jf, m, recv, inputParams := g.jf, g.m, g.recv, g.inputParams
+	params := jen.Id("m").Dot("Params")
 	for ei := range m.Entries {
 		e := &m.Entries[ei]
-		args := inputArgs(e)
-		for _, pi := range e.Params {
-			args = append(args, jen.Op("&").Add(field("Params", pi)))
-		}
-		withScratch := func(args []jen.Code) []jen.Code {
-			if scratch[e.Kernel] == "" {
-				return args
-			}
-			return append(args, jen.Op("&").Id("m").Dot("scratch"+e.Method))
-		}
-		if e.Loss && e.Rows > 0 {
-			g.rowsLoss(e, withScratch)
-		} else if e.Loss {
-			args = withScratch(append(args, jen.Op("&").Id("m").Dot("loss")))
+		switch {
+		case e.Loss && e.Rows > 0:
+			g.rowsLoss(e)
+		case e.Loss:
 			doc(jf, e.Doc)
 			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Id(m.Elem).Block(
-				jen.Id(e.Kernel).Call(args...),
+				jen.Id(e.Kernel).Call(g.entryArgs(e, params, "m", jen.Op("&").Id("m").Dot("loss"), g.inputArgs(e))...),
 				jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))),
 			))
-		} else if e.Rows > 0 {
-			g.rowsEntry(e, withScratch)
-		} else {
-			out := jen.Id("m").Dot("out" + e.Method)
-			args = withScratch(append(args, jen.Op("&").Add(out)))
+		case e.Rows > 0:
+			doc(jf, e.Doc)
+			g.rowsEntry(e, recv(), params, "m")
+		default:
 			doc(jf, e.Doc)
 			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Op("*").Add(arrType(e.OutDims, m.Elem)).Block(
-				jen.Id(e.Kernel).Call(args...),
+				jen.Id(e.Kernel).Call(g.entryArgs(e, params, "m", jen.Op("&").Id("m").Dot("out"+e.Method), g.inputArgs(e))...),
 				jen.Return(jen.Op("&").Id("m").Dot("out"+e.Method)),
 			))
 		}
@@ -346,23 +370,34 @@ func (g *modelGen) entries() {
 	}
 }
 
-// rowsEntry emits the method of an entry with run-time rows: check n,
-// then run the one-row kernel on each of the first n rows.
-func (g *modelGen) rowsEntry(e *ModelEntry, withScratch func([]jen.Code) []jen.Code) {
-	jf, m := g.jf, g.m
-	args := g.rowArgs(e)
+// entryArgs is the arguments of entry e's kernel call: inputs, the
+// parameters it uses (fields of params), then out (the result) and self's
+// scratch area for the kernel.
+func (g *modelGen) entryArgs(e *ModelEntry, params *jen.Statement, self string, out jen.Code, inputs []jen.Code) []jen.Code {
+	args := inputs
 	for _, pi := range e.Params {
-		args = append(args, jen.Op("&").Add(g.field("Params", pi)))
+		args = append(args, jen.Op("&").Add(params.Clone().Dot(g.m.Params[pi].Field)))
 	}
-	args = withScratch(append(args, rowOf(jen.Id("m").Dot("out"+e.Method), e.OutDims, m.Elem)))
-	params := append(g.inputParams(e), jen.Id("n").Int())
-	doc(jf, e.Doc)
-	jf.Add(g.recv().Id(e.Method).Params(params...).Params(jen.Op("*").Add(arrType(e.OutDims, m.Elem)), jen.Error()).Block(
+	args = append(args, out)
+	if g.scratch[e.Kernel] != "" {
+		args = append(args, jen.Op("&").Id(self).Dot("scratch"+e.Method))
+	}
+	return args
+}
+
+// rowsEntry emits, on receiver recv (named self, whose parameters are
+// params), the method of an entry with run-time rows: check n, then run
+// the one-row kernel on each of the first n rows.
+func (g *modelGen) rowsEntry(e *ModelEntry, recv, params *jen.Statement, self string) {
+	jf, m := g.jf, g.m
+	out := jen.Id(self).Dot("out" + e.Method)
+	args := g.entryArgs(e, params, self, rowOf(out.Clone(), e.OutDims, m.Elem), g.rowArgs(e))
+	jf.Add(recv.Id(e.Method).Params(append(g.inputParams(e), jen.Id("n").Int())...).Params(jen.Op("*").Add(arrType(e.OutDims, m.Elem)), jen.Error()).Block(
 		g.checkRows(e.Method, e, 0, jen.Nil()),
 		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(
 			jen.Id(e.Kernel).Call(args...),
 		),
-		jen.Return(jen.Op("&").Id("m").Dot("out"+e.Method), jen.Nil()),
+		jen.Return(jen.Op("&").Add(out), jen.Nil()),
 	))
 }
 
@@ -390,13 +425,9 @@ func (g *modelGen) checkRows(method string, e *ModelEntry, lo int, zero jen.Code
 
 // rowsLoss emits the method of a loss with run-time rows: the sum of the
 // one-row losses over the first n rows, divided by n for a mean.
-func (g *modelGen) rowsLoss(e *ModelEntry, withScratch func([]jen.Code) []jen.Code) {
+func (g *modelGen) rowsLoss(e *ModelEntry) {
 	jf, m := g.jf, g.m
-	args := g.rowArgs(e)
-	for _, pi := range e.Params {
-		args = append(args, jen.Op("&").Add(g.field("Params", pi)))
-	}
-	args = withScratch(append(args, jen.Op("&").Id("m").Dot("loss")))
+	args := g.entryArgs(e, jen.Id("m").Dot("Params"), "m", jen.Op("&").Id("m").Dot("loss"), g.rowArgs(e))
 	body := []jen.Code{
 		g.checkRows(e.Method, e, 1, jen.Lit(0)),
 		jen.Var().Id("sum").Id(m.Elem),
@@ -453,6 +484,62 @@ func (g *modelGen) rowsBackward(e *ModelEntry) {
 	jf.Line()
 }
 
+// runner emits the runner type and NewRunner, when the model has entry
+// points other than its loss: a runner holds its own results and scratch
+// and reads the model's parameters, so runners can run the inference
+// entries in parallel.
+func (g *modelGen) runner() {
+	jf, m, inputParams := g.jf, g.m, g.inputParams
+	name := m.Name + "Runner"
+	fields := []jen.Code{jen.Id("params").Op("*").Id(g.ps)}
+	var methods []*ModelEntry
+	for ei := range m.Entries {
+		if e := &m.Entries[ei]; !e.Loss {
+			methods = append(methods, e)
+			fields = append(fields, jen.Id("out"+e.Method).Add(arrType(e.OutDims, m.Elem)))
+		}
+	}
+	if len(methods) == 0 {
+		return
+	}
+	var names []string
+	for _, e := range methods {
+		if s := g.scratch[e.Kernel]; s != "" {
+			fields = append(fields, jen.Id("scratch"+e.Method).Id(s))
+		}
+		names = append(names, e.Method)
+	}
+	doc(jf, fmt.Sprintf("%s runs the inference entry points of %s (%s)\n"+
+		"on the parameters of the model it came from, which it reads and never writes. It holds its own\n"+
+		"results and scratch space: runners of one model may run at the same time, one goroutine each,\n"+
+		"while nothing changes the model's parameters (no TrainStep, Update, Init, Load or\n"+
+		"LoadCheckpoint during their calls).", name, m.Type, strings.Join(names, ", ")))
+	jf.Type().Id(name).Struct(fields...)
+	jf.Line()
+	doc(jf, fmt.Sprintf("NewRunner returns a runner of m's inference entry points (%s) reading m.Params.\n"+
+		"Create one per goroutine; its calls do not allocate.", strings.Join(names, ", ")))
+	jf.Add(g.recv().Id("NewRunner").Params().Op("*").Id(name).Block(
+		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("params"): jen.Op("&").Id("m").Dot("Params")})),
+	))
+	jf.Line()
+	for _, e := range methods {
+		recv := jen.Func().Params(jen.Id("r").Op("*").Id(name))
+		if e.Rows > 0 {
+			doc(jf, fmt.Sprintf("%s is the model's %s (rows 0 to n-1 of the inputs, 0 <= n <= %d), with the result held\n"+
+				"in r until r's next %s call. It does not allocate.", e.Method, e.Method, e.Rows, e.Method))
+			g.rowsEntry(e, recv, jen.Id("r").Dot("params"), "r")
+			jf.Line()
+			continue
+		}
+		doc(jf, fmt.Sprintf("%s is the model's %s, with the result held in r until r's next %s call.\nIt does not allocate.", e.Method, e.Method, e.Method))
+		jf.Add(recv.Id(e.Method).Params(inputParams(e)...).Op("*").Add(arrType(e.OutDims, m.Elem)).Block(
+			jen.Id(e.Kernel).Call(g.entryArgs(e, jen.Id("r").Dot("params"), "r", jen.Op("&").Id("r").Dot("out"+e.Method), g.inputArgs(e))...),
+			jen.Return(jen.Op("&").Id("r").Dot("out"+e.Method)),
+		))
+		jf.Line()
+	}
+}
+
 // backward emits Backward, when the model has a backward kernel.
 func (g *modelGen) backward() {
 	jf, m, scratch, recv, field, inputParams, inputArgs := g.jf, g.m, g.scratch, g.recv, g.field, g.inputParams, g.inputArgs
@@ -490,92 +577,132 @@ func (g *modelGen) backward() {
 // optimizer emits LearningRate, Update and TrainStep, when the model has an
 // optimizer.
 func (g *modelGen) optimizer() {
-	jf, m, recv, field, momentum, inputParams, inputArgs := g.jf, g.m, g.recv, g.field, g.momentum, g.inputParams, g.inputArgs
-	if m.Optim != nil {
-		o := m.Optim
-		var lrBody []jen.Code
-		lrBody = append(lrBody, jen.If(jen.Id("m").Dot("LR").Op("!=").Nil()).Block(jen.Return(jen.Id("m").Dot("LR").Call(jen.Id("m").Dot("Step")))))
-		if o.Steps > 0 {
-			lrBody = append(lrBody,
-				jen.Id("s").Op(":=").Min(jen.Id("m").Dot("Step"), jen.Lit(o.Steps)),
-				jen.Return(jen.Lit(o.LR).Op("+").Parens(jen.Lit(o.LREnd).Op("-").Lit(o.LR)).Op("*").Float64().Call(jen.Id("s")).Op("/").Lit(float64(o.Steps))))
-		} else {
-			lrBody = append(lrBody, jen.Return(jen.Lit(o.LR)))
-		}
-		desc := fmt.Sprintf("%g", o.LR)
-		if o.Steps > 0 {
-			desc = fmt.Sprintf("%g falling linearly to %g over %d steps", o.LR, o.LREnd, o.Steps)
-		}
-		doc(jf, "LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise "+desc+".")
-		jf.Add(recv().Id("LearningRate").Params().Float64().Block(lrBody...))
+	if g.m.Optim == nil {
+		return
+	}
+	g.learningRate()
+	g.update()
+	jf, m, recv, inputParams, inputArgs := g.jf, g.m, g.recv, g.inputParams, g.inputArgs
+	if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
+		e := &m.Entries[m.Loss]
+		doc(jf, "TrainStep runs Backward on the first n rows of the inputs, then Update, and returns the loss\nbefore the update; a bad n is Backward's error, and nothing is updated. It does not allocate.")
+		jf.Add(recv().Id("TrainStep").Params(append(inputParams(e), jen.Id("n").Int())...).Params(jen.Id(m.Elem), jen.Error()).Block(
+			jen.List(jen.Id("l"), jen.Err()).Op(":=").Id("m").Dot("Backward").Call(append(inputArgs(e), jen.Id("n"))...),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(0), jen.Err())),
+			jen.Id("m").Dot("Update").Call(),
+			jen.Return(jen.Id("l"), jen.Nil()),
+		))
 		jf.Line()
-		var up []jen.Code
-		if len(m.Params) > 0 {
-			up = append(up, jen.Id("lr").Op(":=").Id(m.Elem).Call(jen.Id("m").Dot("LearningRate").Call()))
+	} else if m.Backward != "" {
+		e := &m.Entries[m.Loss]
+		doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.\nIt does not allocate.")
+		jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Id(m.Elem).Block(
+			jen.Id("l").Op(":=").Id("m").Dot("Backward").Call(inputArgs(e)...),
+			jen.Id("m").Dot("Update").Call(),
+			jen.Return(jen.Id("l")),
+		))
+		jf.Line()
+	}
+}
+
+// learningRate emits LearningRate.
+func (g *modelGen) learningRate() {
+	jf, o := g.jf, g.m.Optim
+	var lrBody []jen.Code
+	lrBody = append(lrBody, jen.If(jen.Id("m").Dot("LR").Op("!=").Nil()).Block(jen.Return(jen.Id("m").Dot("LR").Call(jen.Id("m").Dot("Step")))))
+	if o.Steps > 0 {
+		lrBody = append(lrBody,
+			jen.Id("s").Op(":=").Min(jen.Id("m").Dot("Step"), jen.Lit(o.Steps)),
+			jen.Return(jen.Lit(o.LR).Op("+").Parens(jen.Lit(o.LREnd).Op("-").Lit(o.LR)).Op("*").Float64().Call(jen.Id("s")).Op("/").Lit(float64(o.Steps))))
+	} else {
+		lrBody = append(lrBody, jen.Return(jen.Lit(o.LR)))
+	}
+	desc := fmt.Sprintf("%g", o.LR)
+	if o.Steps > 0 {
+		desc = fmt.Sprintf("%g falling linearly to %g over %d steps", o.LR, o.LREnd, o.Steps)
+	}
+	doc(jf, "LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise "+desc+".")
+	jf.Add(g.recv().Id("LearningRate").Params().Float64().Block(lrBody...))
+	jf.Line()
+}
+
+// sliceOf is parameter i's array in the parameter set set, as a slice.
+func (g *modelGen) sliceOf(set string, i int) *jen.Statement {
+	return g.field(set, i).Index(jen.Empty(), jen.Empty())
+}
+
+// update emits Update: optional clipping by global norm, then one
+// optimizer step per parameter.
+func (g *modelGen) update() {
+	jf, m, o := g.jf, g.m, g.m.Optim
+	var up []jen.Code
+	if len(m.Params) > 0 {
+		up = append(up, jen.Id("lr").Op(":=").Id(m.Elem).Call(jen.Id("m").Dot("LearningRate").Call()))
+	}
+	clipDoc := ""
+	if o.ClipNorm > 0 && len(m.Params) > 0 {
+		var sum *jen.Statement
+		var scale []jen.Code
+		for i := range m.Params {
+			term := jen.Qual(rtPath, "SumSquares").Call(g.sliceOf("Grads", i))
+			if sum == nil {
+				sum = term
+			} else {
+				sum = sum.Op("+").Add(term)
+			}
+			scale = append(scale, jen.Qual(rtPath, "Scale").Call(g.sliceOf("Grads", i), jen.Id("s")))
 		}
+		up = append(up,
+			jen.Id("m").Dot("GradNorm").Op("=").Qual("math", "Sqrt").Call(sum),
+			jen.If(jen.Id("s").Op(":=").Add(asElem(jen.Qual(rtPath, "ClipScale").Call(jen.Id("m").Dot("GradNorm"), jen.Lit(o.ClipNorm)), m.Elem)), jen.Id("s").Op("!=").Lit(1)).Block(scale...))
+		clipDoc = fmt.Sprintf("\nBefore the step it sets m.GradNorm to the global norm of m.Grads and, when that exceeds\n"+
+			"%g, scales every gradient by %g/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_).", o.ClipNorm, o.ClipNorm)
+	}
+	if g.adam {
+		up = append(up, jen.Id("m").Dot("Step").Op("++"))
+		for i := range m.Params {
+			up = append(up, jen.Qual(rtPath, "Adam").Call(g.sliceOf("Params", i), g.sliceOf("Grads", i), g.sliceOf("adamM", i), g.sliceOf("adamV", i),
+				jen.Id("m").Dot("Step"), jen.Id("lr"), lit(o.Beta1, m.Elem), lit(o.Beta2, m.Elem), lit(o.Eps, m.Elem), lit(o.WeightDecay, m.Elem), jen.Lit(o.Kind == "adamw")))
+		}
+		name, wd := "Adam", "L2 weight decay"
+		if o.Kind == "adamw" {
+			name, wd = "AdamW", "decoupled weight decay"
+		}
+		doc(jf, fmt.Sprintf("Update advances m.Step and applies one bias-corrected %s step (rt.Adam: beta1 %g,\n"+
+			"beta2 %g, eps %g, %s %g, step number m.Step) to every parameter using m.Grads.%s\n"+
+			"It does not allocate.", name, o.Beta1, o.Beta2, o.Eps, wd, o.WeightDecay, clipDoc))
+	} else {
 		for i := range m.Params {
 			var mom jen.Code = jen.Nil()
-			if momentum {
-				mom = field("momentum", i).Index(jen.Empty(), jen.Empty())
+			if g.momentum {
+				mom = g.sliceOf("momentum", i)
 			}
-			up = append(up, jen.Qual(rtPath, "SGD").Call(field("Params", i).Index(jen.Empty(), jen.Empty()), field("Grads", i).Index(jen.Empty(), jen.Empty()), mom,
+			up = append(up, jen.Qual(rtPath, "SGD").Call(g.sliceOf("Params", i), g.sliceOf("Grads", i), mom,
 				jen.Id("lr"), lit(o.Momentum, m.Elem), lit(o.WeightDecay, m.Elem), jen.Lit(o.Nesterov)))
 		}
 		up = append(up, jen.Id("m").Dot("Step").Op("++"))
 		doc(jf, fmt.Sprintf("Update applies one SGD step (momentum %g, nesterov %v, weight decay %g) to every\n"+
-			"parameter using m.Grads, and advances m.Step. It does not allocate.", o.Momentum, o.Nesterov, o.WeightDecay))
-		jf.Add(recv().Id("Update").Params().Block(up...))
-		jf.Line()
-		if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
-			e := &m.Entries[m.Loss]
-			doc(jf, "TrainStep runs Backward on the first n rows of the inputs, then Update, and returns the loss\nbefore the update; a bad n is Backward's error, and nothing is updated. It does not allocate.")
-			jf.Add(recv().Id("TrainStep").Params(append(inputParams(e), jen.Id("n").Int())...).Params(jen.Id(m.Elem), jen.Error()).Block(
-				jen.List(jen.Id("l"), jen.Err()).Op(":=").Id("m").Dot("Backward").Call(append(inputArgs(e), jen.Id("n"))...),
-				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(0), jen.Err())),
-				jen.Id("m").Dot("Update").Call(),
-				jen.Return(jen.Id("l"), jen.Nil()),
-			))
-			jf.Line()
-		} else if m.Backward != "" {
-			e := &m.Entries[m.Loss]
-			doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.\nIt does not allocate.")
-			jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Id(m.Elem).Block(
-				jen.Id("l").Op(":=").Id("m").Dot("Backward").Call(inputArgs(e)...),
-				jen.Id("m").Dot("Update").Call(),
-				jen.Return(jen.Id("l")),
-			))
-			jf.Line()
-		}
+			"parameter using m.Grads, and advances m.Step.%s It does not allocate.", o.Momentum, o.Nesterov, o.WeightDecay, clipDoc))
 	}
+	jf.Add(g.recv().Id("Update").Params().Block(up...))
+	jf.Line()
 }
 
 // persistence emits ParamTensors, Save, Load, MarshalBinary and
 // UnmarshalBinary.
 func (g *modelGen) persistence() {
-	jf, m, recv, field := g.jf, g.m, g.recv, g.field
+	jf, recv := g.jf, g.recv
 	// Persistence.
-	dataField := "Data32"
-	if m.Elem == "float64" {
-		dataField = "Data64"
-	}
-	var ts []jen.Code
-	for i, p := range m.Params {
-		var dims []jen.Code
-		for _, d := range p.Dims {
-			dims = append(dims, jen.Lit(d))
-		}
-		ts = append(ts, jen.Values(jen.Dict{
-			jen.Id("Name"):    jen.Lit(p.ID),
-			jen.Id("Dims"):    jen.Index().Int().Values(dims...),
-			jen.Id(dataField): field("Params", i).Index(jen.Empty(), jen.Empty()),
-		}))
-	}
 	doc(jf, "ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity.")
 	jf.Add(recv().Id("ParamTensors").Params().Index().Qual(rtPath, "Tensor").Block(
-		jen.Return(jen.Index().Qual(rtPath, "Tensor").Values(ts...)),
+		jen.Return(jen.Index().Qual(rtPath, "Tensor").Values(g.tensors("Params", "")...)),
 	))
 	jf.Line()
-	doc(jf, "Save writes the parameters to w in rt's parameter file format.")
+	if g.m.Optim != nil {
+		doc(jf, "Save writes the parameters to w in rt's parameter file format (not the optimizer's state\nor Step: SaveCheckpoint writes those too).")
+	} else {
+		doc(jf, "Save writes the parameters to w in rt's parameter file format.")
+	}
 	jf.Add(recv().Id("Save").Params(jen.Id("w").Qual("io", "Writer")).Error().Block(
 		jen.Return(jen.Qual(rtPath, "Save").Call(jen.Id("w"), jen.Id("m").Dot("ParamTensors").Call())),
 	))
@@ -583,6 +710,23 @@ func (g *modelGen) persistence() {
 	doc(jf, "Load reads parameters saved by Save. A file whose tensors differ in name, element type\nor shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.")
 	jf.Add(recv().Id("Load").Params(jen.Id("r").Qual("io", "Reader")).Error().Block(
 		jen.Return(jen.Qual(rtPath, "Load").Call(jen.Id("r"), jen.Id("m").Dot("ParamTensors").Call())),
+	))
+	jf.Line()
+	doc(jf, "SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):\n"+
+		"each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an\n"+
+		"`in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may\n"+
+		"be nil.")
+	jf.Add(recv().Id("SaveSafetensors").Params(jen.Id("w").Qual("io", "Writer"), jen.Id("opt").Op("*").Qual(rtPath, "SafetensorsOptions")).Error().Block(
+		jen.Return(jen.Qual(rtPath, "SaveSafetensors").Call(jen.Id("w"), jen.Id("m").Dot("ParamTensors").Call(), jen.Id("opt"))),
+	))
+	jf.Line()
+	doc(jf, "LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one\n"+
+		"exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names\n"+
+		"(fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear\n"+
+		"weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or\n"+
+		"mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.")
+	jf.Add(recv().Id("LoadSafetensors").Params(jen.Id("r").Qual("io", "Reader"), jen.Id("opt").Op("*").Qual(rtPath, "SafetensorsOptions")).Error().Block(
+		jen.Return(jen.Qual(rtPath, "LoadSafetensors").Call(jen.Id("r"), jen.Id("m").Dot("ParamTensors").Call(), jen.Id("opt"))),
 	))
 	jf.Line()
 	doc(jf, "MarshalBinary encodes the parameters as Save does.")
@@ -595,6 +739,92 @@ func (g *modelGen) persistence() {
 	doc(jf, "UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the\nencoded parameters are an error (rt.ErrTrailingData).")
 	jf.Add(recv().Id("UnmarshalBinary").Params(jen.Id("data").Index().Byte()).Error().Block(
 		jen.Return(jen.Qual(rtPath, "Unmarshal").Call(jen.Id("data"), jen.Id("m").Dot("ParamTensors").Call())),
+	))
+	jf.Line()
+}
+
+// asElem converts a float64 expression to the element type.
+func asElem(x *jen.Statement, elem string) *jen.Statement {
+	if elem == "float64" {
+		return x
+	}
+	return jen.Id(elem).Call(x)
+}
+
+// tensors lists the arrays of a parameter set (Params, Grads or an
+// optimizer state) as rt.Tensor literals named prefix+identity.
+func (g *modelGen) tensors(set, prefix string) []jen.Code {
+	m := g.m
+	dataField := "Data32"
+	if m.Elem == "float64" {
+		dataField = "Data64"
+	}
+	var ts []jen.Code
+	for i, p := range m.Params {
+		var dims []jen.Code
+		for _, d := range p.Dims {
+			dims = append(dims, jen.Lit(d))
+		}
+		ts = append(ts, jen.Values(jen.Dict{
+			jen.Id("Name"):    jen.Lit(prefix + p.ID),
+			jen.Id("Dims"):    jen.Index().Int().Values(dims...),
+			jen.Id(dataField): g.sliceOf(set, i),
+		}))
+	}
+	return ts
+}
+
+// optimizerState is the name checkpoints record for the optimizer and its
+// state's parameter sets with their tensor name prefixes.
+func (g *modelGen) optimizerState() (name string, sets, prefixes []string) {
+	o := g.m.Optim
+	switch {
+	case g.adam:
+		return o.Kind, []string{"adamM", "adamV"}, []string{"adam.m/", "adam.v/"}
+	case g.momentum:
+		return "sgd momentum", []string{"momentum"}, []string{"momentum/"}
+	}
+	return "sgd", nil, nil
+}
+
+// checkpoint emits checkpointTensors, SaveCheckpoint and LoadCheckpoint,
+// when the model has an optimizer.
+func (g *modelGen) checkpoint() {
+	jf, m, recv := g.jf, g.m, g.recv
+	if m.Optim == nil {
+		return
+	}
+	name, sets, prefixes := g.optimizerState()
+	ts := g.tensors("Params", "")
+	state := "no optimizer state"
+	if len(sets) > 0 {
+		state = "the optimizer's state, named " + strings.Join(prefixes, "IDENTITY, ") + "IDENTITY"
+	}
+	for k, set := range sets {
+		ts = append(ts, g.tensors(set, prefixes[k])...)
+	}
+	doc(jf, "checkpointTensors lists the parameters, named by identity, and "+state+",\nas rt.Tensor views of m.")
+	jf.Add(recv().Id("checkpointTensors").Params().Index().Qual(rtPath, "Tensor").Block(
+		jen.Return(jen.Index().Qual(rtPath, "Tensor").Values(ts...)),
+	))
+	jf.Line()
+	doc(jf, fmt.Sprintf("SaveCheckpoint writes the training state to w: m.Step, the parameters and the\n"+
+		"optimizer's state (rt.SaveCheckpoint, optimizer %q). Training resumed from it with\n"+
+		"LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never\n"+
+		"stopped. Save writes the parameters alone.", name))
+	jf.Add(recv().Id("SaveCheckpoint").Params(jen.Id("w").Qual("io", "Writer")).Error().Block(
+		jen.Return(jen.Qual(rtPath, "SaveCheckpoint").Call(jen.Id("w"), jen.Id("m").Dot("Step"), jen.Lit(name), jen.Id("m").Dot("checkpointTensors").Call())),
+	))
+	jf.Line()
+	doc(jf, "LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the\n"+
+		"optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose\n"+
+		"tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is\n"+
+		"left unchanged. The gradients are not part of a checkpoint.")
+	jf.Add(recv().Id("LoadCheckpoint").Params(jen.Id("r").Qual("io", "Reader")).Error().Block(
+		jen.List(jen.Id("step"), jen.Err()).Op(":=").Qual(rtPath, "LoadCheckpoint").Call(jen.Id("r"), jen.Lit(name), jen.Id("m").Dot("checkpointTensors").Call()),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Id("m").Dot("Step").Op("=").Id("step"),
+		jen.Return(jen.Nil()),
 	))
 	jf.Line()
 }

@@ -466,7 +466,11 @@ func (c *chain) storeBody() ([]jen.Code, error) {
 		return nil, err
 	}
 	st := c.pl.st
-	return append(blk, update(c.cell, st.Accum, st.Accumulate, v)), nil
+	u, err := c.k.update(c.cell, st.Accum, st.Accumulate, v)
+	if err != nil {
+		return nil, err
+	}
+	return append(blk, u), nil
 }
 
 func (c *chain) nestPlain(i int) ([]jen.Code, error) {
@@ -502,7 +506,11 @@ func (c *chain) nestAcc(i int, init *float64) ([]jen.Code, error) {
 			if err != nil {
 				return nil, err
 			}
-			return append(blk, update(func() jen.Code { return jen.Id(acc) }, pl.st.Accum, true, v)), nil
+			u, err := c.k.update(func() jen.Code { return jen.Id(acc) }, pl.st.Accum, true, v)
+			if err != nil {
+				return nil, err
+			}
+			return append(blk, u), nil
 		}
 		l := pl.loops[j]
 		return c.loop(l.Var, 0, l.Extent, 1, func() ([]jen.Code, error) { return red(j + 1) })
@@ -556,7 +564,11 @@ func (c *chain) jamBody(copies []loopir.Expr, init *float64) ([]jen.Code, error)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, update(func() jen.Code { return jen.Id(acc) }, st.Accum, true, v))
+		u, err := c.k.update(func() jen.Code { return jen.Id(acc) }, st.Accum, true, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
 	}
 	return append(out, jen.Add(c.cell()).Op("=").Id(acc)), nil
 }

@@ -53,7 +53,7 @@ func Render(f *File) ([]byte, error) {
 	jf.HeaderComment("Sources: " + sources)
 	names := map[string]bool{}
 	for _, m := range f.Models {
-		names[m.Name], names[m.Name+"Params"] = true, true
+		names[m.Name], names[m.Name+"Params"], names[m.Name+"Runner"] = true, true, true
 	}
 	// The kernels first: a model passes a scratch to the kernels that
 	// take one.

@@ -217,7 +217,8 @@ func (m *ocannlReverser) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlReverser) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -226,6 +227,23 @@ func (m *ocannlReverser) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlReverser) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlReverser) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlReverser) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -239,6 +257,185 @@ func (m *ocannlReverser) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlReverser) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlReverser) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetEmb[:],
+		Dims:   []int{32, 10},
+		Name:   "net.emb",
+	}, {
+		Data32: m.Params.NetPos[:],
+		Dims:   []int{8, 32},
+		Name:   "net.pos",
+	}, {
+		Data32: m.Params.NetAttention1WQ[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "net.attention#1.w_q",
+	}, {
+		Data32: m.Params.NetAttention1WK[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "net.attention#1.w_k",
+	}, {
+		Data32: m.Params.NetAttention1WV[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "net.attention#1.w_v",
+	}, {
+		Data32: m.Params.NetAttention1WO[:],
+		Dims:   []int{32, 4, 8},
+		Name:   "net.attention#1.w_o",
+	}, {
+		Data32: m.Params.NetLayerNorm1Gamma[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#1.gamma",
+	}, {
+		Data32: m.Params.NetLayerNorm1Beta[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#1.beta",
+	}, {
+		Data32: m.Params.NetDense1W[:],
+		Dims:   []int{64, 32},
+		Name:   "net.dense#1.w",
+	}, {
+		Data32: m.Params.NetDense1B[:],
+		Dims:   []int{64},
+		Name:   "net.dense#1.b",
+	}, {
+		Data32: m.Params.NetLinear1W[:],
+		Dims:   []int{32, 64},
+		Name:   "net.linear#1.w",
+	}, {
+		Data32: m.Params.NetLinear1B[:],
+		Dims:   []int{32},
+		Name:   "net.linear#1.b",
+	}, {
+		Data32: m.Params.NetLayerNorm2Gamma[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#2.gamma",
+	}, {
+		Data32: m.Params.NetLayerNorm2Beta[:],
+		Dims:   []int{32},
+		Name:   "net.layer_norm#2.beta",
+	}, {
+		Data32: m.Params.NetLinear2W[:],
+		Dims:   []int{10, 32},
+		Name:   "net.linear#2.w",
+	}, {
+		Data32: m.Params.NetLinear2B[:],
+		Dims:   []int{10},
+		Name:   "net.linear#2.b",
+	}, {
+		Data32: m.momentum.NetEmb[:],
+		Dims:   []int{32, 10},
+		Name:   "momentum/net.emb",
+	}, {
+		Data32: m.momentum.NetPos[:],
+		Dims:   []int{8, 32},
+		Name:   "momentum/net.pos",
+	}, {
+		Data32: m.momentum.NetAttention1WQ[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "momentum/net.attention#1.w_q",
+	}, {
+		Data32: m.momentum.NetAttention1WK[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "momentum/net.attention#1.w_k",
+	}, {
+		Data32: m.momentum.NetAttention1WV[:],
+		Dims:   []int{4, 8, 32},
+		Name:   "momentum/net.attention#1.w_v",
+	}, {
+		Data32: m.momentum.NetAttention1WO[:],
+		Dims:   []int{32, 4, 8},
+		Name:   "momentum/net.attention#1.w_o",
+	}, {
+		Data32: m.momentum.NetLayerNorm1Gamma[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#1.gamma",
+	}, {
+		Data32: m.momentum.NetLayerNorm1Beta[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#1.beta",
+	}, {
+		Data32: m.momentum.NetDense1W[:],
+		Dims:   []int{64, 32},
+		Name:   "momentum/net.dense#1.w",
+	}, {
+		Data32: m.momentum.NetDense1B[:],
+		Dims:   []int{64},
+		Name:   "momentum/net.dense#1.b",
+	}, {
+		Data32: m.momentum.NetLinear1W[:],
+		Dims:   []int{32, 64},
+		Name:   "momentum/net.linear#1.w",
+	}, {
+		Data32: m.momentum.NetLinear1B[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.linear#1.b",
+	}, {
+		Data32: m.momentum.NetLayerNorm2Gamma[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#2.gamma",
+	}, {
+		Data32: m.momentum.NetLayerNorm2Beta[:],
+		Dims:   []int{32},
+		Name:   "momentum/net.layer_norm#2.beta",
+	}, {
+		Data32: m.momentum.NetLinear2W[:],
+		Dims:   []int{10, 32},
+		Name:   "momentum/net.linear#2.w",
+	}, {
+		Data32: m.momentum.NetLinear2B[:],
+		Dims:   []int{10},
+		Name:   "momentum/net.linear#2.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlReverser) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlReverser) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlReverserRunner runs the inference entry points of Reverser (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlReverserRunner struct {
+	params         *ocannlReverserParams
+	outPredict     [64][8][10]float32
+	scratchPredict ocannlReverserPredictScratch
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlReverser) NewRunner() *ocannlReverserRunner {
+	return &ocannlReverserRunner{params: &m.Params}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]float32 {
+	ocannlReverserPredict(tokens, &r.params.NetEmb, &r.params.NetPos, &r.params.NetAttention1WQ, &r.params.NetAttention1WK, &r.params.NetAttention1WV, &r.params.NetAttention1WO, &r.params.NetLayerNorm1Gamma, &r.params.NetLayerNorm1Beta, &r.params.NetDense1W, &r.params.NetDense1B, &r.params.NetLinear1W, &r.params.NetLinear1B, &r.params.NetLayerNorm2Gamma, &r.params.NetLayerNorm2Beta, &r.params.NetLinear2W, &r.params.NetLinear2B, &r.outPredict, &r.scratchPredict)
+	return &r.outPredict
 }
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.

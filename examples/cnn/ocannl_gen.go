@@ -139,7 +139,8 @@ func (m *ocannlCNN) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlCNN) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -148,6 +149,23 @@ func (m *ocannlCNN) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlCNN) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlCNN) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlCNN) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -161,6 +179,105 @@ func (m *ocannlCNN) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlCNN) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetConv1Kernel[:],
+		Dims:   []int{8, 3, 3, 1},
+		Name:   "net.conv1.kernel",
+	}, {
+		Data32: m.Params.NetConv1Bias[:],
+		Dims:   []int{8},
+		Name:   "net.conv1.bias",
+	}, {
+		Data32: m.Params.NetConv2Kernel[:],
+		Dims:   []int{16, 3, 3, 8},
+		Name:   "net.conv2.kernel",
+	}, {
+		Data32: m.Params.NetConv2Bias[:],
+		Dims:   []int{16},
+		Name:   "net.conv2.bias",
+	}, {
+		Data32: m.Params.NetHeadW[:],
+		Dims:   []int{4, 5, 5, 16},
+		Name:   "net.head.w",
+	}, {
+		Data32: m.Params.NetHeadB[:],
+		Dims:   []int{4},
+		Name:   "net.head.b",
+	}, {
+		Data32: m.momentum.NetConv1Kernel[:],
+		Dims:   []int{8, 3, 3, 1},
+		Name:   "momentum/net.conv1.kernel",
+	}, {
+		Data32: m.momentum.NetConv1Bias[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.conv1.bias",
+	}, {
+		Data32: m.momentum.NetConv2Kernel[:],
+		Dims:   []int{16, 3, 3, 8},
+		Name:   "momentum/net.conv2.kernel",
+	}, {
+		Data32: m.momentum.NetConv2Bias[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.conv2.bias",
+	}, {
+		Data32: m.momentum.NetHeadW[:],
+		Dims:   []int{4, 5, 5, 16},
+		Name:   "momentum/net.head.w",
+	}, {
+		Data32: m.momentum.NetHeadB[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.head.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlCNN) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlCNN) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlCNNRunner runs the inference entry points of CNN (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlCNNRunner struct {
+	params         *ocannlCNNParams
+	outPredict     [256][4]float32
+	scratchPredict ocannlCNNPredictScratch
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlCNN) NewRunner() *ocannlCNNRunner {
+	return &ocannlCNNRunner{params: &m.Params}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlCNNRunner) Predict(images *[256][12][12][1]float32) *[256][4]float32 {
+	ocannlCNNPredict(images, &r.params.NetConv1Kernel, &r.params.NetConv1Bias, &r.params.NetConv2Kernel, &r.params.NetConv2Bias, &r.params.NetHeadW, &r.params.NetHeadB, &r.outPredict, &r.scratchPredict)
+	return &r.outPredict
 }
 
 // ocannlCNNTrainLoss runs a tensor program generated by ocannlgen.

@@ -154,7 +154,8 @@ func (m *ocannlMoons) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlMoons) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -163,6 +164,23 @@ func (m *ocannlMoons) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlMoons) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMoons) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMoons) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -176,6 +194,125 @@ func (m *ocannlMoons) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMoons) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlMoons) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetW1[:],
+		Dims:   []int{16, 2},
+		Name:   "net.w1",
+	}, {
+		Data32: m.Params.NetB1[:],
+		Dims:   []int{16},
+		Name:   "net.b1",
+	}, {
+		Data32: m.Params.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "net.w2",
+	}, {
+		Data32: m.Params.NetB2[:],
+		Dims:   []int{16},
+		Name:   "net.b2",
+	}, {
+		Data32: m.Params.NetW3[:],
+		Dims:   []int{1, 16},
+		Name:   "net.w3",
+	}, {
+		Data32: m.Params.NetB3[:],
+		Dims:   []int{1},
+		Name:   "net.b3",
+	}, {
+		Data32: m.momentum.NetW1[:],
+		Dims:   []int{16, 2},
+		Name:   "momentum/net.w1",
+	}, {
+		Data32: m.momentum.NetB1[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.b1",
+	}, {
+		Data32: m.momentum.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "momentum/net.w2",
+	}, {
+		Data32: m.momentum.NetB2[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.b2",
+	}, {
+		Data32: m.momentum.NetW3[:],
+		Dims:   []int{1, 16},
+		Name:   "momentum/net.w3",
+	}, {
+		Data32: m.momentum.NetB3[:],
+		Dims:   []int{1},
+		Name:   "momentum/net.b3",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlMoons) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlMoons) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlMoonsRunner runs the inference entry points of Moons (Classify, Predict, Score)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlMoonsRunner struct {
+	params      *ocannlMoonsParams
+	outClassify [1][1]float32
+	outPredict  [256][1]float32
+	outScore    [256][1]float32
+}
+
+// NewRunner returns a runner of m's inference entry points (Classify, Predict, Score) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlMoons) NewRunner() *ocannlMoonsRunner {
+	return &ocannlMoonsRunner{params: &m.Params}
+}
+
+// Classify is the model's Classify, with the result held in r until r's next Classify call.
+// It does not allocate.
+func (r *ocannlMoonsRunner) Classify(point *[1][2]float32) *[1][1]float32 {
+	ocannlMoonsClassify(point, &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, &r.outClassify)
+	return &r.outClassify
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlMoonsRunner) Predict(points *[256][2]float32) *[256][1]float32 {
+	ocannlMoonsPredict(points, &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, &r.outPredict)
+	return &r.outPredict
+}
+
+// Score is the model's Score (rows 0 to n-1 of the inputs, 0 <= n <= 256), with the result held
+// in r until r's next Score call. It does not allocate.
+func (r *ocannlMoonsRunner) Score(points *[256][2]float32, n int) (*[256][1]float32, error) {
+	if err := rt.CheckRows("Score", n, 0, 256); err != nil {
+		return nil, err
+	}
+	for i := range n {
+		ocannlMoonsScore((*[1][2]float32)(points[i:i+1]), &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, (*[1][1]float32)(r.outScore[i:i+1]))
+	}
+	return &r.outScore, nil
 }
 
 // ocannlMoonsTrainLoss runs a tensor program generated by ocannlgen.

@@ -167,7 +167,8 @@ func (m *ocannlLeNet) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlLeNet) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -176,6 +177,23 @@ func (m *ocannlLeNet) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlLeNet) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlLeNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlLeNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -189,6 +207,136 @@ func (m *ocannlLeNet) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLeNet) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlLeNet) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetConv2dValid1Kernel[:],
+		Dims:   []int{4, 3, 3, 1},
+		Name:   "net.conv2d_valid#1.kernel",
+	}, {
+		Data64: m.Params.NetConv2dValid1Bias[:],
+		Dims:   []int{4},
+		Name:   "net.conv2d_valid#1.bias",
+	}, {
+		Data64: m.Params.NetConv2dValid2Kernel[:],
+		Dims:   []int{6, 3, 3, 4},
+		Name:   "net.conv2d_valid#2.kernel",
+	}, {
+		Data64: m.Params.NetConv2dValid2Bias[:],
+		Dims:   []int{6},
+		Name:   "net.conv2d_valid#2.bias",
+	}, {
+		Data64: m.Params.NetDense2W[:],
+		Dims:   []int{16, 2, 2, 6},
+		Name:   "net.dense#2.w",
+	}, {
+		Data64: m.Params.NetDense2B[:],
+		Dims:   []int{16},
+		Name:   "net.dense#2.b",
+	}, {
+		Data64: m.Params.NetDense1W[:],
+		Dims:   []int{12, 16},
+		Name:   "net.dense#1.w",
+	}, {
+		Data64: m.Params.NetDense1B[:],
+		Dims:   []int{12},
+		Name:   "net.dense#1.b",
+	}, {
+		Data64: m.Params.NetLinear1W[:],
+		Dims:   []int{3, 12},
+		Name:   "net.linear#1.w",
+	}, {
+		Data64: m.Params.NetLinear1B[:],
+		Dims:   []int{3},
+		Name:   "net.linear#1.b",
+	}, {
+		Data64: m.momentum.NetConv2dValid1Kernel[:],
+		Dims:   []int{4, 3, 3, 1},
+		Name:   "momentum/net.conv2d_valid#1.kernel",
+	}, {
+		Data64: m.momentum.NetConv2dValid1Bias[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.conv2d_valid#1.bias",
+	}, {
+		Data64: m.momentum.NetConv2dValid2Kernel[:],
+		Dims:   []int{6, 3, 3, 4},
+		Name:   "momentum/net.conv2d_valid#2.kernel",
+	}, {
+		Data64: m.momentum.NetConv2dValid2Bias[:],
+		Dims:   []int{6},
+		Name:   "momentum/net.conv2d_valid#2.bias",
+	}, {
+		Data64: m.momentum.NetDense2W[:],
+		Dims:   []int{16, 2, 2, 6},
+		Name:   "momentum/net.dense#2.w",
+	}, {
+		Data64: m.momentum.NetDense2B[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.dense#2.b",
+	}, {
+		Data64: m.momentum.NetDense1W[:],
+		Dims:   []int{12, 16},
+		Name:   "momentum/net.dense#1.w",
+	}, {
+		Data64: m.momentum.NetDense1B[:],
+		Dims:   []int{12},
+		Name:   "momentum/net.dense#1.b",
+	}, {
+		Data64: m.momentum.NetLinear1W[:],
+		Dims:   []int{3, 12},
+		Name:   "momentum/net.linear#1.w",
+	}, {
+		Data64: m.momentum.NetLinear1B[:],
+		Dims:   []int{3},
+		Name:   "momentum/net.linear#1.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlLeNet) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlLeNet) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlLeNetRunner runs the inference entry points of LeNet (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlLeNetRunner struct {
+	params     *ocannlLeNetParams
+	outPredict [1][3]float64
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlLeNet) NewRunner() *ocannlLeNetRunner {
+	return &ocannlLeNetRunner{params: &m.Params}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlLeNetRunner) Predict(image *[1][14][14][1]float64) *[1][3]float64 {
+	ocannlLeNetPredict(image, &r.params.NetConv2dValid1Kernel, &r.params.NetConv2dValid1Bias, &r.params.NetConv2dValid2Kernel, &r.params.NetConv2dValid2Bias, &r.params.NetDense2W, &r.params.NetDense2B, &r.params.NetDense1W, &r.params.NetDense1B, &r.params.NetLinear1W, &r.params.NetLinear1B, &r.outPredict)
+	return &r.outPredict
 }
 
 // ocannlVGGParams holds one value per cell of every parameter of VGG, flattened in memory order (batch, output, input).
@@ -341,7 +489,8 @@ func (m *ocannlVGG) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlVGG) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -350,6 +499,23 @@ func (m *ocannlVGG) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlVGG) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlVGG) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlVGG) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -363,6 +529,113 @@ func (m *ocannlVGG) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlVGG) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlVGG) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetVggBlock2Conv2d2Kernel[:],
+		Dims:   []int{4, 3, 3, 2},
+		Name:   "net.vgg_block#2.conv2d#2.kernel",
+	}, {
+		Data64: m.Params.NetVggBlock2Conv2d2Bias[:],
+		Dims:   []int{4},
+		Name:   "net.vgg_block#2.conv2d#2.bias",
+	}, {
+		Data64: m.Params.NetVggBlock2Conv2d1Kernel[:],
+		Dims:   []int{4, 3, 3, 4},
+		Name:   "net.vgg_block#2.conv2d#1.kernel",
+	}, {
+		Data64: m.Params.NetVggBlock2Conv2d1Bias[:],
+		Dims:   []int{4},
+		Name:   "net.vgg_block#2.conv2d#1.bias",
+	}, {
+		Data64: m.Params.NetVggBlock1Conv2d2Kernel[:],
+		Dims:   []int{6, 3, 3, 4},
+		Name:   "net.vgg_block#1.conv2d#2.kernel",
+	}, {
+		Data64: m.Params.NetVggBlock1Conv2d2Bias[:],
+		Dims:   []int{6},
+		Name:   "net.vgg_block#1.conv2d#2.bias",
+	}, {
+		Data64: m.Params.NetVggBlock1Conv2d1Kernel[:],
+		Dims:   []int{6, 3, 3, 6},
+		Name:   "net.vgg_block#1.conv2d#1.kernel",
+	}, {
+		Data64: m.Params.NetVggBlock1Conv2d1Bias[:],
+		Dims:   []int{6},
+		Name:   "net.vgg_block#1.conv2d#1.bias",
+	}, {
+		Data64: m.Params.NetLinear1W[:],
+		Dims:   []int{3, 2, 2, 6},
+		Name:   "net.linear#1.w",
+	}, {
+		Data64: m.Params.NetLinear1B[:],
+		Dims:   []int{3},
+		Name:   "net.linear#1.b",
+	}, {
+		Data64: m.momentum.NetVggBlock2Conv2d2Kernel[:],
+		Dims:   []int{4, 3, 3, 2},
+		Name:   "momentum/net.vgg_block#2.conv2d#2.kernel",
+	}, {
+		Data64: m.momentum.NetVggBlock2Conv2d2Bias[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.vgg_block#2.conv2d#2.bias",
+	}, {
+		Data64: m.momentum.NetVggBlock2Conv2d1Kernel[:],
+		Dims:   []int{4, 3, 3, 4},
+		Name:   "momentum/net.vgg_block#2.conv2d#1.kernel",
+	}, {
+		Data64: m.momentum.NetVggBlock2Conv2d1Bias[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.vgg_block#2.conv2d#1.bias",
+	}, {
+		Data64: m.momentum.NetVggBlock1Conv2d2Kernel[:],
+		Dims:   []int{6, 3, 3, 4},
+		Name:   "momentum/net.vgg_block#1.conv2d#2.kernel",
+	}, {
+		Data64: m.momentum.NetVggBlock1Conv2d2Bias[:],
+		Dims:   []int{6},
+		Name:   "momentum/net.vgg_block#1.conv2d#2.bias",
+	}, {
+		Data64: m.momentum.NetVggBlock1Conv2d1Kernel[:],
+		Dims:   []int{6, 3, 3, 6},
+		Name:   "momentum/net.vgg_block#1.conv2d#1.kernel",
+	}, {
+		Data64: m.momentum.NetVggBlock1Conv2d1Bias[:],
+		Dims:   []int{6},
+		Name:   "momentum/net.vgg_block#1.conv2d#1.bias",
+	}, {
+		Data64: m.momentum.NetLinear1W[:],
+		Dims:   []int{3, 2, 2, 6},
+		Name:   "momentum/net.linear#1.w",
+	}, {
+		Data64: m.momentum.NetLinear1B[:],
+		Dims:   []int{3},
+		Name:   "momentum/net.linear#1.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlVGG) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlVGG) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
 }
 
 // ocannlResNetParams holds one value per cell of every parameter of ResNet, flattened in memory order (batch, output, input).
@@ -515,7 +788,8 @@ func (m *ocannlResNet) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlResNet) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -524,6 +798,23 @@ func (m *ocannlResNet) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlResNet) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlResNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlResNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -537,6 +828,113 @@ func (m *ocannlResNet) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlResNet) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlResNet) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetConv2d1Kernel[:],
+		Dims:   []int{4, 3, 3, 1},
+		Name:   "net.conv2d#1.kernel",
+	}, {
+		Data64: m.Params.NetConv2d1Bias[:],
+		Dims:   []int{4},
+		Name:   "net.conv2d#1.bias",
+	}, {
+		Data64: m.Params.NetBasicBlock1Conv2d1Kernel[:],
+		Dims:   []int{8, 3, 3, 4},
+		Name:   "net.basic_block#1.conv2d#1.kernel",
+	}, {
+		Data64: m.Params.NetBasicBlock1Conv2d1Bias[:],
+		Dims:   []int{8},
+		Name:   "net.basic_block#1.conv2d#1.bias",
+	}, {
+		Data64: m.Params.NetBasicBlock1Conv2d2Kernel[:],
+		Dims:   []int{8, 3, 3, 8},
+		Name:   "net.basic_block#1.conv2d#2.kernel",
+	}, {
+		Data64: m.Params.NetBasicBlock1Conv2d2Bias[:],
+		Dims:   []int{8},
+		Name:   "net.basic_block#1.conv2d#2.bias",
+	}, {
+		Data64: m.Params.NetBasicBlock1Conv2d3Kernel[:],
+		Dims:   []int{8, 1, 1, 4},
+		Name:   "net.basic_block#1.conv2d#3.kernel",
+	}, {
+		Data64: m.Params.NetBasicBlock1Conv2d3Bias[:],
+		Dims:   []int{8},
+		Name:   "net.basic_block#1.conv2d#3.bias",
+	}, {
+		Data64: m.Params.NetLinear1W[:],
+		Dims:   []int{3, 8},
+		Name:   "net.linear#1.w",
+	}, {
+		Data64: m.Params.NetLinear1B[:],
+		Dims:   []int{3},
+		Name:   "net.linear#1.b",
+	}, {
+		Data64: m.momentum.NetConv2d1Kernel[:],
+		Dims:   []int{4, 3, 3, 1},
+		Name:   "momentum/net.conv2d#1.kernel",
+	}, {
+		Data64: m.momentum.NetConv2d1Bias[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.conv2d#1.bias",
+	}, {
+		Data64: m.momentum.NetBasicBlock1Conv2d1Kernel[:],
+		Dims:   []int{8, 3, 3, 4},
+		Name:   "momentum/net.basic_block#1.conv2d#1.kernel",
+	}, {
+		Data64: m.momentum.NetBasicBlock1Conv2d1Bias[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.basic_block#1.conv2d#1.bias",
+	}, {
+		Data64: m.momentum.NetBasicBlock1Conv2d2Kernel[:],
+		Dims:   []int{8, 3, 3, 8},
+		Name:   "momentum/net.basic_block#1.conv2d#2.kernel",
+	}, {
+		Data64: m.momentum.NetBasicBlock1Conv2d2Bias[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.basic_block#1.conv2d#2.bias",
+	}, {
+		Data64: m.momentum.NetBasicBlock1Conv2d3Kernel[:],
+		Dims:   []int{8, 1, 1, 4},
+		Name:   "momentum/net.basic_block#1.conv2d#3.kernel",
+	}, {
+		Data64: m.momentum.NetBasicBlock1Conv2d3Bias[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.basic_block#1.conv2d#3.bias",
+	}, {
+		Data64: m.momentum.NetLinear1W[:],
+		Dims:   []int{3, 8},
+		Name:   "momentum/net.linear#1.w",
+	}, {
+		Data64: m.momentum.NetLinear1B[:],
+		Dims:   []int{3},
+		Name:   "momentum/net.linear#1.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlResNet) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlResNet) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
 }
 
 // ocannlNormalizedParams holds one value per cell of every parameter of Normalized, flattened in memory order (batch, output, input).
@@ -660,7 +1058,8 @@ func (m *ocannlNormalized) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlNormalized) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -669,6 +1068,23 @@ func (m *ocannlNormalized) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlNormalized) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlNormalized) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlNormalized) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -682,6 +1098,101 @@ func (m *ocannlNormalized) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlNormalized) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlNormalized) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.C1Kernel[:],
+		Dims:   []int{3, 3, 3, 1},
+		Name:   "c1.kernel",
+	}, {
+		Data64: m.Params.C1Bias[:],
+		Dims:   []int{3},
+		Name:   "c1.bias",
+	}, {
+		Data64: m.Params.HeadW[:],
+		Dims:   []int{4, 6, 6, 3},
+		Name:   "head.w",
+	}, {
+		Data64: m.Params.HeadB[:],
+		Dims:   []int{4},
+		Name:   "head.b",
+	}, {
+		Data64: m.momentum.C1Kernel[:],
+		Dims:   []int{3, 3, 3, 1},
+		Name:   "momentum/c1.kernel",
+	}, {
+		Data64: m.momentum.C1Bias[:],
+		Dims:   []int{3},
+		Name:   "momentum/c1.bias",
+	}, {
+		Data64: m.momentum.HeadW[:],
+		Dims:   []int{4, 6, 6, 3},
+		Name:   "momentum/head.w",
+	}, {
+		Data64: m.momentum.HeadB[:],
+		Dims:   []int{4},
+		Name:   "momentum/head.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlNormalized) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlNormalized) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlNormalizedRunner runs the inference entry points of Normalized (Predict, Classify)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlNormalizedRunner struct {
+	params      *ocannlNormalizedParams
+	outPredict  [3][4]float64
+	outClassify [3][4]float64
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict, Classify) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlNormalized) NewRunner() *ocannlNormalizedRunner {
+	return &ocannlNormalizedRunner{params: &m.Params}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlNormalizedRunner) Predict(images *[3][6][6][1]float64) *[3][4]float64 {
+	ocannlNormalizedPredict(images, &r.params.C1Kernel, &r.params.C1Bias, &r.params.HeadW, &r.params.HeadB, &r.outPredict)
+	return &r.outPredict
+}
+
+// Classify is the model's Classify (rows 0 to n-1 of the inputs, 0 <= n <= 3), with the result held
+// in r until r's next Classify call. It does not allocate.
+func (r *ocannlNormalizedRunner) Classify(images *[3][6][6][1]float64, n int) (*[3][4]float64, error) {
+	if err := rt.CheckRows("Classify", n, 0, 3); err != nil {
+		return nil, err
+	}
+	for i := range n {
+		ocannlNormalizedClassify((*[1][6][6][1]float64)(images[i:i+1]), &r.params.C1Kernel, &r.params.C1Bias, &r.params.HeadW, &r.params.HeadB, (*[1][4]float64)(r.outClassify[i:i+1]))
+	}
+	return &r.outClassify, nil
 }
 
 // ocannlMobileNetParams holds one value per cell of every parameter of MobileNet, flattened in memory order (batch, output, input).
@@ -802,7 +1313,8 @@ func (m *ocannlMobileNet) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlMobileNet) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -811,6 +1323,23 @@ func (m *ocannlMobileNet) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlMobileNet) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMobileNet) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMobileNet) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -824,6 +1353,81 @@ func (m *ocannlMobileNet) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMobileNet) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlMobileNet) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetSeparable1Depthwise1Kernel[:],
+		Dims:   []int{3, 3, 3},
+		Name:   "net.separable#1.depthwise#1.kernel",
+	}, {
+		Data64: m.Params.NetSeparable1Depthwise1Bias[:],
+		Dims:   []int{6, 6, 3},
+		Name:   "net.separable#1.depthwise#1.bias",
+	}, {
+		Data64: m.Params.NetSeparable1Conv2d1Kernel[:],
+		Dims:   []int{5, 1, 1, 3},
+		Name:   "net.separable#1.conv2d#1.kernel",
+	}, {
+		Data64: m.Params.NetSeparable1Conv2d1Bias[:],
+		Dims:   []int{5},
+		Name:   "net.separable#1.conv2d#1.bias",
+	}, {
+		Data64: m.Params.NetLinear1W[:],
+		Dims:   []int{2, 3, 3, 5},
+		Name:   "net.linear#1.w",
+	}, {
+		Data64: m.Params.NetLinear1B[:],
+		Dims:   []int{2},
+		Name:   "net.linear#1.b",
+	}, {
+		Data64: m.momentum.NetSeparable1Depthwise1Kernel[:],
+		Dims:   []int{3, 3, 3},
+		Name:   "momentum/net.separable#1.depthwise#1.kernel",
+	}, {
+		Data64: m.momentum.NetSeparable1Depthwise1Bias[:],
+		Dims:   []int{6, 6, 3},
+		Name:   "momentum/net.separable#1.depthwise#1.bias",
+	}, {
+		Data64: m.momentum.NetSeparable1Conv2d1Kernel[:],
+		Dims:   []int{5, 1, 1, 3},
+		Name:   "momentum/net.separable#1.conv2d#1.kernel",
+	}, {
+		Data64: m.momentum.NetSeparable1Conv2d1Bias[:],
+		Dims:   []int{5},
+		Name:   "momentum/net.separable#1.conv2d#1.bias",
+	}, {
+		Data64: m.momentum.NetLinear1W[:],
+		Dims:   []int{2, 3, 3, 5},
+		Name:   "momentum/net.linear#1.w",
+	}, {
+		Data64: m.momentum.NetLinear1B[:],
+		Dims:   []int{2},
+		Name:   "momentum/net.linear#1.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlMobileNet) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlMobileNet) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
 }
 
 // ocannlTransformerParams holds one value per cell of every parameter of Transformer, flattened in memory order (batch, output, input).
@@ -1155,7 +1759,8 @@ func (m *ocannlTransformer) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlTransformer) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -1164,6 +1769,23 @@ func (m *ocannlTransformer) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlTransformer) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlTransformer) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlTransformer) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -1177,6 +1799,309 @@ func (m *ocannlTransformer) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTransformer) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlTransformer) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetEmb[:],
+		Dims:   []int{8, 6},
+		Name:   "net.emb",
+	}, {
+		Data64: m.Params.NetPos[:],
+		Dims:   []int{4, 8},
+		Name:   "net.pos",
+	}, {
+		Data64: m.Params.NetEncoderBlock2LayerNorm1Gamma[:],
+		Dims:   []int{8},
+		Name:   "net.encoder_block#2.layer_norm#1.gamma",
+	}, {
+		Data64: m.Params.NetEncoderBlock2LayerNorm1Beta[:],
+		Dims:   []int{8},
+		Name:   "net.encoder_block#2.layer_norm#1.beta",
+	}, {
+		Data64: m.Params.NetEncoderBlock2MaskedAttention1WQ[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "net.encoder_block#2.masked_attention#1.w_q",
+	}, {
+		Data64: m.Params.NetEncoderBlock2MaskedAttention1WK[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "net.encoder_block#2.masked_attention#1.w_k",
+	}, {
+		Data64: m.Params.NetEncoderBlock2MaskedAttention1WV[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "net.encoder_block#2.masked_attention#1.w_v",
+	}, {
+		Data64: m.Params.NetEncoderBlock2MaskedAttention1WO[:],
+		Dims:   []int{8, 2, 4},
+		Name:   "net.encoder_block#2.masked_attention#1.w_o",
+	}, {
+		Data64: m.Params.NetEncoderBlock2LayerNorm2Gamma[:],
+		Dims:   []int{8},
+		Name:   "net.encoder_block#2.layer_norm#2.gamma",
+	}, {
+		Data64: m.Params.NetEncoderBlock2LayerNorm2Beta[:],
+		Dims:   []int{8},
+		Name:   "net.encoder_block#2.layer_norm#2.beta",
+	}, {
+		Data64: m.Params.NetEncoderBlock2Dense1W[:],
+		Dims:   []int{16, 8},
+		Name:   "net.encoder_block#2.dense#1.w",
+	}, {
+		Data64: m.Params.NetEncoderBlock2Dense1B[:],
+		Dims:   []int{16},
+		Name:   "net.encoder_block#2.dense#1.b",
+	}, {
+		Data64: m.Params.NetEncoderBlock2Linear1W[:],
+		Dims:   []int{8, 16},
+		Name:   "net.encoder_block#2.linear#1.w",
+	}, {
+		Data64: m.Params.NetEncoderBlock2Linear1B[:],
+		Dims:   []int{8},
+		Name:   "net.encoder_block#2.linear#1.b",
+	}, {
+		Data64: m.Params.NetEncoderBlock1LayerNorm1Gamma[:],
+		Dims:   []int{8},
+		Name:   "net.encoder_block#1.layer_norm#1.gamma",
+	}, {
+		Data64: m.Params.NetEncoderBlock1LayerNorm1Beta[:],
+		Dims:   []int{8},
+		Name:   "net.encoder_block#1.layer_norm#1.beta",
+	}, {
+		Data64: m.Params.NetEncoderBlock1MaskedAttention1WQ[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "net.encoder_block#1.masked_attention#1.w_q",
+	}, {
+		Data64: m.Params.NetEncoderBlock1MaskedAttention1WK[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "net.encoder_block#1.masked_attention#1.w_k",
+	}, {
+		Data64: m.Params.NetEncoderBlock1MaskedAttention1WV[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "net.encoder_block#1.masked_attention#1.w_v",
+	}, {
+		Data64: m.Params.NetEncoderBlock1MaskedAttention1WO[:],
+		Dims:   []int{8, 2, 4},
+		Name:   "net.encoder_block#1.masked_attention#1.w_o",
+	}, {
+		Data64: m.Params.NetEncoderBlock1LayerNorm2Gamma[:],
+		Dims:   []int{8},
+		Name:   "net.encoder_block#1.layer_norm#2.gamma",
+	}, {
+		Data64: m.Params.NetEncoderBlock1LayerNorm2Beta[:],
+		Dims:   []int{8},
+		Name:   "net.encoder_block#1.layer_norm#2.beta",
+	}, {
+		Data64: m.Params.NetEncoderBlock1Dense1W[:],
+		Dims:   []int{16, 8},
+		Name:   "net.encoder_block#1.dense#1.w",
+	}, {
+		Data64: m.Params.NetEncoderBlock1Dense1B[:],
+		Dims:   []int{16},
+		Name:   "net.encoder_block#1.dense#1.b",
+	}, {
+		Data64: m.Params.NetEncoderBlock1Linear1W[:],
+		Dims:   []int{8, 16},
+		Name:   "net.encoder_block#1.linear#1.w",
+	}, {
+		Data64: m.Params.NetEncoderBlock1Linear1B[:],
+		Dims:   []int{8},
+		Name:   "net.encoder_block#1.linear#1.b",
+	}, {
+		Data64: m.Params.NetLayerNorm1Gamma[:],
+		Dims:   []int{8},
+		Name:   "net.layer_norm#1.gamma",
+	}, {
+		Data64: m.Params.NetLayerNorm1Beta[:],
+		Dims:   []int{8},
+		Name:   "net.layer_norm#1.beta",
+	}, {
+		Data64: m.Params.NetLinear1W[:],
+		Dims:   []int{6, 8},
+		Name:   "net.linear#1.w",
+	}, {
+		Data64: m.Params.NetLinear1B[:],
+		Dims:   []int{6},
+		Name:   "net.linear#1.b",
+	}, {
+		Data64: m.momentum.NetEmb[:],
+		Dims:   []int{8, 6},
+		Name:   "momentum/net.emb",
+	}, {
+		Data64: m.momentum.NetPos[:],
+		Dims:   []int{4, 8},
+		Name:   "momentum/net.pos",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2LayerNorm1Gamma[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.encoder_block#2.layer_norm#1.gamma",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2LayerNorm1Beta[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.encoder_block#2.layer_norm#1.beta",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2MaskedAttention1WQ[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "momentum/net.encoder_block#2.masked_attention#1.w_q",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2MaskedAttention1WK[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "momentum/net.encoder_block#2.masked_attention#1.w_k",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2MaskedAttention1WV[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "momentum/net.encoder_block#2.masked_attention#1.w_v",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2MaskedAttention1WO[:],
+		Dims:   []int{8, 2, 4},
+		Name:   "momentum/net.encoder_block#2.masked_attention#1.w_o",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2LayerNorm2Gamma[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.encoder_block#2.layer_norm#2.gamma",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2LayerNorm2Beta[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.encoder_block#2.layer_norm#2.beta",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2Dense1W[:],
+		Dims:   []int{16, 8},
+		Name:   "momentum/net.encoder_block#2.dense#1.w",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2Dense1B[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.encoder_block#2.dense#1.b",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2Linear1W[:],
+		Dims:   []int{8, 16},
+		Name:   "momentum/net.encoder_block#2.linear#1.w",
+	}, {
+		Data64: m.momentum.NetEncoderBlock2Linear1B[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.encoder_block#2.linear#1.b",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1LayerNorm1Gamma[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.encoder_block#1.layer_norm#1.gamma",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1LayerNorm1Beta[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.encoder_block#1.layer_norm#1.beta",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1MaskedAttention1WQ[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "momentum/net.encoder_block#1.masked_attention#1.w_q",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1MaskedAttention1WK[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "momentum/net.encoder_block#1.masked_attention#1.w_k",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1MaskedAttention1WV[:],
+		Dims:   []int{2, 4, 8},
+		Name:   "momentum/net.encoder_block#1.masked_attention#1.w_v",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1MaskedAttention1WO[:],
+		Dims:   []int{8, 2, 4},
+		Name:   "momentum/net.encoder_block#1.masked_attention#1.w_o",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1LayerNorm2Gamma[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.encoder_block#1.layer_norm#2.gamma",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1LayerNorm2Beta[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.encoder_block#1.layer_norm#2.beta",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1Dense1W[:],
+		Dims:   []int{16, 8},
+		Name:   "momentum/net.encoder_block#1.dense#1.w",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1Dense1B[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.encoder_block#1.dense#1.b",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1Linear1W[:],
+		Dims:   []int{8, 16},
+		Name:   "momentum/net.encoder_block#1.linear#1.w",
+	}, {
+		Data64: m.momentum.NetEncoderBlock1Linear1B[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.encoder_block#1.linear#1.b",
+	}, {
+		Data64: m.momentum.NetLayerNorm1Gamma[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.layer_norm#1.gamma",
+	}, {
+		Data64: m.momentum.NetLayerNorm1Beta[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.layer_norm#1.beta",
+	}, {
+		Data64: m.momentum.NetLinear1W[:],
+		Dims:   []int{6, 8},
+		Name:   "momentum/net.linear#1.w",
+	}, {
+		Data64: m.momentum.NetLinear1B[:],
+		Dims:   []int{6},
+		Name:   "momentum/net.linear#1.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlTransformer) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlTransformer) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlTransformerRunner runs the inference entry points of Transformer (Predict, PredictMany)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlTransformerRunner struct {
+	params         *ocannlTransformerParams
+	outPredict     [1][4][6]float64
+	outPredictMany [3][4][6]float64
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict, PredictMany) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlTransformer) NewRunner() *ocannlTransformerRunner {
+	return &ocannlTransformerRunner{params: &m.Params}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlTransformerRunner) Predict(ids *[1][4]float64) *[1][4][6]float64 {
+	ocannlTransformerPredict(ids, &r.params.NetEmb, &r.params.NetPos, &r.params.NetEncoderBlock2LayerNorm1Gamma, &r.params.NetEncoderBlock2LayerNorm1Beta, &r.params.NetEncoderBlock2MaskedAttention1WQ, &r.params.NetEncoderBlock2MaskedAttention1WK, &r.params.NetEncoderBlock2MaskedAttention1WV, &r.params.NetEncoderBlock2MaskedAttention1WO, &r.params.NetEncoderBlock2LayerNorm2Gamma, &r.params.NetEncoderBlock2LayerNorm2Beta, &r.params.NetEncoderBlock2Dense1W, &r.params.NetEncoderBlock2Dense1B, &r.params.NetEncoderBlock2Linear1W, &r.params.NetEncoderBlock2Linear1B, &r.params.NetEncoderBlock1LayerNorm1Gamma, &r.params.NetEncoderBlock1LayerNorm1Beta, &r.params.NetEncoderBlock1MaskedAttention1WQ, &r.params.NetEncoderBlock1MaskedAttention1WK, &r.params.NetEncoderBlock1MaskedAttention1WV, &r.params.NetEncoderBlock1MaskedAttention1WO, &r.params.NetEncoderBlock1LayerNorm2Gamma, &r.params.NetEncoderBlock1LayerNorm2Beta, &r.params.NetEncoderBlock1Dense1W, &r.params.NetEncoderBlock1Dense1B, &r.params.NetEncoderBlock1Linear1W, &r.params.NetEncoderBlock1Linear1B, &r.params.NetLayerNorm1Gamma, &r.params.NetLayerNorm1Beta, &r.params.NetLinear1W, &r.params.NetLinear1B, &r.outPredict)
+	return &r.outPredict
+}
+
+// PredictMany is the model's PredictMany (rows 0 to n-1 of the inputs, 0 <= n <= 3), with the result held
+// in r until r's next PredictMany call. It does not allocate.
+func (r *ocannlTransformerRunner) PredictMany(ids *[3][4]float64, n int) (*[3][4][6]float64, error) {
+	if err := rt.CheckRows("PredictMany", n, 0, 3); err != nil {
+		return nil, err
+	}
+	for i := range n {
+		ocannlTransformerPredictMany((*[1][4]float64)(ids[i:i+1]), &r.params.NetEmb, &r.params.NetPos, &r.params.NetEncoderBlock2LayerNorm1Gamma, &r.params.NetEncoderBlock2LayerNorm1Beta, &r.params.NetEncoderBlock2MaskedAttention1WQ, &r.params.NetEncoderBlock2MaskedAttention1WK, &r.params.NetEncoderBlock2MaskedAttention1WV, &r.params.NetEncoderBlock2MaskedAttention1WO, &r.params.NetEncoderBlock2LayerNorm2Gamma, &r.params.NetEncoderBlock2LayerNorm2Beta, &r.params.NetEncoderBlock2Dense1W, &r.params.NetEncoderBlock2Dense1B, &r.params.NetEncoderBlock2Linear1W, &r.params.NetEncoderBlock2Linear1B, &r.params.NetEncoderBlock1LayerNorm1Gamma, &r.params.NetEncoderBlock1LayerNorm1Beta, &r.params.NetEncoderBlock1MaskedAttention1WQ, &r.params.NetEncoderBlock1MaskedAttention1WK, &r.params.NetEncoderBlock1MaskedAttention1WV, &r.params.NetEncoderBlock1MaskedAttention1WO, &r.params.NetEncoderBlock1LayerNorm2Gamma, &r.params.NetEncoderBlock1LayerNorm2Beta, &r.params.NetEncoderBlock1Dense1W, &r.params.NetEncoderBlock1Dense1B, &r.params.NetEncoderBlock1Linear1W, &r.params.NetEncoderBlock1Linear1B, &r.params.NetLayerNorm1Gamma, &r.params.NetLayerNorm1Beta, &r.params.NetLinear1W, &r.params.NetLinear1B, (*[1][4][6]float64)(r.outPredictMany[i:i+1]))
+	}
+	return &r.outPredictMany, nil
 }
 
 // ocannlMixerParams holds one value per cell of every parameter of Mixer, flattened in memory order (batch, output, input).
@@ -1361,7 +2286,8 @@ func (m *ocannlMixer) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlMixer) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -1370,6 +2296,23 @@ func (m *ocannlMixer) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlMixer) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMixer) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMixer) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -1383,6 +2326,145 @@ func (m *ocannlMixer) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMixer) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlMixer) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetLinear1W[:],
+		Dims:   []int{8, 6},
+		Name:   "net.linear#1.w",
+	}, {
+		Data64: m.Params.NetLinear1B[:],
+		Dims:   []int{8},
+		Name:   "net.linear#1.b",
+	}, {
+		Data64: m.Params.NetMixerBlock1LayerNorm1Gamma[:],
+		Dims:   []int{8},
+		Name:   "net.mixer_block#1.layer_norm#1.gamma",
+	}, {
+		Data64: m.Params.NetMixerBlock1LayerNorm1Beta[:],
+		Dims:   []int{8},
+		Name:   "net.mixer_block#1.layer_norm#1.beta",
+	}, {
+		Data64: m.Params.NetMixerBlock1Tok1[:],
+		Dims:   []int{5, 4},
+		Name:   "net.mixer_block#1.tok1",
+	}, {
+		Data64: m.Params.NetMixerBlock1Tok2[:],
+		Dims:   []int{4, 5},
+		Name:   "net.mixer_block#1.tok2",
+	}, {
+		Data64: m.Params.NetMixerBlock1Ch2[:],
+		Dims:   []int{8, 12},
+		Name:   "net.mixer_block#1.ch2",
+	}, {
+		Data64: m.Params.NetMixerBlock1LayerNorm2Gamma[:],
+		Dims:   []int{8},
+		Name:   "net.mixer_block#1.layer_norm#2.gamma",
+	}, {
+		Data64: m.Params.NetMixerBlock1LayerNorm2Beta[:],
+		Dims:   []int{8},
+		Name:   "net.mixer_block#1.layer_norm#2.beta",
+	}, {
+		Data64: m.Params.NetMixerBlock1Dense1W[:],
+		Dims:   []int{12, 8},
+		Name:   "net.mixer_block#1.dense#1.w",
+	}, {
+		Data64: m.Params.NetMixerBlock1Dense1B[:],
+		Dims:   []int{12},
+		Name:   "net.mixer_block#1.dense#1.b",
+	}, {
+		Data64: m.Params.NetMixerBlock1Ch2B[:],
+		Dims:   []int{8},
+		Name:   "net.mixer_block#1.ch2_b",
+	}, {
+		Data64: m.Params.NetLinear2W[:],
+		Dims:   []int{3, 8},
+		Name:   "net.linear#2.w",
+	}, {
+		Data64: m.Params.NetLinear2B[:],
+		Dims:   []int{3},
+		Name:   "net.linear#2.b",
+	}, {
+		Data64: m.momentum.NetLinear1W[:],
+		Dims:   []int{8, 6},
+		Name:   "momentum/net.linear#1.w",
+	}, {
+		Data64: m.momentum.NetLinear1B[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.linear#1.b",
+	}, {
+		Data64: m.momentum.NetMixerBlock1LayerNorm1Gamma[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.mixer_block#1.layer_norm#1.gamma",
+	}, {
+		Data64: m.momentum.NetMixerBlock1LayerNorm1Beta[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.mixer_block#1.layer_norm#1.beta",
+	}, {
+		Data64: m.momentum.NetMixerBlock1Tok1[:],
+		Dims:   []int{5, 4},
+		Name:   "momentum/net.mixer_block#1.tok1",
+	}, {
+		Data64: m.momentum.NetMixerBlock1Tok2[:],
+		Dims:   []int{4, 5},
+		Name:   "momentum/net.mixer_block#1.tok2",
+	}, {
+		Data64: m.momentum.NetMixerBlock1Ch2[:],
+		Dims:   []int{8, 12},
+		Name:   "momentum/net.mixer_block#1.ch2",
+	}, {
+		Data64: m.momentum.NetMixerBlock1LayerNorm2Gamma[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.mixer_block#1.layer_norm#2.gamma",
+	}, {
+		Data64: m.momentum.NetMixerBlock1LayerNorm2Beta[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.mixer_block#1.layer_norm#2.beta",
+	}, {
+		Data64: m.momentum.NetMixerBlock1Dense1W[:],
+		Dims:   []int{12, 8},
+		Name:   "momentum/net.mixer_block#1.dense#1.w",
+	}, {
+		Data64: m.momentum.NetMixerBlock1Dense1B[:],
+		Dims:   []int{12},
+		Name:   "momentum/net.mixer_block#1.dense#1.b",
+	}, {
+		Data64: m.momentum.NetMixerBlock1Ch2B[:],
+		Dims:   []int{8},
+		Name:   "momentum/net.mixer_block#1.ch2_b",
+	}, {
+		Data64: m.momentum.NetLinear2W[:],
+		Dims:   []int{3, 8},
+		Name:   "momentum/net.linear#2.w",
+	}, {
+		Data64: m.momentum.NetLinear2B[:],
+		Dims:   []int{3},
+		Name:   "momentum/net.linear#2.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlMixer) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlMixer) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
 }
 
 // ocannlAutoencoderParams holds one value per cell of every parameter of Autoencoder, flattened in memory order (batch, output, input).
@@ -1526,7 +2608,8 @@ func (m *ocannlAutoencoder) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlAutoencoder) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -1535,6 +2618,23 @@ func (m *ocannlAutoencoder) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlAutoencoder) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlAutoencoder) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlAutoencoder) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -1548,6 +2648,120 @@ func (m *ocannlAutoencoder) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlAutoencoder) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlAutoencoder) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.EncDense1W[:],
+		Dims:   []int{8, 12},
+		Name:   "enc.dense#1.w",
+	}, {
+		Data64: m.Params.EncDense1B[:],
+		Dims:   []int{8},
+		Name:   "enc.dense#1.b",
+	}, {
+		Data64: m.Params.EncLinear1W[:],
+		Dims:   []int{3, 8},
+		Name:   "enc.linear#1.w",
+	}, {
+		Data64: m.Params.EncLinear1B[:],
+		Dims:   []int{3},
+		Name:   "enc.linear#1.b",
+	}, {
+		Data64: m.Params.DecWOut[:],
+		Dims:   []int{12, 8},
+		Name:   "dec.w_out",
+	}, {
+		Data64: m.Params.DecDense1W[:],
+		Dims:   []int{8, 3},
+		Name:   "dec.dense#1.w",
+	}, {
+		Data64: m.Params.DecDense1B[:],
+		Dims:   []int{8},
+		Name:   "dec.dense#1.b",
+	}, {
+		Data64: m.Params.DecBOut[:],
+		Dims:   []int{12},
+		Name:   "dec.b_out",
+	}, {
+		Data64: m.momentum.EncDense1W[:],
+		Dims:   []int{8, 12},
+		Name:   "momentum/enc.dense#1.w",
+	}, {
+		Data64: m.momentum.EncDense1B[:],
+		Dims:   []int{8},
+		Name:   "momentum/enc.dense#1.b",
+	}, {
+		Data64: m.momentum.EncLinear1W[:],
+		Dims:   []int{3, 8},
+		Name:   "momentum/enc.linear#1.w",
+	}, {
+		Data64: m.momentum.EncLinear1B[:],
+		Dims:   []int{3},
+		Name:   "momentum/enc.linear#1.b",
+	}, {
+		Data64: m.momentum.DecWOut[:],
+		Dims:   []int{12, 8},
+		Name:   "momentum/dec.w_out",
+	}, {
+		Data64: m.momentum.DecDense1W[:],
+		Dims:   []int{8, 3},
+		Name:   "momentum/dec.dense#1.w",
+	}, {
+		Data64: m.momentum.DecDense1B[:],
+		Dims:   []int{8},
+		Name:   "momentum/dec.dense#1.b",
+	}, {
+		Data64: m.momentum.DecBOut[:],
+		Dims:   []int{12},
+		Name:   "momentum/dec.b_out",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlAutoencoder) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlAutoencoder) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlAutoencoderRunner runs the inference entry points of Autoencoder (Encode)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlAutoencoderRunner struct {
+	params    *ocannlAutoencoderParams
+	outEncode [1][3]float64
+}
+
+// NewRunner returns a runner of m's inference entry points (Encode) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlAutoencoder) NewRunner() *ocannlAutoencoderRunner {
+	return &ocannlAutoencoderRunner{params: &m.Params}
+}
+
+// Encode is the model's Encode, with the result held in r until r's next Encode call.
+// It does not allocate.
+func (r *ocannlAutoencoderRunner) Encode(x *[1][12]float64) *[1][3]float64 {
+	ocannlAutoencoderEncode(x, &r.params.EncDense1W, &r.params.EncDense1B, &r.params.EncLinear1W, &r.params.EncLinear1B, &r.outEncode)
+	return &r.outEncode
 }
 
 // ocannlRowsMLPParams holds one value per cell of every parameter of RowsMLP, flattened in memory order (batch, output, input).
@@ -1711,7 +2925,8 @@ func (m *ocannlRowsMLP) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlRowsMLP) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -1720,6 +2935,23 @@ func (m *ocannlRowsMLP) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlRowsMLP) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlRowsMLP) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlRowsMLP) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -1733,6 +2965,104 @@ func (m *ocannlRowsMLP) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRowsMLP) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlRowsMLP) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetW1[:],
+		Dims:   []int{6, 3},
+		Name:   "net.w1",
+	}, {
+		Data64: m.Params.NetB1[:],
+		Dims:   []int{6},
+		Name:   "net.b1",
+	}, {
+		Data64: m.Params.NetW2[:],
+		Dims:   []int{5, 6},
+		Name:   "net.w2",
+	}, {
+		Data64: m.Params.NetB2[:],
+		Dims:   []int{5},
+		Name:   "net.b2",
+	}, {
+		Data64: m.Params.NetW3[:],
+		Dims:   []int{2, 5},
+		Name:   "net.w3",
+	}, {
+		Data64: m.Params.NetB3[:],
+		Dims:   []int{2},
+		Name:   "net.b3",
+	}, {
+		Data64: m.momentum.NetW1[:],
+		Dims:   []int{6, 3},
+		Name:   "momentum/net.w1",
+	}, {
+		Data64: m.momentum.NetB1[:],
+		Dims:   []int{6},
+		Name:   "momentum/net.b1",
+	}, {
+		Data64: m.momentum.NetW2[:],
+		Dims:   []int{5, 6},
+		Name:   "momentum/net.w2",
+	}, {
+		Data64: m.momentum.NetB2[:],
+		Dims:   []int{5},
+		Name:   "momentum/net.b2",
+	}, {
+		Data64: m.momentum.NetW3[:],
+		Dims:   []int{2, 5},
+		Name:   "momentum/net.w3",
+	}, {
+		Data64: m.momentum.NetB3[:],
+		Dims:   []int{2},
+		Name:   "momentum/net.b3",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlRowsMLP) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlRowsMLP) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlRowsMLPRunner runs the inference entry points of RowsMLP (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlRowsMLPRunner struct {
+	params     *ocannlRowsMLPParams
+	outPredict [4][2]float64
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlRowsMLP) NewRunner() *ocannlRowsMLPRunner {
+	return &ocannlRowsMLPRunner{params: &m.Params}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlRowsMLPRunner) Predict(x *[4][3]float64) *[4][2]float64 {
+	ocannlRowsMLPPredict(x, &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, &r.outPredict)
+	return &r.outPredict
 }
 
 // ocannlRowsSeqParams holds one value per cell of every parameter of RowsSeq, flattened in memory order (batch, output, input).
@@ -1888,7 +3218,8 @@ func (m *ocannlRowsSeq) ParamTensors() []rt.Tensor {
 	}}
 }
 
-// Save writes the parameters to w in rt's parameter file format.
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
 func (m *ocannlRowsSeq) Save(w io.Writer) error {
 	return rt.Save(w, m.ParamTensors())
 }
@@ -1897,6 +3228,23 @@ func (m *ocannlRowsSeq) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlRowsSeq) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlRowsSeq) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlRowsSeq) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -1910,6 +3258,104 @@ func (m *ocannlRowsSeq) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRowsSeq) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlRowsSeq) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetW1[:],
+		Dims:   []int{6, 3},
+		Name:   "net.w1",
+	}, {
+		Data64: m.Params.NetB1[:],
+		Dims:   []int{6},
+		Name:   "net.b1",
+	}, {
+		Data64: m.Params.NetW2[:],
+		Dims:   []int{5, 6},
+		Name:   "net.w2",
+	}, {
+		Data64: m.Params.NetB2[:],
+		Dims:   []int{5},
+		Name:   "net.b2",
+	}, {
+		Data64: m.Params.NetW3[:],
+		Dims:   []int{2, 5},
+		Name:   "net.w3",
+	}, {
+		Data64: m.Params.NetB3[:],
+		Dims:   []int{2},
+		Name:   "net.b3",
+	}, {
+		Data64: m.momentum.NetW1[:],
+		Dims:   []int{6, 3},
+		Name:   "momentum/net.w1",
+	}, {
+		Data64: m.momentum.NetB1[:],
+		Dims:   []int{6},
+		Name:   "momentum/net.b1",
+	}, {
+		Data64: m.momentum.NetW2[:],
+		Dims:   []int{5, 6},
+		Name:   "momentum/net.w2",
+	}, {
+		Data64: m.momentum.NetB2[:],
+		Dims:   []int{5},
+		Name:   "momentum/net.b2",
+	}, {
+		Data64: m.momentum.NetW3[:],
+		Dims:   []int{2, 5},
+		Name:   "momentum/net.w3",
+	}, {
+		Data64: m.momentum.NetB3[:],
+		Dims:   []int{2},
+		Name:   "momentum/net.b3",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlRowsSeq) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, or one whose
+// tensors differ in name, element type or shape is rejected (every mismatch is listed) and m is
+// left unchanged. The gradients are not part of a checkpoint.
+func (m *ocannlRowsSeq) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlRowsSeqRunner runs the inference entry points of RowsSeq (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlRowsSeqRunner struct {
+	params     *ocannlRowsSeqParams
+	outPredict [3][2][2]float64
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlRowsSeq) NewRunner() *ocannlRowsSeqRunner {
+	return &ocannlRowsSeqRunner{params: &m.Params}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
+	ocannlRowsSeqPredict(x, &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, &r.outPredict)
+	return &r.outPredict
 }
 
 // ocannlLeNetTrainLoss runs a tensor program generated by ocannlgen.

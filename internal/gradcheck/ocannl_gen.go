@@ -75,6 +75,23 @@ func (m *ocannlAdd) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlAdd) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlAdd) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlAdd) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -151,6 +168,23 @@ func (m *ocannlSub) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlSub) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSub) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSub) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -231,6 +265,23 @@ func (m *ocannlMul) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlMul) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -309,6 +360,23 @@ func (m *ocannlDiv) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlDiv) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlDiv) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlDiv) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -378,6 +446,23 @@ func (m *ocannlSelfMul) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlSelfMul) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSelfMul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSelfMul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -451,6 +536,23 @@ func (m *ocannlPow2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlPow2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlPow2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlPow2) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -520,6 +622,23 @@ func (m *ocannlPow1) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlPow1) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlPow1) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlPow1) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -593,6 +712,23 @@ func (m *ocannlPow3) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlPow3) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlPow3) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlPow3) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -662,6 +798,23 @@ func (m *ocannlPowHalf) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlPowHalf) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlPowHalf) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlPowHalf) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -735,6 +888,23 @@ func (m *ocannlPowNeg) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlPowNeg) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlPowNeg) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlPowNeg) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -806,6 +976,23 @@ func (m *ocannlPow0) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlPow0) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlPow0) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlPow0) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -875,6 +1062,23 @@ func (m *ocannlPowNegBase) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlPowNegBase) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlPowNegBase) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlPowNegBase) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -962,6 +1166,23 @@ func (m *ocannlFma) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlFma) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlFma) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlFma) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -1040,6 +1261,23 @@ func (m *ocannlWhere) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlWhere) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlWhere) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlWhere) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -1109,6 +1347,23 @@ func (m *ocannlWhereConst) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlWhereConst) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlWhereConst) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlWhereConst) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -1189,6 +1444,23 @@ func (m *ocannlWhereCompare) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlWhereCompare) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlWhereCompare) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlWhereCompare) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -1265,6 +1537,23 @@ func (m *ocannlCompare) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlCompare) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlCompare) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlCompare) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -1352,6 +1641,23 @@ func (m *ocannlArith) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlArith) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlArith) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlArith) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -1435,6 +1741,23 @@ func (m *ocannlLayerNorm) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlLayerNorm) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlLayerNorm) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlLayerNorm) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -1522,6 +1845,23 @@ func (m *ocannlLayerNorm2D) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlLayerNorm2D) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlLayerNorm2D) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlLayerNorm2D) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -1593,6 +1933,23 @@ func (m *ocannlSoftmax) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSoftmax) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSoftmax) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlSoftmax) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -1662,6 +2019,23 @@ func (m *ocannlLogSoftmax) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlLogSoftmax) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlLogSoftmax) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlLogSoftmax) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -1740,6 +2114,23 @@ func (m *ocannlCrossEntropy) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlCrossEntropy) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlCrossEntropy) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlCrossEntropy) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -1848,6 +2239,23 @@ func (m *ocannlHinge) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlHinge) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlHinge) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlHinge) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -1940,6 +2348,23 @@ func (m *ocannlDense) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlDense) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlDense) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlDense) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -2016,6 +2441,23 @@ func (m *ocannlSharedInstance) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlSharedInstance) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSharedInstance) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSharedInstance) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -2117,6 +2559,23 @@ func (m *ocannlAttention) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlAttention) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlAttention) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlAttention) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -2214,6 +2673,23 @@ func (m *ocannlMaskedAttention) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlMaskedAttention) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMaskedAttention) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMaskedAttention) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -2371,6 +2847,23 @@ func (m *ocannlTransformerBlock) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlTransformerBlock) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlTransformerBlock) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlTransformerBlock) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -2447,6 +2940,23 @@ func (m *ocannlConcat) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlConcat) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConcat) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConcat) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -2527,6 +3037,23 @@ func (m *ocannlConcat3) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConcat3) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConcat3) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlConcat3) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -2603,6 +3130,23 @@ func (m *ocannlConcatAxis0) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlConcatAxis0) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConcatAxis0) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConcatAxis0) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -2697,6 +3241,23 @@ func (m *ocannlBlockMatrix) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlBlockMatrix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlBlockMatrix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlBlockMatrix) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -2773,6 +3334,23 @@ func (m *ocannlBatchSlice) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlBatchSlice) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlBatchSlice) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlBatchSlice) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -2853,6 +3431,23 @@ func (m *ocannlSlicePrefix) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSlicePrefix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSlicePrefix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlSlicePrefix) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -2931,6 +3526,23 @@ func (m *ocannlSliceSuffix) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSliceSuffix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSliceSuffix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlSliceSuffix) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -3000,6 +3612,23 @@ func (m *ocannlSliceMiddle) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlSliceMiddle) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSliceMiddle) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSliceMiddle) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -3073,6 +3702,23 @@ func (m *ocannlDropFirst) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlDropFirst) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlDropFirst) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlDropFirst) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -3144,6 +3790,23 @@ func (m *ocannlPadBlocks) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlPadBlocks) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlPadBlocks) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlPadBlocks) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -3213,6 +3876,23 @@ func (m *ocannlStridedSlice) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlStridedSlice) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlStridedSlice) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlStridedSlice) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -3293,6 +3973,23 @@ func (m *ocannlInterleave) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlInterleave) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlInterleave) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlInterleave) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -3369,6 +4066,23 @@ func (m *ocannlStack) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlStack) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlStack) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlStack) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -3449,6 +4163,23 @@ func (m *ocannlStackInput) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlStackInput) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlStackInput) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlStackInput) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -3525,6 +4256,23 @@ func (m *ocannlStackBatch) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlStackBatch) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlStackBatch) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlStackBatch) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -3612,6 +4360,23 @@ func (m *ocannlConvPadded) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConvPadded) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConvPadded) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlConvPadded) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -3695,6 +4460,23 @@ func (m *ocannlConvPaddedStride2) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlConvPaddedStride2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConvPaddedStride2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConvPaddedStride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -3782,6 +4564,23 @@ func (m *ocannlConvPaddedK2Stride2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConvPaddedK2Stride2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConvPaddedK2Stride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlConvPaddedK2Stride2) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -3867,6 +4666,23 @@ func (m *ocannlConvValid) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConvValid) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConvValid) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlConvValid) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -3950,6 +4766,23 @@ func (m *ocannlConvValidStride2) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlConvValidStride2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConvValidStride2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConvValidStride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -4051,6 +4884,23 @@ func (m *ocannlConvStack) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConvStack) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConvStack) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlConvStack) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -4127,6 +4977,23 @@ func (m *ocannlConv1DPadded) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlConv1DPadded) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConv1DPadded) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConv1DPadded) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -4207,6 +5074,23 @@ func (m *ocannlConv1DPaddedStride2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConv1DPaddedStride2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConv1DPaddedStride2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlConv1DPaddedStride2) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -4283,6 +5167,23 @@ func (m *ocannlConv1DPaddedDilated) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlConv1DPaddedDilated) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConv1DPaddedDilated) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConv1DPaddedDilated) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -4363,6 +5264,23 @@ func (m *ocannlConv1DValid) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConv1DValid) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConv1DValid) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlConv1DValid) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -4441,6 +5359,23 @@ func (m *ocannlConv1DValidStride2Dilated) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlConv1DValidStride2Dilated) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlConv1DValidStride2Dilated) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlConv1DValidStride2Dilated) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -4510,6 +5445,23 @@ func (m *ocannlMatmulCompose) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlMatmulCompose) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMatmulCompose) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMatmulCompose) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -4590,6 +5542,23 @@ func (m *ocannlMatmulParams) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMatmulParams) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMatmulParams) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlMatmulParams) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -4666,6 +5635,23 @@ func (m *ocannlMatmulChain) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlMatmulChain) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMatmulChain) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMatmulChain) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -4746,6 +5732,23 @@ func (m *ocannlEinsumMatmul) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlEinsumMatmul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlEinsumMatmul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlEinsumMatmul) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -4822,6 +5825,23 @@ func (m *ocannlEinsumBatched) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlEinsumBatched) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlEinsumBatched) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlEinsumBatched) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -4902,6 +5922,23 @@ func (m *ocannlEinsumTranspose) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlEinsumTranspose) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlEinsumTranspose) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlEinsumTranspose) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -4978,6 +6015,23 @@ func (m *ocannlEinsumRowVar) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlEinsumRowVar) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlEinsumRowVar) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlEinsumRowVar) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -5058,6 +6112,23 @@ func (m *ocannlEinsumDot) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlEinsumDot) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlEinsumDot) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlEinsumDot) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -5134,6 +6205,23 @@ func (m *ocannlEinsumDiag) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlEinsumDiag) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlEinsumDiag) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlEinsumDiag) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -5214,6 +6302,23 @@ func (m *ocannlOuterSum) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlOuterSum) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlOuterSum) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlOuterSum) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -5283,6 +6388,23 @@ func (m *ocannlUnaryEinsum) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlUnaryEinsum) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlUnaryEinsum) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlUnaryEinsum) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -5356,6 +6478,23 @@ func (m *ocannlFixedSlice) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlFixedSlice) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlFixedSlice) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlFixedSlice) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -5425,6 +6564,23 @@ func (m *ocannlFixedScatter) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlFixedScatter) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlFixedScatter) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlFixedScatter) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -5505,6 +6661,23 @@ func (m *ocannlFixedEinsum) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlFixedEinsum) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlFixedEinsum) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlFixedEinsum) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -5574,6 +6747,23 @@ func (m *ocannlFixedInputAxis) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlFixedInputAxis) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlFixedInputAxis) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlFixedInputAxis) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -5654,6 +6844,23 @@ func (m *ocannlBroadcastBias) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlBroadcastBias) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlBroadcastBias) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlBroadcastBias) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -5730,6 +6937,23 @@ func (m *ocannlBroadcastScalar) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlBroadcastScalar) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlBroadcastScalar) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlBroadcastScalar) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -5810,6 +7034,23 @@ func (m *ocannlBroadcastRowCol) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlBroadcastRowCol) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlBroadcastRowCol) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlBroadcastRowCol) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -5879,6 +7120,23 @@ func (m *ocannlBroadcastConst) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlBroadcastConst) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlBroadcastConst) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlBroadcastConst) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -5952,6 +7210,23 @@ func (m *ocannlMaxPool) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMaxPool) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMaxPool) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlMaxPool) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -6021,6 +7296,23 @@ func (m *ocannlMaxPoolOverlap) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlMaxPoolOverlap) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMaxPoolOverlap) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMaxPoolOverlap) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -6108,6 +7400,23 @@ func (m *ocannlMaxPoolConv) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlMaxPoolConv) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlMaxPoolConv) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlMaxPoolConv) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -6177,6 +7486,23 @@ func (m *ocannlAvgPool) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlAvgPool) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlAvgPool) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlAvgPool) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -6250,6 +7576,23 @@ func (m *ocannlReduceMax) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlReduceMax) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlReduceMax) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlReduceMax) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -6319,6 +7662,23 @@ func (m *ocannlReduceMaxAll) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlReduceMaxAll) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlReduceMaxAll) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlReduceMaxAll) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -6399,6 +7759,23 @@ func (m *ocannlTropicalSame) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlTropicalSame) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlTropicalSame) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlTropicalSame) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -6477,6 +7854,23 @@ func (m *ocannlTropicalMatmul) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlTropicalMatmul) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlTropicalMatmul) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlTropicalMatmul) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -6546,6 +7940,23 @@ func (m *ocannlSumPoolLabelOnly) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlSumPoolLabelOnly) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSumPoolLabelOnly) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSumPoolLabelOnly) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -6633,6 +8044,23 @@ func (m *ocannlSaveA) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSaveA) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSaveA) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlSaveA) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -6716,6 +8144,23 @@ func (m *ocannlSaveB) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlSaveB) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSaveB) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSaveB) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -6803,6 +8248,23 @@ func (m *ocannlSaveF32) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSaveF32) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSaveF32) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlSaveF32) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -6872,6 +8334,23 @@ func (m *ocannlRelu) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlRelu) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlRelu) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlRelu) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -6945,6 +8424,23 @@ func (m *ocannlSat01) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSat01) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSat01) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlSat01) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -7014,6 +8510,23 @@ func (m *ocannlExp) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlExp) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlExp) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlExp) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -7087,6 +8600,23 @@ func (m *ocannlLog) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlLog) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlLog) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlLog) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -7156,6 +8686,23 @@ func (m *ocannlExp2) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlExp2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlExp2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlExp2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -7229,6 +8776,23 @@ func (m *ocannlLog2) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlLog2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlLog2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlLog2) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -7298,6 +8862,23 @@ func (m *ocannlSin) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlSin) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSin) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSin) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -7371,6 +8952,23 @@ func (m *ocannlCos) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlCos) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlCos) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlCos) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -7440,6 +9038,23 @@ func (m *ocannlSqrt) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlSqrt) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlSqrt) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlSqrt) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -7513,6 +9128,23 @@ func (m *ocannlRecip) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlRecip) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlRecip) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlRecip) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -7582,6 +9214,23 @@ func (m *ocannlRecipSqrt) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlRecipSqrt) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlRecipSqrt) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlRecipSqrt) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -7655,6 +9304,23 @@ func (m *ocannlNeg) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlNeg) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlNeg) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlNeg) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -7724,6 +9390,23 @@ func (m *ocannlNegPrefix) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlNegPrefix) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlNegPrefix) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlNegPrefix) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.
@@ -7797,6 +9480,23 @@ func (m *ocannlTanh) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlTanh) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlTanh) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlTanh) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -7868,6 +9568,23 @@ func (m *ocannlId) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
 }
 
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlId) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlId) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
 // MarshalBinary encodes the parameters as Save does.
 func (m *ocannlId) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
@@ -7937,6 +9654,23 @@ func (m *ocannlUnaryChain) Save(w io.Writer) error {
 // or shape is rejected (rt.ShapeError names the tensor and both shapes) and m is left unchanged.
 func (m *ocannlUnaryChain) Load(r io.Reader) error {
 	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear) or the layout opt.Permute gives. opt may
+// be nil.
+func (m *ocannlUnaryChain) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Permute converts layouts (rt.TorchConv2d() for a conv2d kernel; an nn.Linear
+// weight needs none), and F16, BF16, F32 and F64 data are converted. Every missing, extra or
+// mismatching tensor is listed in the error, and on any error m is left unchanged. opt may be nil.
+func (m *ocannlUnaryChain) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
 }
 
 // MarshalBinary encodes the parameters as Save does.

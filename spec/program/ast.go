@@ -6,15 +6,7 @@
 // specs parsed by package inference.
 package program
 
-import "fmt"
-
-// Pos is a source position: 1-based line and byte column.
-type Pos struct {
-	Line, Col int
-}
-
-// String renders the position as LINE:COL.
-func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+import "github.com/ocannlgen/ocannlgen/spec"
 
 // Program is a parsed program: its statements in source order.
 type Program struct {
@@ -25,13 +17,13 @@ type Program struct {
 // *LetStmt, *DimStmt, *AssignStmt, and the model statements *LayerStmt,
 // *EntryStmt and *OptimStmt.
 type Stmt interface {
-	StmtPos() Pos
+	StmtPos() spec.Pos
 }
 
 // InputStmt is `input NAME : shape [= init]`: a data leaf with exactly the
 // given shape.
 type InputStmt struct {
-	Pos   Pos
+	Pos   spec.Pos
 	Name  string
 	Shape *ShapeDecl
 	Init  *Init // nil when absent (zeros)
@@ -40,7 +32,7 @@ type InputStmt struct {
 // LeafStmt is `leaf NAME [: shape] [= init]`: a non-learnable leaf whose
 // unknown ('?') or absent rows are inferred from use.
 type LeafStmt struct {
-	Pos   Pos
+	Pos   spec.Pos
 	Name  string
 	Shape *ShapeDecl // nil when absent: all rows unknown
 	Init  *Init      // nil when absent
@@ -49,7 +41,7 @@ type LeafStmt struct {
 // ParamStmt is `param NAME [= init] { field }`: a learnable parameter
 // whose shape is inferred from use.
 type ParamStmt struct {
-	Pos    Pos
+	Pos    spec.Pos
 	Name   string
 	Init   *Init // nil: default random init
 	Fields []Field
@@ -57,7 +49,7 @@ type ParamStmt struct {
 
 // LetStmt is `[let] NAME = expr`.
 type LetStmt struct {
-	Pos  Pos
+	Pos  spec.Pos
 	Name string
 	Expr Expr
 }
@@ -66,7 +58,7 @@ type LetStmt struct {
 // a layer the value may name a configuration argument instead
 // (`dim h = heads`): then ValueName is set and Value is 0.
 type DimStmt struct {
-	Pos       Pos
+	Pos       spec.Pos
 	Name      string
 	Value     int
 	ValueName string
@@ -79,7 +71,7 @@ type DimStmt struct {
 //	    STMT ...
 //	    return EXPR
 type LayerStmt struct {
-	Pos    Pos
+	Pos    spec.Pos
 	Name   string
 	Config []ConfigParam
 	Args   []Name
@@ -91,14 +83,14 @@ type LayerStmt struct {
 
 // Name is a name with its position.
 type Name struct {
-	Pos  Pos
+	Pos  spec.Pos
 	Name string
 }
 
 // ConfigParam is a configuration argument of a layer, with an optional
 // default value.
 type ConfigParam struct {
-	Pos     Pos
+	Pos     spec.Pos
 	Name    string
 	Default *ConfigValue // nil: required
 }
@@ -106,7 +98,7 @@ type ConfigParam struct {
 // ConfigValue is a configuration value: a number, a string, or (inside a
 // layer) the name of one of the layer's configuration arguments.
 type ConfigValue struct {
-	Pos    Pos
+	Pos    spec.Pos
 	Number *Number // set for a number
 	Str    string  // the string's contents when IsStr
 	IsStr  bool
@@ -121,7 +113,7 @@ type ConfigValue struct {
 //	    STMT ...
 //	    return EXPR
 type EntryStmt struct {
-	Pos    Pos
+	Pos    spec.Pos
 	Name   string
 	Loss   bool
 	Body   []Stmt // *InputStmt, *LetStmt, *DimStmt
@@ -129,16 +121,17 @@ type EntryStmt struct {
 }
 
 // OptimStmt is the optimizer's settings, `sgd lr=0.1 momentum=0.9
-// nesterov weight_decay=1e-4 lr_end=0.01 steps=1000`.
+// nesterov weight_decay=1e-4 lr_end=0.01 steps=1000` or `adam lr=1e-3
+// beta2=0.99 clip_norm=1`.
 type OptimStmt struct {
-	Pos      Pos
-	Kind     string // "sgd"
+	Pos      spec.Pos
+	Kind     string // "sgd", "adam" or "adamw"
 	Settings []Setting
 }
 
 // Setting is `NAME=NUMBER` or a bare flag `NAME` (Value nil).
 type Setting struct {
-	Pos   Pos
+	Pos   spec.Pos
 	Name  string
 	Value *Number
 }
@@ -146,11 +139,11 @@ type Setting struct {
 // AssignStmt is an assignment in the producer regime (OCANNL's %cd):
 // `target ACCUM rhs [~logic:"..."]`.
 type AssignStmt struct {
-	Pos Pos
+	Pos spec.Pos
 	// Target is the assigned tensor's name; Inline is true when written
 	// `{ NAME }` (a new tensor introduced by this assignment).
 	Target    string
-	TargetPos Pos
+	TargetPos spec.Pos
 	Inline    bool
 	// Accum is the assignment operator as written: "=:", "=+", "=:+",
 	// "=-", "=:-", "=*", "=:*", "=/", "=:/", "=@^", "=:@^", "=@-", "=:@-".
@@ -165,40 +158,40 @@ type AssignStmt struct {
 	// Logic is the ~logic string: "." (default), "@", "T" or an einsum spec.
 	// It is "" (and LogicPos zero) when no ~logic clause is written.
 	Logic    string
-	LogicPos Pos // position of the string literal's opening quote; zero if absent
+	LogicPos spec.Pos // position of the string literal's opening quote; zero if absent
 }
 
 // StmtPos implements Stmt.
-func (s *InputStmt) StmtPos() Pos { return s.Pos }
+func (s *InputStmt) StmtPos() spec.Pos { return s.Pos }
 
 // StmtPos implements Stmt.
-func (s *LeafStmt) StmtPos() Pos { return s.Pos }
+func (s *LeafStmt) StmtPos() spec.Pos { return s.Pos }
 
 // StmtPos implements Stmt.
-func (s *ParamStmt) StmtPos() Pos { return s.Pos }
+func (s *ParamStmt) StmtPos() spec.Pos { return s.Pos }
 
 // StmtPos implements Stmt.
-func (s *LetStmt) StmtPos() Pos { return s.Pos }
+func (s *LetStmt) StmtPos() spec.Pos { return s.Pos }
 
 // StmtPos implements Stmt.
-func (s *DimStmt) StmtPos() Pos { return s.Pos }
+func (s *DimStmt) StmtPos() spec.Pos { return s.Pos }
 
 // StmtPos implements Stmt.
-func (s *AssignStmt) StmtPos() Pos { return s.Pos }
+func (s *AssignStmt) StmtPos() spec.Pos { return s.Pos }
 
 // StmtPos implements Stmt.
-func (s *LayerStmt) StmtPos() Pos { return s.Pos }
+func (s *LayerStmt) StmtPos() spec.Pos { return s.Pos }
 
 // StmtPos implements Stmt.
-func (s *EntryStmt) StmtPos() Pos { return s.Pos }
+func (s *EntryStmt) StmtPos() spec.Pos { return s.Pos }
 
 // StmtPos implements Stmt.
-func (s *OptimStmt) StmtPos() Pos { return s.Pos }
+func (s *OptimStmt) StmtPos() spec.Pos { return s.Pos }
 
 // ShapeDecl is a declared shape `[batch |] [input ->] output`. A nil row
 // pointer means the kind was omitted (an empty row).
 type ShapeDecl struct {
-	Pos    Pos
+	Pos    spec.Pos
 	Batch  *RowDecl
 	Input  *RowDecl
 	Output *RowDecl
@@ -206,7 +199,7 @@ type ShapeDecl struct {
 
 // RowDecl is one declared row: '?' (Unknown) or a list of dims (possibly empty).
 type RowDecl struct {
-	Pos     Pos
+	Pos     spec.Pos
 	Unknown bool
 	Dims    []DimDecl
 }
@@ -217,7 +210,7 @@ type RowDecl struct {
 // name. `<=INT` (or `<=NAME`) is a number of rows chosen at run time, at
 // most Size (docs/language.md, "Run-time batch sizes").
 type DimDecl struct {
-	Pos   Pos
+	Pos   spec.Pos
 	Size  int
 	Name  string // the size's name, "" for a literal
 	Basis string // "" when not written (the default basis)
@@ -240,7 +233,7 @@ const (
 
 // Init is an initializer.
 type Init struct {
-	Pos     Pos
+	Pos     spec.Pos
 	Kind    InitKind
 	Number  float64
 	Literal *Literal
@@ -251,7 +244,7 @@ type Init struct {
 // Names[i] is that name and Dims[i] is 0. Names is nil when every size is
 // a number.
 type Field struct {
-	Pos   Pos
+	Pos   spec.Pos
 	Kind  byte // 'o', 'i' or 'b'
 	Dims  []int
 	Names []string
@@ -261,19 +254,19 @@ type Field struct {
 // *Unary, *Binary, *Pow, *Einsum, *Concat, *Slice, *Ternary,
 // *InlineParam, *DimRef, and in models *Call and *Instance.
 type Expr interface {
-	ExprPos() Pos
+	ExprPos() spec.Pos
 }
 
 // Ident is a reference to a named tensor.
 type Ident struct {
-	Pos  Pos
+	Pos  spec.Pos
 	Name string
 }
 
 // Number is a numeric constant: a scalar whose single axis is the
 // claim-free broadcast unit.
 type Number struct {
-	Pos   Pos
+	Pos   spec.Pos
 	Value float64
 	Text  string
 }
@@ -295,7 +288,7 @@ const (
 // *Literal for higher rank, or arbitrary expressions (then the literal
 // stacks them along a new axis of its kind).
 type Literal struct {
-	Pos   Pos
+	Pos   spec.Pos
 	Kind  LitKind
 	Items []Expr
 }
@@ -303,7 +296,7 @@ type Literal struct {
 // Unary is a function application `FUNC expr` (relu, exp, neg, ...).
 // Unary minus on a non-numeric operand is parsed as Func "neg".
 type Unary struct {
-	Pos  Pos
+	Pos  spec.Pos
 	Func string
 	X    Expr
 }
@@ -312,54 +305,54 @@ type Unary struct {
 // multiply), "/." (pointwise divide), "+", "-", and the comparisons
 // "<", "=", "<>".
 type Binary struct {
-	Pos  Pos // position of the operator
+	Pos  spec.Pos // position of the operator
 	Op   string
 	X, Y Expr
 }
 
 // Pow is `expr **. NUMBER`.
 type Pow struct {
-	Pos Pos
+	Pos spec.Pos
 	X   Expr
 	Exp float64
 }
 
 // Capture is one entry of a capture list `["h"; "d"]`.
 type Capture struct {
-	Pos  Pos // position of the string literal's opening quote
+	Pos  spec.Pos // position of the string literal's opening quote
 	Name string
 }
 
 // Einsum is a spec-carrying operation:
 // binary "+*", "@^+", "+++" (Y != nil) and unary "++", "@^^" (Y == nil).
 type Einsum struct {
-	Pos      Pos // position of the operator
+	Pos      spec.Pos // position of the operator
 	Op       string
 	Spec     string
-	SpecPos  Pos // position of the spec string's opening quote
+	SpecPos  spec.Pos // position of the spec string's opening quote
 	Captures []Capture
 	X, Y     Expr
 }
 
 // Concat is `(e1, e2, ...) ++^ "spec" [captures]`.
 type Concat struct {
-	Pos      Pos // position of the operator
+	Pos      spec.Pos // position of the operator
 	Operands []Expr
 	Spec     string
-	SpecPos  Pos
+	SpecPos  spec.Pos
 	Captures []Capture
 }
 
 // Slice is `expr @| INT`: the leftmost batch axis taken at a static index.
 type Slice struct {
-	Pos   Pos
+	Pos   spec.Pos
 	X     Expr
 	Index int
 }
 
 // Ternary is `where c a b` or `fma a b c`.
 type Ternary struct {
-	Pos     Pos
+	Pos     spec.Pos
 	Op      string // "where" or "fma"
 	A, B, C Expr
 }
@@ -367,7 +360,7 @@ type Ternary struct {
 // InlineParam is `{ NAME [= expr] { ; field } }`: a learnable parameter
 // declared inline (OCANNL's `{ w }`, `{ b = 0.; o=[16] }`).
 type InlineParam struct {
-	Pos    Pos
+	Pos    spec.Pos
 	Name   string
 	Init   Expr // nil when absent; a *Number or *Literal in practice
 	Fields []Field
@@ -377,7 +370,7 @@ type InlineParam struct {
 // layer applied as a fresh anonymous instance) or `LAYER[cfg](args)`.
 // Callee is an *Ident or an *Instance.
 type Call struct {
-	Pos    Pos
+	Pos    spec.Pos
 	Callee Expr
 	Args   []Expr
 }
@@ -386,7 +379,7 @@ type Call struct {
 // configuration. As the whole right-hand side of a `let` it binds an
 // instance; as a Call's callee it is an anonymous instance.
 type Instance struct {
-	Pos   Pos
+	Pos   spec.Pos
 	Layer string
 	Args  []ConfigArg
 }
@@ -394,64 +387,73 @@ type Instance struct {
 // ConfigArg is one configuration argument of an instance, positional
 // (Name "") or named.
 type ConfigArg struct {
-	Pos   Pos
+	Pos   spec.Pos
 	Name  string
 	Value ConfigValue
 }
 
 // DimRef is `dim NAME`: a scalar holding a captured label's solved size.
 type DimRef struct {
-	Pos  Pos
+	Pos  spec.Pos
 	Name string
 }
 
 // ExprPos implements Expr.
-func (e *Ident) ExprPos() Pos { return e.Pos }
+func (e *Ident) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Number) ExprPos() Pos { return e.Pos }
+func (e *Number) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Literal) ExprPos() Pos { return e.Pos }
+func (e *Literal) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Unary) ExprPos() Pos { return e.Pos }
+func (e *Unary) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Binary) ExprPos() Pos { return e.Pos }
+func (e *Binary) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Pow) ExprPos() Pos { return e.Pos }
+func (e *Pow) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Einsum) ExprPos() Pos { return e.Pos }
+func (e *Einsum) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Concat) ExprPos() Pos { return e.Pos }
+func (e *Concat) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Slice) ExprPos() Pos { return e.Pos }
+func (e *Slice) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Ternary) ExprPos() Pos { return e.Pos }
+func (e *Ternary) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *InlineParam) ExprPos() Pos { return e.Pos }
+func (e *InlineParam) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *DimRef) ExprPos() Pos { return e.Pos }
+func (e *DimRef) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Call) ExprPos() Pos { return e.Pos }
+func (e *Call) ExprPos() spec.Pos { return e.Pos }
 
 // ExprPos implements Expr.
-func (e *Instance) ExprPos() Pos { return e.Pos }
+func (e *Instance) ExprPos() spec.Pos { return e.Pos }
 
 // Error is a syntax error at a position.
 type Error struct {
-	Pos Pos
+	Pos spec.Pos
+	// Msg is the message without the citations of Related positions.
 	Msg string
+	// Related are the other positions Msg cites (the opening bracket a
+	// missing closing bracket belongs to).
+	Related []spec.Related
 }
 
-// Error renders the error as LINE:COL: message.
-func (e *Error) Error() string { return fmt.Sprintf("%d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg) }
+// Error renders the error as LINE:COL: message, citing related
+// positions as LINE:COL.
+func (e *Error) Error() string { return e.Pos.String() + ": " + e.Message() }
+
+// Message is the message with its citations, without the error's own
+// position.
+func (e *Error) Message() string { return spec.Cite(e.Msg, e.Related, spec.Pos.String) }

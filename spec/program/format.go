@@ -3,6 +3,8 @@ package program
 import (
 	"strconv"
 	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // Format renders e in the language, fully parenthesized: every operator
@@ -518,7 +520,7 @@ func (pr *printer) stmt(s Stmt) {
 			}
 			b.WriteString(x)
 		}
-		if s.Logic != "" || s.LogicPos != (Pos{}) {
+		if s.Logic != "" || s.LogicPos != (spec.Pos{}) {
 			b.WriteString(" ~logic:" + quoteString(s.Logic))
 		}
 	default:

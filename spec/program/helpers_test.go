@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // stripPos zeroes every Pos in the tree rooted at v (a pointer) and turns
@@ -13,7 +15,7 @@ func stripPos(v any) {
 	stripValue(reflect.ValueOf(v))
 }
 
-var posType = reflect.TypeOf(Pos{})
+var posType = reflect.TypeOf(spec.Pos{})
 
 func stripValue(v reflect.Value) {
 	switch v.Kind() {
@@ -87,7 +89,8 @@ func checkRoundTrip(t *testing.T, name string, p *Program) {
 }
 
 // checkErrorPos checks that err is an *Error whose position lies inside src
-// (or just past its end).
+// (or just past its end), as does every position it cites, each cited
+// within the message and before the error's own position.
 func checkErrorPos(t *testing.T, src string, err error) *Error {
 	t.Helper()
 	var pe *Error
@@ -95,14 +98,20 @@ func checkErrorPos(t *testing.T, src string, err error) *Error {
 		t.Fatalf("error %v (%T) is not a *Error", err, err)
 	}
 	lines := strings.Split(src, "\n")
-	if pe.Pos.Line < 1 || pe.Pos.Line > len(lines) {
-		t.Fatalf("error %v: line %d outside 1..%d", err, pe.Pos.Line, len(lines))
+	inside := func(p spec.Pos) bool {
+		return p.Line >= 1 && p.Line <= len(lines) && p.Col >= 1 && p.Col <= len(lines[p.Line-1])+1
 	}
-	if pe.Pos.Col < 1 || pe.Pos.Col > len(lines[pe.Pos.Line-1])+1 {
-		t.Fatalf("error %v: column %d outside 1..%d", err, pe.Pos.Col, len(lines[pe.Pos.Line-1])+1)
+	if !inside(pe.Pos) {
+		t.Fatalf("error %v: position %v outside the source", err, pe.Pos)
 	}
 	if pe.Msg == "" {
 		t.Fatalf("error at %v has an empty message", pe.Pos)
+	}
+	for _, r := range pe.Related {
+		before := r.Pos.Line < pe.Pos.Line || r.Pos.Line == pe.Pos.Line && r.Pos.Col < pe.Pos.Col
+		if !inside(r.Pos) || !before || r.Off < 0 || r.Off > len(pe.Msg) || r.Msg == "" {
+			t.Fatalf("error %v: bad related position %+v", err, r)
+		}
 	}
 	return pe
 }

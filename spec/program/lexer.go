@@ -2,8 +2,12 @@ package program
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ocannlgen/ocannlgen/ops"
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // tokKind is the kind of a lexical token.
@@ -25,7 +29,7 @@ const (
 type token struct {
 	kind tokKind
 	text string // name, number text, string value, operator spelling, error message
-	pos  Pos
+	pos  spec.Pos
 }
 
 // isOp reports whether t is the operator or punctuation op.
@@ -61,10 +65,7 @@ func (t token) describe() string {
 // match first, or "" when there is none. Assignment operators come first so
 // that "=:+" wins over "=:" and "=".
 func matchOp(s string) (op string, accum bool) {
-	for _, a := range [...]string{
-		"=:@^", "=:@-", "=:+", "=:-", "=:*", "=:/", "=:",
-		"=@^", "=@-", "=+", "=-", "=*", "=/",
-	} {
+	for _, a := range accumOps {
 		if strings.HasPrefix(s, a) {
 			return a, true
 		}
@@ -82,6 +83,20 @@ func matchOp(s string) (op string, accum bool) {
 	return "", false
 }
 
+// accumOps lists the assignment operators, longest first: "=:" and "="
+// followed by each accumulator's symbol in package ops's table, and the
+// plain "=:". Built once and never modified.
+var accumOps = assignmentOps()
+
+func assignmentOps() []string {
+	out := []string{"=:"}
+	for _, a := range ops.Accums() {
+		out = append(out, "=:"+a.Symbol, "="+a.Symbol)
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
 // lex splits src into tokens. A newline is a token only outside brackets
 // (parentheses, brackets and braces), so bracketed expressions may span
 // lines. Lexing stops at the first error, which becomes a tError token
@@ -95,7 +110,7 @@ func lex(src string) []token {
 	if strings.HasPrefix(src, "\uFEFF") {
 		i = len("\uFEFF") // a byte-order mark is ignored
 	}
-	pos := func(at int) Pos { return Pos{Line: line, Col: at - lineStart + 1} }
+	pos := func(at int) spec.Pos { return spec.Pos{Line: line, Col: at - lineStart + 1} }
 	fail := func(at int, msg string) []token {
 		p := pos(at)
 		return append(toks, token{kind: tError, text: msg, pos: p}, token{kind: tEOF, pos: p})
@@ -276,21 +291,24 @@ func quoteString(s string) string {
 	return b.String()
 }
 
-// isFunc reports whether name is a unary primitive (FUNC).
-func isFunc(name string) bool {
-	switch name {
-	case "relu", "sat01", "exp", "log", "exp2", "log2", "sin", "cos", "sqrt",
-		"recip", "recip_sqrt", "neg", "tanh", "not", "id":
-		return true
-	}
-	return false
-}
+// isFunc reports whether name is a unary primitive (FUNC), applied as
+// `NAME atom` (package ops's table).
+func isFunc(name string) bool { return ops.IsFunc(name, 1) }
+
+// isTernary reports whether name is a ternary primitive, applied as
+// `NAME atom atom atom` (where, fma).
+func isTernary(name string) bool { return ops.IsFunc(name, 3) }
 
 // isKeyword reports whether name is reserved and cannot name a tensor.
 func isKeyword(name string) bool {
 	switch name {
-	case "input", "leaf", "param", "let", "dim", "where", "fma", "range":
+	case "input", "leaf", "param", "let", "dim", "range":
 		return true
 	}
-	return isFunc(name)
+	return isFunc(name) || isTernary(name)
 }
+
+// IsKeyword reports whether name is a reserved word of the language (a
+// statement keyword or a primitive applied as a function), which cannot
+// name a tensor.
+func IsKeyword(name string) bool { return isKeyword(name) }

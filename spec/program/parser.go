@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // Limits that keep adversarial input from exhausting the stack, here and in
@@ -123,8 +125,21 @@ func (p *parser) skipNewlines() {
 }
 
 // fail aborts parsing with an error at pos.
-func (p *parser) fail(pos Pos, format string, args ...any) {
+func (p *parser) fail(pos spec.Pos, format string, args ...any) {
 	panic(bailout{&Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}})
+}
+
+// failUnclosed aborts at t, which neither continues nor closes the
+// bracket open: the message is want, cites open's position, then says
+// what t is, followed by tail.
+func (p *parser) failUnclosed(t, open token, want, tail string) {
+	if t.kind == tError {
+		p.fail(t.pos, "%s", t.text)
+	}
+	var m spec.Message
+	m.Printf("%s", want).Cite(open.pos, fmt.Sprintf("'%s' opened here", open.text)).Printf(", found %s%s", t.describe(), tail)
+	msg, rel := m.Done()
+	panic(bailout{&Error{Pos: t.pos, Msg: msg, Related: rel}})
 }
 
 // failTok aborts at t; a lexical error token reports its own message.
@@ -144,7 +159,7 @@ func (p *parser) acceptEq() bool {
 		return true
 	}
 	if t.kind == tAccum && t.text == "=-" {
-		p.toks[p.i] = token{kind: tOp, text: "-", pos: Pos{Line: t.pos.Line, Col: t.pos.Col + 1}}
+		p.toks[p.i] = token{kind: tOp, text: "-", pos: spec.Pos{Line: t.pos.Line, Col: t.pos.Col + 1}}
 		return true
 	}
 	return false
@@ -195,7 +210,7 @@ func (p *parser) expectName(what string) token {
 }
 
 // expectInt consumes a non-negative integer literal.
-func (p *parser) expectInt(what string) (int, Pos) {
+func (p *parser) expectInt(what string) (int, spec.Pos) {
 	t := p.tok()
 	if t.kind != tNumber {
 		p.failTok(t, "expected an integer %s, found %s", what, t.describe())
@@ -213,7 +228,7 @@ func (p *parser) expectInt(what string) (int, Pos) {
 
 // number consumes the number token t (the current token) and builds a
 // *Number at pos, negated when neg.
-func (p *parser) number(t token, neg bool, pos Pos) *Number {
+func (p *parser) number(t token, neg bool, pos spec.Pos) *Number {
 	v, err := strconv.ParseFloat(t.text, 64)
 	if math.IsInf(v, 0) {
 		p.fail(t.pos, "number %s out of range", t.text)
@@ -257,7 +272,7 @@ func (p *parser) parseStmt() Stmt {
 			return p.parseLayer()
 		case "entry", "loss":
 			return p.parseEntry()
-		case "sgd":
+		case "sgd", "adam", "adamw":
 			return p.parseOptim()
 		}
 	}
@@ -718,7 +733,7 @@ func (p *parser) parsePow() Expr {
 		p.next()
 		n = p.signedNumber("inside the parenthesized exponent of '**.'")
 		if c := p.tok(); !c.isOp(")") {
-			p.failTok(c, "expected ')' to close '(' at %s, found %s", open.pos, c.describe())
+			p.failUnclosed(c, open, "expected ')' to close '('", "")
 		}
 		p.next()
 	} else {
@@ -758,7 +773,7 @@ func (p *parser) parseSigned() Expr {
 // withMinus parses a run of prefix minuses followed by an operand parsed by
 // operand, iteratively (so a long run cannot exhaust the stack).
 func (p *parser) withMinus(operand func() Expr) Expr {
-	var minus []Pos
+	var minus []spec.Pos
 	var x Expr
 	for {
 		t := p.tok()
@@ -787,7 +802,7 @@ func (p *parser) parseApp() Expr {
 			p.next()
 			x := p.parseArg(t.text)
 			return track(p, &Unary{Pos: t.pos, Func: t.text, X: x}, x)
-		case t.text == "where" || t.text == "fma":
+		case isTernary(t.text):
 			p.next()
 			e := &Ternary{Pos: t.pos, Op: t.text}
 			e.A = p.parseArg(t.text)
@@ -811,7 +826,7 @@ func (p *parser) parseApp() Expr {
 func (p *parser) parseArg(fn string) Expr {
 	return p.withMinus(func() Expr {
 		t := p.tok()
-		if t.kind == tName && (isFunc(t.text) || t.text == "where" || t.text == "fma") {
+		if t.kind == tName && (isFunc(t.text) || isTernary(t.text)) {
 			p.fail(t.pos, "the application of %q must be parenthesized when used as an argument of %q", t.text, fn)
 		}
 		if !startsAtom(t) {
@@ -898,7 +913,7 @@ func (p *parser) parseParen() Expr {
 			break
 		}
 		if !t.isOp(",") {
-			p.failTok(t, "expected ',' or ')' to close '(' at %s, found %s", open.pos, t.describe())
+			p.failUnclosed(t, open, "expected ',' or ')' to close '('", "")
 		}
 		p.next()
 		tuple = true
@@ -938,8 +953,8 @@ func (p *parser) parseList(kind LitKind, sep, close string) Expr {
 			p.next()
 		case t.isOp(close):
 		default:
-			p.failTok(t, "expected '%s' or '%s' in the literal opened at %s, found %s (items of %s...%s are separated by '%s')",
-				sep, close, open.pos, t.describe(), open.text, close, sep)
+			p.failUnclosed(t, open, fmt.Sprintf("expected '%s' or '%s' in the literal opened", sep, close),
+				fmt.Sprintf(" (items of %s...%s are separated by '%s')", open.text, close, sep))
 		}
 	}
 }
@@ -969,14 +984,14 @@ func (p *parser) parseInline() Expr {
 				ip.Fields = append(ip.Fields, p.parseField())
 			}
 		default:
-			p.failTok(t, "expected ';' or '}' in the inline parameter opened at %s, found %s", open.pos, t.describe())
+			p.failUnclosed(t, open, "expected ';' or '}' in the inline parameter opened", "")
 		}
 	}
 }
 
 // parseSpec parses the spec string after the einsum operator op and an
 // optional capture list: a '[' directly followed by a string.
-func (p *parser) parseSpec(op string) (string, Pos, []Capture) {
+func (p *parser) parseSpec(op string) (string, spec.Pos, []Capture) {
 	t := p.tok()
 	if t.kind != tString {
 		p.failTok(t, "expected a spec string after %q, found %s", op, t.describe())
@@ -990,7 +1005,7 @@ func (p *parser) parseSpec(op string) (string, Pos, []Capture) {
 	for {
 		s := p.tok()
 		if s.kind != tString {
-			p.failTok(s, "expected a label string in the capture list opened at %s, found %s", open.pos, s.describe())
+			p.failUnclosed(s, open, "expected a label string in the capture list opened", "")
 		}
 		p.next()
 		caps = append(caps, Capture{Pos: s.pos, Name: s.text})
@@ -1006,7 +1021,7 @@ func (p *parser) parseSpec(op string) (string, Pos, []Capture) {
 			p.next()
 			return t.text, t.pos, caps
 		default:
-			p.failTok(c, "expected ';' or ']' in the capture list opened at %s, found %s", open.pos, c.describe())
+			p.failUnclosed(c, open, "expected ';' or ']' in the capture list opened", "")
 		}
 	}
 }
@@ -1034,7 +1049,7 @@ func (p *parser) parseCall(name token) Expr {
 				p.next()
 			case c.isOp("]"):
 			default:
-				p.failTok(c, "expected ',' or ']' in the configuration of %s opened at %s, found %s", name.text, open.pos, c.describe())
+				p.failUnclosed(c, open, "expected ',' or ']' in the configuration of "+name.text+" opened", "")
 			}
 		}
 		end := p.next()
@@ -1055,7 +1070,7 @@ func (p *parser) parseCall(name token) Expr {
 			p.next()
 		case t.isOp(")"):
 		default:
-			p.failTok(t, "expected ',' or ')' in the application of %s opened at %s, found %s", name.text, open.pos, t.describe())
+			p.failUnclosed(t, open, "expected ',' or ')' in the application of "+name.text+" opened", "")
 		}
 	}
 	p.next()
@@ -1127,7 +1142,7 @@ func (p *parser) parseLayer() Stmt {
 				p.next()
 			case c.isOp("]"):
 			default:
-				p.failTok(c, "expected ',' or ']' in the configuration of layer %s opened at %s, found %s", name.text, open.pos, c.describe())
+				p.failUnclosed(c, open, "expected ',' or ']' in the configuration of layer "+name.text+" opened", "")
 			}
 		}
 		p.next()
@@ -1151,7 +1166,7 @@ func (p *parser) parseLayer() Stmt {
 			p.next()
 		case c.isOp(")"):
 		default:
-			p.failTok(c, "expected ',' or ')' in the arguments of layer %s opened at %s, found %s", name.text, open.pos, c.describe())
+			p.failUnclosed(c, open, "expected ',' or ')' in the arguments of layer "+name.text+" opened", "")
 		}
 	}
 	p.next()
@@ -1216,7 +1231,7 @@ func (p *parser) parseBlock(what string, inputs bool) ([]Stmt, Expr) {
 				if !inputs {
 					p.fail(t.pos, "input statements belong to entry points, not to %s", what)
 				}
-			case "layer", "entry", "loss", "sgd":
+			case "layer", "entry", "loss", "sgd", "adam", "adamw":
 				if p.peek(1).kind == tName {
 					p.fail(t.pos, "%s is not closed by a return statement before this %s", what, t.text)
 				}
@@ -1233,7 +1248,7 @@ func (p *parser) parseBlock(what string, inputs bool) ([]Stmt, Expr) {
 	}
 }
 
-// parseOptim parses `sgd NAME[=NUMBER] ...`.
+// parseOptim parses `sgd NAME[=NUMBER] ...` (or adam, adamw).
 func (p *parser) parseOptim() Stmt {
 	kw := p.next()
 	o := &OptimStmt{Pos: kw.pos, Kind: kw.text}
@@ -1241,7 +1256,7 @@ func (p *parser) parseOptim() Stmt {
 		t := p.tok()
 		if t.kind != tName {
 			if len(o.Settings) == 0 {
-				p.failTok(t, "expected settings after sgd (lr=0.1 ...), found %s", t.describe())
+				p.failTok(t, "expected settings after %s (lr=0.1 ...), found %s", o.Kind, t.describe())
 			}
 			return o
 		}

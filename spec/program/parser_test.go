@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 func TestPrecedence(t *testing.T) {
@@ -264,7 +266,7 @@ func TestCapturesVsLiteral(t *testing.T) {
 	if len(e.Captures) != 2 || e.Captures[0].Name != "i" || e.Captures[1].Name != "j" {
 		t.Errorf("captures = %+v", e.Captures)
 	}
-	if e.Captures[0].Pos != (Pos{1, 16}) || e.Captures[1].Pos != (Pos{1, 21}) {
+	if e.Captures[0].Pos != (spec.Pos{Line: 1, Col: 16}) || e.Captures[1].Pos != (spec.Pos{Line: 1, Col: 21}) {
 		t.Errorf("capture positions = %v, %v; want 1:16, 1:21", e.Captures[0].Pos, e.Captures[1].Pos)
 	}
 	if _, ok := mustExpr(t, `x +* "i;i=>i" [1; 2]`).(*Einsum).Y.(*Literal); !ok {
@@ -298,7 +300,7 @@ func TestConcatVsInputLiteral(t *testing.T) {
 	}
 	// Concat position is the operator, SpecPos the quote.
 	c = mustExpr(t, `(a, b) ++^ "s"`).(*Concat)
-	if c.Pos != (Pos{1, 8}) || c.SpecPos != (Pos{1, 12}) {
+	if c.Pos != (spec.Pos{Line: 1, Col: 8}) || c.SpecPos != (spec.Pos{Line: 1, Col: 12}) {
 		t.Errorf("concat positions %v %v, want 1:8 1:12", c.Pos, c.SpecPos)
 	}
 }
@@ -385,25 +387,25 @@ func TestStatementPositions(t *testing.T) {
 	src := "input x : 2 | 3 -> 4:rgb = range\n  let y = x + 1\nparam w = 2 o=[3]\ndim d = 4\n{ t } =+ a *. b ~logic:\"@\"\n"
 	p := mustParse(t, src)
 	in := p.Stmts[0].(*InputStmt)
-	if in.Pos != (Pos{1, 1}) || in.Shape.Pos != (Pos{1, 11}) || in.Shape.Batch.Pos != (Pos{1, 11}) ||
-		in.Shape.Input.Pos != (Pos{1, 15}) || in.Shape.Output.Pos != (Pos{1, 20}) ||
-		in.Shape.Output.Dims[0].Pos != (Pos{1, 20}) || in.Init.Pos != (Pos{1, 28}) {
+	if in.Pos != (spec.Pos{Line: 1, Col: 1}) || in.Shape.Pos != (spec.Pos{Line: 1, Col: 11}) || in.Shape.Batch.Pos != (spec.Pos{Line: 1, Col: 11}) ||
+		in.Shape.Input.Pos != (spec.Pos{Line: 1, Col: 15}) || in.Shape.Output.Pos != (spec.Pos{Line: 1, Col: 20}) ||
+		in.Shape.Output.Dims[0].Pos != (spec.Pos{Line: 1, Col: 20}) || in.Init.Pos != (spec.Pos{Line: 1, Col: 28}) {
 		t.Errorf("input positions: %+v %+v", in, in.Shape)
 	}
 	let := p.Stmts[1].(*LetStmt)
-	if let.Pos != (Pos{2, 3}) || let.Expr.ExprPos() != (Pos{2, 13}) || let.Expr.(*Binary).X.ExprPos() != (Pos{2, 11}) {
+	if let.Pos != (spec.Pos{Line: 2, Col: 3}) || let.Expr.ExprPos() != (spec.Pos{Line: 2, Col: 13}) || let.Expr.(*Binary).X.ExprPos() != (spec.Pos{Line: 2, Col: 11}) {
 		t.Errorf("let positions: %v %v", let.Pos, let.Expr.ExprPos())
 	}
 	pr := p.Stmts[2].(*ParamStmt)
-	if pr.Pos != (Pos{3, 1}) || pr.Init.Pos != (Pos{3, 11}) || pr.Fields[0].Pos != (Pos{3, 13}) {
+	if pr.Pos != (spec.Pos{Line: 3, Col: 1}) || pr.Init.Pos != (spec.Pos{Line: 3, Col: 11}) || pr.Fields[0].Pos != (spec.Pos{Line: 3, Col: 13}) {
 		t.Errorf("param positions: %v %v %v", pr.Pos, pr.Init.Pos, pr.Fields[0].Pos)
 	}
-	if d := p.Stmts[3].(*DimStmt); d.Pos != (Pos{4, 1}) {
+	if d := p.Stmts[3].(*DimStmt); d.Pos != (spec.Pos{Line: 4, Col: 1}) {
 		t.Errorf("dim position %v", d.Pos)
 	}
 	as := p.Stmts[4].(*AssignStmt)
-	if as.Pos != (Pos{5, 1}) || as.TargetPos != (Pos{5, 3}) || as.LogicPos != (Pos{5, 24}) ||
-		as.Args[0].ExprPos() != (Pos{5, 10}) || as.Args[1].ExprPos() != (Pos{5, 15}) {
+	if as.Pos != (spec.Pos{Line: 5, Col: 1}) || as.TargetPos != (spec.Pos{Line: 5, Col: 3}) || as.LogicPos != (spec.Pos{Line: 5, Col: 24}) ||
+		as.Args[0].ExprPos() != (spec.Pos{Line: 5, Col: 10}) || as.Args[1].ExprPos() != (spec.Pos{Line: 5, Col: 15}) {
 		t.Errorf("assign positions: %v %v %v %v %v", as.Pos, as.TargetPos, as.LogicPos, as.Args[0].ExprPos(), as.Args[1].ExprPos())
 	}
 
@@ -414,11 +416,11 @@ func TestStatementPositions(t *testing.T) {
 	lit := bin.Y.(*Literal)
 	for _, c := range []struct {
 		what      string
-		got, want Pos
+		got, want spec.Pos
 	}{
-		{"slice", sl.Pos, Pos{1, 18}}, {"binary", bin.Pos, Pos{1, 9}}, {"relu", relu.Pos, Pos{1, 1}},
-		{"neg", neg.Pos, Pos{1, 6}}, {"x", neg.X.ExprPos(), Pos{1, 7}}, {"literal", lit.Pos, Pos{1, 11}},
-		{"1", lit.Items[0].ExprPos(), Pos{1, 12}}, {"2", lit.Items[1].ExprPos(), Pos{1, 15}},
+		{"slice", sl.Pos, spec.Pos{Line: 1, Col: 18}}, {"binary", bin.Pos, spec.Pos{Line: 1, Col: 9}}, {"relu", relu.Pos, spec.Pos{Line: 1, Col: 1}},
+		{"neg", neg.Pos, spec.Pos{Line: 1, Col: 6}}, {"x", neg.X.ExprPos(), spec.Pos{Line: 1, Col: 7}}, {"literal", lit.Pos, spec.Pos{Line: 1, Col: 11}},
+		{"1", lit.Items[0].ExprPos(), spec.Pos{Line: 1, Col: 12}}, {"2", lit.Items[1].ExprPos(), spec.Pos{Line: 1, Col: 15}},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %v, want %v", c.what, c.got, c.want)
@@ -426,12 +428,12 @@ func TestStatementPositions(t *testing.T) {
 	}
 	pw := mustExpr(t, "where c -2 (dim k) **. 3").(*Pow)
 	tern := pw.X.(*Ternary)
-	if pw.Pos != (Pos{1, 20}) || tern.Pos != (Pos{1, 1}) || tern.A.ExprPos() != (Pos{1, 7}) ||
-		tern.B.ExprPos() != (Pos{1, 9}) || tern.C.ExprPos() != (Pos{1, 13}) {
+	if pw.Pos != (spec.Pos{Line: 1, Col: 20}) || tern.Pos != (spec.Pos{Line: 1, Col: 1}) || tern.A.ExprPos() != (spec.Pos{Line: 1, Col: 7}) ||
+		tern.B.ExprPos() != (spec.Pos{Line: 1, Col: 9}) || tern.C.ExprPos() != (spec.Pos{Line: 1, Col: 13}) {
 		t.Errorf("pow/ternary positions %v %v %v %v %v", pw.Pos, tern.Pos, tern.A.ExprPos(), tern.B.ExprPos(), tern.C.ExprPos())
 	}
 	es := mustExpr(t, "({w}\n +* \"s\" b)").(*Einsum)
-	if es.Pos != (Pos{2, 2}) || es.SpecPos != (Pos{2, 5}) || es.X.ExprPos() != (Pos{1, 2}) {
+	if es.Pos != (spec.Pos{Line: 2, Col: 2}) || es.SpecPos != (spec.Pos{Line: 2, Col: 5}) || es.X.ExprPos() != (spec.Pos{Line: 1, Col: 2}) {
 		t.Errorf("einsum positions %v %v %v", es.Pos, es.SpecPos, es.X.ExprPos())
 	}
 }
@@ -500,14 +502,14 @@ func TestAssignments(t *testing.T) {
 		checkRoundTrip(t, tc.src, mustParse(t, tc.src))
 	}
 	as := mustParse(t, "t =: x ~logic:\"T\"").Stmts[0].(*AssignStmt)
-	if as.LogicPos != (Pos{1, 15}) {
+	if as.LogicPos != (spec.Pos{Line: 1, Col: 15}) {
 		t.Errorf("LogicPos = %v, want 1:15", as.LogicPos)
 	}
-	if as := mustParse(t, "t =: x").Stmts[0].(*AssignStmt); as.Logic != "" || as.LogicPos != (Pos{}) {
+	if as := mustParse(t, "t =: x").Stmts[0].(*AssignStmt); as.Logic != "" || as.LogicPos != (spec.Pos{}) {
 		t.Errorf("absent ~logic: got %q at %v", as.Logic, as.LogicPos)
 	}
 	pw := mustParse(t, "t =: a **. 2").Stmts[0].(*AssignStmt)
-	if pw.Args[1].ExprPos() != (Pos{1, 12}) {
+	if pw.Args[1].ExprPos() != (spec.Pos{Line: 1, Col: 12}) {
 		t.Errorf("exponent position %v, want 1:12", pw.Args[1].ExprPos())
 	}
 }
@@ -534,7 +536,7 @@ let s = x ++ "a#b => a"
 	if got := p.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if p.Stmts[2].StmtPos() != (Pos{6, 1}) || p.Stmts[4].StmtPos() != (Pos{10, 2}) {
+	if p.Stmts[2].StmtPos() != (spec.Pos{Line: 6, Col: 1}) || p.Stmts[4].StmtPos() != (spec.Pos{Line: 10, Col: 2}) {
 		t.Errorf("positions %v %v", p.Stmts[2].StmtPos(), p.Stmts[4].StmtPos())
 	}
 	// Windows line endings and an empty program.
@@ -645,7 +647,7 @@ func TestErrors(t *testing.T) {
 		if pe.Pos.String() != tc.pos || !strings.Contains(pe.Msg, tc.msg) {
 			t.Errorf("Parse(%q) error = %v, want %s: ...%s...", tc.src, err, tc.pos, tc.msg)
 		}
-		if got := err.Error(); got != pe.Pos.String()+": "+pe.Msg {
+		if got := err.Error(); got != pe.Pos.String()+": "+pe.Message() {
 			t.Errorf("Error() = %q", got)
 		}
 	}
@@ -708,7 +710,7 @@ func TestDeepNesting(t *testing.T) {
 
 func TestByteOrderMark(t *testing.T) {
 	p := mustParse(t, "\uFEFFlet y = x\n")
-	if len(p.Stmts) != 1 || p.Stmts[0].StmtPos() != (Pos{1, 4}) {
+	if len(p.Stmts) != 1 || p.Stmts[0].StmtPos() != (spec.Pos{Line: 1, Col: 4}) {
 		t.Errorf("BOM: %v", p.String())
 	}
 	if _, err := Parse("let y = x\uFEFF"); err == nil {
@@ -767,7 +769,17 @@ sgd lr=0.1 momentum=0.9 nesterov weight_decay=1e-4
 		t.Errorf("round trip differs:\n%s\n---\n%s", text, again)
 	}
 	// loss and entry stay usable as tensor names.
-	mustParse(t, "input loss : 1 = 0\nlet entry = loss + 1\nlet sgd = entry")
+	mustParse(t, "input loss : 1 = 0\nlet entry = loss + 1\nlet sgd = entry\nlet adam = sgd\nlet adamw = adam")
+	for _, kind := range []string{"adam", "adamw"} {
+		q := mustParse(t, kind+" lr=1e-3 beta1=0.8 clip_norm=1\n")
+		o, ok := q.Stmts[0].(*OptimStmt)
+		if !ok || o.Kind != kind || len(o.Settings) != 3 || o.Settings[1].Name != "beta1" || o.Settings[1].Value.Value != 0.8 {
+			t.Errorf("%s parsed as %+v", kind, q.Stmts[0])
+		}
+		if got := q.String(); got != kind+" lr=1e-3 beta1=0.8 clip_norm=1\n" && got != kind+" lr=0.001 beta1=0.8 clip_norm=1\n" {
+			t.Errorf("%s prints as %q", kind, got)
+		}
+	}
 }
 
 func TestInspect(t *testing.T) {
@@ -806,7 +818,7 @@ func TestRunTimeRowsDim(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := p.Stmts[0].(*InputStmt).Shape.Batch.Dims[0]
-	if !x.Max || x.Size != 8 || x.Pos != (Pos{Line: 1, Col: 11}) {
+	if !x.Max || x.Size != 8 || x.Pos != (spec.Pos{Line: 1, Col: 11}) {
 		t.Errorf("x's rows dim %+v, want Max, size 8 at 1:11", x)
 	}
 	y := p.Stmts[1].(*InputStmt).Shape.Batch.Dims

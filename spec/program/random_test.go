@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // gen builds random trees of the shapes the parser produces.
@@ -192,7 +194,7 @@ func (g gen) stmt() Stmt {
 	}
 	if g.r.IntN(2) == 0 {
 		s.Logic = g.pick(append(genSpecs, ".", "@", "T"))
-		s.LogicPos = Pos{1, 1} // marks the clause as present
+		s.LogicPos = spec.Pos{Line: 1, Col: 1} // marks the clause as present
 	}
 	return s
 }

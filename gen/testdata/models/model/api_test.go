@@ -13,18 +13,24 @@ import (
 // must have exactly this type (docs/language.md, "The generated model
 // API").
 var (
-	_ func(*API, uint64)                                 = (*API).Init
-	_ func(*API, *[4][3]float32, *[4][2]float32) float32 = (*API).TrainLoss
-	_ func(*API, *[1][3]float32) *[1][2]float32          = (*API).PredictOne
-	_ func(*API, *[4][3]float32, *[4][2]float32) float32 = (*API).Backward
-	_ func(*API) float64                                 = (*API).LearningRate
-	_ func(*API)                                         = (*API).Update
-	_ func(*API, *[4][3]float32, *[4][2]float32) float32 = (*API).TrainStep
-	_ func(*API) []rt.Tensor                             = (*API).ParamTensors
-	_ func(*API, io.Writer) error                        = (*API).Save
-	_ func(*API, io.Reader) error                        = (*API).Load
-	_ func(*API) ([]byte, error)                         = (*API).MarshalBinary
-	_ func(*API, []byte) error                           = (*API).UnmarshalBinary
+	_ func(*API, uint64)                                    = (*API).Init
+	_ func(*API, *[4][3]float32, *[4][2]float32) float32    = (*API).TrainLoss
+	_ func(*API, *[1][3]float32) *[1][2]float32             = (*API).PredictOne
+	_ func(*API, *[4][3]float32, *[4][2]float32) float32    = (*API).Backward
+	_ func(*API) float64                                    = (*API).LearningRate
+	_ func(*API)                                            = (*API).Update
+	_ func(*API, *[4][3]float32, *[4][2]float32) float32    = (*API).TrainStep
+	_ func(*API) []rt.Tensor                                = (*API).ParamTensors
+	_ func(*API, io.Writer) error                           = (*API).Save
+	_ func(*API, io.Reader) error                           = (*API).Load
+	_ func(*API) ([]byte, error)                            = (*API).MarshalBinary
+	_ func(*API, []byte) error                              = (*API).UnmarshalBinary
+	_ func(*API, io.Writer) error                           = (*API).SaveCheckpoint
+	_ func(*API, io.Reader) error                           = (*API).LoadCheckpoint
+	_ func(*API, io.Writer, *rt.SafetensorsOptions) error   = (*API).SaveSafetensors
+	_ func(*API, io.Reader, *rt.SafetensorsOptions) error   = (*API).LoadSafetensors
+	_ func(*API) *ocannlAPIRunner                           = (*API).NewRunner
+	_ func(*ocannlAPIRunner, *[1][3]float32) *[1][2]float32 = (*ocannlAPIRunner).PredictOne
 )
 
 // TestGeneratedAPI checks the names the generator must not use any more

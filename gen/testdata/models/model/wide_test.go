@@ -70,3 +70,40 @@ func TestWideAllocs(t *testing.T) {
 		t.Errorf("TrainStep allocates %v times", n)
 	}
 }
+
+// TestWideRunners: runners (Predict with a scratch struct, One without)
+// used from concurrent goroutines give the model's own results, and do
+// not allocate.
+func TestWideRunners(t *testing.T) {
+	x, y, p := wideData()
+	m := new(Wide)
+	m.Init(5)
+	for range 3 {
+		m.TrainStep(x, y)
+	}
+	want := *m.Predict(p)
+	q := [1][3]float32{p[17]}
+	wantOne := *m.One(&q)
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			r := m.NewRunner()
+			ok := true
+			for range 3 {
+				ok = ok && *r.Predict(p) == want
+				q := [1][3]float32{p[17]}
+				ok = ok && *r.One(&q) == wantOne
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Error("a runner's result differs from the model's")
+		}
+	}
+	r := m.NewRunner()
+	if n := testing.AllocsPerRun(5, func() { r.Predict(p); r.One(&q) }); n != 0 {
+		t.Errorf("runner calls allocate %v times", n)
+	}
+}
