@@ -187,9 +187,13 @@ func (g *progGen) model() {
 		hasLoss = hasLoss || loss
 		g.entry(model, loss)
 	}
-	if g.n(2) == 0 {
-		g.w("//ocannl:sgd lr=%s%s%s\n", g.pick("0.1", "0.01", "1e39"), g.pick("", " momentum=0.9", " momentum=0.5 nesterov"),
-			g.pick("", " weight_decay=0.0001", " lr_end=0.01 steps=100", " weight_decay=1e39"))
+	switch g.n(4) {
+	case 0:
+		g.w("//ocannl:sgd lr=%s%s%s%s\n", g.pick("0.1", "0.01", "1e39"), g.pick("", " momentum=0.9", " momentum=0.5 nesterov"),
+			g.pick("", " weight_decay=0.0001", " lr_end=0.01 steps=100", " weight_decay=1e39"), g.pick("", " clip_norm=1"))
+	case 1:
+		g.w("//ocannl:%s lr=0.001%s%s\n", g.pick("adam", "adamw"), g.pick("", " beta1=0.8 beta2=0.99", " eps=1e-50", " eps=1e39", " weight_decay=0.01"),
+			g.pick("", " clip_norm=0.5", " lr_end=0 steps=10"))
 	}
 	g.w("type %s struct{ ocannl%s }\n\n", name, name)
 }
@@ -216,7 +220,7 @@ func (g *progGen) entry(model string, loss bool) {
 	if loss {
 		verb = "loss"
 	}
-	entry := g.name("entry"+model, "train", "predict", "score", "grads", "params", "step", "lR", "init", "m", "backward", "e")
+	entry := g.name("entry"+model, "train", "predict", "score", "grads", "params", "step", "lR", "init", "m", "backward", "e", "runner", "saveCheckpoint", "gradNorm")
 	g.w("//ocannl:%s %s:\n", verb, entry)
 	g.scope = nil
 	for range 1 + g.n(2) {

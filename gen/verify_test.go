@@ -108,6 +108,8 @@ func TestSizeBeyondCompilerLimit(t *testing.T) {
 // still generates Go that compiles, optimizer included.
 func TestModelWithoutParameters(t *testing.T) {
 	mustGenerate(t, modelSource("A", "entry e:", "input x : 2", "return relu(x)", "sgd lr=0.1 momentum=0.9"))
+	mustGenerate(t, modelSource("A", "entry e:", "input x : 2", "return relu(x)", "sgd lr=0.1 clip_norm=1"))
+	mustGenerate(t, modelSource("A", "entry e:", "input x : 2", "return relu(x)", "adamw lr=0.1 clip_norm=1"))
 }
 
 // TestEntryReturnsItsInput: an entry returning a name bound to an input,
