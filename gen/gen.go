@@ -119,7 +119,7 @@ type Result struct {
 
 // loadMode is what the driver needs from go/packages.
 const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
-	packages.NeedTypes | packages.NeedTypesInfo
+	packages.NeedTypes | packages.NeedTypesInfo | packages.NeedTypesSizes
 
 // Generate loads the packages matching patterns (default ".") and
 // generates ocannl_gen.go for every package with at least one annotated
@@ -263,9 +263,19 @@ type pkgGen struct {
 	kernelNames       []string
 	// cudaDir is the package's //ocannl:cuda directive (nil: no CUDA file).
 	cudaDir *directive
+	// gv verifies the emitted Go of each model and kernel (verify.go).
+	gv *genVerifier
 }
 
 func (g *pkgGen) pos(p token.Pos) token.Position { return g.p.Fset.Position(p) }
+
+// verifier returns the package's verifier of emitted Go, made on first use.
+func (g *pkgGen) verifier() *genVerifier {
+	if g.gv == nil {
+		g.gv = newGenVerifier(g.p)
+	}
+	return g.gv
+}
 
 // collectNames records the names the generated file declares (and
 // those of functions with broken directives, attempted) and the model
@@ -324,6 +334,11 @@ func (g *pkgGen) addSource(p token.Pos) {
 func (g *pkgGen) compileModels() {
 	for _, ms := range g.models {
 		gm, kerns, merrs := compileModel(ms)
+		if len(merrs) == 0 {
+			var uc *unitCheck
+			uc, merrs = verifyModel(ms, g.p.Name, gm, kerns, g.verifier().sizes)
+			merrs = append(merrs, g.gv.names(uc, gm.Name, "model "+ms.spec.Name.Name, ms.head.errAt, ms.head.VerbCol)...)
+		}
 		if len(merrs) > 0 {
 			g.errs = append(g.errs, merrs...)
 			continue
@@ -345,6 +360,12 @@ func (g *pkgGen) compileModels() {
 func (g *pkgGen) compileKernels() {
 	for _, k := range g.srcs {
 		kern, guards, kerrs := compileKernel(k)
+		if len(kerrs) == 0 {
+			var uc *unitCheck
+			uc, kerrs = verifyKernel(k, g.p.Name, kern, g.verifier().sizes)
+			d := k.primary()
+			kerrs = append(kerrs, g.gv.names(uc, kern.Name, "function "+k.fn.Name.Name, d.errAt, d.ArgCol)...)
+		}
 		if len(kerrs) > 0 {
 			g.errs = append(g.errs, kerrs...)
 			continue
