@@ -5,6 +5,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/model"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 )
 
 // Run-time rows (docs/language.md, "Run-time batch sizes"): an entry
@@ -112,7 +113,7 @@ func (ms *modelSrc) rowsKernelGraph(inf *model.Inferred, i int, g *inference.Gra
 	if err != nil || rows == 0 {
 		return g, 0, false, err
 	}
-	if perr := inference.DeriveProjections(g); perr != nil {
+	if _, perr := pipeline.CompileGraph(g, pipeline.Options{Goal: pipeline.Projected}); perr != nil {
 		return nil, 0, false, ms.modelErr(&model.EntryError{Entry: e.Name, Err: perr})
 	}
 	if err := ms.checkRows(e, g); err != nil {

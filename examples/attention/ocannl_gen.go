@@ -253,9 +253,10 @@ func (m *ocannlReverser) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlReverser) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,

@@ -203,9 +203,10 @@ func (m *ocannlLeNet) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLeNet) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -524,9 +525,10 @@ func (m *ocannlVGG) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlVGG) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -822,9 +824,10 @@ func (m *ocannlResNet) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlResNet) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -1091,9 +1094,10 @@ func (m *ocannlNormalized) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlNormalized) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -1345,9 +1349,10 @@ func (m *ocannlMobileNet) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMobileNet) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -1790,9 +1795,10 @@ func (m *ocannlTransformer) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTransformer) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -2316,9 +2322,10 @@ func (m *ocannlMixer) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMixer) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -2637,9 +2644,10 @@ func (m *ocannlAutoencoder) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlAutoencoder) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -2953,9 +2961,10 @@ func (m *ocannlRowsMLP) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRowsMLP) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -3245,9 +3254,10 @@ func (m *ocannlRowsSeq) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRowsSeq) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,

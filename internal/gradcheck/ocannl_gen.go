@@ -99,9 +99,10 @@ func (m *ocannlAdd) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlAdd) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSubParams holds one value per cell of every parameter of Sub, flattened in memory order (batch, output, input).
@@ -193,9 +194,10 @@ func (m *ocannlSub) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSub) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMulParams holds one value per cell of every parameter of Mul, flattened in memory order (batch, output, input).
@@ -287,9 +289,10 @@ func (m *ocannlMul) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMul) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlDivParams holds one value per cell of every parameter of Div, flattened in memory order (batch, output, input).
@@ -381,9 +384,10 @@ func (m *ocannlDiv) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlDiv) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSelfMulParams holds one value per cell of every parameter of SelfMul, flattened in memory order (batch, output, input).
@@ -468,9 +472,10 @@ func (m *ocannlSelfMul) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSelfMul) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPow2Params holds one value per cell of every parameter of Pow2, flattened in memory order (batch, output, input).
@@ -555,9 +560,10 @@ func (m *ocannlPow2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPow2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPow1Params holds one value per cell of every parameter of Pow1, flattened in memory order (batch, output, input).
@@ -642,9 +648,10 @@ func (m *ocannlPow1) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPow1) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPow3Params holds one value per cell of every parameter of Pow3, flattened in memory order (batch, output, input).
@@ -729,9 +736,10 @@ func (m *ocannlPow3) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPow3) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPowHalfParams holds one value per cell of every parameter of PowHalf, flattened in memory order (batch, output, input).
@@ -816,9 +824,10 @@ func (m *ocannlPowHalf) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPowHalf) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPowNegParams holds one value per cell of every parameter of PowNeg, flattened in memory order (batch, output, input).
@@ -903,9 +912,10 @@ func (m *ocannlPowNeg) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPowNeg) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPow0Params holds one value per cell of every parameter of Pow0, flattened in memory order (batch, output, input).
@@ -990,9 +1000,10 @@ func (m *ocannlPow0) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPow0) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPowNegBaseParams holds one value per cell of every parameter of PowNegBase, flattened in memory order (batch, output, input).
@@ -1077,9 +1088,10 @@ func (m *ocannlPowNegBase) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPowNegBase) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlFmaParams holds one value per cell of every parameter of Fma, flattened in memory order (batch, output, input).
@@ -1178,9 +1190,10 @@ func (m *ocannlFma) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlFma) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlWhereParams holds one value per cell of every parameter of Where, flattened in memory order (batch, output, input).
@@ -1272,9 +1285,10 @@ func (m *ocannlWhere) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlWhere) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlWhereConstParams holds one value per cell of every parameter of WhereConst, flattened in memory order (batch, output, input).
@@ -1359,9 +1373,10 @@ func (m *ocannlWhereConst) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlWhereConst) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlWhereCompareParams holds one value per cell of every parameter of WhereCompare, flattened in memory order (batch, output, input).
@@ -1453,9 +1468,10 @@ func (m *ocannlWhereCompare) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlWhereCompare) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlCompareParams holds one value per cell of every parameter of Compare, flattened in memory order (batch, output, input).
@@ -1547,9 +1563,10 @@ func (m *ocannlCompare) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlCompare) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlArithParams holds one value per cell of every parameter of Arith, flattened in memory order (batch, output, input).
@@ -1648,9 +1665,10 @@ func (m *ocannlArith) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlArith) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLayerNormParams holds one value per cell of every parameter of LayerNorm, flattened in memory order (batch, output, input).
@@ -1749,9 +1767,10 @@ func (m *ocannlLayerNorm) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLayerNorm) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLayerNorm2DParams holds one value per cell of every parameter of LayerNorm2D, flattened in memory order (batch, output, input).
@@ -1850,9 +1869,10 @@ func (m *ocannlLayerNorm2D) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLayerNorm2D) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSoftmaxParams holds one value per cell of every parameter of Softmax, flattened in memory order (batch, output, input).
@@ -1937,9 +1957,10 @@ func (m *ocannlSoftmax) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSoftmax) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLogSoftmaxParams holds one value per cell of every parameter of LogSoftmax, flattened in memory order (batch, output, input).
@@ -2024,9 +2045,10 @@ func (m *ocannlLogSoftmax) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLogSoftmax) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlCrossEntropyParams holds one value per cell of every parameter of CrossEntropy, flattened in memory order (batch, output, input).
@@ -2118,9 +2140,10 @@ func (m *ocannlCrossEntropy) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlCrossEntropy) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlHingeParams holds one value per cell of every parameter of Hinge, flattened in memory order (batch, output, input).
@@ -2240,9 +2263,10 @@ func (m *ocannlHinge) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlHinge) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlDenseParams holds one value per cell of every parameter of Dense, flattened in memory order (batch, output, input).
@@ -2348,9 +2372,10 @@ func (m *ocannlDense) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlDense) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSharedInstanceParams holds one value per cell of every parameter of SharedInstance, flattened in memory order (batch, output, input).
@@ -2442,9 +2467,10 @@ func (m *ocannlSharedInstance) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSharedInstance) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlAttentionParams holds one value per cell of every parameter of Attention, flattened in memory order (batch, output, input).
@@ -2557,9 +2583,10 @@ func (m *ocannlAttention) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlAttention) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMaskedAttentionParams holds one value per cell of every parameter of MaskedAttention, flattened in memory order (batch, output, input).
@@ -2672,9 +2699,10 @@ func (m *ocannlMaskedAttention) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMaskedAttention) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlTransformerBlockParams holds one value per cell of every parameter of TransformerBlock, flattened in memory order (batch, output, input).
@@ -2843,9 +2871,10 @@ func (m *ocannlTransformerBlock) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTransformerBlock) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConcatParams holds one value per cell of every parameter of Concat, flattened in memory order (batch, output, input).
@@ -2937,9 +2966,10 @@ func (m *ocannlConcat) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConcat) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConcat3Params holds one value per cell of every parameter of Concat3, flattened in memory order (batch, output, input).
@@ -3031,9 +3061,10 @@ func (m *ocannlConcat3) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConcat3) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConcatAxis0Params holds one value per cell of every parameter of ConcatAxis0, flattened in memory order (batch, output, input).
@@ -3125,9 +3156,10 @@ func (m *ocannlConcatAxis0) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConcatAxis0) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBlockMatrixParams holds one value per cell of every parameter of BlockMatrix, flattened in memory order (batch, output, input).
@@ -3233,9 +3265,10 @@ func (m *ocannlBlockMatrix) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBlockMatrix) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBatchSliceParams holds one value per cell of every parameter of BatchSlice, flattened in memory order (batch, output, input).
@@ -3327,9 +3360,10 @@ func (m *ocannlBatchSlice) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBatchSlice) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSlicePrefixParams holds one value per cell of every parameter of SlicePrefix, flattened in memory order (batch, output, input).
@@ -3421,9 +3455,10 @@ func (m *ocannlSlicePrefix) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSlicePrefix) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSliceSuffixParams holds one value per cell of every parameter of SliceSuffix, flattened in memory order (batch, output, input).
@@ -3515,9 +3550,10 @@ func (m *ocannlSliceSuffix) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSliceSuffix) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSliceMiddleParams holds one value per cell of every parameter of SliceMiddle, flattened in memory order (batch, output, input).
@@ -3602,9 +3638,10 @@ func (m *ocannlSliceMiddle) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSliceMiddle) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlDropFirstParams holds one value per cell of every parameter of DropFirst, flattened in memory order (batch, output, input).
@@ -3689,9 +3726,10 @@ func (m *ocannlDropFirst) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlDropFirst) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlPadBlocksParams holds one value per cell of every parameter of PadBlocks, flattened in memory order (batch, output, input).
@@ -3776,9 +3814,10 @@ func (m *ocannlPadBlocks) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlPadBlocks) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlStridedSliceParams holds one value per cell of every parameter of StridedSlice, flattened in memory order (batch, output, input).
@@ -3863,9 +3902,10 @@ func (m *ocannlStridedSlice) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlStridedSlice) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlInterleaveParams holds one value per cell of every parameter of Interleave, flattened in memory order (batch, output, input).
@@ -3957,9 +3997,10 @@ func (m *ocannlInterleave) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlInterleave) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlStackParams holds one value per cell of every parameter of Stack, flattened in memory order (batch, output, input).
@@ -4051,9 +4092,10 @@ func (m *ocannlStack) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlStack) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlStackInputParams holds one value per cell of every parameter of StackInput, flattened in memory order (batch, output, input).
@@ -4145,9 +4187,10 @@ func (m *ocannlStackInput) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlStackInput) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlStackBatchParams holds one value per cell of every parameter of StackBatch, flattened in memory order (batch, output, input).
@@ -4239,9 +4282,10 @@ func (m *ocannlStackBatch) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlStackBatch) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvPaddedParams holds one value per cell of every parameter of ConvPadded, flattened in memory order (batch, output, input).
@@ -4340,9 +4384,10 @@ func (m *ocannlConvPadded) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvPadded) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvPaddedStride2Params holds one value per cell of every parameter of ConvPaddedStride2, flattened in memory order (batch, output, input).
@@ -4441,9 +4486,10 @@ func (m *ocannlConvPaddedStride2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvPaddedStride2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvPaddedK2Stride2Params holds one value per cell of every parameter of ConvPaddedK2Stride2, flattened in memory order (batch, output, input).
@@ -4542,9 +4588,10 @@ func (m *ocannlConvPaddedK2Stride2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvPaddedK2Stride2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvValidParams holds one value per cell of every parameter of ConvValid, flattened in memory order (batch, output, input).
@@ -4643,9 +4690,10 @@ func (m *ocannlConvValid) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvValid) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvValidStride2Params holds one value per cell of every parameter of ConvValidStride2, flattened in memory order (batch, output, input).
@@ -4744,9 +4792,10 @@ func (m *ocannlConvValidStride2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvValidStride2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConvStackParams holds one value per cell of every parameter of ConvStack, flattened in memory order (batch, output, input).
@@ -4859,9 +4908,10 @@ func (m *ocannlConvStack) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConvStack) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConv1DPaddedParams holds one value per cell of every parameter of Conv1DPadded, flattened in memory order (batch, output, input).
@@ -4953,9 +5003,10 @@ func (m *ocannlConv1DPadded) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConv1DPadded) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConv1DPaddedStride2Params holds one value per cell of every parameter of Conv1DPaddedStride2, flattened in memory order (batch, output, input).
@@ -5047,9 +5098,10 @@ func (m *ocannlConv1DPaddedStride2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConv1DPaddedStride2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConv1DPaddedDilatedParams holds one value per cell of every parameter of Conv1DPaddedDilated, flattened in memory order (batch, output, input).
@@ -5141,9 +5193,10 @@ func (m *ocannlConv1DPaddedDilated) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConv1DPaddedDilated) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConv1DValidParams holds one value per cell of every parameter of Conv1DValid, flattened in memory order (batch, output, input).
@@ -5235,9 +5288,10 @@ func (m *ocannlConv1DValid) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConv1DValid) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlConv1DValidStride2DilatedParams holds one value per cell of every parameter of Conv1DValidStride2Dilated, flattened in memory order (batch, output, input).
@@ -5329,9 +5383,10 @@ func (m *ocannlConv1DValidStride2Dilated) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlConv1DValidStride2Dilated) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMatmulComposeParams holds one value per cell of every parameter of MatmulCompose, flattened in memory order (batch, output, input).
@@ -5416,9 +5471,10 @@ func (m *ocannlMatmulCompose) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMatmulCompose) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMatmulParamsParams holds one value per cell of every parameter of MatmulParams, flattened in memory order (batch, output, input).
@@ -5510,9 +5566,10 @@ func (m *ocannlMatmulParams) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMatmulParams) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMatmulChainParams holds one value per cell of every parameter of MatmulChain, flattened in memory order (batch, output, input).
@@ -5604,9 +5661,10 @@ func (m *ocannlMatmulChain) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMatmulChain) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumMatmulParams holds one value per cell of every parameter of EinsumMatmul, flattened in memory order (batch, output, input).
@@ -5698,9 +5756,10 @@ func (m *ocannlEinsumMatmul) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumMatmul) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumBatchedParams holds one value per cell of every parameter of EinsumBatched, flattened in memory order (batch, output, input).
@@ -5792,9 +5851,10 @@ func (m *ocannlEinsumBatched) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumBatched) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumTransposeParams holds one value per cell of every parameter of EinsumTranspose, flattened in memory order (batch, output, input).
@@ -5886,9 +5946,10 @@ func (m *ocannlEinsumTranspose) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumTranspose) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumRowVarParams holds one value per cell of every parameter of EinsumRowVar, flattened in memory order (batch, output, input).
@@ -5980,9 +6041,10 @@ func (m *ocannlEinsumRowVar) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumRowVar) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumDotParams holds one value per cell of every parameter of EinsumDot, flattened in memory order (batch, output, input).
@@ -6074,9 +6136,10 @@ func (m *ocannlEinsumDot) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumDot) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEinsumDiagParams holds one value per cell of every parameter of EinsumDiag, flattened in memory order (batch, output, input).
@@ -6168,9 +6231,10 @@ func (m *ocannlEinsumDiag) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEinsumDiag) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlOuterSumParams holds one value per cell of every parameter of OuterSum, flattened in memory order (batch, output, input).
@@ -6262,9 +6326,10 @@ func (m *ocannlOuterSum) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlOuterSum) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlUnaryEinsumParams holds one value per cell of every parameter of UnaryEinsum, flattened in memory order (batch, output, input).
@@ -6349,9 +6414,10 @@ func (m *ocannlUnaryEinsum) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlUnaryEinsum) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlFixedSliceParams holds one value per cell of every parameter of FixedSlice, flattened in memory order (batch, output, input).
@@ -6436,9 +6502,10 @@ func (m *ocannlFixedSlice) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlFixedSlice) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlFixedScatterParams holds one value per cell of every parameter of FixedScatter, flattened in memory order (batch, output, input).
@@ -6523,9 +6590,10 @@ func (m *ocannlFixedScatter) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlFixedScatter) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlFixedEinsumParams holds one value per cell of every parameter of FixedEinsum, flattened in memory order (batch, output, input).
@@ -6617,9 +6685,10 @@ func (m *ocannlFixedEinsum) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlFixedEinsum) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlFixedInputAxisParams holds one value per cell of every parameter of FixedInputAxis, flattened in memory order (batch, output, input).
@@ -6704,9 +6773,10 @@ func (m *ocannlFixedInputAxis) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlFixedInputAxis) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBroadcastBiasParams holds one value per cell of every parameter of BroadcastBias, flattened in memory order (batch, output, input).
@@ -6798,9 +6868,10 @@ func (m *ocannlBroadcastBias) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBroadcastBias) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBroadcastScalarParams holds one value per cell of every parameter of BroadcastScalar, flattened in memory order (batch, output, input).
@@ -6892,9 +6963,10 @@ func (m *ocannlBroadcastScalar) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBroadcastScalar) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBroadcastRowColParams holds one value per cell of every parameter of BroadcastRowCol, flattened in memory order (batch, output, input).
@@ -6986,9 +7058,10 @@ func (m *ocannlBroadcastRowCol) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBroadcastRowCol) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlBroadcastConstParams holds one value per cell of every parameter of BroadcastConst, flattened in memory order (batch, output, input).
@@ -7073,9 +7146,10 @@ func (m *ocannlBroadcastConst) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlBroadcastConst) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMaxPoolParams holds one value per cell of every parameter of MaxPool, flattened in memory order (batch, output, input).
@@ -7160,9 +7234,10 @@ func (m *ocannlMaxPool) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMaxPool) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMaxPoolOverlapParams holds one value per cell of every parameter of MaxPoolOverlap, flattened in memory order (batch, output, input).
@@ -7247,9 +7322,10 @@ func (m *ocannlMaxPoolOverlap) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMaxPoolOverlap) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlMaxPoolConvParams holds one value per cell of every parameter of MaxPoolConv, flattened in memory order (batch, output, input).
@@ -7348,9 +7424,10 @@ func (m *ocannlMaxPoolConv) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMaxPoolConv) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlAvgPoolParams holds one value per cell of every parameter of AvgPool, flattened in memory order (batch, output, input).
@@ -7435,9 +7512,10 @@ func (m *ocannlAvgPool) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlAvgPool) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlReduceMaxParams holds one value per cell of every parameter of ReduceMax, flattened in memory order (batch, output, input).
@@ -7522,9 +7600,10 @@ func (m *ocannlReduceMax) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlReduceMax) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlReduceMaxAllParams holds one value per cell of every parameter of ReduceMaxAll, flattened in memory order (batch, output, input).
@@ -7609,9 +7688,10 @@ func (m *ocannlReduceMaxAll) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlReduceMaxAll) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlTropicalSameParams holds one value per cell of every parameter of TropicalSame, flattened in memory order (batch, output, input).
@@ -7703,9 +7783,10 @@ func (m *ocannlTropicalSame) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTropicalSame) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlTropicalMatmulParams holds one value per cell of every parameter of TropicalMatmul, flattened in memory order (batch, output, input).
@@ -7797,9 +7878,10 @@ func (m *ocannlTropicalMatmul) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTropicalMatmul) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSumPoolLabelOnlyParams holds one value per cell of every parameter of SumPoolLabelOnly, flattened in memory order (batch, output, input).
@@ -7884,9 +7966,10 @@ func (m *ocannlSumPoolLabelOnly) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSumPoolLabelOnly) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSaveAParams holds one value per cell of every parameter of SaveA, flattened in memory order (batch, output, input).
@@ -7985,9 +8068,10 @@ func (m *ocannlSaveA) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSaveA) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSaveBParams holds one value per cell of every parameter of SaveB, flattened in memory order (batch, output, input).
@@ -8086,9 +8170,10 @@ func (m *ocannlSaveB) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSaveB) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSaveF32Params holds one value per cell of every parameter of SaveF32, flattened in memory order (batch, output, input).
@@ -8187,9 +8272,10 @@ func (m *ocannlSaveF32) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSaveF32) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlReluParams holds one value per cell of every parameter of Relu, flattened in memory order (batch, output, input).
@@ -8274,9 +8360,10 @@ func (m *ocannlRelu) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRelu) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSat01Params holds one value per cell of every parameter of Sat01, flattened in memory order (batch, output, input).
@@ -8361,9 +8448,10 @@ func (m *ocannlSat01) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSat01) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlExpParams holds one value per cell of every parameter of Exp, flattened in memory order (batch, output, input).
@@ -8448,9 +8536,10 @@ func (m *ocannlExp) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlExp) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLogParams holds one value per cell of every parameter of Log, flattened in memory order (batch, output, input).
@@ -8535,9 +8624,10 @@ func (m *ocannlLog) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLog) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlExp2Params holds one value per cell of every parameter of Exp2, flattened in memory order (batch, output, input).
@@ -8622,9 +8712,10 @@ func (m *ocannlExp2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlExp2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlLog2Params holds one value per cell of every parameter of Log2, flattened in memory order (batch, output, input).
@@ -8709,9 +8800,10 @@ func (m *ocannlLog2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLog2) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSinParams holds one value per cell of every parameter of Sin, flattened in memory order (batch, output, input).
@@ -8796,9 +8888,10 @@ func (m *ocannlSin) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSin) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlCosParams holds one value per cell of every parameter of Cos, flattened in memory order (batch, output, input).
@@ -8883,9 +8976,10 @@ func (m *ocannlCos) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlCos) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlSqrtParams holds one value per cell of every parameter of Sqrt, flattened in memory order (batch, output, input).
@@ -8970,9 +9064,10 @@ func (m *ocannlSqrt) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlSqrt) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlRecipParams holds one value per cell of every parameter of Recip, flattened in memory order (batch, output, input).
@@ -9057,9 +9152,10 @@ func (m *ocannlRecip) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRecip) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlRecipSqrtParams holds one value per cell of every parameter of RecipSqrt, flattened in memory order (batch, output, input).
@@ -9144,9 +9240,10 @@ func (m *ocannlRecipSqrt) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRecipSqrt) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlNegParams holds one value per cell of every parameter of Neg, flattened in memory order (batch, output, input).
@@ -9231,9 +9328,10 @@ func (m *ocannlNeg) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlNeg) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlNegPrefixParams holds one value per cell of every parameter of NegPrefix, flattened in memory order (batch, output, input).
@@ -9318,9 +9416,10 @@ func (m *ocannlNegPrefix) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlNegPrefix) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlTanhParams holds one value per cell of every parameter of Tanh, flattened in memory order (batch, output, input).
@@ -9405,9 +9504,10 @@ func (m *ocannlTanh) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTanh) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlIdParams holds one value per cell of every parameter of Id, flattened in memory order (batch, output, input).
@@ -9492,9 +9592,10 @@ func (m *ocannlId) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlId) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlUnaryChainParams holds one value per cell of every parameter of UnaryChain, flattened in memory order (batch, output, input).
@@ -9579,9 +9680,10 @@ func (m *ocannlUnaryChain) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlUnaryChain) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlAddObjectiveLoss runs a tensor program generated by ocannlgen.
