@@ -51,6 +51,7 @@
 package autodiff
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -113,7 +114,18 @@ type Error struct {
 	Op   int
 	Desc string
 	Msg  string
+	// Err is the sentinel the error matches with errors.Is, if any
+	// (ErrNoParameter).
+	Err error
 }
+
+// Unwrap returns the sentinel the error matches, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrNoParameter is matched (errors.Is) by the error of BackwardParams
+// for a loss that depends on no parameter: training it would change
+// nothing.
+var ErrNoParameter = errors.New("the loss depends on no parameter")
 
 func (e *Error) Error() string {
 	if e.Op >= 0 {
@@ -209,6 +221,9 @@ func buildBackward(g *inference.Graph, loss int, paramsOnly bool) (*Gradients, e
 	b.analyze(loss)
 	if paramsOnly {
 		b.pruneToParams()
+		if !b.need[loss] {
+			return nil, &Error{Op: -1, Msg: fmt.Sprintf("the loss %s depends on no parameter (through differentiable operations), so it has no gradient to train with", lt.Name), Err: ErrNoParameter}
+		}
 	}
 	gr := &Gradients{Graph: g, Loss: loss}
 	p, err := loopir.LowerWith(g, loopir.ExtendedPasses("backward", func(p *loopir.Program) error {

@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -499,5 +500,27 @@ let loss = (d *. d) ++ "...|... => 0"
 	}
 	if full.Of(testutil.Named(t, g, "x")) < 0 {
 		t.Error("Backward: x has no gradient")
+	}
+}
+
+// TestBackwardParamsNoParameter: a loss computed from data alone has no
+// gradient to train with: BackwardParams says so (ErrNoParameter)
+// instead of building a backward pass, even when a parameter is used
+// next to it or only through a comparison; Backward still works.
+func TestBackwardParamsNoParameter(t *testing.T) {
+	for _, src := range []string{
+		"input x : 32 | 2\nlet loss = (x *. x) ++ \"...|... => 0\"\n",
+		"input x : 4 | 2\nlet y = {w; o=[3]} * x\nlet loss = (x *. x) ++ \"...|... => 0\"\n",
+		"input x : 4 | 2\nlet loss = (x < {w; o=[2]}) ++ \"...|... => 0\"\n",
+	} {
+		g := testutil.Compile(t, src)
+		loss := testutil.Named(t, g, "loss")
+		_, err := BackwardParams(g, loss)
+		if !errors.Is(err, ErrNoParameter) || !strings.Contains(err.Error(), "the loss loss depends on no parameter") {
+			t.Errorf("%q: BackwardParams: %v, want ErrNoParameter", src, err)
+		}
+		if _, err := Backward(g, loss); err != nil {
+			t.Errorf("%q: Backward: %v", src, err)
+		}
 	}
 }

@@ -18,10 +18,12 @@ const (
 	verbDo     = "do"
 	verbDims   = "dims"
 	verbShape  = "shape"
+	// verbCUDA opts the package in to CUDA generation (ocannl_gen.cu).
+	verbCUDA = "cuda"
 )
 
 var knownVerbs = map[string]bool{
-	verbEinsum: true, verbEinmax: true, verbExpr: true, verbDo: true, verbDims: true, verbShape: true,
+	verbEinsum: true, verbEinmax: true, verbExpr: true, verbDo: true, verbDims: true, verbShape: true, verbCUDA: true,
 	verbModel: true, "layer": true, "entry": true, "loss": true, "input": true, "let": true,
 	"dim": true, "return": true, "sgd": true, "adam": true, "adamw": true,
 }

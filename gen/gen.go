@@ -25,6 +25,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/cuda"
 	"github.com/ocannlgen/ocannlgen/emit/gocode"
 )
 
@@ -114,6 +115,13 @@ type Result struct {
 	// Asm are the assembly kernel files (asm.FileNames: name -> content;
 	// nil when no nest became an assembly kernel).
 	Asm map[string][]byte
+	// CUDAFile is the package's ocannl_gen.cu ("" when the package has
+	// not opted in with //ocannl:cuda and has no such file), CUDAStatus
+	// what happened to it and CUDAContent its generated text (nil when not
+	// opted in).
+	CUDAFile    string
+	CUDAStatus  Status
+	CUDAContent []byte
 	// Warnings are positioned notes that do not stop generation, each
 	// message starting with "warning: ": a model whose state needs more
 	// than StateWarnBytes.
@@ -122,7 +130,7 @@ type Result struct {
 
 // loadMode is what the driver needs from go/packages.
 const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
-	packages.NeedTypes | packages.NeedTypesInfo
+	packages.NeedTypes | packages.NeedTypesInfo | packages.NeedTypesSizes
 
 // Generate loads the packages matching patterns (default ".") and
 // generates ocannl_gen.go for every package with at least one annotated
@@ -225,7 +233,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 		g.f.Asm = asm.NewSet(asm.Tiers()...)
 	}
 	var attempted, misplacedModels map[string]bool
-	g.srcs, g.models, attempted, misplacedModels, g.errs = scanPackage(p, g.out)
+	g.srcs, g.models, attempted, misplacedModels, g.cudaDir, g.errs = scanPackage(p, g.out)
 	g.collectNames(attempted, misplacedModels)
 	loadErrs := packageErrors(p, g.names, g.modelTypes)
 	g.errs = append(g.errs, loadErrs...)
@@ -272,9 +280,21 @@ type pkgGen struct {
 	warns             []*Error // notes that do not stop generation
 	f                 *gocode.File
 	kernelNames       []string
+	// cudaDir is the package's //ocannl:cuda directive (nil: no CUDA file).
+	cudaDir *directive
+	// gv verifies the emitted Go of each model and kernel (verify.go).
+	gv *genVerifier
 }
 
 func (g *pkgGen) pos(p token.Pos) token.Position { return g.p.Fset.Position(p) }
+
+// verifier returns the package's verifier of emitted Go, made on first use.
+func (g *pkgGen) verifier() *genVerifier {
+	if g.gv == nil {
+		g.gv = newGenVerifier(g.p)
+	}
+	return g.gv
+}
 
 // collectNames records the names the generated file declares (and
 // those of functions with broken directives, attempted) and the model
@@ -338,6 +358,11 @@ func (g *pkgGen) addSource(p token.Pos) {
 func (g *pkgGen) compileModels() {
 	for _, ms := range g.models {
 		gm, kerns, merrs := compileModel(ms)
+		if len(merrs) == 0 {
+			var uc *unitCheck
+			uc, merrs = verifyModel(ms, g.p.Name, gm, kerns, g.verifier().sizes)
+			merrs = append(merrs, g.gv.names(uc, gm.Name, "model "+ms.spec.Name.Name, ms.head.errAt, ms.head.VerbCol)...)
+		}
 		if len(merrs) > 0 {
 			g.errs = append(g.errs, merrs...)
 			continue
@@ -359,6 +384,12 @@ func (g *pkgGen) compileModels() {
 func (g *pkgGen) compileKernels() {
 	for _, k := range g.srcs {
 		kern, guards, kerrs := compileKernel(k)
+		if len(kerrs) == 0 {
+			var uc *unitCheck
+			uc, kerrs = verifyKernel(k, g.p.Name, kern, g.verifier().sizes)
+			d := k.primary()
+			kerrs = append(kerrs, g.gv.names(uc, kern.Name, "function "+k.fn.Name.Name, d.errAt, d.ArgCol)...)
+		}
 		if len(kerrs) > 0 {
 			g.errs = append(g.errs, kerrs...)
 			continue
@@ -371,8 +402,8 @@ func (g *pkgGen) compileKernels() {
 }
 
 // write renders the file and the assembly files and writes those whose
-// content changes (with check, only compares); a package without
-// kernels has its stale files removed.
+// content changes (with check, only compares), then the CUDA file; a
+// package without kernels has its stale files removed.
 func (g *pkgGen) write(check bool) (*Result, []*Error) {
 	res := &Result{PkgPath: g.p.PkgPath, File: g.out, Kernels: g.kernelNames, Compiled: g.f.Kernels, Warnings: g.warns}
 	dir := filepath.Dir(g.out)
@@ -398,19 +429,26 @@ func (g *pkgGen) write(check bool) (*Result, []*Error) {
 	if err != nil {
 		return nil, []*Error{{Pos: token.Position{Filename: g.out}, Msg: err.Error()}}
 	}
-	if st == Unchanged && len(g.f.Kernels) == 0 {
-		return nil, nil
+	if len(g.f.Kernels) == 0 {
+		if st == Unchanged {
+			return nil, nil
+		}
+		res.Status = st
+		return res, nil
 	}
 	res.Status = st
+	if err := generateCUDA(res, g.f, dir, g.cudaDir != nil, check); err != nil {
+		return nil, []*Error{err}
+	}
 	return res, nil
 }
 
-// syncFiles brings the generated files of a package directory (the Go
-// file and the assembly files) to want (name -> content; a file not in
-// want must not exist), or with check only reports what it would do.
-// The status is that of the whole set: Unchanged, Written or Removed
-// (everything deleted), and in check mode Missing (the Go file does not
-// exist), Stale or Unneeded.
+// syncFiles brings the generated Go and assembly files of a package
+// directory to want (name -> content; a file not in want must not
+// exist), or with check only reports what it would do. The status is that
+// of the whole set: Unchanged, Written or Removed (everything deleted),
+// and in check mode Missing (the Go file does not exist), Stale or
+// Unneeded.
 func syncFiles(dir string, want map[string][]byte, check bool) (Status, error) {
 	changed, missing := false, false
 	for _, name := range append([]string{OutputFile}, asm.FileNames()...) {
@@ -451,6 +489,62 @@ func syncFiles(dir string, want map[string][]byte, check bool) (Status, error) {
 	return Written, nil
 }
 
+// syncFile makes the file at path hold content (with check, only says
+// whether it does); nil content means the file should not exist.
+func syncFile(path string, content []byte, check bool) (Status, *Error) {
+	old, readErr := os.ReadFile(path)
+	exists := readErr == nil
+	fail := func(err error) (Status, *Error) {
+		return 0, &Error{Pos: token.Position{Filename: path}, Msg: err.Error()}
+	}
+	switch {
+	case content == nil && !exists:
+		return Unchanged, nil
+	case content == nil && !isGenerated(old):
+		return fail(fmt.Errorf("%s exists but was not generated by ocannlgen; rename it or delete it", filepath.Base(path)))
+	case content == nil && check:
+		return Unneeded, nil
+	case content == nil:
+		if err := os.Remove(path); err != nil {
+			return fail(err)
+		}
+		return Removed, nil
+	case exists && bytes.Equal(old, content):
+		return Unchanged, nil
+	case check && !exists:
+		return Missing, nil
+	case check:
+		return Stale, nil
+	}
+	if err := os.WriteFile(path, content, 0o666); err != nil {
+		return fail(err)
+	}
+	return Written, nil
+}
+
+// generateCUDA writes (or checks) the package's ocannl_gen.cu: the CUDA C
+// of every kernel when the package opted in with //ocannl:cuda; without
+// the directive, a generated ocannl_gen.cu left from before is removed.
+func generateCUDA(res *Result, f *gocode.File, dir string, on, check bool) *Error {
+	res.CUDAFile = filepath.Join(dir, cuda.OutputFile)
+	var content []byte
+	if on {
+		var err error
+		if content, err = cuda.Render(f); err != nil {
+			return &Error{Pos: token.Position{Filename: res.CUDAFile}, Msg: err.Error()}
+		}
+	}
+	st, werr := syncFile(res.CUDAFile, content, check)
+	if werr != nil {
+		return werr
+	}
+	res.CUDAContent, res.CUDAStatus = content, st
+	if content == nil && st == Unchanged {
+		res.CUDAFile = ""
+	}
+	return nil
+}
+
 // addGuards adds the constant guards gs to f, each once (the same
 // constant name always has the same value).
 func addGuards(f *gocode.File, gs []gocode.Guard) {
@@ -470,7 +564,7 @@ func addGuards(f *gocode.File, gs []gocode.Guard) {
 // attempted holds the generated names of functions and types whose
 // directives have errors (their use is not a second error); misplacedModels
 // the types a misplaced //ocannl:model block was probably meant for.
-func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*modelSrc, attempted, misplacedModels map[string]bool, errs []*Error) {
+func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*modelSrc, attempted, misplacedModels map[string]bool, cudaDir *directive, errs []*Error) {
 	files := slices.Clone(p.Syntax)
 	name := func(f *ast.File) string { return p.Fset.Position(f.Package).Filename }
 	slices.SortFunc(files, func(a, b *ast.File) int { return cmp.Compare(name(a), name(b)) })
@@ -530,6 +624,19 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 				if d == nil {
 					continue
 				}
+				if d.Verb == verbCUDA {
+					switch {
+					case d.Arg != "":
+						errs = append(errs, d.errAt(d.ArgCol, "//ocannl:cuda takes no arguments"))
+					case docOf[c] != nil || typeOf[c] != nil:
+						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:cuda is a package directive: write it in a comment of its own, not in a declaration's doc comment"))
+					case cudaDir != nil:
+						errs = append(errs, citeAt(d.Pos, d.VerbCol, "a second //ocannl:cuda in the package (the first is", cudaDir.at(0), "the first //ocannl:cuda", ")"))
+					default:
+						cudaDir = d
+					}
+					continue
+				}
 				if ts := typeOf[c]; ts != nil {
 					ms := byType[ts]
 					switch {
@@ -587,7 +694,7 @@ func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*
 		pa, pb := a.fset.Position(a.spec.Pos()), b.fset.Position(b.spec.Pos())
 		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
 	})
-	return srcs, models, attempted, misplacedModels, errs
+	return srcs, models, attempted, misplacedModels, cudaDir, errs
 }
 
 // misplacedError is the error for the directives of comment group cg,

@@ -53,8 +53,9 @@ func generate(t *testing.T, dir string, check bool, patterns ...string) []Result
 }
 
 // goodKernels are the generated functions of the good package in source
-// order: by file name (do.go, expr.go, matmul.go, slice.go), then position.
+// order: by file name (big.go, do.go, expr.go, matmul.go, slice.go), then position.
 var goodKernels = []string{
+	"ocannlBigSum",
 	"ocannlInterleave",
 	"ocannlFused", "ocannlConcat", "ocannlApply",
 	"ocannlMatMul", "ocannlRowMax", "ocannlÉté",
@@ -258,7 +259,7 @@ var badPackages = map[string][]string{
 		"badspec/spec.go:6:19: in spec \"o+k; k => o\": convolution needs a padding mode: write `=+` (padded) or `<+` (valid)",
 	},
 	"badverb": {
-		"badverb/verb.go:6:10: unknown directive //ocannl:einsun (known verbs: adam, adamw, dim, dims, do, einmax, einsum, entry, expr, input, layer, let, loss, model, return, sgd, shape)",
+		"badverb/verb.go:6:10: unknown directive //ocannl:einsun (known verbs: adam, adamw, cuda, dim, dims, do, einmax, einsum, entry, expr, input, layer, let, loss, model, return, sgd, shape)",
 	},
 	"badmodel": {
 		"badmodel/model.go:8:10: entry point runner would generate method Runner, a name the generated model uses for a field, method or type; rename it",
@@ -497,6 +498,7 @@ func TestModelBootstrap(t *testing.T) {
 	want := []string{"ocannlAPITrainLoss", "ocannlAPIBackward", "ocannlAPIPredictOne", "ocannlInitsLLoss", "ocannlInitsBackward", "ocannlSmallTrainLoss", "ocannlSmallBackward", "ocannlSmallPredict", "ocannlBiggerTrainLoss", "ocannlBiggerBackward", "ocannlBiggerPredict",
 		"ocannlAdam64TrainLoss", "ocannlAdam64Backward", "ocannlAdamW64TrainLoss", "ocannlAdamW64Backward", "ocannlAdamW32TrainLoss", "ocannlAdamW32Backward",
 		"ocannlSGDClip64TrainLoss", "ocannlSGDClip64Backward",
+		"ocannlSideTrainLoss", "ocannlSideBackward", "ocannlSidePredict",
 		"ocannlWideTrainLoss", "ocannlWideBackward", "ocannlWidePredict", "ocannlWideOne"}
 	if !slices.Equal(first[0].Kernels, want) {
 		t.Errorf("kernels %v, want %v", first[0].Kernels, want)

@@ -1083,7 +1083,10 @@ func (j *kernelJob) infer(prog *synthProgram) *gocode.Kernel {
 		return id
 	}
 	out := j.output()
-	k := &gocode.Kernel{Name: genName(j.fn.Name.Name), Elem: out.elem, Prog: lp}
+	// Locals Go would move to the heap (more than 128 KiB) go to a
+	// scratch the function takes from a pool: calls do not allocate.
+	k := &gocode.Kernel{Name: genName(j.fn.Name.Name), Elem: out.elem, Prog: lp,
+		Scratch: genName(j.fn.Name.Name) + "Scratch", ScratchOver: 128 << 10, PoolScratch: true}
 	for _, p := range j.params {
 		id := find(j.declName(p), p.output)
 		if id < 0 {

@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -51,6 +52,9 @@ type modelSrc struct {
 	spec   *ast.TypeSpec
 	head   *directive   // the //ocannl:model line
 	lines  []*directive // the program lines
+	// entries are the expanded model's entry points (set by
+	// compileModel), for the positions of verification errors.
+	entries []*model.Entry
 }
 
 // genTypeName is the generated struct's name for a model type.
@@ -267,6 +271,7 @@ func (c *modelCompiler) expand() *Error {
 	if c.inf, err = c.m.Infer(); err != nil {
 		return ms.modelErr(err)
 	}
+	ms.entries = c.m.Entries
 	return nil
 }
 
@@ -295,6 +300,11 @@ func (c *modelCompiler) params() *Error {
 		c.gm.Params = append(c.gm.Params, mp)
 	}
 	if o := c.m.Optim; o != nil {
+		for _, v := range []float64{o.Momentum, o.WeightDecay, o.Beta1, o.Beta2, o.Eps} {
+			if c.elem == "float32" && math.Abs(v) > math.MaxFloat32 {
+				return ms.errAt(o.Pos, "%s: %g is beyond the float32 range (±%g)", o.Kind, v, float32(math.MaxFloat32))
+			}
+		}
 		c.gm.Optim = &gocode.ModelOptim{Kind: o.Kind, LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov,
 			Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, ClipNorm: o.ClipNorm, LREnd: o.LREnd, Steps: o.Steps}
 	}
@@ -311,6 +321,9 @@ func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (goco
 		mp.Init.Kind = "uniform"
 	case model.InitConst:
 		mp.Init.Kind, mp.Init.Value = "const", p.Value
+		if c.elem == "float32" && math.Abs(p.Value) > math.MaxFloat32 {
+			return mp, ms.errAt(p.Pos, "parameter %s: the initial value %g is beyond the float32 range (±%g); use a smaller value or //ocannl:model float64", p.ID, p.Value, float32(math.MaxFloat32))
+		}
 	case model.InitNormal:
 		mp.Init.Kind = "normal"
 	case model.InitKaiming:
@@ -326,6 +339,11 @@ func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (goco
 			return mp, ms.errAt(p.Pos, "parameter %s: %v", p.ID, err)
 		}
 		mp.Init.Kind, mp.Init.Values = "literal", vals
+		for _, v := range vals {
+			if c.elem == "float32" && math.Abs(v) > math.MaxFloat32 {
+				return mp, ms.errAt(p.Pos, "parameter %s: the initial value %g is beyond the float32 range (±%g); use a smaller value or //ocannl:model float64", p.ID, v, float32(math.MaxFloat32))
+			}
+		}
 	}
 	return mp, nil
 }
@@ -353,6 +371,9 @@ func (c *modelCompiler) entry(i int, g *inference.Graph, e *model.Entry) *Error 
 	}
 	rt := model.Tensor(g, e.Result)
 	res := g.Tensors[rt]
+	if res.Op < 0 {
+		return ms.errAt(e.ResultPos, "entry %s returns %s, which no operation computes (it is the %s %s); return a value computed from it (e.g. id %s)", e.Name, e.Result, res.Kind, res.Name, e.Result)
+	}
 	if e.Loss && res.Shape.Size() != 1 {
 		return ms.errAt(e.ResultPos, "the loss %s must be a single number, but its shape is %s (reduce it, e.g. with ++ \"...|... => 0\")", e.Name, res.Shape)
 	}
@@ -374,6 +395,9 @@ func (c *modelCompiler) entry(i int, g *inference.Graph, e *model.Entry) *Error 
 		return nil
 	}
 	gm.Loss = len(gm.Entries) - 1
+	if be != nil && errors.Is(be, autodiff.ErrNoParameter) {
+		return ms.errAt(e.Pos, "%s", noParamMsg(e.Name))
+	}
 	if be != nil {
 		return ms.errAt(e.Pos, "loss %s: %v", e.Name, be.Err)
 	}
@@ -474,6 +498,12 @@ func (ms *modelSrc) entryMethod(e *model.Entry, methods map[string]*model.Entry)
 	}
 	methods[method] = e
 	return method, nil
+}
+
+// noParamMsg explains why a loss that depends on no parameter is an
+// error (autodiff.ErrNoParameter).
+func noParamMsg(entry string) string {
+	return fmt.Sprintf("the loss %s depends on no parameter (through differentiable operations), so training it would change nothing; make it depend on one, or declare it with entry instead of loss", entry)
 }
 
 // modelErr converts an expansion or inference error.

@@ -68,7 +68,8 @@ func itoa(n int) string {
 	return string(b)
 }
 
-// TestGalleryGolden pins the generated code of the kernel gallery.
+// TestGalleryGolden pins the generated code of the kernel gallery: its
+// ocannl_gen.go and its ocannl_gen.cu.
 func TestGalleryGolden(t *testing.T) {
 	res, err := gen.Generate([]string{"./examples/gallery"}, gen.Options{Dir: testutil.RepoRoot(t), Check: true})
 	if err != nil {
@@ -85,6 +86,10 @@ func TestGalleryGolden(t *testing.T) {
 		t.Fatalf("the gallery has no assembly kernels")
 	}
 	compareGolden(t, "gallery_amd64.s.golden", res[0].Asm[asm.AsmFile])
+	if res[0].CUDAContent == nil {
+		t.Fatal("the gallery opts in to CUDA (//ocannl:cuda) but generated no CUDA file")
+	}
+	compareGolden(t, "gallery_cuda.golden", res[0].CUDAContent)
 }
 
 // TestBadPackages pins the file:line:col error of each bad package: a

@@ -260,6 +260,15 @@ func Expand(user, std *program.Program) (*Model, error) {
 			x.layers[l.Name] = &layerDef{st: l}
 		}
 	}
+	topNames := map[string]bool{}
+	for _, s := range user.Stmts {
+		if l, ok := s.(*program.LetStmt); ok {
+			topNames[l.Name] = true
+		}
+	}
+	if err := checkRecursion(user, x.layers, topNames); err != nil {
+		return nil, err
+	}
 	entryNames := map[string]bool{}
 	for _, s := range user.Stmts {
 		switch s := s.(type) {

@@ -125,6 +125,46 @@ func TestExponentialExpansion(t *testing.T) {
 	}
 }
 
+// TestRecursiveLayers: a layer applying itself, directly or through
+// others, is an error at the application even when no entry point uses
+// it; a layer named like a hiding argument, local or instance is not.
+func TestRecursiveLayers(t *testing.T) {
+	std, err := program.Parse(StdSource())
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := "entry e:\n    input x : 2\n    return x + {w}\n"
+	for _, c := range []struct{ src, want string }{
+		{"layer r(x) = r(x)\n" + entry, "1:14: layer r applies itself"},
+		{"layer r(x) = r[2](x)\n" + entry, "1:14: layer r applies itself"},
+		{"layer f(x) = g(x)\nlayer g(x) = relu (f(x))\n" + entry, "2:20: layer g applies f, which applies g again (recursive layers are not supported; cycle: [f g f])"},
+		{"layer f(x) :\n    let i = f\n    return i(x)\n" + entry, "2:13: layer f applies itself"},
+		{"layer a(x) = b(x)\nlayer b(x) = c(x)\nlayer c(x) = a(x)\n" + entry, "3:14: layer c applies a, which applies c again"},
+	} {
+		p, err := program.Parse(c.src)
+		if err != nil {
+			t.Fatalf("%q: %v", c.src, err)
+		}
+		_, err = Expand(p, std)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.src, err, c.want)
+		}
+	}
+	for _, src := range []string{
+		"layer f(x) = x *. 2\nlayer g(f) = f *. 3\n" + entry,
+		"layer f(x) = x *. 2\nlayer g(x) :\n    let f = x *. 3\n    return f\n" + entry,
+		"layer f(x) = dense[2](x)\nlayer g(x) = f(f(x))\n" + entry,
+	} {
+		p, err := program.Parse(src)
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if _, err := Expand(p, std); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
+
 // TestOptimizerSettings: each optimizer's defaults, its settings, and the
 // errors for settings that do not belong to it or are out of range.
 func TestOptimizerSettings(t *testing.T) {

@@ -68,9 +68,10 @@ type Prim struct {
 	// Go is the Go emitter's recipe.
 	Go GoRecipe
 	// Recipes holds the recipes of backends still to come (the vector
-	// lowering of emit/asm, CUDA), keyed by backend name; nil today. A
+	// lowering of emit/asm), keyed by backend name; nil today. A
 	// backend that lands adds its key, or a typed field beside Go, and a
-	// completeness test requiring it for every primitive.
+	// completeness test requiring it for every primitive. CUDA's recipes
+	// are the column in cuda.go (Prim.CUDA).
 	Recipes map[string]string
 	// Domains says where tests draw each operand's values (where the
 	// primitive is defined and smooth); nil, or a zero entry, is [-1, 1).

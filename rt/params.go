@@ -2,6 +2,7 @@ package rt
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -73,6 +74,8 @@ const (
 	// Load refuses them, so a broken checkpoint never silently poisons a
 	// model.
 	ErrNonFinite = Error("non-finite value in parameter file")
+	// ErrTrailingData: bytes follow a complete parameter file (Unmarshal).
+	ErrTrailingData = Error("trailing data after parameter file")
 )
 
 // ShapeError reports a stored tensor whose dims differ from the expected
@@ -466,6 +469,20 @@ func Load(r io.Reader, ts []Tensor) error {
 		}
 	}
 	return nil
+}
+
+// Unmarshal is Load from a byte slice that must hold exactly one
+// parameter file: bytes after the file's checksum are an error
+// (ErrTrailingData, reported before anything is loaded, so ts is left
+// unchanged); every other error is Load's.
+func Unmarshal(data []byte, ts []Tensor) error {
+	if len(data) >= 20 && string(data[:8]) == fileMagic {
+		length := binary.LittleEndian.Uint64(data[12:20])
+		if n := uint64(len(data)); length <= n && n-length > 24 {
+			return fmt.Errorf("rt: unmarshal: %d byte(s) after the %d-byte parameter file: %w", n-length-24, length+24, ErrTrailingData)
+		}
+	}
+	return Load(bytes.NewReader(data), ts)
 }
 
 // checkFinite reports the NaN and infinite values of a stored tensor

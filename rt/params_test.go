@@ -338,3 +338,31 @@ func TestLoadRejectsNonFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmarshalExact: Unmarshal loads a byte slice holding exactly one
+// file, and refuses one with bytes after the file (ErrTrailingData)
+// without touching the tensors; a shorter slice is Load's truncation.
+func TestUnmarshalExact(t *testing.T) {
+	ts := sampleSet()
+	file := saved(t, ts)
+	got := blank(ts)
+	if err := Unmarshal(file, got); err != nil || !sameBits(got, ts) {
+		t.Fatalf("Unmarshal of an exact file: %v", err)
+	}
+	for _, extra := range [][]byte{{0}, []byte("OCGNPARM"), file} {
+		got := blank(ts)
+		err := Unmarshal(append(slices.Clone(file), extra...), got)
+		if !errors.Is(err, ErrTrailingData) || !strings.Contains(err.Error(), "after the") {
+			t.Errorf("%d trailing byte(s): %v, want ErrTrailingData", len(extra), err)
+		}
+		if !sameBits(got, blank(ts)) {
+			t.Errorf("%d trailing byte(s): the tensors were modified", len(extra))
+		}
+	}
+	if err := Unmarshal(file[:len(file)-1], blank(ts)); !errors.Is(err, ErrTruncated) {
+		t.Errorf("one byte short: %v, want ErrTruncated", err)
+	}
+	if err := Unmarshal(nil, blank(ts)); !errors.Is(err, ErrBadMagic) && !errors.Is(err, ErrTruncated) {
+		t.Errorf("empty: %v", err)
+	}
+}

@@ -171,9 +171,10 @@ func (m *ocannlCNN) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -492,9 +493,10 @@ func (m *ocannlReverser) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlReverser) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -936,20 +938,31 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	ocannlCNNTrainLossPart4Records.Put(rec5)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// 8 parts of i0 on the pool.
-	rec6 := ocannlCNNTrainLossPart5Records.Get()
-	rec6.pNetConv2Bias = pNetConv2Bias
-	rec6.scratch = scratch
-	pool.Run(rec6, 8)
-	*rec6 = ocannlCNNTrainLossPart5{}
-	ocannlCNNTrainLossPart5Records.Put(rec6)
+	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
+				}
+			}
+		}
+	}
 
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap3AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap3AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -957,11 +970,11 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
 					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r8 := net_head_x_1Row2[i3]
-						if !(r8 > 0) {
-							r8 = 0
+						r7 := net_head_x_1Row2[i3]
+						if !(r7 > 0) {
+							r7 = 0
 						}
-						net_head_xRow[i3] = r8
+						net_head_xRow[i3] = r7
 					}
 				}
 			}
@@ -994,11 +1007,18 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
-	for i0 := range 256 {
-		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
-		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetHeadB[i1]
+	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+			train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetHeadB[i1]
+			}
 		}
 	}
 
@@ -1014,12 +1034,19 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	for i0 := range 256 {
-		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+			train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+			}
 		}
 	}
 
@@ -1049,21 +1076,28 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 256 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
+	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+			train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
+			}
 		}
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap6AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap6AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
@@ -1165,13 +1199,20 @@ type ocannlCNNTrainLossPart1 struct {
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlCNNTrainLossPart1) Part(j2 int) {
 	pNetConv1Bias, scratch := r2.pNetConv1Bias, r2.scratch
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_conv1_yRow := &scratch.net_conv1_y[i0+32*j2][i1][i2]
-				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+32*j2][i1][i2]
-				for i3 := range 8 {
-					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_conv1_yRow := &scratch.net_conv1_y[i0+32*j2][i1][i2]
+					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+32*j2][i1][i2]
+					for i3 := range 8 {
+						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+					}
 				}
 			}
 		}
@@ -1192,9 +1233,9 @@ func (r4 *ocannlCNNTrainLossPart2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+		ocannlMap1AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -1300,32 +1341,6 @@ func (r6 *ocannlCNNTrainLossPart4) Part(j23 int) {
 
 // ocannlCNNTrainLossPart4Records holds the free ocannlCNNTrainLossPart4 records.
 var ocannlCNNTrainLossPart4Records rt.Records[ocannlCNNTrainLossPart4]
-
-// ocannlCNNTrainLossPart5 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNTrainLossPart5 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNTrainLossScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r7 *ocannlCNNTrainLossPart5) Part(j24 int) {
-	pNetConv2Bias, scratch := r7.pNetConv2Bias, r7.scratch
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_conv2_yRow := &scratch.net_conv2_y[i0+32*j24][i1][i2]
-				net_head_x_1Row := &scratch.net_head_x_1[i0+32*j24][i1][i2]
-				for i3 := range 16 {
-					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNTrainLossPart5Records holds the free ocannlCNNTrainLossPart5 records.
-var ocannlCNNTrainLossPart5Records rt.Records[ocannlCNNTrainLossPart5]
 
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
@@ -1846,20 +1861,31 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart4Records.Put(rec5)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// 8 parts of i0 on the pool.
-	rec6 := ocannlCNNBackwardPart5Records.Get()
-	rec6.pNetConv2Bias = pNetConv2Bias
-	rec6.scratch = scratch
-	pool.Run(rec6, 8)
-	*rec6 = ocannlCNNBackwardPart5{}
-	ocannlCNNBackwardPart5Records.Put(rec6)
+	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
+				}
+			}
+		}
+	}
 
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap3AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap3AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -1867,11 +1893,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
 					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r8 := net_head_x_1Row2[i3]
-						if !(r8 > 0) {
-							r8 = 0
+						r7 := net_head_x_1Row2[i3]
+						if !(r7 > 0) {
+							r7 = 0
 						}
-						net_head_xRow[i3] = r8
+						net_head_xRow[i3] = r7
 					}
 				}
 			}
@@ -1904,11 +1930,18 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
-	for i0 := range 256 {
-		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
-		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetHeadB[i1]
+	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+	} else if ocannlAVX2 {
+		ocannlMap4AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+			train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetHeadB[i1]
+			}
 		}
 	}
 
@@ -1924,12 +1957,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	for i0 := range 256 {
-		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+			train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+			}
 		}
 	}
 
@@ -1959,21 +1999,28 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 256 {
-		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
-		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
+	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+			train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
+			}
 		}
 	}
 
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap6AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap6AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
@@ -2029,9 +2076,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&train_1_grad[0][0], &train_2_grad[0])
+		ocannlMap7AVX512(&train_1_grad[0][0], &train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&train_1_grad[0][0], &train_2_grad[0])
+		ocannlMap7AVX2(&train_1_grad[0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
@@ -2045,9 +2092,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+		ocannlMap8AVX512(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+		ocannlMap8AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow2 := &labels[i0]
@@ -2062,9 +2109,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlMap9AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlMap9AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
@@ -2089,9 +2136,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap10AVX512(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
@@ -2099,20 +2146,27 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
+	// float32 pointwise kernel over 256 rows of 4 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap11AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
+			train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
+			}
 		}
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap8AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap8AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
@@ -2127,9 +2181,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlMap9AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlMap9AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
@@ -2152,30 +2206,37 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 256 {
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
-		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			var r9 float32
-			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r9 = 1
+	// float32 pointwise kernel over 256 rows of 4 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
+			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+			for i1 := range 4 {
+				var r8 float32
+				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
+					r8 = 1
+				}
+				r9 := float32(0)
+				if r8 != 0 {
+					r9 = train_cross_entropy_1_m_gradV
+				}
+				train_cross_entropy_1_logits_gradRow2[i1] += r9
 			}
-			r10 := float32(0)
-			if r9 != 0 {
-				r10 = train_cross_entropy_1_m_gradV
-			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r10
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap9AVX512(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap9AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
@@ -2252,9 +2313,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// float32 pointwise kernel over 102400 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+		ocannlMap13AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+		ocannlMap13AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2263,15 +2324,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0][i1][i2]
 					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r11 float32
+						var r10 float32
 						if 0 < net_head_x_1Row3[i3] {
-							r11 = 1
+							r10 = 1
 						}
-						r12 := float32(0)
-						if r11 != 0 {
-							r12 = net_head_x_gradRow2[i3]
+						r11 := float32(0)
+						if r10 != 0 {
+							r11 = net_head_x_gradRow2[i3]
 						}
-						net_head_x_1_gradRow[i3] += r12
+						net_head_x_1_gradRow[i3] += r11
 					}
 				}
 			}
@@ -2281,9 +2342,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	// float32 pointwise kernel over 102400 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+		ocannlMap14AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+		ocannlMap14AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2300,104 +2361,104 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlCNNBackwardPart6Records.Get()
-	rec7.scratch = scratch
-	pool.Run(rec7, 8)
+	rec6 := ocannlCNNBackwardPart5Records.Get()
+	rec6.scratch = scratch
+	pool.Run(rec6, 8)
 	// The 8 partial sums, added in part order.
-	for j26 := range 16 {
-		acc12 := gNetConv2Bias[j26]
-		acc12 += rec7.gNetConv2BiasPartial[0][j26]
-		acc12 += rec7.gNetConv2BiasPartial[1][j26]
-		acc12 += rec7.gNetConv2BiasPartial[2][j26]
-		acc12 += rec7.gNetConv2BiasPartial[3][j26]
-		acc12 += rec7.gNetConv2BiasPartial[4][j26]
-		acc12 += rec7.gNetConv2BiasPartial[5][j26]
-		acc12 += rec7.gNetConv2BiasPartial[6][j26]
-		acc12 += rec7.gNetConv2BiasPartial[7][j26]
-		gNetConv2Bias[j26] = acc12
+	for j25 := range 16 {
+		acc12 := gNetConv2Bias[j25]
+		acc12 += rec6.gNetConv2BiasPartial[0][j25]
+		acc12 += rec6.gNetConv2BiasPartial[1][j25]
+		acc12 += rec6.gNetConv2BiasPartial[2][j25]
+		acc12 += rec6.gNetConv2BiasPartial[3][j25]
+		acc12 += rec6.gNetConv2BiasPartial[4][j25]
+		acc12 += rec6.gNetConv2BiasPartial[5][j25]
+		acc12 += rec6.gNetConv2BiasPartial[6][j25]
+		acc12 += rec6.gNetConv2BiasPartial[7][j25]
+		gNetConv2Bias[j25] = acc12
 	}
-	*rec7 = ocannlCNNBackwardPart6{}
-	ocannlCNNBackwardPart6Records.Put(rec7)
+	*rec6 = ocannlCNNBackwardPart5{}
+	ocannlCNNBackwardPart5Records.Put(rec6)
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlCNNBackwardPart7Records.Get()
-	rec8.pNetConv2Kernel = pNetConv2Kernel
-	rec8.scratch = scratch
-	pool.Run(rec8, 8)
-	*rec8 = ocannlCNNBackwardPart7{}
-	ocannlCNNBackwardPart7Records.Put(rec8)
+	rec7 := ocannlCNNBackwardPart6Records.Get()
+	rec7.pNetConv2Kernel = pNetConv2Kernel
+	rec7.scratch = scratch
+	pool.Run(rec7, 8)
+	*rec7 = ocannlCNNBackwardPart6{}
+	ocannlCNNBackwardPart6Records.Put(rec7)
 
 	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
 	// 3 parts of i4 on the pool.
-	rec9 := ocannlCNNBackwardPart8Records.Get()
-	rec9.gNetConv2Kernel = gNetConv2Kernel
-	rec9.scratch = scratch
-	pool.Run(rec9, 3)
-	*rec9 = ocannlCNNBackwardPart8{}
-	ocannlCNNBackwardPart8Records.Put(rec9)
+	rec8 := ocannlCNNBackwardPart7Records.Get()
+	rec8.gNetConv2Kernel = gNetConv2Kernel
+	rec8.scratch = scratch
+	pool.Run(rec8, 3)
+	*rec8 = ocannlCNNBackwardPart7{}
+	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	for j29 := range 256 {
-		for j30 := range 8 {
-			for j31 := range 8 {
-				scratch.net_max_pool_1_y[j29][0][j30][j31] = float32(math.Inf(-1))
+	for j28 := range 256 {
+		for j29 := range 8 {
+			for j30 := range 8 {
+				scratch.net_max_pool_1_y[j28][0][j29][j30] = float32(math.Inf(-1))
 			}
 		}
 	}
-	for j32 := range 256 {
-		for j33 := 6; j33 < 8; j33++ {
-			for j34 := range 8 {
-				for j35 := range 8 {
-					scratch.net_max_pool_1_y[j32][j33][j34][j35] = float32(math.Inf(-1))
+	for j31 := range 256 {
+		for j32 := 6; j32 < 8; j32++ {
+			for j33 := range 8 {
+				for j34 := range 8 {
+					scratch.net_max_pool_1_y[j31][j32][j33][j34] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
-	for j36 := range 256 {
-		for j37 := 1; j37 < 6; j37++ {
-			for j38 := range 8 {
-				scratch.net_max_pool_1_y[j36][j37][0][j38] = float32(math.Inf(-1))
+	for j35 := range 256 {
+		for j36 := 1; j36 < 6; j36++ {
+			for j37 := range 8 {
+				scratch.net_max_pool_1_y[j35][j36][0][j37] = float32(math.Inf(-1))
 			}
 		}
 	}
-	for j39 := range 256 {
-		for j40 := 1; j40 < 6; j40++ {
-			for j41 := 6; j41 < 8; j41++ {
-				for j42 := range 8 {
-					scratch.net_max_pool_1_y[j39][j40][j41][j42] = float32(math.Inf(-1))
+	for j38 := range 256 {
+		for j39 := 1; j39 < 6; j39++ {
+			for j40 := 6; j40 < 8; j40++ {
+				for j41 := range 8 {
+					scratch.net_max_pool_1_y[j38][j39][j40][j41] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
-	for j43 := range 256 {
-		for j44 := range 8 {
-			for j45 := range 8 {
-				scratch.net_max_pool_1_y_grad[j43][0][j44][j45] = 0
+	for j42 := range 256 {
+		for j43 := range 8 {
+			for j44 := range 8 {
+				scratch.net_max_pool_1_y_grad[j42][0][j43][j44] = 0
 			}
 		}
 	}
-	for j46 := range 256 {
-		for j47 := 6; j47 < 8; j47++ {
-			for j48 := range 8 {
-				for j49 := range 8 {
-					scratch.net_max_pool_1_y_grad[j46][j47][j48][j49] = 0
+	for j45 := range 256 {
+		for j46 := 6; j46 < 8; j46++ {
+			for j47 := range 8 {
+				for j48 := range 8 {
+					scratch.net_max_pool_1_y_grad[j45][j46][j47][j48] = 0
 				}
 			}
 		}
 	}
-	for j50 := range 256 {
-		for j51 := 1; j51 < 6; j51++ {
-			for j52 := range 8 {
-				scratch.net_max_pool_1_y_grad[j50][j51][0][j52] = 0
+	for j49 := range 256 {
+		for j50 := 1; j50 < 6; j50++ {
+			for j51 := range 8 {
+				scratch.net_max_pool_1_y_grad[j49][j50][0][j51] = 0
 			}
 		}
 	}
-	for j53 := range 256 {
-		for j54 := 1; j54 < 6; j54++ {
-			for j55 := 6; j55 < 8; j55++ {
-				for j56 := range 8 {
-					scratch.net_max_pool_1_y_grad[j53][j54][j55][j56] = 0
+	for j52 := range 256 {
+		for j53 := 1; j53 < 6; j53++ {
+			for j54 := 6; j54 < 8; j54++ {
+				for j55 := range 8 {
+					scratch.net_max_pool_1_y_grad[j52][j53][j54][j55] = 0
 				}
 			}
 		}
@@ -2409,15 +2470,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 					for i4 := range 2 {
 						for i5 := range 2 {
 							scratch2[0] = scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
-							var r16 float32
+							var r15 float32
 							if scratch.net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch2[0] {
-								r16 = 1
+								r15 = 1
 							}
-							r17 := float32(0)
-							if r16 != 0 {
-								r17 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
+							r16 := float32(0)
+							if r15 != 0 {
+								r16 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
 							}
-							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r17
+							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r16
 						}
 					}
 				}
@@ -2427,50 +2488,50 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// 8 parts of i0 on the pool.
+	rec9 := ocannlCNNBackwardPart8Records.Get()
+	rec9.scratch = scratch
+	pool.Run(rec9, 8)
+	*rec9 = ocannlCNNBackwardPart8{}
+	ocannlCNNBackwardPart8Records.Put(rec9)
+
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
+	// 8 parts of i0 on the pool.
 	rec10 := ocannlCNNBackwardPart9Records.Get()
 	rec10.scratch = scratch
 	pool.Run(rec10, 8)
 	*rec10 = ocannlCNNBackwardPart9{}
 	ocannlCNNBackwardPart9Records.Put(rec10)
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlCNNBackwardPart10Records.Get()
 	rec11.scratch = scratch
 	pool.Run(rec11, 8)
+	// The 8 partial sums, added in part order.
+	for j59 := range 8 {
+		acc14 := gNetConv1Bias[j59]
+		acc14 += rec11.gNetConv1BiasPartial[0][j59]
+		acc14 += rec11.gNetConv1BiasPartial[1][j59]
+		acc14 += rec11.gNetConv1BiasPartial[2][j59]
+		acc14 += rec11.gNetConv1BiasPartial[3][j59]
+		acc14 += rec11.gNetConv1BiasPartial[4][j59]
+		acc14 += rec11.gNetConv1BiasPartial[5][j59]
+		acc14 += rec11.gNetConv1BiasPartial[6][j59]
+		acc14 += rec11.gNetConv1BiasPartial[7][j59]
+		gNetConv1Bias[j59] = acc14
+	}
 	*rec11 = ocannlCNNBackwardPart10{}
 	ocannlCNNBackwardPart10Records.Put(rec11)
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
-	// 8 parts of i0 on the pool.
-	rec12 := ocannlCNNBackwardPart11Records.Get()
-	rec12.scratch = scratch
-	pool.Run(rec12, 8)
-	// The 8 partial sums, added in part order.
-	for j60 := range 8 {
-		acc14 := gNetConv1Bias[j60]
-		acc14 += rec12.gNetConv1BiasPartial[0][j60]
-		acc14 += rec12.gNetConv1BiasPartial[1][j60]
-		acc14 += rec12.gNetConv1BiasPartial[2][j60]
-		acc14 += rec12.gNetConv1BiasPartial[3][j60]
-		acc14 += rec12.gNetConv1BiasPartial[4][j60]
-		acc14 += rec12.gNetConv1BiasPartial[5][j60]
-		acc14 += rec12.gNetConv1BiasPartial[6][j60]
-		acc14 += rec12.gNetConv1BiasPartial[7][j60]
-		gNetConv1Bias[j60] = acc14
-	}
-	*rec12 = ocannlCNNBackwardPart11{}
-	ocannlCNNBackwardPart11Records.Put(rec12)
-
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	// 3 parts of i4 on the pool.
-	rec13 := ocannlCNNBackwardPart12Records.Get()
-	rec13.gNetConv1Kernel = gNetConv1Kernel
-	rec13.images = images
-	rec13.scratch = scratch
-	pool.Run(rec13, 3)
-	*rec13 = ocannlCNNBackwardPart12{}
-	ocannlCNNBackwardPart12Records.Put(rec13)
+	rec12 := ocannlCNNBackwardPart11Records.Get()
+	rec12.gNetConv1Kernel = gNetConv1Kernel
+	rec12.images = images
+	rec12.scratch = scratch
+	pool.Run(rec12, 3)
+	*rec12 = ocannlCNNBackwardPart11{}
+	ocannlCNNBackwardPart11Records.Put(rec12)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2552,13 +2613,20 @@ type ocannlCNNBackwardPart1 struct {
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlCNNBackwardPart1) Part(j2 int) {
 	pNetConv1Bias, scratch := r2.pNetConv1Bias, r2.scratch
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_conv1_yRow := &scratch.net_conv1_y[i0+32*j2][i1][i2]
-				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+32*j2][i1][i2]
-				for i3 := range 8 {
-					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_conv1_yRow := &scratch.net_conv1_y[i0+32*j2][i1][i2]
+					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+32*j2][i1][i2]
+					for i3 := range 8 {
+						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+					}
 				}
 			}
 		}
@@ -2579,9 +2647,9 @@ func (r4 *ocannlCNNBackwardPart2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+		ocannlMap1AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -2691,49 +2759,23 @@ var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 // ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart5 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNBackwardScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r7 *ocannlCNNBackwardPart5) Part(j24 int) {
-	pNetConv2Bias, scratch := r7.pNetConv2Bias, r7.scratch
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_conv2_yRow := &scratch.net_conv2_y[i0+32*j24][i1][i2]
-				net_head_x_1Row := &scratch.net_head_x_1[i0+32*j24][i1][i2]
-				for i3 := range 16 {
-					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNBackwardPart5Records holds the free ocannlCNNBackwardPart5 records.
-var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
-
-// ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart6 struct {
 	scratch              *ocannlCNNBackwardScratch
 	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r13 *ocannlCNNBackwardPart6) Part(j25 int) {
-	scratch, gNetConv2BiasPartial := r13.scratch, &r13.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j25] = [16]float32{}
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r12 *ocannlCNNBackwardPart5) Part(j24 int) {
+	scratch, gNetConv2BiasPartial := r12.scratch, &r12.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j24] = [16]float32{}
 	// i2 unrolled and jammed into i3.
-	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j25]
+	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
 	for i0 := range 32 {
 		for i1 := range 5 {
-			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j25][i1][0]
-			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j25][i1][1]
-			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j25][i1][2]
-			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j25][i1][3]
-			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j25][i1][4]
+			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j24][i1][0]
+			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j24][i1][1]
+			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j24][i1][2]
+			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j24][i1][3]
+			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j24][i1][4]
 			for i3 := range 16 {
 				acc11 := gNetConv2BiasPartialRow[i3]
 				acc11 += net_head_x_1_gradRow3[i3]
@@ -2747,25 +2789,25 @@ func (r13 *ocannlCNNBackwardPart6) Part(j25 int) {
 	}
 }
 
-// ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
-var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
+// ocannlCNNBackwardPart5Records holds the free ocannlCNNBackwardPart5 records.
+var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
 
-// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart7 struct {
+type ocannlCNNBackwardPart6 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
-	pNetConv2Kernel, scratch := r14.pNetConv2Kernel, r14.scratch
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
+	pNetConv2Kernel, scratch := r13.pNetConv2Kernel, r13.scratch
 	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j27][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j27][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j26][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j26][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2773,7 +2815,7 @@ func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j27][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j27][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j26][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j26][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2782,13 +2824,65 @@ func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j27][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j26][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j27][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j26][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
+var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
+
+// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
+type ocannlCNNBackwardPart7 struct {
+	gNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
+}
+
+// Part runs part j27 of the nest (0 <= j27 < 3).
+func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
+	gNetConv2Kernel, scratch := r14.gNetConv2Kernel, r14.scratch
+	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j27], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j27][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j27], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j27][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j27][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j27+8*i5 : 72*i3+24*i4+24*j27+8*i5+8])
+								for i6 := range 8 {
+									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
 							}
 						}
@@ -2802,48 +2896,37 @@ func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
 // ocannlCNNBackwardPart7Records holds the free ocannlCNNBackwardPart7 records.
 var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
 
-// ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart8 struct {
-	gNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
+	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 3).
-func (r15 *ocannlCNNBackwardPart8) Part(j28 int) {
-	gNetConv2Kernel, scratch := r15.gNetConv2Kernel, r15.scratch
-	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r19 *ocannlCNNBackwardPart8) Part(j56 int) {
+	scratch := r19.scratch
+	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j28], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j28][i2][0])
-				}
-			}
-		}
+		ocannlMap15AVX512(&scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1[32*j56][0][0][0], &scratch.net_max_pool_1_x_grad[32*j56][0][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j28], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j28][i2][0])
-				}
-			}
-		}
+		ocannlMap15AVX2(&scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1[32*j56][0][0][0], &scratch.net_max_pool_1_x_grad[32*j56][0][0][0])
 	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j28][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j28+8*i5 : 72*i3+24*i4+24*j28+8*i5+8])
-								for i6 := range 8 {
-									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
-								}
-							}
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j56][i1][i2]
+					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j56][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j56][i1][i2]
+					for i3 := range 8 {
+						var r17 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r17 = 1
 						}
+						r18 := float32(0)
+						if r17 != 0 {
+							r18 = net_max_pool_1_x_gradRow[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r18
 					}
 				}
 			}
@@ -2863,28 +2946,19 @@ type ocannlCNNBackwardPart9 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r20 *ocannlCNNBackwardPart9) Part(j57 int) {
 	scratch := r20.scratch
-	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1[32*j57][0][0][0], &scratch.net_max_pool_1_x_grad[32*j57][0][0][0])
+		ocannlMap16AVX512(&scratch.net_conv1_y_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1[32*j57][0][0][0], &scratch.net_max_pool_1_x_grad[32*j57][0][0][0])
+		ocannlMap16AVX2(&scratch.net_conv1_y_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j57][i1][i2]
-					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j57][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j57][i1][i2]
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j57][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j57][i1][i2]
 					for i3 := range 8 {
-						var r18 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r18 = 1
-						}
-						r19 := float32(0)
-						if r18 != 0 {
-							r19 = net_max_pool_1_x_gradRow[i3]
-						}
-						net_max_pool_1_x_1_gradRow[i3] += r19
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
 				}
 			}
@@ -2898,55 +2972,23 @@ var ocannlCNNBackwardPart9Records rt.Records[ocannlCNNBackwardPart9]
 // ocannlCNNBackwardPart10 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart10 struct {
-	scratch *ocannlCNNBackwardScratch
-}
-
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
-	scratch := r21.scratch
-	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_conv1_y_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_conv1_y_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j58][i1][i2]
-					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNBackwardPart10Records holds the free ocannlCNNBackwardPart10 records.
-var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
-
-// ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart11 struct {
 	scratch              *ocannlCNNBackwardScratch
 	gNetConv1BiasPartial [8][8]float32
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r22 *ocannlCNNBackwardPart11) Part(j59 int) {
-	scratch, gNetConv1BiasPartial := r22.scratch, &r22.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j59] = [8]float32{}
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
+	scratch, gNetConv1BiasPartial := r21.scratch, &r21.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j58] = [8]float32{}
 	// i2 unrolled by 4 and jammed into i3.
-	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j59]
+	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j58]
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+3]
+				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
+				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+1]
+				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+2]
+				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+3]
 				for i3 := range 8 {
 					acc13 := gNetConv1BiasPartialRow[i3]
 					acc13 += net_max_pool_1_x_1_gradRow3[i3]
@@ -2957,7 +2999,7 @@ func (r22 *ocannlCNNBackwardPart11) Part(j59 int) {
 				}
 			}
 			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
+				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
 				for i3 := range 8 {
 					gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
 				}
@@ -2966,26 +3008,26 @@ func (r22 *ocannlCNNBackwardPart11) Part(j59 int) {
 	}
 }
 
-// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
-var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
+// ocannlCNNBackwardPart10Records holds the free ocannlCNNBackwardPart10 records.
+var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
 
-// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
 // for each 1 values of i4 (see rt.Pool).
-type ocannlCNNBackwardPart12 struct {
+type ocannlCNNBackwardPart11 struct {
 	gNetConv1Kernel *[72]float32
 	images          *[256][12][12][1]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 3).
-func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
-	gNetConv1Kernel, images, scratch := r23.gNetConv1Kernel, r23.images, r23.scratch
+// Part runs part j60 of the nest (0 <= j60 < 3).
+func (r22 *ocannlCNNBackwardPart11) Part(j60 int) {
+	gNetConv1Kernel, images, scratch := r22.gNetConv1Kernel, r22.images, r22.scratch
 	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j61], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j61][i2][0])
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j60], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j60][i2][0])
 				}
 			}
 		}
@@ -2993,7 +3035,7 @@ func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j61], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j61][i2][0])
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j60], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j60][i2][0])
 				}
 			}
 		}
@@ -3004,8 +3046,8 @@ func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
 					for i3 := range 8 {
 						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
-							imagesRow2 := &images[i0][i1+i4+j61]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j61 : 9*i3+3*i4+3*j61+3])
+							imagesRow2 := &images[i0][i1+i4+j60]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j60 : 9*i3+3*i4+3*j60+3])
 							for i5 := range 3 {
 								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -3017,8 +3059,8 @@ func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
 	}
 }
 
-// ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
-var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
+// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
+var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -3053,7 +3095,7 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	net.layer_norm#1/x: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
 //	_net.layer_norm#1/mean.1: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
-//	net.layer_norm#1/mean: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_mean)
+//	net.layer_norm#1/mean: 256,8 | 1 (let, local)
 //	net.layer_norm#1/centered: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
 //	_net.layer_norm#1/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
 //	_net.layer_norm#1/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
@@ -3063,7 +3105,7 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	_net/x1.1: 256,8 | 32 (let, local, in scratch field net_x1_1)
 //	_num.1: 1 (number, constant)
 //	_net/x1.2: 256,8 | 1 (let, local)
-//	_net/x1.3: 256,8 | 1 (let, local, in scratch field net_x1_3)
+//	_net/x1.3: 256,8 | 1 (let, local)
 //	_net/x1.4: 256,8 | 32 (let, local, in scratch field net_x1_4)
 //	net.layer_norm#1.beta: 32 (param, parameter pNetLayerNorm1Beta)
 //	net/x1: 256,8 | 32 (let, local, in scratch field net_x1)
@@ -3079,7 +3121,7 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	net.layer_norm#2/x: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_x)
 //	_net.layer_norm#2/mean.1: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_mean_1)
 //	_dim_d.4: 1 (dim, constant)
-//	net.layer_norm#2/mean: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_mean)
+//	net.layer_norm#2/mean: 256,8 | 1 (let, local)
 //	net.layer_norm#2/centered: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
 //	_net.layer_norm#2/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
 //	_net.layer_norm#2/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
@@ -3089,7 +3131,7 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	_net/x2.1: 256,8 | 32 (let, local, in scratch field net_x2_1)
 //	_num.2: 1 (number, constant)
 //	_net/x2.2: 256,8 | 1 (let, local)
-//	_net/x2.3: 256,8 | 1 (let, local, in scratch field net_x2_3)
+//	_net/x2.3: 256,8 | 1 (let, local)
 //	_net/x2.4: 256,8 | 32 (let, local, in scratch field net_x2_4)
 //	net.layer_norm#2.beta: 32 (param, parameter pNetLayerNorm2Beta)
 //	net/x2: 256,8 | 32 (let, local, in scratch field net_x2)
@@ -3495,10 +3537,14 @@ var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 //	train[0] = neg(_train.3[0])
 func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlReverserTrainLossScratch) {
 	var net_attention_1_scores_2 [1]float32
+	var net_layer_norm_1_mean [256][8][1]float32
 	var net_layer_norm_1_var [256][8][1]float32
 	var net_x1_2 [256][8][1]float32
+	var net_x1_3 [256][8][1]float32
+	var net_layer_norm_2_mean [256][8][1]float32
 	var net_layer_norm_2_var [256][8][1]float32
 	var net_x2_2 [256][8][1]float32
+	var net_x2_3 [256][8][1]float32
 	var train_cross_entropy_1_m [256][8][1]float32
 	var train_cross_entropy_1_logp_2 [256][8][1]float32
 	var train_cross_entropy_1_logp_3 [256][8][1]float32
@@ -3519,11 +3565,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 256 {
-			ocannlMap11AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap17AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 256 {
-			ocannlMap11AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap17AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -3579,9 +3625,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap18AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap18AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -3606,6 +3652,27 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart5Records.Put(rec6)
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
+	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					}
+				}
+			}
+		}
+	}
+
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserTrainLossPart6Records.Get()
 	rec7.scratch = scratch
@@ -3613,7 +3680,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec7 = ocannlReverserTrainLossPart6{}
 	ocannlReverserTrainLossPart6Records.Put(rec7)
 
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
 	rec8 := ocannlReverserTrainLossPart7Records.Get()
 	rec8.scratch = scratch
@@ -3621,7 +3688,31 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec8 = ocannlReverserTrainLossPart7{}
 	ocannlReverserTrainLossPart7Records.Put(rec8)
 
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
+				}
+			}
+		}
+	}
+
+	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserTrainLossPart8Records.Get()
 	rec9.scratch = scratch
@@ -3629,40 +3720,21 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec9 = ocannlReverserTrainLossPart8{}
 	ocannlReverserTrainLossPart8Records.Put(rec9)
 
-	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserTrainLossPart9Records.Get()
+	rec10.pNetAttention1WO = pNetAttention1WO
 	rec10.scratch = scratch
 	pool.Run(rec10, 8)
 	*rec10 = ocannlReverserTrainLossPart9{}
 	ocannlReverserTrainLossPart9Records.Put(rec10)
 
-	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserTrainLossPart10Records.Get()
-	rec11.scratch = scratch
-	pool.Run(rec11, 8)
-	*rec11 = ocannlReverserTrainLossPart10{}
-	ocannlReverserTrainLossPart10Records.Put(rec11)
-
-	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserTrainLossPart11Records.Get()
-	rec12.pNetAttention1WO = pNetAttention1WO
-	rec12.scratch = scratch
-	pool.Run(rec12, 8)
-	*rec12 = ocannlReverserTrainLossPart11{}
-	ocannlReverserTrainLossPart11Records.Put(rec12)
-
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3678,35 +3750,46 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlReverserTrainLossPart12Records.Get()
-	rec13.scratch = scratch
-	pool.Run(rec13, 8)
-	*rec13 = ocannlReverserTrainLossPart12{}
-	ocannlReverserTrainLossPart12Records.Put(rec13)
+	rec11 := ocannlReverserTrainLossPart10Records.Get()
+	rec11.scratch = scratch
+	pool.Run(rec11, 8)
+	*rec11 = ocannlReverserTrainLossPart10{}
+	ocannlReverserTrainLossPart10Records.Put(rec11)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	for i0 := range 256 {
 		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
+		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
 		for i1 := range 8 {
 			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserTrainLossPart13Records.Get()
-	rec14.scratch = scratch
-	pool.Run(rec14, 8)
-	*rec14 = ocannlReverserTrainLossPart13{}
-	ocannlReverserTrainLossPart13Records.Put(rec14)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+				}
+			}
+		}
+	}
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap23AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap23AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3721,11 +3804,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserTrainLossPart14Records.Get()
-	rec15.scratch = scratch
-	pool.Run(rec15, 8)
-	*rec15 = ocannlReverserTrainLossPart14{}
-	ocannlReverserTrainLossPart14Records.Put(rec15)
+	rec12 := ocannlReverserTrainLossPart11Records.Get()
+	rec12.scratch = scratch
+	pool.Run(rec12, 8)
+	*rec12 = ocannlReverserTrainLossPart11{}
+	ocannlReverserTrainLossPart11Records.Put(rec12)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	for i0 := range 256 {
@@ -3737,13 +3820,22 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserTrainLossPart15Records.Get()
-	rec16.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec16.scratch = scratch
-	pool.Run(rec16, 8)
-	*rec16 = ocannlReverserTrainLossPart15{}
-	ocannlReverserTrainLossPart15Records.Put(rec16)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+				}
+			}
+		}
+	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	for i0 := range 256 {
@@ -3757,79 +3849,108 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	for i0 := range 256 {
 		net_x1_2Row2 := &net_x1_2[i0]
-		net_x1_3Row := &scratch.net_x1_3[i0]
+		net_x1_3Row := &net_x1_3[i0]
 		for i1 := range 8 {
 			net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
 		}
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserTrainLossPart16Records.Get()
-	rec17.scratch = scratch
-	pool.Run(rec17, 8)
-	*rec17 = ocannlReverserTrainLossPart16{}
-	ocannlReverserTrainLossPart16Records.Put(rec17)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1_1Row2 := &scratch.net_x1_1[i0][i1]
+				net_x1_3V := net_x1_3[i0][i1][0]
+				net_x1_4Row := &scratch.net_x1_4[i0][i1]
+				for i2 := range 32 {
+					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				}
+			}
+		}
+	}
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserTrainLossPart17Records.Get()
-	rec18.pNetLayerNorm1Beta = pNetLayerNorm1Beta
-	rec18.scratch = scratch
-	pool.Run(rec18, 8)
-	*rec18 = ocannlReverserTrainLossPart17{}
-	ocannlReverserTrainLossPart17Records.Put(rec18)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1_4Row2 := &scratch.net_x1_4[i0][i1]
+				net_x1Row := &scratch.net_x1[i0][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				}
+			}
+		}
+	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserTrainLossPart18Records.Get()
-	rec19.pNetDense1W = pNetDense1W
-	rec19.scratch = scratch
-	pool.Run(rec19, 8)
-	*rec19 = ocannlReverserTrainLossPart18{}
-	ocannlReverserTrainLossPart18Records.Put(rec19)
+	rec13 := ocannlReverserTrainLossPart12Records.Get()
+	rec13.pNetDense1W = pNetDense1W
+	rec13.scratch = scratch
+	pool.Run(rec13, 8)
+	*rec13 = ocannlReverserTrainLossPart12{}
+	ocannlReverserTrainLossPart12Records.Put(rec13)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserTrainLossPart19Records.Get()
-	rec20.pNetDense1B = pNetDense1B
-	rec20.scratch = scratch
-	pool.Run(rec20, 8)
-	*rec20 = ocannlReverserTrainLossPart19{}
-	ocannlReverserTrainLossPart19Records.Put(rec20)
+	rec14 := ocannlReverserTrainLossPart13Records.Get()
+	rec14.pNetDense1B = pNetDense1B
+	rec14.scratch = scratch
+	pool.Run(rec14, 8)
+	*rec14 = ocannlReverserTrainLossPart13{}
+	ocannlReverserTrainLossPart13Records.Put(rec14)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserTrainLossPart20Records.Get()
-	rec21.scratch = scratch
-	pool.Run(rec21, 8)
-	*rec21 = ocannlReverserTrainLossPart20{}
-	ocannlReverserTrainLossPart20Records.Put(rec21)
+	rec15 := ocannlReverserTrainLossPart14Records.Get()
+	rec15.scratch = scratch
+	pool.Run(rec15, 8)
+	*rec15 = ocannlReverserTrainLossPart14{}
+	ocannlReverserTrainLossPart14Records.Put(rec15)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserTrainLossPart21Records.Get()
-	rec22.pNetLinear1W = pNetLinear1W
-	rec22.scratch = scratch
-	pool.Run(rec22, 8)
-	*rec22 = ocannlReverserTrainLossPart21{}
-	ocannlReverserTrainLossPart21Records.Put(rec22)
+	rec16 := ocannlReverserTrainLossPart15Records.Get()
+	rec16.pNetLinear1W = pNetLinear1W
+	rec16.scratch = scratch
+	pool.Run(rec16, 8)
+	*rec16 = ocannlReverserTrainLossPart15{}
+	ocannlReverserTrainLossPart15Records.Put(rec16)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserTrainLossPart22Records.Get()
-	rec23.pNetLinear1B = pNetLinear1B
-	rec23.scratch = scratch
-	pool.Run(rec23, 8)
-	*rec23 = ocannlReverserTrainLossPart22{}
-	ocannlReverserTrainLossPart22Records.Put(rec23)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
+				net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				}
+			}
+		}
+	}
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3845,35 +3966,46 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserTrainLossPart23Records.Get()
-	rec24.scratch = scratch
-	pool.Run(rec24, 8)
-	*rec24 = ocannlReverserTrainLossPart23{}
-	ocannlReverserTrainLossPart23Records.Put(rec24)
+	rec17 := ocannlReverserTrainLossPart16Records.Get()
+	rec17.scratch = scratch
+	pool.Run(rec17, 8)
+	*rec17 = ocannlReverserTrainLossPart16{}
+	ocannlReverserTrainLossPart16Records.Put(rec17)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	for i0 := range 256 {
 		net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0]
+		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
 		for i1 := range 8 {
 			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserTrainLossPart24Records.Get()
-	rec25.scratch = scratch
-	pool.Run(rec25, 8)
-	*rec25 = ocannlReverserTrainLossPart24{}
-	ocannlReverserTrainLossPart24Records.Put(rec25)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				}
+			}
+		}
+	}
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap23AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap23AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3888,11 +4020,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserTrainLossPart25Records.Get()
-	rec26.scratch = scratch
-	pool.Run(rec26, 8)
-	*rec26 = ocannlReverserTrainLossPart25{}
-	ocannlReverserTrainLossPart25Records.Put(rec26)
+	rec18 := ocannlReverserTrainLossPart17Records.Get()
+	rec18.scratch = scratch
+	pool.Run(rec18, 8)
+	*rec18 = ocannlReverserTrainLossPart17{}
+	ocannlReverserTrainLossPart17Records.Put(rec18)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	for i0 := range 256 {
@@ -3904,13 +4036,22 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserTrainLossPart26Records.Get()
-	rec27.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec27.scratch = scratch
-	pool.Run(rec27, 8)
-	*rec27 = ocannlReverserTrainLossPart26{}
-	ocannlReverserTrainLossPart26Records.Put(rec27)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_x2_1Row := &scratch.net_x2_1[i0][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				}
+			}
+		}
+	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	for i0 := range 256 {
@@ -3924,45 +4065,72 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	for i0 := range 256 {
 		net_x2_2Row2 := &net_x2_2[i0]
-		net_x2_3Row := &scratch.net_x2_3[i0]
+		net_x2_3Row := &net_x2_3[i0]
 		for i1 := range 8 {
 			net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
 		}
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserTrainLossPart27Records.Get()
-	rec28.scratch = scratch
-	pool.Run(rec28, 8)
-	*rec28 = ocannlReverserTrainLossPart27{}
-	ocannlReverserTrainLossPart27Records.Put(rec28)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x2_1Row2 := &scratch.net_x2_1[i0][i1]
+				net_x2_3V := net_x2_3[i0][i1][0]
+				net_x2_4Row := &scratch.net_x2_4[i0][i1]
+				for i2 := range 32 {
+					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				}
+			}
+		}
+	}
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserTrainLossPart28Records.Get()
-	rec29.pNetLayerNorm2Beta = pNetLayerNorm2Beta
-	rec29.scratch = scratch
-	pool.Run(rec29, 8)
-	*rec29 = ocannlReverserTrainLossPart28{}
-	ocannlReverserTrainLossPart28Records.Put(rec29)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x2_4Row2 := &scratch.net_x2_4[i0][i1]
+				net_x2Row := &scratch.net_x2[i0][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				}
+			}
+		}
+	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserTrainLossPart29Records.Get()
-	rec30.pNetLinear2W = pNetLinear2W
-	rec30.scratch = scratch
-	pool.Run(rec30, 8)
-	*rec30 = ocannlReverserTrainLossPart29{}
-	ocannlReverserTrainLossPart29Records.Put(rec30)
+	rec19 := ocannlReverserTrainLossPart18Records.Get()
+	rec19.pNetLinear2W = pNetLinear2W
+	rec19.scratch = scratch
+	pool.Run(rec19, 8)
+	*rec19 = ocannlReverserTrainLossPart18{}
+	ocannlReverserTrainLossPart18Records.Put(rec19)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1]
-			train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+				}
 			}
 		}
 	}
@@ -3981,13 +4149,20 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
-			train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap30AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
 			}
 		}
 	}
@@ -4026,13 +4201,20 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-			train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
+				train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+				}
 			}
 		}
 	}
@@ -4040,9 +4222,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap31AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap31AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4095,12 +4277,10 @@ type ocannlReverserTrainLossScratch struct {
 	net_layer_norm_1_x_1           [256][8][32]float32
 	net_layer_norm_1_x             [256][8][32]float32
 	net_layer_norm_1_mean_1        [256][8][1]float32
-	net_layer_norm_1_mean          [256][8][1]float32
 	net_layer_norm_1_centered      [256][8][32]float32
 	net_layer_norm_1_var_1         [256][8][32]float32
 	net_layer_norm_1_var_2         [256][8][1]float32
 	net_x1_1                       [256][8][32]float32
-	net_x1_3                       [256][8][1]float32
 	net_x1_4                       [256][8][32]float32
 	net_x1                         [256][8][32]float32
 	net_linear_1_x_1               [256][8][64]float32
@@ -4110,12 +4290,10 @@ type ocannlReverserTrainLossScratch struct {
 	net_layer_norm_2_x_2           [256][8][32]float32
 	net_layer_norm_2_x             [256][8][32]float32
 	net_layer_norm_2_mean_1        [256][8][1]float32
-	net_layer_norm_2_mean          [256][8][1]float32
 	net_layer_norm_2_centered      [256][8][32]float32
 	net_layer_norm_2_var_1         [256][8][32]float32
 	net_layer_norm_2_var_2         [256][8][1]float32
 	net_x2_1                       [256][8][32]float32
-	net_x2_3                       [256][8][1]float32
 	net_x2_4                       [256][8][32]float32
 	net_x2                         [256][8][32]float32
 	train_cross_entropy_1_logits_1 [256][8][10]float32
@@ -4361,11 +4539,10 @@ func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+32*j7][i1][i2]
-				net_attention_1_mV := scratch.net_attention_1_m[i0+32*j7][i1][i2][0]
-				net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0+32*j7][i1][i2]
+				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j7][i1][i2]
+				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
 				for i3 := range 8 {
-					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
 				}
 			}
 		}
@@ -4384,14 +4561,16 @@ type ocannlReverserTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserTrainLossPart7) Part(j8 int) {
 	scratch := r8.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j8][i1][i2]
-				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
+				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
+				acc7 := float32(0)
 				for i3 := range 8 {
-					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+					acc7 += net_attention_1_exRow2[i3]
 				}
+				scratch.net_attention_1_attn_1[i0+32*j8][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -4409,16 +4588,44 @@ type ocannlReverserTrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
 	scratch := r9.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j9][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j9][0][i2][0], &scratch.net_attention_1_attn[i0+32*j9][0][i2][0], &scratch.net_attention_1_v[i0+32*j9][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j9][0][i2][0], &scratch.net_attention_1_attn[i0+32*j9][0][i2][0], &scratch.net_attention_1_v[i0+32*j9][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j9][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j9][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j9][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j9][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j9][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
+					}
 				}
-				scratch.net_attention_1_attn_1[i0+32*j9][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -4430,20 +4637,32 @@ var ocannlReverserTrainLossPart8Records rt.Records[ocannlReverserTrainLossPart8]
 // ocannlReverserTrainLossPart9 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart9 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
-	scratch := r10.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
-				net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j10][i1][i2][0]
-				net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j10][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+	pNetAttention1WO, scratch := r10.pNetAttention1WO, r10.scratch
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j10][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j10][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j10][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
+					}
+					scratch.net_layer_norm_1_x_1[i0+32*j10][i1][i2] = acc9
 				}
 			}
 		}
@@ -4462,45 +4681,15 @@ type ocannlReverserTrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserTrainLossPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j11][0][i2][0], &scratch.net_attention_1_attn[i0+32*j11][0][i2][0], &scratch.net_attention_1_v[i0+32*j11][0][i2][0])
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j11][i1]
+			acc10 := float32(0)
+			for i2 := range 32 {
+				acc10 += net_layer_norm_1_xRow2[i2]
 			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j11][0][i2][0], &scratch.net_attention_1_attn[i0+32*j11][0][i2][0], &scratch.net_attention_1_v[i0+32*j11][0][i2][0])
-			}
-		}
-	} else {
-		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j11][i1][i2]
-					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j11][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j11][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j11][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j11][i4+3][i2]
-						for i3 := range 8 {
-							acc8 := net_attention_1_ctxRow[i3]
-							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-							net_attention_1_ctxRow[i3] = acc8
-						}
-					}
-				}
-			}
+			scratch.net_layer_norm_1_mean_1[i0+32*j11][i1][0] = acc10
 		}
 	}
 }
@@ -4511,34 +4700,21 @@ var ocannlReverserTrainLossPart10Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart11 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart11 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserTrainLossPart11) Part(j12 int) {
-	pNetAttention1WO, scratch := r12.pNetAttention1WO, r12.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j12][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j12][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j12][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
-					}
-					scratch.net_layer_norm_1_x_1[i0+32*j12][i1][i2] = acc9
-				}
+	scratch := r12.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j12][i1]
+			acc11 := float32(0)
+			for i2 := range 32 {
+				acc11 += net_layer_norm_1_var_1Row2[i2]
 			}
+			scratch.net_layer_norm_1_var_2[i0+32*j12][i1][0] = acc11
 		}
 	}
 }
@@ -4549,21 +4725,32 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart12 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart12 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserTrainLossPart12) Part(j13 int) {
-	scratch := r13.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j13][i1]
-			acc10 := float32(0)
-			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+	pNetDense1W, scratch := r13.pNetDense1W, r13.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1W[0], &scratch.net_x1[32*j13][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1W[0], &scratch.net_x1[32*j13][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0+32*j13][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j13][i1][i2] = acc12
+				}
 			}
-			scratch.net_layer_norm_1_mean_1[i0+32*j13][i1][0] = acc10
 		}
 	}
 }
@@ -4574,19 +4761,26 @@ var ocannlReverserTrainLossPart12Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart13 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart13 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
-	scratch := r14.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j14][i1]
-			net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j14][i1][0]
-			net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j14][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap27AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j14][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j14][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				}
 			}
 		}
 	}
@@ -4602,17 +4796,26 @@ type ocannlReverserTrainLossPart14 struct {
 }
 
 // Part runs part j15 of the nest (0 <= j15 < 8).
-func (r15 *ocannlReverserTrainLossPart14) Part(j15 int) {
-	scratch := r15.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j15][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+func (r16 *ocannlReverserTrainLossPart14) Part(j15 int) {
+	scratch := r16.scratch
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j15][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j15][i1]
+				for i2 := range 64 {
+					r15 := net_linear_1_x_2Row2[i2]
+					if !(r15 > 0) {
+						r15 = 0
+					}
+					net_linear_1_xRow[i2] = r15
+				}
 			}
-			scratch.net_layer_norm_1_var_2[i0+32*j15][i1][0] = acc11
 		}
 	}
 }
@@ -4623,19 +4826,31 @@ var ocannlReverserTrainLossPart14Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart15 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart15 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserTrainLossScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j16 of the nest (0 <= j16 < 8).
-func (r16 *ocannlReverserTrainLossPart15) Part(j16 int) {
-	pNetLayerNorm1Gamma, scratch := r16.pNetLayerNorm1Gamma, r16.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j16][i1]
-			net_x1_1Row := &scratch.net_x1_1[i0+32*j16][i1]
-			for i2 := range 32 {
-				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+func (r17 *ocannlReverserTrainLossPart15) Part(j16 int) {
+	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j16][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j16][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j16][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+32*j16][i1][i2] = acc13
+				}
 			}
 		}
 	}
@@ -4651,16 +4866,17 @@ type ocannlReverserTrainLossPart16 struct {
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 8).
-func (r17 *ocannlReverserTrainLossPart16) Part(j17 int) {
-	scratch := r17.scratch
+func (r18 *ocannlReverserTrainLossPart16) Part(j17 int) {
+	scratch := r18.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1_1Row2 := &scratch.net_x1_1[i0+32*j17][i1]
-			net_x1_3V := scratch.net_x1_3[i0+32*j17][i1][0]
-			net_x1_4Row := &scratch.net_x1_4[i0+32*j17][i1]
+			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j17][i1]
+			acc14 := float32(0)
 			for i2 := range 32 {
-				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				acc14 += net_layer_norm_2_xRow2[i2]
 			}
+			scratch.net_layer_norm_2_mean_1[i0+32*j17][i1][0] = acc14
 		}
 	}
 }
@@ -4671,20 +4887,21 @@ var ocannlReverserTrainLossPart16Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart17 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart17 struct {
-	pNetLayerNorm1Beta *[32]float32
-	scratch            *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
-func (r18 *ocannlReverserTrainLossPart17) Part(j18 int) {
-	pNetLayerNorm1Beta, scratch := r18.pNetLayerNorm1Beta, r18.scratch
+func (r19 *ocannlReverserTrainLossPart17) Part(j18 int) {
+	scratch := r19.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1_4Row2 := &scratch.net_x1_4[i0+32*j18][i1]
-			net_x1Row := &scratch.net_x1[i0+32*j18][i1]
+			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j18][i1]
+			acc15 := float32(0)
 			for i2 := range 32 {
-				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				acc15 += net_layer_norm_2_var_1Row2[i2]
 			}
+			scratch.net_layer_norm_2_var_2[i0+32*j18][i1][0] = acc15
 		}
 	}
 }
@@ -4695,30 +4912,30 @@ var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart18 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart18 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserTrainLossScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
-func (r19 *ocannlReverserTrainLossPart18) Part(j19 int) {
-	pNetDense1W, scratch := r19.pNetDense1W, r19.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r20 *ocannlReverserTrainLossPart18) Part(j19 int) {
+	pNetLinear2W, scratch := r20.pNetLinear2W, r20.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j19][0][0], &pNetDense1W[0], &scratch.net_x1[32*j19][0][0])
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j19][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j19][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j19][0][0], &pNetDense1W[0], &scratch.net_x1[32*j19][0][0])
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j19][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j19][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j19][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
+				net_x2Row2 := &scratch.net_x2[i0+32*j19][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
 					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
 					}
-					scratch.net_linear_1_x_1[i0+32*j19][i1][i2] = acc12
+					scratch.train_cross_entropy_1_logits_1[i0+32*j19][i1][i2] = acc16
 				}
 			}
 		}
@@ -4727,306 +4944,6 @@ func (r19 *ocannlReverserTrainLossPart18) Part(j19 int) {
 
 // ocannlReverserTrainLossPart18Records holds the free ocannlReverserTrainLossPart18 records.
 var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart18]
-
-// ocannlReverserTrainLossPart19 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart19 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r20 *ocannlReverserTrainLossPart19) Part(j20 int) {
-	pNetDense1B, scratch := r20.pNetDense1B, r20.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j20][i1]
-			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j20][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart19Records holds the free ocannlReverserTrainLossPart19 records.
-var ocannlReverserTrainLossPart19Records rt.Records[ocannlReverserTrainLossPart19]
-
-// ocannlReverserTrainLossPart20 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart20 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r22 *ocannlReverserTrainLossPart20) Part(j21 int) {
-	scratch := r22.scratch
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_2[32*j21][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_2[32*j21][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j21][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j21][i1]
-				for i2 := range 64 {
-					r21 := net_linear_1_x_2Row2[i2]
-					if !(r21 > 0) {
-						r21 = 0
-					}
-					net_linear_1_xRow[i2] = r21
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart20Records holds the free ocannlReverserTrainLossPart20 records.
-var ocannlReverserTrainLossPart20Records rt.Records[ocannlReverserTrainLossPart20]
-
-// ocannlReverserTrainLossPart21 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart21 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r23 *ocannlReverserTrainLossPart21) Part(j22 int) {
-	pNetLinear1W, scratch := r23.pNetLinear1W, r23.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j22][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j22][i1][i2] = acc13
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart21Records holds the free ocannlReverserTrainLossPart21 records.
-var ocannlReverserTrainLossPart21Records rt.Records[ocannlReverserTrainLossPart21]
-
-// ocannlReverserTrainLossPart22 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart22 struct {
-	pNetLinear1B *[32]float32
-	scratch      *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r24 *ocannlReverserTrainLossPart22) Part(j23 int) {
-	pNetLinear1B, scratch := r24.pNetLinear1B, r24.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j23][i1]
-			net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0+32*j23][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart22Records holds the free ocannlReverserTrainLossPart22 records.
-var ocannlReverserTrainLossPart22Records rt.Records[ocannlReverserTrainLossPart22]
-
-// ocannlReverserTrainLossPart23 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart23 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r25 *ocannlReverserTrainLossPart23) Part(j24 int) {
-	scratch := r25.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j24][i1]
-			acc14 := float32(0)
-			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
-			}
-			scratch.net_layer_norm_2_mean_1[i0+32*j24][i1][0] = acc14
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart23Records holds the free ocannlReverserTrainLossPart23 records.
-var ocannlReverserTrainLossPart23Records rt.Records[ocannlReverserTrainLossPart23]
-
-// ocannlReverserTrainLossPart24 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart24 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r26 *ocannlReverserTrainLossPart24) Part(j25 int) {
-	scratch := r26.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j25][i1]
-			net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j25][i1][0]
-			net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart24Records holds the free ocannlReverserTrainLossPart24 records.
-var ocannlReverserTrainLossPart24Records rt.Records[ocannlReverserTrainLossPart24]
-
-// ocannlReverserTrainLossPart25 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart25 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r27 *ocannlReverserTrainLossPart25) Part(j26 int) {
-	scratch := r27.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j26][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
-			}
-			scratch.net_layer_norm_2_var_2[i0+32*j26][i1][0] = acc15
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart25Records holds the free ocannlReverserTrainLossPart25 records.
-var ocannlReverserTrainLossPart25Records rt.Records[ocannlReverserTrainLossPart25]
-
-// ocannlReverserTrainLossPart26 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart26 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r28 *ocannlReverserTrainLossPart26) Part(j27 int) {
-	pNetLayerNorm2Gamma, scratch := r28.pNetLayerNorm2Gamma, r28.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j27][i1]
-			net_x2_1Row := &scratch.net_x2_1[i0+32*j27][i1]
-			for i2 := range 32 {
-				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart26Records holds the free ocannlReverserTrainLossPart26 records.
-var ocannlReverserTrainLossPart26Records rt.Records[ocannlReverserTrainLossPart26]
-
-// ocannlReverserTrainLossPart27 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart27 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r29 *ocannlReverserTrainLossPart27) Part(j28 int) {
-	scratch := r29.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1Row2 := &scratch.net_x2_1[i0+32*j28][i1]
-			net_x2_3V := scratch.net_x2_3[i0+32*j28][i1][0]
-			net_x2_4Row := &scratch.net_x2_4[i0+32*j28][i1]
-			for i2 := range 32 {
-				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart27Records holds the free ocannlReverserTrainLossPart27 records.
-var ocannlReverserTrainLossPart27Records rt.Records[ocannlReverserTrainLossPart27]
-
-// ocannlReverserTrainLossPart28 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart28 struct {
-	pNetLayerNorm2Beta *[32]float32
-	scratch            *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r30 *ocannlReverserTrainLossPart28) Part(j29 int) {
-	pNetLayerNorm2Beta, scratch := r30.pNetLayerNorm2Beta, r30.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4Row2 := &scratch.net_x2_4[i0+32*j29][i1]
-			net_x2Row := &scratch.net_x2[i0+32*j29][i1]
-			for i2 := range 32 {
-				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart28Records holds the free ocannlReverserTrainLossPart28 records.
-var ocannlReverserTrainLossPart28Records rt.Records[ocannlReverserTrainLossPart28]
-
-// ocannlReverserTrainLossPart29 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart29 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r31 *ocannlReverserTrainLossPart29) Part(j30 int) {
-	pNetLinear2W, scratch := r31.pNetLinear2W, r31.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j30][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j30][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j30][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j30][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j30][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j30][i1][i2] = acc16
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart29Records holds the free ocannlReverserTrainLossPart29 records.
-var ocannlReverserTrainLossPart29Records rt.Records[ocannlReverserTrainLossPart29]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -5061,7 +4978,7 @@ var ocannlReverserTrainLossPart29Records rt.Records[ocannlReverserTrainLossPart2
 //	net.layer_norm#1/x: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_x)
 //	_net.layer_norm#1/mean.1: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_mean_1)
 //	_dim_d.2: 1 (dim, constant)
-//	net.layer_norm#1/mean: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_mean)
+//	net.layer_norm#1/mean: 256,8 | 1 (let, local)
 //	net.layer_norm#1/centered: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
 //	_net.layer_norm#1/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
 //	_net.layer_norm#1/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
@@ -5087,7 +5004,7 @@ var ocannlReverserTrainLossPart29Records rt.Records[ocannlReverserTrainLossPart2
 //	net.layer_norm#2/x: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_x)
 //	_net.layer_norm#2/mean.1: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_mean_1)
 //	_dim_d.4: 1 (dim, constant)
-//	net.layer_norm#2/mean: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_mean)
+//	net.layer_norm#2/mean: 256,8 | 1 (let, local)
 //	net.layer_norm#2/centered: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
 //	_net.layer_norm#2/var.1: 256,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
 //	_net.layer_norm#2/var.2: 256,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
@@ -5137,11 +5054,11 @@ var ocannlReverserTrainLossPart29Records rt.Records[ocannlReverserTrainLossPart2
 //	net.attention#1.w_o.grad: [32 4 8] (let, output parameter gNetAttention1WO)
 //	_net.layer_norm#1/x.1.grad: [256 8 32] (let, local, in scratch field net_layer_norm_1_x_1_grad)
 //	net.layer_norm#1/x.grad: [256 8 32] (let, local, in scratch field net_layer_norm_1_x_grad)
-//	_net.layer_norm#1/mean.1.grad: [256 8 1] (let, local, in scratch field net_layer_norm_1_mean_1_grad)
+//	_net.layer_norm#1/mean.1.grad: [256 8 1] (let, local)
 //	net.layer_norm#1/mean.grad: [256 8 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
 //	net.layer_norm#1/centered.grad: [256 8 32] (let, local, in scratch field net_layer_norm_1_centered_grad)
 //	_net.layer_norm#1/var.1.grad: [256 8 32] (let, local, in scratch field net_layer_norm_1_var_1_grad)
-//	_net.layer_norm#1/var.2.grad: [256 8 1] (let, local, in scratch field net_layer_norm_1_var_2_grad)
+//	_net.layer_norm#1/var.2.grad: [256 8 1] (let, local)
 //	net.layer_norm#1/var.grad: [256 8 1] (let, local)
 //	net.layer_norm#1.gamma.grad: [32] (let, output parameter gNetLayerNorm1Gamma)
 //	_net/x1.1.grad: [256 8 32] (let, local, in scratch field net_x1_1_grad)
@@ -5160,11 +5077,11 @@ var ocannlReverserTrainLossPart29Records rt.Records[ocannlReverserTrainLossPart2
 //	net.linear#1.b.grad: [32] (let, output parameter gNetLinear1B)
 //	_net.layer_norm#2/x.2.grad: [256 8 32] (let, local, in scratch field net_layer_norm_2_x_2_grad)
 //	net.layer_norm#2/x.grad: [256 8 32] (let, local, in scratch field net_layer_norm_2_x_grad)
-//	_net.layer_norm#2/mean.1.grad: [256 8 1] (let, local, in scratch field net_layer_norm_2_mean_1_grad)
+//	_net.layer_norm#2/mean.1.grad: [256 8 1] (let, local)
 //	net.layer_norm#2/mean.grad: [256 8 1] (let, local, in scratch field net_layer_norm_2_mean_grad)
 //	net.layer_norm#2/centered.grad: [256 8 32] (let, local, in scratch field net_layer_norm_2_centered_grad)
 //	_net.layer_norm#2/var.1.grad: [256 8 32] (let, local, in scratch field net_layer_norm_2_var_1_grad)
-//	_net.layer_norm#2/var.2.grad: [256 8 1] (let, local, in scratch field net_layer_norm_2_var_2_grad)
+//	_net.layer_norm#2/var.2.grad: [256 8 1] (let, local)
 //	net.layer_norm#2/var.grad: [256 8 1] (let, local)
 //	net.layer_norm#2.gamma.grad: [32] (let, output parameter gNetLayerNorm2Gamma)
 //	_net/x2.1.grad: [256 8 32] (let, local, in scratch field net_x2_1_grad)
@@ -6178,8 +6095,10 @@ var ocannlReverserTrainLossPart29Records rt.Records[ocannlReverserTrainLossPart2
 //	        net.emb.grad[i2, i3] += _net/h.1.grad[i0, i1, i2] * tokens[i0, i1, i3]
 func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, gNetEmb *[320]float32, gNetPos *[256]float32, gNetAttention1WQ *[1024]float32, gNetAttention1WK *[1024]float32, gNetAttention1WV *[1024]float32, gNetAttention1WO *[1024]float32, gNetLayerNorm1Gamma *[32]float32, gNetLayerNorm1Beta *[32]float32, gNetDense1W *[2048]float32, gNetDense1B *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, gNetLayerNorm2Gamma *[32]float32, gNetLayerNorm2Beta *[32]float32, gNetLinear2W *[320]float32, gNetLinear2B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlReverserBackwardScratch) {
 	var net_attention_1_scores_2 [1]float32
+	var net_layer_norm_1_mean [256][8][1]float32
 	var net_layer_norm_1_var [256][8][1]float32
 	var net_x1_2 [256][8][1]float32
+	var net_layer_norm_2_mean [256][8][1]float32
 	var net_layer_norm_2_var [256][8][1]float32
 	var net_x2_2 [256][8][1]float32
 	var train_cross_entropy_1_m [256][8][1]float32
@@ -6187,8 +6106,12 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	var train_cross_entropy_1_logp_3 [256][8][1]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
+	var net_layer_norm_1_mean_1_grad [256][8][1]float32
+	var net_layer_norm_1_var_2_grad [256][8][1]float32
 	var net_layer_norm_1_var_grad [256][8][1]float32
 	var net_x1_2_grad [256][8][1]float32
+	var net_layer_norm_2_mean_1_grad [256][8][1]float32
+	var net_layer_norm_2_var_2_grad [256][8][1]float32
 	var net_layer_norm_2_var_grad [256][8][1]float32
 	var net_x2_2_grad [256][8][1]float32
 	var train_cross_entropy_1_m_grad [256][8][1]float32
@@ -6212,11 +6135,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 256 {
-			ocannlMap11AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap17AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 256 {
-			ocannlMap11AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap17AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -6272,9 +6195,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap18AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap18AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -6299,6 +6222,27 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart5Records.Put(rec6)
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
+	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := scratch.net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					}
+				}
+			}
+		}
+	}
+
+	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserBackwardPart6Records.Get()
 	rec7.scratch = scratch
@@ -6306,7 +6250,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec7 = ocannlReverserBackwardPart6{}
 	ocannlReverserBackwardPart6Records.Put(rec7)
 
-	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
 	rec8 := ocannlReverserBackwardPart7Records.Get()
 	rec8.scratch = scratch
@@ -6314,7 +6258,31 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec8 = ocannlReverserBackwardPart7{}
 	ocannlReverserBackwardPart7Records.Put(rec8)
 
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
+	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_attnRow := &scratch.net_attention_1_attn[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
+				}
+			}
+		}
+	}
+
+	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
+	}
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserBackwardPart8Records.Get()
 	rec9.scratch = scratch
@@ -6322,40 +6290,21 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec9 = ocannlReverserBackwardPart8{}
 	ocannlReverserBackwardPart8Records.Put(rec9)
 
-	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
+	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlReverserBackwardPart9Records.Get()
+	rec10.pNetAttention1WO = pNetAttention1WO
 	rec10.scratch = scratch
 	pool.Run(rec10, 8)
 	*rec10 = ocannlReverserBackwardPart9{}
 	ocannlReverserBackwardPart9Records.Put(rec10)
 
-	// net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserBackwardPart10Records.Get()
-	rec11.scratch = scratch
-	pool.Run(rec11, 8)
-	*rec11 = ocannlReverserBackwardPart10{}
-	ocannlReverserBackwardPart10Records.Put(rec11)
-
-	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserBackwardPart11Records.Get()
-	rec12.pNetAttention1WO = pNetAttention1WO
-	rec12.scratch = scratch
-	pool.Run(rec12, 8)
-	*rec12 = ocannlReverserBackwardPart11{}
-	ocannlReverserBackwardPart11Records.Put(rec12)
-
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6371,35 +6320,46 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlReverserBackwardPart12Records.Get()
-	rec13.scratch = scratch
-	pool.Run(rec13, 8)
-	*rec13 = ocannlReverserBackwardPart12{}
-	ocannlReverserBackwardPart12Records.Put(rec13)
+	rec11 := ocannlReverserBackwardPart10Records.Get()
+	rec11.scratch = scratch
+	pool.Run(rec11, 8)
+	*rec11 = ocannlReverserBackwardPart10{}
+	ocannlReverserBackwardPart10Records.Put(rec11)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	for i0 := range 256 {
 		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &scratch.net_layer_norm_1_mean[i0]
+		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
 		for i1 := range 8 {
 			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	// 8 parts of i0 on the pool.
-	rec14 := ocannlReverserBackwardPart13Records.Get()
-	rec14.scratch = scratch
-	pool.Run(rec14, 8)
-	*rec14 = ocannlReverserBackwardPart13{}
-	ocannlReverserBackwardPart13Records.Put(rec14)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+				}
+			}
+		}
+	}
 
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap23AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap23AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6414,11 +6374,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserBackwardPart14Records.Get()
-	rec15.scratch = scratch
-	pool.Run(rec15, 8)
-	*rec15 = ocannlReverserBackwardPart14{}
-	ocannlReverserBackwardPart14Records.Put(rec15)
+	rec12 := ocannlReverserBackwardPart11Records.Get()
+	rec12.scratch = scratch
+	pool.Run(rec12, 8)
+	*rec12 = ocannlReverserBackwardPart11{}
+	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	for i0 := range 256 {
@@ -6430,13 +6390,22 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec16.scratch = scratch
-	pool.Run(rec16, 8)
-	*rec16 = ocannlReverserBackwardPart15{}
-	ocannlReverserBackwardPart15Records.Put(rec16)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0][i1]
+				net_x1_1Row := &scratch.net_x1_1[i0][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+				}
+			}
+		}
+	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	for i0 := range 256 {
@@ -6457,72 +6426,101 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserBackwardPart16Records.Get()
-	rec17.scratch = scratch
-	pool.Run(rec17, 8)
-	*rec17 = ocannlReverserBackwardPart16{}
-	ocannlReverserBackwardPart16Records.Put(rec17)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1_1Row2 := &scratch.net_x1_1[i0][i1]
+				net_x1_3V := scratch.net_x1_3[i0][i1][0]
+				net_x1_4Row := &scratch.net_x1_4[i0][i1]
+				for i2 := range 32 {
+					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				}
+			}
+		}
+	}
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.pNetLayerNorm1Beta = pNetLayerNorm1Beta
-	rec18.scratch = scratch
-	pool.Run(rec18, 8)
-	*rec18 = ocannlReverserBackwardPart17{}
-	ocannlReverserBackwardPart17Records.Put(rec18)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1_4Row2 := &scratch.net_x1_4[i0][i1]
+				net_x1Row := &scratch.net_x1[i0][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				}
+			}
+		}
+	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.pNetDense1W = pNetDense1W
-	rec19.scratch = scratch
-	pool.Run(rec19, 8)
-	*rec19 = ocannlReverserBackwardPart18{}
-	ocannlReverserBackwardPart18Records.Put(rec19)
+	rec13 := ocannlReverserBackwardPart12Records.Get()
+	rec13.pNetDense1W = pNetDense1W
+	rec13.scratch = scratch
+	pool.Run(rec13, 8)
+	*rec13 = ocannlReverserBackwardPart12{}
+	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.pNetDense1B = pNetDense1B
-	rec20.scratch = scratch
-	pool.Run(rec20, 8)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
+	rec14 := ocannlReverserBackwardPart13Records.Get()
+	rec14.pNetDense1B = pNetDense1B
+	rec14.scratch = scratch
+	pool.Run(rec14, 8)
+	*rec14 = ocannlReverserBackwardPart13{}
+	ocannlReverserBackwardPart13Records.Put(rec14)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserBackwardPart20Records.Get()
-	rec21.scratch = scratch
-	pool.Run(rec21, 8)
-	*rec21 = ocannlReverserBackwardPart20{}
-	ocannlReverserBackwardPart20Records.Put(rec21)
+	rec15 := ocannlReverserBackwardPart14Records.Get()
+	rec15.scratch = scratch
+	pool.Run(rec15, 8)
+	*rec15 = ocannlReverserBackwardPart14{}
+	ocannlReverserBackwardPart14Records.Put(rec15)
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.pNetLinear1W = pNetLinear1W
-	rec22.scratch = scratch
-	pool.Run(rec22, 8)
-	*rec22 = ocannlReverserBackwardPart21{}
-	ocannlReverserBackwardPart21Records.Put(rec22)
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.pNetLinear1W = pNetLinear1W
+	rec16.scratch = scratch
+	pool.Run(rec16, 8)
+	*rec16 = ocannlReverserBackwardPart15{}
+	ocannlReverserBackwardPart15Records.Put(rec16)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.pNetLinear1B = pNetLinear1B
-	rec23.scratch = scratch
-	pool.Run(rec23, 8)
-	*rec23 = ocannlReverserBackwardPart22{}
-	ocannlReverserBackwardPart22Records.Put(rec23)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
+				net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				}
+			}
+		}
+	}
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6538,35 +6536,46 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.scratch = scratch
-	pool.Run(rec24, 8)
-	*rec24 = ocannlReverserBackwardPart23{}
-	ocannlReverserBackwardPart23Records.Put(rec24)
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.scratch = scratch
+	pool.Run(rec17, 8)
+	*rec17 = ocannlReverserBackwardPart16{}
+	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	for i0 := range 256 {
 		net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &scratch.net_layer_norm_2_mean[i0]
+		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
 		for i1 := range 8 {
 			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.scratch = scratch
-	pool.Run(rec25, 8)
-	*rec25 = ocannlReverserBackwardPart24{}
-	ocannlReverserBackwardPart24Records.Put(rec25)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				}
+			}
+		}
+	}
 
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap23AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap23AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6581,11 +6590,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserBackwardPart25Records.Get()
-	rec26.scratch = scratch
-	pool.Run(rec26, 8)
-	*rec26 = ocannlReverserBackwardPart25{}
-	ocannlReverserBackwardPart25Records.Put(rec26)
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.scratch = scratch
+	pool.Run(rec18, 8)
+	*rec18 = ocannlReverserBackwardPart17{}
+	ocannlReverserBackwardPart17Records.Put(rec18)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	for i0 := range 256 {
@@ -6597,13 +6606,22 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec27.scratch = scratch
-	pool.Run(rec27, 8)
-	*rec27 = ocannlReverserBackwardPart26{}
-	ocannlReverserBackwardPart26Records.Put(rec27)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0][i1]
+				net_x2_1Row := &scratch.net_x2_1[i0][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				}
+			}
+		}
+	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	for i0 := range 256 {
@@ -6624,38 +6642,65 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.scratch = scratch
-	pool.Run(rec28, 8)
-	*rec28 = ocannlReverserBackwardPart27{}
-	ocannlReverserBackwardPart27Records.Put(rec28)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x2_1Row2 := &scratch.net_x2_1[i0][i1]
+				net_x2_3V := scratch.net_x2_3[i0][i1][0]
+				net_x2_4Row := &scratch.net_x2_4[i0][i1]
+				for i2 := range 32 {
+					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				}
+			}
+		}
+	}
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.pNetLayerNorm2Beta = pNetLayerNorm2Beta
-	rec29.scratch = scratch
-	pool.Run(rec29, 8)
-	*rec29 = ocannlReverserBackwardPart28{}
-	ocannlReverserBackwardPart28Records.Put(rec29)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x2_4Row2 := &scratch.net_x2_4[i0][i1]
+				net_x2Row := &scratch.net_x2[i0][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				}
+			}
+		}
+	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.pNetLinear2W = pNetLinear2W
-	rec30.scratch = scratch
-	pool.Run(rec30, 8)
-	*rec30 = ocannlReverserBackwardPart29{}
-	ocannlReverserBackwardPart29Records.Put(rec30)
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.pNetLinear2W = pNetLinear2W
+	rec19.scratch = scratch
+	pool.Run(rec19, 8)
+	*rec19 = ocannlReverserBackwardPart18{}
+	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1]
-			train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0][i1]
+				train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+				}
 			}
 		}
 	}
@@ -6674,13 +6719,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
-			train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap30AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
 			}
 		}
 	}
@@ -6719,13 +6771,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-			train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
+				train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+				}
 			}
 		}
 	}
@@ -6733,9 +6792,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap31AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap31AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6790,11 +6849,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*gNetAttention1WO = [1024]float32{}
 	scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
 	scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_1_mean_1_grad = [256][8][1]float32{}
 	scratch.net_layer_norm_1_mean_grad = [256][8][1]float32{}
 	scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
 	scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_1_var_2_grad = [256][8][1]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
 	scratch.net_x1_1_grad = [256][8][32]float32{}
 	scratch.net_x1_3_grad = [256][8][1]float32{}
@@ -6811,11 +6868,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*gNetLinear1B = [32]float32{}
 	scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
 	scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_2_mean_1_grad = [256][8][1]float32{}
 	scratch.net_layer_norm_2_mean_grad = [256][8][1]float32{}
 	scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
 	scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_2_var_2_grad = [256][8][1]float32{}
 	*gNetLayerNorm2Gamma = [32]float32{}
 	scratch.net_x2_1_grad = [256][8][32]float32{}
 	scratch.net_x2_3_grad = [256][8][1]float32{}
@@ -6843,9 +6898,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap32AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap32AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
@@ -6861,9 +6916,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap33AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap33AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6880,9 +6935,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6911,9 +6966,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap35AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap35AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -6926,12 +6981,19 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
-			train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
+	// float32 pointwise kernel over 2048 rows of 10 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
+				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
+				}
 			}
 		}
 	}
@@ -6939,9 +7001,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap33AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap33AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6958,9 +7020,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6987,22 +7049,29 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
-			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 10 {
-				var r32 float32
-				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-					r32 = 1
+	// float32 pointwise kernel over 2048 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
+				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				for i2 := range 10 {
+					var r21 float32
+					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
+						r21 = 1
+					}
+					r22 := float32(0)
+					if r21 != 0 {
+						r22 = train_cross_entropy_1_m_gradV
+					}
+					train_cross_entropy_1_logits_gradRow2[i2] += r22
 				}
-				r33 := float32(0)
-				if r32 != 0 {
-					r33 = train_cross_entropy_1_m_gradV
-				}
-				train_cross_entropy_1_logits_gradRow2[i2] += r33
 			}
 		}
 	}
@@ -7010,9 +7079,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7046,28 +7115,28 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 	// 5 parts of i2 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.gNetLinear2W = gNetLinear2W
-	rec31.scratch = scratch
-	pool.Run(rec31, 5)
-	*rec31 = ocannlReverserBackwardPart30{}
-	ocannlReverserBackwardPart30Records.Put(rec31)
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.gNetLinear2W = gNetLinear2W
+	rec20.scratch = scratch
+	pool.Run(rec20, 5)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.pNetLinear2W = pNetLinear2W
-	rec32.scratch = scratch
-	pool.Run(rec32, 8)
-	*rec32 = ocannlReverserBackwardPart31{}
-	ocannlReverserBackwardPart31Records.Put(rec32)
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.pNetLinear2W = pNetLinear2W
+	rec21.scratch = scratch
+	pool.Run(rec21, 8)
+	*rec21 = ocannlReverserBackwardPart20{}
+	ocannlReverserBackwardPart20Records.Put(rec21)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7082,47 +7151,58 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.scratch = scratch
-	pool.Run(rec33, 8)
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.scratch = scratch
+	pool.Run(rec22, 8)
 	// The 8 partial sums, added in part order.
-	for j34 := range 32 {
-		acc25 := gNetLayerNorm2Beta[j34]
-		acc25 += rec33.gNetLayerNorm2BetaPartial[0][j34]
-		acc25 += rec33.gNetLayerNorm2BetaPartial[1][j34]
-		acc25 += rec33.gNetLayerNorm2BetaPartial[2][j34]
-		acc25 += rec33.gNetLayerNorm2BetaPartial[3][j34]
-		acc25 += rec33.gNetLayerNorm2BetaPartial[4][j34]
-		acc25 += rec33.gNetLayerNorm2BetaPartial[5][j34]
-		acc25 += rec33.gNetLayerNorm2BetaPartial[6][j34]
-		acc25 += rec33.gNetLayerNorm2BetaPartial[7][j34]
-		gNetLayerNorm2Beta[j34] = acc25
+	for j23 := range 32 {
+		acc25 := gNetLayerNorm2Beta[j23]
+		acc25 += rec22.gNetLayerNorm2BetaPartial[0][j23]
+		acc25 += rec22.gNetLayerNorm2BetaPartial[1][j23]
+		acc25 += rec22.gNetLayerNorm2BetaPartial[2][j23]
+		acc25 += rec22.gNetLayerNorm2BetaPartial[3][j23]
+		acc25 += rec22.gNetLayerNorm2BetaPartial[4][j23]
+		acc25 += rec22.gNetLayerNorm2BetaPartial[5][j23]
+		acc25 += rec22.gNetLayerNorm2BetaPartial[6][j23]
+		acc25 += rec22.gNetLayerNorm2BetaPartial[7][j23]
+		gNetLayerNorm2Beta[j23] = acc25
 	}
-	*rec33 = ocannlReverserBackwardPart32{}
-	ocannlReverserBackwardPart32Records.Put(rec33)
+	*rec22 = ocannlReverserBackwardPart21{}
+	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
-	pool.Run(rec34, 8)
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap39AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+				}
+			}
+		}
+	}
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.scratch = scratch
-	pool.Run(rec35, 8)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.scratch = scratch
+	pool.Run(rec23, 8)
+	*rec23 = ocannlReverserBackwardPart22{}
+	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap40AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap40AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
@@ -7137,9 +7217,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap41AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap41AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -7152,57 +7232,76 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.scratch = scratch
-	pool.Run(rec36, 8)
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.scratch = scratch
+	pool.Run(rec24, 8)
 	// The 8 partial sums, added in part order.
-	for j38 := range 32 {
-		acc28 := gNetLayerNorm2Gamma[j38]
-		acc28 += rec36.gNetLayerNorm2GammaPartial[0][j38]
-		acc28 += rec36.gNetLayerNorm2GammaPartial[1][j38]
-		acc28 += rec36.gNetLayerNorm2GammaPartial[2][j38]
-		acc28 += rec36.gNetLayerNorm2GammaPartial[3][j38]
-		acc28 += rec36.gNetLayerNorm2GammaPartial[4][j38]
-		acc28 += rec36.gNetLayerNorm2GammaPartial[5][j38]
-		acc28 += rec36.gNetLayerNorm2GammaPartial[6][j38]
-		acc28 += rec36.gNetLayerNorm2GammaPartial[7][j38]
-		gNetLayerNorm2Gamma[j38] = acc28
+	for j26 := range 32 {
+		acc28 := gNetLayerNorm2Gamma[j26]
+		acc28 += rec24.gNetLayerNorm2GammaPartial[0][j26]
+		acc28 += rec24.gNetLayerNorm2GammaPartial[1][j26]
+		acc28 += rec24.gNetLayerNorm2GammaPartial[2][j26]
+		acc28 += rec24.gNetLayerNorm2GammaPartial[3][j26]
+		acc28 += rec24.gNetLayerNorm2GammaPartial[4][j26]
+		acc28 += rec24.gNetLayerNorm2GammaPartial[5][j26]
+		acc28 += rec24.gNetLayerNorm2GammaPartial[6][j26]
+		acc28 += rec24.gNetLayerNorm2GammaPartial[7][j26]
+		gNetLayerNorm2Gamma[j26] = acc28
 	}
-	*rec36 = ocannlReverserBackwardPart35{}
-	ocannlReverserBackwardPart35Records.Put(rec36)
+	*rec24 = ocannlReverserBackwardPart23{}
+	ocannlReverserBackwardPart23Records.Put(rec24)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec37.scratch = scratch
-	pool.Run(rec37, 8)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 	for i0 := range 256 {
 		net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
-		net_layer_norm_2_var_2_gradRow := &scratch.net_layer_norm_2_var_2_grad[i0]
+		net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
 		for i1 := range 8 {
 			net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
 		}
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.scratch = scratch
-	pool.Run(rec38, 8)
-	*rec38 = ocannlReverserBackwardPart37{}
-	ocannlReverserBackwardPart37Records.Put(rec38)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_2_gradV := net_layer_norm_2_var_2_grad[i0][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+				}
+			}
+		}
+	}
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7219,9 +7318,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7238,9 +7337,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7255,35 +7354,45 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.scratch = scratch
-	pool.Run(rec39, 8)
-	*rec39 = ocannlReverserBackwardPart38{}
-	ocannlReverserBackwardPart38Records.Put(rec39)
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.scratch = scratch
+	pool.Run(rec25, 8)
+	*rec25 = ocannlReverserBackwardPart24{}
+	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	for i0 := range 256 {
 		net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
-		net_layer_norm_2_mean_1_gradRow := &scratch.net_layer_norm_2_mean_1_grad[i0]
+		net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
 		for i1 := range 8 {
 			net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
 		}
 	}
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.scratch = scratch
-	pool.Run(rec40, 8)
-	*rec40 = ocannlReverserBackwardPart39{}
-	ocannlReverserBackwardPart39Records.Put(rec40)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_2_mean_1_gradV := net_layer_norm_2_mean_1_grad[i0][i1][0]
+				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+				}
+			}
+		}
+	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7299,9 +7408,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7317,9 +7426,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7334,104 +7443,104 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
-	pool.Run(rec41, 8)
+	rec26 := ocannlReverserBackwardPart25Records.Get()
+	rec26.scratch = scratch
+	pool.Run(rec26, 8)
 	// The 8 partial sums, added in part order.
-	for j44 := range 32 {
-		acc31 := gNetLinear1B[j44]
-		acc31 += rec41.gNetLinear1BPartial[0][j44]
-		acc31 += rec41.gNetLinear1BPartial[1][j44]
-		acc31 += rec41.gNetLinear1BPartial[2][j44]
-		acc31 += rec41.gNetLinear1BPartial[3][j44]
-		acc31 += rec41.gNetLinear1BPartial[4][j44]
-		acc31 += rec41.gNetLinear1BPartial[5][j44]
-		acc31 += rec41.gNetLinear1BPartial[6][j44]
-		acc31 += rec41.gNetLinear1BPartial[7][j44]
-		gNetLinear1B[j44] = acc31
+	for j29 := range 32 {
+		acc31 := gNetLinear1B[j29]
+		acc31 += rec26.gNetLinear1BPartial[0][j29]
+		acc31 += rec26.gNetLinear1BPartial[1][j29]
+		acc31 += rec26.gNetLinear1BPartial[2][j29]
+		acc31 += rec26.gNetLinear1BPartial[3][j29]
+		acc31 += rec26.gNetLinear1BPartial[4][j29]
+		acc31 += rec26.gNetLinear1BPartial[5][j29]
+		acc31 += rec26.gNetLinear1BPartial[6][j29]
+		acc31 += rec26.gNetLinear1BPartial[7][j29]
+		gNetLinear1B[j29] = acc31
 	}
-	*rec41 = ocannlReverserBackwardPart40{}
-	ocannlReverserBackwardPart40Records.Put(rec41)
+	*rec26 = ocannlReverserBackwardPart25{}
+	ocannlReverserBackwardPart25Records.Put(rec26)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.gNetLinear1W = gNetLinear1W
-	rec42.scratch = scratch
-	pool.Run(rec42, 8)
-	*rec42 = ocannlReverserBackwardPart41{}
-	ocannlReverserBackwardPart41Records.Put(rec42)
+	rec27 := ocannlReverserBackwardPart26Records.Get()
+	rec27.gNetLinear1W = gNetLinear1W
+	rec27.scratch = scratch
+	pool.Run(rec27, 8)
+	*rec27 = ocannlReverserBackwardPart26{}
+	ocannlReverserBackwardPart26Records.Put(rec27)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.pNetLinear1W = pNetLinear1W
-	rec43.scratch = scratch
-	pool.Run(rec43, 8)
-	*rec43 = ocannlReverserBackwardPart42{}
-	ocannlReverserBackwardPart42Records.Put(rec43)
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.pNetLinear1W = pNetLinear1W
+	rec28.scratch = scratch
+	pool.Run(rec28, 8)
+	*rec28 = ocannlReverserBackwardPart27{}
+	ocannlReverserBackwardPart27Records.Put(rec28)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.scratch = scratch
-	pool.Run(rec44, 8)
-	*rec44 = ocannlReverserBackwardPart43{}
-	ocannlReverserBackwardPart43Records.Put(rec44)
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.scratch = scratch
+	pool.Run(rec29, 8)
+	*rec29 = ocannlReverserBackwardPart28{}
+	ocannlReverserBackwardPart28Records.Put(rec29)
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.scratch = scratch
-	pool.Run(rec45, 8)
-	*rec45 = ocannlReverserBackwardPart44{}
-	ocannlReverserBackwardPart44Records.Put(rec45)
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.scratch = scratch
+	pool.Run(rec30, 8)
+	*rec30 = ocannlReverserBackwardPart29{}
+	ocannlReverserBackwardPart29Records.Put(rec30)
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.scratch = scratch
-	pool.Run(rec46, 8)
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.scratch = scratch
+	pool.Run(rec31, 8)
 	// The 8 partial sums, added in part order.
-	for j50 := range 64 {
-		acc34 := gNetDense1B[j50]
-		acc34 += rec46.gNetDense1BPartial[0][j50]
-		acc34 += rec46.gNetDense1BPartial[1][j50]
-		acc34 += rec46.gNetDense1BPartial[2][j50]
-		acc34 += rec46.gNetDense1BPartial[3][j50]
-		acc34 += rec46.gNetDense1BPartial[4][j50]
-		acc34 += rec46.gNetDense1BPartial[5][j50]
-		acc34 += rec46.gNetDense1BPartial[6][j50]
-		acc34 += rec46.gNetDense1BPartial[7][j50]
-		gNetDense1B[j50] = acc34
+	for j35 := range 64 {
+		acc34 := gNetDense1B[j35]
+		acc34 += rec31.gNetDense1BPartial[0][j35]
+		acc34 += rec31.gNetDense1BPartial[1][j35]
+		acc34 += rec31.gNetDense1BPartial[2][j35]
+		acc34 += rec31.gNetDense1BPartial[3][j35]
+		acc34 += rec31.gNetDense1BPartial[4][j35]
+		acc34 += rec31.gNetDense1BPartial[5][j35]
+		acc34 += rec31.gNetDense1BPartial[6][j35]
+		acc34 += rec31.gNetDense1BPartial[7][j35]
+		gNetDense1B[j35] = acc34
 	}
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
+	*rec31 = ocannlReverserBackwardPart30{}
+	ocannlReverserBackwardPart30Records.Put(rec31)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.gNetDense1W = gNetDense1W
-	rec47.scratch = scratch
-	pool.Run(rec47, 8)
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.gNetDense1W = gNetDense1W
+	rec32.scratch = scratch
+	pool.Run(rec32, 8)
+	*rec32 = ocannlReverserBackwardPart31{}
+	ocannlReverserBackwardPart31Records.Put(rec32)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.pNetDense1W = pNetDense1W
-	rec48.scratch = scratch
-	pool.Run(rec48, 8)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.pNetDense1W = pNetDense1W
+	rec33.scratch = scratch
+	pool.Run(rec33, 8)
+	*rec33 = ocannlReverserBackwardPart32{}
+	ocannlReverserBackwardPart32Records.Put(rec33)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7446,47 +7555,58 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.scratch = scratch
-	pool.Run(rec49, 8)
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
+	pool.Run(rec34, 8)
 	// The 8 partial sums, added in part order.
-	for j54 := range 32 {
-		acc37 := gNetLayerNorm1Beta[j54]
-		acc37 += rec49.gNetLayerNorm1BetaPartial[0][j54]
-		acc37 += rec49.gNetLayerNorm1BetaPartial[1][j54]
-		acc37 += rec49.gNetLayerNorm1BetaPartial[2][j54]
-		acc37 += rec49.gNetLayerNorm1BetaPartial[3][j54]
-		acc37 += rec49.gNetLayerNorm1BetaPartial[4][j54]
-		acc37 += rec49.gNetLayerNorm1BetaPartial[5][j54]
-		acc37 += rec49.gNetLayerNorm1BetaPartial[6][j54]
-		acc37 += rec49.gNetLayerNorm1BetaPartial[7][j54]
-		gNetLayerNorm1Beta[j54] = acc37
+	for j39 := range 32 {
+		acc37 := gNetLayerNorm1Beta[j39]
+		acc37 += rec34.gNetLayerNorm1BetaPartial[0][j39]
+		acc37 += rec34.gNetLayerNorm1BetaPartial[1][j39]
+		acc37 += rec34.gNetLayerNorm1BetaPartial[2][j39]
+		acc37 += rec34.gNetLayerNorm1BetaPartial[3][j39]
+		acc37 += rec34.gNetLayerNorm1BetaPartial[4][j39]
+		acc37 += rec34.gNetLayerNorm1BetaPartial[5][j39]
+		acc37 += rec34.gNetLayerNorm1BetaPartial[6][j39]
+		acc37 += rec34.gNetLayerNorm1BetaPartial[7][j39]
+		gNetLayerNorm1Beta[j39] = acc37
 	}
-	*rec49 = ocannlReverserBackwardPart48{}
-	ocannlReverserBackwardPart48Records.Put(rec49)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.scratch = scratch
-	pool.Run(rec50, 8)
-	*rec50 = ocannlReverserBackwardPart49{}
-	ocannlReverserBackwardPart49Records.Put(rec50)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap39AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+				}
+			}
+		}
+	}
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.scratch = scratch
-	pool.Run(rec51, 8)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.scratch = scratch
+	pool.Run(rec35, 8)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap40AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap40AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
@@ -7501,9 +7621,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap41AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap41AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -7516,57 +7636,76 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.scratch = scratch
-	pool.Run(rec52, 8)
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
+	pool.Run(rec36, 8)
 	// The 8 partial sums, added in part order.
-	for j58 := range 32 {
-		acc40 := gNetLayerNorm1Gamma[j58]
-		acc40 += rec52.gNetLayerNorm1GammaPartial[0][j58]
-		acc40 += rec52.gNetLayerNorm1GammaPartial[1][j58]
-		acc40 += rec52.gNetLayerNorm1GammaPartial[2][j58]
-		acc40 += rec52.gNetLayerNorm1GammaPartial[3][j58]
-		acc40 += rec52.gNetLayerNorm1GammaPartial[4][j58]
-		acc40 += rec52.gNetLayerNorm1GammaPartial[5][j58]
-		acc40 += rec52.gNetLayerNorm1GammaPartial[6][j58]
-		acc40 += rec52.gNetLayerNorm1GammaPartial[7][j58]
-		gNetLayerNorm1Gamma[j58] = acc40
+	for j42 := range 32 {
+		acc40 := gNetLayerNorm1Gamma[j42]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[0][j42]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[1][j42]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[2][j42]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[3][j42]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[4][j42]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[5][j42]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[6][j42]
+		acc40 += rec36.gNetLayerNorm1GammaPartial[7][j42]
+		gNetLayerNorm1Gamma[j42] = acc40
 	}
-	*rec52 = ocannlReverserBackwardPart51{}
-	ocannlReverserBackwardPart51Records.Put(rec52)
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec53.scratch = scratch
-	pool.Run(rec53, 8)
-	*rec53 = ocannlReverserBackwardPart52{}
-	ocannlReverserBackwardPart52Records.Put(rec53)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+				}
+			}
+		}
+	}
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 	for i0 := range 256 {
 		net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
-		net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0]
+		net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
 		for i1 := range 8 {
 			net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
 		}
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	// 8 parts of i0 on the pool.
-	rec54 := ocannlReverserBackwardPart53Records.Get()
-	rec54.scratch = scratch
-	pool.Run(rec54, 8)
-	*rec54 = ocannlReverserBackwardPart53{}
-	ocannlReverserBackwardPart53Records.Put(rec54)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+				}
+			}
+		}
+	}
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7583,9 +7722,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7602,9 +7741,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7619,35 +7758,45 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.scratch = scratch
-	pool.Run(rec55, 8)
-	*rec55 = ocannlReverserBackwardPart54{}
-	ocannlReverserBackwardPart54Records.Put(rec55)
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
+	pool.Run(rec37, 8)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	for i0 := range 256 {
 		net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
-		net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0]
+		net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
 		for i1 := range 8 {
 			net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
 		}
 	}
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	// 8 parts of i0 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.scratch = scratch
-	pool.Run(rec56, 8)
-	*rec56 = ocannlReverserBackwardPart55{}
-	ocannlReverserBackwardPart55Records.Put(rec56)
+	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_layer_norm_1_mean_1_gradV := net_layer_norm_1_mean_1_grad[i0][i1][0]
+				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+				}
+			}
+		}
+	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7663,9 +7812,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7680,68 +7829,93 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
-	rec57 := ocannlReverserBackwardPart56Records.Get()
-	rec57.gNetAttention1WO = gNetAttention1WO
-	rec57.scratch = scratch
-	pool.Run(rec57, 8)
-	*rec57 = ocannlReverserBackwardPart56{}
-	ocannlReverserBackwardPart56Records.Put(rec57)
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.gNetAttention1WO = gNetAttention1WO
+	rec38.scratch = scratch
+	pool.Run(rec38, 8)
+	*rec38 = ocannlReverserBackwardPart37{}
+	ocannlReverserBackwardPart37Records.Put(rec38)
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	// 8 parts of i0 on the pool.
-	rec58 := ocannlReverserBackwardPart57Records.Get()
-	rec58.pNetAttention1WO = pNetAttention1WO
-	rec58.scratch = scratch
-	pool.Run(rec58, 8)
-	*rec58 = ocannlReverserBackwardPart57{}
-	ocannlReverserBackwardPart57Records.Put(rec58)
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.pNetAttention1WO = pNetAttention1WO
+	rec39.scratch = scratch
+	pool.Run(rec39, 8)
+	*rec39 = ocannlReverserBackwardPart38{}
+	ocannlReverserBackwardPart38Records.Put(rec39)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	// 8 parts of i0 on the pool.
-	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.scratch = scratch
-	pool.Run(rec59, 8)
-	*rec59 = ocannlReverserBackwardPart58{}
-	ocannlReverserBackwardPart58Records.Put(rec59)
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.scratch = scratch
+	pool.Run(rec40, 8)
+	*rec40 = ocannlReverserBackwardPart39{}
+	ocannlReverserBackwardPart39Records.Put(rec40)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	// 8 parts of i0 on the pool.
-	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.scratch = scratch
-	pool.Run(rec60, 8)
-	*rec60 = ocannlReverserBackwardPart59{}
-	ocannlReverserBackwardPart59Records.Put(rec60)
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.scratch = scratch
+	pool.Run(rec41, 8)
+	*rec41 = ocannlReverserBackwardPart40{}
+	ocannlReverserBackwardPart40Records.Put(rec41)
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	// 8 parts of i0 on the pool.
-	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.scratch = scratch
-	pool.Run(rec61, 8)
-	*rec61 = ocannlReverserBackwardPart60{}
-	ocannlReverserBackwardPart60Records.Put(rec61)
+	// float32 pointwise kernel over 8192 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap47AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0][i1][i2]
+					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.scratch = scratch
-	pool.Run(rec62, 8)
-	*rec62 = ocannlReverserBackwardPart61{}
-	ocannlReverserBackwardPart61Records.Put(rec62)
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
+	pool.Run(rec42, 8)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
-	// 8 parts of i0 on the pool.
-	rec63 := ocannlReverserBackwardPart62Records.Get()
-	rec63.scratch = scratch
-	pool.Run(rec63, 8)
-	*rec63 = ocannlReverserBackwardPart62{}
-	ocannlReverserBackwardPart62Records.Put(rec63)
+	// float32 pointwise kernel over 8192 rows of 8 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+					}
+				}
+			}
+		}
+	}
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+		ocannlMap44AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+		ocannlMap44AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7760,9 +7934,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap38AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap38AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7779,26 +7953,48 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec64 := ocannlReverserBackwardPart63Records.Get()
-	rec64.scratch = scratch
-	pool.Run(rec64, 8)
-	*rec64 = ocannlReverserBackwardPart63{}
-	ocannlReverserBackwardPart63Records.Put(rec64)
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
+	pool.Run(rec43, 8)
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
-	// 8 parts of i0 on the pool.
-	rec65 := ocannlReverserBackwardPart64Records.Get()
-	rec65.scratch = scratch
-	pool.Run(rec65, 8)
-	*rec65 = ocannlReverserBackwardPart64{}
-	ocannlReverserBackwardPart64Records.Put(rec65)
+	// float32 pointwise kernel over 8192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap49AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap49AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0][i1][i2]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0][i1][i2]
+					for i3 := range 8 {
+						var r49 float32
+						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+							r49 = 1
+						}
+						r50 := float32(0)
+						if r49 != 0 {
+							r50 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r50
+					}
+				}
+			}
+		}
+	}
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	// float32 pointwise kernel over 65536 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap50AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap50AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -7816,80 +8012,80 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// 8 parts of i0 on the pool.
-	rec66 := ocannlReverserBackwardPart65Records.Get()
-	rec66.scratch = scratch
-	pool.Run(rec66, 8)
-	*rec66 = ocannlReverserBackwardPart65{}
-	ocannlReverserBackwardPart65Records.Put(rec66)
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.scratch = scratch
+	pool.Run(rec44, 8)
+	*rec44 = ocannlReverserBackwardPart43{}
+	ocannlReverserBackwardPart43Records.Put(rec44)
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
 	// 8 parts of i0 on the pool.
-	rec67 := ocannlReverserBackwardPart66Records.Get()
-	rec67.scratch = scratch
-	pool.Run(rec67, 8)
-	*rec67 = ocannlReverserBackwardPart66{}
-	ocannlReverserBackwardPart66Records.Put(rec67)
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
+	pool.Run(rec45, 8)
+	*rec45 = ocannlReverserBackwardPart44{}
+	ocannlReverserBackwardPart44Records.Put(rec45)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 	// 8 parts of i3 on the pool.
-	rec68 := ocannlReverserBackwardPart67Records.Get()
-	rec68.gNetAttention1WV = gNetAttention1WV
-	rec68.scratch = scratch
-	pool.Run(rec68, 8)
-	*rec68 = ocannlReverserBackwardPart67{}
-	ocannlReverserBackwardPart67Records.Put(rec68)
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.gNetAttention1WV = gNetAttention1WV
+	rec46.scratch = scratch
+	pool.Run(rec46, 8)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec69 := ocannlReverserBackwardPart68Records.Get()
-	rec69.pNetAttention1WV = pNetAttention1WV
-	rec69.scratch = scratch
-	pool.Run(rec69, 8)
-	*rec69 = ocannlReverserBackwardPart68{}
-	ocannlReverserBackwardPart68Records.Put(rec69)
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.pNetAttention1WV = pNetAttention1WV
+	rec47.scratch = scratch
+	pool.Run(rec47, 8)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	// 8 parts of i3 on the pool.
-	rec70 := ocannlReverserBackwardPart69Records.Get()
-	rec70.gNetAttention1WK = gNetAttention1WK
-	rec70.scratch = scratch
-	pool.Run(rec70, 8)
-	*rec70 = ocannlReverserBackwardPart69{}
-	ocannlReverserBackwardPart69Records.Put(rec70)
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.gNetAttention1WK = gNetAttention1WK
+	rec48.scratch = scratch
+	pool.Run(rec48, 8)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec71 := ocannlReverserBackwardPart70Records.Get()
-	rec71.pNetAttention1WK = pNetAttention1WK
-	rec71.scratch = scratch
-	pool.Run(rec71, 8)
-	*rec71 = ocannlReverserBackwardPart70{}
-	ocannlReverserBackwardPart70Records.Put(rec71)
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.pNetAttention1WK = pNetAttention1WK
+	rec49.scratch = scratch
+	pool.Run(rec49, 8)
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 	// 8 parts of i3 on the pool.
-	rec72 := ocannlReverserBackwardPart71Records.Get()
-	rec72.gNetAttention1WQ = gNetAttention1WQ
-	rec72.scratch = scratch
-	pool.Run(rec72, 8)
-	*rec72 = ocannlReverserBackwardPart71{}
-	ocannlReverserBackwardPart71Records.Put(rec72)
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.gNetAttention1WQ = gNetAttention1WQ
+	rec50.scratch = scratch
+	pool.Run(rec50, 8)
+	*rec50 = ocannlReverserBackwardPart49{}
+	ocannlReverserBackwardPart49Records.Put(rec50)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec73 := ocannlReverserBackwardPart72Records.Get()
-	rec73.pNetAttention1WQ = pNetAttention1WQ
-	rec73.scratch = scratch
-	pool.Run(rec73, 8)
-	*rec73 = ocannlReverserBackwardPart72{}
-	ocannlReverserBackwardPart72Records.Put(rec73)
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.pNetAttention1WQ = pNetAttention1WQ
+	rec51.scratch = scratch
+	pool.Run(rec51, 8)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+		ocannlMap38AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+		ocannlMap38AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7904,22 +8100,22 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec74 := ocannlReverserBackwardPart73Records.Get()
-	rec74.gNetPos = gNetPos
-	rec74.scratch = scratch
-	pool.Run(rec74, 8)
-	*rec74 = ocannlReverserBackwardPart73{}
-	ocannlReverserBackwardPart73Records.Put(rec74)
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.gNetPos = gNetPos
+	rec52.scratch = scratch
+	pool.Run(rec52, 8)
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// 8 parts of i2 on the pool.
-	rec75 := ocannlReverserBackwardPart74Records.Get()
-	rec75.gNetEmb = gNetEmb
-	rec75.tokens = tokens
-	rec75.scratch = scratch
-	pool.Run(rec75, 8)
-	*rec75 = ocannlReverserBackwardPart74{}
-	ocannlReverserBackwardPart74Records.Put(rec75)
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.gNetEmb = gNetEmb
+	rec53.tokens = tokens
+	rec53.scratch = scratch
+	pool.Run(rec53, 8)
+	*rec53 = ocannlReverserBackwardPart52{}
+	ocannlReverserBackwardPart52Records.Put(rec53)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -7941,7 +8137,6 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_1_x_1                [256][8][32]float32
 	net_layer_norm_1_x                  [256][8][32]float32
 	net_layer_norm_1_mean_1             [256][8][1]float32
-	net_layer_norm_1_mean               [256][8][1]float32
 	net_layer_norm_1_centered           [256][8][32]float32
 	net_layer_norm_1_var_1              [256][8][32]float32
 	net_layer_norm_1_var_2              [256][8][1]float32
@@ -7956,7 +8151,6 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_2_x_2                [256][8][32]float32
 	net_layer_norm_2_x                  [256][8][32]float32
 	net_layer_norm_2_mean_1             [256][8][1]float32
-	net_layer_norm_2_mean               [256][8][1]float32
 	net_layer_norm_2_centered           [256][8][32]float32
 	net_layer_norm_2_var_1              [256][8][32]float32
 	net_layer_norm_2_var_2              [256][8][1]float32
@@ -7985,11 +8179,9 @@ type ocannlReverserBackwardScratch struct {
 	net_attention_1_ctx_grad            [256][8][4][8]float32
 	net_layer_norm_1_x_1_grad           [256][8][32]float32
 	net_layer_norm_1_x_grad             [256][8][32]float32
-	net_layer_norm_1_mean_1_grad        [256][8][1]float32
 	net_layer_norm_1_mean_grad          [256][8][1]float32
 	net_layer_norm_1_centered_grad      [256][8][32]float32
 	net_layer_norm_1_var_1_grad         [256][8][32]float32
-	net_layer_norm_1_var_2_grad         [256][8][1]float32
 	net_x1_1_grad                       [256][8][32]float32
 	net_x1_3_grad                       [256][8][1]float32
 	net_x1_4_grad                       [256][8][32]float32
@@ -8000,11 +8192,9 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_2_x_1_grad           [256][8][32]float32
 	net_layer_norm_2_x_2_grad           [256][8][32]float32
 	net_layer_norm_2_x_grad             [256][8][32]float32
-	net_layer_norm_2_mean_1_grad        [256][8][1]float32
 	net_layer_norm_2_mean_grad          [256][8][1]float32
 	net_layer_norm_2_centered_grad      [256][8][32]float32
 	net_layer_norm_2_var_1_grad         [256][8][32]float32
-	net_layer_norm_2_var_2_grad         [256][8][1]float32
 	net_x2_1_grad                       [256][8][32]float32
 	net_x2_3_grad                       [256][8][1]float32
 	net_x2_4_grad                       [256][8][32]float32
@@ -8252,11 +8442,10 @@ func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_scoresRow3 := &scratch.net_attention_1_scores[i0+32*j7][i1][i2]
-				net_attention_1_mV := scratch.net_attention_1_m[i0+32*j7][i1][i2][0]
-				net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0+32*j7][i1][i2]
+				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j7][i1][i2]
+				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
 				for i3 := range 8 {
-					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
 				}
 			}
 		}
@@ -8275,14 +8464,16 @@ type ocannlReverserBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserBackwardPart7) Part(j8 int) {
 	scratch := r8.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j8][i1][i2]
-				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
+				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
+				acc7 := float32(0)
 				for i3 := range 8 {
-					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+					acc7 += net_attention_1_exRow2[i3]
 				}
+				scratch.net_attention_1_attn_1[i0+32*j8][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -8300,16 +8491,44 @@ type ocannlReverserBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
 	scratch := r9.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j9][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j9][0][i2][0], &scratch.net_attention_1_attn[i0+32*j9][0][i2][0], &scratch.net_attention_1_v[i0+32*j9][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j9][0][i2][0], &scratch.net_attention_1_attn[i0+32*j9][0][i2][0], &scratch.net_attention_1_v[i0+32*j9][0][i2][0])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j9][i1][i2]
+					for i4 := 0; i4 < 8; i4 += 4 {
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j9][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j9][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j9][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j9][i4+3][i2]
+						for i3 := range 8 {
+							acc8 := net_attention_1_ctxRow[i3]
+							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
+							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
+							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
+							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
+							net_attention_1_ctxRow[i3] = acc8
+						}
+					}
 				}
-				scratch.net_attention_1_attn_1[i0+32*j9][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -8321,20 +8540,32 @@ var ocannlReverserBackwardPart8Records rt.Records[ocannlReverserBackwardPart8]
 // ocannlReverserBackwardPart9 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart9 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
-	scratch := r10.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0+32*j10][i1][i2]
-				net_attention_1_attn_1V := scratch.net_attention_1_attn_1[i0+32*j10][i1][i2][0]
-				net_attention_1_attnRow := &scratch.net_attention_1_attn[i0+32*j10][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+	pNetAttention1WO, scratch := r10.pNetAttention1WO, r10.scratch
+	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j10][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j10][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j10][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
+					}
+					scratch.net_layer_norm_1_x_1[i0+32*j10][i1][i2] = acc9
 				}
 			}
 		}
@@ -8353,45 +8584,15 @@ type ocannlReverserBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserBackwardPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j11][0][i2][0], &scratch.net_attention_1_attn[i0+32*j11][0][i2][0], &scratch.net_attention_1_v[i0+32*j11][0][i2][0])
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j11][i1]
+			acc10 := float32(0)
+			for i2 := range 32 {
+				acc10 += net_layer_norm_1_xRow2[i2]
 			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j11][0][i2][0], &scratch.net_attention_1_attn[i0+32*j11][0][i2][0], &scratch.net_attention_1_v[i0+32*j11][0][i2][0])
-			}
-		}
-	} else {
-		// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j11][i1][i2]
-					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j11][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j11][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j11][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j11][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j11][i4+3][i2]
-						for i3 := range 8 {
-							acc8 := net_attention_1_ctxRow[i3]
-							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
-							acc8 += net_attention_1_attnV2 * net_attention_1_vRow2[i3]
-							acc8 += net_attention_1_attnV3 * net_attention_1_vRow3[i3]
-							acc8 += net_attention_1_attnV4 * net_attention_1_vRow4[i3]
-							net_attention_1_ctxRow[i3] = acc8
-						}
-					}
-				}
-			}
+			scratch.net_layer_norm_1_mean_1[i0+32*j11][i1][0] = acc10
 		}
 	}
 }
@@ -8402,34 +8603,21 @@ var ocannlReverserBackwardPart10Records rt.Records[ocannlReverserBackwardPart10]
 // ocannlReverserBackwardPart11 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart11 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserBackwardPart11) Part(j12 int) {
-	pNetAttention1WO, scratch := r12.pNetAttention1WO, r12.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j12][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j12][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j12][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j12][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
-					}
-					scratch.net_layer_norm_1_x_1[i0+32*j12][i1][i2] = acc9
-				}
+	scratch := r12.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j12][i1]
+			acc11 := float32(0)
+			for i2 := range 32 {
+				acc11 += net_layer_norm_1_var_1Row2[i2]
 			}
+			scratch.net_layer_norm_1_var_2[i0+32*j12][i1][0] = acc11
 		}
 	}
 }
@@ -8440,21 +8628,32 @@ var ocannlReverserBackwardPart11Records rt.Records[ocannlReverserBackwardPart11]
 // ocannlReverserBackwardPart12 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart12 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserBackwardPart12) Part(j13 int) {
-	scratch := r13.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j13][i1]
-			acc10 := float32(0)
-			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+	pNetDense1W, scratch := r13.pNetDense1W, r13.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1W[0], &scratch.net_x1[32*j13][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1W[0], &scratch.net_x1[32*j13][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0+32*j13][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j13][i1][i2] = acc12
+				}
 			}
-			scratch.net_layer_norm_1_mean_1[i0+32*j13][i1][0] = acc10
 		}
 	}
 }
@@ -8465,19 +8664,26 @@ var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
 // ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart13 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
-	scratch := r14.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow3 := &scratch.net_layer_norm_1_x[i0+32*j14][i1]
-			net_layer_norm_1_meanV := scratch.net_layer_norm_1_mean[i0+32*j14][i1][0]
-			net_layer_norm_1_centeredRow := &scratch.net_layer_norm_1_centered[i0+32*j14][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap27AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j14][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j14][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				}
 			}
 		}
 	}
@@ -8493,17 +8699,26 @@ type ocannlReverserBackwardPart14 struct {
 }
 
 // Part runs part j15 of the nest (0 <= j15 < 8).
-func (r15 *ocannlReverserBackwardPart14) Part(j15 int) {
-	scratch := r15.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j15][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+func (r16 *ocannlReverserBackwardPart14) Part(j15 int) {
+	scratch := r16.scratch
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j15][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j15][i1]
+				for i2 := range 64 {
+					r15 := net_linear_1_x_2Row2[i2]
+					if !(r15 > 0) {
+						r15 = 0
+					}
+					net_linear_1_xRow[i2] = r15
+				}
 			}
-			scratch.net_layer_norm_1_var_2[i0+32*j15][i1][0] = acc11
 		}
 	}
 }
@@ -8514,19 +8729,31 @@ var ocannlReverserBackwardPart14Records rt.Records[ocannlReverserBackwardPart14]
 // ocannlReverserBackwardPart15 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart15 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j16 of the nest (0 <= j16 < 8).
-func (r16 *ocannlReverserBackwardPart15) Part(j16 int) {
-	pNetLayerNorm1Gamma, scratch := r16.pNetLayerNorm1Gamma, r16.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow3 := &scratch.net_layer_norm_1_centered[i0+32*j16][i1]
-			net_x1_1Row := &scratch.net_x1_1[i0+32*j16][i1]
-			for i2 := range 32 {
-				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+func (r17 *ocannlReverserBackwardPart15) Part(j16 int) {
+	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j16][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j16][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j16][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+32*j16][i1][i2] = acc13
+				}
 			}
 		}
 	}
@@ -8542,16 +8769,17 @@ type ocannlReverserBackwardPart16 struct {
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 8).
-func (r17 *ocannlReverserBackwardPart16) Part(j17 int) {
-	scratch := r17.scratch
+func (r18 *ocannlReverserBackwardPart16) Part(j17 int) {
+	scratch := r18.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1_1Row2 := &scratch.net_x1_1[i0+32*j17][i1]
-			net_x1_3V := scratch.net_x1_3[i0+32*j17][i1][0]
-			net_x1_4Row := &scratch.net_x1_4[i0+32*j17][i1]
+			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j17][i1]
+			acc14 := float32(0)
 			for i2 := range 32 {
-				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				acc14 += net_layer_norm_2_xRow2[i2]
 			}
+			scratch.net_layer_norm_2_mean_1[i0+32*j17][i1][0] = acc14
 		}
 	}
 }
@@ -8562,20 +8790,21 @@ var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
 // ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart17 struct {
-	pNetLayerNorm1Beta *[32]float32
-	scratch            *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
-func (r18 *ocannlReverserBackwardPart17) Part(j18 int) {
-	pNetLayerNorm1Beta, scratch := r18.pNetLayerNorm1Beta, r18.scratch
+func (r19 *ocannlReverserBackwardPart17) Part(j18 int) {
+	scratch := r19.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1_4Row2 := &scratch.net_x1_4[i0+32*j18][i1]
-			net_x1Row := &scratch.net_x1[i0+32*j18][i1]
+			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j18][i1]
+			acc15 := float32(0)
 			for i2 := range 32 {
-				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				acc15 += net_layer_norm_2_var_1Row2[i2]
 			}
+			scratch.net_layer_norm_2_var_2[i0+32*j18][i1][0] = acc15
 		}
 	}
 }
@@ -8586,30 +8815,30 @@ var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
 // ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart18 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
-func (r19 *ocannlReverserBackwardPart18) Part(j19 int) {
-	pNetDense1W, scratch := r19.pNetDense1W, r19.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r20 *ocannlReverserBackwardPart18) Part(j19 int) {
+	pNetLinear2W, scratch := r20.pNetLinear2W, r20.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j19][0][0], &pNetDense1W[0], &scratch.net_x1[32*j19][0][0])
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j19][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j19][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j19][0][0], &pNetDense1W[0], &scratch.net_x1[32*j19][0][0])
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j19][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j19][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j19][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
+				net_x2Row2 := &scratch.net_x2[i0+32*j19][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
 					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
 					}
-					scratch.net_linear_1_x_1[i0+32*j19][i1][i2] = acc12
+					scratch.train_cross_entropy_1_logits_1[i0+32*j19][i1][i2] = acc16
 				}
 			}
 		}
@@ -8619,22 +8848,32 @@ func (r19 *ocannlReverserBackwardPart18) Part(j19 int) {
 // ocannlReverserBackwardPart18Records holds the free ocannlReverserBackwardPart18 records.
 var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
 
-// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
+// for each 2 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart19 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserBackwardScratch
+	gNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r20 *ocannlReverserBackwardPart19) Part(j20 int) {
-	pNetDense1B, scratch := r20.pNetDense1B, r20.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j20][i1]
-			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j20][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+// Part runs part j20 of the nest (0 <= j20 < 5).
+func (r23 *ocannlReverserBackwardPart19) Part(j20 int) {
+	gNetLinear2W, scratch := r23.gNetLinear2W, r23.scratch
+	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm15AVX512(&gNetLinear2W[64*j20], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j20], &scratch.net_x2[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm15AVX2(&gNetLinear2W[64*j20], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j20], &scratch.net_x2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_x2Row3 := &scratch.net_x2[i0][i1]
+				for i2 := range 2 {
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j20]
+					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j20 : 32*i2+64*j20+32])
+					for i3 := range 32 {
+						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+					}
+				}
 			}
 		}
 	}
@@ -8646,28 +8885,47 @@ var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
 // ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart20 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j21 of the nest (0 <= j21 < 8).
-func (r22 *ocannlReverserBackwardPart20) Part(j21 int) {
-	scratch := r22.scratch
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+func (r24 *ocannlReverserBackwardPart20) Part(j21 int) {
+	pNetLinear2W, scratch := r24.pNetLinear2W, r24.scratch
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_2[32*j21][0][0])
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j21][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j21][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_linear_1_x[32*j21][0][0], &scratch.net_linear_1_x_2[32*j21][0][0])
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j21][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j21][0][0], &pNetLinear2W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j21][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j21][i1]
-				for i2 := range 64 {
-					r21 := net_linear_1_x_2Row2[i2]
-					if !(r21 > 0) {
-						r21 = 0
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j21][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2+3]
+					for i3 := range 32 {
+						acc23 := net_x2_gradRow[i3]
+						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc23
 					}
-					net_linear_1_xRow[i2] = r21
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+					}
 				}
 			}
 		}
@@ -8680,31 +8938,29 @@ var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
 // ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart21 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
-func (r23 *ocannlReverserBackwardPart21) Part(j22 int) {
-	pNetLinear1W, scratch := r23.pNetLinear1W, r23.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j22][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j22][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j22][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j22][i1][i2] = acc13
-				}
+func (r25 *ocannlReverserBackwardPart21) Part(j22 int) {
+	scratch, gNetLayerNorm2BetaPartial := r25.scratch, &r25.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j22] = [32]float32{}
+	// i1 unrolled by 4 and jammed into i2.
+	gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j22]
+	for i0 := range 32 {
+		for i1 := 0; i1 < 8; i1 += 4 {
+			net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j22][i1]
+			net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j22][i1+1]
+			net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j22][i1+2]
+			net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j22][i1+3]
+			for i2 := range 32 {
+				acc24 := gNetLayerNorm2BetaPartialRow[i2]
+				acc24 += net_x2_gradRow3[i2]
+				acc24 += net_x2_gradRow4[i2]
+				acc24 += net_x2_gradRow5[i2]
+				acc24 += net_x2_gradRow6[i2]
+				gNetLayerNorm2BetaPartialRow[i2] = acc24
 			}
 		}
 	}
@@ -8716,20 +8972,23 @@ var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
 // ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart22 struct {
-	pNetLinear1B *[32]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r24 *ocannlReverserBackwardPart22) Part(j23 int) {
-	pNetLinear1B, scratch := r24.pNetLinear1B, r24.scratch
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r26 *ocannlReverserBackwardPart22) Part(j24 int) {
+	scratch := r26.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+32*j23][i1]
-			net_layer_norm_2_x_2Row := &scratch.net_layer_norm_2_x_2[i0+32*j23][i1]
+			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j24][i1]
+			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j24][i1]
+			v := scratch.net_x2_3[i0+32*j24][i1][0] * scratch.net_x2_3[i0+32*j24][i1][0]
+			acc26 := scratch.net_x2_3_grad[i0+32*j24][i1][0]
 			for i2 := range 32 {
-				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
 			}
+			scratch.net_x2_3_grad[i0+32*j24][i1][0] = acc26
 		}
 	}
 }
@@ -8740,21 +8999,34 @@ var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
 // ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart23 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r25 *ocannlReverserBackwardPart23) Part(j24 int) {
-	scratch := r25.scratch
-	// reduction accumulated in a local variable.
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r27 *ocannlReverserBackwardPart23) Part(j25 int) {
+	scratch, gNetLayerNorm2GammaPartial := r27.scratch, &r27.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j25] = [32]float32{}
+	// i1 unrolled by 4 and jammed into i2.
+	gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j25]
 	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j24][i1]
-			acc14 := float32(0)
+		for i1 := 0; i1 < 8; i1 += 4 {
+			net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j25][i1]
+			net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
+			net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j25][i1+1]
+			net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+1]
+			net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j25][i1+2]
+			net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+2]
+			net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j25][i1+3]
+			net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+3]
 			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+				acc27 := gNetLayerNorm2GammaPartialRow[i2]
+				acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+				acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+				acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+				acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+				gNetLayerNorm2GammaPartialRow[i2] = acc27
 			}
-			scratch.net_layer_norm_2_mean_1[i0+32*j24][i1][0] = acc14
 		}
 	}
 }
@@ -8768,17 +9040,18 @@ type ocannlReverserBackwardPart24 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r26 *ocannlReverserBackwardPart24) Part(j25 int) {
-	scratch := r26.scratch
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r28 *ocannlReverserBackwardPart24) Part(j27 int) {
+	scratch := r28.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_xRow3 := &scratch.net_layer_norm_2_x[i0+32*j25][i1]
-			net_layer_norm_2_meanV := scratch.net_layer_norm_2_mean[i0+32*j25][i1][0]
-			net_layer_norm_2_centeredRow := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
+			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j27][i1]
+			acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j27][i1][0]
 			for i2 := range 32 {
-				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				acc29 -= net_layer_norm_2_centered_gradRow5[i2]
 			}
+			scratch.net_layer_norm_2_mean_grad[i0+32*j27][i1][0] = acc29
 		}
 	}
 }
@@ -8789,460 +9062,22 @@ var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 // ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart25 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r27 *ocannlReverserBackwardPart25) Part(j26 int) {
-	scratch := r27.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j26][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
-			}
-			scratch.net_layer_norm_2_var_2[i0+32*j26][i1][0] = acc15
-		}
-	}
-}
-
-// ocannlReverserBackwardPart25Records holds the free ocannlReverserBackwardPart25 records.
-var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
-
-// ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart26 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
-}
-
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r28 *ocannlReverserBackwardPart26) Part(j27 int) {
-	pNetLayerNorm2Gamma, scratch := r28.pNetLayerNorm2Gamma, r28.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow3 := &scratch.net_layer_norm_2_centered[i0+32*j27][i1]
-			net_x2_1Row := &scratch.net_x2_1[i0+32*j27][i1]
-			for i2 := range 32 {
-				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart26Records holds the free ocannlReverserBackwardPart26 records.
-var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
-
-// ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart27 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r29 *ocannlReverserBackwardPart27) Part(j28 int) {
-	scratch := r29.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1Row2 := &scratch.net_x2_1[i0+32*j28][i1]
-			net_x2_3V := scratch.net_x2_3[i0+32*j28][i1][0]
-			net_x2_4Row := &scratch.net_x2_4[i0+32*j28][i1]
-			for i2 := range 32 {
-				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart27Records holds the free ocannlReverserBackwardPart27 records.
-var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
-
-// ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart28 struct {
-	pNetLayerNorm2Beta *[32]float32
-	scratch            *ocannlReverserBackwardScratch
-}
-
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r30 *ocannlReverserBackwardPart28) Part(j29 int) {
-	pNetLayerNorm2Beta, scratch := r30.pNetLayerNorm2Beta, r30.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4Row2 := &scratch.net_x2_4[i0+32*j29][i1]
-			net_x2Row := &scratch.net_x2[i0+32*j29][i1]
-			for i2 := range 32 {
-				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
-var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
-
-// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart29 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
-}
-
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r31 *ocannlReverserBackwardPart29) Part(j30 int) {
-	pNetLinear2W, scratch := r31.pNetLinear2W, r31.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j30][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j30][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j30][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j30][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j30][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
-					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
-					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j30][i1][i2] = acc16
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
-var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
-
-// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
-// for each 2 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart30 struct {
-	gNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
-}
-
-// Part runs part j31 of the nest (0 <= j31 < 5).
-func (r34 *ocannlReverserBackwardPart30) Part(j31 int) {
-	gNetLinear2W, scratch := r34.gNetLinear2W, r34.scratch
-	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2W[64*j31], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j31], &scratch.net_x2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2W[64*j31], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j31], &scratch.net_x2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0][i1]
-				for i2 := range 2 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j31]
-					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j31 : 32*i2+64*j31+32])
-					for i3 := range 32 {
-						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
-var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
-
-// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart31 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
-}
-
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r35 *ocannlReverserBackwardPart31) Part(j32 int) {
-	pNetLinear2W, scratch := r35.pNetLinear2W, r35.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j32][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j32][0][0], &pNetLinear2W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j32][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j32][0][0], &pNetLinear2W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j32][i1]
-				for i2 := 0; i2 < 8; i2 += 4 {
-					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1][i2]
-					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1][i2+1]
-					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1][i2+2]
-					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1][i2+3]
-					for i3 := range 32 {
-						acc23 := net_x2_gradRow[i3]
-						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc23
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j32][i1][i2]
-					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
-var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
-
-// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart32 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
-}
-
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r36 *ocannlReverserBackwardPart32) Part(j33 int) {
-	scratch, gNetLayerNorm2BetaPartial := r36.scratch, &r36.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j33] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j33]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j33][i1]
-			net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j33][i1+1]
-			net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j33][i1+2]
-			net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j33][i1+3]
-			for i2 := range 32 {
-				acc24 := gNetLayerNorm2BetaPartialRow[i2]
-				acc24 += net_x2_gradRow3[i2]
-				acc24 += net_x2_gradRow4[i2]
-				acc24 += net_x2_gradRow5[i2]
-				acc24 += net_x2_gradRow6[i2]
-				gNetLayerNorm2BetaPartialRow[i2] = acc24
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
-var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
-
-// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart33 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r37 *ocannlReverserBackwardPart33) Part(j35 int) {
-	scratch := r37.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+32*j35][i1]
-			net_x2_3V2 := scratch.net_x2_3[i0+32*j35][i1][0]
-			net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+32*j35][i1]
-			for i2 := range 32 {
-				net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
-var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
-
-// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart34 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r38 *ocannlReverserBackwardPart34) Part(j36 int) {
-	scratch := r38.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j36][i1]
-			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j36][i1]
-			v := scratch.net_x2_3[i0+32*j36][i1][0] * scratch.net_x2_3[i0+32*j36][i1][0]
-			acc26 := scratch.net_x2_3_grad[i0+32*j36][i1][0]
-			for i2 := range 32 {
-				acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
-			}
-			scratch.net_x2_3_grad[i0+32*j36][i1][0] = acc26
-		}
-	}
-}
-
-// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
-var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
-
-// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart35 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm2GammaPartial [8][32]float32
-}
-
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r39 *ocannlReverserBackwardPart35) Part(j37 int) {
-	scratch, gNetLayerNorm2GammaPartial := r39.scratch, &r39.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j37] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j37]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j37][i1]
-			net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j37][i1]
-			net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j37][i1+1]
-			net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j37][i1+1]
-			net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j37][i1+2]
-			net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j37][i1+2]
-			net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j37][i1+3]
-			net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j37][i1+3]
-			for i2 := range 32 {
-				acc27 := gNetLayerNorm2GammaPartialRow[i2]
-				acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-				acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-				acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-				acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-				gNetLayerNorm2GammaPartialRow[i2] = acc27
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
-var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
-
-// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart36 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
-}
-
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r40 *ocannlReverserBackwardPart36) Part(j39 int) {
-	pNetLayerNorm2Gamma, scratch := r40.pNetLayerNorm2Gamma, r40.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+32*j39][i1]
-			net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+32*j39][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart36Records holds the free ocannlReverserBackwardPart36 records.
-var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
-
-// ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart37 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r41 *ocannlReverserBackwardPart37) Part(j40 int) {
-	scratch := r41.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+32*j40][i1][0]
-			net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+32*j40][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart37Records holds the free ocannlReverserBackwardPart37 records.
-var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
-
-// ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart38 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r42 *ocannlReverserBackwardPart38) Part(j41 int) {
-	scratch := r42.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j41][i1]
-			acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j41][i1][0]
-			for i2 := range 32 {
-				acc29 -= net_layer_norm_2_centered_gradRow5[i2]
-			}
-			scratch.net_layer_norm_2_mean_grad[i0+32*j41][i1][0] = acc29
-		}
-	}
-}
-
-// ocannlReverserBackwardPart38Records holds the free ocannlReverserBackwardPart38 records.
-var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
-
-// ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart39 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r43 *ocannlReverserBackwardPart39) Part(j42 int) {
-	scratch := r43.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0+32*j42][i1][0]
-			net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0+32*j42][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart39Records holds the free ocannlReverserBackwardPart39 records.
-var ocannlReverserBackwardPart39Records rt.Records[ocannlReverserBackwardPart39]
-
-// ocannlReverserBackwardPart40 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart40 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r44 *ocannlReverserBackwardPart40) Part(j43 int) {
-	scratch, gNetLinear1BPartial := r44.scratch, &r44.gNetLinear1BPartial
-	gNetLinear1BPartial[j43] = [32]float32{}
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r29 *ocannlReverserBackwardPart25) Part(j28 int) {
+	scratch, gNetLinear1BPartial := r29.scratch, &r29.gNetLinear1BPartial
+	gNetLinear1BPartial[j28] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLinear1BPartialRow := &gNetLinear1BPartial[j43]
+	gNetLinear1BPartialRow := &gNetLinear1BPartial[j28]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j43][i1]
-			net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j43][i1+1]
-			net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j43][i1+2]
-			net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j43][i1+3]
+			net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1]
+			net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+1]
+			net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+2]
+			net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+3]
 			for i2 := range 32 {
 				acc30 := gNetLinear1BPartialRow[i2]
 				acc30 += net_layer_norm_2_x_2_gradRow3[i2]
@@ -9255,31 +9090,31 @@ func (r44 *ocannlReverserBackwardPart40) Part(j43 int) {
 	}
 }
 
-// ocannlReverserBackwardPart40Records holds the free ocannlReverserBackwardPart40 records.
-var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
+// ocannlReverserBackwardPart25Records holds the free ocannlReverserBackwardPart25 records.
+var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
 
-// ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart41 struct {
+type ocannlReverserBackwardPart26 struct {
 	gNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r45 *ocannlReverserBackwardPart41) Part(j45 int) {
-	gNetLinear1W, scratch := r45.gNetLinear1W, r45.scratch
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r30 *ocannlReverserBackwardPart26) Part(j30 int) {
+	gNetLinear1W, scratch := r30.gNetLinear1W, r30.scratch
 	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j45], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j45], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX512(&gNetLinear1W[256*j30], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j30], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j45], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j45], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX2(&gNetLinear1W[256*j30], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j30], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j45]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j45 : 64*i2+256*j45+64])
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j30]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j30 : 64*i2+256*j30+64])
 					for i3 := range 64 {
 						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
@@ -9289,38 +9124,38 @@ func (r45 *ocannlReverserBackwardPart41) Part(j45 int) {
 	}
 }
 
-// ocannlReverserBackwardPart41Records holds the free ocannlReverserBackwardPart41 records.
-var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
+// ocannlReverserBackwardPart26Records holds the free ocannlReverserBackwardPart26 records.
+var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
 
-// ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart42 struct {
+type ocannlReverserBackwardPart27 struct {
 	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r46 *ocannlReverserBackwardPart42) Part(j46 int) {
-	pNetLinear1W, scratch := r46.pNetLinear1W, r46.scratch
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r31 *ocannlReverserBackwardPart27) Part(j31 int) {
+	pNetLinear1W, scratch := r31.pNetLinear1W, r31.scratch
 	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j46][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j46][0][0], &pNetLinear1W[0])
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j31][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j31][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j46][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j46][0][0], &pNetLinear1W[0])
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j31][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j31][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j46][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j31][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j46][i1][i2]
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j46][i1][i2+1]
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j46][i1][i2+2]
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j46][i1][i2+3]
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2+3]
 					for i3 := range 64 {
 						acc32 := net_linear_1_x_gradRow[i3]
 						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
@@ -9335,67 +9170,67 @@ func (r46 *ocannlReverserBackwardPart42) Part(j46 int) {
 	}
 }
 
-// ocannlReverserBackwardPart42Records holds the free ocannlReverserBackwardPart42 records.
-var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
+// ocannlReverserBackwardPart27Records holds the free ocannlReverserBackwardPart27 records.
+var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
 
-// ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart43 struct {
+type ocannlReverserBackwardPart28 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j47 of the nest (0 <= j47 < 8).
-func (r49 *ocannlReverserBackwardPart43) Part(j47 int) {
-	scratch := r49.scratch
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r34 *ocannlReverserBackwardPart28) Part(j32 int) {
+	scratch := r34.scratch
 	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_linear_1_x_2_grad[32*j47][0][0], &scratch.net_linear_1_x_2[32*j47][0][0], &scratch.net_linear_1_x_grad[32*j47][0][0])
+		ocannlMap45AVX512(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_linear_1_x_2_grad[32*j47][0][0], &scratch.net_linear_1_x_2[32*j47][0][0], &scratch.net_linear_1_x_grad[32*j47][0][0])
+		ocannlMap45AVX2(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j47][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j47][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j47][i1]
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j32][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j32][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j32][i1]
 				for i2 := range 64 {
-					var r47 float32
+					var r32 float32
 					if 0 < net_linear_1_x_2Row3[i2] {
-						r47 = 1
+						r32 = 1
 					}
-					r48 := float32(0)
-					if r47 != 0 {
-						r48 = net_linear_1_x_gradRow2[i2]
+					r33 := float32(0)
+					if r32 != 0 {
+						r33 = net_linear_1_x_gradRow2[i2]
 					}
-					net_linear_1_x_2_gradRow[i2] += r48
+					net_linear_1_x_2_gradRow[i2] += r33
 				}
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart43Records holds the free ocannlReverserBackwardPart43 records.
-var ocannlReverserBackwardPart43Records rt.Records[ocannlReverserBackwardPart43]
+// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
+var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 
-// ocannlReverserBackwardPart44 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart44 struct {
+type ocannlReverserBackwardPart29 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r50 *ocannlReverserBackwardPart44) Part(j48 int) {
-	scratch := r50.scratch
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r35 *ocannlReverserBackwardPart29) Part(j33 int) {
+	scratch := r35.scratch
 	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_linear_1_x_1_grad[32*j48][0][0], &scratch.net_linear_1_x_2_grad[32*j48][0][0])
+		ocannlMap46AVX512(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_linear_1_x_1_grad[32*j48][0][0], &scratch.net_linear_1_x_2_grad[32*j48][0][0])
+		ocannlMap46AVX2(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j48][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j48][i1]
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j33][i1]
 				for i2 := range 64 {
 					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
@@ -9404,28 +9239,28 @@ func (r50 *ocannlReverserBackwardPart44) Part(j48 int) {
 	}
 }
 
-// ocannlReverserBackwardPart44Records holds the free ocannlReverserBackwardPart44 records.
-var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
+// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
+var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 
-// ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart45 struct {
+type ocannlReverserBackwardPart30 struct {
 	scratch            *ocannlReverserBackwardScratch
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r51 *ocannlReverserBackwardPart45) Part(j49 int) {
-	scratch, gNetDense1BPartial := r51.scratch, &r51.gNetDense1BPartial
-	gNetDense1BPartial[j49] = [64]float32{}
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r36 *ocannlReverserBackwardPart30) Part(j34 int) {
+	scratch, gNetDense1BPartial := r36.scratch, &r36.gNetDense1BPartial
+	gNetDense1BPartial[j34] = [64]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetDense1BPartialRow := &gNetDense1BPartial[j49]
+	gNetDense1BPartialRow := &gNetDense1BPartial[j34]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j49][i1]
-			net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j49][i1+1]
-			net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j49][i1+2]
-			net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j49][i1+3]
+			net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1]
+			net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+1]
+			net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+2]
+			net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+3]
 			for i2 := range 64 {
 				acc33 := gNetDense1BPartialRow[i2]
 				acc33 += net_linear_1_x_2_gradRow3[i2]
@@ -9438,31 +9273,31 @@ func (r51 *ocannlReverserBackwardPart45) Part(j49 int) {
 	}
 }
 
-// ocannlReverserBackwardPart45Records holds the free ocannlReverserBackwardPart45 records.
-var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
+// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
+var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 
-// ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart46 struct {
+type ocannlReverserBackwardPart31 struct {
 	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r52 *ocannlReverserBackwardPart46) Part(j51 int) {
-	gNetDense1W, scratch := r52.gNetDense1W, r52.scratch
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r37 *ocannlReverserBackwardPart31) Part(j36 int) {
+	gNetDense1W, scratch := r37.gNetDense1W, r37.scratch
 	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j51], &scratch.net_linear_1_x_1_grad[0][0][8*j51], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX512(&gNetDense1W[256*j36], &scratch.net_linear_1_x_1_grad[0][0][8*j36], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j51], &scratch.net_linear_1_x_1_grad[0][0][8*j51], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX2(&gNetDense1W[256*j36], &scratch.net_linear_1_x_1_grad[0][0][8*j36], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j51]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j51 : 32*i2+256*j51+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j36]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j36 : 32*i2+256*j36+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
@@ -9472,38 +9307,38 @@ func (r52 *ocannlReverserBackwardPart46) Part(j51 int) {
 	}
 }
 
-// ocannlReverserBackwardPart46Records holds the free ocannlReverserBackwardPart46 records.
-var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
+// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
+var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 
-// ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart47 struct {
+type ocannlReverserBackwardPart32 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r53 *ocannlReverserBackwardPart47) Part(j52 int) {
-	pNetDense1W, scratch := r53.pNetDense1W, r53.scratch
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r38 *ocannlReverserBackwardPart32) Part(j37 int) {
+	pNetDense1W, scratch := r38.pNetDense1W, r38.scratch
 	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j52][0][0], &scratch.net_linear_1_x_1_grad[32*j52][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j37][0][0], &scratch.net_linear_1_x_1_grad[32*j37][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j52][0][0], &scratch.net_linear_1_x_1_grad[32*j52][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j37][0][0], &scratch.net_linear_1_x_1_grad[32*j37][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j52][i1]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j37][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j52][i1][i2]
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j52][i1][i2+1]
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j52][i1][i2+2]
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j52][i1][i2+3]
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2+3]
 					for i3 := range 32 {
 						acc35 := net_x1_gradRow2[i3]
 						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
@@ -9518,28 +9353,28 @@ func (r53 *ocannlReverserBackwardPart47) Part(j52 int) {
 	}
 }
 
-// ocannlReverserBackwardPart47Records holds the free ocannlReverserBackwardPart47 records.
-var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
+// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
+var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
 
-// ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart48 struct {
+type ocannlReverserBackwardPart33 struct {
 	scratch                   *ocannlReverserBackwardScratch
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r54 *ocannlReverserBackwardPart48) Part(j53 int) {
-	scratch, gNetLayerNorm1BetaPartial := r54.scratch, &r54.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j53] = [32]float32{}
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r39 *ocannlReverserBackwardPart33) Part(j38 int) {
+	scratch, gNetLayerNorm1BetaPartial := r39.scratch, &r39.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j38] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j53]
+	gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j38]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j53][i1]
-			net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j53][i1+1]
-			net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j53][i1+2]
-			net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j53][i1+3]
+			net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j38][i1]
+			net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j38][i1+1]
+			net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j38][i1+2]
+			net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j38][i1+3]
 			for i2 := range 32 {
 				acc36 := gNetLayerNorm1BetaPartialRow[i2]
 				acc36 += net_x1_gradRow4[i2]
@@ -9552,83 +9387,59 @@ func (r54 *ocannlReverserBackwardPart48) Part(j53 int) {
 	}
 }
 
-// ocannlReverserBackwardPart48Records holds the free ocannlReverserBackwardPart48 records.
-var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
+// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
+var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 
-// ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart49 struct {
+type ocannlReverserBackwardPart34 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r55 *ocannlReverserBackwardPart49) Part(j55 int) {
-	scratch := r55.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j55][i1]
-			net_x1_3V2 := scratch.net_x1_3[i0+32*j55][i1][0]
-			net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j55][i1]
-			for i2 := range 32 {
-				net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart49Records holds the free ocannlReverserBackwardPart49 records.
-var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
-
-// ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart50 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r56 *ocannlReverserBackwardPart50) Part(j56 int) {
-	scratch := r56.scratch
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r40 *ocannlReverserBackwardPart34) Part(j40 int) {
+	scratch := r40.scratch
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j56][i1]
-			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j56][i1]
-			v2 := scratch.net_x1_3[i0+32*j56][i1][0] * scratch.net_x1_3[i0+32*j56][i1][0]
-			acc38 := scratch.net_x1_3_grad[i0+32*j56][i1][0]
+			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j40][i1]
+			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j40][i1]
+			v2 := scratch.net_x1_3[i0+32*j40][i1][0] * scratch.net_x1_3[i0+32*j40][i1][0]
+			acc38 := scratch.net_x1_3_grad[i0+32*j40][i1][0]
 			for i2 := range 32 {
 				acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 			}
-			scratch.net_x1_3_grad[i0+32*j56][i1][0] = acc38
+			scratch.net_x1_3_grad[i0+32*j40][i1][0] = acc38
 		}
 	}
 }
 
-// ocannlReverserBackwardPart50Records holds the free ocannlReverserBackwardPart50 records.
-var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
+// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
+var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
 
-// ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart51 struct {
+type ocannlReverserBackwardPart35 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r57 *ocannlReverserBackwardPart51) Part(j57 int) {
-	scratch, gNetLayerNorm1GammaPartial := r57.scratch, &r57.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j57] = [32]float32{}
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r41 *ocannlReverserBackwardPart35) Part(j41 int) {
+	scratch, gNetLayerNorm1GammaPartial := r41.scratch, &r41.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j41] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j57]
+	gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j41]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j57][i1]
-			net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j57][i1]
-			net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j57][i1+1]
-			net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j57][i1+1]
-			net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j57][i1+2]
-			net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j57][i1+2]
-			net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j57][i1+3]
-			net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j57][i1+3]
+			net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j41][i1]
+			net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1]
+			net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j41][i1+1]
+			net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+1]
+			net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j41][i1+2]
+			net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+2]
+			net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j41][i1+3]
+			net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+3]
 			for i2 := range 32 {
 				acc39 := gNetLayerNorm1GammaPartialRow[i2]
 				acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
@@ -9641,127 +9452,57 @@ func (r57 *ocannlReverserBackwardPart51) Part(j57 int) {
 	}
 }
 
-// ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
-var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
+// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
+var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
 
-// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart52 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
-}
-
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r58 *ocannlReverserBackwardPart52) Part(j59 int) {
-	pNetLayerNorm1Gamma, scratch := r58.pNetLayerNorm1Gamma, r58.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j59][i1]
-			net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j59][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart52Records holds the free ocannlReverserBackwardPart52 records.
-var ocannlReverserBackwardPart52Records rt.Records[ocannlReverserBackwardPart52]
-
-// ocannlReverserBackwardPart53 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart53 struct {
+type ocannlReverserBackwardPart36 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 8).
-func (r59 *ocannlReverserBackwardPart53) Part(j60 int) {
-	scratch := r59.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j60][i1][0]
-			net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j60][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart53Records holds the free ocannlReverserBackwardPart53 records.
-var ocannlReverserBackwardPart53Records rt.Records[ocannlReverserBackwardPart53]
-
-// ocannlReverserBackwardPart54 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart54 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j61 of the nest (0 <= j61 < 8).
-func (r60 *ocannlReverserBackwardPart54) Part(j61 int) {
-	scratch := r60.scratch
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r42 *ocannlReverserBackwardPart36) Part(j43 int) {
+	scratch := r42.scratch
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j61][i1]
-			acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j61][i1][0]
+			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j43][i1]
+			acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j43][i1][0]
 			for i2 := range 32 {
 				acc41 -= net_layer_norm_1_centered_gradRow5[i2]
 			}
-			scratch.net_layer_norm_1_mean_grad[i0+32*j61][i1][0] = acc41
+			scratch.net_layer_norm_1_mean_grad[i0+32*j43][i1][0] = acc41
 		}
 	}
 }
 
-// ocannlReverserBackwardPart54Records holds the free ocannlReverserBackwardPart54 records.
-var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
+// ocannlReverserBackwardPart36Records holds the free ocannlReverserBackwardPart36 records.
+var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 
-// ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart55 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r61 *ocannlReverserBackwardPart55) Part(j62 int) {
-	scratch := r61.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j62][i1][0]
-			net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j62][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart55Records holds the free ocannlReverserBackwardPart55 records.
-var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
-
-// ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart56 struct {
+type ocannlReverserBackwardPart37 struct {
 	gNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r62 *ocannlReverserBackwardPart56) Part(j63 int) {
-	gNetAttention1WO, scratch := r62.gNetAttention1WO, r62.scratch
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r43 *ocannlReverserBackwardPart37) Part(j44 int) {
+	gNetAttention1WO, scratch := r43.gNetAttention1WO, r43.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j63], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j63], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j44], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j44], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j63], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j63], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j44], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j44], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j63]
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j44]
 					for i3 := range 4 {
 						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j63+8*i3 : 32*i2+128*j63+8*i3+8])
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j44+8*i3 : 32*i2+128*j44+8*i3+8])
 						for i4 := range 8 {
 							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
 						}
@@ -9772,32 +9513,32 @@ func (r62 *ocannlReverserBackwardPart56) Part(j63 int) {
 	}
 }
 
-// ocannlReverserBackwardPart56Records holds the free ocannlReverserBackwardPart56 records.
-var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
+// ocannlReverserBackwardPart37Records holds the free ocannlReverserBackwardPart37 records.
+var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
 
-// ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart57 struct {
+type ocannlReverserBackwardPart38 struct {
 	pNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r63 *ocannlReverserBackwardPart57) Part(j64 int) {
-	pNetAttention1WO, scratch := r63.pNetAttention1WO, r63.scratch
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r44 *ocannlReverserBackwardPart38) Part(j45 int) {
+	pNetAttention1WO, scratch := r44.pNetAttention1WO, r44.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j64][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j64][0][0], &pNetAttention1WO[0])
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j45][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j45][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j64][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j64][0][0], &pNetAttention1WO[0])
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j45][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j45][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j64][i1][i2]
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j45][i1][i2]
 					for i3 := range 4 {
 						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j64][i1][i3]
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i3]
 						for i4 := range 8 {
 							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
@@ -9808,43 +9549,43 @@ func (r63 *ocannlReverserBackwardPart57) Part(j64 int) {
 	}
 }
 
-// ocannlReverserBackwardPart57Records holds the free ocannlReverserBackwardPart57 records.
-var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
+// ocannlReverserBackwardPart38Records holds the free ocannlReverserBackwardPart38 records.
+var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 
-// ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart58 struct {
+type ocannlReverserBackwardPart39 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r64 *ocannlReverserBackwardPart58) Part(j65 int) {
-	scratch := r64.scratch
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r45 *ocannlReverserBackwardPart39) Part(j46 int) {
+	scratch := r45.scratch
 	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j65][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j65][0][i2][0], &scratch.net_attention_1_v[i0+32*j65][0][i2][0])
+				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_v[i0+32*j46][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j65][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j65][0][i2][0], &scratch.net_attention_1_v[i0+32*j65][0][i2][0])
+				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_v[i0+32*j46][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j65]
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j46]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j65][i1][i2]
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j46][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j65][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j65][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j65][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j65][i1][i2][i3+3]
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3+3]
 						for i4 := range 8 {
 							acc42 := net_attention_1_attn_gradRow[i4]
 							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
@@ -9860,39 +9601,39 @@ func (r64 *ocannlReverserBackwardPart58) Part(j65 int) {
 	}
 }
 
-// ocannlReverserBackwardPart58Records holds the free ocannlReverserBackwardPart58 records.
-var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
+// ocannlReverserBackwardPart39Records holds the free ocannlReverserBackwardPart39 records.
+var ocannlReverserBackwardPart39Records rt.Records[ocannlReverserBackwardPart39]
 
-// ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart40 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart59 struct {
+type ocannlReverserBackwardPart40 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r65 *ocannlReverserBackwardPart59) Part(j66 int) {
-	scratch := r65.scratch
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r46 *ocannlReverserBackwardPart40) Part(j47 int) {
+	scratch := r46.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j66][0][i2][0], &scratch.net_attention_1_attn[i0+32*j66][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j66][0][i2][0])
+				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j47][0][i2][0], &scratch.net_attention_1_attn[i0+32*j47][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j47][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j66][0][i2][0], &scratch.net_attention_1_attn[i0+32*j66][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j66][0][i2][0])
+				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j47][0][i2][0], &scratch.net_attention_1_attn[i0+32*j47][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j47][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j66]
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j47]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j66][i1][i2]
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j47][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j66][i1][i2][i3]
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j47][i1][i2][i3]
 						for i4 := range 8 {
 							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
 						}
@@ -9903,171 +9644,85 @@ func (r65 *ocannlReverserBackwardPart59) Part(j66 int) {
 	}
 }
 
-// ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
-var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
+// ocannlReverserBackwardPart40Records holds the free ocannlReverserBackwardPart40 records.
+var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
 
-// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart60 struct {
+type ocannlReverserBackwardPart41 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r66 *ocannlReverserBackwardPart60) Part(j67 int) {
-	scratch := r66.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j67][i1][i2]
-				net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j67][i1][i2][0]
-				net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j67][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart60Records holds the free ocannlReverserBackwardPart60 records.
-var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
-
-// ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart61 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r67 *ocannlReverserBackwardPart61) Part(j68 int) {
-	scratch := r67.scratch
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r47 *ocannlReverserBackwardPart41) Part(j48 int) {
+	scratch := r47.scratch
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j68][i1][i2]
-				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j68][i1][i2]
-				v3 := scratch.net_attention_1_attn_1[i0+32*j68][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j68][i1][i2][0]
-				acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j68][i1][i2][0]
+				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j48][i1][i2]
+				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j48][i1][i2]
+				v3 := scratch.net_attention_1_attn_1[i0+32*j48][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j48][i1][i2][0]
+				acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j48][i1][i2][0]
 				for i3 := range 8 {
 					acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 				}
-				scratch.net_attention_1_attn_1_grad[i0+32*j68][i1][i2][0] = acc43
+				scratch.net_attention_1_attn_1_grad[i0+32*j48][i1][i2][0] = acc43
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart61Records holds the free ocannlReverserBackwardPart61 records.
-var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
+// ocannlReverserBackwardPart41Records holds the free ocannlReverserBackwardPart41 records.
+var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
 
-// ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart62 struct {
+type ocannlReverserBackwardPart42 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r68 *ocannlReverserBackwardPart62) Part(j69 int) {
-	scratch := r68.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j69][i1][i2][0]
-				net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j69][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart62Records holds the free ocannlReverserBackwardPart62 records.
-var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
-
-// ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart63 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r69 *ocannlReverserBackwardPart63) Part(j70 int) {
-	scratch := r69.scratch
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r48 *ocannlReverserBackwardPart42) Part(j49 int) {
+	scratch := r48.scratch
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j70][i1][i2]
-				acc44 := scratch.net_attention_1_m_grad[i0+32*j70][i1][i2][0]
+				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j49][i1][i2]
+				acc44 := scratch.net_attention_1_m_grad[i0+32*j49][i1][i2][0]
 				for i3 := range 8 {
 					acc44 -= net_attention_1_ex_1_gradRow3[i3]
 				}
-				scratch.net_attention_1_m_grad[i0+32*j70][i1][i2][0] = acc44
+				scratch.net_attention_1_m_grad[i0+32*j49][i1][i2][0] = acc44
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart63Records holds the free ocannlReverserBackwardPart63 records.
-var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
+// ocannlReverserBackwardPart42Records holds the free ocannlReverserBackwardPart42 records.
+var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 
-// ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart64 struct {
+type ocannlReverserBackwardPart43 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r72 *ocannlReverserBackwardPart64) Part(j71 int) {
-	scratch := r72.scratch
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j71][i1][i2][0]
-				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j71][i1][i2]
-				net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j71][i1][i2][0]
-				net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j71][i1][i2]
-				for i3 := range 8 {
-					var r70 float32
-					if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-						r70 = 1
-					}
-					r71 := float32(0)
-					if r70 != 0 {
-						r71 = net_attention_1_m_gradV
-					}
-					net_attention_1_scores_gradRow2[i3] += r71
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
-var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
-
-// ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart65 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r73 *ocannlReverserBackwardPart65) Part(j72 int) {
-	scratch := r73.scratch
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r51 *ocannlReverserBackwardPart43) Part(j50 int) {
+	scratch := r51.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_k[i0+32*j72][0][i2][0])
+				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_k[i0+32*j50][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j72][0][i2][0], &scratch.net_attention_1_k[i0+32*j72][0][i2][0])
+				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_k[i0+32*j50][0][i2][0])
 			}
 		}
 	} else {
@@ -10075,16 +9730,16 @@ func (r73 *ocannlReverserBackwardPart65) Part(j72 int) {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j72][i1][i2]
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j50][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j72][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j72][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j72][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j72][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j72][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j72][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j72][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j72][i3+3][i2]
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j50][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j50][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j50][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j50][i3+3][i2]
 						for i4 := range 8 {
 							acc45 := net_attention_1_q_gradRow[i4]
 							acc45 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
@@ -10100,39 +9755,39 @@ func (r73 *ocannlReverserBackwardPart65) Part(j72 int) {
 	}
 }
 
-// ocannlReverserBackwardPart65Records holds the free ocannlReverserBackwardPart65 records.
-var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
+// ocannlReverserBackwardPart43Records holds the free ocannlReverserBackwardPart43 records.
+var ocannlReverserBackwardPart43Records rt.Records[ocannlReverserBackwardPart43]
 
-// ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart44 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart66 struct {
+type ocannlReverserBackwardPart44 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r74 *ocannlReverserBackwardPart66) Part(j73 int) {
-	scratch := r74.scratch
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r52 *ocannlReverserBackwardPart44) Part(j51 int) {
+	scratch := r52.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j73][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j73][0][i2][0], &scratch.net_attention_1_q[i0+32*j73][0][i2][0])
+				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_q[i0+32*j51][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j73][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j73][0][i2][0], &scratch.net_attention_1_q[i0+32*j73][0][i2][0])
+				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_q[i0+32*j51][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j73][i1][i2]
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j51][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j73][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j73][i3][i2]
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j51][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j51][i3][i2]
 						for i4 := range 8 {
 							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
 						}
@@ -10143,27 +9798,27 @@ func (r74 *ocannlReverserBackwardPart66) Part(j73 int) {
 	}
 }
 
-// ocannlReverserBackwardPart66Records holds the free ocannlReverserBackwardPart66 records.
-var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
+// ocannlReverserBackwardPart44Records holds the free ocannlReverserBackwardPart44 records.
+var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 
-// ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart67 struct {
+type ocannlReverserBackwardPart45 struct {
 	gNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r75 *ocannlReverserBackwardPart67) Part(j74 int) {
-	gNetAttention1WV, scratch := r75.gNetAttention1WV, r75.scratch
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r53 *ocannlReverserBackwardPart45) Part(j52 int) {
+	gNetAttention1WV, scratch := r53.gNetAttention1WV, r53.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j74], &scratch.net_attention_1_v_grad[0][0][0][i3+j74], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j52], &scratch.net_attention_1_v_grad[0][0][0][i3+j52], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j74], &scratch.net_attention_1_v_grad[0][0][0][i3+j74], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j52], &scratch.net_attention_1_v_grad[0][0][0][i3+j52], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -10171,8 +9826,8 @@ func (r75 *ocannlReverserBackwardPart67) Part(j74 int) {
 				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j74]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j74 : 256*i2+32*i3+32*j74+32])
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j52]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j52 : 256*i2+32*i3+32*j52+32])
 						for i4 := range 32 {
 							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
@@ -10183,39 +9838,39 @@ func (r75 *ocannlReverserBackwardPart67) Part(j74 int) {
 	}
 }
 
-// ocannlReverserBackwardPart67Records holds the free ocannlReverserBackwardPart67 records.
-var ocannlReverserBackwardPart67Records rt.Records[ocannlReverserBackwardPart67]
+// ocannlReverserBackwardPart45Records holds the free ocannlReverserBackwardPart45 records.
+var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 
-// ocannlReverserBackwardPart68 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart68 struct {
+type ocannlReverserBackwardPart46 struct {
 	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r76 *ocannlReverserBackwardPart68) Part(j75 int) {
-	pNetAttention1WV, scratch := r76.pNetAttention1WV, r76.scratch
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r54 *ocannlReverserBackwardPart46) Part(j53 int) {
+	pNetAttention1WV, scratch := r54.pNetAttention1WV, r54.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j75][0][0], &scratch.net_attention_1_v_grad[32*j75][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j53][0][0], &scratch.net_attention_1_v_grad[32*j53][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j75][0][0], &scratch.net_attention_1_v_grad[32*j75][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j53][0][0], &scratch.net_attention_1_v_grad[32*j53][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j75][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j53][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j75][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j75][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j75][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j75][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc46 := net_h_gradRow2[i4]
 							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
@@ -10231,27 +9886,27 @@ func (r76 *ocannlReverserBackwardPart68) Part(j75 int) {
 	}
 }
 
-// ocannlReverserBackwardPart68Records holds the free ocannlReverserBackwardPart68 records.
-var ocannlReverserBackwardPart68Records rt.Records[ocannlReverserBackwardPart68]
+// ocannlReverserBackwardPart46Records holds the free ocannlReverserBackwardPart46 records.
+var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
 
-// ocannlReverserBackwardPart69 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart69 struct {
+type ocannlReverserBackwardPart47 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r77 *ocannlReverserBackwardPart69) Part(j76 int) {
-	gNetAttention1WK, scratch := r77.gNetAttention1WK, r77.scratch
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
+	gNetAttention1WK, scratch := r55.gNetAttention1WK, r55.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j76], &scratch.net_attention_1_k_grad[0][0][0][i3+j76], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j54], &scratch.net_attention_1_k_grad[0][0][0][i3+j54], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j76], &scratch.net_attention_1_k_grad[0][0][0][i3+j76], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j54], &scratch.net_attention_1_k_grad[0][0][0][i3+j54], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -10259,8 +9914,8 @@ func (r77 *ocannlReverserBackwardPart69) Part(j76 int) {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j76]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j76 : 256*i2+32*i3+32*j76+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j54]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j54 : 256*i2+32*i3+32*j54+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -10271,39 +9926,39 @@ func (r77 *ocannlReverserBackwardPart69) Part(j76 int) {
 	}
 }
 
-// ocannlReverserBackwardPart69Records holds the free ocannlReverserBackwardPart69 records.
-var ocannlReverserBackwardPart69Records rt.Records[ocannlReverserBackwardPart69]
+// ocannlReverserBackwardPart47Records holds the free ocannlReverserBackwardPart47 records.
+var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
 
-// ocannlReverserBackwardPart70 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart70 struct {
+type ocannlReverserBackwardPart48 struct {
 	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r78 *ocannlReverserBackwardPart70) Part(j77 int) {
-	pNetAttention1WK, scratch := r78.pNetAttention1WK, r78.scratch
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r56 *ocannlReverserBackwardPart48) Part(j55 int) {
+	pNetAttention1WK, scratch := r56.pNetAttention1WK, r56.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j77][0][0], &scratch.net_attention_1_k_grad[32*j77][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j55][0][0], &scratch.net_attention_1_k_grad[32*j55][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j77][0][0], &scratch.net_attention_1_k_grad[32*j77][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j55][0][0], &scratch.net_attention_1_k_grad[32*j55][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j77][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j55][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j77][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j77][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j77][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j77][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc47 := net_h_gradRow3[i4]
 							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
@@ -10319,27 +9974,27 @@ func (r78 *ocannlReverserBackwardPart70) Part(j77 int) {
 	}
 }
 
-// ocannlReverserBackwardPart70Records holds the free ocannlReverserBackwardPart70 records.
-var ocannlReverserBackwardPart70Records rt.Records[ocannlReverserBackwardPart70]
+// ocannlReverserBackwardPart48Records holds the free ocannlReverserBackwardPart48 records.
+var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
 
-// ocannlReverserBackwardPart71 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart71 struct {
+type ocannlReverserBackwardPart49 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r79 *ocannlReverserBackwardPart71) Part(j78 int) {
-	gNetAttention1WQ, scratch := r79.gNetAttention1WQ, r79.scratch
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
+	gNetAttention1WQ, scratch := r57.gNetAttention1WQ, r57.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j78], &scratch.net_attention_1_q_grad[0][0][0][i3+j78], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j56], &scratch.net_attention_1_q_grad[0][0][0][i3+j56], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j78], &scratch.net_attention_1_q_grad[0][0][0][i3+j78], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j56], &scratch.net_attention_1_q_grad[0][0][0][i3+j56], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -10347,8 +10002,8 @@ func (r79 *ocannlReverserBackwardPart71) Part(j78 int) {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j78]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j78 : 256*i2+32*i3+32*j78+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j56]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j56 : 256*i2+32*i3+32*j56+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -10359,39 +10014,39 @@ func (r79 *ocannlReverserBackwardPart71) Part(j78 int) {
 	}
 }
 
-// ocannlReverserBackwardPart71Records holds the free ocannlReverserBackwardPart71 records.
-var ocannlReverserBackwardPart71Records rt.Records[ocannlReverserBackwardPart71]
+// ocannlReverserBackwardPart49Records holds the free ocannlReverserBackwardPart49 records.
+var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 
-// ocannlReverserBackwardPart72 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart72 struct {
+type ocannlReverserBackwardPart50 struct {
 	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r80 *ocannlReverserBackwardPart72) Part(j79 int) {
-	pNetAttention1WQ, scratch := r80.pNetAttention1WQ, r80.scratch
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
+	pNetAttention1WQ, scratch := r58.pNetAttention1WQ, r58.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j79][0][0], &scratch.net_attention_1_q_grad[32*j79][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j57][0][0], &scratch.net_attention_1_q_grad[32*j57][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j79][0][0], &scratch.net_attention_1_q_grad[32*j79][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j57][0][0], &scratch.net_attention_1_q_grad[32*j57][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j79][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j57][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j79][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j79][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j79][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j79][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc48 := net_h_gradRow4[i4]
 							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
@@ -10407,23 +10062,23 @@ func (r80 *ocannlReverserBackwardPart72) Part(j79 int) {
 	}
 }
 
-// ocannlReverserBackwardPart72Records holds the free ocannlReverserBackwardPart72 records.
-var ocannlReverserBackwardPart72Records rt.Records[ocannlReverserBackwardPart72]
+// ocannlReverserBackwardPart50Records holds the free ocannlReverserBackwardPart50 records.
+var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
 
-// ocannlReverserBackwardPart73 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart73 struct {
+type ocannlReverserBackwardPart51 struct {
 	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r81 *ocannlReverserBackwardPart73) Part(j80 int) {
-	gNetPos, scratch := r81.gNetPos, r81.scratch
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r59 *ocannlReverserBackwardPart51) Part(j58 int) {
+	gNetPos, scratch := r59.gNetPos, r59.scratch
 	for i0 := range 256 {
 		for i1 := range 1 {
-			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j80]
-			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j80 : 32*i1+32*j80+32])
+			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j58]
+			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j58 : 32*i1+32*j58+32])
 			for i2 := range 32 {
 				gNetPosRow[i2] += net_h_gradRow6[i2]
 			}
@@ -10431,32 +10086,32 @@ func (r81 *ocannlReverserBackwardPart73) Part(j80 int) {
 	}
 }
 
-// ocannlReverserBackwardPart73Records holds the free ocannlReverserBackwardPart73 records.
-var ocannlReverserBackwardPart73Records rt.Records[ocannlReverserBackwardPart73]
+// ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
+var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
 
-// ocannlReverserBackwardPart74 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart74 struct {
+type ocannlReverserBackwardPart52 struct {
 	gNetEmb *[320]float32
 	tokens  *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r82 *ocannlReverserBackwardPart74) Part(j81 int) {
-	gNetEmb, tokens, scratch := r82.gNetEmb, r82.tokens, r82.scratch
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r60 *ocannlReverserBackwardPart52) Part(j59 int) {
+	gNetEmb, tokens, scratch := r60.gNetEmb, r60.tokens, r60.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEmb[40*j81], &scratch.net_h_1_grad[0][0][4*j81], &tokens[0][0][0])
+		ocannlGemm27AVX512(&gNetEmb[40*j59], &scratch.net_h_1_grad[0][0][4*j59], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEmb[40*j81], &scratch.net_h_1_grad[0][0][4*j81], &tokens[0][0][0])
+		ocannlGemm27AVX2(&gNetEmb[40*j59], &scratch.net_h_1_grad[0][0][4*j59], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j81]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j81 : 10*i2+40*j81+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j59]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j59 : 10*i2+40*j59+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -10466,5 +10121,5 @@ func (r82 *ocannlReverserBackwardPart74) Part(j81 int) {
 	}
 }
 
-// ocannlReverserBackwardPart74Records holds the free ocannlReverserBackwardPart74 records.
-var ocannlReverserBackwardPart74Records rt.Records[ocannlReverserBackwardPart74]
+// ocannlReverserBackwardPart52Records holds the free ocannlReverserBackwardPart52 records.
+var ocannlReverserBackwardPart52Records rt.Records[ocannlReverserBackwardPart52]

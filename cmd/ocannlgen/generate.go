@@ -62,18 +62,30 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		for _, w := range r.Warnings {
 			fmt.Fprintln(stderr, w.Rel(wd))
 		}
-		name := r.File
-		if rel, err := filepath.Rel(base, name); base != "" && err == nil && !strings.HasPrefix(rel, "..") {
-			name = rel
+		files := []struct {
+			path string
+			st   gen.Status
+		}{{r.File, r.Status}}
+		if r.CUDAFile != "" {
+			files = append(files, struct {
+				path string
+				st   gen.Status
+			}{r.CUDAFile, r.CUDAStatus})
 		}
-		switch {
-		case r.Status.OutOfDate():
-			fmt.Fprintf(stderr, "%s: %s; run go generate\n", name, r.Status)
-			status = 1
-		case verbose && r.Status != gen.Unchanged:
-			fmt.Fprintf(stdout, "%s: %s (%d kernels)\n", name, r.Status, len(r.Kernels))
-		case verbose:
-			fmt.Fprintf(stdout, "%s: %s\n", name, r.Status)
+		for _, f := range files {
+			name := f.path
+			if rel, err := filepath.Rel(base, name); base != "" && err == nil && !strings.HasPrefix(rel, "..") {
+				name = rel
+			}
+			switch {
+			case f.st.OutOfDate():
+				fmt.Fprintf(stderr, "%s: %s; run go generate\n", name, f.st)
+				status = 1
+			case verbose && f.st != gen.Unchanged:
+				fmt.Fprintf(stdout, "%s: %s (%d kernels)\n", name, f.st, len(r.Kernels))
+			case verbose:
+				fmt.Fprintf(stdout, "%s: %s\n", name, f.st)
+			}
 		}
 	}
 	return status

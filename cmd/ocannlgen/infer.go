@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ocannlgen/ocannlgen/autodiff"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -27,6 +29,8 @@ type cliFlags struct {
 	f32     bool
 	dump    string
 	file    string
+	// maxMiB is run's memory budget in MiB (--max-mib N or --max-mib=N).
+	maxMiB int
 }
 
 // parseFlags parses args, accepting only the named flags (without
@@ -40,7 +44,24 @@ func parseFlags(args []string, allowed ...string) (cliFlags, error) {
 	for _, a := range allowed {
 		ok[a] = true
 	}
-	for _, a := range args {
+	f.maxMiB = defaultMaxMiB
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if name, mv, eq := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "max-mib" && ok[name] && strings.HasPrefix(a, "-") {
+			if !eq {
+				if i+1 == len(args) {
+					return f, fmt.Errorf("flag %s needs a value (MiB)", a)
+				}
+				i++
+				mv = args[i]
+			}
+			n, err := strconv.Atoi(mv)
+			if err != nil || n < 1 {
+				return f, fmt.Errorf("flag --max-mib: %q is not a positive number of MiB", mv)
+			}
+			f.maxMiB = n
+			continue
+		}
 		if a == "-" || !strings.HasPrefix(a, "-") {
 			if f.file != "" {
 				return f, fmt.Errorf("more than one input file: %q and %q", f.file, a)
@@ -392,6 +413,11 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 		}
 		fmt.Fprintf(stdout, "\n# loops of %s\n", e.Name)
 		var be *pipeline.BackwardError
+		if errors.Is(err, autodiff.ErrNoParameter) {
+			fmt.Fprintf(stderr, "%s:%d:%d: the loss %s depends on no parameter (through differentiable operations), so training it would change nothing; make it depend on one, or declare it with entry instead of loss\n",
+				displayName(f.file), e.Pos.Line, e.Pos.Col, e.Name)
+			return 1
+		}
 		if errors.As(err, &be) {
 			fmt.Fprintf(stderr, "%s: loss %s: %v\n", f.file, e.Name, be.Err)
 			return 1

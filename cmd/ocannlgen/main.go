@@ -40,8 +40,10 @@ const usage = `usage:
                                               (parsing, each stage of shape inference, projections,
                                               each lowering pass, a model loss's backward pass) and
                                               stop there; --dump=list lists the stages
-  ocannlgen run [--json] [--f32] FILE|-       run the program with the reference interpreter
-                                              (float64, or float32 with --f32) and print every named tensor
+  ocannlgen run [--json] [--f32] [--max-mib N] FILE|-
+                                              run the program with the reference interpreter
+                                              (float64, or float32 with --f32) and print every named tensor;
+                                              a program needing more than N MiB (default 4096) is refused
 `
 
 // run executes the command line and returns the exit status.

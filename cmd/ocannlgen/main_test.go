@@ -129,6 +129,50 @@ func TestInferKernels(t *testing.T) {
 	}
 }
 
+// TestRunBudget: run refuses, before allocating, a program whose
+// tensors need more memory than the budget (--max-mib, default 4 GiB),
+// with a size error at the largest tensor; sizes infer accepts never
+// crash it.
+func TestRunBudget(t *testing.T) {
+	big := "input x : 1 = 1\ninput y : 65536, 65536 = 1\nlet z = y *. 2\n"
+	code, _, errs := runCLI(t, big, "run", "-")
+	if code != 1 || !strings.HasPrefix(errs, "<stdin>:2:1: size: running this program needs about 131073 MiB (y alone 32768 MiB), more than the budget of 4096 MiB") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	// x and its float64 copy: 2 MiB in float64, 1.5 MiB in float32.
+	small := "input x : 1024, 128 = 1\n"
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--max-mib", "1"}, 1},
+		{[]string{"--max-mib=2"}, 0},
+		{[]string{"--max-mib=1", "--f32"}, 1},
+		{[]string{"--max-mib", "2", "--f32"}, 0},
+		{[]string{"--max-mib", "0"}, 2},
+		{[]string{"--max-mib"}, 2},
+	} {
+		code, _, errs := runCLI(t, small, append(append([]string{"run"}, c.args...), "-")...)
+		if code != c.code {
+			t.Errorf("run %v: exit %d, want %d (%s)", c.args, code, c.code, errs)
+		}
+	}
+	code, out, _ := runCLI(t, big, "run", "--json", "-")
+	if code != 1 || !strings.Contains(out, `"kind":"size"`) {
+		t.Errorf("--json: exit %d, %s", code, out)
+	}
+}
+
+// TestInferLoopsLossWithoutParameter: infer --loops reports a loss that
+// depends on no parameter at its entry line instead of panicking.
+func TestInferLoopsLossWithoutParameter(t *testing.T) {
+	src := "let net = linear[1]\nloss train:\n    input points : 32 | 2\n    return (points *. points) ++ \"...|... => 0\"\nentry predict:\n    input x : 1 | 2\n    return net(x)\n"
+	code, _, errs := runCLI(t, src, "infer", "--loops", "-")
+	if code != 1 || !strings.HasPrefix(errs, "<stdin>:2:1: the loss train depends on no parameter") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
 // TestInferErrorRelated checks that infer --json lists the positions an
 // error's message cites, besides citing them in the message.
 func TestInferErrorRelated(t *testing.T) {

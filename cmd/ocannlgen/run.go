@@ -21,6 +21,49 @@ func compile(src string) (*inference.Graph, *loopir.Program, error) {
 	return res.Graph, res.Loops, nil
 }
 
+// defaultMaxMiB is run's default memory budget: 4 GiB.
+const defaultMaxMiB = 4096
+
+// checkBudget estimates the memory run needs, before allocating any of
+// it: the interpreter's buffers (margins included) in the element type,
+// and the float64 copies of the named tensors it prints. It fails when
+// the estimate exceeds the budget, naming the largest tensor.
+func checkBudget(g *inference.Graph, prog *loopir.Program, f cliFlags) error {
+	elem := 8.0
+	if f.f32 {
+		elem = 4
+	}
+	cells := func(dims []int) float64 {
+		n := 1.0
+		for _, d := range dims {
+			n *= float64(d)
+		}
+		return n
+	}
+	total, largest, big := 0.0, 0.0, 0
+	for i := range prog.Tensors {
+		b := cells(prog.Tensors[i].BufDims) * elem
+		total += b
+		if b > largest {
+			largest, big = b, i
+		}
+	}
+	for _, n := range g.Named {
+		total += cells(prog.Tensors[n.Tensor].Dims) * 8
+	}
+	limit := float64(f.maxMiB) * (1 << 20)
+	if total <= limit {
+		return nil
+	}
+	e := &inference.Error{Kind: inference.KindSize, Msg: fmt.Sprintf(
+		"running this program needs about %.0f MiB (%s alone %.0f MiB), more than the budget of %d MiB; use smaller shapes, or raise the budget with --max-mib",
+		math.Ceil(total/(1<<20)), prog.Tensors[big].Name, math.Ceil(largest/(1<<20)), f.maxMiB)}
+	if big < len(g.Tensors) {
+		e.Pos = g.Tensors[big].Pos
+	}
+	return e
+}
+
 // runProgram executes the lowered program in float64 (or float32) and
 // returns each tensor's values in memory order.
 func runProgram(prog *loopir.Program, f32 bool) (func(int) []float64, error) {
@@ -39,7 +82,7 @@ func runProgram(prog *loopir.Program, f32 bool) (func(int) []float64, error) {
 }
 
 func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseFlags(args, "json", "f32")
+	f, err := parseFlags(args, "json", "f32", "max-mib")
 	if err != nil {
 		fmt.Fprintf(stderr, "ocannlgen run: %v\n%s", err, usage)
 		return 2
@@ -51,6 +94,9 @@ func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	g, prog, err := compile(src)
 	if err != nil {
+		return reportError(err, f.file, f.json, stdout, stderr)
+	}
+	if err := checkBudget(g, prog, f); err != nil {
 		return reportError(err, f.file, f.json, stdout, stderr)
 	}
 	values, err := runProgram(prog, f.f32)

@@ -97,7 +97,10 @@ let y = relu x`, 2048, 0, "c = relu(x0)"},
 		{"bias add", `input x : 32 | 300 = range
 input b : 300 = range
 let y = x + b`, 300, 1, "c = add(x0,x1)"},
-		{"rows too short", `input x : 32 | 8 = range
+		{"short rows run as rows in the kernel", `input x : 32 | 8 = range
+input b : 8 = range
+let y = x + b`, 8, 0, "c = add(x0,x1)"},
+		{"too few elements", `input x : 16 | 8 = range
 input b : 8 = range
 let y = x + b`, 0, 0, ""},
 		{"a reduction", `input x : 64, 64 = range

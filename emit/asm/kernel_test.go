@@ -215,6 +215,10 @@ func mapCases() []MapSpec {
 			MapSpec{Elem: elem, N: 259, Expr: ap("add", ap("eq", x(0), x(1)), ap("ne", x(0), x(2))), Stride0: []bool{false, false, false}},
 			MapSpec{Elem: elem, N: 333, Expr: ap("div", ap("sub", x(0), ap("id", x(1))), k(4)), Stride0: []bool{false, false}, Accumulate: true},
 			MapSpec{Elem: elem, N: 264, Expr: ap("where", x(0), x(1), x(2)), Stride0: []bool{false, false, true}},
+			// Rows: a bias over channel rows; rows with gaps, a per-row
+			// scalar (stride 0 along the row, not across rows).
+			MapSpec{Elem: elem, N: 8, Rows: 50, RowStride: []int{8, 8, 0}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, false}},
+			MapSpec{Elem: elem, N: 21, Rows: 13, RowStride: []int{30, 25, 1}, Expr: ap("mul", x(0), ap("relu", x(1))), Stride0: []bool{false, true}, Accumulate: true},
 		)
 	}
 	return out
@@ -252,10 +256,14 @@ func goExpr(e loopir.Expr, m *MapSpec) string {
 	case *loopir.Const:
 		return fmt.Sprintf("%s(%v)", m.Elem, e.Value)
 	case *loopir.Load:
-		if m.Stride0[e.Tensor] {
-			return fmt.Sprintf("x%d[0]", e.Tensor)
+		rs := 0
+		if m.Rows > 1 {
+			rs = m.RowStride[1+e.Tensor]
 		}
-		return fmt.Sprintf("x%d[j]", e.Tensor)
+		if m.Stride0[e.Tensor] {
+			return fmt.Sprintf("x%d[r*%d]", e.Tensor, rs)
+		}
+		return fmt.Sprintf("x%d[r*%d+j]", e.Tensor, rs)
 	case *loopir.Apply:
 		a := make([]string, len(e.Args))
 		for i, x := range e.Args {
@@ -293,12 +301,16 @@ func goExpr(e loopir.Expr, m *MapSpec) string {
 // (guard cells past N must stay untouched).
 func writeMapCase(b *bytes.Buffer, i int, tier string, m *MapSpec, name string) {
 	fmt.Fprintf(b, "\nfunc mcase%d%s() int {\n\tseed := uint32(%d)\n\trnd := func() %s {\n\t\tseed = seed*1664525 + 1013904223\n\t\treturn %s(int32(seed>>8)%%17-8) / 4\n\t}\n", i, tier, i*31+7, m.Elem, m.Elem)
-	fmt.Fprintf(b, "\tc := make([]%s, %d)\n\tref := make([]%s, %d)\n\tfor j := range c {\n\t\tc[j] = rnd()\n\t\tref[j] = c[j]\n\t}\n", m.Elem, m.N+8, m.Elem, m.N+8)
+	rows, rs := max(1, m.Rows), make([]int, len(m.Stride0)+1)
+	if m.Rows > 1 {
+		rs = m.RowStride
+	}
+	fmt.Fprintf(b, "\tc := make([]%s, %d)\n\tref := make([]%s, %d)\n\tfor j := range c {\n\t\tc[j] = rnd()\n\t\tref[j] = c[j]\n\t}\n", m.Elem, (rows-1)*rs[0]+m.N+8, m.Elem, (rows-1)*rs[0]+m.N+8)
 	args := []string{"&c[0]"}
 	for k, s0 := range m.Stride0 {
-		n := m.N + 8
+		n := (rows-1)*rs[k+1] + m.N + 8
 		if s0 {
-			n = 1
+			n = (rows-1)*rs[k+1] + 1
 		}
 		fmt.Fprintf(b, "\tx%d := make([]%s, %d)\n\tfor j := range x%d {\n\t\tx%d[j] = rnd()\n\t}\n", k, m.Elem, n, k, k)
 		args = append(args, fmt.Sprintf("&x%d[0]", k))
@@ -307,7 +319,7 @@ func writeMapCase(b *bytes.Buffer, i int, tier string, m *MapSpec, name string) 
 	if m.Accumulate {
 		op = "+="
 	}
-	fmt.Fprintf(b, "\tfor j := 0; j < %d; j++ {\n\t\tref[j] %s %s\n\t}\n", m.N, op, goExpr(m.Expr, m))
+	fmt.Fprintf(b, "\tfor r := 0; r < %d; r++ {\n\t\tfor j := 0; j < %d; j++ {\n\t\t\tref[r*%d+j] %s %s\n\t\t}\n\t}\n", rows, m.N, rs[0], op, goExpr(m.Expr, m))
 	fmt.Fprintf(b, "\t%s(%s)\n", name, strings.Join(args, ", "))
 	fmt.Fprintf(b, "\tbad := 0\n\tfor j := range c {\n\t\tif math.Abs(float64(c[j]-ref[j])) > 1e-6 || math.IsNaN(float64(c[j])) {\n\t\t\tif bad < 5 {\n\t\t\t\tfmt.Printf(\"map case %d %s (%s): cell %%d: got %%v want %%v\\n\", j, c[j], ref[j])\n\t\t\t}\n\t\t\tbad++\n\t\t}\n\t}\n\treturn bad\n}\n", i, tier, strings.ReplaceAll(mapDesc(m), "\"", ""))
 }

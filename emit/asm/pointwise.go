@@ -3,6 +3,7 @@ package asm
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,11 +27,16 @@ type MapSpec struct {
 	Stride0 []bool
 	// Accumulate: C[i] += f (otherwise C[i] = f).
 	Accumulate bool
+	// Rows > 1 runs the map over Rows rows, RowStride[0] elements apart
+	// in C and RowStride[1+j] in operand j (0: the same row each time),
+	// e.g. a bias added to every row of short channel rows.
+	Rows      int
+	RowStride []int
 }
 
 // key identifies the kernel among a package's.
 func (m *MapSpec) key() string {
-	return fmt.Sprintf("%s/%d/%v/%v/%s", m.Elem, m.N, m.Stride0, m.Accumulate, exprKey(m.Expr))
+	return fmt.Sprintf("%s/%d/%v/%v/%d/%v/%s", m.Elem, m.N, m.Stride0, m.Accumulate, m.Rows, m.RowStride, exprKey(m.Expr))
 }
 
 func exprKey(e loopir.Expr) string {
@@ -68,6 +74,8 @@ type MapNest struct {
 const (
 	MinMapElems = 256
 	maxMapIns   = 6
+	// minMapRow is the shortest row of a map over rows.
+	minMapRow = 4
 )
 
 // mapPrims are the primitives a pointwise kernel evaluates.
@@ -205,8 +213,20 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 			k = x
 		}
 	}
-	if k == nil || k.extent < MinMapElems {
+	if k == nil {
 		return nil
+	}
+	// Short rows: the longest other axis runs as rows inside the kernel.
+	var rows *maxis
+	if k.extent < MinMapElems {
+		for _, x := range axes {
+			if x != k && (rows == nil || x.extent > rows.extent) {
+				rows = x
+			}
+		}
+		if rows == nil || k.extent < minMapRow || k.extent*rows.extent < MinMapElems {
+			return nil
+		}
 	}
 	n := &MapNest{C: st.Tensor, Ins: loads}
 	n.Spec = MapSpec{Elem: elem, N: k.extent, Expr: expr, Accumulate: st.Accumulate && st.Accum == "add"}
@@ -216,6 +236,15 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 	kv := map[int]bool{}
 	for _, v := range k.vars {
 		kv[v] = true
+	}
+	if rows != nil {
+		n.Spec.Rows, n.Spec.RowStride = rows.extent, rows.st
+		for _, v := range rows.vars {
+			kv[v] = true
+		}
+		if int64(rows.extent)*int64(slices.Max(rows.st))*8 >= 1<<30 {
+			return nil
+		}
 	}
 	for _, l := range loops {
 		if !kv[l.Var] {
@@ -440,27 +469,59 @@ func emitMap(c *build.Context, cfg Config, m *MapSpec, name string, maskTab, cta
 		}
 		g.consts[bits] = r
 	}
+	rowStride := func(i int) int { // operand i (-1: C), in bytes
+		if m.Rows <= 1 {
+			return 0
+		}
+		return m.RowStride[i+1] * g.es
+	}
 	g.bcast = make([]reg.VecVirtual, len(m.Stride0))
-	for i, s0 := range m.Stride0 {
-		if s0 {
-			g.bcast[i] = g.vec()
-			g.op.bcast2(mem(g.ins[i], 0), g.bcast[i])
+	broadcast := func(perRow bool) {
+		for i, s0 := range m.Stride0 {
+			if s0 && (rowStride(i) != 0) == perRow {
+				g.bcast[i] = g.vec()
+				g.op.bcast2(mem(g.ins[i], 0), g.bcast[i])
+			}
 		}
 	}
-	g.loop(m.N/g.lanes, "e", func() {
-		g.body(cp, 0)
-		c.ADDQ(imm(cfg.VecBytes), cp)
-		for i, s0 := range m.Stride0 {
-			if !s0 {
-				c.ADDQ(imm(cfg.VecBytes), g.ins[i])
+	broadcast(false)
+	var tail reg.Register
+	if r := m.N % g.lanes; r > 0 {
+		tail = g.tailMask(r)
+	}
+	full := m.N / g.lanes
+	g.loop(max(1, m.Rows), "row", func() {
+		broadcast(true)
+		g.masked = false
+		g.loop(full, "e", func() {
+			g.body(cp, 0)
+			c.ADDQ(imm(cfg.VecBytes), cp)
+			for i, s0 := range m.Stride0 {
+				if !s0 {
+					c.ADDQ(imm(cfg.VecBytes), g.ins[i])
+				}
+			}
+		})
+		if tail != nil {
+			g.mask, g.masked = tail, true
+			g.body(cp, 0)
+		}
+		if m.Rows > 1 {
+			back := full * cfg.VecBytes
+			if d := rowStride(-1) - back; d != 0 {
+				c.ADDQ(imm(d), cp)
+			}
+			for i, s0 := range m.Stride0 {
+				d := rowStride(i)
+				if !s0 {
+					d -= back
+				}
+				if d != 0 {
+					c.ADDQ(imm(d), g.ins[i])
+				}
 			}
 		}
 	})
-	if r := m.N % g.lanes; r > 0 {
-		g.mask = g.tailMask(r)
-		g.masked = true
-		g.body(cp, 0)
-	}
 	c.VZEROUPPER()
 	c.RET()
 }
@@ -477,6 +538,9 @@ func mapDesc(m *MapSpec) string {
 // Describe is a one-line account of the pointwise kernel.
 func (m *MapSpec) Describe(tiers ...Config) string {
 	d := fmt.Sprintf("%s pointwise kernel over %d elements (%s)", m.Elem, m.N, mapDesc(m))
+	if m.Rows > 1 {
+		d = fmt.Sprintf("%s pointwise kernel over %d rows of %d elements (%s)", m.Elem, m.Rows, m.N, mapDesc(m))
+	}
 	var ts []string
 	for _, t := range tiers {
 		ts = append(ts, t.Tier)

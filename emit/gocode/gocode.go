@@ -98,6 +98,15 @@ type Kernel struct {
 	// a parameter `pool *rt.Pool` (before the scratch) that runs them;
 	// otherwise they run on rt.DefaultPool().
 	PoolParam bool
+	// PoolScratch keeps the function's signature when it has a scratch:
+	// instead of taking it as a parameter, the function takes one from a
+	// sync.Pool that Render declares after the scratch type (named
+	// Scratch+"Pool") and returns it when done. Calls are then free of
+	// allocations once the pool holds a scratch per concurrent call
+	// (until a garbage collection empties it), and safe to run at the
+	// same time. Annotated functions, whose signature is the user's, use
+	// it.
+	PoolScratch bool
 }
 
 // DefaultScratchOver is the ScratchOver of model kernels: local arrays of

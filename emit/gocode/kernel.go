@@ -150,6 +150,12 @@ type ktensor struct {
 	st      tstore            // the tensor's storage
 	written bool              // stored to or filled by the program
 	fetch   *loopir.FetchStmt // the program's fetch of the tensor, if any
+	loaded  bool              // read by some statement of the program
+	// refs counts the references to the storage the generated code
+	// makes; fetchRefs those its initialization makes, whose
+	// statements are fetchCode (a local only they reference is dead).
+	refs, fetchRefs int
+	fetchCode       []*jen.Statement
 	// fresh: a local not written since entry (all zeros);
 	// marginKnown/marginVal track the value of a padded local's margins.
 	fresh       bool
@@ -259,7 +265,9 @@ func (k *kgen) scan() (int, error) {
 				visitExpr(s.Value, func(l *loopir.Load) {
 					if l.Tensor < 0 || l.Tensor >= n {
 						err = k.fail("load of tensor %d, which does not exist", l.Tensor)
+						return
 					}
+					k.ts[l.Tensor].loaded = true
 				})
 			case *loopir.Fill:
 				t = s.Tensor
@@ -322,6 +330,12 @@ func (k *kgen) reserveNames(maxVar int) ([]bool, error) {
 			return nil, k.fail("scratch type name %q is not a usable Go identifier (or is used by a parameter or the function)", kn.Scratch)
 		}
 		k.names.reserve(kn.Scratch)
+		if kn.PoolScratch {
+			if k.names.used[kn.Scratch+"Pool"] {
+				return nil, k.fail("scratch pool name %q is used by a parameter or the function", kn.Scratch+"Pool")
+			}
+			k.names.reserve(kn.Scratch + "Pool")
+		}
 	}
 	for v := 0; v <= maxVar; v++ {
 		k.loopNames[v] = k.names.fresh("i" + strconv.Itoa(v))
@@ -585,6 +599,7 @@ func groupIndex(s *tstore, idx []loopir.IndexExpr) []loopir.IndexExpr {
 // ref is the Go expression naming tensor t's storage (marking it used).
 func (k *kgen) ref(t int) *jen.Statement {
 	k.ts[t].st.used = true
+	k.ts[t].refs++
 	if k.ts[t].st.scratch {
 		return jen.Id(k.scratch).Dot(k.ts[t].st.name)
 	}
@@ -722,6 +737,18 @@ func (k *kgen) function() (jen.Code, error) {
 			body = append(body, code...)
 		}
 	}
+	// A local only its initialization references (its reads were folded
+	// away, as the literal in `where 1 x lit`) is neither initialized
+	// nor declared: Go rejects a variable that is only assigned.
+	for t := range k.ts {
+		kt := &k.ts[t]
+		if s := &kt.st; s.kind == sLocal && s.param == nil && !s.scratch && kt.fetchRefs > 0 && kt.refs == kt.fetchRefs {
+			for _, st := range kt.fetchCode {
+				*st = jen.Statement{jen.Null()}
+			}
+			s.used = false
+		}
+	}
 	// The prologue, now that the body tells which storage is used.
 	zero := k.zeroing()
 	for i := range k.k.Params {
@@ -772,7 +799,12 @@ func (k *kgen) function() (jen.Code, error) {
 	if k.pool != "" {
 		params = append(params, jen.Id(k.pool).Op("*").Qual(rtPath, "Pool"))
 	}
-	if k.takesScratch() {
+	if k.takesScratch() && k.k.PoolScratch {
+		pool := k.k.Scratch + "Pool"
+		pro = append(pro,
+			jen.Id(k.scratch).Op(":=").Id(pool).Dot("Get").Call().Assert(jen.Op("*").Id(k.k.Scratch)),
+			jen.Defer().Id(pool).Dot("Put").Call(jen.Id(k.scratch)))
+	} else if k.takesScratch() {
 		params = append(params, jen.Id(k.scratch).Op("*").Id(k.k.Scratch))
 	}
 	pro = append(pro, views...)
@@ -915,7 +947,16 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 	for _, s := range o.Body {
 		switch s := s.(type) {
 		case *loopir.FetchStmt:
-			out = append(out, k.fetch(s)...)
+			before := k.ts[s.Tensor].refs
+			code := k.fetch(s)
+			kt := &k.ts[s.Tensor]
+			kt.fetchRefs += kt.refs - before
+			for _, c := range code {
+				if st, ok := c.(*jen.Statement); ok {
+					kt.fetchCode = append(kt.fetchCode, st)
+				}
+			}
+			out = append(out, code...)
 		case *loopir.Fill:
 			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill {
 				continue
@@ -1055,7 +1096,9 @@ func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
 func (k *kgen) fetch(f *loopir.FetchStmt) []jen.Code {
 	t := f.Tensor
 	s := &k.ts[t].st
-	if s.kind != sLocal || s.param != nil {
+	if s.kind != sLocal || s.param != nil || !k.ts[t].loaded {
+		// A local nothing reads (a literal the result does not use)
+		// needs no initial value, nor a declaration.
 		return nil
 	}
 	ti := &k.p.Tensors[t]

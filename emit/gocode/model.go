@@ -3,6 +3,7 @@ package gocode
 import (
 	"fmt"
 	"go/token"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -580,10 +581,16 @@ func (g *modelGen) backward() {
 		}
 		doc(jf, fmt.Sprintf("Backward computes the loss %s at the given inputs and its gradient with respect to\n"+
 			"every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.", e.Method))
-		jf.Add(recv().Id("Backward").Params(inputParams(e)...).Id(m.Elem).Block(
-			jen.Id(m.Backward).Call(args...),
-			jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))),
-		))
+		// The kernel writes the gradients of the parameters the loss
+		// depends on; the others are zero.
+		var body []jen.Code
+		for i, p := range m.Params {
+			if !slices.Contains(m.BackwardGrads, i) {
+				body = append(body, field("Grads", i).Op("=").Index(jen.Lit(max(p.Size(), 1))).Id(m.Elem).Values())
+			}
+		}
+		body = append(body, jen.Id(m.Backward).Call(args...), jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))))
+		jf.Add(recv().Id("Backward").Params(inputParams(e)...).Id(m.Elem).Block(body...))
 		jf.Line()
 	}
 }
@@ -650,9 +657,11 @@ func (g *modelGen) sliceOf(set string, i int) *jen.Statement {
 func (g *modelGen) update() {
 	jf, m, o := g.jf, g.m, g.m.Optim
 	var up []jen.Code
-	up = append(up, jen.Id("lr").Op(":=").Id(m.Elem).Call(jen.Id("m").Dot("LearningRate").Call()))
+	if len(m.Params) > 0 {
+		up = append(up, jen.Id("lr").Op(":=").Id(m.Elem).Call(jen.Id("m").Dot("LearningRate").Call()))
+	}
 	clipDoc := ""
-	if o.ClipNorm > 0 {
+	if o.ClipNorm > 0 && len(m.Params) > 0 {
 		var sum *jen.Statement
 		var scale []jen.Code
 		for i := range m.Params {
@@ -748,9 +757,9 @@ func (g *modelGen) persistence() {
 		jen.Return(jen.Id("b").Dot("Bytes").Call(), jen.Err()),
 	))
 	jf.Line()
-	doc(jf, "UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).")
+	doc(jf, "UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the\nencoded parameters are an error (rt.ErrTrailingData).")
 	jf.Add(recv().Id("UnmarshalBinary").Params(jen.Id("data").Index().Byte()).Error().Block(
-		jen.Return(jen.Id("m").Dot("Load").Call(jen.Qual("bytes", "NewReader").Call(jen.Id("data")))),
+		jen.Return(jen.Qual(rtPath, "Unmarshal").Call(jen.Id("data"), jen.Id("m").Dot("ParamTensors").Call())),
 	))
 	jf.Line()
 }

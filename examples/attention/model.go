@@ -2,6 +2,10 @@ package main
 
 //go:generate go run github.com/ocannlgen/ocannlgen/cmd/ocannlgen
 
+// Also generate CUDA C for the GPU path (ocannl_gen.cu; docs/language.md, "The GPU path").
+//
+//ocannl:cuda
+
 // Reverser is a one-block transformer that reverses sequences of 8 tokens.
 // A token t at position p enters as a one-hot row of width 10 in a batch
 // B, 8 | 10 (the sequence is the last batch axis, which is the axis the

@@ -259,9 +259,10 @@ func (m *ocannlReverser) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlReverser) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -1168,14 +1169,21 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
-				net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
-				net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					}
 				}
 			}
 		}
@@ -1210,14 +1218,21 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
-				net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
-				net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
 				}
 			}
 		}
@@ -1294,9 +1309,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1333,13 +1348,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
-			net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-			net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+				}
 			}
 		}
 	}
@@ -1347,9 +1369,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1385,12 +1407,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-			net_x1_1Row := &net_x1_1[i0][i1]
-			for i2 := range 32 {
-				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
+				net_x1_1Row := &net_x1_1[i0][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -1414,24 +1443,38 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1Row2 := &net_x1_1[i0][i1]
-			net_x1_3V := net_x1_3[i0][i1][0]
-			net_x1_4Row := &net_x1_4[i0][i1]
-			for i2 := range 32 {
-				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_1Row2 := &net_x1_1[i0][i1]
+				net_x1_3V := net_x1_3[i0][i1][0]
+				net_x1_4Row := &net_x1_4[i0][i1]
+				for i2 := range 32 {
+					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				}
 			}
 		}
 	}
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4Row2 := &net_x1_4[i0][i1]
-			net_x1Row := &scratch.net_x1[i0][i1]
-			for i2 := range 32 {
-				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4Row2 := &net_x1_4[i0][i1]
+				net_x1Row := &scratch.net_x1[i0][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				}
 			}
 		}
 	}
@@ -1446,12 +1489,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
-			net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
+				net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				}
 			}
 		}
 	}
@@ -1459,9 +1509,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap11AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap11AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1488,12 +1538,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-			net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
+				net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				}
 			}
 		}
 	}
@@ -1501,9 +1558,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap4AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap4AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1540,13 +1597,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
-			net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-			net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				}
 			}
 		}
 	}
@@ -1554,9 +1618,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1592,12 +1656,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-			net_x2_1Row := &net_x2_1[i0][i1]
-			for i2 := range 32 {
-				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
+				net_x2_1Row := &net_x2_1[i0][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -1621,24 +1692,38 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1Row2 := &net_x2_1[i0][i1]
-			net_x2_3V := net_x2_3[i0][i1][0]
-			net_x2_4Row := &net_x2_4[i0][i1]
-			for i2 := range 32 {
-				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_1Row2 := &net_x2_1[i0][i1]
+				net_x2_3V := net_x2_3[i0][i1][0]
+				net_x2_4Row := &net_x2_4[i0][i1]
+				for i2 := range 32 {
+					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				}
 			}
 		}
 	}
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4Row2 := &net_x2_4[i0][i1]
-			net_x2Row := &net_x2[i0][i1]
-			for i2 := range 32 {
-				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_4Row2 := &net_x2_4[i0][i1]
+				net_x2Row := &net_x2[i0][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				}
 			}
 		}
 	}
@@ -1667,12 +1752,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0][i1]
-			train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0][i1]
+				train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+				}
 			}
 		}
 	}
@@ -1691,13 +1783,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
-			train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
 			}
 		}
 	}
@@ -1736,13 +1835,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-			train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
+				train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+				}
 			}
 		}
 	}
@@ -1750,9 +1856,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap14AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap14AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3313,14 +3419,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
-				net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
-				net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					}
 				}
 			}
 		}
@@ -3355,14 +3468,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
-				net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
-				net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
 				}
 			}
 		}
@@ -3439,9 +3559,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX512(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
+		ocannlMap4AVX2(&net_layer_norm_1_x[0][0][0], &net_h[0][0][0], &net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3478,13 +3598,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
-			net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-			net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+				}
 			}
 		}
 	}
@@ -3492,9 +3619,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3530,12 +3657,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-			net_x1_1Row := &net_x1_1[i0][i1]
-			for i2 := range 32 {
-				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
+				net_x1_1Row := &net_x1_1[i0][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -3559,24 +3693,38 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1Row2 := &net_x1_1[i0][i1]
-			net_x1_3V := net_x1_3[i0][i1][0]
-			net_x1_4Row := &net_x1_4[i0][i1]
-			for i2 := range 32 {
-				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_1Row2 := &net_x1_1[i0][i1]
+				net_x1_3V := net_x1_3[i0][i1][0]
+				net_x1_4Row := &net_x1_4[i0][i1]
+				for i2 := range 32 {
+					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				}
 			}
 		}
 	}
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4Row2 := &net_x1_4[i0][i1]
-			net_x1Row := &scratch.net_x1[i0][i1]
-			for i2 := range 32 {
-				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4Row2 := &net_x1_4[i0][i1]
+				net_x1Row := &scratch.net_x1[i0][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				}
 			}
 		}
 	}
@@ -3591,12 +3739,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
-			net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
+				net_linear_1_x_2Row := &net_linear_1_x_2[i0][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				}
 			}
 		}
 	}
@@ -3604,9 +3759,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap11AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap11AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3633,12 +3788,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-			net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
+				net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				}
 			}
 		}
 	}
@@ -3646,9 +3808,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 8192 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap4AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap4AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3685,13 +3847,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
-			net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-			net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				}
 			}
 		}
 	}
@@ -3699,9 +3868,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3737,12 +3906,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-			net_x2_1Row := &net_x2_1[i0][i1]
-			for i2 := range 32 {
-				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
+				net_x2_1Row := &net_x2_1[i0][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -3766,24 +3942,38 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1Row2 := &net_x2_1[i0][i1]
-			net_x2_3V := net_x2_3[i0][i1][0]
-			net_x2_4Row := &net_x2_4[i0][i1]
-			for i2 := range 32 {
-				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_1Row2 := &net_x2_1[i0][i1]
+				net_x2_3V := net_x2_3[i0][i1][0]
+				net_x2_4Row := &net_x2_4[i0][i1]
+				for i2 := range 32 {
+					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				}
 			}
 		}
 	}
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4Row2 := &net_x2_4[i0][i1]
-			net_x2Row := &net_x2[i0][i1]
-			for i2 := range 32 {
-				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_4Row2 := &net_x2_4[i0][i1]
+				net_x2Row := &net_x2[i0][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				}
 			}
 		}
 	}
@@ -3812,12 +4002,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0][i1]
-			train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0][i1]
+				train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logitsRow[i2] = train_cross_entropy_1_logits_1Row[i2] + pNetLinear2B[i2]
+				}
 			}
 		}
 	}
@@ -3836,13 +4033,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
-			train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_zRow[i2] = train_cross_entropy_1_logitsRow3[i2] - train_cross_entropy_1_mV
+				}
 			}
 		}
 	}
@@ -3881,13 +4085,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
-			train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap13AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][i1][0]
+				train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logpRow[i2] = train_cross_entropy_1_zRow3[i2] - train_cross_entropy_1_logp_3V
+				}
 			}
 		}
 	}
@@ -3895,9 +4106,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap14AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap14AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3964,9 +4175,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap15AVX512(&train_1_grad[0][0][0], &train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap15AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 32 {
@@ -3982,9 +4193,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+		ocannlMap16AVX512(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+		ocannlMap16AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4001,9 +4212,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4032,9 +4243,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap18AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -4047,12 +4258,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
-			train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
+	// float32 pointwise kernel over 256 rows of 10 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
+				train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
+				}
 			}
 		}
 	}
@@ -4060,9 +4278,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap16AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap16AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4079,9 +4297,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4108,22 +4326,29 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
-			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
-			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 10 {
-				var r4 float32
-				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-					r4 = 1
+	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
+				train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
+				train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
+				for i2 := range 10 {
+					var r4 float32
+					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
+						r4 = 1
+					}
+					r5 := float32(0)
+					if r4 != 0 {
+						r5 = train_cross_entropy_1_m_gradV
+					}
+					train_cross_entropy_1_logits_gradRow2[i2] += r5
 				}
-				r5 := float32(0)
-				if r4 != 0 {
-					r5 = train_cross_entropy_1_m_gradV
-				}
-				train_cross_entropy_1_logits_gradRow2[i2] += r5
 			}
 		}
 	}
@@ -4131,9 +4356,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4229,9 +4454,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+		ocannlMap21AVX512(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+		ocannlMap21AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4264,13 +4489,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow2 := &net_x2_4_grad[i0][i1]
-			net_x2_3V2 := net_x2_3[i0][i1][0]
-			net_x2_1_gradRow := &net_x2_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_4_gradRow2 := &net_x2_4_grad[i0][i1]
+				net_x2_3V2 := net_x2_3[i0][i1][0]
+				net_x2_1_gradRow := &net_x2_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+				}
 			}
 		}
 	}
@@ -4293,9 +4525,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap23AVX512(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap23AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_3_gradRow := &net_x2_3_grad[i0]
@@ -4310,9 +4542,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap24AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap24AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -4347,12 +4579,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_1_gradRow6 := &net_x2_1_grad[i0][i1]
-			net_layer_norm_2_centered_gradRow := &net_layer_norm_2_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_1_gradRow6 := &net_x2_1_grad[i0][i1]
+				net_layer_norm_2_centered_gradRow := &net_layer_norm_2_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+				}
 			}
 		}
 	}
@@ -4367,12 +4606,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_2_gradV := net_layer_norm_2_var_2_grad[i0][i1][0]
-			net_layer_norm_2_var_1_gradRow := &net_layer_norm_2_var_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_2_gradV := net_layer_norm_2_var_2_grad[i0][i1][0]
+				net_layer_norm_2_var_1_gradRow := &net_layer_norm_2_var_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+				}
 			}
 		}
 	}
@@ -4380,9 +4626,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap27AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap27AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4399,9 +4645,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap27AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap27AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4418,9 +4664,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap21AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap21AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4456,12 +4702,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_mean_1_gradV := net_layer_norm_2_mean_1_grad[i0][i1][0]
-			net_layer_norm_2_x_gradRow2 := &net_layer_norm_2_x_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_mean_1_gradV := net_layer_norm_2_mean_1_grad[i0][i1][0]
+				net_layer_norm_2_x_gradRow2 := &net_layer_norm_2_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
+				}
 			}
 		}
 	}
@@ -4469,9 +4722,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap21AVX512(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap21AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4487,9 +4740,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap21AVX512(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap21AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4505,9 +4758,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4560,9 +4813,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
+		ocannlMap28AVX512(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
+		ocannlMap28AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4587,9 +4840,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+		ocannlMap29AVX512(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4642,9 +4895,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap21AVX512(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap21AVX2(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4677,13 +4930,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow2 := &net_x1_4_grad[i0][i1]
-			net_x1_3V2 := net_x1_3[i0][i1][0]
-			net_x1_1_gradRow := &net_x1_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4_gradRow2 := &net_x1_4_grad[i0][i1]
+				net_x1_3V2 := net_x1_3[i0][i1][0]
+				net_x1_1_gradRow := &net_x1_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+				}
 			}
 		}
 	}
@@ -4706,9 +4966,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap23AVX512(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap23AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_3_gradRow := &net_x1_3_grad[i0]
@@ -4723,9 +4983,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap24AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap24AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -4760,12 +5020,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_1_gradRow6 := &net_x1_1_grad[i0][i1]
-			net_layer_norm_1_centered_gradRow := &net_layer_norm_1_centered_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_1_gradRow6 := &net_x1_1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow := &net_layer_norm_1_centered_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+				}
 			}
 		}
 	}
@@ -4780,12 +5047,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
-			net_layer_norm_1_var_1_gradRow := &net_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
+				net_layer_norm_1_var_1_gradRow := &net_layer_norm_1_var_1_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+				}
 			}
 		}
 	}
@@ -4793,9 +5067,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap27AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap27AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4812,9 +5086,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap27AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap27AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4831,9 +5105,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap21AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap21AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4869,12 +5143,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_mean_1_gradV := net_layer_norm_1_mean_1_grad[i0][i1][0]
-			net_layer_norm_1_x_gradRow2 := &net_layer_norm_1_x_grad[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap26AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_mean_1_gradV := net_layer_norm_1_mean_1_grad[i0][i1][0]
+				net_layer_norm_1_x_gradRow2 := &net_layer_norm_1_x_grad[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+				}
 			}
 		}
 	}
@@ -4882,9 +5163,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap21AVX512(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap21AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4900,9 +5181,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap21AVX512(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap21AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5033,14 +5314,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_gradRow2 := &net_attention_1_attn_grad[i0][i1][i2]
-				net_attention_1_attn_1V2 := net_attention_1_attn_1[i0][i1][i2][0]
-				net_attention_1_ex_gradRow := &net_attention_1_ex_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap30AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow2 := &net_attention_1_attn_grad[i0][i1][i2]
+					net_attention_1_attn_1V2 := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_ex_gradRow := &net_attention_1_ex_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
+					}
 				}
 			}
 		}
@@ -5064,13 +5352,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_1_gradV := net_attention_1_attn_1_grad[i0][i1][i2][0]
-				net_attention_1_ex_gradRow2 := &net_attention_1_ex_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap31AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_1_gradV := net_attention_1_attn_1_grad[i0][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &net_attention_1_ex_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+					}
 				}
 			}
 		}
@@ -5079,9 +5374,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5100,9 +5395,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap21AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap21AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5133,23 +5428,30 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_mV2 := net_attention_1_m[i0][i1][i2][0]
-				net_attention_1_scoresRow4 := &net_attention_1_scores[i0][i1][i2]
-				net_attention_1_m_gradV := net_attention_1_m_grad[i0][i1][i2][0]
-				net_attention_1_scores_gradRow2 := &net_attention_1_scores_grad[i0][i1][i2]
-				for i3 := range 8 {
-					var r12 float32
-					if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-						r12 = 1
+	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap32AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_mV2 := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_scoresRow4 := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_m_gradV := net_attention_1_m_grad[i0][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &net_attention_1_scores_grad[i0][i1][i2]
+					for i3 := range 8 {
+						var r12 float32
+						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
+							r12 = 1
+						}
+						r13 := float32(0)
+						if r12 != 0 {
+							r13 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r13
 					}
-					r13 := float32(0)
-					if r12 != 0 {
-						r13 = net_attention_1_m_gradV
-					}
-					net_attention_1_scores_gradRow2[i3] += r13
 				}
 			}
 		}
@@ -5158,9 +5460,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	// float32 pointwise kernel over 8192 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap33AVX512(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap33AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -5427,9 +5729,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+		ocannlMap21AVX512(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+		ocannlMap21AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6270,9 +6572,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap34AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap34AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 64 {
@@ -6304,14 +6606,21 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
-	for i0 := range 64 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
-				net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
-				net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+	// float32 pointwise kernel over 2048 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap35AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
+					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
+					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
+					}
 				}
 			}
 		}
@@ -6346,14 +6655,21 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
-	for i0 := range 64 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
-				net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
-				net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+	// float32 pointwise kernel over 2048 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap36AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
+					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_attnRow[i3] = net_attention_1_exRow3[i3] / net_attention_1_attn_1V
+					}
 				}
 			}
 		}
@@ -6415,9 +6731,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap37AVX512(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap37AVX2(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6454,13 +6770,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
-			net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
-			net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap38AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow3 := &net_layer_norm_1_x[i0][i1]
+				net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
+				net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centeredRow[i2] = net_layer_norm_1_xRow3[i2] - net_layer_norm_1_meanV
+				}
 			}
 		}
 	}
@@ -6468,9 +6791,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap39AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap39AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6506,12 +6829,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
-			net_x1_1Row := &net_x1_1[i0][i1]
-			for i2 := range 32 {
-				net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap40AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
+				net_x1_1Row := &net_x1_1[i0][i1]
+				for i2 := range 32 {
+					net_x1_1Row[i2] = pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -6535,24 +6865,38 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x1_1Row2 := &net_x1_1[i0][i1]
-			net_x1_3V := net_x1_3[i0][i1][0]
-			net_x1_4Row := &net_x1_4[i0][i1]
-			for i2 := range 32 {
-				net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap41AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x1_1Row2 := &net_x1_1[i0][i1]
+				net_x1_3V := net_x1_3[i0][i1][0]
+				net_x1_4Row := &net_x1_4[i0][i1]
+				for i2 := range 32 {
+					net_x1_4Row[i2] = net_x1_1Row2[i2] / net_x1_3V
+				}
 			}
 		}
 	}
 
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x1_4Row2 := &net_x1_4[i0][i1]
-			net_x1Row := &scratch.net_x1[i0][i1]
-			for i2 := range 32 {
-				net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x1_4Row2 := &net_x1_4[i0][i1]
+				net_x1Row := &scratch.net_x1[i0][i1]
+				for i2 := range 32 {
+					net_x1Row[i2] = net_x1_4Row2[i2] + pNetLayerNorm1Beta[i2]
+				}
 			}
 		}
 	}
@@ -6567,31 +6911,40 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart4Records.Put(rec5)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserPredictPart5Records.Get()
-	rec6.pNetDense1B = pNetDense1B
-	rec6.scratch = scratch
-	pool.Run(rec6, 8)
-	*rec6 = ocannlReverserPredictPart5{}
-	ocannlReverserPredictPart5Records.Put(rec6)
+	// float32 pointwise kernel over 512 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+				}
+			}
+		}
+	}
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 32768 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+		ocannlMap44AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+		ocannlMap44AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r7 := net_linear_1_x_2Row2[i2]
-					if !(r7 > 0) {
-						r7 = 0
+					r6 := net_linear_1_x_2Row2[i2]
+					if !(r6 > 0) {
+						r6 = 0
 					}
-					net_linear_1_xRow[i2] = r7
+					net_linear_1_xRow[i2] = r6
 				}
 			}
 		}
@@ -6599,20 +6952,27 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlReverserPredictPart6Records.Get()
-	rec7.pNetLinear1W = pNetLinear1W
-	rec7.scratch = scratch
-	pool.Run(rec7, 8)
-	*rec7 = ocannlReverserPredictPart6{}
-	ocannlReverserPredictPart6Records.Put(rec7)
+	rec6 := ocannlReverserPredictPart5Records.Get()
+	rec6.pNetLinear1W = pNetLinear1W
+	rec6.scratch = scratch
+	pool.Run(rec6, 8)
+	*rec6 = ocannlReverserPredictPart5{}
+	ocannlReverserPredictPart5Records.Put(rec6)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
-			net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0][i1]
+				net_layer_norm_2_x_2Row := &net_layer_norm_2_x_2[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_2Row[i2] = net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2]
+				}
 			}
 		}
 	}
@@ -6620,9 +6980,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap37AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap37AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6659,13 +7019,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
-			net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
-			net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
-			for i2 := range 32 {
-				net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap38AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow3 := &net_layer_norm_2_x[i0][i1]
+				net_layer_norm_2_meanV := net_layer_norm_2_mean[i0][i1][0]
+				net_layer_norm_2_centeredRow := &net_layer_norm_2_centered[i0][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centeredRow[i2] = net_layer_norm_2_xRow3[i2] - net_layer_norm_2_meanV
+				}
 			}
 		}
 	}
@@ -6673,9 +7040,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap39AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap39AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6711,12 +7078,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
-			net_x2_1Row := &net_x2_1[i0][i1]
-			for i2 := range 32 {
-				net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap40AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_2_centeredRow3 := &net_layer_norm_2_centered[i0][i1]
+				net_x2_1Row := &net_x2_1[i0][i1]
+				for i2 := range 32 {
+					net_x2_1Row[i2] = pNetLayerNorm2Gamma[i2] * net_layer_norm_2_centeredRow3[i2]
+				}
 			}
 		}
 	}
@@ -6740,24 +7114,38 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x2_1Row2 := &net_x2_1[i0][i1]
-			net_x2_3V := net_x2_3[i0][i1][0]
-			net_x2_4Row := &net_x2_4[i0][i1]
-			for i2 := range 32 {
-				net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap41AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x2_1Row2 := &net_x2_1[i0][i1]
+				net_x2_3V := net_x2_3[i0][i1][0]
+				net_x2_4Row := &net_x2_4[i0][i1]
+				for i2 := range 32 {
+					net_x2_4Row[i2] = net_x2_1Row2[i2] / net_x2_3V
+				}
 			}
 		}
 	}
 
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_x2_4Row2 := &net_x2_4[i0][i1]
-			net_x2Row := &net_x2[i0][i1]
-			for i2 := range 32 {
-				net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else if ocannlAVX2 {
+		ocannlMap42AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_x2_4Row2 := &net_x2_4[i0][i1]
+				net_x2Row := &net_x2[i0][i1]
+				for i2 := range 32 {
+					net_x2Row[i2] = net_x2_4Row2[i2] + pNetLayerNorm2Beta[i2]
+				}
 			}
 		}
 	}
@@ -6786,12 +7174,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// predict = pointwise "+" of _predict.1, net.linear#2.b
-	for i0 := range 64 {
-		for i1 := range 8 {
-			predict_1Row := &predict_1[i0][i1]
-			outRow := &out[i0][i1]
-			for i2 := range 10 {
-				outRow[i2] = predict_1Row[i2] + pNetLinear2B[i2]
+	// float32 pointwise kernel over 512 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap45AVX512(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+	} else if ocannlAVX2 {
+		ocannlMap45AVX2(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+	} else {
+		for i0 := range 64 {
+			for i1 := range 8 {
+				predict_1Row := &predict_1[i0][i1]
+				outRow := &out[i0][i1]
+				for i2 := range 10 {
+					outRow[i2] = predict_1Row[i2] + pNetLinear2B[i2]
+				}
 			}
 		}
 	}
@@ -7004,19 +7399,31 @@ var ocannlReverserPredictPart4Records rt.Records[ocannlReverserPredictPart4]
 // ocannlReverserPredictPart5 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart5 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserPredictScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserPredictScratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
-func (r6 *ocannlReverserPredictPart5) Part(j6 int) {
-	pNetDense1B, scratch := r6.pNetDense1B, r6.scratch
-	for i0 := range 8 {
-		for i1 := range 8 {
-			net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+8*j6][i1]
-			net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+8*j6][i1]
-			for i2 := range 64 {
-				net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+func (r7 *ocannlReverserPredictPart5) Part(j6 int) {
+	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j6][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j6][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j6][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+8*j6][i1][i2] = acc13
+				}
 			}
 		}
 	}
@@ -7024,39 +7431,3 @@ func (r6 *ocannlReverserPredictPart5) Part(j6 int) {
 
 // ocannlReverserPredictPart5Records holds the free ocannlReverserPredictPart5 records.
 var ocannlReverserPredictPart5Records rt.Records[ocannlReverserPredictPart5]
-
-// ocannlReverserPredictPart6 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
-type ocannlReverserPredictPart6 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserPredictScratch
-}
-
-// Part runs part j7 of the nest (0 <= j7 < 8).
-func (r8 *ocannlReverserPredictPart6) Part(j7 int) {
-	pNetLinear1W, scratch := r8.pNetLinear1W, r8.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j7][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j7][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j7][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j7][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j7][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+8*j7][i1][i2] = acc13
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserPredictPart6Records holds the free ocannlReverserPredictPart6 records.
-var ocannlReverserPredictPart6Records rt.Records[ocannlReverserPredictPart6]

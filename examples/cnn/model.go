@@ -2,6 +2,10 @@ package main
 
 //go:generate go run github.com/ocannlgen/ocannlgen/cmd/ocannlgen
 
+// Also generate CUDA C for the GPU path (ocannl_gen.cu; docs/language.md, "The GPU path").
+//
+//ocannl:cuda
+
 // CNN classifies 12x12 one-channel glyphs (demo.Glyphs) into 4 classes: a
 // valid 3x3 convolution to 8 channels, ReLU, 2x2 max pooling, a padded 3x3
 // convolution to 16 channels, ReLU, and a linear layer to the 4 class

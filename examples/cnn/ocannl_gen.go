@@ -179,9 +179,10 @@ func (m *ocannlCNN) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlCNN) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -517,13 +518,20 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
+					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+					}
 				}
 			}
 		}
@@ -532,9 +540,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -634,13 +642,20 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	ocannlCNNTrainLossPart0Records.Put(rec)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-				net_head_x_1Row := &net_head_x_1[i0][i1][i2]
-				for i3 := range 16 {
-					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
+					net_head_x_1Row := &net_head_x_1[i0][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
 				}
 			}
 		}
@@ -649,9 +664,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap3AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap3AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1314,13 +1329,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
+					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+					}
 				}
 			}
 		}
@@ -1329,9 +1351,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -1431,13 +1453,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	ocannlCNNBackwardPart0Records.Put(rec)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-				net_head_x_1Row := &net_head_x_1[i0][i1][i2]
-				for i3 := range 16 {
-					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
+					net_head_x_1Row := &net_head_x_1[i0][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
 				}
 			}
 		}
@@ -1446,9 +1475,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap3AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap3AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1783,9 +1812,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap4AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap4AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1812,9 +1841,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+		ocannlMap5AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+		ocannlMap5AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1959,9 +1988,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap6AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap6AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -1988,9 +2017,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap7AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap7AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -2450,20 +2479,31 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	ocannlCNNPredictPart4Records.Put(rec5)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// 8 parts of i0 on the pool.
-	rec6 := ocannlCNNPredictPart5Records.Get()
-	rec6.pNetConv2Bias = pNetConv2Bias
-	rec6.scratch = scratch
-	pool.Run(rec6, 8)
-	*rec6 = ocannlCNNPredictPart5{}
-	ocannlCNNPredictPart5Records.Put(rec6)
+	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
+				}
+			}
+		}
+	}
 
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap9AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2471,11 +2511,11 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
 					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r8 := net_head_x_1Row2[i3]
-						if !(r8 > 0) {
-							r8 = 0
+						r7 := net_head_x_1Row2[i3]
+						if !(r7 > 0) {
+							r7 = 0
 						}
-						net_head_xRow[i3] = r8
+						net_head_xRow[i3] = r7
 					}
 				}
 			}
@@ -2508,11 +2548,18 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// predict = pointwise "+" of _predict.1, net.head.b
-	for i0 := range 256 {
-		predict_1Row := &predict_1[i0]
-		outRow := &out[i0]
-		for i1 := range 4 {
-			outRow[i1] = predict_1Row[i1] + pNetHeadB[i1]
+	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+	} else {
+		for i0 := range 256 {
+			predict_1Row := &predict_1[i0]
+			outRow := &out[i0]
+			for i1 := range 4 {
+				outRow[i1] = predict_1Row[i1] + pNetHeadB[i1]
+			}
 		}
 	}
 }
@@ -2589,13 +2636,20 @@ type ocannlCNNPredictPart1 struct {
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlCNNPredictPart1) Part(j2 int) {
 	pNetConv1Bias, scratch := r2.pNetConv1Bias, r2.scratch
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := range 10 {
-				net_conv1_yRow := &scratch.net_conv1_y[i0+32*j2][i1][i2]
-				net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+32*j2][i1][i2]
-				for i3 := range 8 {
-					net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x_1[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_conv1_yRow := &scratch.net_conv1_y[i0+32*j2][i1][i2]
+					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+32*j2][i1][i2]
+					for i3 := range 8 {
+						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
+					}
 				}
 			}
 		}
@@ -2616,9 +2670,9 @@ func (r4 *ocannlCNNPredictPart2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+		ocannlMap1AVX512(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
+		ocannlMap1AVX2(&scratch.net_max_pool_1_x[32*j3][0][0][0], &scratch.net_max_pool_1_x_1[32*j3][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -2724,29 +2778,3 @@ func (r6 *ocannlCNNPredictPart4) Part(j23 int) {
 
 // ocannlCNNPredictPart4Records holds the free ocannlCNNPredictPart4 records.
 var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
-
-// ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlCNNPredictPart5 struct {
-	pNetConv2Bias *[16]float32
-	scratch       *ocannlCNNPredictScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r7 *ocannlCNNPredictPart5) Part(j24 int) {
-	pNetConv2Bias, scratch := r7.pNetConv2Bias, r7.scratch
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_conv2_yRow := &scratch.net_conv2_y[i0+32*j24][i1][i2]
-				net_head_x_1Row := &scratch.net_head_x_1[i0+32*j24][i1][i2]
-				for i3 := range 16 {
-					net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNPredictPart5Records holds the free ocannlCNNPredictPart5 records.
-var ocannlCNNPredictPart5Records rt.Records[ocannlCNNPredictPart5]

@@ -68,7 +68,9 @@ func ocannlGemm10AVX512(c, a, b *float32) {
 }
 
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap0AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX512 called without assembly") }
+func ocannlMap0AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
+}
 
 // ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap1AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
@@ -90,7 +92,25 @@ func ocannlMap4AVX512(c, x0, x1 *float32) {
 func ocannlMap5AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
 
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap6AVX512 called without assembly") }
+func ocannlMap6AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
+}
+
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
+
+// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
+}
+
+// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+
+// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+}
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -126,7 +146,7 @@ func ocannlGemm9AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm9AVX2 calle
 func ocannlGemm10AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm10AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
+func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
@@ -144,4 +164,16 @@ func ocannlMap4AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap4AVX2 calle
 func ocannlMap5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+
+// ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+
+// ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
+
+// ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+
+// ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }

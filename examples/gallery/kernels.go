@@ -189,3 +189,9 @@ func PartialUpdate(a *[24]float32, out *[64]float32) { ocannlPartialUpdate(a, ou
 func BlockMatrix(a *[16][16]float32, b *[16][8]float32, c *[8][16]float32, d *[8][8]float32, out *[24][24]float32) {
 	ocannlBlockMatrix(a, b, c, d, out)
 }
+
+// Also generate CUDA C for the GPU path (ocannl_gen.cu; docs/language.md,
+// "The GPU path"). At the end of the file, so that the source positions the
+// generated Go quotes stay put.
+//
+//ocannl:cuda

@@ -588,11 +588,18 @@ func ocannlDiagonal(x *[8]float32, out *[8][8]float32) {
 //	    out[i0, i1] = a[i0] * b[i1]
 func ocannlOuter(a *[32]float32, b *[24]float32, out *[32][24]float32) {
 	// out = einsum "+*" "i; j => i,j" of a, b
-	for i0 := range 32 {
-		aV := a[i0]
-		outRow := &out[i0]
-		for i1 := range 24 {
-			outRow[i1] = aV * b[i1]
+	// float32 pointwise kernel over 32 rows of 24 elements (c = mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&out[0][0], &a[0], &b[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&out[0][0], &a[0], &b[0])
+	} else {
+		for i0 := range 32 {
+			aV := a[i0]
+			outRow := &out[i0]
+			for i1 := range 24 {
+				outRow[i1] = aV * b[i1]
+			}
 		}
 	}
 }
@@ -800,20 +807,27 @@ func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float
 	}
 
 	// _out.2 = pointwise "+" of _out.1, b
-	for i0 := range 32 {
-		out_1Row2 := &out_1[i0]
-		out_2Row := &out_2[i0]
-		for i1 := range 64 {
-			out_2Row[i1] = out_1Row2[i1] + b[i1]
+	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&out_2[0][0], &out_1[0][0], &b[0])
+	} else if ocannlAVX2 {
+		ocannlMap1AVX2(&out_2[0][0], &out_1[0][0], &b[0])
+	} else {
+		for i0 := range 32 {
+			out_1Row2 := &out_1[i0]
+			out_2Row := &out_2[i0]
+			for i1 := range 64 {
+				out_2Row[i1] = out_1Row2[i1] + b[i1]
+			}
 		}
 	}
 
 	// out = pointwise relu of _out.2
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&out[0][0], &out_2[0][0])
+		ocannlMap2AVX512(&out[0][0], &out_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&out[0][0], &out_2[0][0])
+		ocannlMap2AVX2(&out[0][0], &out_2[0][0])
 	} else {
 		for i0 := range 32 {
 			out_2Row2 := &out_2[i0]
@@ -929,13 +943,24 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 	var img2 [2][19][19][3]float32
 
 	// img = pointwise id of img'
-	for i0 := range 2 {
-		for i1 := range 16 {
-			for i2 := range 16 {
-				imgRow := &img[i0][i1][i2]
-				img2Row := &img2[i0][i1+1][i2+1]
-				for i3 := range 3 {
-					img2Row[i3] = imgRow[i3]
+	// float32 pointwise kernel over 16 rows of 48 elements (c = x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap3AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap3AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i2 := range 16 {
+					imgRow := &img[i0][i1][i2]
+					img2Row := &img2[i0][i1+1][i2+1]
+					for i3 := range 3 {
+						img2Row[i3] = imgRow[i3]
+					}
 				}
 			}
 		}

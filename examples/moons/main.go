@@ -25,8 +25,9 @@ func main() {
 	steps := flag.Int("steps", 2000, "training steps (batches of 32)")
 	seed := flag.Uint64("seed", 42, "parameter initialization seed")
 	png := flag.String("png", "moons.png", "where to write the decision boundary picture (\"\" for none)")
+	gpu := flag.Bool("gpu", false, "train on the GPU (a binary built with -tags cuda on a machine with an NVIDIA GPU; otherwise it says why and trains on the CPU)")
 	flag.Parse()
-	acc, err := run(os.Stdout, *steps, *seed, *png)
+	acc, err := run(os.Stdout, *steps, *seed, *png, *gpu)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "moons:", err)
 		os.Exit(1)
@@ -37,10 +38,10 @@ func main() {
 	}
 }
 
-// run trains the model for steps steps, reports to w, draws the decision
-// boundary (and writes it as a PNG unless png is ""), and returns the
-// held-out accuracy.
-func run(w io.Writer, steps int, seed uint64, png string) (float64, error) {
+// run trains the model for steps steps (on the GPU with gpu, when it is
+// available), reports to w, draws the decision boundary (and writes it as
+// a PNG unless png is ""), and returns the held-out accuracy.
+func run(w io.Writer, steps int, seed uint64, png string, gpu bool) (float64, error) {
 	points, labels := demo.Moons(trainN, 1, 0.1)
 	testPoints, testLabels := demo.Moons(testN, 2, 0.1)
 
@@ -49,6 +50,15 @@ func run(w io.Writer, steps int, seed uint64, png string) (float64, error) {
 	fmt.Fprintf(w, "two moons: %d training points, %d held-out, %d steps of batch 32\n", trainN, testN, steps)
 	var x [32][2]float32
 	var y [32][1]float32
+	var gt *gpuTrainer
+	if gpu {
+		var err error
+		if gt, err = newGPUTrainer(m); err != nil {
+			fmt.Fprintf(w, "GPU path unavailable, training on the CPU: %v\n", err)
+		} else {
+			fmt.Fprintln(w, "training on the GPU")
+		}
+	}
 	bar := demo.NewProgress(w, steps, "train")
 	for step := 0; step < steps; step++ {
 		for i := range x {
@@ -56,10 +66,23 @@ func run(w io.Writer, steps int, seed uint64, png string) (float64, error) {
 			x[i] = points[k]
 			y[i][0] = labels[k]
 		}
-		loss := m.TrainStep(&x, &y)
+		var loss float32
+		if gt != nil {
+			var err error
+			if loss, err = gt.step(&x, &y); err != nil {
+				return 0, err
+			}
+		} else {
+			loss = m.TrainStep(&x, &y)
+		}
 		bar.Update(step+1, float64(loss))
 	}
 	bar.Done()
+	if gt != nil {
+		if err := gt.finish(); err != nil {
+			return 0, err
+		}
+	}
 
 	var tx [testN][2]float32
 	copy(tx[:], testPoints)

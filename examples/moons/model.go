@@ -2,6 +2,10 @@ package main
 
 //go:generate go run github.com/ocannlgen/ocannlgen/cmd/ocannlgen
 
+// Also generate CUDA C for the GPU path (ocannl_gen.cu; docs/language.md, "The GPU path").
+//
+//ocannl:cuda
+
 // Moons is OCANNL's two-moons classifier: two hidden ReLU layers of 16
 // units and one output score, trained with a hinge loss. Only the hidden
 // widths are written; every weight's shape is inferred from how it is used.

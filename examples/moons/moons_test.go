@@ -4,22 +4,42 @@ import (
 	"bytes"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/examples/internal/demo"
 	"github.com/ocannlgen/ocannlgen/examples/moons/handwritten"
+	"github.com/ocannlgen/ocannlgen/rt/cuda"
 )
 
 // TestDemo runs the demo as the README command does, with fewer steps.
 func TestDemo(t *testing.T) {
 	var out bytes.Buffer
 	png := filepath.Join(t.TempDir(), "moons.png")
-	acc, err := run(&out, 1200, 42, png)
+	acc, err := run(&out, 1200, 42, png, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if acc < 0.95 {
 		t.Errorf("held-out accuracy %.3f, want >= 0.95\n%s", acc, out.String())
+	}
+}
+
+// TestGPUFallback: -gpu in a binary without the GPU path (no cuda tag, or
+// no GPU) says why and trains on the CPU.
+func TestGPUFallback(t *testing.T) {
+	if cuda.Available {
+		if d, err := cuda.Open(); err == nil {
+			d.Close()
+			t.Skip("a GPU is available")
+		}
+	}
+	var out bytes.Buffer
+	if _, err := run(&out, 20, 42, "", true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "GPU path unavailable, training on the CPU: cuda: ") {
+		t.Errorf("no fallback message:\n%s", out.String())
 	}
 }
 

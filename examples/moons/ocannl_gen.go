@@ -194,9 +194,10 @@ func (m *ocannlMoons) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMoons) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -453,20 +454,27 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	for i0 := range 32 {
-		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else {
+		for i0 := range 32 {
+			net_a1_1Row := &net_a1_1[i0]
+			net_a1_2Row := &net_a1_2[i0]
+			for i1 := range 16 {
+				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+			}
 		}
 	}
 
 	// net/a1 = pointwise relu of _net/a1.2
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap1AVX512(&net_a1[0][0], &net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap1AVX2(&net_a1[0][0], &net_a1_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row2 := &net_a1_2[i0]
@@ -503,20 +511,27 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	for i0 := range 32 {
-		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else {
+		for i0 := range 32 {
+			net_a2_1Row := &net_a2_1[i0]
+			net_a2_2Row := &net_a2_2[i0]
+			for i1 := range 16 {
+				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+			}
 		}
 	}
 
 	// net/a2 = pointwise relu of _net/a2.2
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap1AVX512(&net_a2[0][0], &net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap1AVX2(&net_a2[0][0], &net_a2_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row2 := &net_a2_2[i0]
@@ -850,20 +865,27 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	for i0 := range 32 {
-		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else {
+		for i0 := range 32 {
+			net_a1_1Row := &net_a1_1[i0]
+			net_a1_2Row := &net_a1_2[i0]
+			for i1 := range 16 {
+				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+			}
 		}
 	}
 
 	// net/a1 = pointwise relu of _net/a1.2
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap1AVX512(&net_a1[0][0], &net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap1AVX2(&net_a1[0][0], &net_a1_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row2 := &net_a1_2[i0]
@@ -900,20 +922,27 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	for i0 := range 32 {
-		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else {
+		for i0 := range 32 {
+			net_a2_1Row := &net_a2_1[i0]
+			net_a2_2Row := &net_a2_2[i0]
+			for i1 := range 16 {
+				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+			}
 		}
 	}
 
 	// net/a2 = pointwise relu of _net/a2.2
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap1AVX512(&net_a2[0][0], &net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap1AVX2(&net_a2[0][0], &net_a2_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row2 := &net_a2_2[i0]
@@ -1060,20 +1089,27 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-	for i0 := range 32 {
-		train_hinge_1_scores_1_gradV5 := train_hinge_1_scores_1_grad[i0][0]
-		net_a2_gradRow := &net_a2_grad[i0]
-		for i1 := range 16 {
-			net_a2_gradRow[i1] += pNetW3[i1] * train_hinge_1_scores_1_gradV5
+	// float32 pointwise kernel over 32 rows of 16 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_a2_grad[0][0], &pNetW3[0], &train_hinge_1_scores_1_grad[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_a2_grad[0][0], &pNetW3[0], &train_hinge_1_scores_1_grad[0][0])
+	} else {
+		for i0 := range 32 {
+			train_hinge_1_scores_1_gradV5 := train_hinge_1_scores_1_grad[i0][0]
+			net_a2_gradRow := &net_a2_grad[i0]
+			for i1 := range 16 {
+				net_a2_gradRow[i1] += pNetW3[i1] * train_hinge_1_scores_1_gradV5
+			}
 		}
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// float32 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap3AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap3AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row3 := &net_a2_2[i0]
@@ -1096,9 +1132,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 	// float32 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+		ocannlMap4AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+		ocannlMap4AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
@@ -1179,9 +1215,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// float32 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap3AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap3AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row3 := &net_a1_2[i0]
@@ -1204,9 +1240,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 	// float32 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+		ocannlMap4AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+		ocannlMap4AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
@@ -1479,20 +1515,27 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	for i0 := range 256 {
-		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+	// float32 pointwise kernel over 256 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else {
+		for i0 := range 256 {
+			net_a1_1Row := &net_a1_1[i0]
+			net_a1_2Row := &net_a1_2[i0]
+			for i1 := range 16 {
+				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+			}
 		}
 	}
 
 	// net/a1 = pointwise relu of _net/a1.2
 	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap6AVX512(&net_a1[0][0], &net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap6AVX2(&net_a1[0][0], &net_a1_2[0][0])
 	} else {
 		for i0 := range 256 {
 			net_a1_2Row2 := &net_a1_2[i0]
@@ -1529,20 +1572,27 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	for i0 := range 256 {
-		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+	// float32 pointwise kernel over 256 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else if ocannlAVX2 {
+		ocannlMap5AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else {
+		for i0 := range 256 {
+			net_a2_1Row := &net_a2_1[i0]
+			net_a2_2Row := &net_a2_2[i0]
+			for i1 := range 16 {
+				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+			}
 		}
 	}
 
 	// net/a2 = pointwise relu of _net/a2.2
 	// float32 pointwise kernel over 4096 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap6AVX512(&net_a2[0][0], &net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap6AVX2(&net_a2[0][0], &net_a2_2[0][0])
 	} else {
 		for i0 := range 256 {
 			net_a2_2Row2 := &net_a2_2[i0]
@@ -1571,9 +1621,9 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	// predict = pointwise "+" of _predict.1, net.b3
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&out[0][0], &predict_1[0][0], &pNetB3[0])
+		ocannlMap7AVX512(&out[0][0], &predict_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&out[0][0], &predict_1[0][0], &pNetB3[0])
+		ocannlMap7AVX2(&out[0][0], &predict_1[0][0], &pNetB3[0])
 	} else {
 		pNetB3V := pNetB3[0]
 		for i0 := range 256 {

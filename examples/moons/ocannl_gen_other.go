@@ -38,22 +38,37 @@ func ocannlGemm4AVX512(c, a, b *float32) {
 }
 
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap0AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX512 called without assembly") }
-
-// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
+func ocannlMap0AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
 }
 
+// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
+
 // ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX512 called without assembly") }
+func ocannlMap2AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
+}
 
 // ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap3AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
+func ocannlMap3AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap3AVX512 called without assembly")
+}
 
 // ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
+func ocannlMap4AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX512 called without assembly") }
+
+// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
+}
+
+// ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap6AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap6AVX512 called without assembly") }
+
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -72,16 +87,25 @@ func ocannlGemm3AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm3AVX2 calle
 func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
+func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
+func ocannlMap1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
 
 // ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
+func ocannlMap3AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
 
 // ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+func ocannlMap4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+
+// ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
+
+// ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+
+// ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }

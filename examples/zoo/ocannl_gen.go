@@ -207,9 +207,10 @@ func (m *ocannlLeNet) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlLeNet) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -537,9 +538,10 @@ func (m *ocannlVGG) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlVGG) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -839,9 +841,10 @@ func (m *ocannlResNet) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlResNet) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -1112,9 +1115,10 @@ func (m *ocannlNormalized) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlNormalized) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -1375,9 +1379,10 @@ func (m *ocannlMobileNet) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMobileNet) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -1824,9 +1829,10 @@ func (m *ocannlTransformer) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlTransformer) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -2359,9 +2365,10 @@ func (m *ocannlMixer) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlMixer) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -2684,9 +2691,10 @@ func (m *ocannlAutoencoder) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlAutoencoder) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -3009,9 +3017,10 @@ func (m *ocannlRowsMLP) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRowsMLP) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -3310,9 +3319,10 @@ func (m *ocannlRowsSeq) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load).
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlRowsSeq) UnmarshalBinary(data []byte) error {
-	return m.Load(bytes.NewReader(data))
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
@@ -3711,13 +3721,20 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
-	for i0 := range 4 {
-		for i1 := range 12 {
-			for i2 := range 12 {
-				net_conv2d_valid_1_yRow := &net_conv2d_valid_1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
+	// float64 pointwise kernel over 576 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_valid_1_yRow := &net_conv2d_valid_1_y[i0][i1][i2]
+					net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
+					}
 				}
 			}
 		}
@@ -3726,9 +3743,9 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float64 pointwise kernel over 2304 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
@@ -3824,13 +3841,20 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
-	for i0 := range 4 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_conv2d_valid_2_yRow := &net_conv2d_valid_2_y[i0][i1][i2]
-				net_max_pool_2_x_1Row := &net_max_pool_2_x_1[i0][i1][i2]
-				for i3 := range 6 {
-					net_max_pool_2_x_1Row[i3] = net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
+	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_conv2d_valid_2_yRow := &net_conv2d_valid_2_y[i0][i1][i2]
+					net_max_pool_2_x_1Row := &net_max_pool_2_x_1[i0][i1][i2]
+					for i3 := range 6 {
+						net_max_pool_2_x_1Row[i3] = net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
+					}
 				}
 			}
 		}
@@ -3839,9 +3863,9 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
 	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap3AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap3AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -4720,13 +4744,20 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
-	for i0 := range 4 {
-		for i1 := range 12 {
-			for i2 := range 12 {
-				net_conv2d_valid_1_yRow := &net_conv2d_valid_1_y[i0][i1][i2]
-				net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
+	// float64 pointwise kernel over 576 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_valid_1_yRow := &net_conv2d_valid_1_y[i0][i1][i2]
+					net_max_pool_1_x_1Row := &net_max_pool_1_x_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
+					}
 				}
 			}
 		}
@@ -4735,9 +4766,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float64 pointwise kernel over 2304 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap1AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
@@ -4833,13 +4864,20 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
-	for i0 := range 4 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_conv2d_valid_2_yRow := &net_conv2d_valid_2_y[i0][i1][i2]
-				net_max_pool_2_x_1Row := &net_max_pool_2_x_1[i0][i1][i2]
-				for i3 := range 6 {
-					net_max_pool_2_x_1Row[i3] = net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
+	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_conv2d_valid_2_yRow := &net_conv2d_valid_2_y[i0][i1][i2]
+					net_max_pool_2_x_1Row := &net_max_pool_2_x_1[i0][i1][i2]
+					for i3 := range 6 {
+						net_max_pool_2_x_1Row[i3] = net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
+					}
 				}
 			}
 		}
@@ -4848,9 +4886,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
 	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap3AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap3AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -5489,9 +5527,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
 	// float64 pointwise kernel over 384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap4AVX512(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap4AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -5518,9 +5556,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
 	// float64 pointwise kernel over 384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
+		ocannlMap5AVX512(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
+		ocannlMap5AVX2(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -5621,9 +5659,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// float64 pointwise kernel over 2304 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap6AVX512(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap6AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
@@ -5650,9 +5688,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
 	// float64 pointwise kernel over 2304 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap7AVX512(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap7AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
@@ -5909,12 +5947,19 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
-	for i0 := range 12 {
-		for i1 := range 12 {
-			net_conv2d_valid_1_yRow := &net_conv2d_valid_1_y[0][i0][i1]
-			net_max_pool_1_x_1Row := &net_max_pool_1_x_1[0][i0][i1]
-			for i2 := range 4 {
-				net_max_pool_1_x_1Row[i2] = net_conv2d_valid_1_yRow[i2] + pNetConv2dValid1Bias[i2]
+	// float64 pointwise kernel over 144 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+	} else {
+		for i0 := range 12 {
+			for i1 := range 12 {
+				net_conv2d_valid_1_yRow := &net_conv2d_valid_1_y[0][i0][i1]
+				net_max_pool_1_x_1Row := &net_max_pool_1_x_1[0][i0][i1]
+				for i2 := range 4 {
+					net_max_pool_1_x_1Row[i2] = net_conv2d_valid_1_yRow[i2] + pNetConv2dValid1Bias[i2]
+				}
 			}
 		}
 	}
@@ -5922,9 +5967,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap9AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap9AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -6495,30 +6540,48 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_conv2d_2_yRow := &net_vgg_block_2_conv2d_2_y[i0][i1][i2]
-				net_vgg_block_2_conv2d_1_x_1Row := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_vgg_block_2_conv2d_1_x_1Row[i3] = net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
+	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_conv2d_2_yRow := &net_vgg_block_2_conv2d_2_y[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1Row := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_vgg_block_2_conv2d_1_x_1Row[i3] = net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_conv2d_1_x_1Row2 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-				net_vgg_block_2_conv2d_1_xRow := &net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
-				for i3 := range 4 {
-					r := net_vgg_block_2_conv2d_1_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap11AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap11AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_conv2d_1_x_1Row2 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_xRow := &net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
+					for i3 := range 4 {
+						r := net_vgg_block_2_conv2d_1_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_vgg_block_2_conv2d_1_xRow[i3] = r
 					}
-					net_vgg_block_2_conv2d_1_xRow[i3] = r
 				}
 			}
 		}
@@ -6562,13 +6625,20 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_conv2d_1_yRow := &net_vgg_block_2_conv2d_1_y[i0][i1][i2]
-				net_vgg_block_2_max_pool_1_x_1Row := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_vgg_block_2_max_pool_1_x_1Row[i3] = net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
+	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_conv2d_1_yRow := &net_vgg_block_2_conv2d_1_y[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1Row := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_vgg_block_2_max_pool_1_x_1Row[i3] = net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
+					}
 				}
 			}
 		}
@@ -6577,9 +6647,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap12AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap12AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -7667,30 +7737,48 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_conv2d_2_yRow := &net_vgg_block_2_conv2d_2_y[i0][i1][i2]
-				net_vgg_block_2_conv2d_1_x_1Row := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_vgg_block_2_conv2d_1_x_1Row[i3] = net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
+	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_conv2d_2_yRow := &net_vgg_block_2_conv2d_2_y[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1Row := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_vgg_block_2_conv2d_1_x_1Row[i3] = net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_conv2d_1_x_1Row2 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-				net_vgg_block_2_conv2d_1_xRow := &net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
-				for i3 := range 4 {
-					r := net_vgg_block_2_conv2d_1_x_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap11AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap11AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_conv2d_1_x_1Row2 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_xRow := &net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
+					for i3 := range 4 {
+						r := net_vgg_block_2_conv2d_1_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_vgg_block_2_conv2d_1_xRow[i3] = r
 					}
-					net_vgg_block_2_conv2d_1_xRow[i3] = r
 				}
 			}
 		}
@@ -7734,13 +7822,20 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_conv2d_1_yRow := &net_vgg_block_2_conv2d_1_y[i0][i1][i2]
-				net_vgg_block_2_max_pool_1_x_1Row := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_vgg_block_2_max_pool_1_x_1Row[i3] = net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
+	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_conv2d_1_yRow := &net_vgg_block_2_conv2d_1_y[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1Row := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_vgg_block_2_max_pool_1_x_1Row[i3] = net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
+					}
 				}
 			}
 		}
@@ -7749,9 +7844,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap12AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap12AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8634,9 +8729,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 	// float64 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap13AVX512(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap13AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8663,9 +8758,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
 	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap14AVX512(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap14AVX2(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8774,22 +8869,33 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_vgg_block_2_conv2d_1_x_1Row3 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-				net_vgg_block_2_conv2d_1_x_gradRow2 := &net_vgg_block_2_conv2d_1_x_grad[i0][i1+1][i2+1]
-				net_vgg_block_2_conv2d_1_x_1_gradRow := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
-				for i3 := range 4 {
-					var r17 float64
-					if 0 < net_vgg_block_2_conv2d_1_x_1Row3[i3] {
-						r17 = 1
+	// float64 pointwise kernel over 8 rows of 32 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap15AVX512(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap15AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_vgg_block_2_conv2d_1_x_1Row3 := &net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_gradRow2 := &net_vgg_block_2_conv2d_1_x_grad[i0][i1+1][i2+1]
+					net_vgg_block_2_conv2d_1_x_1_gradRow := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
+					for i3 := range 4 {
+						var r17 float64
+						if 0 < net_vgg_block_2_conv2d_1_x_1Row3[i3] {
+							r17 = 1
+						}
+						r18 := float64(0)
+						if r17 != 0 {
+							r18 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
+						}
+						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r18
 					}
-					r18 := float64(0)
-					if r17 != 0 {
-						r18 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
-					}
-					net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r18
 				}
 			}
 		}
@@ -8798,9 +8904,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
 	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlMap14AVX512(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlMap14AVX2(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -9153,30 +9259,48 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_conv2d_1_yRow := &net_conv2d_1_y[i0][i1][i2]
-				net_stem_1Row := &net_stem_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_stem_1Row[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_conv2d_1_yRow := &net_conv2d_1_y[i0][i1][i2]
+					net_stem_1Row := &net_stem_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_stem_1Row[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// net/stem = pointwise relu of _net/stem.1
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_stem_1Row2 := &net_stem_1[i0][i1][i2]
-				net_stemRow := &net_stem[i0][i1+1][i2+1]
-				for i3 := range 4 {
-					r := net_stem_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap11AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap11AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_stem_1Row2 := &net_stem_1[i0][i1][i2]
+					net_stemRow := &net_stem[i0][i1+1][i2+1]
+					for i3 := range 4 {
+						r := net_stem_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_stemRow[i3] = r
 					}
-					net_stemRow[i3] = r
 				}
 			}
 		}
@@ -9220,13 +9344,20 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_conv2d_1_yRow := &net_basic_block_1_conv2d_1_y[i0][i1][i2]
-				net_basic_block_1_h_1Row := &net_basic_block_1_h_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_h_1Row[i3] = net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
+	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_conv2d_1_yRow := &net_basic_block_1_conv2d_1_y[i0][i1][i2]
+					net_basic_block_1_h_1Row := &net_basic_block_1_h_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_h_1Row[i3] = net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
+					}
 				}
 			}
 		}
@@ -9287,13 +9418,20 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
-				net_basic_block_1_mainRow := &net_basic_block_1_main[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_mainRow[i3] = net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]
+	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
+					net_basic_block_1_mainRow := &net_basic_block_1_main[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_mainRow[i3] = net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]
+					}
 				}
 			}
 		}
@@ -9318,13 +9456,20 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i1][i2]
-				net_basic_block_1_shortcutRow := &net_basic_block_1_shortcut[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_shortcutRow[i3] = net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3]
+	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i1][i2]
+					net_basic_block_1_shortcutRow := &net_basic_block_1_shortcut[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_shortcutRow[i3] = net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3]
+					}
 				}
 			}
 		}
@@ -9333,9 +9478,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
 	// float64 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap17AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap17AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9354,9 +9499,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap18AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap18AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10167,30 +10312,48 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_conv2d_1_yRow := &net_conv2d_1_y[i0][i1][i2]
-				net_stem_1Row := &net_stem_1[i0][i1][i2]
-				for i3 := range 4 {
-					net_stem_1Row[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap10AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_conv2d_1_yRow := &net_conv2d_1_y[i0][i1][i2]
+					net_stem_1Row := &net_stem_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_stem_1Row[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// net/stem = pointwise relu of _net/stem.1
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_stem_1Row2 := &net_stem_1[i0][i1][i2]
-				net_stemRow := &net_stem[i0][i1+1][i2+1]
-				for i3 := range 4 {
-					r := net_stem_1Row2[i3]
-					if !(r > 0) {
-						r = 0
+	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap11AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap11AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_stem_1Row2 := &net_stem_1[i0][i1][i2]
+					net_stemRow := &net_stem[i0][i1+1][i2+1]
+					for i3 := range 4 {
+						r := net_stem_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						net_stemRow[i3] = r
 					}
-					net_stemRow[i3] = r
 				}
 			}
 		}
@@ -10234,13 +10397,20 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_conv2d_1_yRow := &net_basic_block_1_conv2d_1_y[i0][i1][i2]
-				net_basic_block_1_h_1Row := &net_basic_block_1_h_1[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_h_1Row[i3] = net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
+	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_conv2d_1_yRow := &net_basic_block_1_conv2d_1_y[i0][i1][i2]
+					net_basic_block_1_h_1Row := &net_basic_block_1_h_1[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_h_1Row[i3] = net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
+					}
 				}
 			}
 		}
@@ -10301,13 +10471,20 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
-				net_basic_block_1_mainRow := &net_basic_block_1_main[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_mainRow[i3] = net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]
+	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
+					net_basic_block_1_mainRow := &net_basic_block_1_main[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_mainRow[i3] = net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]
+					}
 				}
 			}
 		}
@@ -10332,13 +10509,20 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i1][i2]
-				net_basic_block_1_shortcutRow := &net_basic_block_1_shortcut[i0][i1][i2]
-				for i3 := range 8 {
-					net_basic_block_1_shortcutRow[i3] = net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3]
+	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i1][i2]
+					net_basic_block_1_shortcutRow := &net_basic_block_1_shortcut[i0][i1][i2]
+					for i3 := range 8 {
+						net_basic_block_1_shortcutRow[i3] = net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3]
+					}
 				}
 			}
 		}
@@ -10347,9 +10531,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
 	// float64 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap17AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap17AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10368,9 +10552,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap18AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap18AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10728,9 +10912,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
 	// float64 pointwise kernel over 256 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap19AVX512(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap19AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10757,9 +10941,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap20AVX512(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap20AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10777,9 +10961,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap20AVX512(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap20AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10797,9 +10981,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlMap20AVX512(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlMap20AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10880,9 +11064,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
+		ocannlMap20AVX512(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
+		ocannlMap20AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11051,9 +11235,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlMap20AVX512(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlMap20AVX2(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11160,22 +11344,33 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				net_stem_1Row3 := &net_stem_1[i0][i1][i2]
-				net_stem_gradRow3 := &net_stem_grad[i0][i1+1][i2+1]
-				net_stem_1_gradRow := &net_stem_1_grad[i0][i1][i2]
-				for i3 := range 4 {
-					var r10 float64
-					if 0 < net_stem_1Row3[i3] {
-						r10 = 1
+	// float64 pointwise kernel over 8 rows of 32 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap15AVX512(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap15AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					net_stem_1Row3 := &net_stem_1[i0][i1][i2]
+					net_stem_gradRow3 := &net_stem_grad[i0][i1+1][i2+1]
+					net_stem_1_gradRow := &net_stem_1_grad[i0][i1][i2]
+					for i3 := range 4 {
+						var r10 float64
+						if 0 < net_stem_1Row3[i3] {
+							r10 = 1
+						}
+						r11 := float64(0)
+						if r10 != 0 {
+							r11 = net_stem_gradRow3[i3]
+						}
+						net_stem_1_gradRow[i3] += r11
 					}
-					r11 := float64(0)
-					if r10 != 0 {
-						r11 = net_stem_gradRow3[i3]
-					}
-					net_stem_1_gradRow[i3] += r11
 				}
 			}
 		}
@@ -11184,9 +11379,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
 	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
+		ocannlMap14AVX512(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
+		ocannlMap14AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -12525,9 +12720,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap21AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap21AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -13096,13 +13291,20 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	}
 
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_separable_1_conv2d_1_yRow := &net_separable_1_conv2d_1_y[i0][i1][i2]
-				net_avg_pool_1_x_1Row := &net_avg_pool_1_x_1[i0][i1][i2]
-				for i3 := range 5 {
-					net_avg_pool_1_x_1Row[i3] = net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
+	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_separable_1_conv2d_1_yRow := &net_separable_1_conv2d_1_y[i0][i1][i2]
+					net_avg_pool_1_x_1Row := &net_avg_pool_1_x_1[i0][i1][i2]
+					for i3 := range 5 {
+						net_avg_pool_1_x_1Row[i3] = net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
+					}
 				}
 			}
 		}
@@ -13111,9 +13313,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap23AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap23AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -13882,13 +14084,20 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_separable_1_conv2d_1_yRow := &net_separable_1_conv2d_1_y[i0][i1][i2]
-				net_avg_pool_1_x_1Row := &net_avg_pool_1_x_1[i0][i1][i2]
-				for i3 := range 5 {
-					net_avg_pool_1_x_1Row[i3] = net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
+	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap22AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_separable_1_conv2d_1_yRow := &net_separable_1_conv2d_1_y[i0][i1][i2]
+					net_avg_pool_1_x_1Row := &net_avg_pool_1_x_1[i0][i1][i2]
+					for i3 := range 5 {
+						net_avg_pool_1_x_1Row[i3] = net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
+					}
 				}
 			}
 		}
@@ -13897,9 +14106,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap23AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap23AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14280,9 +14489,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
 	// float64 pointwise kernel over 360 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap24AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap24AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14309,9 +14518,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
 	// float64 pointwise kernel over 360 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap25AVX512(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap25AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {

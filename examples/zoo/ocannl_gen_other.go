@@ -198,7 +198,9 @@ func ocannlGemm36AVX512(c, a, b *float64) {
 }
 
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap0AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap0AVX512 called without assembly") }
+func ocannlMap0AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
+}
 
 // ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap1AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
@@ -220,7 +222,9 @@ func ocannlMap4AVX512(c, x0, x1 *float64) {
 func ocannlMap5AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
 
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX512 called without assembly") }
+func ocannlMap6AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
+}
 
 // ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
@@ -242,18 +246,20 @@ func ocannlMap10AVX512(c, x0, x1 *float64) {
 func ocannlMap11AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
 
 // ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
-}
+func ocannlMap12AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
 
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
+func ocannlMap13AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
+}
 
 // ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap14AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap14AVX512 called without assembly") }
 
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+func ocannlMap15AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
+}
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX512(c, x0, x1 *float64) {
@@ -261,7 +267,39 @@ func ocannlMap16AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+func ocannlMap17AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
+}
+
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
+
+// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+}
+
+// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
+
+// ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap21AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
+
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
+}
+
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
+
+// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap24AVX512 called without assembly")
+}
+
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -375,7 +413,7 @@ func ocannlGemm35AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm35AVX2 cal
 func ocannlGemm36AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm36AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap0AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
+func ocannlMap0AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap1AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
@@ -393,7 +431,7 @@ func ocannlMap4AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap4AVX2 calle
 func ocannlMap5AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
@@ -411,19 +449,43 @@ func ocannlMap10AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap10AVX2 cal
 func ocannlMap11AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+func ocannlMap12AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap14AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+func ocannlMap17AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+
+// ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+
+// ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+
+// ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+
+// ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap21AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+
+// ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+
+// ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+
+// ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+
+// ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }

@@ -1,8 +1,11 @@
 package model
 
 import (
+	"errors"
 	"math"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/rt"
 )
 
 func TestFit(t *testing.T) {
@@ -47,6 +50,13 @@ func TestSaveLoad(t *testing.T) {
 	}
 	if err := m.UnmarshalBinary(data); err == nil {
 		t.Error("loading Bigger's parameters into Small succeeded")
+	}
+	own, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.UnmarshalBinary(append(own, 0)); !errors.Is(err, rt.ErrTrailingData) {
+		t.Errorf("UnmarshalBinary with a trailing byte: %v, want rt.ErrTrailingData", err)
 	}
 	_ = math.Abs
 }

@@ -1,0 +1,290 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
+)
+
+// nestInfo is the analysis of one loop nest.
+type nestInfo struct {
+	// prefix is the perfect prefix: loops each holding exactly the next.
+	prefix []*loopir.For
+	// par are the loops run one thread per value (a subset of prefix,
+	// outermost first).
+	par []*loopir.For
+	// stores and loads of the whole nest.
+	stores []*loopir.Store
+	loads  []*loopir.Load
+	// args are the tensors the nest touches, sorted.
+	args []int
+}
+
+func analyze(s loopir.Stmt) *nestInfo {
+	n := &nestInfo{}
+	cur := s
+	for {
+		f, ok := cur.(*loopir.For)
+		if !ok {
+			break
+		}
+		n.prefix = append(n.prefix, f)
+		if len(f.Body) != 1 {
+			break
+		}
+		cur = f.Body[0]
+	}
+	visit(s, n)
+	seen := map[int]bool{}
+	written := map[int]bool{}
+	for _, st := range n.stores {
+		seen[st.Tensor], written[st.Tensor] = true, true
+	}
+	hazard := false
+	for _, l := range n.loads {
+		seen[l.Tensor] = true
+		hazard = hazard || written[l.Tensor]
+	}
+	for t := range seen {
+		n.args = append(n.args, t)
+	}
+	slices.Sort(n.args)
+	if hazard {
+		return n // one thread: a cell read may be another thread's
+	}
+	for _, f := range n.prefix {
+		if f.Extent > 0 && ownsAxis(n.stores, f.Var) {
+			n.par = append(n.par, f)
+		}
+	}
+	return n
+}
+
+func visit(s loopir.Stmt, n *nestInfo) {
+	switch s := s.(type) {
+	case *loopir.For:
+		for _, c := range s.Body {
+			visit(c, n)
+		}
+	case *loopir.Store:
+		n.stores = append(n.stores, s)
+		visitLoads(s.Value, n)
+	}
+}
+
+func visitLoads(e loopir.Expr, n *nestInfo) {
+	switch e := e.(type) {
+	case *loopir.Load:
+		n.loads = append(n.loads, e)
+	case *loopir.Apply:
+		for _, a := range e.Args {
+			visitLoads(a, n)
+		}
+	}
+}
+
+// ownsAxis reports whether variable v alone (c*v + offset) indexes one
+// axis of every store, the same axis with the same coefficient and offset
+// in each: then two values of v never write one cell, so v may be split
+// across threads.
+func ownsAxis(stores []*loopir.Store, v int) bool {
+	axis, coeff, off := -1, 0, 0
+	for i, st := range stores {
+		found := false
+		for a, x := range st.Index {
+			if len(x.Terms) == 1 && x.Terms[0].Var == v && x.Terms[0].Coeff != 0 {
+				if i == 0 && !found {
+					axis, coeff, off, found = a, x.Terms[0].Coeff, x.Offset, true
+				} else if a == axis && x.Terms[0].Coeff == coeff && x.Offset == off {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return len(stores) > 0
+}
+
+// offset renders the buffer offset of tensor t at idx, with loop
+// variable v named names[v] (i<v> when absent).
+func (g *kgen) offset(t int, idx []loopir.IndexExpr, names map[int]string) string {
+	bd := g.p.Tensors[t].BufDims
+	coeff := map[int]int{}
+	var vars []int
+	konst := 0
+	stride := 1
+	for a := len(bd) - 1; a >= 0; a-- {
+		if a < len(idx) {
+			konst += idx[a].Offset * stride
+			for _, tm := range idx[a].Terms {
+				if _, ok := coeff[tm.Var]; !ok {
+					vars = append(vars, tm.Var)
+				}
+				coeff[tm.Var] += tm.Coeff * stride
+			}
+		}
+		stride *= bd[a]
+	}
+	slices.Sort(vars)
+	var parts []string
+	for _, v := range vars {
+		c := coeff[v]
+		if c == 0 {
+			continue
+		}
+		name := names[v]
+		if name == "" && names == nil {
+			name = g.names[v]
+		}
+		if name == "" {
+			name = fmt.Sprintf("i%d", v)
+		}
+		if c == 1 {
+			parts = append(parts, name)
+		} else {
+			parts = append(parts, fmt.Sprintf("%d * %s", c, name))
+		}
+	}
+	if konst != 0 || len(parts) == 0 {
+		parts = append(parts, fmt.Sprint(konst))
+	}
+	return strings.Join(parts, " + ")
+}
+
+// nest emits one loop nest.
+func (g *kgen) nest(o *loopir.Operation, s loopir.Stmt) error {
+	n := analyze(s)
+	for _, f := range n.prefix {
+		if f.Extent == 0 {
+			return nil
+		}
+	}
+	if gm := g.gemmOf(n); gm != nil {
+		return g.gemm(o, n, gm)
+	}
+	if red := g.reduceOf(n); red != nil {
+		return g.blockReduce(o, n, red)
+	}
+	total := 1
+	for _, f := range n.par {
+		total *= f.Extent
+	}
+	g.launch(o, blocks(total), Block, false, n.args)
+	it := g.idxType()
+	fmt.Fprintf(g.b, "  %[1]s tid = (%[1]s)blockIdx.x * blockDim.x + threadIdx.x;\n  if (tid >= %[2]d) return;\n", it, total)
+	for i := len(n.par) - 1; i >= 0; i-- {
+		f := n.par[i]
+		if i == 0 {
+			fmt.Fprintf(g.b, "  %s i%d = tid;\n", it, f.Var)
+		} else {
+			fmt.Fprintf(g.b, "  %s i%d = tid %% %d; tid /= %d;\n", it, f.Var, f.Extent, f.Extent)
+		}
+	}
+	g.tmp = 0
+	if err := g.body(s, n.par, "  "); err != nil {
+		return err
+	}
+	g.b.WriteString("}\n")
+	return nil
+}
+
+// body emits s with the loops of par removed (their variables are the
+// thread's).
+func (g *kgen) body(s loopir.Stmt, par []*loopir.For, ind string) error {
+	switch s := s.(type) {
+	case *loopir.For:
+		inner := ind
+		if !slices.Contains(par, s) {
+			fmt.Fprintf(g.b, "%sfor (%s i%d = 0; i%d < %d; ++i%d) {\n", ind, g.idxType(), s.Var, s.Var, s.Extent, s.Var)
+			inner = ind + "  "
+		}
+		for _, c := range s.Body {
+			if err := g.body(c, par, inner); err != nil {
+				return err
+			}
+		}
+		if inner != ind {
+			fmt.Fprintf(g.b, "%s}\n", ind)
+		}
+		return nil
+	case *loopir.Store:
+		return g.store(s, ind)
+	}
+	return fmt.Errorf("statement %T inside a loop nest", s)
+}
+
+func (g *kgen) store(s *loopir.Store, ind string) error {
+	fmt.Fprintf(g.b, "%s{\n", ind)
+	in := ind + "  "
+	v, err := g.expr(s.Value, in)
+	if err != nil {
+		return err
+	}
+	cell := fmt.Sprintf("t%d[%s]", s.Tensor, g.offset(s.Tensor, s.Index, nil))
+	if s.Accumulate && s.Accum != "" {
+		a := ops.LookupAccum(s.Accum)
+		if a == nil || a.CUDA() == "" {
+			return fmt.Errorf("accumulator %q has no CUDA recipe", s.Accum)
+		}
+		fmt.Fprintf(g.b, "%s%s old = %s;\n", in, g.ct, cell)
+		v = subst(a.CUDA(), []string{"old", v}, g.ct)
+	}
+	fmt.Fprintf(g.b, "%s%s = %s;\n%s}\n", in, cell, v, ind)
+	return nil
+}
+
+// expr renders e, declaring a temporary for each application (so that a
+// recipe that repeats an operand repeats a name, not a computation).
+func (g *kgen) expr(e loopir.Expr, ind string) (string, error) {
+	switch e := e.(type) {
+	case *loopir.Const:
+		return g.lit(e.Value), nil
+	case *loopir.Load:
+		return fmt.Sprintf("t%d[%s]", e.Tensor, g.offset(e.Tensor, e.Index, nil)), nil
+	case *loopir.Apply:
+		p := ops.Lookup(e.Prim)
+		if p == nil || p.CUDA() == "" {
+			return "", fmt.Errorf("primitive %q has no CUDA recipe", e.Prim)
+		}
+		args := make([]string, len(e.Args))
+		for i, a := range e.Args {
+			s, err := g.expr(a, ind)
+			if err != nil {
+				return "", err
+			}
+			args[i] = s
+		}
+		name := fmt.Sprintf("v%d", g.tmp)
+		g.tmp++
+		fmt.Fprintf(g.b, "%s%s %s = %s;\n", ind, g.ct, name, subst(p.CUDA(), args, g.ct))
+		return name, nil
+	}
+	return "", fmt.Errorf("unknown expression %T", e)
+}
+
+// subst fills a recipe's operands and element type.
+func subst(recipe string, args []string, ct string) string {
+	var b strings.Builder
+	for i := 0; i < len(recipe); i++ {
+		if recipe[i] == '$' && i+1 < len(recipe) {
+			c := recipe[i+1]
+			switch {
+			case c == 'T':
+				b.WriteString(ct)
+				i++
+				continue
+			case c >= '0' && c <= '9' && int(c-'0') < len(args):
+				b.WriteString(args[c-'0'])
+				i++
+				continue
+			}
+		}
+		b.WriteByte(recipe[i])
+	}
+	return b.String()
+}

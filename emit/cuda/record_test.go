@@ -1,0 +1,186 @@
+package cuda_test
+
+import (
+	"encoding/gob"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/emit/cuda"
+	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
+	"github.com/ocannlgen/ocannlgen/pipeline"
+	rtcuda "github.com/ocannlgen/ocannlgen/rt/cuda"
+)
+
+// gpuCases is the directory of recorded GPU cases: TestRecordGPUCases
+// writes it on a development machine, the cuda-tagged tests read it on a
+// GPU machine (docs/benchmarks.md, "Running on a GPU").
+var gpuCases = flag.String("gpucases", "", "directory of recorded GPU cases (written by TestRecordGPUCases, read by the cuda-tagged GPU tests)")
+
+// caseFile is what TestRecordGPUCases records for one package: its
+// generated CUDA file and, per kernel, random inputs with the
+// interpreter's outputs.
+type caseFile struct {
+	Package string
+	Source  []byte
+	Cases   []kernelCase
+	Models  []modelCase
+}
+
+type kernelCase struct {
+	Kernel, Elem string
+	Inputs       map[string][]float64
+	Outputs      map[string][]float64
+	Tol          float64
+}
+
+// modelCase is a model's training step: its backward kernel, inputs
+// (batch and parameters) and the parameter/gradient names.
+type modelCase struct {
+	Backward string
+	Elem     string
+	Batch    map[string][]float64
+	Params   map[string][]float64
+	Grads    []string // "g"+field, for each "p"+field with a gradient
+}
+
+// gemmN is the size of the recorded GEMM benchmark (4096^3, float32).
+const gemmN = 4096
+
+// TestRecordGPUCases writes the GPU cases (run with -gpucases DIR; skipped
+// otherwise): for every opted-in package, PKG.gob with the generated file
+// and every kernel's random inputs and interpreter outputs; gemm.cu, a
+// 4096^3 float32 matmul for the benchmark.
+func TestRecordGPUCases(t *testing.T) {
+	if *gpuCases == "" {
+		t.Skip("no -gpucases directory")
+	}
+	if err := os.MkdirAll(*gpuCases, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range emuPackages {
+		res := generate(t, pkg)
+		cf := caseFile{Package: pkg, Source: res.CUDAContent}
+		for _, k := range res.Compiled {
+			if work(k.Prog) > maxWork {
+				continue
+			}
+			inputs, io := randomInputs(k, 3)
+			want := interpret(t, k, inputs)
+			kc := kernelCase{Kernel: k.Name, Elem: k.Elem, Inputs: map[string][]float64{}, Outputs: map[string][]float64{}, Tol: tolerance(k.Elem)}
+			for _, p := range k.Params {
+				if p.Output {
+					kc.Outputs[p.Name] = want(p.Tensor)
+				} else {
+					kc.Inputs[p.Name] = io[p.Name].([]float64)
+				}
+			}
+			cf.Cases = append(cf.Cases, kc)
+			if strings.HasSuffix(k.Name, "Backward") {
+				cf.Models = append(cf.Models, modelOf(k, kc))
+			}
+		}
+		f, err := os.Create(filepath.Join(*gpuCases, filepath.Base(pkg)+".gob"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gob.NewEncoder(f).Encode(&cf); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, src, err := gemmSource(t, gemmN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(*gpuCases, "gemm.cu"), src, 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func modelOf(k *gocode.Kernel, kc kernelCase) modelCase {
+	mc := modelCase{Backward: k.Name, Elem: k.Elem, Batch: map[string][]float64{}, Params: map[string][]float64{}}
+	for _, p := range k.Params {
+		switch {
+		case !p.Output && isParam(p.Name):
+			mc.Params[p.Name] = kc.Inputs[p.Name]
+		case !p.Output:
+			mc.Batch[p.Name] = kc.Inputs[p.Name]
+		case p.Name != "loss":
+			mc.Grads = append(mc.Grads, p.Name)
+		}
+	}
+	return mc
+}
+
+// gemmSource is the CUDA file of an n x n x n float32 matmul kernel
+// "Gemm" with parameters a, b (inputs) and c (output).
+func gemmSource(t *testing.T, n int) (*gocode.Kernel, []byte, error) {
+	g := testutil.Compile(t, "input a : "+itoa(n)+","+itoa(n)+"\ninput b : "+itoa(n)+","+itoa(n)+"\nlet c = a +* \"ij;jk=>ik\" b")
+	res, err := pipeline.CompileGraph(g, pipeline.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	k := &gocode.Kernel{Name: "Gemm", Elem: "float32", Prog: res.Loops}
+	for _, name := range []string{"a", "b", "c"} {
+		k.Params = append(k.Params, gocode.Param{Name: name, Tensor: testutil.Named(t, g, name), Output: name == "c"})
+	}
+	src, err := cuda.Render(&gocode.File{Package: "gemm", Kernels: []*gocode.Kernel{k}})
+	return k, src, err
+}
+
+func itoa(n int) string {
+	s := ""
+	for ; n > 0; n /= 10 {
+		s = string(rune('0'+n%10)) + s
+	}
+	return s
+}
+
+// TestGEMMSource: the benchmark's kernel is the tiled GEMM (checked at a
+// size the emulation runs against the interpreter, 80^3, which also
+// leaves partial tiles), and the emulated comparison catches a broken
+// GEMM.
+func TestGEMMSource(t *testing.T) {
+	k, src, err := gemmSource(t, 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "Tiled GEMM: C 80x80 += A * B over 80") {
+		t.Fatalf("the matmul is not tiled:\n%s", src)
+	}
+	s, err := rtcuda.NewSession(startEmu(t, emuBuild(t, "gemm80", src)), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, io := randomInputs(k, 1)
+	if err := s.Run("Gemm", io); err != nil {
+		t.Fatal(err)
+	}
+	want := interpret(t, k, inputs)(k.Params[2].Tensor)
+	compare(t, "c", io["c"].([]float64), want, tolerance("float32"))
+	// The check can fail: a GEMM that skips every other slice of the
+	// reduction is caught.
+	bad := []byte(strings.Replace(string(src), "k0 += 16", "k0 += 32", 1))
+	s2, err := rtcuda.NewSession(startEmu(t, emuBuild(t, "gemm80-broken", bad)), bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Run("Gemm", io); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, v := range io["c"].([]float64) {
+		if !testutil.CloseRel(v, want[i], tolerance("float32")) {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("a broken GEMM matches the interpreter")
+	}
+}

@@ -1,0 +1,93 @@
+package gen
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/emit/cuda"
+)
+
+// TestCUDAOptIn: //ocannl:cuda makes the package's generation also write
+// ocannl_gen.cu (the same kernels, with a launch plan), leaves
+// ocannl_gen.go byte-identical, is reported by check mode when stale or
+// missing, and removing the directive removes the file.
+func TestCUDAOptIn(t *testing.T) {
+	t.Parallel()
+	dir := copyFixture(t)
+	r0 := generate(t, dir, false, "./good")[0]
+	if r0.CUDAFile != "" || r0.CUDAContent != nil {
+		t.Fatalf("without the directive: CUDA file %q", r0.CUDAFile)
+	}
+	extra := filepath.Join(dir, "good", "cuda.go")
+	if err := os.WriteFile(extra, []byte("package good\n\n//ocannl:cuda\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if r := generate(t, dir, true, "./good")[0]; r.CUDAStatus != Missing {
+		t.Fatalf("check before writing: status %v, want missing", r.CUDAStatus)
+	}
+	r1 := generate(t, dir, false, "./good")[0]
+	cu := filepath.Join(dir, "good", cuda.OutputFile)
+	if r1.CUDAFile != cu || r1.CUDAStatus != Written || r1.Status != Unchanged {
+		t.Fatalf("with the directive: %s %v, Go file %v; want %s written, Go file unchanged", r1.CUDAFile, r1.CUDAStatus, r1.Status, cu)
+	}
+	if !bytes.Equal(r1.Content, r0.Content) {
+		t.Fatal("the directive changed ocannl_gen.go")
+	}
+	b, err := os.ReadFile(cu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range goodKernels {
+		if !bytes.Contains(b, []byte("// @ocannl kernel "+k+" ")) {
+			t.Errorf("%s has no plan for %s", cuda.OutputFile, k)
+		}
+	}
+	if !isGenerated(b) {
+		t.Errorf("%s lacks the generated-code header", cuda.OutputFile)
+	}
+	if r := generate(t, dir, true, "./good")[0]; r.CUDAStatus != Unchanged {
+		t.Fatalf("check after writing: %v", r.CUDAStatus)
+	}
+	if err := os.WriteFile(cu, append(b, "// edited\n"...), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if r := generate(t, dir, true, "./good")[0]; r.CUDAStatus != Stale {
+		t.Fatalf("check after an edit: %v, want out of date", r.CUDAStatus)
+	}
+	if err := os.Remove(extra); err != nil {
+		t.Fatal(err)
+	}
+	if r := generate(t, dir, true, "./good")[0]; r.CUDAStatus != Unneeded {
+		t.Fatalf("check without the directive: %v, want unneeded", r.CUDAStatus)
+	}
+	if r := generate(t, dir, false, "./good")[0]; r.CUDAStatus != Removed {
+		t.Fatalf("generate without the directive: %v, want removed", r.CUDAStatus)
+	}
+	if _, err := os.Stat(cu); !os.IsNotExist(err) {
+		t.Fatalf("%s still exists: %v", cu, err)
+	}
+}
+
+// TestCUDADirectiveErrors: a misused //ocannl:cuda is a positioned error.
+func TestCUDADirectiveErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, src, want string }{
+		{"args", "package good\n\n//ocannl:cuda fast\n", "cuda.go:3:15: //ocannl:cuda takes no arguments"},
+		{"doc", "package good\n\n//ocannl:cuda\nfunc F() {}\n", "cuda.go:3:10: //ocannl:cuda is a package directive"},
+		{"twice", "package good\n\n//ocannl:cuda\n\n//ocannl:cuda\n", "cuda.go:5:10: a second //ocannl:cuda in the package (the first is at line 3)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyFixture(t)
+			if err := os.WriteFile(filepath.Join(dir, "good", "cuda.go"), []byte(c.src), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Generate([]string{"./good"}, Options{Dir: dir, Check: true})
+			if err == nil || !strings.Contains(strings.Join(errorLines(err, dir), "\n"), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
