@@ -101,8 +101,8 @@ func scaling(reps int) {
 	)
 
 	fmt.Println()
-	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, spinning workers | speedup | median speedups |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, spinning workers | speedup | median speedups | CPU µs/call: 1 thread, 2, 2 spinning (best) |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	cfgs := []int{1, 2, 3}
 	for _, c := range cases {
 		for _, im := range c.impls {
@@ -112,20 +112,21 @@ func scaling(reps int) {
 				im.run()
 				iters[th] = calibrate(im.run)
 			}
-			wall := map[int][]float64{}
+			wall, cpu := map[int][]float64{}, map[int][]float64{}
 			for range reps {
 				for _, th := range cfgs {
 					im.set(th)
-					t0 := time.Now()
+					t0, c0 := time.Now(), cpuNow()
 					for range iters[th] {
 						im.run()
 					}
 					wall[th] = append(wall[th], float64(time.Since(t0).Microseconds())/float64(iters[th]))
+					cpu[th] = append(cpu[th], float64((cpuNow()-c0).Microseconds())/float64(iters[th]))
 				}
 			}
 			b1, b2, b3 := slices.Min(wall[1]), slices.Min(wall[2]), slices.Min(wall[3])
-			fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.2fx | %.2fx, %.2fx |\n", c.name, im.name, b1, b2, b1/b2, b3, b1/b3,
-				median(wall[1])/median(wall[2]), median(wall[1])/median(wall[3]))
+			fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.2fx | %.2fx, %.2fx | %.0f, %.0f, %.0f |\n", c.name, im.name, b1, b2, b1/b2, b3, b1/b3,
+				median(wall[1])/median(wall[2]), median(wall[1])/median(wall[3]), slices.Min(cpu[1]), slices.Min(cpu[2]), slices.Min(cpu[3]))
 		}
 	}
 	blasThreads(1)

@@ -65,6 +65,9 @@ type job struct {
 	parts int64
 	next  atomic.Int64 // the next part to claim
 	refs  atomic.Int32 // workers inside work on this job
+	// waiting: the caller sleeps on done until refs is 0.
+	waiting atomic.Bool
+	done    chan struct{}
 }
 
 // NewPool returns a pool of n threads (the calling goroutine counts as
@@ -111,6 +114,7 @@ func (p *Pool) Close() {
 
 // start launches the n-1 workers.
 func (p *Pool) start() {
+	p.job.done = make(chan struct{}, 1)
 	p.workers = make([]chan struct{}, p.n-1)
 	for i := range p.workers {
 		w := make(chan struct{}, 1)
@@ -135,7 +139,7 @@ func (p *Pool) worker(wake chan struct{}) {
 					j.work()
 					last, idle = e, 0
 				}
-				j.refs.Add(-1)
+				j.release()
 				continue
 			}
 			idle++
@@ -157,6 +161,18 @@ func (p *Pool) SetSpin(n int) {
 		p = DefaultPool()
 	}
 	p.spin.Store(int32(max(n, 0)))
+}
+
+// release drops a worker's reference, waking the caller when it waits
+// for the last one. (A token left over from an earlier wait only makes
+// the caller look at refs once more.)
+func (j *job) release() {
+	if j.refs.Add(-1) == 0 && j.waiting.Load() {
+		select {
+		case j.done <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // work runs parts of the job until none is left.
@@ -205,10 +221,19 @@ func (p *Pool) Run(t Task, parts int) {
 		}
 	}
 	j.work()
-	// Every part is claimed; wait for the workers running the last ones.
+	// Every part is claimed; wait for the workers running the last ones:
+	// a few yields, then asleep until the last one leaves (a busy wait
+	// would take the CPU from the worker on a loaded machine).
 	p.cur.Store(nil)
-	for j.refs.Load() != 0 {
+	for i := 0; i < 16 && j.refs.Load() != 0; i++ {
 		runtime.Gosched()
+	}
+	if j.refs.Load() != 0 {
+		j.waiting.Store(true)
+		for j.refs.Load() != 0 {
+			<-j.done
+		}
+		j.waiting.Store(false)
 	}
 	j.task = nil
 }
