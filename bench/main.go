@@ -107,7 +107,7 @@ func main() {
 		core := blasInit()
 		fmt.Printf("cpu: %s (%d logical CPUs)\n", cpuModel(), runtime.NumCPU())
 		fmt.Printf("go: %s, GOMAXPROCS=2; OpenBLAS core: %s (OPENBLAS_CORETYPE=%q); assembly tier: %s\n", runtime.Version(), core, os.Getenv("OPENBLAS_CORETYPE"), bestTier())
-		scaling(*reps)
+		scaling(*reps, *only)
 		return
 	}
 	runtime.GOMAXPROCS(1)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -31,7 +32,7 @@ type scaleCase struct {
 // kernels and training steps on an rt.Pool of 1 and of 2 threads, and
 // OpenBLAS with 1 and 2 threads. Wall time, not CPU time: two threads
 // spend more CPU time to finish sooner.
-func scaling(reps int) {
+func scaling(reps int, only string) {
 	runtime.GOMAXPROCS(2)
 	// Config 1: one thread; 2: two; 3: two, with workers spinning 2000
 	// times for the next nest before they sleep (rt.Pool.SetSpin).
@@ -105,6 +106,9 @@ func scaling(reps int) {
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	cfgs := []int{1, 2, 3}
 	for _, c := range cases {
+		if only != "" && !strings.Contains(c.name, only) {
+			continue
+		}
 		for _, im := range c.impls {
 			iters := map[int]int{}
 			for _, th := range cfgs {
