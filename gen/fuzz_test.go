@@ -52,7 +52,7 @@ func FuzzGenerate(f *testing.F) {
 		}
 		// Errors in the user's file (a wrapper that misuses the function
 		// it calls, which only now exists) are the user's to fix.
-		if errs := generatedFileErrors(typeCheckGenerated(src, r.Content)); len(errs) > 0 {
+		if errs := generatedFileErrors(typeCheckGenerated(src, r.Content, r.Other)); len(errs) > 0 {
 			t.Fatalf("generation succeeded but the output does not type-check: %v\nsource:\n%s\ngenerated:\n%s", errs, src, r.Content)
 		}
 	})

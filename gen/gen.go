@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/mod/modfile"
 	"golang.org/x/tools/go/packages"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
@@ -130,7 +131,7 @@ type Result struct {
 
 // loadMode is what the driver needs from go/packages.
 const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
-	packages.NeedTypes | packages.NeedTypesInfo | packages.NeedTypesSizes
+	packages.NeedTypes | packages.NeedTypesInfo | packages.NeedTypesSizes | packages.NeedModule
 
 // Generate loads the packages matching patterns (default ".") and
 // generates ocannl_gen.go for every package with at least one annotated
@@ -229,7 +230,7 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 		return nil, loadFailure(p)
 	}
 	g := &pkgGen{p: p, out: filepath.Join(dir, OutputFile), f: &gocode.File{Package: p.Name}}
-	if !opts.NoAsm {
+	if !opts.NoAsm && asmAvailable(p) {
 		g.f.Asm = asm.NewSet(asm.Tiers()...)
 	}
 	var attempted, misplacedModels map[string]bool
@@ -241,7 +242,9 @@ func generatePackage(p *packages.Package, opts Options, foreign map[string]bool)
 	if foreign[g.out] {
 		return nil, g.errs
 	}
-	g.f.Parallel = !opts.Serial
+	// Parallel nests import rt: like the assembly dispatch, only where the
+	// module may import ocannlgen's packages.
+	g.f.Parallel = !opts.Serial && asmAvailable(p)
 	// Kernels are compiled even when directives elsewhere have errors, so
 	// that one run reports everything, but not on a package that does not
 	// type-check: its types could cause misleading kernel errors.
@@ -441,6 +444,35 @@ func (g *pkgGen) write(check bool) (*Result, []*Error) {
 		return nil, []*Error{err}
 	}
 	return res, nil
+}
+
+// ocannlgenModule is the module whose rt/cpu the assembly dispatch
+// imports.
+const ocannlgenModule = "github.com/ocannlgen/ocannlgen"
+
+// asmAvailable reports whether p's generated code may import rt/cpu (the
+// assembly kernels' dispatch): p's module is ocannlgen's or its go.mod
+// requires it (as `go get -tool` does). A module without it gets the Go
+// loops only. When the module is unknown (no go.mod), it is assumed.
+func asmAvailable(p *packages.Package) bool {
+	m := p.Module
+	if m == nil || m.Path == ocannlgenModule || m.GoMod == "" {
+		return true
+	}
+	b, err := os.ReadFile(m.GoMod)
+	if err != nil {
+		return true
+	}
+	f, err := modfile.ParseLax(m.GoMod, b, nil)
+	if err != nil {
+		return true
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == ocannlgenModule {
+			return true
+		}
+	}
+	return false
 }
 
 // syncFiles brings the generated Go and assembly files of a package

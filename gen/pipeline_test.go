@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"go/ast"
 	"go/importer"
 	"go/parser"
@@ -47,6 +48,9 @@ func importFromSource(path string) (*types.Package, error) {
 type pipeResult struct {
 	// Content is the generated file (nil when generation failed).
 	Content []byte
+	// Other is the assembly kernels' file for builds without them (nil
+	// when there are none).
+	Other []byte
 	// Errs are the generation errors.
 	Errs []*Error
 }
@@ -94,6 +98,7 @@ func runPipeline(src string) (*pipeResult, error) {
 	out := &pipeResult{Errs: errs}
 	if res != nil {
 		out.Content = res.Content
+		out.Other = res.Asm[asm.OtherFile]
 	}
 	return out, nil
 }
@@ -101,11 +106,17 @@ func runPipeline(src string) (*pipeResult, error) {
 // typeCheckGenerated type-checks the generated file together with the
 // source, with rt and the standard library importable, and returns the
 // errors (nil when the package compiles as far as go/types can tell).
-func typeCheckGenerated(src string, content []byte) []error {
+func typeCheckGenerated(src string, content []byte, other []byte) []error {
 	fset := token.NewFileSet()
 	var files []*ast.File
 	var errs []error
-	for _, fl := range []struct{ name, text string }{{"p.go", src}, {OutputFile, string(content)}} {
+	fls := []struct{ name, text string }{{"p.go", src}, {OutputFile, string(content)}}
+	if other != nil {
+		// The assembly kernels' stand-ins: the same names as the stubs,
+		// without their import of rt/cpu.
+		fls = append(fls, struct{ name, text string }{asm.OtherFile, string(other)})
+	}
+	for _, fl := range fls {
 		f, err := parser.ParseFile(fset, filepath.Join(pipeDir, fl.name), fl.text, parser.SkipObjectResolution)
 		if err != nil {
 			return []error{err}
@@ -132,7 +143,7 @@ func mustGenerate(t *testing.T, src string) []byte {
 	if len(r.Errs) > 0 {
 		t.Fatalf("generation failed:\n%v\nsource:\n%s", ErrorList(r.Errs), src)
 	}
-	if errs := typeCheckGenerated(src, r.Content); len(errs) > 0 {
+	if errs := typeCheckGenerated(src, r.Content, r.Other); len(errs) > 0 {
 		t.Fatalf("the generated file does not type-check: %v\nsource:\n%s", errs, src)
 	}
 	return r.Content
@@ -180,7 +191,7 @@ func TestPipelineHarness(t *testing.T) {
 		t.Fatalf("no TrainStep in\n%s", content)
 	}
 	bad := strings.Replace(string(content), "m.Step++", "m.Step += 1.5", 1)
-	if errs := typeCheckGenerated(src, []byte(bad)); len(errs) == 0 {
+	if errs := typeCheckGenerated(src, []byte(bad), nil); len(errs) == 0 {
 		t.Fatal("a generated file with a float step increment type-checks")
 	}
 }

@@ -347,7 +347,7 @@ func compare(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
-// maxWork bounds the interpreted iterations of a kernel the emulation
+// maxWork bounds, under -short, the interpreted iterations of a kernel the emulation
 // tests run (the 512^3 gallery matmul takes the interpreter 20 s).
 const maxWork = 20_000_000
 
@@ -386,8 +386,8 @@ func TestEmulatedKernelsMatchInterpreter(t *testing.T) {
 				t.Fatal("no kernels")
 			}
 			for _, k := range res.Compiled {
-				if n := work(k.Prog); n > maxWork {
-					t.Logf("%s: skipped (%d interpreted iterations; its smaller twins run)", k.Name, n)
+				if n := work(k.Prog); n > maxWork && testing.Short() {
+					t.Logf("%s: skipped under -short (%d interpreted iterations; its smaller twins run)", k.Name, n)
 					continue
 				}
 				inputs, io := randomInputs(k, 1)
