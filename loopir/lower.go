@@ -184,6 +184,9 @@ func lowerAssignment(p *Program, a Assignment) (*Operation, error) {
 		if err := l.validate(); err != nil {
 			return nil, err
 		}
+		if l.emptyLHS() {
+			return &Operation{Desc: a.Desc, Op: a.Op, Assignment: a}, nil
+		}
 		var body []Stmt
 		if a.ZeroInit {
 			body = append(body, &Fill{Tensor: a.LHS, Value: Neutral(a.Accum)})
@@ -198,6 +201,9 @@ func lowerAssignment(p *Program, a Assignment) (*Operation, error) {
 		if err := l.validate(); err != nil {
 			return nil, err
 		}
+		if l.emptyLHS() {
+			return &Operation{Desc: a.Desc, Op: a.Op, Assignment: a}, nil
+		}
 		var body []Stmt
 		if a.ZeroInit {
 			body = append(body, &Fill{Tensor: a.LHS, Value: Neutral("add")})
@@ -209,6 +215,14 @@ func lowerAssignment(p *Program, a Assignment) (*Operation, error) {
 		return &Operation{Desc: a.Desc, Op: a.Op, Assignment: a, Body: append(body, nest...)}, nil
 	}
 	return nil, &Error{Pass: "loops", Op: -1, Msg: fmt.Sprintf("unknown assignment %T", a)}
+}
+
+// emptyLHS reports that the operation's result has no cells (an axis of
+// size 0, e.g. a discardable concatenation component closed to 0 that is
+// also a plain axis): there is nothing to write, so the operation lowers
+// to no statements rather than to loops indexing an empty buffer.
+func (l *lowerer) emptyLHS() bool {
+	return l.p.Graph.Tensors[l.lhs].Shape.Size() == 0
 }
 
 // validate checks the projection record against the tensors and sizes
