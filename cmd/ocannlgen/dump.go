@@ -73,18 +73,9 @@ func dumpModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int 
 		}
 		return unknownStage(f.dump, dumpStages(), stderr)
 	}
-	std, err := program.Parse(model.StdSource())
-	if err != nil {
-		fmt.Fprintf(stderr, "ocannlgen infer: the standard library: %v\n", err)
-		return 1
-	}
-	m, err := model.Expand(prog, std)
-	if err != nil {
-		return reportModelError(err, f, stdout, stderr)
-	}
-	inf, err := m.Infer()
-	if err != nil {
-		return reportModelError(err, f, stdout, stderr)
+	m, inf, code := expandInfer(prog, f, stdout, stderr)
+	if m == nil {
+		return code
 	}
 	for i, e := range m.Entries {
 		g := inf.Graphs[i]

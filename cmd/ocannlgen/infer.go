@@ -335,22 +335,33 @@ func isModel(p *program.Program) bool {
 	return false
 }
 
+// expandInfer expands a model program with the standard library and
+// infers it; on an error it reports it and returns a nil model and the
+// exit code.
+func expandInfer(prog *program.Program, f cliFlags, stdout, stderr io.Writer) (*model.Model, *model.Inferred, int) {
+	std, err := program.Parse(model.StdSource())
+	if err != nil {
+		fmt.Fprintf(stderr, "ocannlgen infer: the standard library: %v\n", err)
+		return nil, nil, 1
+	}
+	m, err := model.Expand(prog, std)
+	if err != nil {
+		return nil, nil, reportModelError(err, f, stdout, stderr)
+	}
+	inf, err := m.Infer()
+	if err != nil {
+		return nil, nil, reportModelError(err, f, stdout, stderr)
+	}
+	return m, inf, 0
+}
+
 // inferModel expands and infers a model: the parameters' shapes, then
 // each entry's tensors (and with --loops its loop nests, and the loss's
 // backward pass).
 func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int {
-	std, err := program.Parse(model.StdSource())
-	if err != nil {
-		fmt.Fprintf(stderr, "ocannlgen infer: the standard library: %v\n", err)
-		return 1
-	}
-	m, err := model.Expand(prog, std)
-	if err != nil {
-		return reportModelError(err, f, stdout, stderr)
-	}
-	inf, err := m.Infer()
-	if err != nil {
-		return reportModelError(err, f, stdout, stderr)
+	m, inf, code := expandInfer(prog, f, stdout, stderr)
+	if m == nil {
+		return code
 	}
 	type jsonParam struct {
 		ID     string `json:"id"`
