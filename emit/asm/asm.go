@@ -30,6 +30,7 @@ import (
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/pass"
 	"github.com/mmcloughlin/avo/printer"
@@ -109,8 +110,23 @@ func (s *Set) Files(pkg string) (map[string][]byte, error) {
 	}
 	c := build.NewContext()
 	c.ConstraintExpr("amd64,gc,!purego")
-	var tab32, tab64 operand.Mem
-	need32, need64 := false, false
+	need32, need64 := s.maskNeeds()
+	tab32, tab64 := maskTables(c, need32, need64)
+	ctab, coff := s.constTables(c)
+	tierOf := s.emitKernels(c, tab32, tab64, ctab, coff)
+	f, err := c.Result()
+	if err != nil {
+		return nil, fmt.Errorf("asm: building kernels: %w", err)
+	}
+	if err := pass.Compile.Execute(f); err != nil {
+		return nil, fmt.Errorf("asm: compiling kernels: %w", err)
+	}
+	return s.render(f, pkg, s.tierISA(f, tierOf))
+}
+
+// maskNeeds reports which AVX2 tail-mask tables the kernels use: a
+// kernel of a narrow (not Wide) tier needs the table of its element type.
+func (s *Set) maskNeeds() (need32, need64 bool) {
 	for _, t := range s.tiers {
 		for i := range s.specs {
 			if t.Wide {
@@ -133,7 +149,13 @@ func (s *Set) Files(pkg string) (map[string][]byte, error) {
 			}
 		}
 	}
-	// The AVX2 tail-mask tables: lanes all-ones elements, then lanes zeros.
+	return need32, need64
+}
+
+// maskTables adds the AVX2 tail-mask tables the kernels need to c: lanes
+// all-ones elements, then lanes zeros. A table not needed is the zero
+// operand.Mem.
+func maskTables(c *build.Context, need32, need64 bool) (tab32, tab64 operand.Mem) {
 	lanes := 8
 	if need32 {
 		tab32 = c.StaticGlobal("ocannlMask32")
@@ -157,7 +179,14 @@ func (s *Set) Files(pkg string) (map[string][]byte, error) {
 			c.AppendDatum(operand.U64(v))
 		}
 	}
-	// The pointwise kernels' constants, one table per element type.
+	return tab32, tab64
+}
+
+// constTables adds the pointwise kernels' constants to c, one table per
+// element type (0 and 1 first, each distinct value once). It returns the
+// tables by element type and, per element type, each value's byte offset
+// keyed by its float64 bits.
+func (s *Set) constTables(c *build.Context) (map[string]operand.Mem, map[string]map[uint64]int) {
 	ctab := map[string]operand.Mem{}
 	coff := map[string]map[uint64]int{"float32": {}, "float64": {}}
 	for _, elem := range []string{"float32", "float64"} {
@@ -193,6 +222,13 @@ func (s *Set) Files(pkg string) (map[string][]byte, error) {
 			}
 		}
 	}
+	return ctab, coff
+}
+
+// emitKernels adds every kernel of the set to c, tier by tier (contraction
+// kernels, then pointwise ones), and returns each kernel's tier by
+// function name.
+func (s *Set) emitKernels(c *build.Context, tab32, tab64 operand.Mem, ctab map[string]operand.Mem, coff map[string]map[uint64]int) map[string]string {
 	tierOf := map[string]string{}
 	for _, t := range s.tiers {
 		for i := range s.specs {
@@ -214,13 +250,13 @@ func (s *Set) Files(pkg string) (map[string][]byte, error) {
 			tierOf[s.MapName(i, t)] = t.Tier
 		}
 	}
-	f, err := c.Result()
-	if err != nil {
-		return nil, fmt.Errorf("asm: building kernels: %w", err)
-	}
-	if err := pass.Compile.Execute(f); err != nil {
-		return nil, fmt.Errorf("asm: compiling kernels: %w", err)
-	}
+	return tierOf
+}
+
+// tierISA is, per tier, the sorted instruction sets its kernels need: the
+// tier's Require list plus every ISA the compiled functions of that tier
+// use.
+func (s *Set) tierISA(f *ir.File, tierOf map[string]string) map[string][]string {
 	isa := map[string][]string{}
 	for _, t := range s.tiers {
 		isa[t.Tier] = slices.Clone(t.Require)
@@ -236,6 +272,13 @@ func (s *Set) Files(pkg string) (map[string][]byte, error) {
 	for _, l := range isa {
 		slices.Sort(l)
 	}
+	return isa
+}
+
+// render prints the compiled file f as the three generated files: the
+// assembly, the stubs with the dispatch flags, and the stand-ins for
+// every other build.
+func (s *Set) render(f *ir.File, pkg string, isa map[string][]string) (map[string][]byte, error) {
 	pcfg := printer.Config{Name: "ocannlgen", Pkg: pkg}
 	asmSrc, err := printer.NewGoAsm(pcfg).Print(f)
 	if err != nil {
