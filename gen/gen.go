@@ -597,136 +597,208 @@ func addGuards(f *gocode.File, gs []gocode.Guard) {
 // directives have errors (their use is not a second error); misplacedModels
 // the types a misplaced //ocannl:model block was probably meant for.
 func scanPackage(p *packages.Package, out string) (srcs []*kernelSrc, models []*modelSrc, attempted, misplacedModels map[string]bool, cudaDir *directive, errs []*Error) {
+	s := &pkgScan{p: p, attempted: map[string]bool{}, misplacedModels: map[string]bool{}}
 	files := slices.Clone(p.Syntax)
 	name := func(f *ast.File) string { return p.Fset.Position(f.Package).Filename }
 	slices.SortFunc(files, func(a, b *ast.File) int { return cmp.Compare(name(a), name(b)) })
-	attempted, misplacedModels = map[string]bool{}, map[string]bool{}
 	for _, f := range files {
 		if name(f) == out {
 			continue
 		}
-		docOf := map[*ast.Comment]*ast.FuncDecl{}
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Doc != nil {
-				for _, c := range fd.Doc.List {
-					docOf[c] = fd
-				}
-			}
-		}
-		typeOf := map[*ast.Comment]*ast.TypeSpec{}
-		for _, d := range f.Decls {
-			gd, ok := d.(*ast.GenDecl)
-			if !ok || gd.Tok != token.TYPE {
-				continue
-			}
-			for _, sp := range gd.Specs {
-				ts := sp.(*ast.TypeSpec)
-				doc := ts.Doc
-				if doc == nil && len(gd.Specs) == 1 {
-					doc = gd.Doc
-				}
-				if doc != nil {
-					for _, c := range doc.List {
-						typeOf[c] = ts
-					}
-				}
-			}
-		}
-		byType := map[*ast.TypeSpec]*modelSrc{}
-		byFunc := map[*ast.FuncDecl]*kernelSrc{}
-		for _, cg := range f.Comments {
-			// A misplaced comment group is reported once, at its first
-			// misplaced directive (or at its //ocannl:model line).
-			reported := false
-			misplaced := func(d *directive) *Error {
-				return misplacedError(p.Fset, f, cg, d, attempted, misplacedModels)
-			}
-			for _, c := range cg.List {
-				d, err := parseComment(p.Fset, c)
-				if err != nil {
-					errs = append(errs, err)
-					if fd := docOf[c]; fd != nil {
-						// A function with a broken directive is still meant
-						// to be generated: its call to ocannlX is not a
-						// second error.
-						attempted[genName(fd.Name.Name)] = true
-					}
-					continue
-				}
-				if d == nil {
-					continue
-				}
-				if d.Verb == verbCUDA {
-					switch {
-					case d.Arg != "":
-						errs = append(errs, d.errAt(d.ArgCol, "//ocannl:cuda takes no arguments"))
-					case docOf[c] != nil || typeOf[c] != nil:
-						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:cuda is a package directive: write it in a comment of its own, not in a declaration's doc comment"))
-					case cudaDir != nil:
-						errs = append(errs, citeAt(d.Pos, d.VerbCol, "a second //ocannl:cuda in the package (the first is", cudaDir.at(0), "the first //ocannl:cuda", ")"))
-					default:
-						cudaDir = d
-					}
-					continue
-				}
-				if ts := typeOf[c]; ts != nil {
-					ms := byType[ts]
-					switch {
-					case d.Verb == verbModel && ms != nil:
-						errs = append(errs, citeAt(d.Pos, d.VerbCol, "a second //ocannl:model on type "+ts.Name.Name+" (the first is", ms.head.at(0), "the first //ocannl:model", ")"))
-					case d.Verb == verbModel:
-						ms = &modelSrc{fset: p.Fset, pkg: p.Types, spec: ts, head: d}
-						byType[ts] = ms
-						models = append(models, ms)
-					case ms == nil && !modelLineVerbs[d.Verb]:
-						if !reported {
-							errs = append(errs, misplaced(d))
-							reported = true
-						}
-					case ms == nil:
-						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s on type %s must follow an //ocannl:model line", d.Verb, ts.Name.Name))
-					case !modelLineVerbs[d.Verb]:
-						errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s is a kernel directive (for functions); a model's lines are layer, entry, loss, input, let, dim, return, sgd, adam and adamw", d.Verb))
-					default:
-						ms.lines = append(ms.lines, d)
-					}
-					continue
-				}
-				fd := docOf[c]
-				if fd != nil && (d.Verb == verbModel || modelLineVerbs[d.Verb]) {
-					errs = append(errs, d.errAt(d.VerbCol, "//ocannl:%s belongs to a model: write //ocannl:model and its lines in the doc comment of a struct type", d.Verb))
-					attempted[genName(fd.Name.Name)] = true
-					continue
-				}
-				if fd == nil {
-					if !reported {
-						errs = append(errs, misplaced(d))
-						reported = true
-					}
-					continue
-				}
-				k := byFunc[fd]
-				if k == nil {
-					k = &kernelSrc{fset: p.Fset, pkg: p.Types, fn: fd}
-					if obj, ok := p.TypesInfo.Defs[fd.Name].(*types.Func); ok {
-						k.obj = obj
-					}
-					byFunc[fd] = k
-					srcs = append(srcs, k)
-				}
-				k.dirs = append(k.dirs, d)
+		s.scanFile(f)
+	}
+	s.sortBySource()
+	return s.srcs, s.models, s.attempted, s.misplacedModels, s.cudaDir, s.errs
+}
+
+// pkgScan is the state of scanPackage across the files of a package:
+// what it has found so far, in the order found.
+type pkgScan struct {
+	p                          *packages.Package
+	srcs                       []*kernelSrc
+	models                     []*modelSrc
+	attempted, misplacedModels map[string]bool
+	cudaDir                    *directive
+	errs                       []*Error
+}
+
+// fileScan is the state of scanPackage within one file: which comments
+// are the doc comments of which declarations, and the kernels and models
+// of the file found so far.
+type fileScan struct {
+	*pkgScan
+	f      *ast.File
+	docOf  map[*ast.Comment]*ast.FuncDecl
+	typeOf map[*ast.Comment]*ast.TypeSpec
+	byType map[*ast.TypeSpec]*modelSrc
+	byFunc map[*ast.FuncDecl]*kernelSrc
+}
+
+// scanFile reads the directives of every comment group of f.
+func (s *pkgScan) scanFile(f *ast.File) {
+	fs := &fileScan{
+		pkgScan: s,
+		f:       f,
+		docOf:   funcDocComments(f),
+		typeOf:  typeDocComments(f),
+		byType:  map[*ast.TypeSpec]*modelSrc{},
+		byFunc:  map[*ast.FuncDecl]*kernelSrc{},
+	}
+	for _, cg := range f.Comments {
+		fs.scanGroup(cg)
+	}
+}
+
+// funcDocComments maps each comment of the doc comment of a function
+// declaration of f to that declaration.
+func funcDocComments(f *ast.File) map[*ast.Comment]*ast.FuncDecl {
+	docOf := map[*ast.Comment]*ast.FuncDecl{}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Doc != nil {
+			for _, c := range fd.Doc.List {
+				docOf[c] = fd
 			}
 		}
 	}
-	slices.SortStableFunc(srcs, func(a, b *kernelSrc) int {
+	return docOf
+}
+
+// typeDocComments maps each comment of the doc comment of a type spec of
+// f to that spec (a lone spec of a type declaration also owns the
+// declaration's doc comment).
+func typeDocComments(f *ast.File) map[*ast.Comment]*ast.TypeSpec {
+	typeOf := map[*ast.Comment]*ast.TypeSpec{}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, sp := range gd.Specs {
+			ts := sp.(*ast.TypeSpec)
+			doc := ts.Doc
+			if doc == nil && len(gd.Specs) == 1 {
+				doc = gd.Doc
+			}
+			if doc != nil {
+				for _, c := range doc.List {
+					typeOf[c] = ts
+				}
+			}
+		}
+	}
+	return typeOf
+}
+
+// scanGroup reads the directives of comment group cg, attaching each to
+// the package, model or kernel it belongs to. A misplaced comment group
+// is reported once, at its first misplaced directive (or at its
+// //ocannl:model line).
+func (fs *fileScan) scanGroup(cg *ast.CommentGroup) {
+	reported := false
+	misplaced := func(d *directive) {
+		if !reported {
+			fs.errs = append(fs.errs, misplacedError(fs.p.Fset, fs.f, cg, d, fs.attempted, fs.misplacedModels))
+			reported = true
+		}
+	}
+	for _, c := range cg.List {
+		d, err := parseComment(fs.p.Fset, c)
+		if err != nil {
+			fs.errs = append(fs.errs, err)
+			if fd := fs.docOf[c]; fd != nil {
+				// A function with a broken directive is still meant
+				// to be generated: its call to ocannlX is not a
+				// second error.
+				fs.attempted[genName(fd.Name.Name)] = true
+			}
+			continue
+		}
+		switch {
+		case d == nil:
+		case d.Verb == verbCUDA:
+			fs.cudaDirective(c, d)
+		case fs.typeOf[c] != nil:
+			fs.typeDirective(fs.typeOf[c], d, misplaced)
+		default:
+			fs.funcDirective(fs.docOf[c], d, misplaced)
+		}
+	}
+}
+
+// cudaDirective takes d, an //ocannl:cuda directive in comment c, as the
+// package's, or reports why it cannot be.
+func (fs *fileScan) cudaDirective(c *ast.Comment, d *directive) {
+	switch {
+	case d.Arg != "":
+		fs.errs = append(fs.errs, d.errAt(d.ArgCol, "//ocannl:cuda takes no arguments"))
+	case fs.docOf[c] != nil || fs.typeOf[c] != nil:
+		fs.errs = append(fs.errs, d.errAt(d.VerbCol, "//ocannl:cuda is a package directive: write it in a comment of its own, not in a declaration's doc comment"))
+	case fs.cudaDir != nil:
+		fs.errs = append(fs.errs, citeAt(d.Pos, d.VerbCol, "a second //ocannl:cuda in the package (the first is", fs.cudaDir.at(0), "the first //ocannl:cuda", ")"))
+	default:
+		fs.cudaDir = d
+	}
+}
+
+// typeDirective attaches d, a directive in the doc comment of type ts, to
+// the model of ts (an //ocannl:model line starts it), or reports why it
+// cannot be; misplaced reports d's comment group as misplaced.
+func (fs *fileScan) typeDirective(ts *ast.TypeSpec, d *directive, misplaced func(*directive)) {
+	ms := fs.byType[ts]
+	switch {
+	case d.Verb == verbModel && ms != nil:
+		fs.errs = append(fs.errs, citeAt(d.Pos, d.VerbCol, "a second //ocannl:model on type "+ts.Name.Name+" (the first is", ms.head.at(0), "the first //ocannl:model", ")"))
+	case d.Verb == verbModel:
+		ms = &modelSrc{fset: fs.p.Fset, pkg: fs.p.Types, spec: ts, head: d}
+		fs.byType[ts] = ms
+		fs.models = append(fs.models, ms)
+	case ms == nil && !modelLineVerbs[d.Verb]:
+		misplaced(d)
+	case ms == nil:
+		fs.errs = append(fs.errs, d.errAt(d.VerbCol, "//ocannl:%s on type %s must follow an //ocannl:model line", d.Verb, ts.Name.Name))
+	case !modelLineVerbs[d.Verb]:
+		fs.errs = append(fs.errs, d.errAt(d.VerbCol, "//ocannl:%s is a kernel directive (for functions); a model's lines are layer, entry, loss, input, let, dim, return, sgd, adam and adamw", d.Verb))
+	default:
+		ms.lines = append(ms.lines, d)
+	}
+}
+
+// funcDirective attaches d, a directive in the doc comment of function fd
+// (nil: of no declaration), to the kernel of fd, or reports why it cannot
+// be; misplaced reports d's comment group as misplaced.
+func (fs *fileScan) funcDirective(fd *ast.FuncDecl, d *directive, misplaced func(*directive)) {
+	if fd != nil && (d.Verb == verbModel || modelLineVerbs[d.Verb]) {
+		fs.errs = append(fs.errs, d.errAt(d.VerbCol, "//ocannl:%s belongs to a model: write //ocannl:model and its lines in the doc comment of a struct type", d.Verb))
+		fs.attempted[genName(fd.Name.Name)] = true
+		return
+	}
+	if fd == nil {
+		misplaced(d)
+		return
+	}
+	k := fs.byFunc[fd]
+	if k == nil {
+		k = &kernelSrc{fset: fs.p.Fset, pkg: fs.p.Types, fn: fd}
+		if obj, ok := fs.p.TypesInfo.Defs[fd.Name].(*types.Func); ok {
+			k.obj = obj
+		}
+		fs.byFunc[fd] = k
+		fs.srcs = append(fs.srcs, k)
+	}
+	k.dirs = append(k.dirs, d)
+}
+
+// sortBySource puts the kernels and models found in source order (by file
+// name, then position), stably.
+func (s *pkgScan) sortBySource() {
+	slices.SortStableFunc(s.srcs, func(a, b *kernelSrc) int {
 		pa, pb := a.fset.Position(a.fn.Pos()), b.fset.Position(b.fn.Pos())
 		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
 	})
-	slices.SortStableFunc(models, func(a, b *modelSrc) int {
+	slices.SortStableFunc(s.models, func(a, b *modelSrc) int {
 		pa, pb := a.fset.Position(a.spec.Pos()), b.fset.Position(b.spec.Pos())
 		return cmp.Or(cmp.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
 	})
-	return srcs, models, attempted, misplacedModels, cudaDir, errs
 }
 
 // misplacedError is the error for the directives of comment group cg,
