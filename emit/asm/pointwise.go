@@ -99,8 +99,37 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 	if st.Accumulate && st.Accum != "add" && st.Accum != "" {
 		return nil
 	}
-	var loads []*loopir.Load
-	ok := true
+	expr, loads, ok := mapOperands(st)
+	if !ok || len(loads) > maxMapIns {
+		return nil
+	}
+	axes, ok := mapAxes(p, loops, st, loads, free)
+	if !ok {
+		return nil
+	}
+	axes = mergeMapAxes(axes)
+	k, rows, ok := pickMapAxes(axes)
+	if !ok {
+		return nil
+	}
+	return buildMapNest(loops, st, elem, expr, loads, k, rows)
+}
+
+// mapAxis is one axis of a pointwise nest: the loop variables merged
+// into it (outermost first), its extent, and its strides in C then in
+// each operand.
+type mapAxis struct {
+	vars   []int
+	extent int
+	st     []int
+}
+
+// mapOperands rewrites the stored value into a kernel expression whose
+// loads number the distinct operands, returned in order. ok is false
+// when the value reads the stored tensor or uses anything besides
+// constants, loads and the primitives of mapPrims.
+func mapOperands(st *loopir.Store) (expr loopir.Expr, loads []*loopir.Load, ok bool) {
+	ok = true
 	var rewrite func(e loopir.Expr) loopir.Expr
 	rewrite = func(e loopir.Expr) loopir.Expr {
 		switch e := e.(type) {
@@ -132,42 +161,41 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 		ok = false
 		return e
 	}
-	expr := rewrite(st.Value)
-	if !ok || len(loads) > maxMapIns {
-		return nil
-	}
+	expr = rewrite(st.Value)
+	return expr, loads, ok
+}
+
+// mapAxes returns one axis per loop, with the strides of C and of each
+// operand along it. ok is false when an index is not flat, a stride is
+// negative, a loop of extent > 1 does not move C (a reduction), or an
+// index mentions a variable bound neither in the nest nor in free.
+func mapAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*loopir.Load, free map[int]bool) ([]*mapAxis, bool) {
 	sc, okc := flat(st.Index, p.Tensors[st.Tensor].BufDims)
 	if !okc {
-		return nil
+		return nil, false
 	}
 	ss := make([]map[int]int, len(loads))
 	for i, l := range loads {
 		s, okl := flat(l.Index, p.Tensors[l.Tensor].BufDims)
 		if !okl {
-			return nil
+			return nil, false
 		}
 		ss[i] = s
 	}
-	// axes: strides of C then of each operand.
-	type maxis struct {
-		vars   []int
-		extent int
-		st     []int
-	}
 	inNest := map[int]bool{}
-	var axes []*maxis
+	var axes []*mapAxis
 	for _, l := range loops {
-		x := &maxis{vars: []int{l.Var}, extent: l.Extent, st: []int{sc[l.Var]}}
+		x := &mapAxis{vars: []int{l.Var}, extent: l.Extent, st: []int{sc[l.Var]}}
 		for _, s := range ss {
 			x.st = append(x.st, s[l.Var])
 		}
 		for _, v := range x.st {
 			if v < 0 {
-				return nil
+				return nil, false
 			}
 		}
 		if x.st[0] == 0 && l.Extent > 1 {
-			return nil // a reduction
+			return nil, false // a reduction
 		}
 		inNest[l.Var] = true
 		axes = append(axes, x)
@@ -175,11 +203,16 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 	for _, m := range append([]map[int]int{sc}, ss...) {
 		for v, s := range m {
 			if s != 0 && !inNest[v] && !free[v] {
-				return nil
+				return nil, false
 			}
 		}
 	}
-	// Merge u into v when every stride composes.
+	return axes, true
+}
+
+// mergeMapAxes merges axis u into v wherever every stride of u is v's
+// times v's extent, until no pair merges; it reuses axes' storage.
+func mergeMapAxes(axes []*mapAxis) []*mapAxis {
 	for merged := true; merged; {
 		merged = false
 		for i := 0; i < len(axes) && !merged; i++ {
@@ -201,9 +234,14 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 			}
 		}
 	}
-	// The kernel's axis: unit stride in C, 0 or 1 in every operand, the
-	// longest such.
-	var k *maxis
+	return axes
+}
+
+// pickMapAxes chooses the kernel's axis k: unit stride in C, 0 or 1 in
+// every operand, the longest such. When k is shorter than MinMapElems,
+// rows is the longest other axis, run as rows inside the kernel (nil
+// otherwise). ok is false when no axis fits or the rows stay too short.
+func pickMapAxes(axes []*mapAxis) (k, rows *mapAxis, ok bool) {
 	for _, x := range axes {
 		good := x.st[0] == 1
 		for _, s := range x.st[1:] {
@@ -214,10 +252,8 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 		}
 	}
 	if k == nil {
-		return nil
+		return nil, nil, false
 	}
-	// Short rows: the longest other axis runs as rows inside the kernel.
-	var rows *maxis
 	if k.extent < MinMapElems {
 		for _, x := range axes {
 			if x != k && (rows == nil || x.extent > rows.extent) {
@@ -225,9 +261,17 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 			}
 		}
 		if rows == nil || k.extent < minMapRow || k.extent*rows.extent < MinMapElems {
-			return nil
+			return nil, nil, false
 		}
 	}
+	return k, rows, true
+}
+
+// buildMapNest assembles the MapNest for kernel axis k (and rows, if
+// any): the spec, the loops left outside the call, and C's and the
+// operands' indices with the kernel's variables zeroed. It returns nil
+// when the kernel would span 1 GiB or more.
+func buildMapNest(loops []*loopir.For, st *loopir.Store, elem string, expr loopir.Expr, loads []*loopir.Load, k, rows *mapAxis) *MapNest {
 	n := &MapNest{C: st.Tensor, Ins: loads}
 	n.Spec = MapSpec{Elem: elem, N: k.extent, Expr: expr, Accumulate: st.Accumulate && st.Accum == "add"}
 	for _, s := range k.st[1:] {
