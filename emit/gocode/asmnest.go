@@ -77,25 +77,8 @@ func (k *kgen) asmFillElision(o *loopir.Operation) *elision {
 	if k.asm == nil {
 		return nil
 	}
-	var e elision
-	for _, s := range o.Body {
-		switch s := s.(type) {
-		case *loopir.ResetPadding:
-		case *loopir.Fill:
-			if e.fill != nil || e.loop != nil || s.Value != 0 || math.Signbit(s.Value) {
-				return nil
-			}
-			e.fill = s
-		case *loopir.For:
-			if e.loop != nil || e.fill == nil {
-				return nil
-			}
-			e.loop = s
-		default:
-			return nil
-		}
-	}
-	if e.fill == nil || e.loop == nil {
+	e, ok := fillThenLoop(o)
+	if !ok || e.fill.Value != 0 || math.Signbit(e.fill.Value) {
 		return nil
 	}
 	loops, st, ok := perfect(e.loop)

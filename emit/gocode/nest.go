@@ -747,29 +747,36 @@ type elision struct {
 	loop *loopir.For
 }
 
-// fillElision finds an operation whose pre-fill is redundant: [resets,]
-// fill T, one perfect nest accumulating into every cell of T once in a
-// local variable, which then starts from the fill value.
-func (k *kgen) fillElision(o *loopir.Operation) *elision {
+// fillThenLoop matches an operation's body of the shape [resets,] one
+// fill, one loop, and returns the fill and the loop.
+func fillThenLoop(o *loopir.Operation) (elision, bool) {
 	var e elision
 	for _, s := range o.Body {
 		switch s := s.(type) {
 		case *loopir.ResetPadding:
 		case *loopir.Fill:
 			if e.fill != nil || e.loop != nil {
-				return nil
+				return e, false
 			}
 			e.fill = s
 		case *loopir.For:
 			if e.loop != nil || e.fill == nil {
-				return nil
+				return e, false
 			}
 			e.loop = s
 		default:
-			return nil
+			return e, false
 		}
 	}
-	if e.fill == nil || e.loop == nil {
+	return e, e.fill != nil && e.loop != nil
+}
+
+// fillElision finds an operation whose pre-fill is redundant: [resets,]
+// fill T, one perfect nest accumulating into every cell of T once in a
+// local variable, which then starts from the fill value.
+func (k *kgen) fillElision(o *loopir.Operation) *elision {
+	e, ok := fillThenLoop(o)
+	if !ok {
 		return nil
 	}
 	loops, st, ok := perfect(e.loop)
