@@ -400,18 +400,25 @@ func TestEmulatedKernelsMatchInterpreter(t *testing.T) {
 					t.Logf("%s: skipped under -short (%d interpreted iterations; its smaller twins run)", k.Name, n)
 					continue
 				}
-				inputs, io := randomInputs(k, 1)
-				if err := s.Run(k.Name, io); err != nil {
-					t.Fatalf("%s: %v", k.Name, err)
-				}
-				want := interpret(t, k, inputs)
-				for _, p := range k.Params {
-					if p.Output {
-						compare(t, k.Name+"."+p.Name, io[p.Name].([]float64), want(p.Tensor), tolerance(k.Elem))
-					}
-				}
+				checkKernel(t, s, k, 1)
 			}
 		})
+	}
+}
+
+// checkKernel runs kernel k on random inputs drawn with seed through the
+// session and compares every output with the interpreter.
+func checkKernel(t *testing.T, s *rtcuda.Session, k *gocode.Kernel, seed uint64) {
+	t.Helper()
+	inputs, io := randomInputs(k, seed)
+	if err := s.Run(k.Name, io); err != nil {
+		t.Fatalf("%s: %v", k.Name, err)
+	}
+	want := interpret(t, k, inputs)
+	for _, p := range k.Params {
+		if p.Output {
+			compare(t, k.Name+"."+p.Name, io[p.Name].([]float64), want(p.Tensor), tolerance(k.Elem))
+		}
 	}
 }
 

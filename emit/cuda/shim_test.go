@@ -43,16 +43,7 @@ func TestShimEmulated(t *testing.T) {
 				if work(k.Prog) > maxWork {
 					continue
 				}
-				inputs, io := randomInputs(k, 5)
-				if err := s.Run(k.Name, io); err != nil {
-					t.Fatalf("%s: %v", k.Name, err)
-				}
-				want := interpret(t, k, inputs)
-				for _, p := range k.Params {
-					if p.Output {
-						compare(t, k.Name+"."+p.Name, io[p.Name].([]float64), want(p.Tensor), tolerance(k.Elem))
-					}
-				}
+				checkKernel(t, s, k, 5)
 			}
 		})
 	}
