@@ -2288,7 +2288,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
-	// float32 broadcast kernel M=256 N=400 K=4: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
@@ -2802,7 +2802,7 @@ type ocannlCNNBackwardPart6 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
 	pNetConv2Kernel, scratch := r13.pNetConv2Kernel, r13.scratch
-	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
@@ -8892,7 +8892,7 @@ type ocannlReverserBackwardPart20 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r24 *ocannlReverserBackwardPart20) Part(j21 int) {
 	pNetLinear2W, scratch := r24.pNetLinear2W, r24.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j21][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j21][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
@@ -9137,7 +9137,7 @@ type ocannlReverserBackwardPart27 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r31 *ocannlReverserBackwardPart27) Part(j31 int) {
 	pNetLinear1W, scratch := r31.pNetLinear1W, r31.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j31][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j31][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
@@ -9320,7 +9320,7 @@ type ocannlReverserBackwardPart32 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r38 *ocannlReverserBackwardPart32) Part(j37 int) {
 	pNetDense1W, scratch := r38.pNetDense1W, r38.scratch
-	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j37][0][0], &scratch.net_linear_1_x_1_grad[32*j37][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
@@ -9526,7 +9526,7 @@ type ocannlReverserBackwardPart38 struct {
 // Part runs part j45 of the nest (0 <= j45 < 8).
 func (r44 *ocannlReverserBackwardPart38) Part(j45 int) {
 	pNetAttention1WO, scratch := r44.pNetAttention1WO, r44.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j45][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j45][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -9851,7 +9851,7 @@ type ocannlReverserBackwardPart46 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r54 *ocannlReverserBackwardPart46) Part(j53 int) {
 	pNetAttention1WV, scratch := r54.pNetAttention1WV, r54.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm22AVX512(&scratch.net_h_grad[32*j53][0][0], &scratch.net_attention_1_v_grad[32*j53][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -9939,7 +9939,7 @@ type ocannlReverserBackwardPart48 struct {
 // Part runs part j55 of the nest (0 <= j55 < 8).
 func (r56 *ocannlReverserBackwardPart48) Part(j55 int) {
 	pNetAttention1WK, scratch := r56.pNetAttention1WK, r56.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm22AVX512(&scratch.net_h_grad[32*j55][0][0], &scratch.net_attention_1_k_grad[32*j55][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -10027,7 +10027,7 @@ type ocannlReverserBackwardPart50 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
 	pNetAttention1WQ, scratch := r58.pNetAttention1WQ, r58.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm22AVX512(&scratch.net_h_grad[32*j57][0][0], &scratch.net_attention_1_q_grad[32*j57][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {

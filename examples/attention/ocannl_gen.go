@@ -4412,7 +4412,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm8AVX512(&net_x2_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
@@ -5220,7 +5220,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm14AVX512(&net_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_x_1_grad[0][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -5576,7 +5576,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_v_grad[0][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -5634,7 +5634,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_k_grad[0][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -5692,7 +5692,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm14AVX512(&net_h_grad[0][0][0], &net_attention_1_q_grad[0][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -5756,7 +5756,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm18AVX512(&gNetEmb[0], &net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else if ocannlAVX2 {
@@ -5906,7 +5906,7 @@ type ocannlReverserBackwardPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r7 *ocannlReverserBackwardPart3) Part(j4 int) {
 	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
-	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j4][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j4][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
@@ -5986,7 +5986,7 @@ type ocannlReverserBackwardPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r11 *ocannlReverserBackwardPart5) Part(j6 int) {
 	pNetDense1W, scratch := r11.pNetDense1W, r11.scratch
-	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j6][0][0], &scratch.net_linear_1_x_1_grad[4*j6][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {

@@ -29,7 +29,7 @@ import (
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul(a *[64][48]float32, b *[48][32]float32, out *[64][32]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	// float32 broadcast kernel M=64 N=32 K=48: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=64 N=32 K=48: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&out[0][0], &a[0][0], &b[0][0])
 	} else if ocannlAVX2 {
@@ -82,7 +82,7 @@ func ocannlMatMul(a *[64][48]float32, b *[48][32]float32, out *[64][32]float32) 
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMulF64(a *[64][48]float64, b *[48][32]float64, out *[64][32]float64) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	// float64 broadcast kernel M=64 N=32 K=48: AVX512 14x16 tile, one k block, B slivers packed; AVX2 6x8 tile, one k block, B slivers packed.
+	// float64 broadcast kernel M=64 N=32 K=48: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm1AVX512(&out[0][0], &a[0][0], &b[0][0])
 	} else if ocannlAVX2 {
@@ -135,7 +135,7 @@ func ocannlMatMulF64(a *[64][48]float64, b *[48][32]float64, out *[64][32]float6
 //	      out[i0, i1] += a[i0, i2] * b[i2, i1]
 func ocannlMatMul64(a *[64][64]float32, b *[64][64]float32, out *[64][64]float32) {
 	// out = einsum "+*" "i,j; j,k => i,k" of a, b
-	// float32 broadcast kernel M=64 N=64 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=64 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm2AVX512(&out[0][0], &a[0][0], &b[0][0])
 	} else if ocannlAVX2 {
