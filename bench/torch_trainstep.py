@@ -148,11 +148,11 @@ def main():
                 step(opt, loss)
             res[name][0].append((time.process_time() - c0) / n * 1e6)
             res[name][1].append((time.perf_counter() - w0) / n * 1e6)
-    print("| model | PyTorch best µs/step (CPU) | median µs/step (CPU) | median wall µs/step |")
-    print("|---|---:|---:|---:|")
+    print("| model | PyTorch best wall µs/step | median wall µs/step | best CPU µs/step | median CPU µs/step |")
+    print("|---|---:|---:|---:|---:|")
     for name, (cpu, wall) in res.items():
         cpu, wall = sorted(cpu), sorted(wall)
-        print("| %s | %.1f | %.1f | %.1f |" % (name, cpu[0], cpu[len(cpu) // 2], wall[len(wall) // 2]))
+        print("| %s | %.1f | %.1f | %.1f | %.1f |" % (name, wall[0], wall[len(wall) // 2], cpu[0], cpu[len(cpu) // 2]))
 
 
 if __name__ == "__main__":
