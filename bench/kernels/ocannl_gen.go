@@ -164,52 +164,52 @@ func ocannlMLPLayer(x *[32][784]float32, w *[784][128]float32, out *[32][128]flo
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*out = [32][128]float32{}
 	}
-	// 8 parts of i0 on the pool.
+	// 4 parts of i1 on the pool.
 	rec := ocannlMLPLayerPart0Records.Get()
 	rec.out = out
 	rec.x = x
 	rec.w = w
-	rt.DefaultPool().Run(rec, 8)
+	rt.DefaultPool().Run(rec, 4)
 	*rec = ocannlMLPLayerPart0{}
 	ocannlMLPLayerPart0Records.Put(rec)
 }
 
-// ocannlMLPLayerPart0 is the task record of a loop nest of ocannlMLPLayer that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// ocannlMLPLayerPart0 is the task record of a loop nest of ocannlMLPLayer that runs in 4 parts, one
+// for each 32 values of i1 (see rt.Pool).
 type ocannlMLPLayerPart0 struct {
 	out *[32][128]float32
 	x   *[32][784]float32
 	w   *[784][128]float32
 }
 
-// Part runs part j of the nest (0 <= j < 8).
+// Part runs part j of the nest (0 <= j < 4).
 func (r *ocannlMLPLayerPart0) Part(j int) {
 	out, x, w := r.out, r.x, r.w
-	// float32 broadcast kernel M=4 N=128 K=784: AVX512 14x32 tile, 4 k blocks of at most 196; AVX2 6x16 tile, 4 k blocks of at most 196.
+	// float32 broadcast kernel M=32 N=32 K=784: AVX512 14x32 tile, 4 k blocks of at most 196; AVX2 6x16 tile, 4 k blocks of at most 196, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&out[4*j][0], &x[4*j][0], &w[0][0])
+		ocannlGemm2AVX512(&out[0][32*j], &x[0][0], &w[0][32*j])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&out[4*j][0], &x[4*j][0], &w[0][0])
+		ocannlGemm2AVX2(&out[0][32*j], &x[0][0], &w[0][32*j])
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-		for i0 := range 4 {
-			outRow := &out[i0+4*j]
+		for i0 := range 32 {
+			outRow := &out[i0]
 			for i2 := 0; i2 < 784; i2 += 4 {
-				xV := x[i0+4*j][i2]
+				xV := x[i0][i2]
 				wRow := &w[i2]
-				xV2 := x[i0+4*j][i2+1]
+				xV2 := x[i0][i2+1]
 				wRow2 := &w[i2+1]
-				xV3 := x[i0+4*j][i2+2]
+				xV3 := x[i0][i2+2]
 				wRow3 := &w[i2+2]
-				xV4 := x[i0+4*j][i2+3]
+				xV4 := x[i0][i2+3]
 				wRow4 := &w[i2+3]
-				for i1 := range 128 {
-					acc := outRow[i1]
-					acc += xV * wRow[i1]
-					acc += xV2 * wRow2[i1]
-					acc += xV3 * wRow3[i1]
-					acc += xV4 * wRow4[i1]
-					outRow[i1] = acc
+				for i1 := range 32 {
+					acc := outRow[i1+32*j]
+					acc += xV * wRow[i1+32*j]
+					acc += xV2 * wRow2[i1+32*j]
+					acc += xV3 * wRow3[i1+32*j]
+					acc += xV4 * wRow4[i1+32*j]
+					outRow[i1+32*j] = acc
 				}
 			}
 		}

@@ -26,7 +26,7 @@ func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX512 runs a float32 broadcast kernel, M=4 N=128 K=784 (14x32 tile); strides C 128,1 A 784,1 B 128,1.
+// ocannlGemm2AVX512 runs a float32 broadcast kernel, M=32 N=32 K=784 (14x32 tile); strides C 128,1 A 784,1 B 128,1.
 //
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
@@ -56,7 +56,7 @@ func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX2 runs a float32 broadcast kernel, M=4 N=128 K=784 (6x16 tile); strides C 128,1 A 784,1 B 128,1.
+// ocannlGemm2AVX2 runs a float32 broadcast kernel, M=32 N=32 K=784 (6x16 tile); strides C 128,1 A 784,1 B 128,1.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)

@@ -6,8 +6,16 @@ package kernels
 // whether the tier is available. Not safe to call while a kernel runs.
 func SetTier(tier string) bool {
 	ocannlAVX512 = tier == "avx512" && has512
-	ocannlAVX2 = tier == "avx2" && has2
-	return tier == "go" || ocannlAVX512 || ocannlAVX2
+	// As rt/cpu does: a lower tier's kernels stay on under a higher one
+	// (the AVX2-only kernel kinds run on AVX-512 machines too).
+	ocannlAVX2 = (tier == "avx2" || tier == "avx512") && has2
+	switch tier {
+	case "avx512":
+		return ocannlAVX512
+	case "avx2":
+		return ocannlAVX2
+	}
+	return tier == "go"
 }
 
 // has512, has2: what the generated dispatch chose at start-up.

@@ -41,7 +41,7 @@ func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=4 N=128 K=784 (14x32 tile); strides C 128,1 A 784,1 B 128,1.
+// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=32 N=32 K=784 (14x32 tile); strides C 128,1 A 784,1 B 128,1.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
@@ -116,7 +116,7 @@ func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=4 N=128 K=784 (6x16 tile); strides C 128,1 A 784,1 B 128,1.
+// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=32 N=32 K=784 (6x16 tile); strides C 128,1 A 784,1 B 128,1.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
