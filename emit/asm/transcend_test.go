@@ -3,6 +3,7 @@ package asm
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -415,4 +416,39 @@ func TestTranscendentalFit(t *testing.T) {
 	if d := small.Describe(Tiers()...); !strings.HasSuffix(d, ": AVX2 (also on AVX-512 machines)") {
 		t.Errorf("Describe = %q", d)
 	}
+}
+
+// TestTranscendentalTiming prints the time per call of exp, tanh and
+// log map kernels against the Go path's loop (float32(math.Exp(...))),
+// for the minimum-size rule (MinCostlyMapElems) and docs/design.md. A
+// measurement, not a check: it runs only with OCANNLGEN_TIMING=1.
+func TestTranscendentalTiming(t *testing.T) {
+	if os.Getenv("OCANNLGEN_TIMING") != "1" || runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "AVX2", "FMA3") {
+		t.Skip("set OCANNLGEN_TIMING=1 (amd64 with AVX2) to measure")
+	}
+	set := NewSet(AVX2())
+	var b bytes.Buffer
+	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"testing\"\n)\n\nfunc main() {\n")
+	goFn := map[string]string{"exp": "math.Exp", "tanh": "math.Tanh", "log": "math.Log"}
+	for _, elem := range []string{"float32", "float64"} {
+		for _, prim := range []string{"exp", "tanh", "log"} {
+			for _, n := range []int{8, 16, 64, 256, 1024, 4096} {
+				i := set.AddMap(MapSpec{Elem: elem, N: n, Expr: &loopir.Apply{Prim: prim, Args: []loopir.Expr{&loopir.Load{Tensor: 0}}}, Stride0: []bool{false}})
+				fmt.Fprintf(&b, "\t{\n\t\tx, c := make([]%[1]s, %[2]d), make([]%[1]s, %[2]d)\n\t\tfor j := range x {\n\t\t\tx[j] = %[1]s(j%%97)/31 + 0.01\n\t\t}\n", elem, n)
+				fmt.Fprintf(&b, "\t\tk := testing.Benchmark(func(b *testing.B) {\n\t\t\tfor range b.N {\n\t\t\t\t%s(&c[0], &x[0])\n\t\t\t}\n\t\t})\n", set.MapName(i, AVX2()))
+				fmt.Fprintf(&b, "\t\tg := testing.Benchmark(func(b *testing.B) {\n\t\t\tfor range b.N {\n\t\t\t\tfor j := range x {\n\t\t\t\t\tc[j] = %s(%s(float64(x[j])))\n\t\t\t\t}\n\t\t\t}\n\t\t})\n", elem, goFn[prim])
+				fmt.Fprintf(&b, "\t\tfmt.Printf(\"%%-4s %%s n=%%5d: kernel %%8.1f ns, Go loop %%8.1f ns (%%.1fx)\\n\", %q, %q, %d, float64(k.NsPerOp()), float64(g.NsPerOp()), float64(g.NsPerOp())/float64(k.NsPerOp()))\n\t}\n", prim, elem, n)
+			}
+		}
+	}
+	b.WriteString("}\n")
+	files, err := set.Files("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runKernelModule(t, files, b.Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Log("\n" + out)
 }
