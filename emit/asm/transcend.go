@@ -167,6 +167,7 @@ func (t *vconsts) emit(c *build.Context) {
 func (g *mgen) k64(v float64) operand.Mem { return g.tr.at(vkey{math.Float64bits(v), 8}) }
 func (g *mgen) b64(u uint64) operand.Mem  { return g.tr.at(vkey{u, 8}) }
 func (g *mgen) b32(u uint32) operand.Mem  { return g.tr.at(vkey{uint64(u), 4}) }
+func (g *mgen) k32(v float32) operand.Mem { return g.b32(math.Float32bits(v)) }
 
 // ld loads a table constant into a new register.
 func (g *mgen) ld(m operand.Mem) reg.VecVirtual {
@@ -206,6 +207,11 @@ func (g *mgen) transcend(prim string, a []reg.VecVirtual) (v reg.VecVirtual, ok 
 		return g.sel(g.cmp(cmpEQ, a[0], g.constVec(0)), g.constVec(1), g.constVec(0)), true
 	case "sat01":
 		g.sat01(a[0], d)
+	case "exp", "exp2":
+		if g.es == 4 {
+			return g.exp32(a[0], prim == "exp2"), true
+		}
+		return g.exp64(a[0], prim == "exp2"), true
 	default:
 		return g.viaF64(a, g.f64Func(prim)), true
 	}
@@ -620,4 +626,64 @@ func (g *mgen) loadConst(v float64) reg.VecVirtual {
 		return g.ld(g.k64(v))
 	}
 	return g.ld(g.b32(math.Float32bits(float32(v))))
+}
+
+// Float32 exp: ln 2 as exp32Ln2Hi (float32(ln 2), so that n*hi is exact
+// in an FMA) + exp32Ln2Lo.
+const (
+	exp32Ln2Hi = float32(math.Ln2)
+	exp32Ln2Lo = float32(math.Ln2 - float64(exp32Ln2Hi))
+	magic32    = 0x1.8p23
+)
+
+// exp32 is e^x (2^x when base2) in float32 lanes, the float32 version of
+// exp64 (twice the lanes, so twice the speed of widening): x clamped to
+// [-104, 89] ([-151, 129]), n = round(x/ln2), r = x - n*ln2 (exact first
+// step), e^r (2^r) by its degree-7 Taylor polynomial, 2^n in two factors
+// so that denormal results round once.
+func (g *mgen) exp32(x reg.VecVirtual, base2 bool) reg.VecVirtual {
+	c := g.c
+	lo, hi := float32(-104), float32(89)
+	if base2 {
+		lo, hi = -151, 129
+	}
+	t := c.YMM()
+	c.VMAXPS(x, g.ld(g.k32(lo)), t) // max(lo, x): x when NaN
+	c.VMINPS(t, g.ld(g.k32(hi)), t)
+	n := c.YMM()
+	cs := make([]float32, 8)
+	f, l := 1.0, 1.0
+	if base2 {
+		l = math.Ln2
+	}
+	for k := 0; k <= 7; k++ {
+		if k > 0 {
+			f *= l / float64(k)
+		}
+		cs[7-k] = float32(f)
+	}
+	if base2 {
+		c.VROUNDPS(operand.Imm(0), t, n)
+		c.VSUBPS(n, t, t) // exact
+	} else {
+		c.VMULPS(g.k32(math.Log2E), t, n)
+		c.VROUNDPS(operand.Imm(0), n, n)
+		c.VFNMADD231PS(g.k32(exp32Ln2Hi), n, t) // exact
+		c.VFNMADD231PS(g.k32(exp32Ln2Lo), n, t)
+	}
+	p := g.ld(g.k32(cs[0]))
+	for _, k := range cs[1:] {
+		c.VFMADD213PS(g.k32(k), t, p)
+	}
+	n1 := c.YMM()
+	c.VMULPS(g.k32(0.5), n, n1)
+	c.VROUNDPS(operand.Imm(1), n1, n1) // floor
+	c.VSUBPS(n1, n, n)
+	for _, v := range []reg.VecVirtual{n1, n} {
+		c.VADDPS(g.k32(magic32), v, v)
+		c.VPADDD(g.b32(127), v, v)
+		c.VPSLLD(operand.Imm(23), v, v)
+		c.VMULPS(v, p, p)
+	}
+	return p
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -282,7 +283,7 @@ func sweep32(name string, k func(c, x *float32), ref func(float64) float64, boun
 	}
 	var worst int64
 	var at, got, want float32
-	bad := 0
+	bad, differ := 0, 0
 	for i, x := range xs {
 		w := float32(ref(float64(x)))
 		d := dist(float64(out[i]), float64(w), key32(out[i]), key32(w), exact, math.Float32bits(out[i]) == math.Float32bits(w))
@@ -295,8 +296,11 @@ func sweep32(name string, k func(c, x *float32), ref func(float64) float64, boun
 		if d > worst {
 			worst, at, got, want = d, x, out[i], w
 		}
+		if d != 0 {
+			differ++
+		}
 	}
-	fmt.Printf("%-10s float32 max %d ulp over %d inputs (x=%g: %g, math %g); %d out of bounds\n", name, worst, len(xs), at, got, want, bad)
+	fmt.Printf("%-10s float32 max %d ulp over %d inputs, %d not identical (x=%g: %g, math %g); %d out of bounds\n", name, worst, len(xs), differ, at, got, want, bad)
 	return bad
 }
 
@@ -308,7 +312,7 @@ func sweep64(name string, k func(c, x *float64), ref func(float64) float64, boun
 	}
 	var worst int64
 	var at, got, want float64
-	bad := 0
+	bad, differ := 0, 0
 	for i, x := range xs {
 		w := ref(x)
 		d := dist(out[i], w, key64(out[i]), key64(w), exact, math.Float64bits(out[i]) == math.Float64bits(w))
@@ -321,8 +325,11 @@ func sweep64(name string, k func(c, x *float64), ref func(float64) float64, boun
 		if d > worst {
 			worst, at, got, want = d, x, out[i], w
 		}
+		if d != 0 {
+			differ++
+		}
 	}
-	fmt.Printf("%-10s float64 max %d ulp over %d inputs (x=%g: %g, math %g); %d out of bounds\n", name, worst, len(xs), at, got, want, bad)
+	fmt.Printf("%-10s float64 max %d ulp over %d inputs, %d not identical (x=%g: %g, math %g); %d out of bounds\n", name, worst, len(xs), differ, at, got, want, bad)
 	return bad
 }
 
@@ -421,10 +428,12 @@ func TestTranscendentalFit(t *testing.T) {
 // TestTranscendentalTiming prints the time per call of exp, tanh and
 // log map kernels against the Go path's loop (float32(math.Exp(...))),
 // for the minimum-size rule (MinCostlyMapElems) and docs/design.md. A
-// measurement, not a check: it runs only with OCANNLGEN_TIMING=1.
+// measurement, not a check: it runs only with OCANNLGEN_TIMING=1 (all)
+// or a list of them (OCANNLGEN_TIMING=exp,log).
 func TestTranscendentalTiming(t *testing.T) {
-	if os.Getenv("OCANNLGEN_TIMING") != "1" || runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "AVX2", "FMA3") {
-		t.Skip("set OCANNLGEN_TIMING=1 (amd64 with AVX2) to measure")
+	which := os.Getenv("OCANNLGEN_TIMING") // 1: all; else a list of primitives
+	if which == "" || runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "AVX2", "FMA3") {
+		t.Skip("set OCANNLGEN_TIMING=1 (or exp,log; amd64 with AVX2) to measure")
 	}
 	set := NewSet(AVX2())
 	var b bytes.Buffer
@@ -432,6 +441,9 @@ func TestTranscendentalTiming(t *testing.T) {
 	goFn := map[string]string{"exp": "math.Exp", "tanh": "math.Tanh", "log": "math.Log"}
 	for _, elem := range []string{"float32", "float64"} {
 		for _, prim := range []string{"exp", "tanh", "log"} {
+			if which != "1" && !slices.Contains(strings.Split(which, ","), prim) {
+				continue
+			}
 			for _, n := range []int{8, 16, 64, 256, 1024, 4096} {
 				i := set.AddMap(MapSpec{Elem: elem, N: n, Expr: &loopir.Apply{Prim: prim, Args: []loopir.Expr{&loopir.Load{Tensor: 0}}}, Stride0: []bool{false}})
 				fmt.Fprintf(&b, "\t{\n\t\tx, c := make([]%[1]s, %[2]d), make([]%[1]s, %[2]d)\n\t\tfor j := range x {\n\t\t\tx[j] = %[1]s(j%%97)/31 + 0.01\n\t\t}\n", elem, n)
