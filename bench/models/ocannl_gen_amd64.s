@@ -14702,69 +14702,34 @@ TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMOVUPD      ocannlMap6AVX2Consts<>+0(SB), Y3
-	VMAXPD       Y2, Y3, Y2
-	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y2
-	VMULPD       ocannlMap6AVX2Consts<>+64(SB), Y2, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VFNMADD231PD ocannlMap6AVX2Consts<>+96(SB), Y3, Y2
-	VFNMADD231PD ocannlMap6AVX2Consts<>+128(SB), Y3, Y2
-	VMOVUPD      ocannlMap6AVX2Consts<>+160(SB), Y4
-	VFMADD213PD  ocannlMap6AVX2Consts<>+192(SB), Y2, Y4
-	VFMADD213PD  ocannlMap6AVX2Consts<>+224(SB), Y2, Y4
-	VFMADD213PD  ocannlMap6AVX2Consts<>+256(SB), Y2, Y4
-	VFMADD213PD  ocannlMap6AVX2Consts<>+288(SB), Y2, Y4
-	VFMADD213PD  ocannlMap6AVX2Consts<>+320(SB), Y2, Y4
-	VFMADD213PD  ocannlMap6AVX2Consts<>+352(SB), Y2, Y4
-	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y2, Y4
-	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y2, Y4
-	VMULPD       ocannlMap6AVX2Consts<>+352(SB), Y3, Y2
-	VROUNDPD     $0x01, Y2, Y2
-	VSUBPD       Y2, Y3, Y3
-	VADDPD       ocannlMap6AVX2Consts<>+416(SB), Y2, Y2
-	VPADDQ       ocannlMap6AVX2Consts<>+448(SB), Y2, Y2
-	VPSLLQ       $0x34, Y2, Y2
-	VMULPD       Y2, Y4, Y4
-	VADDPD       ocannlMap6AVX2Consts<>+416(SB), Y3, Y3
-	VPADDQ       ocannlMap6AVX2Consts<>+448(SB), Y3, Y3
-	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y4, Y4
-	VCVTPD2PSY   Y4, X1
-	VMOVUPD      ocannlMap6AVX2Consts<>+0(SB), Y2
-	VMAXPD       Y0, Y2, Y0
-	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y2
-	VMINPD       Y0, Y2, Y0
-	VMULPD       ocannlMap6AVX2Consts<>+64(SB), Y0, Y2
-	VROUNDPD     $0x00, Y2, Y2
-	VFNMADD231PD ocannlMap6AVX2Consts<>+96(SB), Y2, Y0
-	VFNMADD231PD ocannlMap6AVX2Consts<>+128(SB), Y2, Y0
-	VMOVUPD      ocannlMap6AVX2Consts<>+160(SB), Y3
-	VFMADD213PD  ocannlMap6AVX2Consts<>+192(SB), Y0, Y3
-	VFMADD213PD  ocannlMap6AVX2Consts<>+224(SB), Y0, Y3
-	VFMADD213PD  ocannlMap6AVX2Consts<>+256(SB), Y0, Y3
-	VFMADD213PD  ocannlMap6AVX2Consts<>+288(SB), Y0, Y3
-	VFMADD213PD  ocannlMap6AVX2Consts<>+320(SB), Y0, Y3
-	VFMADD213PD  ocannlMap6AVX2Consts<>+352(SB), Y0, Y3
-	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y0, Y3
-	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y0, Y3
-	VMULPD       ocannlMap6AVX2Consts<>+352(SB), Y2, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y2, Y2
-	VADDPD       ocannlMap6AVX2Consts<>+416(SB), Y0, Y0
-	VPADDQ       ocannlMap6AVX2Consts<>+448(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y3, Y3
-	VADDPD       ocannlMap6AVX2Consts<>+416(SB), Y2, Y2
-	VPADDQ       ocannlMap6AVX2Consts<>+448(SB), Y2, Y2
-	VPSLLQ       $0x34, Y2, Y2
-	VMULPD       Y2, Y3, Y3
-	VCVTPD2PSY   Y3, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
+	VMOVUPD      ocannlMap6AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap6AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap6AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap6AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap6AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap6AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap6AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap6AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap6AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap6AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	DECQ         DX
@@ -14772,67 +14737,119 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap6AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap6AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap6AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap6AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap6AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap6AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap6AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap6AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap6AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap6AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap6AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap6AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap6AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap6AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap6AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap6AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap6AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap6AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap6AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap6AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap6AVX2Consts<>+160(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap6AVX2Consts<>+168(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap6AVX2Consts<>+176(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap6AVX2Consts<>+184(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap6AVX2Consts<>+192(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap6AVX2Consts<>+200(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap6AVX2Consts<>+208(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap6AVX2Consts<>+216(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap6AVX2Consts<>+224(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap6AVX2Consts<>+232(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap6AVX2Consts<>+240(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap6AVX2Consts<>+248(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap6AVX2Consts<>+256(SB)/8, $0x3f81111111111111
-DATA ocannlMap6AVX2Consts<>+264(SB)/8, $0x3f81111111111111
-DATA ocannlMap6AVX2Consts<>+272(SB)/8, $0x3f81111111111111
-DATA ocannlMap6AVX2Consts<>+280(SB)/8, $0x3f81111111111111
-DATA ocannlMap6AVX2Consts<>+288(SB)/8, $0x3fa5555555555555
-DATA ocannlMap6AVX2Consts<>+296(SB)/8, $0x3fa5555555555555
-DATA ocannlMap6AVX2Consts<>+304(SB)/8, $0x3fa5555555555555
-DATA ocannlMap6AVX2Consts<>+312(SB)/8, $0x3fa5555555555555
-DATA ocannlMap6AVX2Consts<>+320(SB)/8, $0x3fc5555555555555
-DATA ocannlMap6AVX2Consts<>+328(SB)/8, $0x3fc5555555555555
-DATA ocannlMap6AVX2Consts<>+336(SB)/8, $0x3fc5555555555555
-DATA ocannlMap6AVX2Consts<>+344(SB)/8, $0x3fc5555555555555
-DATA ocannlMap6AVX2Consts<>+352(SB)/8, $0x3fe0000000000000
-DATA ocannlMap6AVX2Consts<>+360(SB)/8, $0x3fe0000000000000
-DATA ocannlMap6AVX2Consts<>+368(SB)/8, $0x3fe0000000000000
-DATA ocannlMap6AVX2Consts<>+376(SB)/8, $0x3fe0000000000000
-DATA ocannlMap6AVX2Consts<>+384(SB)/8, $0x3ff0000000000000
-DATA ocannlMap6AVX2Consts<>+392(SB)/8, $0x3ff0000000000000
-DATA ocannlMap6AVX2Consts<>+400(SB)/8, $0x3ff0000000000000
-DATA ocannlMap6AVX2Consts<>+408(SB)/8, $0x3ff0000000000000
-DATA ocannlMap6AVX2Consts<>+416(SB)/8, $0x4338000000000000
-DATA ocannlMap6AVX2Consts<>+424(SB)/8, $0x4338000000000000
-DATA ocannlMap6AVX2Consts<>+432(SB)/8, $0x4338000000000000
-DATA ocannlMap6AVX2Consts<>+440(SB)/8, $0x4338000000000000
-DATA ocannlMap6AVX2Consts<>+448(SB)/8, $0x00000000000003ff
-DATA ocannlMap6AVX2Consts<>+456(SB)/8, $0x00000000000003ff
-DATA ocannlMap6AVX2Consts<>+464(SB)/8, $0x00000000000003ff
-DATA ocannlMap6AVX2Consts<>+472(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap6AVX2Consts<>(SB), RODATA|NOPTR, $480
+DATA ocannlMap6AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap6AVX2Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap7AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
@@ -15364,69 +15381,34 @@ TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y3
-	VMAXPD       Y2, Y3, Y2
-	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y2
-	VMULPD       ocannlMap22AVX2Consts<>+64(SB), Y2, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VFNMADD231PD ocannlMap22AVX2Consts<>+96(SB), Y3, Y2
-	VFNMADD231PD ocannlMap22AVX2Consts<>+128(SB), Y3, Y2
-	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y4
-	VFMADD213PD  ocannlMap22AVX2Consts<>+192(SB), Y2, Y4
-	VFMADD213PD  ocannlMap22AVX2Consts<>+224(SB), Y2, Y4
-	VFMADD213PD  ocannlMap22AVX2Consts<>+256(SB), Y2, Y4
-	VFMADD213PD  ocannlMap22AVX2Consts<>+288(SB), Y2, Y4
-	VFMADD213PD  ocannlMap22AVX2Consts<>+320(SB), Y2, Y4
-	VFMADD213PD  ocannlMap22AVX2Consts<>+352(SB), Y2, Y4
-	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y2, Y4
-	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y2, Y4
-	VMULPD       ocannlMap22AVX2Consts<>+352(SB), Y3, Y2
-	VROUNDPD     $0x01, Y2, Y2
-	VSUBPD       Y2, Y3, Y3
-	VADDPD       ocannlMap22AVX2Consts<>+416(SB), Y2, Y2
-	VPADDQ       ocannlMap22AVX2Consts<>+448(SB), Y2, Y2
-	VPSLLQ       $0x34, Y2, Y2
-	VMULPD       Y2, Y4, Y4
-	VADDPD       ocannlMap22AVX2Consts<>+416(SB), Y3, Y3
-	VPADDQ       ocannlMap22AVX2Consts<>+448(SB), Y3, Y3
-	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y4, Y4
-	VCVTPD2PSY   Y4, X1
-	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y2
-	VMAXPD       Y0, Y2, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y2
-	VMINPD       Y0, Y2, Y0
-	VMULPD       ocannlMap22AVX2Consts<>+64(SB), Y0, Y2
-	VROUNDPD     $0x00, Y2, Y2
-	VFNMADD231PD ocannlMap22AVX2Consts<>+96(SB), Y2, Y0
-	VFNMADD231PD ocannlMap22AVX2Consts<>+128(SB), Y2, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y3
-	VFMADD213PD  ocannlMap22AVX2Consts<>+192(SB), Y0, Y3
-	VFMADD213PD  ocannlMap22AVX2Consts<>+224(SB), Y0, Y3
-	VFMADD213PD  ocannlMap22AVX2Consts<>+256(SB), Y0, Y3
-	VFMADD213PD  ocannlMap22AVX2Consts<>+288(SB), Y0, Y3
-	VFMADD213PD  ocannlMap22AVX2Consts<>+320(SB), Y0, Y3
-	VFMADD213PD  ocannlMap22AVX2Consts<>+352(SB), Y0, Y3
-	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y0, Y3
-	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y0, Y3
-	VMULPD       ocannlMap22AVX2Consts<>+352(SB), Y2, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y2, Y2
-	VADDPD       ocannlMap22AVX2Consts<>+416(SB), Y0, Y0
-	VPADDQ       ocannlMap22AVX2Consts<>+448(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y3, Y3
-	VADDPD       ocannlMap22AVX2Consts<>+416(SB), Y2, Y2
-	VPADDQ       ocannlMap22AVX2Consts<>+448(SB), Y2, Y2
-	VPSLLQ       $0x34, Y2, Y2
-	VMULPD       Y2, Y3, Y3
-	VCVTPD2PSY   Y3, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
+	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap22AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap22AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap22AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap22AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	DECQ         DX
@@ -15434,67 +15416,119 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap22AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+160(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+168(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+176(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+184(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+192(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+200(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+208(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+216(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+224(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+232(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+240(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+248(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+256(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+264(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+272(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+280(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+288(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+296(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+304(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+312(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+320(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+328(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+336(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+344(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+352(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+360(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+368(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+376(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+384(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+392(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+400(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+408(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+416(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+424(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+432(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+440(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+448(SB)/8, $0x00000000000003ff
-DATA ocannlMap22AVX2Consts<>+456(SB)/8, $0x00000000000003ff
-DATA ocannlMap22AVX2Consts<>+464(SB)/8, $0x00000000000003ff
-DATA ocannlMap22AVX2Consts<>+472(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $480
+DATA ocannlMap22AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
@@ -15817,69 +15851,34 @@ TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VMOVUPD      ocannlMap35AVX2Consts<>+0(SB), Y3
-	VMAXPD       Y2, Y3, Y2
-	VMOVUPD      ocannlMap35AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y2
-	VMULPD       ocannlMap35AVX2Consts<>+64(SB), Y2, Y3
-	VROUNDPD     $0x00, Y3, Y3
-	VFNMADD231PD ocannlMap35AVX2Consts<>+96(SB), Y3, Y2
-	VFNMADD231PD ocannlMap35AVX2Consts<>+128(SB), Y3, Y2
-	VMOVUPD      ocannlMap35AVX2Consts<>+160(SB), Y4
-	VFMADD213PD  ocannlMap35AVX2Consts<>+192(SB), Y2, Y4
-	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y2, Y4
-	VFMADD213PD  ocannlMap35AVX2Consts<>+256(SB), Y2, Y4
-	VFMADD213PD  ocannlMap35AVX2Consts<>+288(SB), Y2, Y4
-	VFMADD213PD  ocannlMap35AVX2Consts<>+320(SB), Y2, Y4
-	VFMADD213PD  ocannlMap35AVX2Consts<>+352(SB), Y2, Y4
-	VFMADD213PD  ocannlMap35AVX2Consts<>+384(SB), Y2, Y4
-	VFMADD213PD  ocannlMap35AVX2Consts<>+384(SB), Y2, Y4
-	VMULPD       ocannlMap35AVX2Consts<>+352(SB), Y3, Y2
-	VROUNDPD     $0x01, Y2, Y2
-	VSUBPD       Y2, Y3, Y3
-	VADDPD       ocannlMap35AVX2Consts<>+416(SB), Y2, Y2
-	VPADDQ       ocannlMap35AVX2Consts<>+448(SB), Y2, Y2
-	VPSLLQ       $0x34, Y2, Y2
-	VMULPD       Y2, Y4, Y4
-	VADDPD       ocannlMap35AVX2Consts<>+416(SB), Y3, Y3
-	VPADDQ       ocannlMap35AVX2Consts<>+448(SB), Y3, Y3
-	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y4, Y4
-	VCVTPD2PSY   Y4, X1
-	VMOVUPD      ocannlMap35AVX2Consts<>+0(SB), Y2
-	VMAXPD       Y0, Y2, Y0
-	VMOVUPD      ocannlMap35AVX2Consts<>+32(SB), Y2
-	VMINPD       Y0, Y2, Y0
-	VMULPD       ocannlMap35AVX2Consts<>+64(SB), Y0, Y2
-	VROUNDPD     $0x00, Y2, Y2
-	VFNMADD231PD ocannlMap35AVX2Consts<>+96(SB), Y2, Y0
-	VFNMADD231PD ocannlMap35AVX2Consts<>+128(SB), Y2, Y0
-	VMOVUPD      ocannlMap35AVX2Consts<>+160(SB), Y3
-	VFMADD213PD  ocannlMap35AVX2Consts<>+192(SB), Y0, Y3
-	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y0, Y3
-	VFMADD213PD  ocannlMap35AVX2Consts<>+256(SB), Y0, Y3
-	VFMADD213PD  ocannlMap35AVX2Consts<>+288(SB), Y0, Y3
-	VFMADD213PD  ocannlMap35AVX2Consts<>+320(SB), Y0, Y3
-	VFMADD213PD  ocannlMap35AVX2Consts<>+352(SB), Y0, Y3
-	VFMADD213PD  ocannlMap35AVX2Consts<>+384(SB), Y0, Y3
-	VFMADD213PD  ocannlMap35AVX2Consts<>+384(SB), Y0, Y3
-	VMULPD       ocannlMap35AVX2Consts<>+352(SB), Y2, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y2, Y2
-	VADDPD       ocannlMap35AVX2Consts<>+416(SB), Y0, Y0
-	VPADDQ       ocannlMap35AVX2Consts<>+448(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y3, Y3
-	VADDPD       ocannlMap35AVX2Consts<>+416(SB), Y2, Y2
-	VPADDQ       ocannlMap35AVX2Consts<>+448(SB), Y2, Y2
-	VPSLLQ       $0x34, Y2, Y2
-	VMULPD       Y2, Y3, Y3
-	VCVTPD2PSY   Y3, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
+	VMOVUPD      ocannlMap35AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap35AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap35AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap35AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap35AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap35AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap35AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap35AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap35AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap35AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap35AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
 	DECQ         DX
@@ -15887,67 +15886,119 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap35AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap35AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap35AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap35AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap35AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap35AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap35AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap35AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap35AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap35AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap35AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap35AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap35AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap35AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap35AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap35AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap35AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap35AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap35AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap35AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap35AVX2Consts<>+160(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap35AVX2Consts<>+168(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap35AVX2Consts<>+176(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap35AVX2Consts<>+184(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap35AVX2Consts<>+192(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap35AVX2Consts<>+200(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap35AVX2Consts<>+208(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap35AVX2Consts<>+216(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap35AVX2Consts<>+224(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap35AVX2Consts<>+232(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap35AVX2Consts<>+240(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap35AVX2Consts<>+248(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap35AVX2Consts<>+256(SB)/8, $0x3f81111111111111
-DATA ocannlMap35AVX2Consts<>+264(SB)/8, $0x3f81111111111111
-DATA ocannlMap35AVX2Consts<>+272(SB)/8, $0x3f81111111111111
-DATA ocannlMap35AVX2Consts<>+280(SB)/8, $0x3f81111111111111
-DATA ocannlMap35AVX2Consts<>+288(SB)/8, $0x3fa5555555555555
-DATA ocannlMap35AVX2Consts<>+296(SB)/8, $0x3fa5555555555555
-DATA ocannlMap35AVX2Consts<>+304(SB)/8, $0x3fa5555555555555
-DATA ocannlMap35AVX2Consts<>+312(SB)/8, $0x3fa5555555555555
-DATA ocannlMap35AVX2Consts<>+320(SB)/8, $0x3fc5555555555555
-DATA ocannlMap35AVX2Consts<>+328(SB)/8, $0x3fc5555555555555
-DATA ocannlMap35AVX2Consts<>+336(SB)/8, $0x3fc5555555555555
-DATA ocannlMap35AVX2Consts<>+344(SB)/8, $0x3fc5555555555555
-DATA ocannlMap35AVX2Consts<>+352(SB)/8, $0x3fe0000000000000
-DATA ocannlMap35AVX2Consts<>+360(SB)/8, $0x3fe0000000000000
-DATA ocannlMap35AVX2Consts<>+368(SB)/8, $0x3fe0000000000000
-DATA ocannlMap35AVX2Consts<>+376(SB)/8, $0x3fe0000000000000
-DATA ocannlMap35AVX2Consts<>+384(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+392(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+400(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+408(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+416(SB)/8, $0x4338000000000000
-DATA ocannlMap35AVX2Consts<>+424(SB)/8, $0x4338000000000000
-DATA ocannlMap35AVX2Consts<>+432(SB)/8, $0x4338000000000000
-DATA ocannlMap35AVX2Consts<>+440(SB)/8, $0x4338000000000000
-DATA ocannlMap35AVX2Consts<>+448(SB)/8, $0x00000000000003ff
-DATA ocannlMap35AVX2Consts<>+456(SB)/8, $0x00000000000003ff
-DATA ocannlMap35AVX2Consts<>+464(SB)/8, $0x00000000000003ff
-DATA ocannlMap35AVX2Consts<>+472(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap35AVX2Consts<>(SB), RODATA|NOPTR, $480
+DATA ocannlMap35AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap35AVX2Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
