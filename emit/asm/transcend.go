@@ -67,12 +67,12 @@ func minMapElems(e loopir.Expr) int {
 }
 
 // usesPrim reports whether e applies a primitive of set.
-func usesPrim(e loopir.Expr, set map[string]bool) bool {
+func usesPrim[V any](e loopir.Expr, set map[string]V) bool {
 	a, ok := e.(*loopir.Apply)
 	if !ok {
 		return false
 	}
-	if set[a.Prim] {
+	if _, in := set[a.Prim]; in {
 		return true
 	}
 	for _, x := range a.Args {
@@ -85,13 +85,7 @@ func usesPrim(e loopir.Expr, set map[string]bool) bool {
 
 // AVX2Only reports whether the map uses a primitive of this file: such a
 // kernel is emitted for the AVX2 tier only (AVX-512 machines run it too).
-func (m *MapSpec) AVX2Only() bool {
-	set := map[string]bool{}
-	for p := range transPrims {
-		set[p] = true
-	}
-	return usesPrim(m.Expr, set)
-}
+func (m *MapSpec) AVX2Only() bool { return usesPrim(m.Expr, transPrims) }
 
 // EmitsIn reports whether the map's kernel exists in tier t.
 func (m *MapSpec) EmitsIn(t Config) bool { return !t.Wide || !m.AVX2Only() }
