@@ -356,7 +356,9 @@ type mgen struct {
 	tr *vconsts
 }
 
-// constVec is the vector of constant v (loaded once, before the loop).
+// constVec is the vector of constant v: loaded once before the loop, or,
+// in a map of transcend.go's primitives (which needs the registers),
+// loaded where used (m.preloaded, loadConst).
 func (g *mgen) constVec(v float64) reg.VecVirtual {
 	bits := math.Float64bits(v)
 	if r, ok := g.consts[bits]; ok {
