@@ -1051,11 +1051,16 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	for i0 := range 256 {
-		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+			}
 		}
 	}
 
@@ -1071,8 +1076,13 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap7AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+		}
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
@@ -1095,9 +1105,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap8AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap8AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
@@ -1974,11 +1984,16 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	for i0 := range 256 {
-		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+			}
 		}
 	}
 
@@ -1994,8 +2009,13 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap7AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+		}
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
@@ -2018,9 +2038,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap8AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap8AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
@@ -2076,9 +2096,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&train_1_grad[0][0], &train_2_grad[0])
+		ocannlMap9AVX512(&train_1_grad[0][0], &train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&train_1_grad[0][0], &train_2_grad[0])
+		ocannlMap9AVX2(&train_1_grad[0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
@@ -2092,9 +2112,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+		ocannlMap10AVX512(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow2 := &labels[i0]
@@ -2109,9 +2129,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
@@ -2136,9 +2156,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap12AVX512(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap12AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
@@ -2148,9 +2168,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// float32 pointwise kernel over 256 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap13AVX512(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap13AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
@@ -2164,9 +2184,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap10AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
@@ -2181,9 +2201,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
@@ -2208,9 +2228,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 4 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap14AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap14AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
@@ -2234,9 +2254,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
@@ -2313,9 +2333,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// float32 pointwise kernel over 102400 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+		ocannlMap15AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+		ocannlMap15AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2342,9 +2362,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	// float32 pointwise kernel over 102400 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+		ocannlMap16AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+		ocannlMap16AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2907,9 +2927,9 @@ func (r19 *ocannlCNNBackwardPart8) Part(j56 int) {
 	scratch := r19.scratch
 	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1[32*j56][0][0][0], &scratch.net_max_pool_1_x_grad[32*j56][0][0][0])
+		ocannlMap17AVX512(&scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1[32*j56][0][0][0], &scratch.net_max_pool_1_x_grad[32*j56][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1[32*j56][0][0][0], &scratch.net_max_pool_1_x_grad[32*j56][0][0][0])
+		ocannlMap17AVX2(&scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1[32*j56][0][0][0], &scratch.net_max_pool_1_x_grad[32*j56][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -2948,9 +2968,9 @@ func (r20 *ocannlCNNBackwardPart9) Part(j57 int) {
 	scratch := r20.scratch
 	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_conv1_y_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0])
+		ocannlMap18AVX512(&scratch.net_conv1_y_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_conv1_y_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0])
+		ocannlMap18AVX2(&scratch.net_conv1_y_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -3565,11 +3585,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 256 {
-			ocannlMap17AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap19AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 256 {
-			ocannlMap17AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap19AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -3625,9 +3645,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap20AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap20AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -3654,9 +3674,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap21AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap21AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3673,6 +3693,24 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+	// float32 pointwise kernel over 65536 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0][i1][i2]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+					}
+				}
+			}
+		}
+	}
+
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserTrainLossPart6Records.Get()
 	rec7.scratch = scratch
@@ -3680,20 +3718,12 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	*rec7 = ocannlReverserTrainLossPart6{}
 	ocannlReverserTrainLossPart6Records.Put(rec7)
 
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserTrainLossPart7Records.Get()
-	rec8.scratch = scratch
-	pool.Run(rec8, 8)
-	*rec8 = ocannlReverserTrainLossPart7{}
-	ocannlReverserTrainLossPart7Records.Put(rec8)
-
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap23AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap23AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3714,27 +3744,27 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserTrainLossPart7Records.Get()
+	rec8.scratch = scratch
+	pool.Run(rec8, 8)
+	*rec8 = ocannlReverserTrainLossPart7{}
+	ocannlReverserTrainLossPart7Records.Put(rec8)
+
+	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
+	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserTrainLossPart8Records.Get()
+	rec9.pNetAttention1WO = pNetAttention1WO
 	rec9.scratch = scratch
 	pool.Run(rec9, 8)
 	*rec9 = ocannlReverserTrainLossPart8{}
 	ocannlReverserTrainLossPart8Records.Put(rec9)
 
-	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// 8 parts of i0 on the pool.
-	rec10 := ocannlReverserTrainLossPart9Records.Get()
-	rec10.pNetAttention1WO = pNetAttention1WO
-	rec10.scratch = scratch
-	pool.Run(rec10, 8)
-	*rec10 = ocannlReverserTrainLossPart9{}
-	ocannlReverserTrainLossPart9Records.Put(rec10)
-
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3750,11 +3780,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserTrainLossPart10Records.Get()
-	rec11.scratch = scratch
-	pool.Run(rec11, 8)
-	*rec11 = ocannlReverserTrainLossPart10{}
-	ocannlReverserTrainLossPart10Records.Put(rec11)
+	rec10 := ocannlReverserTrainLossPart9Records.Get()
+	rec10.scratch = scratch
+	pool.Run(rec10, 8)
+	*rec10 = ocannlReverserTrainLossPart9{}
+	ocannlReverserTrainLossPart9Records.Put(rec10)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	for i0 := range 256 {
@@ -3768,9 +3798,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap25AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap25AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3787,9 +3817,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3804,11 +3834,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserTrainLossPart11Records.Get()
-	rec12.scratch = scratch
-	pool.Run(rec12, 8)
-	*rec12 = ocannlReverserTrainLossPart11{}
-	ocannlReverserTrainLossPart11Records.Put(rec12)
+	rec11 := ocannlReverserTrainLossPart10Records.Get()
+	rec11.scratch = scratch
+	pool.Run(rec11, 8)
+	*rec11 = ocannlReverserTrainLossPart10{}
+	ocannlReverserTrainLossPart10Records.Put(rec11)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	for i0 := range 256 {
@@ -3822,9 +3852,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap27AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap27AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3847,20 +3877,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
-	for i0 := range 256 {
-		net_x1_2Row2 := &net_x1_2[i0]
-		net_x1_3Row := &net_x1_3[i0]
-		for i1 := range 8 {
-			net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
+	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_x1_2Row2 := &net_x1_2[i0]
+			net_x1_3Row := &net_x1_3[i0]
+			for i1 := range 8 {
+				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
+			}
 		}
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap29AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap29AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3877,9 +3912,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap30AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap30AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3894,45 +3929,45 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
+	rec12 := ocannlReverserTrainLossPart11Records.Get()
+	rec12.pNetDense1W = pNetDense1W
+	rec12.scratch = scratch
+	pool.Run(rec12, 8)
+	*rec12 = ocannlReverserTrainLossPart11{}
+	ocannlReverserTrainLossPart11Records.Put(rec12)
+
+	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserTrainLossPart12Records.Get()
-	rec13.pNetDense1W = pNetDense1W
+	rec13.pNetDense1B = pNetDense1B
 	rec13.scratch = scratch
 	pool.Run(rec13, 8)
 	*rec13 = ocannlReverserTrainLossPart12{}
 	ocannlReverserTrainLossPart12Records.Put(rec13)
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserTrainLossPart13Records.Get()
-	rec14.pNetDense1B = pNetDense1B
 	rec14.scratch = scratch
 	pool.Run(rec14, 8)
 	*rec14 = ocannlReverserTrainLossPart13{}
 	ocannlReverserTrainLossPart13Records.Put(rec14)
 
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlReverserTrainLossPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
 	rec15.scratch = scratch
 	pool.Run(rec15, 8)
 	*rec15 = ocannlReverserTrainLossPart14{}
 	ocannlReverserTrainLossPart14Records.Put(rec15)
 
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserTrainLossPart15Records.Get()
-	rec16.pNetLinear1W = pNetLinear1W
-	rec16.scratch = scratch
-	pool.Run(rec16, 8)
-	*rec16 = ocannlReverserTrainLossPart15{}
-	ocannlReverserTrainLossPart15Records.Put(rec16)
-
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap30AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3948,9 +3983,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3966,11 +4001,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserTrainLossPart16Records.Get()
-	rec17.scratch = scratch
-	pool.Run(rec17, 8)
-	*rec17 = ocannlReverserTrainLossPart16{}
-	ocannlReverserTrainLossPart16Records.Put(rec17)
+	rec16 := ocannlReverserTrainLossPart15Records.Get()
+	rec16.scratch = scratch
+	pool.Run(rec16, 8)
+	*rec16 = ocannlReverserTrainLossPart15{}
+	ocannlReverserTrainLossPart15Records.Put(rec16)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	for i0 := range 256 {
@@ -3984,9 +4019,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap25AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap25AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4003,9 +4038,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4020,11 +4055,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserTrainLossPart17Records.Get()
-	rec18.scratch = scratch
-	pool.Run(rec18, 8)
-	*rec18 = ocannlReverserTrainLossPart17{}
-	ocannlReverserTrainLossPart17Records.Put(rec18)
+	rec17 := ocannlReverserTrainLossPart16Records.Get()
+	rec17.scratch = scratch
+	pool.Run(rec17, 8)
+	*rec17 = ocannlReverserTrainLossPart16{}
+	ocannlReverserTrainLossPart16Records.Put(rec17)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	for i0 := range 256 {
@@ -4038,9 +4073,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap27AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap27AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4063,20 +4098,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
-	for i0 := range 256 {
-		net_x2_2Row2 := &net_x2_2[i0]
-		net_x2_3Row := &net_x2_3[i0]
-		for i1 := range 8 {
-			net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
+	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_x2_2Row2 := &net_x2_2[i0]
+			net_x2_3Row := &net_x2_3[i0]
+			for i1 := range 8 {
+				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
+			}
 		}
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap29AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap29AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4093,9 +4133,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap30AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap30AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4110,19 +4150,19 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserTrainLossPart18Records.Get()
-	rec19.pNetLinear2W = pNetLinear2W
-	rec19.scratch = scratch
-	pool.Run(rec19, 8)
-	*rec19 = ocannlReverserTrainLossPart18{}
-	ocannlReverserTrainLossPart18Records.Put(rec19)
+	rec18 := ocannlReverserTrainLossPart17Records.Get()
+	rec18.pNetLinear2W = pNetLinear2W
+	rec18.scratch = scratch
+	pool.Run(rec18, 8)
+	*rec18 = ocannlReverserTrainLossPart17{}
+	ocannlReverserTrainLossPart17Records.Put(rec18)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap33AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap33AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4151,9 +4191,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4168,12 +4208,17 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+	// float32 pointwise kernel over 20480 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+				}
 			}
 		}
 	}
@@ -4192,20 +4237,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
-		train_cross_entropy_1_logp_3Row := &train_cross_entropy_1_logp_3[i0]
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap36AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_3Row := &train_cross_entropy_1_logp_3[i0]
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+			}
 		}
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4222,9 +4272,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap37AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap37AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4536,14 +4586,16 @@ type ocannlReverserTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
 	scratch := r7.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j7][i1][i2]
-				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
+				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
+				acc7 := float32(0)
 				for i3 := range 8 {
-					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+					acc7 += net_attention_1_exRow2[i3]
 				}
+				scratch.net_attention_1_attn_1[i0+32*j7][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -4561,44 +4613,17 @@ type ocannlReverserTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserTrainLossPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
-				}
-				scratch.net_attention_1_attn_1[i0+32*j8][i1][i2][0] = acc7
-			}
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart7Records holds the free ocannlReverserTrainLossPart7 records.
-var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
-
-// ocannlReverserTrainLossPart8 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart8 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j9 of the nest (0 <= j9 < 8).
-func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
-	scratch := r9.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j9][0][i2][0], &scratch.net_attention_1_attn[i0+32*j9][0][i2][0], &scratch.net_attention_1_v[i0+32*j9][0][i2][0])
+				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j8][0][i2][0], &scratch.net_attention_1_attn[i0+32*j8][0][i2][0], &scratch.net_attention_1_v[i0+32*j8][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j9][0][i2][0], &scratch.net_attention_1_attn[i0+32*j9][0][i2][0], &scratch.net_attention_1_v[i0+32*j9][0][i2][0])
+				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j8][0][i2][0], &scratch.net_attention_1_attn[i0+32*j8][0][i2][0], &scratch.net_attention_1_v[i0+32*j8][0][i2][0])
 			}
 		}
 	} else {
@@ -4606,16 +4631,16 @@ func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j9][i1][i2]
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j8][i1][i2]
 					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j9][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j9][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j9][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j9][i4+3][i2]
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j8][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j8][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j8][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j8][i4+3][i2]
 						for i3 := range 8 {
 							acc8 := net_attention_1_ctxRow[i3]
 							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
@@ -4631,24 +4656,24 @@ func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
 	}
 }
 
-// ocannlReverserTrainLossPart8Records holds the free ocannlReverserTrainLossPart8 records.
-var ocannlReverserTrainLossPart8Records rt.Records[ocannlReverserTrainLossPart8]
+// ocannlReverserTrainLossPart7Records holds the free ocannlReverserTrainLossPart7 records.
+var ocannlReverserTrainLossPart7Records rt.Records[ocannlReverserTrainLossPart7]
 
-// ocannlReverserTrainLossPart9 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// ocannlReverserTrainLossPart8 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart9 struct {
+type ocannlReverserTrainLossPart8 struct {
 	pNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserTrainLossScratch
 }
 
-// Part runs part j10 of the nest (0 <= j10 < 8).
-func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
-	pNetAttention1WO, scratch := r10.pNetAttention1WO, r10.scratch
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r9 *ocannlReverserTrainLossPart8) Part(j9 int) {
+	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j10][0][0][0])
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j10][0][0][0])
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j9][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -4657,14 +4682,39 @@ func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
 					acc9 := float32(0)
 					for i3 := range 4 {
 						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j10][i1][i3]
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j9][i1][i3]
 						for i4 := range 8 {
 							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_layer_norm_1_x_1[i0+32*j10][i1][i2] = acc9
+					scratch.net_layer_norm_1_x_1[i0+32*j9][i1][i2] = acc9
 				}
 			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart8Records holds the free ocannlReverserTrainLossPart8 records.
+var ocannlReverserTrainLossPart8Records rt.Records[ocannlReverserTrainLossPart8]
+
+// ocannlReverserTrainLossPart9 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart9 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
+	scratch := r10.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j10][i1]
+			acc10 := float32(0)
+			for i2 := range 32 {
+				acc10 += net_layer_norm_1_xRow2[i2]
+			}
+			scratch.net_layer_norm_1_mean_1[i0+32*j10][i1][0] = acc10
 		}
 	}
 }
@@ -4684,12 +4734,12 @@ func (r11 *ocannlReverserTrainLossPart10) Part(j11 int) {
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j11][i1]
-			acc10 := float32(0)
+			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j11][i1]
+			acc11 := float32(0)
 			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+				acc11 += net_layer_norm_1_var_1Row2[i2]
 			}
-			scratch.net_layer_norm_1_mean_1[i0+32*j11][i1][0] = acc10
+			scratch.net_layer_norm_1_var_2[i0+32*j11][i1][0] = acc11
 		}
 	}
 }
@@ -4700,21 +4750,32 @@ var ocannlReverserTrainLossPart10Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart11 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart11 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserTrainLossPart11) Part(j12 int) {
-	scratch := r12.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j12][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	pNetDense1W, scratch := r12.pNetDense1W, r12.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j12][0][0], &pNetDense1W[0], &scratch.net_x1[32*j12][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j12][0][0], &pNetDense1W[0], &scratch.net_x1[32*j12][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0+32*j12][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j12][i1][i2] = acc12
+				}
 			}
-			scratch.net_layer_norm_1_var_2[i0+32*j12][i1][0] = acc11
 		}
 	}
 }
@@ -4725,30 +4786,25 @@ var ocannlReverserTrainLossPart11Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart12 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart12 struct {
-	pNetDense1W *[2048]float32
+	pNetDense1B *[64]float32
 	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserTrainLossPart12) Part(j13 int) {
-	pNetDense1W, scratch := r13.pNetDense1W, r13.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetDense1B, scratch := r13.pNetDense1B, r13.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1W[0], &scratch.net_x1[32*j13][0][0])
+		ocannlMap31AVX512(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1W[0], &scratch.net_x1[32*j13][0][0])
+		ocannlMap31AVX2(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j13][i1]
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j13][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j13][i1]
 				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0+32*j13][i1][i2] = acc12
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 				}
 			}
 		}
@@ -4761,25 +4817,28 @@ var ocannlReverserTrainLossPart12Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart13 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart13 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
-func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
-	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
-	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r15 *ocannlReverserTrainLossPart13) Part(j14 int) {
+	scratch := r15.scratch
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap32AVX512(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap32AVX2(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j14][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j14][i1]
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j14][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j14][i1]
 				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					r14 := net_linear_1_x_2Row2[i2]
+					if !(r14 > 0) {
+						r14 = 0
+					}
+					net_linear_1_xRow[i2] = r14
 				}
 			}
 		}
@@ -4792,28 +4851,30 @@ var ocannlReverserTrainLossPart13Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart14 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart14 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r16 *ocannlReverserTrainLossPart14) Part(j15 int) {
-	scratch := r16.scratch
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j15][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j15][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j15][i1]
-				for i2 := range 64 {
-					r15 := net_linear_1_x_2Row2[i2]
-					if !(r15 > 0) {
-						r15 = 0
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j15][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
 					}
-					net_linear_1_xRow[i2] = r15
+					scratch.net_layer_norm_2_x_1[i0+32*j15][i1][i2] = acc13
 				}
 			}
 		}
@@ -4826,32 +4887,21 @@ var ocannlReverserTrainLossPart14Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart15 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart15 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlReverserTrainLossPart15) Part(j16 int) {
-	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j16][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j16][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j16][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j16][i1][i2] = acc13
-				}
+	scratch := r17.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j16][i1]
+			acc14 := float32(0)
+			for i2 := range 32 {
+				acc14 += net_layer_norm_2_xRow2[i2]
 			}
+			scratch.net_layer_norm_2_mean_1[i0+32*j16][i1][0] = acc14
 		}
 	}
 }
@@ -4871,12 +4921,12 @@ func (r18 *ocannlReverserTrainLossPart16) Part(j17 int) {
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j17][i1]
-			acc14 := float32(0)
+			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j17][i1]
+			acc15 := float32(0)
 			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+				acc15 += net_layer_norm_2_var_1Row2[i2]
 			}
-			scratch.net_layer_norm_2_mean_1[i0+32*j17][i1][0] = acc14
+			scratch.net_layer_norm_2_var_2[i0+32*j17][i1][0] = acc15
 		}
 	}
 }
@@ -4887,63 +4937,38 @@ var ocannlReverserTrainLossPart16Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart17 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart17 struct {
-	scratch *ocannlReverserTrainLossScratch
-}
-
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r19 *ocannlReverserTrainLossPart17) Part(j18 int) {
-	scratch := r19.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j18][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
-			}
-			scratch.net_layer_norm_2_var_2[i0+32*j18][i1][0] = acc15
-		}
-	}
-}
-
-// ocannlReverserTrainLossPart17Records holds the free ocannlReverserTrainLossPart17 records.
-var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart17]
-
-// ocannlReverserTrainLossPart18 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserTrainLossPart18 struct {
 	pNetLinear2W *[320]float32
 	scratch      *ocannlReverserTrainLossScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 8).
-func (r20 *ocannlReverserTrainLossPart18) Part(j19 int) {
-	pNetLinear2W, scratch := r20.pNetLinear2W, r20.scratch
+// Part runs part j18 of the nest (0 <= j18 < 8).
+func (r19 *ocannlReverserTrainLossPart17) Part(j18 int) {
+	pNetLinear2W, scratch := r19.pNetLinear2W, r19.scratch
 	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j19][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j19][0][0])
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j18][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j19][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j19][0][0])
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j18][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j19][i1]
+				net_x2Row2 := &scratch.net_x2[i0+32*j18][i1]
 				for i2 := range 10 {
 					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
 					acc16 := float32(0)
 					for i3 := range 32 {
 						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
 					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j19][i1][i2] = acc16
+					scratch.train_cross_entropy_1_logits_1[i0+32*j18][i1][i2] = acc16
 				}
 			}
 		}
 	}
 }
 
-// ocannlReverserTrainLossPart18Records holds the free ocannlReverserTrainLossPart18 records.
-var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart18]
+// ocannlReverserTrainLossPart17Records holds the free ocannlReverserTrainLossPart17 records.
+var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart17]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -6135,11 +6160,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 256 {
-			ocannlMap17AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap19AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 256 {
-			ocannlMap17AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap19AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -6195,9 +6220,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap20AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap20AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -6224,9 +6249,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap21AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap21AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6243,6 +6268,24 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
+	// float32 pointwise kernel over 65536 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0][i1][i2]
+					net_attention_1_exRow := &scratch.net_attention_1_ex[i0][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+					}
+				}
+			}
+		}
+	}
+
+	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserBackwardPart6Records.Get()
 	rec7.scratch = scratch
@@ -6250,20 +6293,12 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec7 = ocannlReverserBackwardPart6{}
 	ocannlReverserBackwardPart6Records.Put(rec7)
 
-	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// 8 parts of i0 on the pool.
-	rec8 := ocannlReverserBackwardPart7Records.Get()
-	rec8.scratch = scratch
-	pool.Run(rec8, 8)
-	*rec8 = ocannlReverserBackwardPart7{}
-	ocannlReverserBackwardPart7Records.Put(rec8)
-
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap23AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap23AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6284,27 +6319,27 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 		scratch.net_attention_1_ctx = [256][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec8 := ocannlReverserBackwardPart7Records.Get()
+	rec8.scratch = scratch
+	pool.Run(rec8, 8)
+	*rec8 = ocannlReverserBackwardPart7{}
+	ocannlReverserBackwardPart7Records.Put(rec8)
+
+	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
+	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserBackwardPart8Records.Get()
+	rec9.pNetAttention1WO = pNetAttention1WO
 	rec9.scratch = scratch
 	pool.Run(rec9, 8)
 	*rec9 = ocannlReverserBackwardPart8{}
 	ocannlReverserBackwardPart8Records.Put(rec9)
 
-	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
-	// 8 parts of i0 on the pool.
-	rec10 := ocannlReverserBackwardPart9Records.Get()
-	rec10.pNetAttention1WO = pNetAttention1WO
-	rec10.scratch = scratch
-	pool.Run(rec10, 8)
-	*rec10 = ocannlReverserBackwardPart9{}
-	ocannlReverserBackwardPart9Records.Put(rec10)
-
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6320,11 +6355,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlReverserBackwardPart10Records.Get()
-	rec11.scratch = scratch
-	pool.Run(rec11, 8)
-	*rec11 = ocannlReverserBackwardPart10{}
-	ocannlReverserBackwardPart10Records.Put(rec11)
+	rec10 := ocannlReverserBackwardPart9Records.Get()
+	rec10.scratch = scratch
+	pool.Run(rec10, 8)
+	*rec10 = ocannlReverserBackwardPart9{}
+	ocannlReverserBackwardPart9Records.Put(rec10)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	for i0 := range 256 {
@@ -6338,9 +6373,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap25AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap25AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6357,9 +6392,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6374,11 +6409,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlReverserBackwardPart11Records.Get()
-	rec12.scratch = scratch
-	pool.Run(rec12, 8)
-	*rec12 = ocannlReverserBackwardPart11{}
-	ocannlReverserBackwardPart11Records.Put(rec12)
+	rec11 := ocannlReverserBackwardPart10Records.Get()
+	rec11.scratch = scratch
+	pool.Run(rec11, 8)
+	*rec11 = ocannlReverserBackwardPart10{}
+	ocannlReverserBackwardPart10Records.Put(rec11)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	for i0 := range 256 {
@@ -6392,9 +6427,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap27AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap27AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6417,20 +6452,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
-	for i0 := range 256 {
-		net_x1_2Row2 := &net_x1_2[i0]
-		net_x1_3Row := &scratch.net_x1_3[i0]
-		for i1 := range 8 {
-			net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
+	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_x1_2Row2 := &net_x1_2[i0]
+			net_x1_3Row := &scratch.net_x1_3[i0]
+			for i1 := range 8 {
+				net_x1_3Row[i1][0] = float32(math.Sqrt(float64(net_x1_2Row2[i1][0])))
+			}
 		}
 	}
 
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap29AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap29AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6447,9 +6487,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap30AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap30AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6464,45 +6504,45 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
+	rec12 := ocannlReverserBackwardPart11Records.Get()
+	rec12.pNetDense1W = pNetDense1W
+	rec12.scratch = scratch
+	pool.Run(rec12, 8)
+	*rec12 = ocannlReverserBackwardPart11{}
+	ocannlReverserBackwardPart11Records.Put(rec12)
+
+	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserBackwardPart12Records.Get()
-	rec13.pNetDense1W = pNetDense1W
+	rec13.pNetDense1B = pNetDense1B
 	rec13.scratch = scratch
 	pool.Run(rec13, 8)
 	*rec13 = ocannlReverserBackwardPart12{}
 	ocannlReverserBackwardPart12Records.Put(rec13)
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserBackwardPart13Records.Get()
-	rec14.pNetDense1B = pNetDense1B
 	rec14.scratch = scratch
 	pool.Run(rec14, 8)
 	*rec14 = ocannlReverserBackwardPart13{}
 	ocannlReverserBackwardPart13Records.Put(rec14)
 
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
+	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlReverserBackwardPart14Records.Get()
+	rec15.pNetLinear1W = pNetLinear1W
 	rec15.scratch = scratch
 	pool.Run(rec15, 8)
 	*rec15 = ocannlReverserBackwardPart14{}
 	ocannlReverserBackwardPart14Records.Put(rec15)
 
-	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.pNetLinear1W = pNetLinear1W
-	rec16.scratch = scratch
-	pool.Run(rec16, 8)
-	*rec16 = ocannlReverserBackwardPart15{}
-	ocannlReverserBackwardPart15Records.Put(rec16)
-
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap30AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6518,9 +6558,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6536,11 +6576,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserBackwardPart16Records.Get()
-	rec17.scratch = scratch
-	pool.Run(rec17, 8)
-	*rec17 = ocannlReverserBackwardPart16{}
-	ocannlReverserBackwardPart16Records.Put(rec17)
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.scratch = scratch
+	pool.Run(rec16, 8)
+	*rec16 = ocannlReverserBackwardPart15{}
+	ocannlReverserBackwardPart15Records.Put(rec16)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	for i0 := range 256 {
@@ -6554,9 +6594,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap25AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap25AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6573,9 +6613,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6590,11 +6630,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.scratch = scratch
-	pool.Run(rec18, 8)
-	*rec18 = ocannlReverserBackwardPart17{}
-	ocannlReverserBackwardPart17Records.Put(rec18)
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.scratch = scratch
+	pool.Run(rec17, 8)
+	*rec17 = ocannlReverserBackwardPart16{}
+	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	for i0 := range 256 {
@@ -6608,9 +6648,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap27AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap27AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6633,20 +6673,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
-	for i0 := range 256 {
-		net_x2_2Row2 := &net_x2_2[i0]
-		net_x2_3Row := &scratch.net_x2_3[i0]
-		for i1 := range 8 {
-			net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
+	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_x2_2Row2 := &net_x2_2[i0]
+			net_x2_3Row := &scratch.net_x2_3[i0]
+			for i1 := range 8 {
+				net_x2_3Row[i1][0] = float32(math.Sqrt(float64(net_x2_2Row2[i1][0])))
+			}
 		}
 	}
 
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap29AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap29AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6663,9 +6708,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap30AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap30AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6680,19 +6725,19 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.pNetLinear2W = pNetLinear2W
-	rec19.scratch = scratch
-	pool.Run(rec19, 8)
-	*rec19 = ocannlReverserBackwardPart18{}
-	ocannlReverserBackwardPart18Records.Put(rec19)
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.pNetLinear2W = pNetLinear2W
+	rec18.scratch = scratch
+	pool.Run(rec18, 8)
+	*rec18 = ocannlReverserBackwardPart17{}
+	ocannlReverserBackwardPart17Records.Put(rec18)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap33AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap33AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6721,9 +6766,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6738,12 +6783,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-			for i2 := range 10 {
-				train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+	// float32 pointwise kernel over 20480 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				for i2 := range 10 {
+					train_cross_entropy_1_logp_1Row[i2] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i2])))
+				}
 			}
 		}
 	}
@@ -6762,20 +6812,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
-		train_cross_entropy_1_logp_3Row := &train_cross_entropy_1_logp_3[i0]
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap36AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
+			train_cross_entropy_1_logp_3Row := &train_cross_entropy_1_logp_3[i0]
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_3Row[i1][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2Row[i1][0])))
+			}
 		}
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6792,9 +6847,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap37AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap37AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6898,9 +6953,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap38AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap38AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
@@ -6916,9 +6971,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6935,9 +6990,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap40AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap40AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6966,9 +7021,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap41AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap41AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -6983,9 +7038,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7001,9 +7056,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap39AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap39AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7020,9 +7075,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap40AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap40AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7051,9 +7106,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7062,15 +7117,15 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 				train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r21 float32
+					var r20 float32
 					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r21 = 1
+						r20 = 1
 					}
-					r22 := float32(0)
-					if r21 != 0 {
-						r22 = train_cross_entropy_1_m_gradV
+					r21 := float32(0)
+					if r20 != 0 {
+						r21 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r22
+					train_cross_entropy_1_logits_gradRow2[i2] += r21
 				}
 			}
 		}
@@ -7079,9 +7134,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap40AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap40AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7115,28 +7170,28 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 	// 5 parts of i2 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.gNetLinear2W = gNetLinear2W
-	rec20.scratch = scratch
-	pool.Run(rec20, 5)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.gNetLinear2W = gNetLinear2W
+	rec19.scratch = scratch
+	pool.Run(rec19, 5)
+	*rec19 = ocannlReverserBackwardPart18{}
+	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserBackwardPart20Records.Get()
-	rec21.pNetLinear2W = pNetLinear2W
-	rec21.scratch = scratch
-	pool.Run(rec21, 8)
-	*rec21 = ocannlReverserBackwardPart20{}
-	ocannlReverserBackwardPart20Records.Put(rec21)
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.pNetLinear2W = pNetLinear2W
+	rec20.scratch = scratch
+	pool.Run(rec20, 8)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7151,31 +7206,31 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.scratch = scratch
-	pool.Run(rec22, 8)
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.scratch = scratch
+	pool.Run(rec21, 8)
 	// The 8 partial sums, added in part order.
-	for j23 := range 32 {
-		acc25 := gNetLayerNorm2Beta[j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[0][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[1][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[2][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[3][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[4][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[5][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[6][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[7][j23]
-		gNetLayerNorm2Beta[j23] = acc25
+	for j22 := range 32 {
+		acc25 := gNetLayerNorm2Beta[j22]
+		acc25 += rec21.gNetLayerNorm2BetaPartial[0][j22]
+		acc25 += rec21.gNetLayerNorm2BetaPartial[1][j22]
+		acc25 += rec21.gNetLayerNorm2BetaPartial[2][j22]
+		acc25 += rec21.gNetLayerNorm2BetaPartial[3][j22]
+		acc25 += rec21.gNetLayerNorm2BetaPartial[4][j22]
+		acc25 += rec21.gNetLayerNorm2BetaPartial[5][j22]
+		acc25 += rec21.gNetLayerNorm2BetaPartial[6][j22]
+		acc25 += rec21.gNetLayerNorm2BetaPartial[7][j22]
+		gNetLayerNorm2Beta[j22] = acc25
 	}
-	*rec22 = ocannlReverserBackwardPart21{}
-	ocannlReverserBackwardPart21Records.Put(rec22)
+	*rec21 = ocannlReverserBackwardPart20{}
+	ocannlReverserBackwardPart20Records.Put(rec21)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap45AVX512(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap45AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7191,18 +7246,18 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.scratch = scratch
-	pool.Run(rec23, 8)
-	*rec23 = ocannlReverserBackwardPart22{}
-	ocannlReverserBackwardPart22Records.Put(rec23)
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.scratch = scratch
+	pool.Run(rec22, 8)
+	*rec22 = ocannlReverserBackwardPart21{}
+	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap46AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap46AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
@@ -7217,9 +7272,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap47AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap47AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -7232,31 +7287,31 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.scratch = scratch
-	pool.Run(rec24, 8)
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.scratch = scratch
+	pool.Run(rec23, 8)
 	// The 8 partial sums, added in part order.
-	for j26 := range 32 {
-		acc28 := gNetLayerNorm2Gamma[j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[0][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[1][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[2][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[3][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[4][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[5][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[6][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[7][j26]
-		gNetLayerNorm2Gamma[j26] = acc28
+	for j25 := range 32 {
+		acc28 := gNetLayerNorm2Gamma[j25]
+		acc28 += rec23.gNetLayerNorm2GammaPartial[0][j25]
+		acc28 += rec23.gNetLayerNorm2GammaPartial[1][j25]
+		acc28 += rec23.gNetLayerNorm2GammaPartial[2][j25]
+		acc28 += rec23.gNetLayerNorm2GammaPartial[3][j25]
+		acc28 += rec23.gNetLayerNorm2GammaPartial[4][j25]
+		acc28 += rec23.gNetLayerNorm2GammaPartial[5][j25]
+		acc28 += rec23.gNetLayerNorm2GammaPartial[6][j25]
+		acc28 += rec23.gNetLayerNorm2GammaPartial[7][j25]
+		gNetLayerNorm2Gamma[j25] = acc28
 	}
-	*rec24 = ocannlReverserBackwardPart23{}
-	ocannlReverserBackwardPart23Records.Put(rec24)
+	*rec23 = ocannlReverserBackwardPart22{}
+	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+		ocannlMap48AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+		ocannlMap48AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7281,9 +7336,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7299,9 +7354,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap50AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7318,9 +7373,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap50AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7337,9 +7392,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7354,11 +7409,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.scratch = scratch
-	pool.Run(rec25, 8)
-	*rec25 = ocannlReverserBackwardPart24{}
-	ocannlReverserBackwardPart24Records.Put(rec25)
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.scratch = scratch
+	pool.Run(rec24, 8)
+	*rec24 = ocannlReverserBackwardPart23{}
+	ocannlReverserBackwardPart23Records.Put(rec24)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	for i0 := range 256 {
@@ -7372,9 +7427,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7390,9 +7445,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7408,9 +7463,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7426,9 +7481,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7443,44 +7498,52 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserBackwardPart25Records.Get()
-	rec26.scratch = scratch
-	pool.Run(rec26, 8)
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.scratch = scratch
+	pool.Run(rec25, 8)
 	// The 8 partial sums, added in part order.
-	for j29 := range 32 {
-		acc31 := gNetLinear1B[j29]
-		acc31 += rec26.gNetLinear1BPartial[0][j29]
-		acc31 += rec26.gNetLinear1BPartial[1][j29]
-		acc31 += rec26.gNetLinear1BPartial[2][j29]
-		acc31 += rec26.gNetLinear1BPartial[3][j29]
-		acc31 += rec26.gNetLinear1BPartial[4][j29]
-		acc31 += rec26.gNetLinear1BPartial[5][j29]
-		acc31 += rec26.gNetLinear1BPartial[6][j29]
-		acc31 += rec26.gNetLinear1BPartial[7][j29]
-		gNetLinear1B[j29] = acc31
+	for j28 := range 32 {
+		acc31 := gNetLinear1B[j28]
+		acc31 += rec25.gNetLinear1BPartial[0][j28]
+		acc31 += rec25.gNetLinear1BPartial[1][j28]
+		acc31 += rec25.gNetLinear1BPartial[2][j28]
+		acc31 += rec25.gNetLinear1BPartial[3][j28]
+		acc31 += rec25.gNetLinear1BPartial[4][j28]
+		acc31 += rec25.gNetLinear1BPartial[5][j28]
+		acc31 += rec25.gNetLinear1BPartial[6][j28]
+		acc31 += rec25.gNetLinear1BPartial[7][j28]
+		gNetLinear1B[j28] = acc31
 	}
-	*rec26 = ocannlReverserBackwardPart25{}
-	ocannlReverserBackwardPart25Records.Put(rec26)
+	*rec25 = ocannlReverserBackwardPart24{}
+	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
+	rec26 := ocannlReverserBackwardPart25Records.Get()
+	rec26.gNetLinear1W = gNetLinear1W
+	rec26.scratch = scratch
+	pool.Run(rec26, 8)
+	*rec26 = ocannlReverserBackwardPart25{}
+	ocannlReverserBackwardPart25Records.Put(rec26)
+
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+	// 8 parts of i0 on the pool.
 	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.gNetLinear1W = gNetLinear1W
+	rec27.pNetLinear1W = pNetLinear1W
 	rec27.scratch = scratch
 	pool.Run(rec27, 8)
 	*rec27 = ocannlReverserBackwardPart26{}
 	ocannlReverserBackwardPart26Records.Put(rec27)
 
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// 8 parts of i0 on the pool.
 	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.pNetLinear1W = pNetLinear1W
 	rec28.scratch = scratch
 	pool.Run(rec28, 8)
 	*rec28 = ocannlReverserBackwardPart27{}
 	ocannlReverserBackwardPart27Records.Put(rec28)
 
-	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	// 8 parts of i0 on the pool.
 	rec29 := ocannlReverserBackwardPart28Records.Get()
 	rec29.scratch = scratch
@@ -7488,59 +7551,51 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec29 = ocannlReverserBackwardPart28{}
 	ocannlReverserBackwardPart28Records.Put(rec29)
 
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
 	rec30 := ocannlReverserBackwardPart29Records.Get()
 	rec30.scratch = scratch
 	pool.Run(rec30, 8)
+	// The 8 partial sums, added in part order.
+	for j34 := range 64 {
+		acc34 := gNetDense1B[j34]
+		acc34 += rec30.gNetDense1BPartial[0][j34]
+		acc34 += rec30.gNetDense1BPartial[1][j34]
+		acc34 += rec30.gNetDense1BPartial[2][j34]
+		acc34 += rec30.gNetDense1BPartial[3][j34]
+		acc34 += rec30.gNetDense1BPartial[4][j34]
+		acc34 += rec30.gNetDense1BPartial[5][j34]
+		acc34 += rec30.gNetDense1BPartial[6][j34]
+		acc34 += rec30.gNetDense1BPartial[7][j34]
+		gNetDense1B[j34] = acc34
+	}
 	*rec30 = ocannlReverserBackwardPart29{}
 	ocannlReverserBackwardPart29Records.Put(rec30)
 
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
+	// 8 parts of i2 on the pool.
 	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.gNetDense1W = gNetDense1W
 	rec31.scratch = scratch
 	pool.Run(rec31, 8)
-	// The 8 partial sums, added in part order.
-	for j35 := range 64 {
-		acc34 := gNetDense1B[j35]
-		acc34 += rec31.gNetDense1BPartial[0][j35]
-		acc34 += rec31.gNetDense1BPartial[1][j35]
-		acc34 += rec31.gNetDense1BPartial[2][j35]
-		acc34 += rec31.gNetDense1BPartial[3][j35]
-		acc34 += rec31.gNetDense1BPartial[4][j35]
-		acc34 += rec31.gNetDense1BPartial[5][j35]
-		acc34 += rec31.gNetDense1BPartial[6][j35]
-		acc34 += rec31.gNetDense1BPartial[7][j35]
-		gNetDense1B[j35] = acc34
-	}
 	*rec31 = ocannlReverserBackwardPart30{}
 	ocannlReverserBackwardPart30Records.Put(rec31)
 
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
-	// 8 parts of i2 on the pool.
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+	// 8 parts of i0 on the pool.
 	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.gNetDense1W = gNetDense1W
+	rec32.pNetDense1W = pNetDense1W
 	rec32.scratch = scratch
 	pool.Run(rec32, 8)
 	*rec32 = ocannlReverserBackwardPart31{}
 	ocannlReverserBackwardPart31Records.Put(rec32)
 
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.pNetDense1W = pNetDense1W
-	rec33.scratch = scratch
-	pool.Run(rec33, 8)
-	*rec33 = ocannlReverserBackwardPart32{}
-	ocannlReverserBackwardPart32Records.Put(rec33)
-
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7555,31 +7610,31 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
-	pool.Run(rec34, 8)
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.scratch = scratch
+	pool.Run(rec33, 8)
 	// The 8 partial sums, added in part order.
-	for j39 := range 32 {
-		acc37 := gNetLayerNorm1Beta[j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[0][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[1][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[2][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[3][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[4][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[5][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[6][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[7][j39]
-		gNetLayerNorm1Beta[j39] = acc37
+	for j38 := range 32 {
+		acc37 := gNetLayerNorm1Beta[j38]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[0][j38]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[1][j38]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[2][j38]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[3][j38]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[4][j38]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[5][j38]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[6][j38]
+		acc37 += rec33.gNetLayerNorm1BetaPartial[7][j38]
+		gNetLayerNorm1Beta[j38] = acc37
 	}
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
+	*rec33 = ocannlReverserBackwardPart32{}
+	ocannlReverserBackwardPart32Records.Put(rec33)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap45AVX512(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap45AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7595,18 +7650,18 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.scratch = scratch
-	pool.Run(rec35, 8)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
+	pool.Run(rec34, 8)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap46AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap46AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
@@ -7621,9 +7676,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap47AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap47AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -7636,31 +7691,31 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.scratch = scratch
-	pool.Run(rec36, 8)
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.scratch = scratch
+	pool.Run(rec35, 8)
 	// The 8 partial sums, added in part order.
-	for j42 := range 32 {
-		acc40 := gNetLayerNorm1Gamma[j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[0][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[1][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[2][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[3][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[4][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[5][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[6][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[7][j42]
-		gNetLayerNorm1Gamma[j42] = acc40
+	for j41 := range 32 {
+		acc40 := gNetLayerNorm1Gamma[j41]
+		acc40 += rec35.gNetLayerNorm1GammaPartial[0][j41]
+		acc40 += rec35.gNetLayerNorm1GammaPartial[1][j41]
+		acc40 += rec35.gNetLayerNorm1GammaPartial[2][j41]
+		acc40 += rec35.gNetLayerNorm1GammaPartial[3][j41]
+		acc40 += rec35.gNetLayerNorm1GammaPartial[4][j41]
+		acc40 += rec35.gNetLayerNorm1GammaPartial[5][j41]
+		acc40 += rec35.gNetLayerNorm1GammaPartial[6][j41]
+		acc40 += rec35.gNetLayerNorm1GammaPartial[7][j41]
+		gNetLayerNorm1Gamma[j41] = acc40
 	}
-	*rec36 = ocannlReverserBackwardPart35{}
-	ocannlReverserBackwardPart35Records.Put(rec36)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+		ocannlMap48AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+		ocannlMap48AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7685,9 +7740,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7703,9 +7758,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap50AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7722,9 +7777,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap50AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7741,9 +7796,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7758,11 +7813,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.scratch = scratch
-	pool.Run(rec37, 8)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
+	pool.Run(rec36, 8)
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	for i0 := range 256 {
@@ -7776,9 +7831,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7794,9 +7849,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7812,9 +7867,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7829,23 +7884,31 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.gNetAttention1WO = gNetAttention1WO
+	rec37.scratch = scratch
+	pool.Run(rec37, 8)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
+
+	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
+	// 8 parts of i0 on the pool.
 	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.gNetAttention1WO = gNetAttention1WO
+	rec38.pNetAttention1WO = pNetAttention1WO
 	rec38.scratch = scratch
 	pool.Run(rec38, 8)
 	*rec38 = ocannlReverserBackwardPart37{}
 	ocannlReverserBackwardPart37Records.Put(rec38)
 
-	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	// 8 parts of i0 on the pool.
 	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.pNetAttention1WO = pNetAttention1WO
 	rec39.scratch = scratch
 	pool.Run(rec39, 8)
 	*rec39 = ocannlReverserBackwardPart38{}
 	ocannlReverserBackwardPart38Records.Put(rec39)
 
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	// 8 parts of i0 on the pool.
 	rec40 := ocannlReverserBackwardPart39Records.Get()
 	rec40.scratch = scratch
@@ -7853,20 +7916,12 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec40 = ocannlReverserBackwardPart39{}
 	ocannlReverserBackwardPart39Records.Put(rec40)
 
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
-	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
-	pool.Run(rec41, 8)
-	*rec41 = ocannlReverserBackwardPart40{}
-	ocannlReverserBackwardPart40Records.Put(rec41)
-
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap53AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap53AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7884,18 +7939,18 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.scratch = scratch
-	pool.Run(rec42, 8)
-	*rec42 = ocannlReverserBackwardPart41{}
-	ocannlReverserBackwardPart41Records.Put(rec42)
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.scratch = scratch
+	pool.Run(rec41, 8)
+	*rec41 = ocannlReverserBackwardPart40{}
+	ocannlReverserBackwardPart40Records.Put(rec41)
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap54AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap54AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7913,9 +7968,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+		ocannlMap50AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+		ocannlMap50AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7934,9 +7989,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap44AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap44AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7953,18 +8008,18 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
-	pool.Run(rec43, 8)
-	*rec43 = ocannlReverserBackwardPart42{}
-	ocannlReverserBackwardPart42Records.Put(rec43)
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
+	pool.Run(rec42, 8)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap55AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap55AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7974,15 +8029,15 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0][i1][i2][0]
 					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r49 float32
+						var r48 float32
 						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r49 = 1
+							r48 = 1
 						}
-						r50 := float32(0)
-						if r49 != 0 {
-							r50 = net_attention_1_m_gradV
+						r49 := float32(0)
+						if r48 != 0 {
+							r49 = net_attention_1_m_gradV
 						}
-						net_attention_1_scores_gradRow2[i3] += r50
+						net_attention_1_scores_gradRow2[i3] += r49
 					}
 				}
 			}
@@ -7992,9 +8047,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	// float32 pointwise kernel over 65536 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap56AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap56AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -8012,80 +8067,80 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// 8 parts of i0 on the pool.
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
+	pool.Run(rec43, 8)
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
+
+	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
+	// 8 parts of i0 on the pool.
 	rec44 := ocannlReverserBackwardPart43Records.Get()
 	rec44.scratch = scratch
 	pool.Run(rec44, 8)
 	*rec44 = ocannlReverserBackwardPart43{}
 	ocannlReverserBackwardPart43Records.Put(rec44)
 
-	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
+	// 8 parts of i3 on the pool.
 	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.gNetAttention1WV = gNetAttention1WV
 	rec45.scratch = scratch
 	pool.Run(rec45, 8)
 	*rec45 = ocannlReverserBackwardPart44{}
 	ocannlReverserBackwardPart44Records.Put(rec45)
 
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.gNetAttention1WV = gNetAttention1WV
+	rec46.pNetAttention1WV = pNetAttention1WV
 	rec46.scratch = scratch
 	pool.Run(rec46, 8)
 	*rec46 = ocannlReverserBackwardPart45{}
 	ocannlReverserBackwardPart45Records.Put(rec46)
 
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	// 8 parts of i3 on the pool.
 	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.pNetAttention1WV = pNetAttention1WV
+	rec47.gNetAttention1WK = gNetAttention1WK
 	rec47.scratch = scratch
 	pool.Run(rec47, 8)
 	*rec47 = ocannlReverserBackwardPart46{}
 	ocannlReverserBackwardPart46Records.Put(rec47)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.gNetAttention1WK = gNetAttention1WK
+	rec48.pNetAttention1WK = pNetAttention1WK
 	rec48.scratch = scratch
 	pool.Run(rec48, 8)
 	*rec48 = ocannlReverserBackwardPart47{}
 	ocannlReverserBackwardPart47Records.Put(rec48)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// 8 parts of i3 on the pool.
 	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.pNetAttention1WK = pNetAttention1WK
+	rec49.gNetAttention1WQ = gNetAttention1WQ
 	rec49.scratch = scratch
 	pool.Run(rec49, 8)
 	*rec49 = ocannlReverserBackwardPart48{}
 	ocannlReverserBackwardPart48Records.Put(rec49)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.gNetAttention1WQ = gNetAttention1WQ
+	rec50.pNetAttention1WQ = pNetAttention1WQ
 	rec50.scratch = scratch
 	pool.Run(rec50, 8)
 	*rec50 = ocannlReverserBackwardPart49{}
 	ocannlReverserBackwardPart49Records.Put(rec50)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.pNetAttention1WQ = pNetAttention1WQ
-	rec51.scratch = scratch
-	pool.Run(rec51, 8)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
-
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8100,22 +8155,22 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.gNetPos = gNetPos
+	rec51.scratch = scratch
+	pool.Run(rec51, 8)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
+
+	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
+	// 8 parts of i2 on the pool.
 	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.gNetPos = gNetPos
+	rec52.gNetEmb = gNetEmb
+	rec52.tokens = tokens
 	rec52.scratch = scratch
 	pool.Run(rec52, 8)
 	*rec52 = ocannlReverserBackwardPart51{}
 	ocannlReverserBackwardPart51Records.Put(rec52)
-
-	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-	// 8 parts of i2 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.gNetEmb = gNetEmb
-	rec53.tokens = tokens
-	rec53.scratch = scratch
-	pool.Run(rec53, 8)
-	*rec53 = ocannlReverserBackwardPart52{}
-	ocannlReverserBackwardPart52Records.Put(rec53)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -8439,14 +8494,16 @@ type ocannlReverserBackwardPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
 	scratch := r7.scratch
+	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+32*j7][i1][i2]
-				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
+				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
+				acc7 := float32(0)
 				for i3 := range 8 {
-					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
+					acc7 += net_attention_1_exRow2[i3]
 				}
+				scratch.net_attention_1_attn_1[i0+32*j7][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -8464,44 +8521,17 @@ type ocannlReverserBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserBackwardPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
-				}
-				scratch.net_attention_1_attn_1[i0+32*j8][i1][i2][0] = acc7
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart7Records holds the free ocannlReverserBackwardPart7 records.
-var ocannlReverserBackwardPart7Records rt.Records[ocannlReverserBackwardPart7]
-
-// ocannlReverserBackwardPart8 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart8 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j9 of the nest (0 <= j9 < 8).
-func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
-	scratch := r9.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j9][0][i2][0], &scratch.net_attention_1_attn[i0+32*j9][0][i2][0], &scratch.net_attention_1_v[i0+32*j9][0][i2][0])
+				ocannlGemm11AVX512(&scratch.net_attention_1_ctx[i0+32*j8][0][i2][0], &scratch.net_attention_1_attn[i0+32*j8][0][i2][0], &scratch.net_attention_1_v[i0+32*j8][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j9][0][i2][0], &scratch.net_attention_1_attn[i0+32*j9][0][i2][0], &scratch.net_attention_1_v[i0+32*j9][0][i2][0])
+				ocannlGemm11AVX2(&scratch.net_attention_1_ctx[i0+32*j8][0][i2][0], &scratch.net_attention_1_attn[i0+32*j8][0][i2][0], &scratch.net_attention_1_v[i0+32*j8][0][i2][0])
 			}
 		}
 	} else {
@@ -8509,16 +8539,16 @@ func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j9][i1][i2]
+					net_attention_1_ctxRow := &scratch.net_attention_1_ctx[i0+32*j8][i1][i2]
 					for i4 := 0; i4 < 8; i4 += 4 {
-						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4]
-						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j9][i4][i2]
-						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+1]
-						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j9][i4+1][i2]
-						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+2]
-						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j9][i4+2][i2]
-						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j9][i1][i2][i4+3]
-						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j9][i4+3][i2]
+						net_attention_1_attnV := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4]
+						net_attention_1_vRow := &scratch.net_attention_1_v[i0+32*j8][i4][i2]
+						net_attention_1_attnV2 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+1]
+						net_attention_1_vRow2 := &scratch.net_attention_1_v[i0+32*j8][i4+1][i2]
+						net_attention_1_attnV3 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+2]
+						net_attention_1_vRow3 := &scratch.net_attention_1_v[i0+32*j8][i4+2][i2]
+						net_attention_1_attnV4 := scratch.net_attention_1_attn[i0+32*j8][i1][i2][i4+3]
+						net_attention_1_vRow4 := &scratch.net_attention_1_v[i0+32*j8][i4+3][i2]
 						for i3 := range 8 {
 							acc8 := net_attention_1_ctxRow[i3]
 							acc8 += net_attention_1_attnV * net_attention_1_vRow[i3]
@@ -8534,24 +8564,24 @@ func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
 	}
 }
 
-// ocannlReverserBackwardPart8Records holds the free ocannlReverserBackwardPart8 records.
-var ocannlReverserBackwardPart8Records rt.Records[ocannlReverserBackwardPart8]
+// ocannlReverserBackwardPart7Records holds the free ocannlReverserBackwardPart7 records.
+var ocannlReverserBackwardPart7Records rt.Records[ocannlReverserBackwardPart7]
 
-// ocannlReverserBackwardPart9 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart8 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart9 struct {
+type ocannlReverserBackwardPart8 struct {
 	pNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j10 of the nest (0 <= j10 < 8).
-func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
-	pNetAttention1WO, scratch := r10.pNetAttention1WO, r10.scratch
+// Part runs part j9 of the nest (0 <= j9 < 8).
+func (r9 *ocannlReverserBackwardPart8) Part(j9 int) {
+	pNetAttention1WO, scratch := r9.pNetAttention1WO, r9.scratch
 	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j10][0][0][0])
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j10][0][0][0])
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j9][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j9][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -8560,14 +8590,39 @@ func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
 					acc9 := float32(0)
 					for i3 := range 4 {
 						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j10][i1][i3]
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+32*j9][i1][i3]
 						for i4 := range 8 {
 							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_layer_norm_1_x_1[i0+32*j10][i1][i2] = acc9
+					scratch.net_layer_norm_1_x_1[i0+32*j9][i1][i2] = acc9
 				}
 			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart8Records holds the free ocannlReverserBackwardPart8 records.
+var ocannlReverserBackwardPart8Records rt.Records[ocannlReverserBackwardPart8]
+
+// ocannlReverserBackwardPart9 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart9 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
+	scratch := r10.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j10][i1]
+			acc10 := float32(0)
+			for i2 := range 32 {
+				acc10 += net_layer_norm_1_xRow2[i2]
+			}
+			scratch.net_layer_norm_1_mean_1[i0+32*j10][i1][0] = acc10
 		}
 	}
 }
@@ -8587,12 +8642,12 @@ func (r11 *ocannlReverserBackwardPart10) Part(j11 int) {
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j11][i1]
-			acc10 := float32(0)
+			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j11][i1]
+			acc11 := float32(0)
 			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+				acc11 += net_layer_norm_1_var_1Row2[i2]
 			}
-			scratch.net_layer_norm_1_mean_1[i0+32*j11][i1][0] = acc10
+			scratch.net_layer_norm_1_var_2[i0+32*j11][i1][0] = acc11
 		}
 	}
 }
@@ -8603,21 +8658,32 @@ var ocannlReverserBackwardPart10Records rt.Records[ocannlReverserBackwardPart10]
 // ocannlReverserBackwardPart11 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart11 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserBackwardPart11) Part(j12 int) {
-	scratch := r12.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j12][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	pNetDense1W, scratch := r12.pNetDense1W, r12.scratch
+	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j12][0][0], &pNetDense1W[0], &scratch.net_x1[32*j12][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j12][0][0], &pNetDense1W[0], &scratch.net_x1[32*j12][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1Row2 := &scratch.net_x1[i0+32*j12][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+					}
+					scratch.net_linear_1_x_1[i0+32*j12][i1][i2] = acc12
+				}
 			}
-			scratch.net_layer_norm_1_var_2[i0+32*j12][i1][0] = acc11
 		}
 	}
 }
@@ -8628,30 +8694,25 @@ var ocannlReverserBackwardPart11Records rt.Records[ocannlReverserBackwardPart11]
 // ocannlReverserBackwardPart12 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart12 struct {
-	pNetDense1W *[2048]float32
+	pNetDense1B *[64]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserBackwardPart12) Part(j13 int) {
-	pNetDense1W, scratch := r13.pNetDense1W, r13.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetDense1B, scratch := r13.pNetDense1B, r13.scratch
+	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1W[0], &scratch.net_x1[32*j13][0][0])
+		ocannlMap31AVX512(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1W[0], &scratch.net_x1[32*j13][0][0])
+		ocannlMap31AVX2(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+32*j13][i1]
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j13][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j13][i1]
 				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0+32*j13][i1][i2] = acc12
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 				}
 			}
 		}
@@ -8664,25 +8725,28 @@ var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
 // ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart13 struct {
-	pNetDense1B *[64]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
-func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
-	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
-	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r15 *ocannlReverserBackwardPart13) Part(j14 int) {
+	scratch := r15.scratch
+	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap32AVX512(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap32AVX2(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+32*j14][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+32*j14][i1]
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j14][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j14][i1]
 				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					r14 := net_linear_1_x_2Row2[i2]
+					if !(r14 > 0) {
+						r14 = 0
+					}
+					net_linear_1_xRow[i2] = r14
 				}
 			}
 		}
@@ -8695,28 +8759,30 @@ var ocannlReverserBackwardPart13Records rt.Records[ocannlReverserBackwardPart13]
 // ocannlReverserBackwardPart14 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart14 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r16 *ocannlReverserBackwardPart14) Part(j15 int) {
-	scratch := r16.scratch
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
+	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
+	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j15][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j15][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+32*j15][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+32*j15][i1]
-				for i2 := range 64 {
-					r15 := net_linear_1_x_2Row2[i2]
-					if !(r15 > 0) {
-						r15 = 0
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j15][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
 					}
-					net_linear_1_xRow[i2] = r15
+					scratch.net_layer_norm_2_x_1[i0+32*j15][i1][i2] = acc13
 				}
 			}
 		}
@@ -8729,32 +8795,21 @@ var ocannlReverserBackwardPart14Records rt.Records[ocannlReverserBackwardPart14]
 // ocannlReverserBackwardPart15 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart15 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlReverserBackwardPart15) Part(j16 int) {
-	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j16][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j16][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j16][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+32*j16][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+32*j16][i1][i2] = acc13
-				}
+	scratch := r17.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j16][i1]
+			acc14 := float32(0)
+			for i2 := range 32 {
+				acc14 += net_layer_norm_2_xRow2[i2]
 			}
+			scratch.net_layer_norm_2_mean_1[i0+32*j16][i1][0] = acc14
 		}
 	}
 }
@@ -8774,12 +8829,12 @@ func (r18 *ocannlReverserBackwardPart16) Part(j17 int) {
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j17][i1]
-			acc14 := float32(0)
+			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j17][i1]
+			acc15 := float32(0)
 			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+				acc15 += net_layer_norm_2_var_1Row2[i2]
 			}
-			scratch.net_layer_norm_2_mean_1[i0+32*j17][i1][0] = acc14
+			scratch.net_layer_norm_2_var_2[i0+32*j17][i1][0] = acc15
 		}
 	}
 }
@@ -8790,21 +8845,32 @@ var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
 // ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart17 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r19 *ocannlReverserBackwardPart17) Part(j18 int) {
-	scratch := r19.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j18][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
+	pNetLinear2W, scratch := r19.pNetLinear2W, r19.scratch
+	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j18][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j18][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j18][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2Row2 := &scratch.net_x2[i0+32*j18][i1]
+				for i2 := range 10 {
+					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					acc16 := float32(0)
+					for i3 := range 32 {
+						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+					}
+					scratch.train_cross_entropy_1_logits_1[i0+32*j18][i1][i2] = acc16
+				}
 			}
-			scratch.net_layer_norm_2_var_2[i0+32*j18][i1][0] = acc15
 		}
 	}
 }
@@ -8812,33 +8878,31 @@ func (r19 *ocannlReverserBackwardPart17) Part(j18 int) {
 // ocannlReverserBackwardPart17Records holds the free ocannlReverserBackwardPart17 records.
 var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
 
-// ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
+// for each 2 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart18 struct {
-	pNetLinear2W *[320]float32
+	gNetLinear2W *[320]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 8).
-func (r20 *ocannlReverserBackwardPart18) Part(j19 int) {
-	pNetLinear2W, scratch := r20.pNetLinear2W, r20.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+// Part runs part j19 of the nest (0 <= j19 < 5).
+func (r22 *ocannlReverserBackwardPart18) Part(j19 int) {
+	gNetLinear2W, scratch := r22.gNetLinear2W, r22.scratch
+	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j19][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j19][0][0])
+		ocannlGemm15AVX512(&gNetLinear2W[64*j19], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j19], &scratch.net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j19][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j19][0][0])
+		ocannlGemm15AVX2(&gNetLinear2W[64*j19], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j19], &scratch.net_x2[0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_x2Row2 := &scratch.net_x2[i0+32*j19][i1]
-				for i2 := range 10 {
-					pNetLinear2WRow := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					acc16 := float32(0)
+				net_x2Row3 := &scratch.net_x2[i0][i1]
+				for i2 := range 2 {
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j19]
+					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j19 : 32*i2+64*j19+32])
 					for i3 := range 32 {
-						acc16 += pNetLinear2WRow[i3] * net_x2Row2[i3]
+						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
 					}
-					scratch.train_cross_entropy_1_logits_1[i0+32*j19][i1][i2] = acc16
 				}
 			}
 		}
@@ -8848,30 +8912,49 @@ func (r20 *ocannlReverserBackwardPart18) Part(j19 int) {
 // ocannlReverserBackwardPart18Records holds the free ocannlReverserBackwardPart18 records.
 var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
 
-// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
-// for each 2 values of i2 (see rt.Pool).
+// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart19 struct {
-	gNetLinear2W *[320]float32
+	pNetLinear2W *[320]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 5).
+// Part runs part j20 of the nest (0 <= j20 < 8).
 func (r23 *ocannlReverserBackwardPart19) Part(j20 int) {
-	gNetLinear2W, scratch := r23.gNetLinear2W, r23.scratch
-	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	pNetLinear2W, scratch := r23.pNetLinear2W, r23.scratch
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2W[64*j20], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j20], &scratch.net_x2[0][0][0])
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j20][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j20][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2W[64*j20], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j20], &scratch.net_x2[0][0][0])
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j20][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j20][0][0], &pNetLinear2W[0])
 	} else {
-		for i0 := range 256 {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0][i1]
-				for i2 := range 2 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j20]
-					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j20 : 32*i2+64*j20+32])
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j20][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j20][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j20][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j20][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j20][i1][i2+3]
 					for i3 := range 32 {
-						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+						acc23 := net_x2_gradRow[i3]
+						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc23
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j20][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
 					}
 				}
 			}
@@ -8885,75 +8968,22 @@ var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
 // ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart20 struct {
-	pNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
-}
-
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r24 *ocannlReverserBackwardPart20) Part(j21 int) {
-	pNetLinear2W, scratch := r24.pNetLinear2W, r24.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j21][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j21][0][0], &pNetLinear2W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j21][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j21][0][0], &pNetLinear2W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j21][i1]
-				for i2 := 0; i2 < 8; i2 += 4 {
-					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2]
-					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2+1]
-					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2+2]
-					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2+3]
-					for i3 := range 32 {
-						acc23 := net_x2_gradRow[i3]
-						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc23
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2]
-					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart20Records holds the free ocannlReverserBackwardPart20 records.
-var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
-
-// ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart21 struct {
 	scratch                   *ocannlReverserBackwardScratch
 	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r25 *ocannlReverserBackwardPart21) Part(j22 int) {
-	scratch, gNetLayerNorm2BetaPartial := r25.scratch, &r25.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j22] = [32]float32{}
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r24 *ocannlReverserBackwardPart20) Part(j21 int) {
+	scratch, gNetLayerNorm2BetaPartial := r24.scratch, &r24.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j21] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j22]
+	gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j21]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j22][i1]
-			net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j22][i1+1]
-			net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j22][i1+2]
-			net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j22][i1+3]
+			net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j21][i1]
+			net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j21][i1+1]
+			net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j21][i1+2]
+			net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j21][i1+3]
 			for i2 := range 32 {
 				acc24 := gNetLayerNorm2BetaPartialRow[i2]
 				acc24 += net_x2_gradRow3[i2]
@@ -8966,59 +8996,59 @@ func (r25 *ocannlReverserBackwardPart21) Part(j22 int) {
 	}
 }
 
+// ocannlReverserBackwardPart20Records holds the free ocannlReverserBackwardPart20 records.
+var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
+
+// ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart21 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r25 *ocannlReverserBackwardPart21) Part(j23 int) {
+	scratch := r25.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j23][i1]
+			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j23][i1]
+			v := scratch.net_x2_3[i0+32*j23][i1][0] * scratch.net_x2_3[i0+32*j23][i1][0]
+			acc26 := scratch.net_x2_3_grad[i0+32*j23][i1][0]
+			for i2 := range 32 {
+				acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+			}
+			scratch.net_x2_3_grad[i0+32*j23][i1][0] = acc26
+		}
+	}
+}
+
 // ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
 var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
 
 // ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart22 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r26 *ocannlReverserBackwardPart22) Part(j24 int) {
-	scratch := r26.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j24][i1]
-			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j24][i1]
-			v := scratch.net_x2_3[i0+32*j24][i1][0] * scratch.net_x2_3[i0+32*j24][i1][0]
-			acc26 := scratch.net_x2_3_grad[i0+32*j24][i1][0]
-			for i2 := range 32 {
-				acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
-			}
-			scratch.net_x2_3_grad[i0+32*j24][i1][0] = acc26
-		}
-	}
-}
-
-// ocannlReverserBackwardPart22Records holds the free ocannlReverserBackwardPart22 records.
-var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
-
-// ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart23 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r27 *ocannlReverserBackwardPart23) Part(j25 int) {
-	scratch, gNetLayerNorm2GammaPartial := r27.scratch, &r27.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j25] = [32]float32{}
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r26 *ocannlReverserBackwardPart22) Part(j24 int) {
+	scratch, gNetLayerNorm2GammaPartial := r26.scratch, &r26.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j24] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j25]
+	gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j24]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j25][i1]
-			net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
-			net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j25][i1+1]
-			net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+1]
-			net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j25][i1+2]
-			net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+2]
-			net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j25][i1+3]
-			net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+3]
+			net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j24][i1]
+			net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1]
+			net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j24][i1+1]
+			net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+1]
+			net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j24][i1+2]
+			net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+2]
+			net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j24][i1+3]
+			net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+3]
 			for i2 := range 32 {
 				acc27 := gNetLayerNorm2GammaPartialRow[i2]
 				acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
@@ -9031,53 +9061,53 @@ func (r27 *ocannlReverserBackwardPart23) Part(j25 int) {
 	}
 }
 
+// ocannlReverserBackwardPart22Records holds the free ocannlReverserBackwardPart22 records.
+var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
+
+// ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart23 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r27 *ocannlReverserBackwardPart23) Part(j26 int) {
+	scratch := r27.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j26][i1]
+			acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j26][i1][0]
+			for i2 := range 32 {
+				acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+			}
+			scratch.net_layer_norm_2_mean_grad[i0+32*j26][i1][0] = acc29
+		}
+	}
+}
+
 // ocannlReverserBackwardPart23Records holds the free ocannlReverserBackwardPart23 records.
 var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
 
 // ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart24 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r28 *ocannlReverserBackwardPart24) Part(j27 int) {
-	scratch := r28.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j27][i1]
-			acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j27][i1][0]
-			for i2 := range 32 {
-				acc29 -= net_layer_norm_2_centered_gradRow5[i2]
-			}
-			scratch.net_layer_norm_2_mean_grad[i0+32*j27][i1][0] = acc29
-		}
-	}
-}
-
-// ocannlReverserBackwardPart24Records holds the free ocannlReverserBackwardPart24 records.
-var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
-
-// ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart25 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r29 *ocannlReverserBackwardPart25) Part(j28 int) {
-	scratch, gNetLinear1BPartial := r29.scratch, &r29.gNetLinear1BPartial
-	gNetLinear1BPartial[j28] = [32]float32{}
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r28 *ocannlReverserBackwardPart24) Part(j27 int) {
+	scratch, gNetLinear1BPartial := r28.scratch, &r28.gNetLinear1BPartial
+	gNetLinear1BPartial[j27] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLinear1BPartialRow := &gNetLinear1BPartial[j28]
+	gNetLinear1BPartialRow := &gNetLinear1BPartial[j27]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1]
-			net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+1]
-			net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+2]
-			net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+3]
+			net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1]
+			net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+1]
+			net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+2]
+			net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+3]
 			for i2 := range 32 {
 				acc30 := gNetLinear1BPartialRow[i2]
 				acc30 += net_layer_norm_2_x_2_gradRow3[i2]
@@ -9090,33 +9120,79 @@ func (r29 *ocannlReverserBackwardPart25) Part(j28 int) {
 	}
 }
 
-// ocannlReverserBackwardPart25Records holds the free ocannlReverserBackwardPart25 records.
-var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
+// ocannlReverserBackwardPart24Records holds the free ocannlReverserBackwardPart24 records.
+var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 
-// ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart26 struct {
+type ocannlReverserBackwardPart25 struct {
 	gNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r30 *ocannlReverserBackwardPart26) Part(j30 int) {
-	gNetLinear1W, scratch := r30.gNetLinear1W, r30.scratch
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r29 *ocannlReverserBackwardPart25) Part(j29 int) {
+	gNetLinear1W, scratch := r29.gNetLinear1W, r29.scratch
 	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j30], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j30], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX512(&gNetLinear1W[256*j29], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j29], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j30], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j30], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX2(&gNetLinear1W[256*j29], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j29], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j30]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j30 : 64*i2+256*j30+64])
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j29]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j29 : 64*i2+256*j29+64])
 					for i3 := range 64 {
 						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart25Records holds the free ocannlReverserBackwardPart25 records.
+var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
+
+// ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart26 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
+}
+
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r30 *ocannlReverserBackwardPart26) Part(j30 int) {
+	pNetLinear1W, scratch := r30.pNetLinear1W, r30.scratch
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j30][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j30][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j30][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j30][0][0], &pNetLinear1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j30][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j30][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j30][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j30][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j30][i1][i2+3]
+					for i3 := range 64 {
+						acc32 := net_linear_1_x_gradRow[i3]
+						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc32 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc32 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc32 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc32
 					}
 				}
 			}
@@ -9130,40 +9206,33 @@ var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
 // ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart27 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j31 of the nest (0 <= j31 < 8).
-func (r31 *ocannlReverserBackwardPart27) Part(j31 int) {
-	pNetLinear1W, scratch := r31.pNetLinear1W, r31.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r33 *ocannlReverserBackwardPart27) Part(j31 int) {
+	scratch := r33.scratch
+	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j31][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j31][0][0], &pNetLinear1W[0])
+		ocannlMap51AVX512(&scratch.net_linear_1_x_2_grad[32*j31][0][0], &scratch.net_linear_1_x_2[32*j31][0][0], &scratch.net_linear_1_x_grad[32*j31][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j31][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j31][0][0], &pNetLinear1W[0])
+		ocannlMap51AVX2(&scratch.net_linear_1_x_2_grad[32*j31][0][0], &scratch.net_linear_1_x_2[32*j31][0][0], &scratch.net_linear_1_x_grad[32*j31][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j31][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2+3]
-					for i3 := range 64 {
-						acc32 := net_linear_1_x_gradRow[i3]
-						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc32 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc32 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc32 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc32
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j31][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j31][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j31][i1]
+				for i2 := range 64 {
+					var r31 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r31 = 1
 					}
+					r32 := float32(0)
+					if r31 != 0 {
+						r32 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r32
 				}
 			}
 		}
@@ -9182,27 +9251,18 @@ type ocannlReverserBackwardPart28 struct {
 // Part runs part j32 of the nest (0 <= j32 < 8).
 func (r34 *ocannlReverserBackwardPart28) Part(j32 int) {
 	scratch := r34.scratch
-	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
+		ocannlMap52AVX512(&scratch.net_linear_1_x_1_grad[32*j32][0][0], &scratch.net_linear_1_x_2_grad[32*j32][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
+		ocannlMap52AVX2(&scratch.net_linear_1_x_1_grad[32*j32][0][0], &scratch.net_linear_1_x_2_grad[32*j32][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j32][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j32][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j32][i1]
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j32][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j32][i1]
 				for i2 := range 64 {
-					var r32 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r32 = 1
-					}
-					r33 := float32(0)
-					if r32 != 0 {
-						r33 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r33
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
 			}
 		}
@@ -9215,52 +9275,22 @@ var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 // ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart29 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j33 of the nest (0 <= j33 < 8).
-func (r35 *ocannlReverserBackwardPart29) Part(j33 int) {
-	scratch := r35.scratch
-	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j33][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
-var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
-
-// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart30 struct {
 	scratch            *ocannlReverserBackwardScratch
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r36 *ocannlReverserBackwardPart30) Part(j34 int) {
-	scratch, gNetDense1BPartial := r36.scratch, &r36.gNetDense1BPartial
-	gNetDense1BPartial[j34] = [64]float32{}
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r35 *ocannlReverserBackwardPart29) Part(j33 int) {
+	scratch, gNetDense1BPartial := r35.scratch, &r35.gNetDense1BPartial
+	gNetDense1BPartial[j33] = [64]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetDense1BPartialRow := &gNetDense1BPartial[j34]
+	gNetDense1BPartialRow := &gNetDense1BPartial[j33]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1]
-			net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+1]
-			net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+2]
-			net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+3]
+			net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1]
+			net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+1]
+			net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+2]
+			net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+3]
 			for i2 := range 64 {
 				acc33 := gNetDense1BPartialRow[i2]
 				acc33 += net_linear_1_x_2_gradRow3[i2]
@@ -9273,31 +9303,31 @@ func (r36 *ocannlReverserBackwardPart30) Part(j34 int) {
 	}
 }
 
-// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
-var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
+// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
+var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 
-// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart31 struct {
+type ocannlReverserBackwardPart30 struct {
 	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r37 *ocannlReverserBackwardPart31) Part(j36 int) {
-	gNetDense1W, scratch := r37.gNetDense1W, r37.scratch
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r36 *ocannlReverserBackwardPart30) Part(j35 int) {
+	gNetDense1W, scratch := r36.gNetDense1W, r36.scratch
 	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j36], &scratch.net_linear_1_x_1_grad[0][0][8*j36], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX512(&gNetDense1W[256*j35], &scratch.net_linear_1_x_1_grad[0][0][8*j35], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j36], &scratch.net_linear_1_x_1_grad[0][0][8*j36], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX2(&gNetDense1W[256*j35], &scratch.net_linear_1_x_1_grad[0][0][8*j35], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j36]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j36 : 32*i2+256*j36+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j35]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j35 : 32*i2+256*j35+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
@@ -9307,38 +9337,38 @@ func (r37 *ocannlReverserBackwardPart31) Part(j36 int) {
 	}
 }
 
-// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
-var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
+// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
+var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 
-// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart32 struct {
+type ocannlReverserBackwardPart31 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r38 *ocannlReverserBackwardPart32) Part(j37 int) {
-	pNetDense1W, scratch := r38.pNetDense1W, r38.scratch
+// Part runs part j36 of the nest (0 <= j36 < 8).
+func (r37 *ocannlReverserBackwardPart31) Part(j36 int) {
+	pNetDense1W, scratch := r37.pNetDense1W, r37.scratch
 	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j37][0][0], &scratch.net_linear_1_x_1_grad[32*j37][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j36][0][0], &scratch.net_linear_1_x_1_grad[32*j36][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j37][0][0], &scratch.net_linear_1_x_1_grad[32*j37][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j36][0][0], &scratch.net_linear_1_x_1_grad[32*j36][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j37][i1]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j36][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2]
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j36][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2+1]
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j36][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2+2]
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j36][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2+3]
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j36][i1][i2+3]
 					for i3 := range 32 {
 						acc35 := net_x1_gradRow2[i3]
 						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
@@ -9353,28 +9383,28 @@ func (r38 *ocannlReverserBackwardPart32) Part(j37 int) {
 	}
 }
 
-// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
-var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
+// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
+var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 
-// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart33 struct {
+type ocannlReverserBackwardPart32 struct {
 	scratch                   *ocannlReverserBackwardScratch
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r39 *ocannlReverserBackwardPart33) Part(j38 int) {
-	scratch, gNetLayerNorm1BetaPartial := r39.scratch, &r39.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j38] = [32]float32{}
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r38 *ocannlReverserBackwardPart32) Part(j37 int) {
+	scratch, gNetLayerNorm1BetaPartial := r38.scratch, &r38.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j37] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j38]
+	gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j37]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j38][i1]
-			net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j38][i1+1]
-			net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j38][i1+2]
-			net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j38][i1+3]
+			net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j37][i1]
+			net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j37][i1+1]
+			net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j37][i1+2]
+			net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j37][i1+3]
 			for i2 := range 32 {
 				acc36 := gNetLayerNorm1BetaPartialRow[i2]
 				acc36 += net_x1_gradRow4[i2]
@@ -9387,59 +9417,59 @@ func (r39 *ocannlReverserBackwardPart33) Part(j38 int) {
 	}
 }
 
+// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
+var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
+
+// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart33 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r39 *ocannlReverserBackwardPart33) Part(j39 int) {
+	scratch := r39.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j39][i1]
+			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j39][i1]
+			v2 := scratch.net_x1_3[i0+32*j39][i1][0] * scratch.net_x1_3[i0+32*j39][i1][0]
+			acc38 := scratch.net_x1_3_grad[i0+32*j39][i1][0]
+			for i2 := range 32 {
+				acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+			}
+			scratch.net_x1_3_grad[i0+32*j39][i1][0] = acc38
+		}
+	}
+}
+
 // ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
 var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 
 // ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart34 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r40 *ocannlReverserBackwardPart34) Part(j40 int) {
-	scratch := r40.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j40][i1]
-			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j40][i1]
-			v2 := scratch.net_x1_3[i0+32*j40][i1][0] * scratch.net_x1_3[i0+32*j40][i1][0]
-			acc38 := scratch.net_x1_3_grad[i0+32*j40][i1][0]
-			for i2 := range 32 {
-				acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
-			}
-			scratch.net_x1_3_grad[i0+32*j40][i1][0] = acc38
-		}
-	}
-}
-
-// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
-var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
-
-// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart35 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r41 *ocannlReverserBackwardPart35) Part(j41 int) {
-	scratch, gNetLayerNorm1GammaPartial := r41.scratch, &r41.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j41] = [32]float32{}
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r40 *ocannlReverserBackwardPart34) Part(j40 int) {
+	scratch, gNetLayerNorm1GammaPartial := r40.scratch, &r40.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j40] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j41]
+	gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j40]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j41][i1]
-			net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1]
-			net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j41][i1+1]
-			net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+1]
-			net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j41][i1+2]
-			net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+2]
-			net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j41][i1+3]
-			net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+3]
+			net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j40][i1]
+			net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1]
+			net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j40][i1+1]
+			net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+1]
+			net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j40][i1+2]
+			net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+2]
+			net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j40][i1+3]
+			net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+3]
 			for i2 := range 32 {
 				acc39 := gNetLayerNorm1GammaPartialRow[i2]
 				acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
@@ -9452,27 +9482,63 @@ func (r41 *ocannlReverserBackwardPart35) Part(j41 int) {
 	}
 }
 
+// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
+var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
+
+// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart35 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r41 *ocannlReverserBackwardPart35) Part(j42 int) {
+	scratch := r41.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j42][i1]
+			acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j42][i1][0]
+			for i2 := range 32 {
+				acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+			}
+			scratch.net_layer_norm_1_mean_grad[i0+32*j42][i1][0] = acc41
+		}
+	}
+}
+
 // ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
 var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
 
 // ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart36 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j43 of the nest (0 <= j43 < 8).
 func (r42 *ocannlReverserBackwardPart36) Part(j43 int) {
-	scratch := r42.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j43][i1]
-			acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j43][i1][0]
-			for i2 := range 32 {
-				acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+	gNetAttention1WO, scratch := r42.gNetAttention1WO, r42.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j43], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j43], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j43], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j43], &scratch.net_attention_1_ctx[0][0][0][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j43]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j43+8*i3 : 32*i2+128*j43+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
+				}
 			}
-			scratch.net_layer_norm_1_mean_grad[i0+32*j43][i1][0] = acc41
 		}
 	}
 }
@@ -9481,30 +9547,30 @@ func (r42 *ocannlReverserBackwardPart36) Part(j43 int) {
 var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 
 // ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart37 struct {
-	gNetAttention1WO *[1024]float32
+	pNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j44 of the nest (0 <= j44 < 8).
 func (r43 *ocannlReverserBackwardPart37) Part(j44 int) {
-	gNetAttention1WO, scratch := r43.gNetAttention1WO, r43.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	pNetAttention1WO, scratch := r43.pNetAttention1WO, r43.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j44], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j44], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j44][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j44][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j44], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j44], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j44][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j44][0][0], &pNetAttention1WO[0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j44]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j44][i1][i2]
 					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j44+8*i3 : 32*i2+128*j44+8*i3+8])
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j44][i1][i3]
 						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
 					}
 				}
@@ -9519,28 +9585,44 @@ var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
 // ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart38 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j45 of the nest (0 <= j45 < 8).
 func (r44 *ocannlReverserBackwardPart38) Part(j45 int) {
-	pNetAttention1WO, scratch := r44.pNetAttention1WO, r44.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r44.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j45][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j45][0][0], &pNetAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j45][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j45][0][0], &pNetAttention1WO[0])
-	} else {
 		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j45][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j45][0][i2][0], &scratch.net_attention_1_v[i0+32*j45][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j45][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j45][0][i2][0], &scratch.net_attention_1_v[i0+32*j45][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j45]
 			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j45][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i3]
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j45][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i2][i3+3]
 						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+							acc42 := net_attention_1_attn_gradRow[i4]
+							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc42
 						}
 					}
 				}
@@ -9561,38 +9643,29 @@ type ocannlReverserBackwardPart39 struct {
 // Part runs part j46 of the nest (0 <= j46 < 8).
 func (r45 *ocannlReverserBackwardPart39) Part(j46 int) {
 	scratch := r45.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_v[i0+32*j46][0][i2][0])
+				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_attn[i0+32*j46][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j46][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_v[i0+32*j46][0][i2][0])
+				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_attn[i0+32*j46][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j46][0][i2][0])
 			}
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j46]
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j46]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j46][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3+3]
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j46][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3]
 						for i4 := range 8 {
-							acc42 := net_attention_1_attn_gradRow[i4]
-							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc42
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
 						}
 					}
 				}
@@ -9613,32 +9686,18 @@ type ocannlReverserBackwardPart40 struct {
 // Part runs part j47 of the nest (0 <= j47 < 8).
 func (r46 *ocannlReverserBackwardPart40) Part(j47 int) {
 	scratch := r46.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
 			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j47][0][i2][0], &scratch.net_attention_1_attn[i0+32*j47][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j47][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j47][0][i2][0], &scratch.net_attention_1_attn[i0+32*j47][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j47][0][i2][0])
-			}
-		}
-	} else {
-		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j47]
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j47][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j47][i1][i2][i3]
-						for i4 := range 8 {
-							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
-						}
-					}
+				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j47][i1][i2]
+				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j47][i1][i2]
+				v3 := scratch.net_attention_1_attn_1[i0+32*j47][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j47][i1][i2][0]
+				acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j47][i1][i2][0]
+				for i3 := range 8 {
+					acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 				}
+				scratch.net_attention_1_attn_1_grad[i0+32*j47][i1][i2][0] = acc43
 			}
 		}
 	}
@@ -9660,14 +9719,12 @@ func (r47 *ocannlReverserBackwardPart41) Part(j48 int) {
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j48][i1][i2]
-				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j48][i1][i2]
-				v3 := scratch.net_attention_1_attn_1[i0+32*j48][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j48][i1][i2][0]
-				acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j48][i1][i2][0]
+				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j48][i1][i2]
+				acc44 := scratch.net_attention_1_m_grad[i0+32*j48][i1][i2][0]
 				for i3 := range 8 {
-					acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+					acc44 -= net_attention_1_ex_1_gradRow3[i3]
 				}
-				scratch.net_attention_1_attn_1_grad[i0+32*j48][i1][i2][0] = acc43
+				scratch.net_attention_1_m_grad[i0+32*j48][i1][i2][0] = acc44
 			}
 		}
 	}
@@ -9683,18 +9740,46 @@ type ocannlReverserBackwardPart42 struct {
 }
 
 // Part runs part j49 of the nest (0 <= j49 < 8).
-func (r48 *ocannlReverserBackwardPart42) Part(j49 int) {
-	scratch := r48.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
+func (r50 *ocannlReverserBackwardPart42) Part(j49 int) {
+	scratch := r50.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j49][i1][i2]
-				acc44 := scratch.net_attention_1_m_grad[i0+32*j49][i1][i2][0]
-				for i3 := range 8 {
-					acc44 -= net_attention_1_ex_1_gradRow3[i3]
+				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j49][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j49][0][i2][0], &scratch.net_attention_1_k[i0+32*j49][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j49][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j49][0][i2][0], &scratch.net_attention_1_k[i0+32*j49][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j49][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j49][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j49][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j49][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j49][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j49][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j49][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j49][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j49][i3+3][i2]
+						for i4 := range 8 {
+							acc45 := net_attention_1_q_gradRow[i4]
+							acc45 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc45 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc45 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc45 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc45
+						}
+					}
 				}
-				scratch.net_attention_1_m_grad[i0+32*j49][i1][i2][0] = acc44
 			}
 		}
 	}
@@ -9716,37 +9801,25 @@ func (r51 *ocannlReverserBackwardPart43) Part(j50 int) {
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_k[i0+32*j50][0][i2][0])
+				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_q[i0+32*j50][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_k[i0+32*j50][0][i2][0])
+				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_q[i0+32*j50][0][i2][0])
 			}
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j50][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j50][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j50][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j50][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j50][i3+3][i2]
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j50][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j50][i3][i2]
 						for i4 := range 8 {
-							acc45 := net_attention_1_q_gradRow[i4]
-							acc45 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc45 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc45 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc45 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc45
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
 						}
 					}
 				}
@@ -9759,37 +9832,34 @@ func (r51 *ocannlReverserBackwardPart43) Part(j50 int) {
 var ocannlReverserBackwardPart43Records rt.Records[ocannlReverserBackwardPart43]
 
 // ocannlReverserBackwardPart44 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart44 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j51 of the nest (0 <= j51 < 8).
 func (r52 *ocannlReverserBackwardPart44) Part(j51 int) {
-	scratch := r52.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	gNetAttention1WV, scratch := r52.gNetAttention1WV, r52.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_q[i0+32*j51][0][i2][0])
-			}
+		for i3 := range 1 {
+			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j51], &scratch.net_attention_1_v_grad[0][0][0][i3+j51], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_q[i0+32*j51][0][i2][0])
-			}
+		for i3 := range 1 {
+			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j51], &scratch.net_attention_1_v_grad[0][0][0][i3+j51], &scratch.net_h[0][0][0])
 		}
 	} else {
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
+				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j51][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j51][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j51][i3][i2]
-						for i4 := range 8 {
-							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j51]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j51 : 256*i2+32*i3+32*j51+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
 					}
 				}
@@ -9802,75 +9872,35 @@ func (r52 *ocannlReverserBackwardPart44) Part(j51 int) {
 var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	gNetAttention1WV *[1024]float32
+	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r53 *ocannlReverserBackwardPart45) Part(j52 int) {
-	gNetAttention1WV, scratch := r53.gNetAttention1WV, r53.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j52], &scratch.net_attention_1_v_grad[0][0][0][i3+j52], &scratch.net_h[0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j52], &scratch.net_attention_1_v_grad[0][0][0][i3+j52], &scratch.net_h[0][0][0])
-		}
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j52]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j52 : 256*i2+32*i3+32*j52+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart45Records holds the free ocannlReverserBackwardPart45 records.
-var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
-
-// ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart46 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r54 *ocannlReverserBackwardPart46) Part(j53 int) {
-	pNetAttention1WV, scratch := r54.pNetAttention1WV, r54.scratch
+	pNetAttention1WV, scratch := r53.pNetAttention1WV, r53.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j53][0][0], &scratch.net_attention_1_v_grad[32*j53][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j52][0][0], &scratch.net_attention_1_v_grad[32*j52][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j53][0][0], &scratch.net_attention_1_v_grad[32*j53][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j52][0][0], &scratch.net_attention_1_v_grad[32*j52][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j53][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j52][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j52][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j52][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j52][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j52][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc46 := net_h_gradRow2[i4]
 							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
@@ -9886,27 +9916,27 @@ func (r54 *ocannlReverserBackwardPart46) Part(j53 int) {
 	}
 }
 
-// ocannlReverserBackwardPart46Records holds the free ocannlReverserBackwardPart46 records.
-var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
+// ocannlReverserBackwardPart45Records holds the free ocannlReverserBackwardPart45 records.
+var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 
-// ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart47 struct {
+type ocannlReverserBackwardPart46 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
-	gNetAttention1WK, scratch := r55.gNetAttention1WK, r55.scratch
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r54 *ocannlReverserBackwardPart46) Part(j53 int) {
+	gNetAttention1WK, scratch := r54.gNetAttention1WK, r54.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j54], &scratch.net_attention_1_k_grad[0][0][0][i3+j54], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j53], &scratch.net_attention_1_k_grad[0][0][0][i3+j53], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j54], &scratch.net_attention_1_k_grad[0][0][0][i3+j54], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j53], &scratch.net_attention_1_k_grad[0][0][0][i3+j53], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -9914,8 +9944,8 @@ func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j54]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j54 : 256*i2+32*i3+32*j54+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j53]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j53 : 256*i2+32*i3+32*j53+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -9926,39 +9956,39 @@ func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
 	}
 }
 
-// ocannlReverserBackwardPart47Records holds the free ocannlReverserBackwardPart47 records.
-var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
+// ocannlReverserBackwardPart46Records holds the free ocannlReverserBackwardPart46 records.
+var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
 
-// ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart48 struct {
+type ocannlReverserBackwardPart47 struct {
 	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r56 *ocannlReverserBackwardPart48) Part(j55 int) {
-	pNetAttention1WK, scratch := r56.pNetAttention1WK, r56.scratch
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
+	pNetAttention1WK, scratch := r55.pNetAttention1WK, r55.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j55][0][0], &scratch.net_attention_1_k_grad[32*j55][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j54][0][0], &scratch.net_attention_1_k_grad[32*j54][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j55][0][0], &scratch.net_attention_1_k_grad[32*j55][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j54][0][0], &scratch.net_attention_1_k_grad[32*j54][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j55][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j54][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j54][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j54][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j54][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j54][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc47 := net_h_gradRow3[i4]
 							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
@@ -9974,27 +10004,27 @@ func (r56 *ocannlReverserBackwardPart48) Part(j55 int) {
 	}
 }
 
-// ocannlReverserBackwardPart48Records holds the free ocannlReverserBackwardPart48 records.
-var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
+// ocannlReverserBackwardPart47Records holds the free ocannlReverserBackwardPart47 records.
+var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
 
-// ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart49 struct {
+type ocannlReverserBackwardPart48 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
-	gNetAttention1WQ, scratch := r57.gNetAttention1WQ, r57.scratch
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r56 *ocannlReverserBackwardPart48) Part(j55 int) {
+	gNetAttention1WQ, scratch := r56.gNetAttention1WQ, r56.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j56], &scratch.net_attention_1_q_grad[0][0][0][i3+j56], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j55], &scratch.net_attention_1_q_grad[0][0][0][i3+j55], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j56], &scratch.net_attention_1_q_grad[0][0][0][i3+j56], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j55], &scratch.net_attention_1_q_grad[0][0][0][i3+j55], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -10002,8 +10032,8 @@ func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j56]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j56 : 256*i2+32*i3+32*j56+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j55]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j55 : 256*i2+32*i3+32*j55+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -10014,39 +10044,39 @@ func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
 	}
 }
 
-// ocannlReverserBackwardPart49Records holds the free ocannlReverserBackwardPart49 records.
-var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
+// ocannlReverserBackwardPart48Records holds the free ocannlReverserBackwardPart48 records.
+var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
 
-// ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart50 struct {
+type ocannlReverserBackwardPart49 struct {
 	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
-	pNetAttention1WQ, scratch := r58.pNetAttention1WQ, r58.scratch
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
+	pNetAttention1WQ, scratch := r57.pNetAttention1WQ, r57.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j57][0][0], &scratch.net_attention_1_q_grad[32*j57][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j56][0][0], &scratch.net_attention_1_q_grad[32*j56][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j57][0][0], &scratch.net_attention_1_q_grad[32*j57][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j56][0][0], &scratch.net_attention_1_q_grad[32*j56][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j57][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j56][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j56][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j56][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j56][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j56][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc48 := net_h_gradRow4[i4]
 							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
@@ -10062,23 +10092,23 @@ func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
 	}
 }
 
-// ocannlReverserBackwardPart50Records holds the free ocannlReverserBackwardPart50 records.
-var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
+// ocannlReverserBackwardPart49Records holds the free ocannlReverserBackwardPart49 records.
+var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 
-// ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart51 struct {
+type ocannlReverserBackwardPart50 struct {
 	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r59 *ocannlReverserBackwardPart51) Part(j58 int) {
-	gNetPos, scratch := r59.gNetPos, r59.scratch
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
+	gNetPos, scratch := r58.gNetPos, r58.scratch
 	for i0 := range 256 {
 		for i1 := range 1 {
-			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j58]
-			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j58 : 32*i1+32*j58+32])
+			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j57]
+			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j57 : 32*i1+32*j57+32])
 			for i2 := range 32 {
 				gNetPosRow[i2] += net_h_gradRow6[i2]
 			}
@@ -10086,32 +10116,32 @@ func (r59 *ocannlReverserBackwardPart51) Part(j58 int) {
 	}
 }
 
-// ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
-var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
+// ocannlReverserBackwardPart50Records holds the free ocannlReverserBackwardPart50 records.
+var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
 
-// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart52 struct {
+type ocannlReverserBackwardPart51 struct {
 	gNetEmb *[320]float32
 	tokens  *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r60 *ocannlReverserBackwardPart52) Part(j59 int) {
-	gNetEmb, tokens, scratch := r60.gNetEmb, r60.tokens, r60.scratch
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r59 *ocannlReverserBackwardPart51) Part(j58 int) {
+	gNetEmb, tokens, scratch := r59.gNetEmb, r59.tokens, r59.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEmb[40*j59], &scratch.net_h_1_grad[0][0][4*j59], &tokens[0][0][0])
+		ocannlGemm27AVX512(&gNetEmb[40*j58], &scratch.net_h_1_grad[0][0][4*j58], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEmb[40*j59], &scratch.net_h_1_grad[0][0][4*j59], &tokens[0][0][0])
+		ocannlGemm27AVX2(&gNetEmb[40*j58], &scratch.net_h_1_grad[0][0][4*j58], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j59]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j59 : 10*i2+40*j59+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j58]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j58 : 10*i2+40*j58+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -10121,5 +10151,5 @@ func (r60 *ocannlReverserBackwardPart52) Part(j59 int) {
 	}
 }
 
-// ocannlReverserBackwardPart52Records holds the free ocannlReverserBackwardPart52 records.
-var ocannlReverserBackwardPart52Records rt.Records[ocannlReverserBackwardPart52]
+// ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
+var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]

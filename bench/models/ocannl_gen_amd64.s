@@ -6717,9 +6717,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6740,9 +6740,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6760,9 +6760,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6785,9 +6785,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6806,9 +6806,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6831,9 +6831,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6854,9 +6854,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6887,55 +6887,6 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00001900, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPS    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001900, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
 // func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
@@ -6944,7 +6895,7 @@ TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000640, BX
+	MOVQ         $0x00001900, BX
 
 e1:
 	VMOVUPS   (CX), Z2
@@ -6971,7 +6922,7 @@ TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000640, DX
+	MOVQ         $0x00001900, DX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -6992,6 +6943,55 @@ TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000640, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VMOVUPS   (AX), Z2
+	VADDPS    Z2, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000640, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (AX), Z1
+	VADDPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVQ         $0x00000010, BX
 
@@ -7008,9 +7008,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7030,9 +7030,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7055,9 +7055,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7080,9 +7080,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7103,9 +7103,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7131,9 +7131,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7152,9 +7152,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7181,9 +7181,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7209,9 +7209,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7238,9 +7238,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7267,9 +7267,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7287,9 +7287,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7311,9 +7311,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7336,9 +7336,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7359,9 +7359,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7379,9 +7379,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7404,9 +7404,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7425,9 +7425,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7450,9 +7450,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7473,9 +7473,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7506,9 +7506,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7527,9 +7527,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7557,9 +7557,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7584,9 +7584,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7605,9 +7605,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7636,9 +7636,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7662,9 +7662,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7687,9 +7687,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7715,9 +7715,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7736,9 +7736,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7763,9 +7763,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7786,9 +7786,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7819,9 +7819,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14691,9 +14691,354 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap6AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap6AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap6AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap6AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap6AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap6AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap6AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap6AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap6AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap6AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap6AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap6AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap6AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap6AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap6AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap6AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap6AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap6AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap6AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap6AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap6AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap6AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap6AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap6AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap6AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap6AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap6AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap7AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap7AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap7AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap7AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap7AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap7AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap7AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap7AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap7AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap7AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap7AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap7AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap7AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap7AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap7AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap7AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap7AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap7AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap7AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap7AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap7AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap7AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap7AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap7AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap7AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap7AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap7AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap7AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap7AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap7AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap7AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap7AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap7AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap7AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap7AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap7AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap7AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap7AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap7AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap7AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap7AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap7AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap7AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap7AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap7AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap7AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap7AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap7AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap7AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap7AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap7AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap7AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap7AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap7AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap7AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap7AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap7AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap7AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap7AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap7AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap7AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap7AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap7AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap7AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap7AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap7AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap7AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap7AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap7AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap7AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap7AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap7AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap7AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap7AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap7AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap7AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap7AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap7AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap7AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap7AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap7AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap7AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap7AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap7AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap7AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap7AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap7AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap7AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap7AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap7AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap7AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap7AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap7AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap7AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap7AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap7AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap7AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap7AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap7AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap7AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap7AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap7AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap7AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap7AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap7AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap7AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14714,9 +15059,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14734,9 +15079,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14759,9 +15104,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14780,9 +15125,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14805,9 +15150,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14827,9 +15172,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14859,55 +15204,6 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00003200, BX
-
-e1:
-	VMOVUPS   (CX), Y2
-	VCMPPS    $0x01, Y2, Y0, Y2
-	VBLENDVPS Y2, Y1, Y0, Y2
-	VMOVUPS   (DX), Y3
-	VCMPPS    $0x04, Y0, Y2, Y2
-	VBLENDVPS Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPS    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00003200, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
 // func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
 TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
@@ -14916,7 +15212,7 @@ TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000c80, BX
+	MOVQ         $0x00003200, BX
 
 e1:
 	VMOVUPS   (CX), Y2
@@ -14943,7 +15239,7 @@ TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000c80, DX
+	MOVQ         $0x00003200, DX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -14964,6 +15260,55 @@ TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000c80, BX
+
+e1:
+	VMOVUPS   (CX), Y2
+	VCMPPS    $0x01, Y2, Y0, Y2
+	VBLENDVPS Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VMOVUPS   (AX), Y3
+	VADDPS    Y3, Y2, Y3
+	VMOVUPS   Y3, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000c80, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	MOVQ         $0x00000020, BX
 
@@ -14980,9 +15325,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15002,9 +15347,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15025,9 +15370,169 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00002000, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap22AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap22AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap22AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap22AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap22AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15048,9 +15553,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15071,9 +15576,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15099,9 +15604,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15120,9 +15625,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15149,9 +15654,29 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15177,9 +15702,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15206,9 +15731,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15235,9 +15760,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15255,9 +15780,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15286,9 +15811,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15315,9 +15840,354 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000a00, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap35AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap35AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap35AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap35AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap35AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap35AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap35AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap35AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap35AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap35AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap35AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap35AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap35AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap35AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap35AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap35AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap35AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap35AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap35AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap35AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap35AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap35AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap35AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap35AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap35AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap35AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap35AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap35AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap36AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap36AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap36AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap36AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap36AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap36AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap36AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap36AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap36AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap36AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap36AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap36AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap36AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap36AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap36AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap36AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap36AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap36AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap36AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap36AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap36AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap36AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap36AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap36AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap36AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap36AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap36AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap36AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap36AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap36AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap36AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap36AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap36AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap36AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap36AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap36AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap36AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap36AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap36AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap36AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap36AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap36AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap36AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap36AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap36AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap36AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap36AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap36AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap36AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap36AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap36AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap36AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap36AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap36AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap36AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap36AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap36AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap36AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap36AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap36AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap36AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap36AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap36AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap36AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap36AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap36AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap36AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap36AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap36AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap36AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap36AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap36AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap36AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap36AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap36AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap36AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap36AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap36AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap36AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap36AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap36AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap36AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap36AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap36AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap36AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap36AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap36AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap36AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap36AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap36AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap36AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap36AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap36AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap36AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap36AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap36AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap36AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap36AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap36AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap36AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap36AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap36AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap36AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap36AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap36AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap36AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap36AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap36AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap36AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap36AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap36AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap36AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap36AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap36AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap36AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap36AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap36AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap36AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap36AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap36AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap36AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap36AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap36AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap36AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap36AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap36AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15338,9 +16208,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15358,9 +16228,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15383,9 +16253,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15404,9 +16274,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15429,9 +16299,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15455,9 +16325,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15497,9 +16367,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15518,9 +16388,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15548,9 +16418,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15575,9 +16445,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15596,9 +16466,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15627,9 +16497,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15653,9 +16523,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15678,9 +16548,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15706,9 +16576,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15727,9 +16597,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15752,9 +16622,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15773,9 +16643,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15804,9 +16674,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

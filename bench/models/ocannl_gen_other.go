@@ -178,14 +178,6 @@ func ocannlMap5AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
 }
 
-// ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
-}
-
-// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
-
 // ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap8AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
@@ -203,17 +195,17 @@ func ocannlMap10AVX512(c, x0, x1 *float32) {
 func ocannlMap11AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
 
 // ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap12AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
 }
 
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
-}
+func ocannlMap13AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
 
 // ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX512 called without assembly") }
+func ocannlMap14AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
+}
 
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap15AVX512(c, x0, x1 *float32) {
@@ -229,9 +221,7 @@ func ocannlMap17AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
-}
+func ocannlMap18AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap19AVX512(c, x0, x1 *float32) {
@@ -248,13 +238,10 @@ func ocannlMap21AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
 }
 
-// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
-}
-
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
+func ocannlMap23AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
+}
 
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX512(c, x0, x1 *float32) {
@@ -267,17 +254,12 @@ func ocannlMap25AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
-}
+func ocannlMap26AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
 
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap27AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
 }
-
-// ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap29AVX512(c, x0, x1 *float32) {
@@ -303,18 +285,12 @@ func ocannlMap33AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
-
-// ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
+func ocannlMap34AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
 }
 
-// ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
-
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap37AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
 }
 
@@ -327,25 +303,23 @@ func ocannlMap39AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap40AVX512 called without assembly")
-}
+func ocannlMap40AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX512 called without assembly") }
 
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
+func ocannlMap41AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
+}
 
 // ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
-}
+func ocannlMap42AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX512 called without assembly") }
 
 // ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
+func ocannlMap43AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap43AVX512 called without assembly")
+}
 
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
-}
+func ocannlMap44AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX512(c, x0, x1 *float32) {
@@ -353,24 +327,50 @@ func ocannlMap45AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX512 called without assembly") }
+func ocannlMap46AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
+}
 
 // ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
-}
+func ocannlMap47AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX512 called without assembly") }
+func ocannlMap48AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
+}
 
 // ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
-}
+func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap50AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
+}
+
+// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
+}
+
+// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
+
+// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
+}
+
+// ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap54AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX512 called without assembly") }
+
+// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
+}
+
+// ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap56AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -476,7 +476,7 @@ func ocannlMap4AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap4AVX2 calle
 func ocannlMap5AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
@@ -494,15 +494,15 @@ func ocannlMap10AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap10AVX2 cal
 func ocannlMap11AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap12AVX2 called without assembly")
-}
+func ocannlMap12AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap14AVX2 called without assembly")
+}
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap15AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
@@ -514,7 +514,7 @@ func ocannlMap16AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap16AVX2 called 
 func ocannlMap17AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
@@ -526,10 +526,10 @@ func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 cal
 func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
@@ -538,7 +538,7 @@ func ocannlMap24AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap24AVX2 cal
 func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+func ocannlMap26AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
@@ -562,18 +562,16 @@ func ocannlMap32AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX2 called 
 func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap36AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap37AVX2 called without assembly")
-}
+func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
@@ -582,36 +580,56 @@ func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called 
 func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
+func ocannlMap40AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
+func ocannlMap42AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
+func ocannlMap43AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap43AVX2 called without assembly")
+}
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
+func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
+func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap49AVX2 called without assembly")
-}
+func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+
+// ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
+
+// ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+
+// ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
+
+// ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+
+// ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap55AVX2 called without assembly")
+}
+
+// ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap56AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }

@@ -121,6 +121,9 @@ func (s *Set) Files(pkg string) (map[string][]byte, error) {
 	if err := pass.Compile.Execute(f); err != nil {
 		return nil, fmt.Errorf("asm: compiling kernels: %w", err)
 	}
+	if err := checkNarrowRegs(f, tierOf, s.tiers); err != nil {
+		return nil, err
+	}
 	return s.render(f, pkg, s.tierISA(f, tierOf))
 }
 
@@ -242,6 +245,9 @@ func (s *Set) emitKernels(c *build.Context, tab32, tab64 operand.Mem, ctab map[s
 		}
 		for i := range s.maps {
 			m := &s.maps[i]
+			if !m.EmitsIn(t) {
+				continue
+			}
 			tab := tab32
 			if m.Elem == "float64" {
 				tab = tab64
@@ -344,6 +350,9 @@ func (s *Set) other(pkg string) ([]byte, error) {
 		}
 		for i := range s.maps {
 			m := &s.maps[i]
+			if !m.EmitsIn(t) {
+				continue
+			}
 			n := s.MapName(i, t)
 			params := []string{"c"}
 			for j := range m.Stride0 {

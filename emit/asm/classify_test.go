@@ -105,8 +105,14 @@ input b : 8 = range
 let y = x + b`, 0, 0, ""},
 		{"a reduction", `input x : 64, 64 = range
 let y = x ++ "i,j => i"`, 0, 0, ""},
-		{"exp is not supported", `input x : 32, 64 = range
+		{"exp (AVX2 only)", `input x : 32, 64 = range
+let y = exp x`, 2048, 0, "c = exp(x0)"},
+		{"a short exp map pays (MinCostlyMapElems)", `input x : 2 | 8 = range
+let y = exp x`, 16, 0, "c = exp(x0)"},
+		{"too few elements for exp", `input x : 2 | 4 = range
 let y = exp x`, 0, 0, ""},
+		{"sin is not supported", `input x : 32, 64 = range
+let y = sin x`, 0, 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -70,7 +70,7 @@ func whyNot(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem strin
 	ap, ok := st.Value.(*loopir.Apply)
 	switch {
 	case !st.Accumulate || st.Accum != "add":
-		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(MinMapElems) + " elements over the supported primitives"
+		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(MinMapElems) + " elements (" + fmt.Sprint(MinCostlyMapElems) + " with exp, log or tanh) over the supported primitives, fitting the registers"
 	case !ok || ap.Prim != "mul" || len(ap.Args) != 2:
 		return "not a sum of products of two tensors"
 	}

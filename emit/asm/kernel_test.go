@@ -96,7 +96,26 @@ func TestKernelsAgainstLoops(t *testing.T) {
 		}
 	}
 	b.WriteString(mapHelpers)
-	dir := testutil.WriteModule(t, map[string][]byte{"main.go": b.Bytes()})
+	out, err := runKernelModule(t, files, b.Bytes())
+	if err != nil || !strings.Contains(out, "ok") {
+		t.Fatalf("kernels differ from the loops: %v\n%s", err, out)
+	}
+	for _, tier := range set.Tiers() {
+		if tier.Wide == cpu.Supported("AVX512F", "AVX512VL") || !tier.Wide {
+			if !strings.Contains(out, "tier "+tier.Tier+" checked") {
+				t.Errorf("tier %s did not run on this CPU:\n%s", tier.Tier, out)
+			}
+		}
+	}
+	t.Log(out)
+}
+
+// runKernelModule writes main (package main) and the generated kernel
+// files into a throwaway module requiring this repository, vets it and
+// runs it with OCANNLGEN_CPU unset, returning its output.
+func runKernelModule(t *testing.T, files map[string][]byte, main []byte) (string, error) {
+	t.Helper()
+	dir := testutil.WriteModule(t, map[string][]byte{"main.go": main})
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
@@ -117,18 +136,7 @@ func TestKernelsAgainstLoops(t *testing.T) {
 	if out, err := testutil.GoCmd(t, dir, []string{"GOFLAGS=-mod=mod", "OCANNLGEN_CPU="}, "vet", "."); err != nil {
 		t.Fatalf("go vet of the generated kernels: %v\n%s", err, out)
 	}
-	out, err := testutil.GoCmd(t, dir, []string{"GOFLAGS=-mod=mod", "OCANNLGEN_CPU="}, "run", ".")
-	if err != nil || !strings.Contains(out, "ok") {
-		t.Fatalf("kernels differ from the loops: %v\n%s", err, out)
-	}
-	for _, tier := range set.Tiers() {
-		if tier.Wide == cpu.Supported("AVX512F", "AVX512VL") || !tier.Wide {
-			if !strings.Contains(out, "tier "+tier.Tier+" checked") {
-				t.Errorf("tier %s did not run on this CPU:\n%s", tier.Tier, out)
-			}
-		}
-	}
-	t.Log(out)
+	return testutil.GoCmd(t, dir, []string{"GOFLAGS=-mod=mod", "OCANNLGEN_CPU="}, "run", ".")
 }
 
 // writeCase writes func case<i><tier>() int: random operands, the kernel on
@@ -291,6 +299,9 @@ func goExpr(e loopir.Expr, m *MapSpec) string {
 		case "where":
 			return "where(" + a[0] + ", " + a[1] + ", " + a[2] + ")"
 		}
+		if _, ok := transPrims[e.Prim]; ok { // transHelpers
+			return e.Prim + "_(" + strings.Join(a, ", ") + ")"
+		}
 	}
 	panic("goExpr")
 }
@@ -321,5 +332,5 @@ func writeMapCase(b *bytes.Buffer, i int, tier string, m *MapSpec, name string) 
 	}
 	fmt.Fprintf(b, "\tfor r := 0; r < %d; r++ {\n\t\tfor j := 0; j < %d; j++ {\n\t\t\tref[r*%d+j] %s %s\n\t\t}\n\t}\n", rows, m.N, rs[0], op, goExpr(m.Expr, m))
 	fmt.Fprintf(b, "\t%s(%s)\n", name, strings.Join(args, ", "))
-	fmt.Fprintf(b, "\tbad := 0\n\tfor j := range c {\n\t\tif math.Abs(float64(c[j]-ref[j])) > 1e-6 || math.IsNaN(float64(c[j])) {\n\t\t\tif bad < 5 {\n\t\t\t\tfmt.Printf(\"map case %d %s (%s): cell %%d: got %%v want %%v\\n\", j, c[j], ref[j])\n\t\t\t}\n\t\t\tbad++\n\t\t}\n\t}\n\treturn bad\n}\n", i, tier, strings.ReplaceAll(mapDesc(m), "\"", ""))
+	fmt.Fprintf(b, "\tbad := 0\n\tfor j := range c {\n\t\tif math.Abs(float64(c[j]-ref[j])) > 1e-6*max(1, math.Abs(float64(ref[j]))) || math.IsNaN(float64(c[j])) {\n\t\t\tif bad < 5 {\n\t\t\t\tfmt.Printf(\"map case %d %s (%s): cell %%d: got %%v want %%v\\n\", j, c[j], ref[j])\n\t\t\t}\n\t\t\tbad++\n\t\t}\n\t}\n\treturn bad\n}\n", i, tier, strings.ReplaceAll(mapDesc(m), "\"", ""))
 }

@@ -108,11 +108,15 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 		return nil
 	}
 	axes = mergeMapAxes(axes)
-	k, rows, ok := pickMapAxes(axes)
+	k, rows, ok := pickMapAxes(axes, minMapElems(expr))
 	if !ok {
 		return nil
 	}
-	return buildMapNest(loops, st, elem, expr, loads, k, rows)
+	n := buildMapNest(loops, st, elem, expr, loads, k, rows)
+	if n != nil && n.Spec.AVX2Only() && !n.Spec.fitsAVX2() {
+		return nil
+	}
+	return n
 }
 
 // mapAxis is one axis of a pointwise nest: the loop variables merged
@@ -148,7 +152,7 @@ func mapOperands(st *loopir.Store) (expr loopir.Expr, loads []*loopir.Load, ok b
 			loads = append(loads, e)
 			return &loopir.Load{Tensor: len(loads) - 1}
 		case *loopir.Apply:
-			if n, known := mapPrims[e.Prim]; !known || n != len(e.Args) {
+			if n, known := mapArity(e.Prim); !known || n != len(e.Args) {
 				ok = false
 				return e
 			}
@@ -238,10 +242,11 @@ func mergeMapAxes(axes []*mapAxis) []*mapAxis {
 }
 
 // pickMapAxes chooses the kernel's axis k: unit stride in C, 0 or 1 in
-// every operand, the longest such. When k is shorter than MinMapElems,
+// every operand, the longest such. When k is shorter than minElems
+// (MinMapElems, or MinCostlyMapElems for a costly primitive),
 // rows is the longest other axis, run as rows inside the kernel (nil
 // otherwise). ok is false when no axis fits or the rows stay too short.
-func pickMapAxes(axes []*mapAxis) (k, rows *mapAxis, ok bool) {
+func pickMapAxes(axes []*mapAxis, minElems int) (k, rows *mapAxis, ok bool) {
 	for _, x := range axes {
 		good := x.st[0] == 1
 		for _, s := range x.st[1:] {
@@ -254,13 +259,13 @@ func pickMapAxes(axes []*mapAxis) (k, rows *mapAxis, ok bool) {
 	if k == nil {
 		return nil, nil, false
 	}
-	if k.extent < MinMapElems {
+	if k.extent < minElems {
 		for _, x := range axes {
 			if x != k && (rows == nil || x.extent > rows.extent) {
 				rows = x
 			}
 		}
-		if rows == nil || k.extent < minMapRow || k.extent*rows.extent < MinMapElems {
+		if rows == nil || k.extent < minMapRow || k.extent*rows.extent < minElems {
 			return nil, nil, false
 		}
 	}
@@ -347,12 +352,19 @@ type mgen struct {
 	mask   reg.Register
 	masked bool
 	bcast  []reg.VecVirtual
+	// tr: the vector constants of transcend.go's primitives.
+	tr *vconsts
 }
 
-// constVec is the vector of constant v (loaded once, before the loop).
+// constVec is the vector of constant v: loaded once before the loop, or,
+// in a map of transcend.go's primitives (which needs the registers),
+// loaded where used (m.preloaded, loadConst).
 func (g *mgen) constVec(v float64) reg.VecVirtual {
 	bits := math.Float64bits(v)
-	return g.consts[bits]
+	if r, ok := g.consts[bits]; ok {
+		return r
+	}
+	return g.loadConst(v)
 }
 
 func (g *mgen) cmp(pred uint8, a, b reg.VecVirtual) reg.Register {
@@ -428,8 +440,11 @@ func (g *mgen) eval(e loopir.Expr, off int) reg.VecVirtual {
 		return v
 	case *loopir.Apply:
 		a := make([]reg.VecVirtual, len(e.Args))
-		for i, x := range e.Args {
-			a[i] = g.eval(x, off)
+		for _, i := range evalOrder(e.Args) {
+			a[i] = g.eval(e.Args[i], off)
+		}
+		if v, ok := g.transcend(e.Prim, a); ok {
+			return v
 		}
 		switch e.Prim {
 		case "id":
@@ -494,13 +509,13 @@ func emitMap(c *build.Context, cfg Config, m *MapSpec, name string, maskTab, cta
 	c.Doc(fmt.Sprintf("%s runs a %s pointwise kernel over %d elements: %s.", name, m.Elem, m.N, mapDesc(m)))
 	sp := &Spec{Elem: m.Elem}
 	g := &mgen{kgen: &kgen{c: c, cfg: cfg, s: sp, op: opsFor(m.Elem, c), es: sp.elemSize(), lanes: cfg.lanes(sp), maskTab: maskTab},
-		m: m, consts: map[uint64]reg.VecVirtual{}, ctab: ctab, coff: coff}
+		m: m, consts: map[uint64]reg.VecVirtual{}, ctab: ctab, coff: coff, tr: newVConsts(name)}
 	cp := c.Load(c.Param("c"), c.GP64())
 	for i := range m.Stride0 {
 		g.ins = append(g.ins, c.Load(c.Param(fmt.Sprintf("x%d", i)), c.GP64()))
 	}
 	// The constants and the stride-0 operands, once.
-	for _, v := range append([]float64{0, 1}, m.constants()...) {
+	for _, v := range append([]float64{0, 1}, m.preloaded()...) {
 		bits := math.Float64bits(v)
 		if _, done := g.consts[bits]; done {
 			continue
@@ -568,6 +583,7 @@ func emitMap(c *build.Context, cfg Config, m *MapSpec, name string, maskTab, cta
 	})
 	c.VZEROUPPER()
 	c.RET()
+	g.tr.emit(c)
 }
 
 // mapDesc renders the map's expression for comments.
@@ -585,9 +601,5 @@ func (m *MapSpec) Describe(tiers ...Config) string {
 	if m.Rows > 1 {
 		d = fmt.Sprintf("%s pointwise kernel over %d rows of %d elements (%s)", m.Elem, m.Rows, m.N, mapDesc(m))
 	}
-	var ts []string
-	for _, t := range tiers {
-		ts = append(ts, t.Tier)
-	}
-	return d + ": " + strings.Join(ts, ", ")
+	return d + ": " + strings.Join(m.tierList(tiers), ", ")
 }

@@ -151,7 +151,9 @@ func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) 
 	tiers := k.asm.Tiers()
 	calls := make([][]jen.Code, len(tiers))
 	for i, t := range tiers {
-		calls[i] = []jen.Code{build(k.asm.MapName(idx, t), 0)}
+		if k.asm.MapIn(idx, t) { // else no kernel in this tier: dispatch skips it
+			calls[i] = []jen.Code{build(k.asm.MapName(idx, t), 0)}
+		}
 	}
 	return calls, "// " + n.Spec.Describe(tiers...) + "."
 }

@@ -668,13 +668,19 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 }
 
 // dispatch is `if flag512 { calls[0] } else if flag2 { calls[1] } else
-// { code }` after the comment note.
+// { code }` after the comment note; a tier whose calls are nil (no
+// kernel in that tier) is left out.
 func (k *kgen) dispatch(calls [][]jen.Code, note string, code []jen.Code) []jen.Code {
 	s := jen.Null()
+	first := true
 	for i, t := range k.asm.Tiers() {
-		if i > 0 {
+		if calls[i] == nil {
+			continue
+		}
+		if !first {
 			s.Else()
 		}
+		first = false
 		s.If(jen.Id(t.Flag())).Block(calls[i]...)
 	}
 	return []jen.Code{jen.Comment(note), s.Else().Block(code...)}

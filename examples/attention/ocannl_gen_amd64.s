@@ -4440,9 +4440,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4465,9 +4465,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4488,9 +4488,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4516,9 +4516,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float32, x0 *float32)
+// func ocannlMap7AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4537,9 +4537,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4566,9 +4566,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4594,9 +4594,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4623,9 +4623,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4652,9 +4652,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4672,9 +4672,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4696,9 +4696,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4721,9 +4721,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4744,9 +4744,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4764,9 +4764,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4789,9 +4789,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float32, x0 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4810,9 +4810,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4835,9 +4835,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4858,9 +4858,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4891,9 +4891,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4912,9 +4912,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4942,9 +4942,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4969,9 +4969,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4990,9 +4990,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5021,9 +5021,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5047,9 +5047,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5072,9 +5072,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5100,9 +5100,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5121,9 +5121,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5148,9 +5148,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5171,9 +5171,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5204,9 +5204,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5228,9 +5228,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5250,9 +5250,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5275,9 +5275,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5300,9 +5300,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5323,9 +5323,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5351,9 +5351,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5372,9 +5372,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5401,9 +5401,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5429,9 +5429,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5458,9 +5458,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5487,9 +5487,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5507,9 +5507,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9747,9 +9747,169 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap3AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000400, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap3AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap3AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap3AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap3AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap3AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap3AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap3AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap3AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap3AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap3AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap3AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap3AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap3AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap3AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap3AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap3AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap3AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap3AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap3AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap3AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap3AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap3AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap3AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap3AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap3AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap3AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap3AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap3AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap3AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap3AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap3AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap3AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap3AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap3AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap3AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap3AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap3AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap3AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap3AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap3AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap3AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap3AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap3AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap3AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap3AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap3AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap3AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap3AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap3AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap3AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap3AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap3AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap3AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap3AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap3AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap3AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap3AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap3AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap3AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap3AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap3AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap3AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap3AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap3AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap3AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap3AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap3AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap3AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap3AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap3AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap3AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap3AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap3AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap3AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap3AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap3AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap3AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap3AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap3AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap3AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap3AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap3AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap3AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap3AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap3AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap3AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap3AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap3AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap3AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap3AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap3AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap3AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap3AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap3AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap3AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap3AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap3AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap3AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap3AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap3AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap3AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap3AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap3AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap3AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap3AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap3AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap3AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap3AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap3AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap3AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap3AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap3AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap3AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap3AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap3AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap3AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap3AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap3AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap3AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap3AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap3AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap3AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap3AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap3AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap3AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap3AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap3AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap3AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap3AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap3AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap3AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9770,9 +9930,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9793,9 +9953,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9821,9 +9981,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32)
+// func ocannlMap7AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9842,9 +10002,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9871,9 +10031,29 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9899,9 +10079,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9928,9 +10108,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9957,9 +10137,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9977,9 +10157,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10008,9 +10188,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10037,9 +10217,354 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000140, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap16AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap16AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap16AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap16AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap16AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap16AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap16AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap16AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap16AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap16AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap16AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap16AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap16AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap16AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap16AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap16AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap16AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap16AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap16AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap16AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap16AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap16AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap16AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap16AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap16AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap16AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap16AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap16AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap16AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap16AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap16AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap16AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap16AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap16AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap17AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap17AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap17AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap17AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap17AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap17AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap17AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap17AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap17AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap17AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap17AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap17AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap17AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap17AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap17AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap17AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap17AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap17AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap17AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap17AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap17AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap17AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap17AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap17AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap17AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap17AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap17AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap17AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap17AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap17AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap17AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap17AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap17AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap17AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap17AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap17AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap17AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap17AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap17AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap17AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap17AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap17AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap17AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap17AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap17AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap17AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap17AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap17AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap17AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap17AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap17AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap17AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap17AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap17AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap17AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap17AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap17AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap17AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap17AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap17AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap17AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap17AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap17AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap17AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap17AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap17AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap17AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap17AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap17AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap17AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap17AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap17AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap17AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap17AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap17AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap17AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap17AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap17AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap17AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap17AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap17AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap17AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap17AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap17AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap17AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap17AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap17AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap17AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap17AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap17AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap17AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap17AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap17AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap17AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap17AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap17AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap17AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap17AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap17AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap17AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap17AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap17AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap17AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap17AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap17AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10060,9 +10585,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10080,9 +10605,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10105,9 +10630,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10126,9 +10651,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10151,9 +10676,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10177,9 +10702,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10219,9 +10744,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10240,9 +10765,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10270,9 +10795,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10297,9 +10822,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10318,9 +10843,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10349,9 +10874,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10375,9 +10900,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10400,9 +10925,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10428,9 +10953,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10449,9 +10974,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10474,9 +10999,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10495,9 +11020,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10526,9 +11051,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10550,9 +11075,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10572,9 +11097,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10595,9 +11120,169 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000800, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap40AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap40AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap40AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap40AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap40AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap40AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap40AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap40AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap40AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap40AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap40AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap40AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap40AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10618,9 +11303,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10641,9 +11326,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10669,9 +11354,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10690,9 +11375,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10719,9 +11404,29 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10747,9 +11452,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10776,9 +11481,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10805,9 +11510,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10825,9 +11530,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

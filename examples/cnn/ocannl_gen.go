@@ -741,11 +741,16 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	for i0 := range 32 {
-		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else {
+		for i0 := range 32 {
+			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+			}
 		}
 	}
 
@@ -761,8 +766,13 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-	for i0 := range 32 {
-		train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+	} else {
+		for i0 := range 32 {
+			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+		}
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
@@ -1552,11 +1562,16 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	for i0 := range 32 {
-		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
-		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else {
+		for i0 := range 32 {
+			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+			}
 		}
 	}
 
@@ -1572,8 +1587,13 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
-	for i0 := range 32 {
-		train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+	} else {
+		for i0 := range 32 {
+			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+		}
 	}
 
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
@@ -1812,9 +1832,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap6AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap6AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1841,9 +1861,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+		ocannlMap7AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+		ocannlMap7AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1988,9 +2008,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap8AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap8AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -2017,9 +2037,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap9AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -2481,9 +2501,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap10AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap10AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2501,9 +2521,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap11AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap11AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2550,9 +2570,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+		ocannlMap12AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+		ocannlMap12AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &predict_1[i0]

@@ -12,9 +12,9 @@ import "github.com/ocannlgen/ocannlgen/rt/cpu"
 var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 
 // ocannlAVX2 reports whether the AVX2 kernels below run: the CPU has the
-// instruction sets they need (AVX, FMA3) and the
+// instruction sets they need (AVX, AVX2, FMA3) and the
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
-var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
+var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
 // ocannlGemm0AVX512 runs a float32 dot kernel, M=32 N=8 K=3 (4x4 tile); strides C 800,1 A 144,1 B 1,9.
 //
@@ -91,40 +91,40 @@ func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap3AVX512(c *float32, x0 *float32)
 
-// ocannlMap4AVX512 runs a float32 pointwise kernel over 12800 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap5AVX512 runs a float32 pointwise kernel over 12800 elements: c += x0.
-//
-//go:noescape
-func ocannlMap5AVX512(c *float32, x0 *float32)
-
-// ocannlMap6AVX512 runs a float32 pointwise kernel over 25600 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap6AVX512 runs a float32 pointwise kernel over 12800 elements: c += where(lt(0,x0),x1,0).
 //
 //go:noescape
 func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX512 runs a float32 pointwise kernel over 25600 elements: c += x0.
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 12800 elements: c += x0.
 //
 //go:noescape
 func ocannlMap7AVX512(c *float32, x0 *float32)
 
-// ocannlMap8AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 25600 elements: c += where(lt(0,x0),x1,0).
 //
 //go:noescape
 func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap9AVX512 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 25600 elements: c += x0.
 //
 //go:noescape
 func ocannlMap9AVX512(c *float32, x0 *float32)
 
-// ocannlMap10AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap10AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap11AVX512 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap11AVX512(c *float32, x0 *float32)
+
+// ocannlMap12AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
 //
@@ -201,37 +201,47 @@ func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap3AVX2(c *float32, x0 *float32)
 
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 12800 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap4AVX2(c *float32, x0 *float32)
 
-// ocannlMap5AVX2 runs a float32 pointwise kernel over 12800 elements: c += x0.
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap5AVX2(c *float32, x0 *float32)
 
-// ocannlMap6AVX2 runs a float32 pointwise kernel over 25600 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap6AVX2 runs a float32 pointwise kernel over 12800 elements: c += where(lt(0,x0),x1,0).
 //
 //go:noescape
 func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 25600 elements: c += x0.
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 12800 elements: c += x0.
 //
 //go:noescape
 func ocannlMap7AVX2(c *float32, x0 *float32)
 
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 25600 elements: c += where(lt(0,x0),x1,0).
 //
 //go:noescape
 func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
+// ocannlMap9AVX2 runs a float32 pointwise kernel over 25600 elements: c += x0.
 //
 //go:noescape
 func ocannlMap9AVX2(c *float32, x0 *float32)
 
-// ocannlMap10AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap10AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap11AVX2 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap11AVX2(c *float32, x0 *float32)
+
+// ocannlMap12AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)

@@ -83,14 +83,6 @@ func ocannlMap2AVX512(c, x0, x1 *float32) {
 // ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
 
-// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
-}
-
-// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
-
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
@@ -110,6 +102,14 @@ func ocannlMap9AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX512 calle
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+}
+
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
+
+// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -158,7 +158,7 @@ func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 calle
 func ocannlMap3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
 
 // ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+func ocannlMap4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
 
 // ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
@@ -177,3 +177,9 @@ func ocannlMap9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX2 called wi
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+
+// ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
+
+// ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }

@@ -190,6 +190,18 @@ func BlockMatrix(a *[16][16]float32, b *[16][8]float32, c *[8][16]float32, d *[8
 	ocannlBlockMatrix(a, b, c, d, out)
 }
 
+// Transcendentals chains the vector transcendental primitives (each
+// operation its own pointwise nest; AVX2 kernels, also on AVX-512
+// machines): exp, log, tanh, sqrt, recip_sqrt, exp2, log2, neg, sat01.
+//
+//ocannl:expr tanh x + log (exp x + 1) + sqrt (x *. x + 1) *. recip_sqrt (x *. x + 2) + exp2 (neg x) *. log2 (sat01 x + 1)
+func Transcendentals(x *[32][64]float32, out *[32][64]float32) { ocannlTranscendentals(x, out) }
+
+// TranscendentalsF64 is Transcendentals in float64.
+//
+//ocannl:expr tanh x + log (exp x + 1) + sqrt (x *. x + 1) *. recip_sqrt (x *. x + 2) + exp2 (neg x) *. log2 (sat01 x + 1)
+func TranscendentalsF64(x *[32][64]float64, out *[32][64]float64) { ocannlTranscendentalsF64(x, out) }
+
 // Also generate CUDA C for the GPU path (ocannl_gen.cu; docs/language.md,
 // "The GPU path"). At the end of the file, so that the source positions the
 // generated Go quotes stay put.

@@ -63,6 +63,10 @@ func entries() []entry {
 		{"ScaleShiftRelu", ScaleShiftRelu, func(a []any) {
 			ScaleShiftRelu(a[0].(*[32][64]f32), a[1].(*[64]f32), a[2].(*[32][64]f32))
 		}},
+		{"Transcendentals", Transcendentals, func(a []any) { Transcendentals(a[0].(*[32][64]f32), a[1].(*[32][64]f32)) }},
+		{"TranscendentalsF64", TranscendentalsF64, func(a []any) {
+			TranscendentalsF64(a[0].(*[32][64]float64), a[1].(*[32][64]float64))
+		}},
 		{"Conv2D", Conv2D, func(a []any) {
 			Conv2D(a[0].(*[2][16][16][3]f32), a[1].(*[8][3][3][3]f32), a[2].(*[2][14][14][8]f32))
 		}},

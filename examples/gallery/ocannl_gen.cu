@@ -1549,3 +1549,329 @@ extern "C" __global__ void ocannlBlockMatrix_op0_2(float* __restrict__ t2, float
 // @ocannl launch ocannlBlockMatrix_op0_1 grid=1,1,1 block=256 sync=0 args=0,1,4
 // @ocannl launch ocannlBlockMatrix_op0_2 grid=1,1,1 block=256 sync=0 args=2,3,4
 // @ocannl end ocannlBlockMatrix
+
+// Kernel ocannlTranscendentals (float32).
+
+// init _num.1 (number)
+extern "C" __global__ void ocannlTranscendentals_init_0(float* __restrict__ t3) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t3[off] = (float)1;
+}
+
+// init _num.2 (number)
+extern "C" __global__ void ocannlTranscendentals_init_1(float* __restrict__ t8) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t8[off] = (float)1;
+}
+
+// init _num.3 (number)
+extern "C" __global__ void ocannlTranscendentals_init_2(float* __restrict__ t12) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t12[off] = (float)2;
+}
+
+// init _num.4 (number)
+extern "C" __global__ void ocannlTranscendentals_init_3(float* __restrict__ t20) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t20[off] = (float)1;
+}
+
+// _out.1 = pointwise tanh of x
+extern "C" __global__ void ocannlTranscendentals_op0_4(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12, float* __restrict__ t13, float* __restrict__ t14, float* __restrict__ t15, float* __restrict__ t16, float* __restrict__ t17, float* __restrict__ t18, float* __restrict__ t19, float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23, float* __restrict__ t24) {
+  // Fused with: _out.2 = pointwise exp of x; _out.3 = pointwise "+" of _out.2, _num.1; _out.4 = pointwise log of _out.3; _out.5 = pointwise "+" of _out.1, _out.4; _out.6 = pointwise "*." of x, x; _out.7 = pointwise "+" of _out.6, _num.2; _out.8 = pointwise sqrt of _out.7; _out.9 = pointwise "*." of x, x; _out.10 = pointwise "+" of _out.9, _num.3; _out.11 = pointwise recip_sqrt of _out.10; _out.12 = pointwise "*." of _out.8, _out.11; _out.13 = pointwise "+" of _out.5, _out.12; _out.14 = pointwise neg of x; _out.15 = pointwise exp2 of _out.14; _out.16 = pointwise sat01 of x; _out.17 = pointwise "+" of _out.16, _num.4; _out.18 = pointwise log2 of _out.17; _out.19 = pointwise "*." of _out.15, _out.18; out = pointwise "+" of _out.13, _out.19.
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 2048) return;
+  int px = tid;
+  const int i1 = px % 64; px /= 64;
+  const int i0 = px;
+  {
+    float v0 = tanh(t0[64 * i0 + i1]);
+    t1[64 * i0 + i1] = v0;
+  }
+  {
+    float v1 = exp(t0[64 * i0 + i1]);
+    t2[64 * i0 + i1] = v1;
+  }
+  {
+    float v2 = t2[64 * i0 + i1] + t3[0];
+    t4[64 * i0 + i1] = v2;
+  }
+  {
+    float v3 = log(t4[64 * i0 + i1]);
+    t5[64 * i0 + i1] = v3;
+  }
+  {
+    float v4 = t1[64 * i0 + i1] + t5[64 * i0 + i1];
+    t6[64 * i0 + i1] = v4;
+  }
+  {
+    float v5 = t0[64 * i0 + i1] * t0[64 * i0 + i1];
+    t7[64 * i0 + i1] = v5;
+  }
+  {
+    float v6 = t7[64 * i0 + i1] + t8[0];
+    t9[64 * i0 + i1] = v6;
+  }
+  {
+    float v7 = sqrt(t9[64 * i0 + i1]);
+    t10[64 * i0 + i1] = v7;
+  }
+  {
+    float v8 = t0[64 * i0 + i1] * t0[64 * i0 + i1];
+    t11[64 * i0 + i1] = v8;
+  }
+  {
+    float v9 = t11[64 * i0 + i1] + t12[0];
+    t13[64 * i0 + i1] = v9;
+  }
+  {
+    float v10 = (float)1 / sqrt(t13[64 * i0 + i1]);
+    t14[64 * i0 + i1] = v10;
+  }
+  {
+    float v11 = t10[64 * i0 + i1] * t14[64 * i0 + i1];
+    t15[64 * i0 + i1] = v11;
+  }
+  {
+    float v12 = t6[64 * i0 + i1] + t15[64 * i0 + i1];
+    t16[64 * i0 + i1] = v12;
+  }
+  {
+    float v13 = -t0[64 * i0 + i1];
+    t17[64 * i0 + i1] = v13;
+  }
+  {
+    float v14 = exp2(t17[64 * i0 + i1]);
+    t18[64 * i0 + i1] = v14;
+  }
+  {
+    float v15 = (t0[64 * i0 + i1] != t0[64 * i0 + i1] ? t0[64 * i0 + i1] : (t0[64 * i0 + i1] < (float)0 ? (float)0 : (t0[64 * i0 + i1] > (float)1 ? (float)1 : t0[64 * i0 + i1])));
+    t19[64 * i0 + i1] = v15;
+  }
+  {
+    float v16 = t19[64 * i0 + i1] + t20[0];
+    t21[64 * i0 + i1] = v16;
+  }
+  {
+    float v17 = log2(t21[64 * i0 + i1]);
+    t22[64 * i0 + i1] = v17;
+  }
+  {
+    float v18 = t18[64 * i0 + i1] * t22[64 * i0 + i1];
+    t23[64 * i0 + i1] = v18;
+  }
+  {
+    float v19 = t16[64 * i0 + i1] + t23[64 * i0 + i1];
+    t24[64 * i0 + i1] = v19;
+  }
+}
+
+// @ocannl kernel ocannlTranscendentals float32
+// @ocannl buf 0 2048 x
+// @ocannl buf 1 2048 _out.1
+// @ocannl buf 2 2048 _out.2
+// @ocannl buf 3 1 _num.1
+// @ocannl buf 4 2048 _out.3
+// @ocannl buf 5 2048 _out.4
+// @ocannl buf 6 2048 _out.5
+// @ocannl buf 7 2048 _out.6
+// @ocannl buf 8 1 _num.2
+// @ocannl buf 9 2048 _out.7
+// @ocannl buf 10 2048 _out.8
+// @ocannl buf 11 2048 _out.9
+// @ocannl buf 12 1 _num.3
+// @ocannl buf 13 2048 _out.10
+// @ocannl buf 14 2048 _out.11
+// @ocannl buf 15 2048 _out.12
+// @ocannl buf 16 2048 _out.13
+// @ocannl buf 17 2048 _out.14
+// @ocannl buf 18 2048 _out.15
+// @ocannl buf 19 2048 _out.16
+// @ocannl buf 20 1 _num.4
+// @ocannl buf 21 2048 _out.17
+// @ocannl buf 22 2048 _out.18
+// @ocannl buf 23 2048 _out.19
+// @ocannl buf 24 2048 out
+// @ocannl param 0 x in dims=32,64 buf=32,64 left=0,0
+// @ocannl param 24 out out dims=32,64 buf=32,64 left=0,0
+// @ocannl launch ocannlTranscendentals_init_0 grid=1,1,1 block=256 sync=0 args=3
+// @ocannl launch ocannlTranscendentals_init_1 grid=1,1,1 block=256 sync=0 args=8
+// @ocannl launch ocannlTranscendentals_init_2 grid=1,1,1 block=256 sync=0 args=12
+// @ocannl launch ocannlTranscendentals_init_3 grid=1,1,1 block=256 sync=0 args=20
+// @ocannl launch ocannlTranscendentals_op0_4 grid=8,1,1 block=256 sync=0 args=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24
+// @ocannl end ocannlTranscendentals
+
+// Kernel ocannlTranscendentalsF64 (float64).
+
+// init _num.1 (number)
+extern "C" __global__ void ocannlTranscendentalsF64_init_0(double* __restrict__ t3) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t3[off] = (double)1;
+}
+
+// init _num.2 (number)
+extern "C" __global__ void ocannlTranscendentalsF64_init_1(double* __restrict__ t8) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t8[off] = (double)1;
+}
+
+// init _num.3 (number)
+extern "C" __global__ void ocannlTranscendentalsF64_init_2(double* __restrict__ t12) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t12[off] = (double)2;
+}
+
+// init _num.4 (number)
+extern "C" __global__ void ocannlTranscendentalsF64_init_3(double* __restrict__ t20) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t20[off] = (double)1;
+}
+
+// _out.1 = pointwise tanh of x
+extern "C" __global__ void ocannlTranscendentalsF64_op0_4(double* __restrict__ t0, double* __restrict__ t1, double* __restrict__ t2, double* __restrict__ t3, double* __restrict__ t4, double* __restrict__ t5, double* __restrict__ t6, double* __restrict__ t7, double* __restrict__ t8, double* __restrict__ t9, double* __restrict__ t10, double* __restrict__ t11, double* __restrict__ t12, double* __restrict__ t13, double* __restrict__ t14, double* __restrict__ t15, double* __restrict__ t16, double* __restrict__ t17, double* __restrict__ t18, double* __restrict__ t19, double* __restrict__ t20, double* __restrict__ t21, double* __restrict__ t22, double* __restrict__ t23, double* __restrict__ t24) {
+  // Fused with: _out.2 = pointwise exp of x; _out.3 = pointwise "+" of _out.2, _num.1; _out.4 = pointwise log of _out.3; _out.5 = pointwise "+" of _out.1, _out.4; _out.6 = pointwise "*." of x, x; _out.7 = pointwise "+" of _out.6, _num.2; _out.8 = pointwise sqrt of _out.7; _out.9 = pointwise "*." of x, x; _out.10 = pointwise "+" of _out.9, _num.3; _out.11 = pointwise recip_sqrt of _out.10; _out.12 = pointwise "*." of _out.8, _out.11; _out.13 = pointwise "+" of _out.5, _out.12; _out.14 = pointwise neg of x; _out.15 = pointwise exp2 of _out.14; _out.16 = pointwise sat01 of x; _out.17 = pointwise "+" of _out.16, _num.4; _out.18 = pointwise log2 of _out.17; _out.19 = pointwise "*." of _out.15, _out.18; out = pointwise "+" of _out.13, _out.19.
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 2048) return;
+  int px = tid;
+  const int i1 = px % 64; px /= 64;
+  const int i0 = px;
+  {
+    double v0 = tanh(t0[64 * i0 + i1]);
+    t1[64 * i0 + i1] = v0;
+  }
+  {
+    double v1 = exp(t0[64 * i0 + i1]);
+    t2[64 * i0 + i1] = v1;
+  }
+  {
+    double v2 = t2[64 * i0 + i1] + t3[0];
+    t4[64 * i0 + i1] = v2;
+  }
+  {
+    double v3 = log(t4[64 * i0 + i1]);
+    t5[64 * i0 + i1] = v3;
+  }
+  {
+    double v4 = t1[64 * i0 + i1] + t5[64 * i0 + i1];
+    t6[64 * i0 + i1] = v4;
+  }
+  {
+    double v5 = t0[64 * i0 + i1] * t0[64 * i0 + i1];
+    t7[64 * i0 + i1] = v5;
+  }
+  {
+    double v6 = t7[64 * i0 + i1] + t8[0];
+    t9[64 * i0 + i1] = v6;
+  }
+  {
+    double v7 = sqrt(t9[64 * i0 + i1]);
+    t10[64 * i0 + i1] = v7;
+  }
+  {
+    double v8 = t0[64 * i0 + i1] * t0[64 * i0 + i1];
+    t11[64 * i0 + i1] = v8;
+  }
+  {
+    double v9 = t11[64 * i0 + i1] + t12[0];
+    t13[64 * i0 + i1] = v9;
+  }
+  {
+    double v10 = (double)1 / sqrt(t13[64 * i0 + i1]);
+    t14[64 * i0 + i1] = v10;
+  }
+  {
+    double v11 = t10[64 * i0 + i1] * t14[64 * i0 + i1];
+    t15[64 * i0 + i1] = v11;
+  }
+  {
+    double v12 = t6[64 * i0 + i1] + t15[64 * i0 + i1];
+    t16[64 * i0 + i1] = v12;
+  }
+  {
+    double v13 = -t0[64 * i0 + i1];
+    t17[64 * i0 + i1] = v13;
+  }
+  {
+    double v14 = exp2(t17[64 * i0 + i1]);
+    t18[64 * i0 + i1] = v14;
+  }
+  {
+    double v15 = (t0[64 * i0 + i1] != t0[64 * i0 + i1] ? t0[64 * i0 + i1] : (t0[64 * i0 + i1] < (double)0 ? (double)0 : (t0[64 * i0 + i1] > (double)1 ? (double)1 : t0[64 * i0 + i1])));
+    t19[64 * i0 + i1] = v15;
+  }
+  {
+    double v16 = t19[64 * i0 + i1] + t20[0];
+    t21[64 * i0 + i1] = v16;
+  }
+  {
+    double v17 = log2(t21[64 * i0 + i1]);
+    t22[64 * i0 + i1] = v17;
+  }
+  {
+    double v18 = t18[64 * i0 + i1] * t22[64 * i0 + i1];
+    t23[64 * i0 + i1] = v18;
+  }
+  {
+    double v19 = t16[64 * i0 + i1] + t23[64 * i0 + i1];
+    t24[64 * i0 + i1] = v19;
+  }
+}
+
+// @ocannl kernel ocannlTranscendentalsF64 float64
+// @ocannl buf 0 2048 x
+// @ocannl buf 1 2048 _out.1
+// @ocannl buf 2 2048 _out.2
+// @ocannl buf 3 1 _num.1
+// @ocannl buf 4 2048 _out.3
+// @ocannl buf 5 2048 _out.4
+// @ocannl buf 6 2048 _out.5
+// @ocannl buf 7 2048 _out.6
+// @ocannl buf 8 1 _num.2
+// @ocannl buf 9 2048 _out.7
+// @ocannl buf 10 2048 _out.8
+// @ocannl buf 11 2048 _out.9
+// @ocannl buf 12 1 _num.3
+// @ocannl buf 13 2048 _out.10
+// @ocannl buf 14 2048 _out.11
+// @ocannl buf 15 2048 _out.12
+// @ocannl buf 16 2048 _out.13
+// @ocannl buf 17 2048 _out.14
+// @ocannl buf 18 2048 _out.15
+// @ocannl buf 19 2048 _out.16
+// @ocannl buf 20 1 _num.4
+// @ocannl buf 21 2048 _out.17
+// @ocannl buf 22 2048 _out.18
+// @ocannl buf 23 2048 _out.19
+// @ocannl buf 24 2048 out
+// @ocannl param 0 x in dims=32,64 buf=32,64 left=0,0
+// @ocannl param 24 out out dims=32,64 buf=32,64 left=0,0
+// @ocannl launch ocannlTranscendentalsF64_init_0 grid=1,1,1 block=256 sync=0 args=3
+// @ocannl launch ocannlTranscendentalsF64_init_1 grid=1,1,1 block=256 sync=0 args=8
+// @ocannl launch ocannlTranscendentalsF64_init_2 grid=1,1,1 block=256 sync=0 args=12
+// @ocannl launch ocannlTranscendentalsF64_init_3 grid=1,1,1 block=256 sync=0 args=20
+// @ocannl launch ocannlTranscendentalsF64_op0_4 grid=8,1,1 block=256 sync=0 args=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24
+// @ocannl end ocannlTranscendentalsF64

@@ -12,9 +12,9 @@ import "github.com/ocannlgen/ocannlgen/rt/cpu"
 var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 
 // ocannlAVX2 reports whether the AVX2 kernels below run: the CPU has the
-// instruction sets they need (AVX, FMA3) and the
+// instruction sets they need (AVX, AVX2, FMA3) and the
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
-var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
+var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
 // ocannlGemm0AVX512 runs a float32 broadcast kernel, M=64 N=32 K=48 (14x32 tile); strides C 32,1 A 48,1 B 32,1.
 //
@@ -91,6 +91,36 @@ func ocannlMap2AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap3AVX512(c *float32, x0 *float32)
 
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,x0).
+//
+//go:noescape
+func ocannlMap8AVX512(c *float32, x0 *float32)
+
+// ocannlMap11AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,x1).
+//
+//go:noescape
+func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap19AVX512 runs a float64 pointwise kernel over 2048 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap20AVX512 runs a float64 pointwise kernel over 2048 elements: c = mul(x0,x0).
+//
+//go:noescape
+func ocannlMap20AVX512(c *float64, x0 *float64)
+
+// ocannlMap23AVX512 runs a float64 pointwise kernel over 2048 elements: c = mul(x0,x1).
+//
+//go:noescape
+func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64)
+
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=64 N=32 K=48 (6x16 tile); strides C 32,1 A 48,1 B 32,1.
 //
 //go:noescape
@@ -165,3 +195,123 @@ func ocannlMap2AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap3AVX2(c *float32, x0 *float32)
+
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 2048 elements: c = tanh(x0).
+//
+//go:noescape
+func ocannlMap4AVX2(c *float32, x0 *float32)
+
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 2048 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap5AVX2(c *float32, x0 *float32)
+
+// ocannlMap6AVX2 runs a float32 pointwise kernel over 2048 elements: c = log(x0).
+//
+//go:noescape
+func ocannlMap6AVX2(c *float32, x0 *float32)
+
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,x0).
+//
+//go:noescape
+func ocannlMap8AVX2(c *float32, x0 *float32)
+
+// ocannlMap9AVX2 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
+//
+//go:noescape
+func ocannlMap9AVX2(c *float32, x0 *float32)
+
+// ocannlMap10AVX2 runs a float32 pointwise kernel over 2048 elements: c = recip_sqrt(x0).
+//
+//go:noescape
+func ocannlMap10AVX2(c *float32, x0 *float32)
+
+// ocannlMap11AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,x1).
+//
+//go:noescape
+func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap12AVX2 runs a float32 pointwise kernel over 2048 elements: c = neg(x0).
+//
+//go:noescape
+func ocannlMap12AVX2(c *float32, x0 *float32)
+
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 2048 elements: c = exp2(x0).
+//
+//go:noescape
+func ocannlMap13AVX2(c *float32, x0 *float32)
+
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 2048 elements: c = sat01(x0).
+//
+//go:noescape
+func ocannlMap14AVX2(c *float32, x0 *float32)
+
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 2048 elements: c = log2(x0).
+//
+//go:noescape
+func ocannlMap15AVX2(c *float32, x0 *float32)
+
+// ocannlMap16AVX2 runs a float64 pointwise kernel over 2048 elements: c = tanh(x0).
+//
+//go:noescape
+func ocannlMap16AVX2(c *float64, x0 *float64)
+
+// ocannlMap17AVX2 runs a float64 pointwise kernel over 2048 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap17AVX2(c *float64, x0 *float64)
+
+// ocannlMap18AVX2 runs a float64 pointwise kernel over 2048 elements: c = log(x0).
+//
+//go:noescape
+func ocannlMap18AVX2(c *float64, x0 *float64)
+
+// ocannlMap19AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap20AVX2 runs a float64 pointwise kernel over 2048 elements: c = mul(x0,x0).
+//
+//go:noescape
+func ocannlMap20AVX2(c *float64, x0 *float64)
+
+// ocannlMap21AVX2 runs a float64 pointwise kernel over 2048 elements: c = sqrt(x0).
+//
+//go:noescape
+func ocannlMap21AVX2(c *float64, x0 *float64)
+
+// ocannlMap22AVX2 runs a float64 pointwise kernel over 2048 elements: c = recip_sqrt(x0).
+//
+//go:noescape
+func ocannlMap22AVX2(c *float64, x0 *float64)
+
+// ocannlMap23AVX2 runs a float64 pointwise kernel over 2048 elements: c = mul(x0,x1).
+//
+//go:noescape
+func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap24AVX2 runs a float64 pointwise kernel over 2048 elements: c = neg(x0).
+//
+//go:noescape
+func ocannlMap24AVX2(c *float64, x0 *float64)
+
+// ocannlMap25AVX2 runs a float64 pointwise kernel over 2048 elements: c = exp2(x0).
+//
+//go:noescape
+func ocannlMap25AVX2(c *float64, x0 *float64)
+
+// ocannlMap26AVX2 runs a float64 pointwise kernel over 2048 elements: c = sat01(x0).
+//
+//go:noescape
+func ocannlMap26AVX2(c *float64, x0 *float64)
+
+// ocannlMap27AVX2 runs a float64 pointwise kernel over 2048 elements: c = log2(x0).
+//
+//go:noescape
+func ocannlMap27AVX2(c *float64, x0 *float64)

@@ -83,6 +83,32 @@ func ocannlMap2AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX512 calle
 // ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
 
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
+}
+
+// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX512 called without assembly") }
+
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
+}
+
+// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+}
+
+// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
+
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
+}
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -127,3 +153,75 @@ func ocannlMap2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX2 called wi
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
+
+// ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+
+// ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
+
+// ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+
+// ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+
+// ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
+
+// ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+
+// ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+
+// ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
+
+// ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+
+// ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+
+// ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap14AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+
+// ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+
+// ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap16AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+
+// ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+
+// ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+
+// ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+
+// ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+
+// ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap21AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+
+// ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+
+// ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+
+// ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+
+// ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+
+// ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+
+// ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap27AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }

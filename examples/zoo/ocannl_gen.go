@@ -16078,13 +16078,18 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_ex_1Row2 := &net_encoder_block_2_masked_attention_1_ex_1[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_exRow := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_2_masked_attention_1_ex_1Row2[i3])
+	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap26AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_ex_1Row2 := &net_encoder_block_2_masked_attention_1_ex_1[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_exRow := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
+					for i3 := range 4 {
+						net_encoder_block_2_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_2_masked_attention_1_ex_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -16673,13 +16678,18 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_ex_1Row2 := &net_encoder_block_1_masked_attention_1_ex_1[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_exRow := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_1_masked_attention_1_ex_1Row2[i3])
+	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap26AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_ex_1Row2 := &net_encoder_block_1_masked_attention_1_ex_1[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_exRow := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
+					for i3 := range 4 {
+						net_encoder_block_1_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_1_masked_attention_1_ex_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -17163,12 +17173,17 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_logp_1Row[i2] = math.Exp(train_cross_entropy_1_zRow2[i2])
+	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap27AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0][i1]
+				for i2 := range 6 {
+					train_cross_entropy_1_logp_1Row[i2] = math.Exp(train_cross_entropy_1_zRow2[i2])
+				}
 			}
 		}
 	}
@@ -20087,13 +20102,18 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_ex_1Row2 := &net_encoder_block_2_masked_attention_1_ex_1[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_exRow := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_2_masked_attention_1_ex_1Row2[i3])
+	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap26AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_ex_1Row2 := &net_encoder_block_2_masked_attention_1_ex_1[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_exRow := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
+					for i3 := range 4 {
+						net_encoder_block_2_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_2_masked_attention_1_ex_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -20682,13 +20702,18 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_ex_1Row2 := &net_encoder_block_1_masked_attention_1_ex_1[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_exRow := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_1_masked_attention_1_ex_1Row2[i3])
+	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap26AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_ex_1Row2 := &net_encoder_block_1_masked_attention_1_ex_1[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_exRow := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
+					for i3 := range 4 {
+						net_encoder_block_1_masked_attention_1_exRow[i3] = math.Exp(net_encoder_block_1_masked_attention_1_ex_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -21172,12 +21197,17 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0][i1]
-			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_logp_1Row[i2] = math.Exp(train_cross_entropy_1_zRow2[i2])
+	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap27AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0][i1]
+				train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0][i1]
+				for i2 := range 6 {
+					train_cross_entropy_1_logp_1Row[i2] = math.Exp(train_cross_entropy_1_zRow2[i2])
+				}
 			}
 		}
 	}
@@ -24981,12 +25011,17 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#2.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@2/ex.1
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_2_masked_attention_1_2_ex_1Row2 := &net_encoder_block_2_masked_attention_1_2_ex_1[0][i0][i1]
-			net_encoder_block_2_masked_attention_1_2_exRow := &net_encoder_block_2_masked_attention_1_2_ex[0][i0][i1]
-			for i2 := range 4 {
-				net_encoder_block_2_masked_attention_1_2_exRow[i2] = math.Exp(net_encoder_block_2_masked_attention_1_2_ex_1Row2[i2])
+	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_2_masked_attention_1_2_ex_1Row2 := &net_encoder_block_2_masked_attention_1_2_ex_1[0][i0][i1]
+				net_encoder_block_2_masked_attention_1_2_exRow := &net_encoder_block_2_masked_attention_1_2_ex[0][i0][i1]
+				for i2 := range 4 {
+					net_encoder_block_2_masked_attention_1_2_exRow[i2] = math.Exp(net_encoder_block_2_masked_attention_1_2_ex_1Row2[i2])
+				}
 			}
 		}
 	}
@@ -25464,12 +25499,17 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#1.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@2/ex.1
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_1_masked_attention_1_2_ex_1Row2 := &net_encoder_block_1_masked_attention_1_2_ex_1[0][i0][i1]
-			net_encoder_block_1_masked_attention_1_2_exRow := &net_encoder_block_1_masked_attention_1_2_ex[0][i0][i1]
-			for i2 := range 4 {
-				net_encoder_block_1_masked_attention_1_2_exRow[i2] = math.Exp(net_encoder_block_1_masked_attention_1_2_ex_1Row2[i2])
+	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_1_masked_attention_1_2_ex_1Row2 := &net_encoder_block_1_masked_attention_1_2_ex_1[0][i0][i1]
+				net_encoder_block_1_masked_attention_1_2_exRow := &net_encoder_block_1_masked_attention_1_2_ex[0][i0][i1]
+				for i2 := range 4 {
+					net_encoder_block_1_masked_attention_1_2_exRow[i2] = math.Exp(net_encoder_block_1_masked_attention_1_2_ex_1Row2[i2])
+				}
 			}
 		}
 	}
@@ -27008,12 +27048,17 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_2_masked_attention_1_3_ex_1Row2 := &net_encoder_block_2_masked_attention_1_3_ex_1[0][i0][i1]
-			net_encoder_block_2_masked_attention_1_3_exRow := &net_encoder_block_2_masked_attention_1_3_ex[0][i0][i1]
-			for i2 := range 4 {
-				net_encoder_block_2_masked_attention_1_3_exRow[i2] = math.Exp(net_encoder_block_2_masked_attention_1_3_ex_1Row2[i2])
+	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_2_masked_attention_1_3_ex_1Row2 := &net_encoder_block_2_masked_attention_1_3_ex_1[0][i0][i1]
+				net_encoder_block_2_masked_attention_1_3_exRow := &net_encoder_block_2_masked_attention_1_3_ex[0][i0][i1]
+				for i2 := range 4 {
+					net_encoder_block_2_masked_attention_1_3_exRow[i2] = math.Exp(net_encoder_block_2_masked_attention_1_3_ex_1Row2[i2])
+				}
 			}
 		}
 	}
@@ -27491,12 +27536,17 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_1_masked_attention_1_3_ex_1Row2 := &net_encoder_block_1_masked_attention_1_3_ex_1[0][i0][i1]
-			net_encoder_block_1_masked_attention_1_3_exRow := &net_encoder_block_1_masked_attention_1_3_ex[0][i0][i1]
-			for i2 := range 4 {
-				net_encoder_block_1_masked_attention_1_3_exRow[i2] = math.Exp(net_encoder_block_1_masked_attention_1_3_ex_1Row2[i2])
+	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_1_masked_attention_1_3_ex_1Row2 := &net_encoder_block_1_masked_attention_1_3_ex_1[0][i0][i1]
+				net_encoder_block_1_masked_attention_1_3_exRow := &net_encoder_block_1_masked_attention_1_3_ex[0][i0][i1]
+				for i2 := range 4 {
+					net_encoder_block_1_masked_attention_1_3_exRow[i2] = math.Exp(net_encoder_block_1_masked_attention_1_3_ex_1Row2[i2])
+				}
 			}
 		}
 	}

@@ -12,9 +12,9 @@ import "github.com/ocannlgen/ocannlgen/rt/cpu"
 var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 
 // ocannlAVX2 reports whether the AVX2 kernels below run: the CPU has the
-// instruction sets they need (AVX, FMA3) and the
+// instruction sets they need (AVX, AVX2, FMA3) and the
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
-var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
+var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
 // ocannlGemm0AVX512 runs a float64 dot kernel, M=4 N=6 K=12 (4x4 tile); strides C 96,1 A 144,1 B 1,36.
 //
@@ -645,3 +645,18 @@ func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
 //
 //go:noescape
 func ocannlMap25AVX2(c *float64, x0 *float64)
+
+// ocannlMap26AVX2 runs a float64 pointwise kernel over 64 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap26AVX2(c *float64, x0 *float64)
+
+// ocannlMap27AVX2 runs a float64 pointwise kernel over 48 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap27AVX2(c *float64, x0 *float64)
+
+// ocannlMap28AVX2 runs a float64 pointwise kernel over 32 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap28AVX2(c *float64, x0 *float64)

@@ -12588,3 +12588,405 @@ e1:
 	JNZ     e1
 	VZEROUPPER
 	RET
+
+// func ocannlMap26AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap26AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap26AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap26AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap26AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap26AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap26AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap26AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap26AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap26AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap26AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap26AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap26AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap26AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap26AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap26AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap26AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap26AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap26AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap26AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap26AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap26AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap26AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap26AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap26AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap26AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap26AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap26AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap26AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap26AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap26AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap26AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap26AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap26AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap26AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap26AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap26AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap26AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap26AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap26AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap26AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap26AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap26AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap26AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap26AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap26AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap26AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap26AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap26AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap26AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap26AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap26AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap26AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap26AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap26AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap26AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap26AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap26AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap26AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap26AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap26AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap26AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap26AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap26AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap26AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap26AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap26AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap26AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap26AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap26AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap26AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap26AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap26AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap27AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x0000000c, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap27AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap27AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap27AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap27AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap27AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap27AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap27AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap27AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap27AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap27AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap27AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap27AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap27AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap28AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000008, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap28AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap28AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap28AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap28AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap28AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap28AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap28AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap28AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap28AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap28AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap28AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap28AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap28AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap28AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $640

@@ -489,3 +489,12 @@ func ocannlMap24AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap24AVX2 cal
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap25AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+
+// ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+
+// ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap27AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+
+// ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap28AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }

@@ -16534,12 +16534,17 @@ func ocannlSoftmaxObjectiveLoss(r *[2][3][4]float64, pZ *[24]float64, out *[1]fl
 	}
 
 	// objective.softmax#1/e = pointwise exp of _objective.softmax#1/e.1
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_softmax_1_e_1Row2 := &objective_softmax_1_e_1[i0][i1]
-			objective_softmax_1_eRow := &objective_softmax_1_e[i0][i1]
-			for i2 := range 4 {
-				objective_softmax_1_eRow[i2] = math.Exp(objective_softmax_1_e_1Row2[i2])
+	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap0AVX2(&objective_softmax_1_e[0][0][0], &objective_softmax_1_e_1[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_softmax_1_e_1Row2 := &objective_softmax_1_e_1[i0][i1]
+				objective_softmax_1_eRow := &objective_softmax_1_e[i0][i1]
+				for i2 := range 4 {
+					objective_softmax_1_eRow[i2] = math.Exp(objective_softmax_1_e_1Row2[i2])
+				}
 			}
 		}
 	}
@@ -16745,12 +16750,17 @@ func ocannlSoftmaxBackward(r *[2][3][4]float64, pZ *[24]float64, gZ *[24]float64
 	}
 
 	// objective.softmax#1/e = pointwise exp of _objective.softmax#1/e.1
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_softmax_1_e_1Row2 := &objective_softmax_1_e_1[i0][i1]
-			objective_softmax_1_eRow := &objective_softmax_1_e[i0][i1]
-			for i2 := range 4 {
-				objective_softmax_1_eRow[i2] = math.Exp(objective_softmax_1_e_1Row2[i2])
+	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap0AVX2(&objective_softmax_1_e[0][0][0], &objective_softmax_1_e_1[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_softmax_1_e_1Row2 := &objective_softmax_1_e_1[i0][i1]
+				objective_softmax_1_eRow := &objective_softmax_1_e[i0][i1]
+				for i2 := range 4 {
+					objective_softmax_1_eRow[i2] = math.Exp(objective_softmax_1_e_1Row2[i2])
+				}
 			}
 		}
 	}
@@ -17487,11 +17497,16 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 	}
 
 	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
-	for i0 := range 4 {
-		objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0]
-		objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0]
-		for i1 := range 5 {
-			objective_cross_entropy_1_logp_1Row[i1] = math.Exp(objective_cross_entropy_1_zRow2[i1])
+	// float64 pointwise kernel over 20 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap1AVX2(&objective_cross_entropy_1_logp_1[0][0], &objective_cross_entropy_1_z[0][0])
+	} else {
+		for i0 := range 4 {
+			objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0]
+			objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0]
+			for i1 := range 5 {
+				objective_cross_entropy_1_logp_1Row[i1] = math.Exp(objective_cross_entropy_1_zRow2[i1])
+			}
 		}
 	}
 
@@ -17811,11 +17826,16 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	}
 
 	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
-	for i0 := range 4 {
-		objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0]
-		objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0]
-		for i1 := range 5 {
-			objective_cross_entropy_1_logp_1Row[i1] = math.Exp(objective_cross_entropy_1_zRow2[i1])
+	// float64 pointwise kernel over 20 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap1AVX2(&objective_cross_entropy_1_logp_1[0][0], &objective_cross_entropy_1_z[0][0])
+	} else {
+		for i0 := range 4 {
+			objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0]
+			objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0]
+			for i1 := range 5 {
+				objective_cross_entropy_1_logp_1Row[i1] = math.Exp(objective_cross_entropy_1_zRow2[i1])
+			}
 		}
 	}
 
@@ -20077,13 +20097,18 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 	}
 
 	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
-				objective_att_exRow := &objective_att_ex[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
+					objective_att_exRow := &objective_att_ex[i0][i1][i2]
+					for i3 := range 4 {
+						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -20655,13 +20680,18 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
-				objective_att_exRow := &objective_att_ex[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
+					objective_att_exRow := &objective_att_ex[i0][i1][i2]
+					for i3 := range 4 {
+						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -21421,13 +21451,18 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 	}
 
 	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
-				objective_att_exRow := &objective_att_ex[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
+					objective_att_exRow := &objective_att_ex[i0][i1][i2]
+					for i3 := range 4 {
+						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -22041,13 +22076,18 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
-				objective_att_exRow := &objective_att_ex[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
+					objective_att_exRow := &objective_att_ex[i0][i1][i2]
+					for i3 := range 4 {
+						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -23057,13 +23097,18 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 	}
 
 	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	for i0 := range 2 {
-		for i1 := range 3 {
-			for i2 := range 2 {
-				objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
-				objective_att_exRow := &objective_att_ex[i0][i1][i2]
-				for i3 := range 3 {
-					objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+	// float64 pointwise kernel over 36 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				for i2 := range 2 {
+					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
+					objective_att_exRow := &objective_att_ex[i0][i1][i2]
+					for i3 := range 3 {
+						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -23293,12 +23338,17 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 	}
 
 	// objective.f2/x = pointwise tanh of _objective.f2/x.2
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_f2_x_2Row2 := &objective_f2_x_2[i0][i1]
-			objective_f2_xRow := &objective_f2_x[i0][i1]
-			for i2 := range 6 {
-				objective_f2_xRow[i2] = math.Tanh(objective_f2_x_2Row2[i2])
+	// float64 pointwise kernel over 36 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&objective_f2_x[0][0][0], &objective_f2_x_2[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_f2_x_2Row2 := &objective_f2_x_2[i0][i1]
+				objective_f2_xRow := &objective_f2_x[i0][i1]
+				for i2 := range 6 {
+					objective_f2_xRow[i2] = math.Tanh(objective_f2_x_2Row2[i2])
+				}
 			}
 		}
 	}
@@ -24595,13 +24645,18 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	}
 
 	// objective.att/ex = pointwise exp of _objective.att/ex.1
-	for i0 := range 2 {
-		for i1 := range 3 {
-			for i2 := range 2 {
-				objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
-				objective_att_exRow := &objective_att_ex[i0][i1][i2]
-				for i3 := range 3 {
-					objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+	// float64 pointwise kernel over 36 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&objective_att_ex[0][0][0][0], &objective_att_ex_1[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				for i2 := range 2 {
+					objective_att_ex_1Row2 := &objective_att_ex_1[i0][i1][i2]
+					objective_att_exRow := &objective_att_ex[i0][i1][i2]
+					for i3 := range 3 {
+						objective_att_exRow[i3] = math.Exp(objective_att_ex_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -24831,12 +24886,17 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	}
 
 	// objective.f2/x = pointwise tanh of _objective.f2/x.2
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_f2_x_2Row2 := &objective_f2_x_2[i0][i1]
-			objective_f2_xRow := &objective_f2_x[i0][i1]
-			for i2 := range 6 {
-				objective_f2_xRow[i2] = math.Tanh(objective_f2_x_2Row2[i2])
+	// float64 pointwise kernel over 36 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&objective_f2_x[0][0][0], &objective_f2_x_2[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_f2_x_2Row2 := &objective_f2_x_2[i0][i1]
+				objective_f2_xRow := &objective_f2_x[i0][i1]
+				for i2 := range 6 {
+					objective_f2_xRow[i2] = math.Tanh(objective_f2_x_2Row2[i2])
+				}
 			}
 		}
 	}
@@ -26449,11 +26509,16 @@ func ocannlConcatAxis0ObjectiveLoss(r *[6][3]float64, pP *[6]float64, pQ *[12]fl
 	}
 
 	// _objective.2 = pointwise tanh of _objective.1
-	for i0 := range 6 {
-		objective_1Row3 := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 3 {
-			objective_2Row[i1] = math.Tanh(objective_1Row3[i1])
+	// float64 pointwise kernel over 18 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&objective_2[0][0], &objective_1[0][0])
+	} else {
+		for i0 := range 6 {
+			objective_1Row3 := &objective_1[i0]
+			objective_2Row := &objective_2[i0]
+			for i1 := range 3 {
+				objective_2Row[i1] = math.Tanh(objective_1Row3[i1])
+			}
 		}
 	}
 
@@ -26560,11 +26625,16 @@ func ocannlConcatAxis0Backward(r *[6][3]float64, pP *[6]float64, pQ *[12]float64
 	}
 
 	// _objective.2 = pointwise tanh of _objective.1
-	for i0 := range 6 {
-		objective_1Row3 := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 3 {
-			objective_2Row[i1] = math.Tanh(objective_1Row3[i1])
+	// float64 pointwise kernel over 18 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&objective_2[0][0], &objective_1[0][0])
+	} else {
+		for i0 := range 6 {
+			objective_1Row3 := &objective_1[i0]
+			objective_2Row := &objective_2[i0]
+			for i1 := range 3 {
+				objective_2Row[i1] = math.Tanh(objective_1Row3[i1])
+			}
 		}
 	}
 
@@ -31810,13 +31880,20 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 	}
 
 	// objective.c2/x = pointwise tanh of _objective.c2/x.1
-	for i0 := range 2 {
-		for i1 := range 3 {
-			for i2 := range 3 {
-				objective_c2_x_1Row2 := &objective_c2_x_1[i0][i1][i2]
-				objective_c2_xRow := &objective_c2_x[i0][i1+1][i2+1]
-				for i3 := range 2 {
-					objective_c2_xRow[i3] = math.Tanh(objective_c2_x_1Row2[i3])
+	// float64 pointwise kernel over 3 rows of 6 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap6AVX2(&objective_c2_x[i0][1][1][0], &objective_c2_x_1[i0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				for i2 := range 3 {
+					objective_c2_x_1Row2 := &objective_c2_x_1[i0][i1][i2]
+					objective_c2_xRow := &objective_c2_x[i0][i1+1][i2+1]
+					for i3 := range 2 {
+						objective_c2_xRow[i3] = math.Tanh(objective_c2_x_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -32105,13 +32182,20 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	}
 
 	// objective.c2/x = pointwise tanh of _objective.c2/x.1
-	for i0 := range 2 {
-		for i1 := range 3 {
-			for i2 := range 3 {
-				objective_c2_x_1Row2 := &objective_c2_x_1[i0][i1][i2]
-				objective_c2_xRow := &objective_c2_x[i0][i1+1][i2+1]
-				for i3 := range 2 {
-					objective_c2_xRow[i3] = math.Tanh(objective_c2_x_1Row2[i3])
+	// float64 pointwise kernel over 3 rows of 6 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap6AVX2(&objective_c2_x[i0][1][1][0], &objective_c2_x_1[i0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				for i2 := range 3 {
+					objective_c2_x_1Row2 := &objective_c2_x_1[i0][i1][i2]
+					objective_c2_xRow := &objective_c2_x[i0][i1+1][i2+1]
+					for i3 := range 2 {
+						objective_c2_xRow[i3] = math.Tanh(objective_c2_x_1Row2[i3])
+					}
 				}
 			}
 		}
@@ -33755,11 +33839,16 @@ func ocannlMatmulChainObjectiveLoss(r *[4][3]float64, x *[4][2]float64, pW1 *[10
 	}
 
 	// _objective.2 = pointwise tanh of _objective.1
-	for i0 := range 4 {
-		objective_1Row := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 5 {
-			objective_2Row[i1] = math.Tanh(objective_1Row[i1])
+	// float64 pointwise kernel over 20 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap7AVX2(&objective_2[0][0], &objective_1[0][0])
+	} else {
+		for i0 := range 4 {
+			objective_1Row := &objective_1[i0]
+			objective_2Row := &objective_2[i0]
+			for i1 := range 5 {
+				objective_2Row[i1] = math.Tanh(objective_1Row[i1])
+			}
 		}
 	}
 
@@ -33900,11 +33989,16 @@ func ocannlMatmulChainBackward(r *[4][3]float64, x *[4][2]float64, pW1 *[10]floa
 	}
 
 	// _objective.2 = pointwise tanh of _objective.1
-	for i0 := range 4 {
-		objective_1Row := &objective_1[i0]
-		objective_2Row := &objective_2[i0]
-		for i1 := range 5 {
-			objective_2Row[i1] = math.Tanh(objective_1Row[i1])
+	// float64 pointwise kernel over 20 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap7AVX2(&objective_2[0][0], &objective_1[0][0])
+	} else {
+		for i0 := range 4 {
+			objective_1Row := &objective_1[i0]
+			objective_2Row := &objective_2[i0]
+			for i1 := range 5 {
+				objective_2Row[i1] = math.Tanh(objective_1Row[i1])
+			}
 		}
 	}
 
@@ -36585,11 +36679,16 @@ func ocannlBroadcastBiasObjectiveLoss(r *[5][4]float64, x *[5][3]float64, pW *[1
 	}
 
 	// _objective.3 = pointwise tanh of _objective.2
-	for i0 := range 5 {
-		objective_2Row2 := &objective_2[i0]
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = math.Tanh(objective_2Row2[i1])
+	// float64 pointwise kernel over 20 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap7AVX2(&objective_3[0][0], &objective_2[0][0])
+	} else {
+		for i0 := range 5 {
+			objective_2Row2 := &objective_2[i0]
+			objective_3Row := &objective_3[i0]
+			for i1 := range 4 {
+				objective_3Row[i1] = math.Tanh(objective_2Row2[i1])
+			}
 		}
 	}
 
@@ -36721,11 +36820,16 @@ func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]flo
 	}
 
 	// _objective.3 = pointwise tanh of _objective.2
-	for i0 := range 5 {
-		objective_2Row2 := &objective_2[i0]
-		objective_3Row := &objective_3[i0]
-		for i1 := range 4 {
-			objective_3Row[i1] = math.Tanh(objective_2Row2[i1])
+	// float64 pointwise kernel over 20 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap7AVX2(&objective_3[0][0], &objective_2[0][0])
+	} else {
+		for i0 := range 5 {
+			objective_2Row2 := &objective_2[i0]
+			objective_3Row := &objective_3[i0]
+			for i1 := range 4 {
+				objective_3Row[i1] = math.Tanh(objective_2Row2[i1])
+			}
 		}
 	}
 

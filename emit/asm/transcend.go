@@ -1,0 +1,684 @@
+package asm
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/ir"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// The transcendental and other unary primitives of the pointwise kernels
+// (issue 10): vector versions of the Go path's math.Exp, math.Log, ...
+// for the AVX2 tier only (a map using one is not emitted in the AVX-512
+// tier; its dispatch is `if ocannlAVX2 { kernel } else { Go loops }`, and
+// AVX-512 machines run the AVX2 kernel).
+//
+// The functions the Go path computes in float64 (log, log2, tanh,
+// recip_sqrt, fma) are computed here in float64 lanes too: a float32
+// vector is widened into two float64 halves, each half is evaluated and
+// the halves are narrowed back. So float32 results are the float64 value
+// rounded once more, exactly as float32(math.Log(float64(x))) is:
+// denormal float32 results, overflow to +Inf and float32 denormal inputs
+// need no special path. exp and exp2 have a float32 version (exp32, four
+// times faster than widening, still within 1 ulp). sqrt and recip are the
+// exact VSQRTP and VDIVP (bit-identical to the Go path); recip_sqrt,
+// sat01, neg, not and fma match it bit for bit as well. docs/design.md
+// has the measured error table (TestTranscendentalSweep).
+
+// transPrims are the primitives of this file, with their arity.
+var transPrims = map[string]int{
+	"exp": 1, "exp2": 1, "log": 1, "log2": 1, "tanh": 1, "sqrt": 1, "recip": 1, "recip_sqrt": 1,
+	"neg": 1, "not": 1, "sat01": 1, "fma": 3,
+}
+
+// mapArity is the arity of a primitive a pointwise kernel evaluates;
+// known is false for the others.
+func mapArity(prim string) (n int, known bool) {
+	if n, ok := mapPrims[prim]; ok {
+		return n, true
+	}
+	n, known = transPrims[prim]
+	return n, known
+}
+
+// costlyPrims are the primitives whose Go path calls package math (tens
+// of nanoseconds an element), so that a kernel pays from fewer elements
+// than a map of adds (MinCostlyMapElems).
+var costlyPrims = map[string]bool{"exp": true, "exp2": true, "log": true, "log2": true, "tanh": true}
+
+// MinCostlyMapElems is the shortest axis (or row set) a pointwise kernel
+// using a costly primitive (exp, log, tanh, ...) runs: measured on Zen 3
+// (AVX2, TestTranscendentalTiming), a float32 exp map of 16 elements
+// takes 26 ns in the kernel against 560 ns in Go loops; the only loss
+// was float64 tanh of 8 small inputs (71 vs 65 ns), 16 won (99 vs 114).
+const MinCostlyMapElems = 16
+
+// minMapElems is the shortest axis a pointwise kernel evaluating e runs.
+func minMapElems(e loopir.Expr) int {
+	if usesPrim(e, costlyPrims) {
+		return MinCostlyMapElems
+	}
+	return MinMapElems
+}
+
+// usesPrim reports whether e applies a primitive of set.
+func usesPrim[V any](e loopir.Expr, set map[string]V) bool {
+	a, ok := e.(*loopir.Apply)
+	if !ok {
+		return false
+	}
+	if _, in := set[a.Prim]; in {
+		return true
+	}
+	for _, x := range a.Args {
+		if usesPrim(x, set) {
+			return true
+		}
+	}
+	return false
+}
+
+// AVX2Only reports whether the map uses a primitive of this file: such a
+// kernel is emitted for the AVX2 tier only (AVX-512 machines run it too).
+func (m *MapSpec) AVX2Only() bool { return usesPrim(m.Expr, transPrims) }
+
+// EmitsIn reports whether the map's kernel exists in tier t.
+func (m *MapSpec) EmitsIn(t Config) bool { return !t.Wide || !m.AVX2Only() }
+
+// MapIn reports whether pointwise kernel i exists in tier t (a kernel
+// using a primitive of transcend.go exists in the AVX2 tier only).
+func (s *Set) MapIn(i int, t Config) bool { return s.maps[i].EmitsIn(t) }
+
+// tierList filters tiers to those the map is emitted in.
+func (m *MapSpec) tierList(tiers []Config) []string {
+	var ts []string
+	for _, t := range tiers {
+		if m.EmitsIn(t) {
+			ts = append(ts, t.Tier)
+		}
+	}
+	if m.AVX2Only() && len(ts) > 0 {
+		ts[len(ts)-1] += " (also on AVX-512 machines)"
+	}
+	return ts
+}
+
+// vconsts is the table of one kernel's vector constants, each 32 bytes
+// (the value in every lane), emitted after the kernel as a static
+// global named after it.
+type vconsts struct {
+	name string
+	off  map[vkey]int
+	data []vkey
+}
+
+// vkey is a constant: its bits and its lane size in bytes.
+type vkey struct {
+	bits uint64
+	size int
+}
+
+func newVConsts(name string) *vconsts {
+	return &vconsts{name: name + "Consts", off: map[vkey]int{}}
+}
+
+// at is the address of constant k, added to the table on first use.
+func (t *vconsts) at(k vkey) operand.Mem {
+	o, ok := t.off[k]
+	if !ok {
+		o = 32 * len(t.data)
+		t.off[k] = o
+		t.data = append(t.data, k)
+	}
+	return operand.NewDataAddr(operand.NewStaticSymbol(t.name), o)
+}
+
+// emit adds the table (if any constant was used) to c.
+func (t *vconsts) emit(c *build.Context) {
+	if len(t.data) == 0 {
+		return
+	}
+	c.StaticGlobal(t.name)
+	c.DataAttributes(attr.RODATA | attr.NOPTR)
+	for _, k := range t.data {
+		for range 32 / k.size {
+			if k.size == 8 {
+				c.AppendDatum(operand.U64(k.bits))
+			} else {
+				c.AppendDatum(operand.U32(uint32(k.bits)))
+			}
+		}
+	}
+}
+
+// k64 is the float64 constant v in every lane; b64 and b32 are bit
+// patterns in every 64- or 32-bit lane.
+func (g *mgen) k64(v float64) operand.Mem { return g.tr.at(vkey{math.Float64bits(v), 8}) }
+func (g *mgen) b64(u uint64) operand.Mem  { return g.tr.at(vkey{u, 8}) }
+func (g *mgen) b32(u uint32) operand.Mem  { return g.tr.at(vkey{uint64(u), 4}) }
+func (g *mgen) k32(v float32) operand.Mem { return g.b32(math.Float32bits(v)) }
+
+// ld loads a table constant into a new register.
+func (g *mgen) ld(m operand.Mem) reg.VecVirtual {
+	r := g.c.YMM()
+	g.c.VMOVUPD(m, r)
+	return r
+}
+
+// transcend evaluates primitive prim of this file on a (the operands'
+// vectors); ok is false for the other primitives.
+func (g *mgen) transcend(prim string, a []reg.VecVirtual) (v reg.VecVirtual, ok bool) {
+	if _, mine := transPrims[prim]; !mine {
+		return nil, false
+	}
+	c := g.c
+	d := c.YMM()
+	switch prim {
+	case "sqrt":
+		if g.es == 8 {
+			c.VSQRTPD(a[0], d)
+		} else {
+			c.VSQRTPS(a[0], d)
+		}
+	case "recip":
+		if g.es == 8 {
+			c.VDIVPD(a[0], g.constVec(1), d)
+		} else {
+			c.VDIVPS(a[0], g.constVec(1), d)
+		}
+	case "neg":
+		if g.es == 8 {
+			c.VXORPD(g.b64(1<<63), a[0], d)
+		} else {
+			c.VXORPS(g.b32(1<<31), a[0], d)
+		}
+	case "not":
+		return g.sel(g.cmp(cmpEQ, a[0], g.constVec(0)), g.constVec(1), g.constVec(0)), true
+	case "sat01":
+		g.sat01(a[0], d)
+	case "exp", "exp2":
+		if g.es == 4 {
+			return g.exp32(a[0], prim == "exp2"), true
+		}
+		return g.exp64(a[0], prim == "exp2"), true
+	default:
+		return g.viaF64(a, g.f64Func(prim)), true
+	}
+	return d, true
+}
+
+// sat01 is Go's min(1, max(0, x)): NaN stays NaN, -0 becomes +0.
+func (g *mgen) sat01(x, d reg.VecVirtual) {
+	c := g.c
+	zero, one := g.constVec(0), g.constVec(1)
+	if g.es == 8 {
+		c.VMAXPD(x, zero, d) // max(0, x), x when unordered or both zero
+		c.VADDPD(zero, d, d) // -0 + 0 = +0
+		c.VMINPD(d, one, d)
+		return
+	}
+	c.VMAXPS(x, zero, d)
+	c.VADDPS(zero, d, d)
+	c.VMINPS(d, one, d)
+}
+
+// f64Func is the float64-lane implementation of prim.
+func (g *mgen) f64Func(prim string) func([]reg.VecVirtual) reg.VecVirtual {
+	switch prim {
+	case "exp":
+		return func(x []reg.VecVirtual) reg.VecVirtual { return g.exp64(x[0], false) }
+	case "exp2":
+		return func(x []reg.VecVirtual) reg.VecVirtual { return g.exp64(x[0], true) }
+	case "log":
+		return func(x []reg.VecVirtual) reg.VecVirtual { return g.log64(x[0], false) }
+	case "log2":
+		return func(x []reg.VecVirtual) reg.VecVirtual { return g.log64(x[0], true) }
+	case "tanh":
+		return func(x []reg.VecVirtual) reg.VecVirtual { return g.tanh64(x[0]) }
+	case "recip_sqrt":
+		return func(x []reg.VecVirtual) reg.VecVirtual {
+			d := g.ld(g.k64(1))
+			s := g.c.YMM()
+			g.c.VSQRTPD(x[0], s)
+			g.c.VDIVPD(s, d, d)
+			return d
+		}
+	case "fma":
+		// a*b + c rounded twice, as Go computes it in float64 (in a
+		// float32 kernel the product of two widened floats is exact).
+		return func(x []reg.VecVirtual) reg.VecVirtual {
+			d := g.c.YMM()
+			g.c.VMULPD(x[1], x[0], d)
+			g.c.VADDPD(x[2], d, d)
+			return d
+		}
+	}
+	panic("asm: no float64 implementation of " + prim)
+}
+
+// viaF64 applies f to the operands in float64 lanes: directly in a
+// float64 kernel; in a float32 kernel on each widened half, the results
+// narrowed back into one vector.
+func (g *mgen) viaF64(args []reg.VecVirtual, f func([]reg.VecVirtual) reg.VecVirtual) reg.VecVirtual {
+	if g.es == 8 {
+		return f(args)
+	}
+	c := g.c
+	lo := make([]reg.VecVirtual, len(args))
+	hi := make([]reg.VecVirtual, len(args))
+	for i, a := range args {
+		lo[i], hi[i] = c.YMM(), c.YMM()
+		c.VCVTPS2PD(a.AsX(), lo[i])
+		t := c.XMM()
+		c.VEXTRACTF128(operand.Imm(1), a, t)
+		c.VCVTPS2PD(t, hi[i])
+	}
+	d := c.YMM()
+	c.VCVTPD2PSY(f(lo), d.AsX())
+	t := c.XMM()
+	c.VCVTPD2PSY(f(hi), t)
+	c.VINSERTF128(operand.Imm(1), t, d, d)
+	return d
+}
+
+// ln2Hi + ln2Lo is ln 2 to about 2^-106 (ln2Hi is math.Ln2).
+const (
+	ln2Hi = math.Ln2
+	ln2Lo = 2.319046813846299558417771e-17
+	// magic: adding 1.5*2^52 to an integer-valued float64 of magnitude
+	// below 2^51 leaves the integer in the low bits of the mantissa.
+	magic = 0x1.8p52
+)
+
+// expCoeffs are the Taylor coefficients 1/k! of e^r, highest degree
+// first: degree 13 in a float64 kernel (truncation below 2^-57 relative
+// on |r| <= ln2/2), degree 8 when the result is rounded to float32
+// (below 2^-32).
+func (g *mgen) expCoeffs() []float64 {
+	deg := 13
+	if g.es == 4 {
+		deg = 8
+	}
+	out := make([]float64, deg+1)
+	f := 1.0
+	for k := 0; k <= deg; k++ {
+		if k > 0 {
+			f *= float64(k)
+		}
+		out[deg-k] = 1 / f
+	}
+	return out
+}
+
+// poly evaluates the polynomial of coefficients cs (highest degree
+// first) at r by Horner's rule with FMAs.
+func (g *mgen) poly(r reg.VecVirtual, cs ...float64) reg.VecVirtual {
+	p := g.ld(g.k64(cs[0]))
+	for _, k := range cs[1:] {
+		g.c.VFMADD213PD(g.k64(k), r, p) // p = r*p + k
+	}
+	return p
+}
+
+// exp64 is e^x (2^x when base2) in float64 lanes: x clamped to where the
+// result is neither certainly +Inf nor certainly 0 (NaN passes), n =
+// round(x/ln2), r = x - n*ln2 (Cody-Waite with FMA, exact in the first
+// step), e^r by its Taylor polynomial, scaled by 2^n in two steps so
+// that denormal results round once.
+func (g *mgen) exp64(x reg.VecVirtual, base2 bool) reg.VecVirtual {
+	c := g.c
+	lo, hi := -750.0, 710.0
+	if base2 {
+		lo, hi = -1080, 1025
+	}
+	t := c.YMM()
+	c.VMAXPD(x, g.ld(g.k64(lo)), t) // max(lo, x): x when NaN
+	c.VMINPD(t, g.ld(g.k64(hi)), t)
+	n := c.YMM()
+	if base2 {
+		c.VROUNDPD(operand.Imm(0), t, n)
+		c.VSUBPD(n, t, t) // exact
+		c.VMULPD(g.k64(math.Ln2), t, t)
+	} else {
+		c.VMULPD(g.k64(math.Log2E), t, n)
+		c.VROUNDPD(operand.Imm(0), n, n)
+		c.VFNMADD231PD(g.k64(ln2Hi), n, t) // t -= n*ln2Hi, exact
+		c.VFNMADD231PD(g.k64(ln2Lo), n, t)
+	}
+	p := g.poly(t, g.expCoeffs()...)
+	return g.scale2(p, n)
+}
+
+// scale2 is p*2^n for integer-valued n in [-1082, 1025]: 2^n1 * 2^n2
+// with n1 = floor(n/2), each power built in the exponent field.
+func (g *mgen) scale2(p, n reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	n1 := c.YMM()
+	c.VMULPD(g.k64(0.5), n, n1)
+	c.VROUNDPD(operand.Imm(1), n1, n1) // floor
+	c.VSUBPD(n1, n, n)
+	for _, v := range []reg.VecVirtual{n1, n} {
+		c.VADDPD(g.k64(magic), v, v)
+		c.VPADDQ(g.b64(1023), v, v)
+		c.VPSLLQ(operand.Imm(52), v, v)
+		c.VMULPD(v, p, p)
+	}
+	return p
+}
+
+// Coefficients of Go's math.Log (FreeBSD's e_log.c).
+const (
+	logL1 = 6.666666666666735130e-01
+	logL2 = 3.999999999940941908e-01
+	logL3 = 2.857142874366239149e-01
+	logL4 = 2.222219843214978396e-01
+	logL5 = 1.818357216161805012e-01
+	logL6 = 1.531383769920937332e-01
+	logL7 = 1.479819860511658591e-01
+	// Go's split of ln 2 for log: k*logLn2Hi is exact.
+	logLn2Hi = 6.93147180369123816490e-01
+	logLn2Lo = 1.90821492927058770002e-10
+	// log2eLo is log2(e) - math.Log2E.
+	log2eLo = 2.0355273740931033e-17
+)
+
+// log64 is ln x (log2 x when base2) in float64 lanes, Go's math.Log
+// algorithm vectorized: x = 2^k * m with m in (sqrt2/2, sqrt2], f = m-1,
+// s = f/(2+f), ln(1+f) = f - (f²/2 - s*(f²/2 + R(s²))). Then x < 0 gives
+// NaN, ±0 gives -Inf, +Inf and NaN give x.
+func (g *mgen) log64(x reg.VecVirtual, base2 bool) reg.VecVirtual {
+	c := g.c
+	e, f := g.logReduce(x)
+	s := c.YMM()
+	c.VADDPD(g.k64(2), f, s)
+	c.VDIVPD(s, f, s) // f / (2+f)
+	z, w := c.YMM(), c.YMM()
+	c.VMULPD(s, s, z)
+	c.VMULPD(z, z, w)
+	t1 := g.poly(w, logL7, logL5, logL3, logL1)
+	c.VMULPD(z, t1, t1)
+	t2 := g.poly(w, logL6, logL4, logL2)
+	c.VMULPD(w, t2, t2)
+	c.VADDPD(t2, t1, t1) // R
+	hf := c.YMM()
+	c.VMULPD(f, f, hf)
+	c.VMULPD(g.k64(0.5), hf, hf)
+	c.VADDPD(hf, t1, t1)
+	c.VMULPD(s, t1, t1) // s*(hfsq+R)
+	var res reg.VecVirtual
+	if base2 {
+		c.VSUBPD(t1, hf, hf) // hfsq - s*(hfsq+R)
+		c.VSUBPD(hf, f, f)   // ln m
+		// ln m * log2(e) with log2(e) as log2eHi + log2eLo, then + k.
+		c.VMULPD(g.k64(log2eLo), f, hf)
+		c.VFMADD231PD(g.k64(math.Log2E), f, hf)
+		c.VADDPD(e, hf, hf)
+		res = hf
+	} else {
+		c.VFMADD231PD(g.k64(logLn2Lo), e, t1) // + k*Ln2Lo
+		c.VSUBPD(t1, hf, hf)
+		c.VSUBPD(f, hf, hf)
+		c.VFMSUB231PD(g.k64(logLn2Hi), e, hf) // k*Ln2Hi - (...)
+		res = hf
+	}
+	msk := c.YMM()
+	c.VCMPPD(operand.Imm(cmpLT), g.k64(0), x, msk)
+	c.VBLENDVPD(msk, g.b64(0x7FF8000000000000), res, res)
+	c.VCMPPD(operand.Imm(cmpEQ), g.k64(0), x, msk)
+	c.VBLENDVPD(msk, g.k64(math.Inf(-1)), res, res)
+	c.VCMPPD(operand.Imm(cmpNLTUS), g.k64(math.Inf(1)), x, msk)
+	c.VBLENDVPD(msk, x, res, res)
+	return res
+}
+
+// cmpNLTUS is the predicate !(a < b), true when unordered; cmpGTOS is a > b.
+const (
+	cmpNLTUS = 5
+	cmpGTOS  = 14
+)
+
+// logReduce splits positive x into e (the power of two, a float64) and
+// f = m - 1 with m in (sqrt2/2, sqrt2]. A float64 kernel first scales
+// denormal x by 2^54 (float32 denormals are normal once widened).
+func (g *mgen) logReduce(x reg.VecVirtual) (e, f reg.VecVirtual) {
+	c := g.c
+	xs := x
+	var adj reg.VecVirtual
+	if g.es == 8 {
+		small, sc := c.YMM(), c.YMM()
+		c.VCMPPD(operand.Imm(cmpLT), g.k64(0x1p-1022), x, small)
+		c.VMULPD(g.k64(0x1p54), x, sc)
+		xs = c.YMM()
+		c.VBLENDVPD(small, sc, x, xs)
+		adj = c.YMM()
+		c.VANDPD(g.k64(54), small, adj)
+	}
+	e = c.YMM()
+	c.VPSRLQ(operand.Imm(52), xs, e)
+	c.VPOR(g.b64(0x4330000000000000), e, e)
+	c.VSUBPD(g.k64(0x1p52+1023), e, e)
+	if adj != nil {
+		c.VSUBPD(adj, e, e)
+	}
+	m := c.YMM()
+	c.VANDPD(g.b64(0x000FFFFFFFFFFFFF), xs, m)
+	c.VORPD(g.b64(0x3FF0000000000000), m, m) // [1, 2)
+	big, h := c.YMM(), c.YMM()
+	c.VCMPPD(operand.Imm(cmpGTOS), g.k64(math.Sqrt2), m, big)
+	c.VMULPD(g.k64(0.5), m, h)
+	c.VBLENDVPD(big, h, m, m)
+	c.VANDPD(g.k64(1), big, h)
+	c.VADDPD(h, e, e)
+	c.VSUBPD(g.k64(1), m, m)
+	return e, m
+}
+
+// Coefficients of Go's math.Tanh (Cephes) on |x| < 0.625.
+var (
+	tanhP = [...]float64{-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3}
+	tanhQ = [...]float64{1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3}
+)
+
+// tanh64 is tanh x in float64 lanes, Go's math.Tanh vectorized: both
+// branches computed, |x| < 0.625 picks x + x*s*P(s)/Q(s) (s = x²), the
+// others 1 - 2/(e^(2 min(|x|, 44)) + 1); then x's sign is put back (so
+// -0 stays -0, NaN stays NaN).
+func (g *mgen) tanh64(x reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	ax := c.YMM()
+	c.VANDPD(g.b64(1<<63-1), x, ax)
+	z := c.YMM()
+	c.VMINPD(ax, g.ld(g.k64(44)), z) // min(44, |x|): NaN passes
+	c.VADDPD(z, z, z)
+	e := g.exp64(z, false)
+	c.VADDPD(g.k64(1), e, e)
+	big := g.ld(g.k64(2))
+	c.VDIVPD(e, big, big)
+	one := g.ld(g.k64(1))
+	c.VSUBPD(big, one, big) // 1 - 2/(e+1)
+	s := c.YMM()
+	c.VMULPD(x, x, s)
+	num := g.poly(s, tanhP[0], tanhP[1], tanhP[2])
+	den := g.poly(s, 1, tanhQ[0], tanhQ[1], tanhQ[2])
+	c.VDIVPD(den, num, num)
+	c.VMULPD(s, num, num)
+	c.VFMADD213PD(x, x, num) // x*q + x
+	sm := c.YMM()
+	c.VCMPPD(operand.Imm(cmpLT), g.k64(0.625), ax, sm)
+	c.VBLENDVPD(sm, num, big, big)
+	c.VANDPD(g.b64(1<<63-1), big, big)
+	c.VANDPD(g.b64(1<<63), x, ax)
+	c.VORPD(ax, big, big)
+	return big
+}
+
+// highVecRegs reports whether fn uses a vector register numbered 16 or
+// more: EVEX-only, so an AVX2 kernel must not (avo never spills, and it
+// allocates YMM registers from all 32).
+func highVecRegs(fn *ir.Function) bool {
+	for _, i := range fn.Instructions() {
+		for _, op := range i.Operands {
+			r, ok := op.(reg.Register)
+			if !ok {
+				continue
+			}
+			if p := reg.ToPhysical(r); p != nil && p.Kind() == reg.KindVector && p.PhysicalIndex() >= 16 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkNarrowRegs fails when a kernel of a tier that is not Wide uses a
+// vector register the tier does not have.
+func checkNarrowRegs(f *ir.File, tierOf map[string]string, tiers []Config) error {
+	wide := map[string]bool{}
+	for _, t := range tiers {
+		wide[t.Tier] = t.Wide
+	}
+	for _, fn := range f.Functions() {
+		if !wide[tierOf[fn.Name]] && highVecRegs(fn) {
+			return fmt.Errorf("asm: kernel %s needs more than 16 vector registers", fn.Name)
+		}
+	}
+	return nil
+}
+
+// fitsAVX2 reports whether the map's AVX2 kernel fits the 16 YMM
+// registers (maps of transcend.go's primitives hold many temporaries; a
+// map that does not fit stays Go loops). It compiles the kernel alone.
+func (m *MapSpec) fitsAVX2() bool {
+	s := NewSet(AVX2())
+	s.AddMap(*m)
+	_, err := s.Files("fit")
+	return err == nil
+}
+
+// exprNeed estimates the vector registers evaluating e takes (its
+// Sethi-Ullman number, with the temporaries of transcend.go's costly
+// primitives); constants live in registers loaded before the loop.
+func exprNeed(e loopir.Expr) int {
+	a, ok := e.(*loopir.Apply)
+	if !ok {
+		if _, load := e.(*loopir.Load); load {
+			return 1
+		}
+		return 0
+	}
+	needs := make([]int, len(a.Args))
+	for i, x := range a.Args {
+		needs[i] = exprNeed(x)
+	}
+	slices.SortFunc(needs, func(x, y int) int { return y - x })
+	n := 1
+	for i, k := range needs {
+		n = max(n, k+i)
+	}
+	if costlyPrims[a.Prim] {
+		n = max(n, 9)
+	}
+	return n
+}
+
+// evalOrder is the order in which to evaluate args: the most demanding
+// first (Sethi-Ullman), so fewer results wait in registers; ties keep
+// the written order (maps without transcend.go's primitives keep it).
+func evalOrder(args []loopir.Expr) []int {
+	order := make([]int, len(args))
+	needs := make([]int, len(args))
+	for i, x := range args {
+		order[i] = i
+		needs[i] = exprNeed(x)
+		if !usesPrim(x, costlyPrims) {
+			needs[i] = 0
+		}
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return needs[y] - needs[x] })
+	return order
+}
+
+// preloaded are the constants a map kernel keeps in registers (besides
+// 0 and 1): all of them, except in a map of transcend.go's primitives,
+// which needs the registers and loads them where used (loadConst).
+func (m *MapSpec) preloaded() []float64 {
+	if m.AVX2Only() {
+		return nil
+	}
+	return m.constants()
+}
+
+// loadConst loads the element-typed constant v from the kernel's vector
+// constant table.
+func (g *mgen) loadConst(v float64) reg.VecVirtual {
+	if g.es == 8 {
+		return g.ld(g.k64(v))
+	}
+	return g.ld(g.b32(math.Float32bits(float32(v))))
+}
+
+// Float32 exp: ln 2 as exp32Ln2Hi (float32(ln 2), so that n*hi is exact
+// in an FMA) + exp32Ln2Lo.
+const (
+	exp32Ln2Hi = float32(math.Ln2)
+	exp32Ln2Lo = float32(math.Ln2 - float64(exp32Ln2Hi))
+	magic32    = 0x1.8p23
+)
+
+// exp32 is e^x (2^x when base2) in float32 lanes, the float32 version of
+// exp64 (twice the lanes, so twice the speed of widening): x clamped to
+// [-104, 89] ([-151, 129]), n = round(x/ln2), r = x - n*ln2 (exact first
+// step), e^r (2^r) by its degree-7 Taylor polynomial, 2^n in two factors
+// so that denormal results round once.
+func (g *mgen) exp32(x reg.VecVirtual, base2 bool) reg.VecVirtual {
+	c := g.c
+	lo, hi := float32(-104), float32(89)
+	if base2 {
+		lo, hi = -151, 129
+	}
+	t := c.YMM()
+	c.VMAXPS(x, g.ld(g.k32(lo)), t) // max(lo, x): x when NaN
+	c.VMINPS(t, g.ld(g.k32(hi)), t)
+	n := c.YMM()
+	cs := make([]float32, 8)
+	f, l := 1.0, 1.0
+	if base2 {
+		l = math.Ln2
+	}
+	for k := 0; k <= 7; k++ {
+		if k > 0 {
+			f *= l / float64(k)
+		}
+		cs[7-k] = float32(f)
+	}
+	if base2 {
+		c.VROUNDPS(operand.Imm(0), t, n)
+		c.VSUBPS(n, t, t) // exact
+	} else {
+		c.VMULPS(g.k32(math.Log2E), t, n)
+		c.VROUNDPS(operand.Imm(0), n, n)
+		c.VFNMADD231PS(g.k32(exp32Ln2Hi), n, t) // exact
+		c.VFNMADD231PS(g.k32(exp32Ln2Lo), n, t)
+	}
+	p := g.ld(g.k32(cs[0]))
+	for _, k := range cs[1:] {
+		c.VFMADD213PS(g.k32(k), t, p)
+	}
+	n1 := c.YMM()
+	c.VMULPS(g.k32(0.5), n, n1)
+	c.VROUNDPS(operand.Imm(1), n1, n1) // floor
+	c.VSUBPS(n1, n, n)
+	for _, v := range []reg.VecVirtual{n1, n} {
+		c.VADDPS(g.k32(magic32), v, v)
+		c.VPADDD(g.b32(127), v, v)
+		c.VPSLLD(operand.Imm(23), v, v)
+		c.VMULPS(v, p, p)
+	}
+	return p
+}
