@@ -1023,14 +1023,19 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
-		acc5 := float32(math.Inf(-1))
-		for i1 := range 4 {
-			acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+	// float32 along-rows max reduction kernel, 256 rows of 4 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+			acc5 := float32(math.Inf(-1))
+			for i1 := range 4 {
+				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+			}
+			train_cross_entropy_1_m[i0][0] = acc5
 		}
-		train_cross_entropy_1_m[i0][0] = acc5
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
@@ -1060,14 +1065,19 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
-		acc6 := float32(0)
-		for i1 := range 4 {
-			acc6 += train_cross_entropy_1_logp_1Row2[i1]
+	// float32 along-rows add reduction kernel, 256 rows of 4 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+			acc6 := float32(0)
+			for i1 := range 4 {
+				acc6 += train_cross_entropy_1_logp_1Row2[i1]
+			}
+			train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
-		train_cross_entropy_1_logp_2[i0][0] = acc6
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
@@ -1110,15 +1120,20 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc7 := float32(0)
-	for i0 := range 256 {
-		train_1Row2 := &train_1[i0]
-		for i1 := range 4 {
-			acc7 += train_1Row2[i1]
+	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&train_2[0], &train_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc7 := float32(0)
+		for i0 := range 256 {
+			train_1Row2 := &train_1[i0]
+			for i1 := range 4 {
+				acc7 += train_1Row2[i1]
+			}
 		}
+		train_2[0] = acc7
 	}
-	train_2[0] = acc7
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 256
@@ -1946,14 +1961,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
-		acc5 := float32(math.Inf(-1))
-		for i1 := range 4 {
-			acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+	// float32 along-rows max reduction kernel, 256 rows of 4 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+			acc5 := float32(math.Inf(-1))
+			for i1 := range 4 {
+				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+			}
+			train_cross_entropy_1_m[i0][0] = acc5
 		}
-		train_cross_entropy_1_m[i0][0] = acc5
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
@@ -1983,14 +2003,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
-		acc6 := float32(0)
-		for i1 := range 4 {
-			acc6 += train_cross_entropy_1_logp_1Row2[i1]
+	// float32 along-rows add reduction kernel, 256 rows of 4 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+			acc6 := float32(0)
+			for i1 := range 4 {
+				acc6 += train_cross_entropy_1_logp_1Row2[i1]
+			}
+			train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
-		train_cross_entropy_1_logp_2[i0][0] = acc6
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
@@ -2033,15 +2058,20 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc7 := float32(0)
-	for i0 := range 256 {
-		train_1Row2 := &train_1[i0]
-		for i1 := range 4 {
-			acc7 += train_1Row2[i1]
+	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&train_2[0], &train_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc7 := float32(0)
+		for i0 := range 256 {
+			train_1Row2 := &train_1[i0]
+			for i1 := range 4 {
+				acc7 += train_1Row2[i1]
+			}
 		}
+		train_2[0] = acc7
 	}
-	train_2[0] = acc7
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 256
@@ -2123,14 +2153,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
-		acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
-		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+	// float32 along-rows sub reduction kernel, 256 rows of 4 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
+			for i1 := range 4 {
+				acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+			}
+			train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 		}
-		train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 	}
 
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
@@ -2195,14 +2230,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
-		acc9 := train_cross_entropy_1_m_grad[i0][0]
-		for i1 := range 4 {
-			acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+	// float32 along-rows sub reduction kernel, 256 rows of 4 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			acc9 := train_cross_entropy_1_m_grad[i0][0]
+			for i1 := range 4 {
+				acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+			}
+			train_cross_entropy_1_m_grad[i0][0] = acc9
 		}
-		train_cross_entropy_1_m_grad[i0][0] = acc9
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -2248,19 +2288,24 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
-	// i0 unrolled by 4 and jammed into i1.
-	for i0 := 0; i0 < 256; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
-		for i1 := range 4 {
-			acc10 := gNetHeadB[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
-			gNetHeadB[i1] = acc10
+	// float32 across-rows add reduction kernel, 256 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&gNetHeadB[0], &train_cross_entropy_1_logits_grad[0][0])
+	} else {
+		// i0 unrolled by 4 and jammed into i1.
+		for i0 := 0; i0 < 256; i0 += 4 {
+			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
+			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
+			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			for i1 := range 4 {
+				acc10 := gNetHeadB[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				gNetHeadB[i1] = acc10
+			}
 		}
 	}
 
@@ -2767,23 +2812,28 @@ type ocannlCNNBackwardPart5 struct {
 func (r12 *ocannlCNNBackwardPart5) Part(j24 int) {
 	scratch, gNetConv2BiasPartial := r12.scratch, &r12.gNetConv2BiasPartial
 	gNetConv2BiasPartial[j24] = [16]float32{}
-	// i2 unrolled and jammed into i3.
-	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
-	for i0 := range 32 {
-		for i1 := range 5 {
-			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j24][i1][0]
-			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j24][i1][1]
-			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j24][i1][2]
-			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j24][i1][3]
-			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j24][i1][4]
-			for i3 := range 16 {
-				acc11 := gNetConv2BiasPartialRow[i3]
-				acc11 += net_head_x_1_gradRow3[i3]
-				acc11 += net_head_x_1_gradRow4[i3]
-				acc11 += net_head_x_1_gradRow5[i3]
-				acc11 += net_head_x_1_gradRow6[i3]
-				acc11 += net_head_x_1_gradRow7[i3]
-				gNetConv2BiasPartialRow[i3] = acc11
+	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[32*j24][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
+		for i0 := range 32 {
+			for i1 := range 5 {
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j24][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j24][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j24][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j24][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j24][i1][4]
+				for i3 := range 16 {
+					acc11 := gNetConv2BiasPartialRow[i3]
+					acc11 += net_head_x_1_gradRow3[i3]
+					acc11 += net_head_x_1_gradRow4[i3]
+					acc11 += net_head_x_1_gradRow5[i3]
+					acc11 += net_head_x_1_gradRow6[i3]
+					acc11 += net_head_x_1_gradRow7[i3]
+					gNetConv2BiasPartialRow[i3] = acc11
+				}
 			}
 		}
 	}
@@ -2980,28 +3030,33 @@ type ocannlCNNBackwardPart10 struct {
 func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
 	scratch, gNetConv1BiasPartial := r21.scratch, &r21.gNetConv1BiasPartial
 	gNetConv1BiasPartial[j58] = [8]float32{}
-	// i2 unrolled by 4 and jammed into i3.
-	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j58]
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+3]
-				for i3 := range 8 {
-					acc13 := gNetConv1BiasPartialRow[i3]
-					acc13 += net_max_pool_1_x_1_gradRow3[i3]
-					acc13 += net_max_pool_1_x_1_gradRow4[i3]
-					acc13 += net_max_pool_1_x_1_gradRow5[i3]
-					acc13 += net_max_pool_1_x_1_gradRow6[i3]
-					gNetConv1BiasPartialRow[i3] = acc13
+	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j58][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j58]
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+3]
+					for i3 := range 8 {
+						acc13 := gNetConv1BiasPartialRow[i3]
+						acc13 += net_max_pool_1_x_1_gradRow3[i3]
+						acc13 += net_max_pool_1_x_1_gradRow4[i3]
+						acc13 += net_max_pool_1_x_1_gradRow5[i3]
+						acc13 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc13
+					}
 				}
-			}
-			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-				for i3 := range 8 {
-					gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
+					for i3 := range 8 {
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
 				}
 			}
 		}
@@ -4136,15 +4191,20 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			acc17 := float32(math.Inf(-1))
-			for i2 := range 10 {
-				acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+	// float32 along-rows max reduction kernel, 2048 rows of 10 elements into 2048 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+				}
+				train_cross_entropy_1_m[i0][i1][0] = acc17
 			}
-			train_cross_entropy_1_m[i0][i1][0] = acc17
 		}
 	}
 
@@ -4179,15 +4239,20 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-			acc18 := float32(0)
-			for i2 := range 10 {
-				acc18 += train_cross_entropy_1_logp_1Row2[i2]
+	// float32 along-rows add reduction kernel, 2048 rows of 10 elements into 2048 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 			}
-			train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 		}
 	}
 
@@ -4239,17 +4304,22 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc19 := float32(0)
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_1Row2 := &scratch.train_1[i0][i1]
-			for i2 := range 10 {
-				acc19 += train_1Row2[i2]
+	// float32 along-rows add reduction kernel, 1 rows of 20480 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&train_2[0], &scratch.train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc19 := float32(0)
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_1Row2 := &scratch.train_1[i0][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
+				}
 			}
 		}
+		train_2[0] = acc19
 	}
-	train_2[0] = acc19
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 2048
@@ -4509,16 +4579,21 @@ type ocannlReverserTrainLossPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserTrainLossPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
-				acc6 := float32(math.Inf(-1))
-				for i3 := range 8 {
-					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.net_attention_1_m[32*j6][0][0][0], &scratch.net_attention_1_scores[32*j6][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					}
+					scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 				}
-				scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -4561,16 +4636,21 @@ type ocannlReverserTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserTrainLossPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j8][0][0][0], &scratch.net_attention_1_ex[32*j8][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					scratch.net_attention_1_attn_1[i0+32*j8][i1][i2][0] = acc7
 				}
-				scratch.net_attention_1_attn_1[i0+32*j8][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -4681,15 +4761,20 @@ type ocannlReverserTrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserTrainLossPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j11][i1]
-			acc10 := float32(0)
-			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j11][0][0], &scratch.net_layer_norm_1_x[32*j11][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j11][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0+32*j11][i1][0] = acc10
 			}
-			scratch.net_layer_norm_1_mean_1[i0+32*j11][i1][0] = acc10
 		}
 	}
 }
@@ -4706,15 +4791,20 @@ type ocannlReverserTrainLossPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserTrainLossPart11) Part(j12 int) {
 	scratch := r12.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j12][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j12][0][0], &scratch.net_layer_norm_1_var_1[32*j12][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j12][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0+32*j12][i1][0] = acc11
 			}
-			scratch.net_layer_norm_1_var_2[i0+32*j12][i1][0] = acc11
 		}
 	}
 }
@@ -4868,15 +4958,20 @@ type ocannlReverserTrainLossPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlReverserTrainLossPart16) Part(j17 int) {
 	scratch := r18.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j17][i1]
-			acc14 := float32(0)
-			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j17][0][0], &scratch.net_layer_norm_2_x[32*j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j17][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+32*j17][i1][0] = acc14
 			}
-			scratch.net_layer_norm_2_mean_1[i0+32*j17][i1][0] = acc14
 		}
 	}
 }
@@ -4893,15 +4988,20 @@ type ocannlReverserTrainLossPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r19 *ocannlReverserTrainLossPart17) Part(j18 int) {
 	scratch := r19.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j18][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j18][0][0], &scratch.net_layer_norm_2_var_1[32*j18][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j18][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+32*j18][i1][0] = acc15
 			}
-			scratch.net_layer_norm_2_var_2[i0+32*j18][i1][0] = acc15
 		}
 	}
 }
@@ -6706,15 +6806,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			acc17 := float32(math.Inf(-1))
-			for i2 := range 10 {
-				acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+	// float32 along-rows max reduction kernel, 2048 rows of 10 elements into 2048 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+				}
+				train_cross_entropy_1_m[i0][i1][0] = acc17
 			}
-			train_cross_entropy_1_m[i0][i1][0] = acc17
 		}
 	}
 
@@ -6749,15 +6854,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-			acc18 := float32(0)
-			for i2 := range 10 {
-				acc18 += train_cross_entropy_1_logp_1Row2[i2]
+	// float32 along-rows add reduction kernel, 2048 rows of 10 elements into 2048 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 			}
-			train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 		}
 	}
 
@@ -6809,17 +6919,22 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc19 := float32(0)
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_1Row2 := &scratch.train_1[i0][i1]
-			for i2 := range 10 {
-				acc19 += train_1Row2[i2]
+	// float32 along-rows add reduction kernel, 1 rows of 20480 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&train_2[0], &scratch.train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc19 := float32(0)
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_1Row2 := &scratch.train_1[i0][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
+				}
 			}
 		}
+		train_2[0] = acc19
 	}
-	train_2[0] = acc19
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 2048
@@ -6951,15 +7066,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
-			acc20 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
-			for i2 := range 10 {
-				acc20 -= train_cross_entropy_1_logp_gradRow3[i2]
+	// float32 along-rows sub reduction kernel, 2048 rows of 10 elements into 2048 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				acc20 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
+				for i2 := range 10 {
+					acc20 -= train_cross_entropy_1_logp_gradRow3[i2]
+				}
+				train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc20
 			}
-			train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc20
 		}
 	}
 
@@ -7036,15 +7156,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-			acc21 := train_cross_entropy_1_m_grad[i0][i1][0]
-			for i2 := range 10 {
-				acc21 -= train_cross_entropy_1_z_gradRow4[i2]
+	// float32 along-rows sub reduction kernel, 2048 rows of 10 elements into 2048 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				acc21 := train_cross_entropy_1_m_grad[i0][i1][0]
+				for i2 := range 10 {
+					acc21 -= train_cross_entropy_1_z_gradRow4[i2]
+				}
+				train_cross_entropy_1_m_grad[i0][i1][0] = acc21
 			}
-			train_cross_entropy_1_m_grad[i0][i1][0] = acc21
 		}
 	}
 
@@ -7095,20 +7220,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 256 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
-			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
-			for i2 := range 10 {
-				acc22 := gNetLinear2B[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow4[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow5[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow6[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow7[i2]
-				gNetLinear2B[i2] = acc22
+	// float32 across-rows add reduction kernel, 2048 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce14AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 256 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
+				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
+				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
+				for i2 := range 10 {
+					acc22 := gNetLinear2B[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow4[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow5[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow7[i2]
+					gNetLinear2B[i2] = acc22
+				}
 			}
 		}
 	}
@@ -8412,16 +8542,21 @@ type ocannlReverserBackwardPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserBackwardPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
-				acc6 := float32(math.Inf(-1))
-				for i3 := range 8 {
-					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.net_attention_1_m[32*j6][0][0][0], &scratch.net_attention_1_scores[32*j6][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					}
+					scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 				}
-				scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -8464,16 +8599,21 @@ type ocannlReverserBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserBackwardPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j8][0][0][0], &scratch.net_attention_1_ex[32*j8][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j8][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					scratch.net_attention_1_attn_1[i0+32*j8][i1][i2][0] = acc7
 				}
-				scratch.net_attention_1_attn_1[i0+32*j8][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -8584,15 +8724,20 @@ type ocannlReverserBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserBackwardPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j11][i1]
-			acc10 := float32(0)
-			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j11][0][0], &scratch.net_layer_norm_1_x[32*j11][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j11][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0+32*j11][i1][0] = acc10
 			}
-			scratch.net_layer_norm_1_mean_1[i0+32*j11][i1][0] = acc10
 		}
 	}
 }
@@ -8609,15 +8754,20 @@ type ocannlReverserBackwardPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserBackwardPart11) Part(j12 int) {
 	scratch := r12.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j12][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j12][0][0], &scratch.net_layer_norm_1_var_1[32*j12][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j12][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0+32*j12][i1][0] = acc11
 			}
-			scratch.net_layer_norm_1_var_2[i0+32*j12][i1][0] = acc11
 		}
 	}
 }
@@ -8771,15 +8921,20 @@ type ocannlReverserBackwardPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlReverserBackwardPart16) Part(j17 int) {
 	scratch := r18.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j17][i1]
-			acc14 := float32(0)
-			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j17][0][0], &scratch.net_layer_norm_2_x[32*j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j17][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+32*j17][i1][0] = acc14
 			}
-			scratch.net_layer_norm_2_mean_1[i0+32*j17][i1][0] = acc14
 		}
 	}
 }
@@ -8796,15 +8951,20 @@ type ocannlReverserBackwardPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r19 *ocannlReverserBackwardPart17) Part(j18 int) {
 	scratch := r19.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j18][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j18][0][0], &scratch.net_layer_norm_2_var_1[32*j18][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j18][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+32*j18][i1][0] = acc15
 			}
-			scratch.net_layer_norm_2_var_2[i0+32*j18][i1][0] = acc15
 		}
 	}
 }
@@ -8946,21 +9106,26 @@ type ocannlReverserBackwardPart21 struct {
 func (r25 *ocannlReverserBackwardPart21) Part(j22 int) {
 	scratch, gNetLayerNorm2BetaPartial := r25.scratch, &r25.gNetLayerNorm2BetaPartial
 	gNetLayerNorm2BetaPartial[j22] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j22]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j22][i1]
-			net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j22][i1+1]
-			net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j22][i1+2]
-			net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j22][i1+3]
-			for i2 := range 32 {
-				acc24 := gNetLayerNorm2BetaPartialRow[i2]
-				acc24 += net_x2_gradRow3[i2]
-				acc24 += net_x2_gradRow4[i2]
-				acc24 += net_x2_gradRow5[i2]
-				acc24 += net_x2_gradRow6[i2]
-				gNetLayerNorm2BetaPartialRow[i2] = acc24
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j22][0], &scratch.net_x2_grad[32*j22][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j22]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j22][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j22][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j22][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j22][i1+3]
+				for i2 := range 32 {
+					acc24 := gNetLayerNorm2BetaPartialRow[i2]
+					acc24 += net_x2_gradRow3[i2]
+					acc24 += net_x2_gradRow4[i2]
+					acc24 += net_x2_gradRow5[i2]
+					acc24 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc24
+				}
 			}
 		}
 	}
@@ -8978,17 +9143,22 @@ type ocannlReverserBackwardPart22 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r26 *ocannlReverserBackwardPart22) Part(j24 int) {
 	scratch := r26.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j24][i1]
-			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j24][i1]
-			v := scratch.net_x2_3[i0+32*j24][i1][0] * scratch.net_x2_3[i0+32*j24][i1][0]
-			acc26 := scratch.net_x2_3_grad[i0+32*j24][i1][0]
-			for i2 := range 32 {
-				acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j24][0][0], &scratch.net_x2_4_grad[32*j24][0][0], &scratch.net_x2_1[32*j24][0][0], &scratch.net_x2_3[32*j24][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j24][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j24][i1]
+				v := scratch.net_x2_3[i0+32*j24][i1][0] * scratch.net_x2_3[i0+32*j24][i1][0]
+				acc26 := scratch.net_x2_3_grad[i0+32*j24][i1][0]
+				for i2 := range 32 {
+					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				}
+				scratch.net_x2_3_grad[i0+32*j24][i1][0] = acc26
 			}
-			scratch.net_x2_3_grad[i0+32*j24][i1][0] = acc26
 		}
 	}
 }
@@ -9007,25 +9177,30 @@ type ocannlReverserBackwardPart23 struct {
 func (r27 *ocannlReverserBackwardPart23) Part(j25 int) {
 	scratch, gNetLayerNorm2GammaPartial := r27.scratch, &r27.gNetLayerNorm2GammaPartial
 	gNetLayerNorm2GammaPartial[j25] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j25]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j25][i1]
-			net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
-			net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j25][i1+1]
-			net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+1]
-			net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j25][i1+2]
-			net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+2]
-			net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j25][i1+3]
-			net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+3]
-			for i2 := range 32 {
-				acc27 := gNetLayerNorm2GammaPartialRow[i2]
-				acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-				acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-				acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-				acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-				gNetLayerNorm2GammaPartialRow[i2] = acc27
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j25][0], &scratch.net_x2_1_grad[32*j25][0][0], &scratch.net_layer_norm_2_centered[32*j25][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j25]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j25][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j25][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j25][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j25][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+3]
+				for i2 := range 32 {
+					acc27 := gNetLayerNorm2GammaPartialRow[i2]
+					acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc27
+				}
 			}
 		}
 	}
@@ -9043,15 +9218,20 @@ type ocannlReverserBackwardPart24 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r28 *ocannlReverserBackwardPart24) Part(j27 int) {
 	scratch := r28.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j27][i1]
-			acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j27][i1][0]
-			for i2 := range 32 {
-				acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j27][0][0], &scratch.net_layer_norm_2_centered_grad[32*j27][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j27][i1]
+				acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j27][i1][0]
+				for i2 := range 32 {
+					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_2_mean_grad[i0+32*j27][i1][0] = acc29
 			}
-			scratch.net_layer_norm_2_mean_grad[i0+32*j27][i1][0] = acc29
 		}
 	}
 }
@@ -9070,21 +9250,26 @@ type ocannlReverserBackwardPart25 struct {
 func (r29 *ocannlReverserBackwardPart25) Part(j28 int) {
 	scratch, gNetLinear1BPartial := r29.scratch, &r29.gNetLinear1BPartial
 	gNetLinear1BPartial[j28] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLinear1BPartialRow := &gNetLinear1BPartial[j28]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1]
-			net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+1]
-			net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+2]
-			net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+3]
-			for i2 := range 32 {
-				acc30 := gNetLinear1BPartialRow[i2]
-				acc30 += net_layer_norm_2_x_2_gradRow3[i2]
-				acc30 += net_layer_norm_2_x_2_gradRow4[i2]
-				acc30 += net_layer_norm_2_x_2_gradRow5[i2]
-				acc30 += net_layer_norm_2_x_2_gradRow6[i2]
-				gNetLinear1BPartialRow[i2] = acc30
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLinear1BPartial[j28][0], &scratch.net_layer_norm_2_x_2_grad[32*j28][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j28]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+3]
+				for i2 := range 32 {
+					acc30 := gNetLinear1BPartialRow[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1BPartialRow[i2] = acc30
+				}
 			}
 		}
 	}
@@ -9253,21 +9438,26 @@ type ocannlReverserBackwardPart30 struct {
 func (r36 *ocannlReverserBackwardPart30) Part(j34 int) {
 	scratch, gNetDense1BPartial := r36.scratch, &r36.gNetDense1BPartial
 	gNetDense1BPartial[j34] = [64]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetDense1BPartialRow := &gNetDense1BPartial[j34]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1]
-			net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+1]
-			net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+2]
-			net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+3]
-			for i2 := range 64 {
-				acc33 := gNetDense1BPartialRow[i2]
-				acc33 += net_linear_1_x_2_gradRow3[i2]
-				acc33 += net_linear_1_x_2_gradRow4[i2]
-				acc33 += net_linear_1_x_2_gradRow5[i2]
-				acc33 += net_linear_1_x_2_gradRow6[i2]
-				gNetDense1BPartialRow[i2] = acc33
+	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce19AVX2(&gNetDense1BPartial[j34][0], &scratch.net_linear_1_x_2_grad[32*j34][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetDense1BPartialRow := &gNetDense1BPartial[j34]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+3]
+				for i2 := range 64 {
+					acc33 := gNetDense1BPartialRow[i2]
+					acc33 += net_linear_1_x_2_gradRow3[i2]
+					acc33 += net_linear_1_x_2_gradRow4[i2]
+					acc33 += net_linear_1_x_2_gradRow5[i2]
+					acc33 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc33
+				}
 			}
 		}
 	}
@@ -9367,21 +9557,26 @@ type ocannlReverserBackwardPart33 struct {
 func (r39 *ocannlReverserBackwardPart33) Part(j38 int) {
 	scratch, gNetLayerNorm1BetaPartial := r39.scratch, &r39.gNetLayerNorm1BetaPartial
 	gNetLayerNorm1BetaPartial[j38] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j38]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j38][i1]
-			net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j38][i1+1]
-			net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j38][i1+2]
-			net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j38][i1+3]
-			for i2 := range 32 {
-				acc36 := gNetLayerNorm1BetaPartialRow[i2]
-				acc36 += net_x1_gradRow4[i2]
-				acc36 += net_x1_gradRow5[i2]
-				acc36 += net_x1_gradRow6[i2]
-				acc36 += net_x1_gradRow7[i2]
-				gNetLayerNorm1BetaPartialRow[i2] = acc36
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j38][0], &scratch.net_x1_grad[32*j38][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j38]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j38][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j38][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j38][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j38][i1+3]
+				for i2 := range 32 {
+					acc36 := gNetLayerNorm1BetaPartialRow[i2]
+					acc36 += net_x1_gradRow4[i2]
+					acc36 += net_x1_gradRow5[i2]
+					acc36 += net_x1_gradRow6[i2]
+					acc36 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc36
+				}
 			}
 		}
 	}
@@ -9399,17 +9594,22 @@ type ocannlReverserBackwardPart34 struct {
 // Part runs part j40 of the nest (0 <= j40 < 8).
 func (r40 *ocannlReverserBackwardPart34) Part(j40 int) {
 	scratch := r40.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j40][i1]
-			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j40][i1]
-			v2 := scratch.net_x1_3[i0+32*j40][i1][0] * scratch.net_x1_3[i0+32*j40][i1][0]
-			acc38 := scratch.net_x1_3_grad[i0+32*j40][i1][0]
-			for i2 := range 32 {
-				acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j40][0][0], &scratch.net_x1_4_grad[32*j40][0][0], &scratch.net_x1_1[32*j40][0][0], &scratch.net_x1_3[32*j40][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j40][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j40][i1]
+				v2 := scratch.net_x1_3[i0+32*j40][i1][0] * scratch.net_x1_3[i0+32*j40][i1][0]
+				acc38 := scratch.net_x1_3_grad[i0+32*j40][i1][0]
+				for i2 := range 32 {
+					acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+				}
+				scratch.net_x1_3_grad[i0+32*j40][i1][0] = acc38
 			}
-			scratch.net_x1_3_grad[i0+32*j40][i1][0] = acc38
 		}
 	}
 }
@@ -9428,25 +9628,30 @@ type ocannlReverserBackwardPart35 struct {
 func (r41 *ocannlReverserBackwardPart35) Part(j41 int) {
 	scratch, gNetLayerNorm1GammaPartial := r41.scratch, &r41.gNetLayerNorm1GammaPartial
 	gNetLayerNorm1GammaPartial[j41] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j41]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j41][i1]
-			net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1]
-			net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j41][i1+1]
-			net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+1]
-			net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j41][i1+2]
-			net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+2]
-			net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j41][i1+3]
-			net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+3]
-			for i2 := range 32 {
-				acc39 := gNetLayerNorm1GammaPartialRow[i2]
-				acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-				acc39 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-				acc39 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-				acc39 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-				gNetLayerNorm1GammaPartialRow[i2] = acc39
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j41][0], &scratch.net_x1_1_grad[32*j41][0][0], &scratch.net_layer_norm_1_centered[32*j41][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j41]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j41][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j41][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j41][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j41][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+3]
+				for i2 := range 32 {
+					acc39 := gNetLayerNorm1GammaPartialRow[i2]
+					acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc39 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc39 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc39 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc39
+				}
 			}
 		}
 	}
@@ -9464,15 +9669,20 @@ type ocannlReverserBackwardPart36 struct {
 // Part runs part j43 of the nest (0 <= j43 < 8).
 func (r42 *ocannlReverserBackwardPart36) Part(j43 int) {
 	scratch := r42.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j43][i1]
-			acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j43][i1][0]
-			for i2 := range 32 {
-				acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j43][0][0], &scratch.net_layer_norm_1_centered_grad[32*j43][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j43][i1]
+				acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j43][i1][0]
+				for i2 := range 32 {
+					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_1_mean_grad[i0+32*j43][i1][0] = acc41
 			}
-			scratch.net_layer_norm_1_mean_grad[i0+32*j43][i1][0] = acc41
 		}
 	}
 }
@@ -9656,18 +9866,23 @@ type ocannlReverserBackwardPart41 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r47 *ocannlReverserBackwardPart41) Part(j48 int) {
 	scratch := r47.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j48][i1][i2]
-				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j48][i1][i2]
-				v3 := scratch.net_attention_1_attn_1[i0+32*j48][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j48][i1][i2][0]
-				acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j48][i1][i2][0]
-				for i3 := range 8 {
-					acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j48][0][0][0], &scratch.net_attention_1_attn_grad[32*j48][0][0][0], &scratch.net_attention_1_ex[32*j48][0][0][0], &scratch.net_attention_1_attn_1[32*j48][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j48][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j48][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+32*j48][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j48][i1][i2][0]
+					acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j48][i1][i2][0]
+					for i3 := range 8 {
+						acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+					}
+					scratch.net_attention_1_attn_1_grad[i0+32*j48][i1][i2][0] = acc43
 				}
-				scratch.net_attention_1_attn_1_grad[i0+32*j48][i1][i2][0] = acc43
 			}
 		}
 	}
@@ -9685,16 +9900,21 @@ type ocannlReverserBackwardPart42 struct {
 // Part runs part j49 of the nest (0 <= j49 < 8).
 func (r48 *ocannlReverserBackwardPart42) Part(j49 int) {
 	scratch := r48.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j49][i1][i2]
-				acc44 := scratch.net_attention_1_m_grad[i0+32*j49][i1][i2][0]
-				for i3 := range 8 {
-					acc44 -= net_attention_1_ex_1_gradRow3[i3]
+	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j49][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j49][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j49][i1][i2]
+					acc44 := scratch.net_attention_1_m_grad[i0+32*j49][i1][i2][0]
+					for i3 := range 8 {
+						acc44 -= net_attention_1_ex_1_gradRow3[i3]
+					}
+					scratch.net_attention_1_m_grad[i0+32*j49][i1][i2][0] = acc44
 				}
-				scratch.net_attention_1_m_grad[i0+32*j49][i1][i2][0] = acc44
 			}
 		}
 	}
@@ -10075,12 +10295,17 @@ type ocannlReverserBackwardPart51 struct {
 // Part runs part j58 of the nest (0 <= j58 < 8).
 func (r59 *ocannlReverserBackwardPart51) Part(j58 int) {
 	gNetPos, scratch := r59.gNetPos, r59.scratch
-	for i0 := range 256 {
-		for i1 := range 1 {
-			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j58]
-			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j58 : 32*i1+32*j58+32])
-			for i2 := range 32 {
-				gNetPosRow[i2] += net_h_gradRow6[i2]
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce22AVX2(&gNetPos[32*j58], &scratch.net_h_grad[0][j58][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j58]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j58 : 32*i1+32*j58+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
 			}
 		}
 	}

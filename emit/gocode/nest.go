@@ -660,6 +660,9 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 	if calls == nil {
 		calls, note = k.asmMapNest(loops, st, init)
 	}
+	if calls == nil {
+		calls, note = k.asmReduceNest(loops, st, init)
+	}
 	code, err := k.chainGo(loops, st, init)
 	if calls == nil || err != nil {
 		return code, err
@@ -668,13 +671,19 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 }
 
 // dispatch is `if flag512 { calls[0] } else if flag2 { calls[1] } else
-// { code }` after the comment note.
+// { code }` after the comment note; a tier whose calls are nil (a kernel
+// it does not emit) has no branch.
 func (k *kgen) dispatch(calls [][]jen.Code, note string, code []jen.Code) []jen.Code {
 	s := jen.Null()
+	first := true
 	for i, t := range k.asm.Tiers() {
-		if i > 0 {
+		if calls[i] == nil {
+			continue
+		}
+		if !first {
 			s.Else()
 		}
+		first = false
 		s.If(jen.Id(t.Flag())).Block(calls[i]...)
 	}
 	return []jen.Code{jen.Comment(note), s.Else().Block(code...)}

@@ -1859,22 +1859,27 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 5 {
-			net_head_x_1_gradRow3 := &net_head_x_1_grad[i0][i1][0]
-			net_head_x_1_gradRow4 := &net_head_x_1_grad[i0][i1][1]
-			net_head_x_1_gradRow5 := &net_head_x_1_grad[i0][i1][2]
-			net_head_x_1_gradRow6 := &net_head_x_1_grad[i0][i1][3]
-			net_head_x_1_gradRow7 := &net_head_x_1_grad[i0][i1][4]
-			for i3 := range 16 {
-				acc11 := gNetConv2Bias[i3]
-				acc11 += net_head_x_1_gradRow3[i3]
-				acc11 += net_head_x_1_gradRow4[i3]
-				acc11 += net_head_x_1_gradRow5[i3]
-				acc11 += net_head_x_1_gradRow6[i3]
-				acc11 += net_head_x_1_gradRow7[i3]
-				gNetConv2Bias[i3] = acc11
+	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&gNetConv2Bias[0], &net_head_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				net_head_x_1_gradRow3 := &net_head_x_1_grad[i0][i1][0]
+				net_head_x_1_gradRow4 := &net_head_x_1_grad[i0][i1][1]
+				net_head_x_1_gradRow5 := &net_head_x_1_grad[i0][i1][2]
+				net_head_x_1_gradRow6 := &net_head_x_1_grad[i0][i1][3]
+				net_head_x_1_gradRow7 := &net_head_x_1_grad[i0][i1][4]
+				for i3 := range 16 {
+					acc11 := gNetConv2Bias[i3]
+					acc11 += net_head_x_1_gradRow3[i3]
+					acc11 += net_head_x_1_gradRow4[i3]
+					acc11 += net_head_x_1_gradRow5[i3]
+					acc11 += net_head_x_1_gradRow6[i3]
+					acc11 += net_head_x_1_gradRow7[i3]
+					gNetConv2Bias[i3] = acc11
+				}
 			}
 		}
 	}
@@ -2035,27 +2040,32 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 8 {
-					acc12 := gNetConv1Bias[i3]
-					acc12 += net_max_pool_1_x_1_gradRow3[i3]
-					acc12 += net_max_pool_1_x_1_gradRow4[i3]
-					acc12 += net_max_pool_1_x_1_gradRow5[i3]
-					acc12 += net_max_pool_1_x_1_gradRow6[i3]
-					gNetConv1Bias[i3] = acc12
+	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&gNetConv1Bias[0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 8 {
+						acc12 := gNetConv1Bias[i3]
+						acc12 += net_max_pool_1_x_1_gradRow3[i3]
+						acc12 += net_max_pool_1_x_1_gradRow4[i3]
+						acc12 += net_max_pool_1_x_1_gradRow5[i3]
+						acc12 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1Bias[i3] = acc12
+					}
 				}
-			}
-			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					gNetConv1Bias[i3] += net_max_pool_1_x_1_gradRow7[i3]
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						gNetConv1Bias[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
 				}
 			}
 		}

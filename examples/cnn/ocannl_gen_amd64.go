@@ -235,3 +235,13 @@ func ocannlMap9AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce0AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 800 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce0AVX2(c *float32, x0 *float32)
+
+// ocannlReduce1AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 3200 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce1AVX2(c *float32, x0 *float32)

@@ -4341,3 +4341,49 @@ row1:
 	JNZ        row1
 	VZEROUPPER
 	RET
+
+// func ocannlReduce0AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000320, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VADDPS  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-51136, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000c80, DX
+
+row1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y1, Y0, Y0
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	ADDQ    $-102368, CX
+	ADDQ    $+32, AX
+	VZEROUPPER
+	RET

@@ -646,14 +646,19 @@ func ocannlSumRows(x []float32, out []float32) {
 	outArr := (*[64]float32)(out)
 
 	// out = einsum "++" "i,j => i" of x
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		xRow := (*[100]float32)(xArr[100*i0 : 100*i0+100])
-		acc := float32(0)
-		for i1 := range 100 {
-			acc += xRow[i1]
+	// float32 along-rows add reduction kernel, 64 rows of 100 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&outArr[0], &xArr[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			xRow := (*[100]float32)(xArr[100*i0 : 100*i0+100])
+			acc := float32(0)
+			for i1 := range 100 {
+				acc += xRow[i1]
+			}
+			outArr[i0] = acc
 		}
-		outArr[i0] = acc
 	}
 }
 
@@ -709,20 +714,25 @@ type ocannlSumBatchPart0 struct {
 func (r *ocannlSumBatchPart0) Part(j int) {
 	x, outPartial := r.x, &r.outPartial
 	outPartial[j] = [16]float32{}
-	// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
-	outPartialRow := &outPartial[j]
-	for i1 := 0; i1 < 512; i1 += 4 {
-		xRow := &x[i1+512*j]
-		xRow2 := &x[i1+512*j+1]
-		xRow3 := &x[i1+512*j+2]
-		xRow4 := &x[i1+512*j+3]
-		for i0 := range 16 {
-			acc := outPartialRow[i0]
-			acc += xRow[i0]
-			acc += xRow2[i0]
-			acc += xRow3[i0]
-			acc += xRow4[i0]
-			outPartialRow[i0] = acc
+	// float32 across-rows add reduction kernel, 512 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&outPartial[j][0], &x[512*j][0])
+	} else {
+		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
+		outPartialRow := &outPartial[j]
+		for i1 := 0; i1 < 512; i1 += 4 {
+			xRow := &x[i1+512*j]
+			xRow2 := &x[i1+512*j+1]
+			xRow3 := &x[i1+512*j+2]
+			xRow4 := &x[i1+512*j+3]
+			for i0 := range 16 {
+				acc := outPartialRow[i0]
+				acc += xRow[i0]
+				acc += xRow2[i0]
+				acc += xRow3[i0]
+				acc += xRow4[i0]
+				outPartialRow[i0] = acc
+			}
 		}
 	}
 }
@@ -749,14 +759,19 @@ var ocannlSumBatchPart0Records rt.Records[ocannlSumBatchPart0]
 //	    out[i0] max= x[i0, i1]
 func ocannlMaxRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "@^^" "i,j => i" of x
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		xRow := &x[i0]
-		acc := float32(math.Inf(-1))
-		for i1 := range 100 {
-			acc = max(acc, xRow[i1])
+	// float32 along-rows max reduction kernel, 64 rows of 100 elements into 64 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&out[0], &x[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			xRow := &x[i0]
+			acc := float32(math.Inf(-1))
+			for i1 := range 100 {
+				acc = max(acc, xRow[i1])
+			}
+			out[i0] = acc
 		}
-		out[i0] = acc
 	}
 }
 

@@ -165,3 +165,18 @@ func ocannlMap2AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap3AVX2(c *float32, x0 *float32)
+
+// ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce0AVX2(c *float32, x0 *float32)
+
+// ocannlReduce1AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 512 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce1AVX2(c *float32, x0 *float32)
+
+// ocannlReduce2AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce2AVX2(c *float32, x0 *float32)

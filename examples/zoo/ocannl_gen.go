@@ -5574,20 +5574,25 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g2 =+ g; g2 is net.conv2d_valid#2.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 4 {
-		for i1 := range 4 {
-			net_max_pool_2_x_1_gradRow3 := &net_max_pool_2_x_1_grad[i0][i1][0]
-			net_max_pool_2_x_1_gradRow4 := &net_max_pool_2_x_1_grad[i0][i1][1]
-			net_max_pool_2_x_1_gradRow5 := &net_max_pool_2_x_1_grad[i0][i1][2]
-			net_max_pool_2_x_1_gradRow6 := &net_max_pool_2_x_1_grad[i0][i1][3]
-			for i3 := range 6 {
-				acc18 := gNetConv2dValid2Bias[i3]
-				acc18 += net_max_pool_2_x_1_gradRow3[i3]
-				acc18 += net_max_pool_2_x_1_gradRow4[i3]
-				acc18 += net_max_pool_2_x_1_gradRow5[i3]
-				acc18 += net_max_pool_2_x_1_gradRow6[i3]
-				gNetConv2dValid2Bias[i3] = acc18
+	// float64 across-rows add reduction kernel, 64 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&gNetConv2dValid2Bias[0], &net_max_pool_2_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_max_pool_2_x_1_gradRow3 := &net_max_pool_2_x_1_grad[i0][i1][0]
+				net_max_pool_2_x_1_gradRow4 := &net_max_pool_2_x_1_grad[i0][i1][1]
+				net_max_pool_2_x_1_gradRow5 := &net_max_pool_2_x_1_grad[i0][i1][2]
+				net_max_pool_2_x_1_gradRow6 := &net_max_pool_2_x_1_grad[i0][i1][3]
+				for i3 := range 6 {
+					acc18 := gNetConv2dValid2Bias[i3]
+					acc18 += net_max_pool_2_x_1_gradRow3[i3]
+					acc18 += net_max_pool_2_x_1_gradRow4[i3]
+					acc18 += net_max_pool_2_x_1_gradRow5[i3]
+					acc18 += net_max_pool_2_x_1_gradRow6[i3]
+					gNetConv2dValid2Bias[i3] = acc18
+				}
 			}
 		}
 	}
@@ -5706,21 +5711,26 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g2 =+ g; g2 is net.conv2d_valid#1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 4 {
-		for i1 := range 12 {
-			for i2 := 0; i2 < 12; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &net_max_pool_1_x_1_grad[i0][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &net_max_pool_1_x_1_grad[i0][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &net_max_pool_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 4 {
-					acc19 := gNetConv2dValid1Bias[i3]
-					acc19 += net_max_pool_1_x_1_gradRow3[i3]
-					acc19 += net_max_pool_1_x_1_gradRow4[i3]
-					acc19 += net_max_pool_1_x_1_gradRow5[i3]
-					acc19 += net_max_pool_1_x_1_gradRow6[i3]
-					gNetConv2dValid1Bias[i3] = acc19
+	// float64 across-rows add reduction kernel, 576 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&gNetConv2dValid1Bias[0], &net_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 12 {
+				for i2 := 0; i2 < 12; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &net_max_pool_1_x_1_grad[i0][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &net_max_pool_1_x_1_grad[i0][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &net_max_pool_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 4 {
+						acc19 := gNetConv2dValid1Bias[i3]
+						acc19 += net_max_pool_1_x_1_gradRow3[i3]
+						acc19 += net_max_pool_1_x_1_gradRow4[i3]
+						acc19 += net_max_pool_1_x_1_gradRow5[i3]
+						acc19 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv2dValid1Bias[i3] = acc19
+					}
 				}
 			}
 		}
@@ -6114,19 +6124,24 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 
 	// _net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		acc5 := float64(0)
-		for i1 := range 2 {
-			for i2 := range 2 {
-				pNetDense2WRow := (*[6]float64)(pNetDense2W[24*i0+12*i1+6*i2 : 24*i0+12*i1+6*i2+6])
-				net_max_pool_2_yRow2 := &net_max_pool_2_y[0][i1][i2]
-				for i3 := range 6 {
-					acc5 += pNetDense2WRow[i3] * net_max_pool_2_yRow2[i3]
+	// float64 along-rows add reduction kernel, 16 rows of 24 elements into 16 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			acc5 := float64(0)
+			for i1 := range 2 {
+				for i2 := range 2 {
+					pNetDense2WRow := (*[6]float64)(pNetDense2W[24*i0+12*i1+6*i2 : 24*i0+12*i1+6*i2+6])
+					net_max_pool_2_yRow2 := &net_max_pool_2_y[0][i1][i2]
+					for i3 := range 6 {
+						acc5 += pNetDense2WRow[i3] * net_max_pool_2_yRow2[i3]
+					}
 				}
 			}
+			net_dense_1_x_1[0][i0] = acc5
 		}
-		net_dense_1_x_1[0][i0] = acc5
 	}
 
 	// _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b
@@ -8776,21 +8791,26 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_vgg_block_2_max_pool_1_x_1_gradRow3 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
-				net_vgg_block_2_max_pool_1_x_1_gradRow4 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+1]
-				net_vgg_block_2_max_pool_1_x_1_gradRow5 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+2]
-				net_vgg_block_2_max_pool_1_x_1_gradRow6 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 4 {
-					acc16 := gNetVggBlock2Conv2d1Bias[i3]
-					acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow3[i3]
-					acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow4[i3]
-					acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow5[i3]
-					acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow6[i3]
-					gNetVggBlock2Conv2d1Bias[i3] = acc16
+	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&gNetVggBlock2Conv2d1Bias[0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_vgg_block_2_max_pool_1_x_1_gradRow3 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow4 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+1]
+					net_vgg_block_2_max_pool_1_x_1_gradRow5 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow6 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 4 {
+						acc16 := gNetVggBlock2Conv2d1Bias[i3]
+						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow3[i3]
+						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow4[i3]
+						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow5[i3]
+						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow6[i3]
+						gNetVggBlock2Conv2d1Bias[i3] = acc16
+					}
 				}
 			}
 		}
@@ -8922,21 +8942,26 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#2.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_vgg_block_2_conv2d_1_x_1_gradRow3 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
-				net_vgg_block_2_conv2d_1_x_1_gradRow4 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+1]
-				net_vgg_block_2_conv2d_1_x_1_gradRow5 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+2]
-				net_vgg_block_2_conv2d_1_x_1_gradRow6 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 4 {
-					acc17 := gNetVggBlock2Conv2d2Bias[i3]
-					acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow3[i3]
-					acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow4[i3]
-					acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow5[i3]
-					acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow6[i3]
-					gNetVggBlock2Conv2d2Bias[i3] = acc17
+	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&gNetVggBlock2Conv2d2Bias[0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_vgg_block_2_conv2d_1_x_1_gradRow3 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1_gradRow4 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+1]
+					net_vgg_block_2_conv2d_1_x_1_gradRow5 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+2]
+					net_vgg_block_2_conv2d_1_x_1_gradRow6 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 4 {
+						acc17 := gNetVggBlock2Conv2d2Bias[i3]
+						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow3[i3]
+						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow4[i3]
+						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow5[i3]
+						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow6[i3]
+						gNetVggBlock2Conv2d2Bias[i3] = acc17
+					}
 				}
 			}
 		}
@@ -10999,20 +11024,25 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#3.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_basic_block_1_shortcut_gradRow3 := &net_basic_block_1_shortcut_grad[i0][i1][0]
-			net_basic_block_1_shortcut_gradRow4 := &net_basic_block_1_shortcut_grad[i0][i1][1]
-			net_basic_block_1_shortcut_gradRow5 := &net_basic_block_1_shortcut_grad[i0][i1][2]
-			net_basic_block_1_shortcut_gradRow6 := &net_basic_block_1_shortcut_grad[i0][i1][3]
-			for i3 := range 8 {
-				acc14 := gNetBasicBlock1Conv2d3Bias[i3]
-				acc14 += net_basic_block_1_shortcut_gradRow3[i3]
-				acc14 += net_basic_block_1_shortcut_gradRow4[i3]
-				acc14 += net_basic_block_1_shortcut_gradRow5[i3]
-				acc14 += net_basic_block_1_shortcut_gradRow6[i3]
-				gNetBasicBlock1Conv2d3Bias[i3] = acc14
+	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&gNetBasicBlock1Conv2d3Bias[0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_basic_block_1_shortcut_gradRow3 := &net_basic_block_1_shortcut_grad[i0][i1][0]
+				net_basic_block_1_shortcut_gradRow4 := &net_basic_block_1_shortcut_grad[i0][i1][1]
+				net_basic_block_1_shortcut_gradRow5 := &net_basic_block_1_shortcut_grad[i0][i1][2]
+				net_basic_block_1_shortcut_gradRow6 := &net_basic_block_1_shortcut_grad[i0][i1][3]
+				for i3 := range 8 {
+					acc14 := gNetBasicBlock1Conv2d3Bias[i3]
+					acc14 += net_basic_block_1_shortcut_gradRow3[i3]
+					acc14 += net_basic_block_1_shortcut_gradRow4[i3]
+					acc14 += net_basic_block_1_shortcut_gradRow5[i3]
+					acc14 += net_basic_block_1_shortcut_gradRow6[i3]
+					gNetBasicBlock1Conv2d3Bias[i3] = acc14
+				}
 			}
 		}
 	}
@@ -11082,20 +11112,25 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#2.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_basic_block_1_main_gradRow3 := &net_basic_block_1_main_grad[i0][i1][0]
-			net_basic_block_1_main_gradRow4 := &net_basic_block_1_main_grad[i0][i1][1]
-			net_basic_block_1_main_gradRow5 := &net_basic_block_1_main_grad[i0][i1][2]
-			net_basic_block_1_main_gradRow6 := &net_basic_block_1_main_grad[i0][i1][3]
-			for i3 := range 8 {
-				acc16 := gNetBasicBlock1Conv2d2Bias[i3]
-				acc16 += net_basic_block_1_main_gradRow3[i3]
-				acc16 += net_basic_block_1_main_gradRow4[i3]
-				acc16 += net_basic_block_1_main_gradRow5[i3]
-				acc16 += net_basic_block_1_main_gradRow6[i3]
-				gNetBasicBlock1Conv2d2Bias[i3] = acc16
+	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&gNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_main_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_basic_block_1_main_gradRow3 := &net_basic_block_1_main_grad[i0][i1][0]
+				net_basic_block_1_main_gradRow4 := &net_basic_block_1_main_grad[i0][i1][1]
+				net_basic_block_1_main_gradRow5 := &net_basic_block_1_main_grad[i0][i1][2]
+				net_basic_block_1_main_gradRow6 := &net_basic_block_1_main_grad[i0][i1][3]
+				for i3 := range 8 {
+					acc16 := gNetBasicBlock1Conv2d2Bias[i3]
+					acc16 += net_basic_block_1_main_gradRow3[i3]
+					acc16 += net_basic_block_1_main_gradRow4[i3]
+					acc16 += net_basic_block_1_main_gradRow5[i3]
+					acc16 += net_basic_block_1_main_gradRow6[i3]
+					gNetBasicBlock1Conv2d2Bias[i3] = acc16
+				}
 			}
 		}
 	}
@@ -11253,20 +11288,25 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#1.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_basic_block_1_h_1_gradRow3 := &net_basic_block_1_h_1_grad[i0][i1][0]
-			net_basic_block_1_h_1_gradRow4 := &net_basic_block_1_h_1_grad[i0][i1][1]
-			net_basic_block_1_h_1_gradRow5 := &net_basic_block_1_h_1_grad[i0][i1][2]
-			net_basic_block_1_h_1_gradRow6 := &net_basic_block_1_h_1_grad[i0][i1][3]
-			for i3 := range 8 {
-				acc17 := gNetBasicBlock1Conv2d1Bias[i3]
-				acc17 += net_basic_block_1_h_1_gradRow3[i3]
-				acc17 += net_basic_block_1_h_1_gradRow4[i3]
-				acc17 += net_basic_block_1_h_1_gradRow5[i3]
-				acc17 += net_basic_block_1_h_1_gradRow6[i3]
-				gNetBasicBlock1Conv2d1Bias[i3] = acc17
+	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&gNetBasicBlock1Conv2d1Bias[0], &net_basic_block_1_h_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_basic_block_1_h_1_gradRow3 := &net_basic_block_1_h_1_grad[i0][i1][0]
+				net_basic_block_1_h_1_gradRow4 := &net_basic_block_1_h_1_grad[i0][i1][1]
+				net_basic_block_1_h_1_gradRow5 := &net_basic_block_1_h_1_grad[i0][i1][2]
+				net_basic_block_1_h_1_gradRow6 := &net_basic_block_1_h_1_grad[i0][i1][3]
+				for i3 := range 8 {
+					acc17 := gNetBasicBlock1Conv2d1Bias[i3]
+					acc17 += net_basic_block_1_h_1_gradRow3[i3]
+					acc17 += net_basic_block_1_h_1_gradRow4[i3]
+					acc17 += net_basic_block_1_h_1_gradRow5[i3]
+					acc17 += net_basic_block_1_h_1_gradRow6[i3]
+					gNetBasicBlock1Conv2d1Bias[i3] = acc17
+				}
 			}
 		}
 	}
@@ -11397,21 +11437,26 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_stem_1_gradRow3 := &net_stem_1_grad[i0][i1][i2]
-				net_stem_1_gradRow4 := &net_stem_1_grad[i0][i1][i2+1]
-				net_stem_1_gradRow5 := &net_stem_1_grad[i0][i1][i2+2]
-				net_stem_1_gradRow6 := &net_stem_1_grad[i0][i1][i2+3]
-				for i3 := range 4 {
-					acc18 := gNetConv2d1Bias[i3]
-					acc18 += net_stem_1_gradRow3[i3]
-					acc18 += net_stem_1_gradRow4[i3]
-					acc18 += net_stem_1_gradRow5[i3]
-					acc18 += net_stem_1_gradRow6[i3]
-					gNetConv2d1Bias[i3] = acc18
+	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&gNetConv2d1Bias[0], &net_stem_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_stem_1_gradRow3 := &net_stem_1_grad[i0][i1][i2]
+					net_stem_1_gradRow4 := &net_stem_1_grad[i0][i1][i2+1]
+					net_stem_1_gradRow5 := &net_stem_1_grad[i0][i1][i2+2]
+					net_stem_1_gradRow6 := &net_stem_1_grad[i0][i1][i2+3]
+					for i3 := range 4 {
+						acc18 := gNetConv2d1Bias[i3]
+						acc18 += net_stem_1_gradRow3[i3]
+						acc18 += net_stem_1_gradRow4[i3]
+						acc18 += net_stem_1_gradRow5[i3]
+						acc18 += net_stem_1_gradRow6[i3]
+						gNetConv2d1Bias[i3] = acc18
+					}
 				}
 			}
 		}
@@ -12921,19 +12966,24 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 	}
 
 	// _classify.1 = compose "*" of head.w, head/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		acc2 := float64(0)
-		for i1 := range 6 {
-			for i2 := range 6 {
-				pHeadWRow := (*[3]float64)(pHeadW[108*i0+18*i1+3*i2 : 108*i0+18*i1+3*i2+3])
-				head_xRow2 := &head_x[0][i1][i2]
-				for i3 := range 3 {
-					acc2 += pHeadWRow[i3] * head_xRow2[i3]
+	// float64 along-rows add reduction kernel, 4 rows of 108 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			acc2 := float64(0)
+			for i1 := range 6 {
+				for i2 := range 6 {
+					pHeadWRow := (*[3]float64)(pHeadW[108*i0+18*i1+3*i2 : 108*i0+18*i1+3*i2+3])
+					head_xRow2 := &head_x[0][i1][i2]
+					for i3 := range 3 {
+						acc2 += pHeadWRow[i3] * head_xRow2[i3]
+					}
 				}
 			}
+			classify_1[0][i0] = acc2
 		}
-		classify_1[0][i0] = acc2
 	}
 
 	// classify = pointwise "+" of _classify.1, head.b
@@ -14536,27 +14586,32 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g2 =+ g; g2 is net.separable#1.conv2d#1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := 0; i2 < 4; i2 += 4 {
-				net_avg_pool_1_x_1_gradRow3 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
-				net_avg_pool_1_x_1_gradRow4 := &net_avg_pool_1_x_1_grad[i0][i1][i2+1]
-				net_avg_pool_1_x_1_gradRow5 := &net_avg_pool_1_x_1_grad[i0][i1][i2+2]
-				net_avg_pool_1_x_1_gradRow6 := &net_avg_pool_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 5 {
-					acc11 := gNetSeparable1Conv2d1Bias[i3]
-					acc11 += net_avg_pool_1_x_1_gradRow3[i3]
-					acc11 += net_avg_pool_1_x_1_gradRow4[i3]
-					acc11 += net_avg_pool_1_x_1_gradRow5[i3]
-					acc11 += net_avg_pool_1_x_1_gradRow6[i3]
-					gNetSeparable1Conv2d1Bias[i3] = acc11
+	// float64 across-rows add reduction kernel, 72 rows of 5 elements into 5 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := 0; i2 < 4; i2 += 4 {
+					net_avg_pool_1_x_1_gradRow3 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+					net_avg_pool_1_x_1_gradRow4 := &net_avg_pool_1_x_1_grad[i0][i1][i2+1]
+					net_avg_pool_1_x_1_gradRow5 := &net_avg_pool_1_x_1_grad[i0][i1][i2+2]
+					net_avg_pool_1_x_1_gradRow6 := &net_avg_pool_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 5 {
+						acc11 := gNetSeparable1Conv2d1Bias[i3]
+						acc11 += net_avg_pool_1_x_1_gradRow3[i3]
+						acc11 += net_avg_pool_1_x_1_gradRow4[i3]
+						acc11 += net_avg_pool_1_x_1_gradRow5[i3]
+						acc11 += net_avg_pool_1_x_1_gradRow6[i3]
+						gNetSeparable1Conv2d1Bias[i3] = acc11
+					}
 				}
-			}
-			for i2 := 4; i2 < 6; i2++ {
-				net_avg_pool_1_x_1_gradRow7 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 5 {
-					gNetSeparable1Conv2d1Bias[i3] += net_avg_pool_1_x_1_gradRow7[i3]
+				for i2 := 4; i2 < 6; i2++ {
+					net_avg_pool_1_x_1_gradRow7 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+					for i3 := range 5 {
+						gNetSeparable1Conv2d1Bias[i3] += net_avg_pool_1_x_1_gradRow7[i3]
+					}
 				}
 			}
 		}

@@ -645,3 +645,38 @@ func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
 //
 //go:noescape
 func ocannlMap25AVX2(c *float64, x0 *float64)
+
+// ocannlReduce0AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce0AVX2(c *float64, x0 *float64)
+
+// ocannlReduce1AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 576 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce1AVX2(c *float64, x0 *float64)
+
+// ocannlReduce2AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 24 elements.
+//
+//go:noescape
+func ocannlReduce2AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce3AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 128 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce3AVX2(c *float64, x0 *float64)
+
+// ocannlReduce4AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce4AVX2(c *float64, x0 *float64)
+
+// ocannlReduce5AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 108 elements.
+//
+//go:noescape
+func ocannlReduce5AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce6AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 5 elements.
+//
+//go:noescape
+func ocannlReduce6AVX2(c *float64, x0 *float64)

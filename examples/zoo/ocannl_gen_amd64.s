@@ -12588,3 +12588,237 @@ e1:
 	JNZ     e1
 	VZEROUPPER
 	RET
+
+// func ocannlReduce0AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS    (CX), Y4
+	VADDPD     Y4, Y2, Y2
+	VMASKMOVPD 32(CX), Y1, Y4
+	VBLENDVPD  Y1, Y4, Y0, Y4
+	VADDPD     Y4, Y3, Y3
+	ADDQ       $+48, CX
+	DECQ       DX
+	JNZ        row1
+	VMOVUPS    Y2, (AX)
+	VMASKMOVPD Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000240, DX
+
+row1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y1, Y0, Y0
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	ADDQ    $-18400, CX
+	ADDQ    $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVUPS      Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPS      Y2, Y2
+	ADDQ         $+96, CX
+	ADDQ         $+96, DX
+	VMOVUPS      (CX), Y3
+	VMOVUPS      (DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(CX), Y3
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VMOVUPS      64(CX), Y3
+	VMOVUPS      64(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+96, CX
+	ADDQ         $+96, DX
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $-192, CX
+	ADDQ         $-192, DX
+	ADDQ         $+8, AX
+	ADDQ         $+192, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y1, Y0, Y0
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	ADDQ    $-4064, CX
+	ADDQ    $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPD  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VADDPD  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-1984, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPD  Y1, Y0, Y0
+	VMOVUPS Y0, Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 32(DX), Y2
+	VMULPD  Y2, Y1, Y1
+	VMOVUPS Y1, Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 64(DX), Y3
+	VMULPD  Y3, Y2, Y2
+	VMOVUPS Y2, Y2
+	ADDQ    $+96, CX
+	ADDQ    $+96, DX
+	MOVQ    $0x00000008, SI
+
+grp2:
+	VMOVUPS      (CX), Y3
+	VMOVUPS      (DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(CX), Y3
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VMOVUPS      64(CX), Y3
+	VMOVUPS      64(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+96, CX
+	ADDQ         $+96, DX
+	DECQ         SI
+	JNZ          grp2
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $-864, CX
+	ADDQ         $-864, DX
+	ADDQ         $+8, AX
+	ADDQ         $+864, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+24(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000048, DX
+
+row1:
+	VMOVUPS    (CX), Y4
+	VADDPD     Y4, Y2, Y2
+	VMASKMOVPD 32(CX), Y1, Y4
+	VBLENDVPD  Y1, Y4, Y0, Y4
+	VADDPD     Y4, Y3, Y3
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VMOVUPS    Y2, (AX)
+	VMASKMOVPD Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
