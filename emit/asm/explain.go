@@ -74,8 +74,8 @@ func whyNot(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem strin
 	isProd := ok && ap.Prim == "mul" && len(ap.Args) == 2
 	switch {
 	case st.Accumulate && redAccums[st.Accum] && !isProd:
-		return fmt.Sprintf("no reduction kernel: it needs a reduced axis of unit stride in the operands or a kept one in C (at least %d long), "+
-			"an expression over the pointwise primitives and %d elements per call", minReduceN, MinReduceElems)
+		return fmt.Sprintf("no reduction kernel: it needs a reduced axis of unit stride in the operands (at least %d long) or a kept one in C (at least %d), "+
+			"an expression over the pointwise primitives and %d elements per call", minReduceN, minAcrossN, MinReduceElems)
 	case !st.Accumulate || st.Accum != "add":
 		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(MinMapElems) + " elements over the supported primitives"
 	case !ok || ap.Prim != "mul" || len(ap.Args) != 2:

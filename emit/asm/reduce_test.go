@@ -189,3 +189,59 @@ func writeReduceCase(b *bytes.Buffer, i int, r *ReduceSpec, name string) {
 }
 `, tol, tol, i, strings.ReplaceAll(r.Describe(), "\"", ""))
 }
+
+// TestClassifyReduce pins the reduction kernel chosen for typical nests,
+// its sizes and strides worked out by hand from the layouts.
+func TestClassifyReduce(t *testing.T) {
+	cases := []struct {
+		name, src  string
+		kind       ReduceKind
+		accum      string
+		n, rows    int // n == 0: no reduction kernel
+		rowStride  []int
+		outer      int
+		outerReduc bool
+	}{
+		{"row sums", `input x : 64, 100 = range
+let y = x ++ "i,j => i"`, AlongRows, "add", 100, 64, []int{1, 100}, 0, false},
+		{"row max", `input x : 64, 100 = range
+let y = x @^^ "i,j => i"`, AlongRows, "max", 100, 64, []int{1, 100}, 0, false},
+		{"batch and sequence merge into the rows", `input x : 32, 8, 32 = range
+let y = x ++ "b,s,d => b,s"`, AlongRows, "add", 32, 256, []int{1, 32}, 0, false},
+		{"bias gradient: a column sum", `input g : 512, 16 = range
+let y = g ++ "b,c => c"`, AcrossRows, "add", 16, 512, []int{0, 16}, 0, false},
+		{"conv bias gradient: batch and spatial axes merge", `input g : 8, 5, 5, 16 = range
+let y = g ++ "n,h,w,c => c"`, AcrossRows, "add", 16, 200, []int{0, 16}, 0, false},
+		{"columns of a transposed layout", `input x : 100, 64 = range
+let y = x @^^ "j,i => i"`, AcrossRows, "max", 64, 100, []int{0, 64}, 0, false},
+		{"an outer reduced axis stays a Go loop", `input x : 8, 64, 100 = range
+let y = x ++ "a,b,c => b"`, AlongRows, "add", 100, 64, []int{1, 100}, 1, true},
+		{"the whole tensor into one cell", `input x : 16, 40 = range
+let y = x ++ "i,j => 0"`, AlongRows, "add", 640, 1, []int{0, 0}, 0, false},
+		{"too small", `input x : 4, 4 = range
+let y = x ++ "i,j => i"`, 0, "", 0, 0, nil, 0, false},
+		{"not a reduction", `input x : 64, 64 = range
+let y = relu x`, 0, "", 0, 0, nil, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, loops, st := firstNest(t, c.src)
+			r := ClassifyReduce(p, loops, st, "float32")
+			if c.n == 0 {
+				if r != nil {
+					t.Fatalf("got %+v, want the Go loops", r.Spec)
+				}
+				return
+			}
+			if r == nil {
+				t.Fatalf("Go loops, want a %s kernel\n%s", c.kind, p)
+			}
+			s := r.Spec
+			if s.Kind != c.kind || s.Accum != c.accum || s.N != c.n || s.Rows != c.rows || fmt.Sprint(s.RowStride) != fmt.Sprint(c.rowStride) ||
+				len(r.Outer) != c.outer || r.OuterReduces != c.outerReduc {
+				t.Fatalf("got %s %s N=%d rows=%d strides %v, %d outer loops (reducing: %v);\nwant %s %s N=%d rows=%d strides %v, %d (%v)\n%s",
+					s.Kind, s.Accum, s.N, s.Rows, s.RowStride, len(r.Outer), r.OuterReduces, c.kind, c.accum, c.n, c.rows, c.rowStride, c.outer, c.outerReduc, p)
+			}
+		})
+	}
+}
