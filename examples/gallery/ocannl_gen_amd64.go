@@ -180,3 +180,13 @@ func ocannlReduce1AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlReduce2AVX2(c *float32, x0 *float32)
+
+// ocannlReduce3AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce3AVX2(c *float32, x0 *float32)
+
+// ocannlReduce4AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce4AVX2(c *float64, x0 *float64)

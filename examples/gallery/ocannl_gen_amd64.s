@@ -37,6 +37,9 @@ DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0xff800000
 GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
 
+DATA ocannlConst64<>+0(SB)/8, $0xfff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $8
+
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlGemm0AVX512(SB), NOSPLIT, $0-24
@@ -5122,6 +5125,84 @@ grp2:
 	ADDQ         $-384, CX
 	ADDQ         $+4, AX
 	ADDQ         $+400, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x000000c8, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VADDPS  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-12736, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	MOVQ         $0x00000030, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMOVUPS      Y2, Y2
+	VMOVUPS      32(CX), Y3
+	VMOVUPS      Y3, Y3
+	VMASKMOVPD   64(CX), Y1, Y4
+	VBLENDVPD    Y1, Y4, Y0, Y4
+	VMOVUPS      Y4, Y4
+	VMAXPD       Y3, Y2, Y5
+	VMAXPD       Y2, Y3, Y6
+	VCMPPD       $0x03, Y3, Y2, Y2
+	VANDPD       Y6, Y5, Y3
+	VORPD        Y2, Y3, Y3
+	VMAXPD       Y4, Y3, Y2
+	VMAXPD       Y3, Y4, Y5
+	VCMPPD       $0x03, Y4, Y3, Y3
+	VANDPD       Y5, Y2, Y2
+	VORPD        Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VMAXPD       X3, X2, X4
+	VMAXPD       X2, X3, X5
+	VCMPPD       $0x03, X3, X2, X2
+	VANDPD       X5, X4, X3
+	VORPD        X2, X3, X3
+	VPERMILPD    $0x01, X3, X2
+	VMAXPD       X2, X3, X4
+	VMAXPD       X3, X2, X5
+	VCMPPD       $0x03, X2, X3, X2
+	VANDPD       X5, X4, X3
+	VORPD        X2, X3, X3
+	VMOVSD       ocannlConst64<>+0(SB), X2
+	VMAXPD       X3, X2, X4
+	VMAXPD       X2, X3, X5
+	VCMPPD       $0x03, X3, X2, X2
+	VANDPD       X5, X4, X3
+	VORPD        X2, X3, X3
+	VMOVSD       X3, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+80, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
