@@ -318,8 +318,8 @@ func buildReduceNest(loops []*loopir.For, st *loopir.Store, elem string, expr lo
 	if kind == AcrossRows {
 		minN = minAcrossN
 	}
-	if n.Spec.N < minN || n.Spec.N*n.Spec.Rows < MinReduceElems {
-		return nil
+	if n.Spec.N < minN || n.Spec.N*n.Spec.Rows < MinReduceElems || n.Spec.fixedRegs() > AVX2().Regs-2 {
+		return nil // too small, or too many registers (an initial value and one accumulator must fit)
 	}
 	span := int64(n.Spec.N) * 8
 	for _, s := range n.Spec.RowStride {
@@ -631,19 +631,38 @@ const redUnroll = 4
 // unroll is the number of vector accumulators for nv vectors of work,
 // fewer when the expression needs many registers.
 func (g *rgen) unroll(nv int) int {
-	free := g.cfg.Regs - 3 - len(g.consts) - len(g.r.Stride0) - exprSize(g.r.Expr)
-	return max(1, min(redUnroll, nv, free/2))
+	return max(1, min(redUnroll, nv, g.cfg.Regs-g.r.fixedRegs()))
 }
 
-// exprSize counts the nodes of e.
-func exprSize(e loopir.Expr) int {
-	n := 1
-	if ap, ok := e.(*loopir.Apply); ok {
-		for _, a := range ap.Args {
-			n += exprSize(a)
-		}
+// fixedRegs bounds the YMM registers a kernel needs besides its
+// accumulators: the constants, the broadcast operands, the tail mask,
+// and the registers evaluating the expression and the update (three
+// temporaries for max and min).
+func (r *ReduceSpec) fixedRegs() int {
+	n := len(r.constants()) + len(r.Stride0) + 1 + exprRegs(r.Expr)
+	if r.Accum == "max" || r.Accum == "min" {
+		n += 3
 	}
 	return n
+}
+
+// exprRegs bounds the registers the pointwise evaluator holds at once
+// while it evaluates e (arguments left to right, each earlier result
+// held; constants are preloaded; a comparison or select needs two more).
+func exprRegs(e loopir.Expr) int {
+	ap, ok := e.(*loopir.Apply)
+	if !ok {
+		return 1
+	}
+	need := 1
+	for i, a := range ap.Args {
+		need = max(need, exprRegs(a)+i)
+	}
+	switch ap.Prim {
+	case "lt", "eq", "ne", "where":
+		need += 2
+	}
+	return need
 }
 
 // along emits the AlongRows kernel: per row, U vector accumulators

@@ -51,6 +51,13 @@ func reduceCases() []ReduceSpec {
 		r.Init, r.InitVal = true, math.Inf(-1)
 		ac("min", 5, 300, []int{0, 5}, x(0), []bool{false})
 		ac("add", 40, 9, []int{0, 40, 0}, ap("mul", x(0), x(1)), []bool{false, false}) // a weight shared by every row
+		// The register budget's limit (fixedRegs 13, 14 with the initial
+		// value): five operands, one a per-row scalar, max's temporaries.
+		big := ap("add", ap("add", ap("mul", x(0), x(1)), ap("div", x(2), x(3))), x(4))
+		r = al("max", 45, 30, []int{1, 50, 1, 45, 45, 45}, big, []bool{false, true, false, false, false})
+		r.Init, r.InitVal = true, -3
+		r = ac("max", 45, 30, []int{0, 50, 1, 45, 45, 45}, big, []bool{false, true, false, false, false})
+		r.Init, r.InitVal = true, -3
 	}
 	return out
 }
@@ -71,6 +78,9 @@ func TestReduceKernelsAgainstLoops(t *testing.T) {
 	set := NewSet(Tiers()...)
 	cases := reduceCases()
 	for _, r := range cases {
+		if r.fixedRegs() > AVX2().Regs-2 {
+			t.Fatalf("case %s needs %d registers besides its accumulators: the classifier would not take it", r.Describe(), r.fixedRegs())
+		}
 		set.AddReduce(r)
 	}
 	files, err := set.Files("main")

@@ -11203,24 +11203,32 @@ row1:
 	VMULPS       Y0, Y3, Y3
 	VMULPS       Y3, Y2, Y2
 	VMOVUPS      Y2, Y2
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	MOVQ         $0x00000003, DI
-
-grp2:
-	VMOVUPS      (CX), Y3
-	VMOVUPS      (DX), Y4
+	VMOVUPS      32(CX), Y3
+	VMOVUPS      32(DX), Y4
 	VMULPS       Y1, Y1, Y5
 	VDIVPS       Y5, Y4, Y4
 	VMULPS       Y0, Y4, Y4
 	VMULPS       Y4, Y3, Y3
+	VMOVUPS      Y3, Y3
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPS       Y1, Y1, Y6
+	VDIVPS       Y6, Y5, Y5
+	VMULPS       Y0, Y5, Y5
+	VMULPS       Y5, Y4, Y4
+	VMOVUPS      Y4, Y4
+	VMOVUPS      96(CX), Y5
+	VMOVUPS      96(DX), Y6
+	VMULPS       Y1, Y1, Y1
+	VDIVPS       Y1, Y6, Y1
+	VMULPS       Y0, Y1, Y1
+	VMULPS       Y1, Y5, Y1
+	VMOVUPS      Y1, Y1
 	VADDPS       Y3, Y2, Y2
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	DECQ         DI
-	JNZ          grp2
-	VEXTRACTF128 $0x01, Y2, X1
-	VADDPS       X1, X2, X1
+	VADDPS       Y1, Y4, Y1
+	VADDPS       Y1, Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
 	VPERMILPS    $0x4e, X1, X2
 	VADDPS       X2, X1, X1
 	VPERMILPS    $0xb1, X1, X2
@@ -11228,8 +11236,6 @@ grp2:
 	VMOVSS       (AX), X2
 	VADDPS       X1, X2, X1
 	VMOVSS       X1, (AX)
-	ADDQ         $-128, CX
-	ADDQ         $-128, DX
 	ADDQ         $+4, AX
 	ADDQ         $+128, CX
 	ADDQ         $+128, DX
@@ -11249,21 +11255,26 @@ TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
 	VMOVUPS      (AX), Y0
 	VMOVUPS      32(AX), Y1
 	VMOVUPS      64(AX), Y2
+	VMOVUPS      96(AX), Y3
 	MOVQ         $0x00000100, BX
 
 row1:
-	VMOVUPS (CX), Y3
-	VMOVUPS (DX), Y4
-	VMULPS  Y4, Y3, Y3
-	VADDPS  Y3, Y0, Y0
-	VMOVUPS 32(CX), Y3
-	VMOVUPS 32(DX), Y4
-	VMULPS  Y4, Y3, Y3
-	VADDPS  Y3, Y1, Y1
-	VMOVUPS 64(CX), Y3
-	VMOVUPS 64(DX), Y4
-	VMULPS  Y4, Y3, Y3
-	VADDPS  Y3, Y2, Y2
+	VMOVUPS (CX), Y4
+	VMOVUPS (DX), Y5
+	VMULPS  Y5, Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(CX), Y4
+	VMOVUPS 32(DX), Y5
+	VMULPS  Y5, Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(CX), Y4
+	VMOVUPS 64(DX), Y5
+	VMULPS  Y5, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(CX), Y4
+	VMOVUPS 96(DX), Y5
+	VMULPS  Y5, Y4, Y4
+	VADDPS  Y4, Y3, Y3
 	ADDQ    $+128, CX
 	ADDQ    $+128, DX
 	DECQ    BX
@@ -11271,22 +11282,10 @@ row1:
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
 	VMOVUPS Y2, 64(AX)
-	ADDQ    $-32672, CX
-	ADDQ    $-32672, DX
-	ADDQ    $+96, AX
-	VMOVUPS (AX), Y0
-	MOVQ    $0x00000100, BX
-
-row2:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	ADDQ    $+128, CX
-	ADDQ    $+128, DX
-	DECQ    BX
-	JNZ     row2
-	VMOVUPS Y0, (AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $-32640, CX
+	ADDQ    $-32640, DX
+	ADDQ    $+128, AX
 	VZEROUPPER
 	RET
 

@@ -12928,24 +12928,21 @@ row1:
 	VMOVUPS      64(DX), Y3
 	VMULPD       Y3, Y2, Y2
 	VMOVUPS      Y2, Y2
-	ADDQ         $+96, CX
-	ADDQ         $+96, DX
-	VMOVUPS      (CX), Y3
-	VMOVUPS      (DX), Y4
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
 	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y0, Y0
-	VMOVUPS      32(CX), Y3
-	VMOVUPS      32(DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VMOVUPS      64(CX), Y3
-	VMOVUPS      64(DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	ADDQ         $+96, CX
-	ADDQ         $+96, DX
+	VMOVUPS      Y3, Y3
+	VMOVUPS      128(CX), Y4
+	VMOVUPS      128(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      160(CX), Y4
+	VMOVUPS      160(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
 	VADDPD       Y1, Y0, Y0
-	VADDPD       Y2, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -12953,8 +12950,6 @@ row1:
 	VMOVSD       ocannlConst64<>+0(SB), X1
 	VADDPD       X0, X1, X0
 	VMOVSD       X0, (AX)
-	ADDQ         $-192, CX
-	ADDQ         $-192, DX
 	ADDQ         $+8, AX
 	ADDQ         $+192, CX
 	DECQ         BX
@@ -12987,9 +12982,10 @@ row1:
 	VMOVUPS      96(CX), Y3
 	VMOVUPS      96(DX), Y4
 	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y0, Y0
+	VMOVUPS      Y3, Y3
 	VADDPD       Y1, Y0, Y0
-	VADDPD       Y2, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -13064,24 +13060,21 @@ row1:
 	VMOVUPS      64(DX), Y3
 	VMULPD       Y3, Y2, Y2
 	VMOVUPS      Y2, Y2
-	ADDQ         $+96, CX
-	ADDQ         $+96, DX
-	VMOVUPS      (CX), Y3
-	VMOVUPS      (DX), Y4
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
 	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y0, Y0
-	VMOVUPS      32(CX), Y3
-	VMOVUPS      32(DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VMOVUPS      64(CX), Y3
-	VMOVUPS      64(DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	ADDQ         $+96, CX
-	ADDQ         $+96, DX
+	VMOVUPS      Y3, Y3
+	VMOVUPS      128(CX), Y4
+	VMOVUPS      128(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      160(CX), Y4
+	VMOVUPS      160(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
 	VADDPD       Y1, Y0, Y0
-	VADDPD       Y2, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -13089,8 +13082,6 @@ row1:
 	VMOVSD       ocannlConst64<>+0(SB), X1
 	VADDPD       X0, X1, X0
 	VMOVSD       X0, (AX)
-	ADDQ         $-192, CX
-	ADDQ         $-192, DX
 	ADDQ         $+8, AX
 	ADDQ         $+192, CX
 	DECQ         BX
@@ -13105,37 +13096,55 @@ TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      96(AX), Y3
 	MOVQ         $0x00000002, BX
 
-blk1:
-	VMOVUPS (AX), Y0
-	VMOVUPS 32(AX), Y1
-	VMOVUPS 64(AX), Y2
-	MOVQ    $0x00000002, SI
-
-row2:
-	VBROADCASTSD (CX), Y3
-	VMOVUPS      (DX), Y4
-	VMULPD       Y4, Y3, Y4
-	VADDPD       Y4, Y0, Y0
-	VMOVUPS      32(DX), Y4
-	VMULPD       Y4, Y3, Y4
-	VADDPD       Y4, Y1, Y1
-	VMOVUPS      64(DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y2, Y2
+row1:
+	VBROADCASTSD (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y5
+	VADDPD       Y5, Y0, Y0
+	VMOVUPS      32(DX), Y5
+	VMULPD       Y5, Y4, Y5
+	VADDPD       Y5, Y1, Y1
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VMOVUPS      96(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y3, Y3
 	ADDQ         $+24, CX
 	ADDQ         $+192, DX
-	DECQ         SI
-	JNZ          row2
+	DECQ         BX
+	JNZ          row1
 	VMOVUPS      Y0, (AX)
 	VMOVUPS      Y1, 32(AX)
 	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      Y3, 96(AX)
 	ADDQ         $-48, CX
-	ADDQ         $-288, DX
-	ADDQ         $+96, AX
+	ADDQ         $-256, DX
+	ADDQ         $+128, AX
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000002, BX
+
+row2:
+	VBROADCASTSD (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+24, CX
+	ADDQ         $+192, DX
 	DECQ         BX
-	JNZ          blk1
+	JNZ          row2
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
 	VZEROUPPER
 	RET
 
@@ -13146,37 +13155,55 @@ TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	MOVQ         $0x00000002, BX
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      96(AX), Y3
+	MOVQ         $0x00000003, BX
 
-blk1:
-	VMOVUPS (AX), Y0
-	VMOVUPS 32(AX), Y1
-	VMOVUPS 64(AX), Y2
-	MOVQ    $0x00000003, SI
-
-row2:
-	VBROADCASTSD (DX), Y3
-	VMOVUPS      (CX), Y4
-	VMULPD       Y3, Y4, Y4
-	VADDPD       Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
-	VMULPD       Y3, Y4, Y4
-	VADDPD       Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
-	VMULPD       Y3, Y4, Y3
-	VADDPD       Y3, Y2, Y2
+row1:
+	VBROADCASTSD (DX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPD       Y4, Y5, Y5
+	VADDPD       Y5, Y0, Y0
+	VMOVUPS      32(CX), Y5
+	VMULPD       Y4, Y5, Y5
+	VADDPD       Y5, Y1, Y1
+	VMOVUPS      64(CX), Y5
+	VMULPD       Y4, Y5, Y5
+	VADDPD       Y5, Y2, Y2
+	VMOVUPS      96(CX), Y5
+	VMULPD       Y4, Y5, Y4
+	VADDPD       Y4, Y3, Y3
 	ADDQ         $+192, CX
 	ADDQ         $+8, DX
-	DECQ         SI
-	JNZ          row2
+	DECQ         BX
+	JNZ          row1
 	VMOVUPS      Y0, (AX)
 	VMOVUPS      Y1, 32(AX)
 	VMOVUPS      Y2, 64(AX)
-	ADDQ         $-480, CX
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $-448, CX
 	ADDQ         $-24, DX
-	ADDQ         $+96, AX
+	ADDQ         $+128, AX
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000003, BX
+
+row2:
+	VBROADCASTSD (DX), Y2
+	VMOVUPS      (CX), Y3
+	VMULPD       Y2, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(CX), Y3
+	VMULPD       Y2, Y3, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+192, CX
+	ADDQ         $+8, DX
 	DECQ         BX
-	JNZ          blk1
+	JNZ          row2
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
 	VZEROUPPER
 	RET
 
@@ -13216,19 +13243,23 @@ TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
 	VMOVUPS      (AX), Y2
 	VMOVUPS      32(AX), Y3
 	VMOVUPS      64(AX), Y4
+	VMOVUPS      96(AX), Y5
 	MOVQ         $0x00000006, BX
 
 row1:
-	VBROADCASTSD (CX), Y5
-	VMOVUPS      (DX), Y6
-	VMULPD       Y6, Y5, Y6
-	VADDPD       Y6, Y2, Y2
-	VMOVUPS      32(DX), Y6
-	VMULPD       Y6, Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VMOVUPS      64(DX), Y6
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y4, Y4
+	VBROADCASTSD (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y4, Y4
+	VMOVUPS      96(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y5, Y5
 	ADDQ         $+8, CX
 	ADDQ         $+432, DX
 	DECQ         BX
@@ -13236,28 +13267,24 @@ row1:
 	VMOVUPS      Y2, (AX)
 	VMOVUPS      Y3, 32(AX)
 	VMOVUPS      Y4, 64(AX)
+	VMOVUPS      Y5, 96(AX)
 	ADDQ         $-48, CX
-	ADDQ         $-2496, DX
-	ADDQ         $+96, AX
-	VMOVUPS      (AX), Y2
-	VMASKMOVPD   32(AX), Y1, Y3
+	ADDQ         $-2464, DX
+	ADDQ         $+128, AX
+	VMASKMOVPD   (AX), Y1, Y2
 	MOVQ         $0x00000006, BX
 
 row2:
-	VBROADCASTSD (CX), Y4
-	VMOVUPS      (DX), Y5
-	VMULPD       Y5, Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VMASKMOVPD   32(DX), Y1, Y5
-	VMULPD       Y5, Y4, Y4
-	VBLENDVPD    Y1, Y4, Y0, Y4
-	VADDPD       Y4, Y3, Y3
+	VBROADCASTSD (CX), Y3
+	VMASKMOVPD   (DX), Y1, Y4
+	VMULPD       Y4, Y3, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
 	ADDQ         $+8, CX
 	ADDQ         $+432, DX
 	DECQ         BX
 	JNZ          row2
-	VMOVUPS      Y2, (AX)
-	VMASKMOVPD   Y3, Y1, 32(AX)
+	VMASKMOVPD   Y2, Y1, (AX)
 	VZEROUPPER
 	RET
 
@@ -13272,19 +13299,23 @@ TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-24
 	VMOVUPS      (AX), Y2
 	VMOVUPS      32(AX), Y3
 	VMOVUPS      64(AX), Y4
+	VMOVUPS      96(AX), Y5
 	MOVQ         $0x00000004, BX
 
 row1:
-	VBROADCASTSD (DX), Y5
-	VMOVUPS      (CX), Y6
-	VMULPD       Y5, Y6, Y6
-	VADDPD       Y6, Y2, Y2
-	VMOVUPS      32(CX), Y6
-	VMULPD       Y5, Y6, Y6
-	VADDPD       Y6, Y3, Y3
-	VMOVUPS      64(CX), Y6
-	VMULPD       Y5, Y6, Y5
-	VADDPD       Y5, Y4, Y4
+	VBROADCASTSD (DX), Y6
+	VMOVUPS      (CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y4, Y4
+	VMOVUPS      96(CX), Y7
+	VMULPD       Y6, Y7, Y6
+	VADDPD       Y6, Y5, Y5
 	ADDQ         $+336, CX
 	ADDQ         $+192, DX
 	DECQ         BX
@@ -13292,28 +13323,24 @@ row1:
 	VMOVUPS      Y2, (AX)
 	VMOVUPS      Y3, 32(AX)
 	VMOVUPS      Y4, 64(AX)
-	ADDQ         $-1248, CX
+	VMOVUPS      Y5, 96(AX)
+	ADDQ         $-1216, CX
 	ADDQ         $-768, DX
-	ADDQ         $+96, AX
-	VMOVUPS      (AX), Y2
-	VMASKMOVPD   32(AX), Y1, Y3
+	ADDQ         $+128, AX
+	VMASKMOVPD   (AX), Y1, Y2
 	MOVQ         $0x00000004, BX
 
 row2:
-	VBROADCASTSD (DX), Y4
-	VMOVUPS      (CX), Y5
-	VMULPD       Y4, Y5, Y5
-	VADDPD       Y5, Y2, Y2
-	VMASKMOVPD   32(CX), Y1, Y5
-	VMULPD       Y4, Y5, Y4
-	VBLENDVPD    Y1, Y4, Y0, Y4
-	VADDPD       Y4, Y3, Y3
+	VBROADCASTSD (DX), Y3
+	VMASKMOVPD   (CX), Y1, Y4
+	VMULPD       Y3, Y4, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
 	ADDQ         $+336, CX
 	ADDQ         $+192, DX
 	DECQ         BX
 	JNZ          row2
-	VMOVUPS      Y2, (AX)
-	VMASKMOVPD   Y3, Y1, 32(AX)
+	VMASKMOVPD   Y2, Y1, (AX)
 	VZEROUPPER
 	RET
 
@@ -13695,29 +13722,50 @@ row1:
 	VMOVUPS 64(DX), Y3
 	VMULPD  Y3, Y2, Y2
 	VMOVUPS Y2, Y2
-	ADDQ    $+96, CX
-	ADDQ    $+96, DX
-	MOVQ    $0x00000008, SI
+	VMOVUPS 96(CX), Y3
+	VMOVUPS 96(DX), Y4
+	VMULPD  Y4, Y3, Y3
+	VMOVUPS Y3, Y3
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	MOVQ    $0x00000005, SI
 
 grp2:
-	VMOVUPS      (CX), Y3
-	VMOVUPS      (DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y0, Y0
-	VMOVUPS      32(CX), Y3
-	VMOVUPS      32(DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VMOVUPS      64(CX), Y3
-	VMOVUPS      64(DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	ADDQ         $+96, CX
-	ADDQ         $+96, DX
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
 	DECQ         SI
 	JNZ          grp2
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y2, Y2
 	VADDPD       Y1, Y0, Y0
-	VADDPD       Y2, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -13725,8 +13773,8 @@ grp2:
 	VMOVSD       ocannlConst64<>+0(SB), X1
 	VADDPD       X0, X1, X0
 	VMOVSD       X0, (AX)
-	ADDQ         $-864, CX
-	ADDQ         $-864, DX
+	ADDQ         $-768, CX
+	ADDQ         $-768, DX
 	ADDQ         $+8, AX
 	ADDQ         $+864, CX
 	DECQ         BX
@@ -13745,54 +13793,62 @@ TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         $0x00000002, BX
 
 row1:
-	VMOVUPS (CX), Y2
-	VMOVUPS (DX), Y3
-	VMULPD  Y3, Y2, Y2
-	VMOVUPS Y2, Y2
-	VMOVUPS 32(CX), Y3
-	VMOVUPS 32(DX), Y4
-	VMULPD  Y4, Y3, Y3
-	VMOVUPS Y3, Y3
-	VMOVUPS 64(CX), Y4
-	VMOVUPS 64(DX), Y5
-	VMULPD  Y5, Y4, Y4
-	VMOVUPS Y4, Y4
-	ADDQ    $+96, CX
-	ADDQ    $+96, DX
-	MOVQ    $0x00000002, SI
-
-grp2:
-	VMOVUPS      (CX), Y5
-	VMOVUPS      (DX), Y6
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPS      Y2, Y2
+	VMOVUPS      32(CX), Y3
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VMOVUPS      Y3, Y3
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VMOVUPS      Y4, Y4
+	VMOVUPS      96(CX), Y5
+	VMOVUPS      96(DX), Y6
 	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y2, Y2
-	VMOVUPS      32(CX), Y5
-	VMOVUPS      32(DX), Y6
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y3, Y3
-	VMOVUPS      64(CX), Y5
-	VMOVUPS      64(DX), Y6
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y4, Y4
-	ADDQ         $+96, CX
-	ADDQ         $+96, DX
-	DECQ         SI
-	JNZ          grp2
-	VMOVUPS      (CX), Y5
-	VMOVUPS      (DX), Y6
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y2, Y2
-	VMOVUPS      32(CX), Y5
-	VMOVUPS      32(DX), Y6
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y3, Y3
-	VMASKMOVPD   64(CX), Y1, Y5
-	VMASKMOVPD   64(DX), Y1, Y6
-	VMULPD       Y6, Y5, Y5
-	VBLENDVPD    Y1, Y5, Y0, Y5
-	VADDPD       Y5, Y4, Y4
+	VMOVUPS      Y5, Y5
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	VMOVUPS      (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y2, Y2
+	VMOVUPS      32(CX), Y6
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y3, Y3
+	VMOVUPS      64(CX), Y6
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y4, Y4
+	VMOVUPS      96(CX), Y6
+	VMOVUPS      96(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y5, Y5
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	VMOVUPS      (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y2, Y2
+	VMOVUPS      32(CX), Y6
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y3, Y3
+	VMOVUPS      64(CX), Y6
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y4, Y4
+	VMASKMOVPD   96(CX), Y1, Y6
+	VMASKMOVPD   96(DX), Y1, Y7
+	VMULPD       Y7, Y6, Y6
+	VBLENDVPD    Y1, Y6, Y0, Y6
+	VADDPD       Y6, Y5, Y5
 	VADDPD       Y3, Y2, Y2
-	VADDPD       Y4, Y2, Y2
+	VADDPD       Y5, Y4, Y3
+	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPD       X3, X2, X2
 	VPERMILPD    $0x01, X2, X3
@@ -13800,8 +13856,8 @@ grp2:
 	VMOVSD       ocannlConst64<>+0(SB), X3
 	VADDPD       X2, X3, X2
 	VMOVSD       X2, (AX)
-	ADDQ         $-288, CX
-	ADDQ         $-288, DX
+	ADDQ         $-256, CX
+	ADDQ         $-256, DX
 	ADDQ         $+16, AX
 	ADDQ         $+360, DX
 	DECQ         BX
@@ -13817,25 +13873,29 @@ TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VMOVUPS      ocannlMask64<>+24(SB), Y1
-	MOVQ         $0x00000003, BX
+	MOVQ         $0x00000002, BX
 
 blk1:
 	VMOVUPS (AX), Y2
 	VMOVUPS 32(AX), Y3
 	VMOVUPS 64(AX), Y4
+	VMOVUPS 96(AX), Y5
 	MOVQ    $0x00000002, SI
 
 row2:
-	VBROADCASTSD (CX), Y5
-	VMOVUPS      (DX), Y6
-	VMULPD       Y6, Y5, Y6
-	VADDPD       Y6, Y2, Y2
-	VMOVUPS      32(DX), Y6
-	VMULPD       Y6, Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VMOVUPS      64(DX), Y6
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y4, Y4
+	VBROADCASTSD (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y4, Y4
+	VMOVUPS      96(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y5, Y5
 	ADDQ         $+16, CX
 	ADDQ         $+360, DX
 	DECQ         SI
@@ -13843,35 +13903,41 @@ row2:
 	VMOVUPS      Y2, (AX)
 	VMOVUPS      Y3, 32(AX)
 	VMOVUPS      Y4, 64(AX)
+	VMOVUPS      Y5, 96(AX)
 	ADDQ         $-32, CX
-	ADDQ         $-624, DX
-	ADDQ         $+96, AX
+	ADDQ         $-592, DX
+	ADDQ         $+128, AX
 	DECQ         BX
 	JNZ          blk1
 	VMOVUPS      (AX), Y2
 	VMOVUPS      32(AX), Y3
-	VMASKMOVPD   64(AX), Y1, Y4
+	VMOVUPS      64(AX), Y4
+	VMASKMOVPD   96(AX), Y1, Y5
 	MOVQ         $0x00000002, BX
 
 row3:
-	VBROADCASTSD (CX), Y5
-	VMOVUPS      (DX), Y6
-	VMULPD       Y6, Y5, Y6
-	VADDPD       Y6, Y2, Y2
-	VMOVUPS      32(DX), Y6
-	VMULPD       Y6, Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VMASKMOVPD   64(DX), Y1, Y6
-	VMULPD       Y6, Y5, Y5
-	VBLENDVPD    Y1, Y5, Y0, Y5
-	VADDPD       Y5, Y4, Y4
+	VBROADCASTSD (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y4, Y4
+	VMASKMOVPD   96(DX), Y1, Y7
+	VMULPD       Y7, Y6, Y6
+	VBLENDVPD    Y1, Y6, Y0, Y6
+	VADDPD       Y6, Y5, Y5
 	ADDQ         $+16, CX
 	ADDQ         $+360, DX
 	DECQ         BX
 	JNZ          row3
 	VMOVUPS      Y2, (AX)
 	VMOVUPS      Y3, 32(AX)
-	VMASKMOVPD   Y4, Y1, 64(AX)
+	VMOVUPS      Y4, 64(AX)
+	VMASKMOVPD   Y5, Y1, 96(AX)
 	VZEROUPPER
 	RET
 
@@ -13883,25 +13949,29 @@ TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VMOVUPS      ocannlMask64<>+24(SB), Y1
-	MOVQ         $0x00000003, BX
+	MOVQ         $0x00000002, BX
 
 blk1:
 	VMOVUPS (AX), Y2
 	VMOVUPS 32(AX), Y3
 	VMOVUPS 64(AX), Y4
+	VMOVUPS 96(AX), Y5
 	MOVQ    $0x00000002, SI
 
 row2:
-	VBROADCASTSD (DX), Y5
-	VMOVUPS      (CX), Y6
-	VMULPD       Y5, Y6, Y6
-	VADDPD       Y6, Y2, Y2
-	VMOVUPS      32(CX), Y6
-	VMULPD       Y5, Y6, Y6
-	VADDPD       Y6, Y3, Y3
-	VMOVUPS      64(CX), Y6
-	VMULPD       Y5, Y6, Y5
-	VADDPD       Y5, Y4, Y4
+	VBROADCASTSD (DX), Y6
+	VMOVUPS      (CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y4, Y4
+	VMOVUPS      96(CX), Y7
+	VMULPD       Y6, Y7, Y6
+	VADDPD       Y6, Y5, Y5
 	ADDQ         $+360, CX
 	ADDQ         $+8, DX
 	DECQ         SI
@@ -13909,35 +13979,41 @@ row2:
 	VMOVUPS      Y2, (AX)
 	VMOVUPS      Y3, 32(AX)
 	VMOVUPS      Y4, 64(AX)
-	ADDQ         $-624, CX
+	VMOVUPS      Y5, 96(AX)
+	ADDQ         $-592, CX
 	ADDQ         $-16, DX
-	ADDQ         $+96, AX
+	ADDQ         $+128, AX
 	DECQ         BX
 	JNZ          blk1
 	VMOVUPS      (AX), Y2
 	VMOVUPS      32(AX), Y3
-	VMASKMOVPD   64(AX), Y1, Y4
+	VMOVUPS      64(AX), Y4
+	VMASKMOVPD   96(AX), Y1, Y5
 	MOVQ         $0x00000002, BX
 
 row3:
-	VBROADCASTSD (DX), Y5
-	VMOVUPS      (CX), Y6
-	VMULPD       Y5, Y6, Y6
-	VADDPD       Y6, Y2, Y2
-	VMOVUPS      32(CX), Y6
-	VMULPD       Y5, Y6, Y6
-	VADDPD       Y6, Y3, Y3
-	VMASKMOVPD   64(CX), Y1, Y6
-	VMULPD       Y5, Y6, Y5
-	VBLENDVPD    Y1, Y5, Y0, Y5
-	VADDPD       Y5, Y4, Y4
+	VBROADCASTSD (DX), Y6
+	VMOVUPS      (CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y4, Y4
+	VMASKMOVPD   96(CX), Y1, Y7
+	VMULPD       Y6, Y7, Y6
+	VBLENDVPD    Y1, Y6, Y0, Y6
+	VADDPD       Y6, Y5, Y5
 	ADDQ         $+360, CX
 	ADDQ         $+8, DX
 	DECQ         BX
 	JNZ          row3
 	VMOVUPS      Y2, (AX)
 	VMOVUPS      Y3, 32(AX)
-	VMASKMOVPD   Y4, Y1, 64(AX)
+	VMOVUPS      Y4, 64(AX)
+	VMASKMOVPD   Y5, Y1, 96(AX)
 	VZEROUPPER
 	RET
 
@@ -14461,26 +14537,21 @@ row1:
 	VMULPD       Y0, Y3, Y3
 	VMULPD       Y3, Y2, Y2
 	VMOVUPS      Y2, Y2
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	VMOVUPS      (CX), Y3
-	VMOVUPS      (DX), Y4
+	VMOVUPS      32(CX), Y3
+	VMOVUPS      32(DX), Y4
 	VMULPD       Y1, Y1, Y1
 	VDIVPD       Y1, Y4, Y1
 	VMULPD       Y0, Y1, Y1
 	VMULPD       Y1, Y3, Y1
-	VADDPD       Y1, Y2, Y2
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	VEXTRACTF128 $0x01, Y2, X1
-	VADDPD       X1, X2, X1
+	VMOVUPS      Y1, Y1
+	VADDPD       Y1, Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
 	VPERMILPD    $0x01, X1, X2
 	VADDPD       X2, X1, X1
 	VMOVSD       (AX), X2
 	VADDPD       X1, X2, X1
 	VMOVSD       X1, (AX)
-	ADDQ         $-64, CX
-	ADDQ         $-64, DX
 	ADDQ         $+8, AX
 	ADDQ         $+64, CX
 	ADDQ         $+64, DX

@@ -305,29 +305,38 @@ TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-24
 	VMOVUPS      64(DX), Y3
 	VMULPD       Y3, Y2, Y2
 	VMOVUPS      Y2, Y2
-	ADDQ         $+96, CX
-	ADDQ         $+96, DX
-	MOVQ         $0x00000007, BX
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VMOVUPS      Y3, Y3
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	MOVQ         $0x00000005, BX
 
 grp1:
-	VMOVUPS      (CX), Y3
-	VMOVUPS      (DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y0, Y0
-	VMOVUPS      32(CX), Y3
-	VMOVUPS      32(DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VMOVUPS      64(CX), Y3
-	VMOVUPS      64(DX), Y4
-	VMULPD       Y4, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	ADDQ         $+96, CX
-	ADDQ         $+96, DX
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
 	DECQ         BX
 	JNZ          grp1
 	VADDPD       Y1, Y0, Y0
-	VADDPD       Y2, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -381,38 +390,47 @@ TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
 	VMOVUPS      64(DX), Y5
 	VMULPD       Y5, Y4, Y4
 	VMOVUPS      Y4, Y4
-	ADDQ         $+96, CX
-	ADDQ         $+96, DX
-	MOVQ         $0x00000003, BX
+	VMOVUPS      96(CX), Y5
+	VMOVUPS      96(DX), Y6
+	VMULPD       Y6, Y5, Y5
+	VMOVUPS      Y5, Y5
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	MOVQ         $0x00000002, BX
 
 grp1:
-	VMOVUPS      (CX), Y5
-	VMOVUPS      (DX), Y6
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y2, Y2
-	VMOVUPS      32(CX), Y5
-	VMOVUPS      32(DX), Y6
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y3, Y3
-	VMOVUPS      64(CX), Y5
-	VMOVUPS      64(DX), Y6
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y4, Y4
-	ADDQ         $+96, CX
-	ADDQ         $+96, DX
+	VMOVUPS      (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y2, Y2
+	VMOVUPS      32(CX), Y6
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y3, Y3
+	VMOVUPS      64(CX), Y6
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y4, Y4
+	VMOVUPS      96(CX), Y6
+	VMOVUPS      96(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y5, Y5
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
 	DECQ         BX
 	JNZ          grp1
-	VMOVUPS      (CX), Y5
-	VMOVUPS      (DX), Y6
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y2, Y2
-	VMASKMOVPD   32(CX), Y1, Y5
-	VMASKMOVPD   32(DX), Y1, Y6
-	VMULPD       Y6, Y5, Y5
-	VBLENDVPD    Y1, Y5, Y0, Y0
+	VMOVUPS      (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y2, Y2
+	VMASKMOVPD   32(CX), Y1, Y6
+	VMASKMOVPD   32(DX), Y1, Y7
+	VMULPD       Y7, Y6, Y6
+	VBLENDVPD    Y1, Y6, Y0, Y0
 	VADDPD       Y0, Y3, Y3
 	VADDPD       Y3, Y2, Y0
-	VADDPD       Y4, Y0, Y0
+	VADDPD       Y5, Y4, Y1
+	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
