@@ -15842,7 +15842,6 @@ TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 row1:
 	VMASKMOVPS   (CX), Y1, Y2
 	VBLENDVPS    Y1, Y2, Y0, Y2
-	VMOVUPS      Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VMAXPS       X3, X2, X4
 	VMAXPS       X2, X3, X5
@@ -15859,12 +15858,6 @@ row1:
 	VMAXPS       X2, X3, X4
 	VMAXPS       X3, X2, X5
 	VCMPPS       $0x03, X2, X3, X2
-	VANDPS       X5, X4, X3
-	VORPS        X2, X3, X3
-	VMOVSS       ocannlConst32<>+12(SB), X2
-	VMAXPS       X3, X2, X4
-	VMAXPS       X2, X3, X5
-	VCMPPS       $0x03, X3, X2, X2
 	VANDPS       X5, X4, X3
 	VORPS        X2, X3, X3
 	VMOVSS       X3, (AX)
@@ -15887,7 +15880,6 @@ TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 row1:
 	VMASKMOVPS   (CX), Y1, Y2
 	VBLENDVPS    Y1, Y2, Y0, Y2
-	VMOVUPS      Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VPERMILPS    $0x4e, X2, X3
@@ -15911,13 +15903,9 @@ TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	ADDQ         $+128, CX
 	MOVQ         $0x0000001f, DX
 
@@ -15961,7 +15949,6 @@ TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 row1:
 	VMASKMOVPS   (CX), Y1, Y2
 	VBLENDVPS    Y1, Y2, Y0, Y2
-	VMOVUPS      Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VPERMILPS    $0x4e, X2, X3
@@ -16055,7 +16042,6 @@ TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VMAXPS       X1, X0, X2
 	VMAXPS       X0, X1, X3
@@ -16072,12 +16058,6 @@ row1:
 	VMAXPS       X0, X1, X2
 	VMAXPS       X1, X0, X3
 	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VMOVSS       ocannlConst32<>+12(SB), X0
-	VMAXPS       X1, X0, X2
-	VMAXPS       X0, X1, X3
-	VCMPPS       $0x03, X1, X0, X0
 	VANDPS       X3, X2, X1
 	VORPS        X0, X1, X1
 	VMOVSS       X1, (AX)
@@ -16098,7 +16078,6 @@ TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VPERMILPS    $0x4e, X0, X1
@@ -16125,13 +16104,9 @@ TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -16162,10 +16137,8 @@ TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPS   32(CX), Y1, Y3
 	VBLENDVPS    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VMAXPS       Y3, Y2, Y4
 	VMAXPS       Y2, Y3, Y5
 	VCMPPS       $0x03, Y3, Y2, Y2
@@ -16189,12 +16162,6 @@ row1:
 	VCMPPS       $0x03, X2, X3, X2
 	VANDPS       X5, X4, X3
 	VORPS        X2, X3, X3
-	VMOVSS       ocannlConst32<>+12(SB), X2
-	VMAXPS       X3, X2, X4
-	VMAXPS       X2, X3, X5
-	VCMPPS       $0x03, X3, X2, X2
-	VANDPS       X5, X4, X3
-	VORPS        X2, X3, X3
 	VMOVSS       X3, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+40, CX
@@ -16214,10 +16181,8 @@ TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPS   32(CX), Y1, Y3
 	VBLENDVPS    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -16242,13 +16207,9 @@ TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	ADDQ         $+128, CX
 	MOVQ         $0x0000027f, DX
 
@@ -16291,10 +16252,8 @@ TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPS   32(CX), Y1, Y3
 	VBLENDVPS    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -16389,28 +16348,24 @@ row1:
 	VDIVPS       Y4, Y3, Y3
 	VMULPS       Y0, Y3, Y3
 	VMULPS       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      32(CX), Y3
 	VMOVUPS      32(DX), Y4
 	VMULPS       Y1, Y1, Y5
 	VDIVPS       Y5, Y4, Y4
 	VMULPS       Y0, Y4, Y4
 	VMULPS       Y4, Y3, Y3
-	VMOVUPS      Y3, Y3
 	VMOVUPS      64(CX), Y4
 	VMOVUPS      64(DX), Y5
 	VMULPS       Y1, Y1, Y6
 	VDIVPS       Y6, Y5, Y5
 	VMULPS       Y0, Y5, Y5
 	VMULPS       Y5, Y4, Y4
-	VMOVUPS      Y4, Y4
 	VMOVUPS      96(CX), Y5
 	VMOVUPS      96(DX), Y6
 	VMULPS       Y1, Y1, Y1
 	VDIVPS       Y1, Y6, Y1
 	VMULPS       Y0, Y1, Y1
 	VMULPS       Y1, Y5, Y1
-	VMOVUPS      Y1, Y1
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y1, Y4, Y1
 	VADDPS       Y1, Y2, Y1
@@ -16486,13 +16441,9 @@ TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -16569,7 +16520,6 @@ row1:
 	VDIVPS       Y1, Y3, Y1
 	VMULPS       Y0, Y1, Y1
 	VMULPS       Y1, Y2, Y1
-	VMOVUPS      Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VPERMILPS    $0x4e, X1, X2
@@ -16598,7 +16548,6 @@ TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VPERMILPS    $0x4e, X0, X1

@@ -604,9 +604,19 @@ func (g *rgen) combine(dst, a, b reg.Register, subtract bool) reg.Register {
 // cmpUnord is the VCMPPS predicate UNORD_Q.
 const cmpUnord = 3
 
-// fresh copies v into a new register (an accumulator must not be a
-// constant's or a broadcast operand's register).
+// fresh returns v as an accumulator: a copy when v is a constant's or a
+// broadcast operand's register (which the loop must keep).
 func (g *rgen) fresh(v reg.VecVirtual) reg.Register {
+	shared := false
+	for _, k := range g.consts {
+		shared = shared || k == v
+	}
+	for _, b := range g.bcast {
+		shared = shared || b != nil && b == v
+	}
+	if !shared {
+		return v
+	}
 	d := g.vec()
 	g.c.VMOVUPS(v, d)
 	return d
@@ -759,6 +769,10 @@ func (g *rgen) finishRow(acc []reg.Register) {
 		t2 := c.XMM()
 		c.VPERMILPS(operand.Imm(0xb1), x, t2)
 		x = g.combine(nil, x, t2, false)
+	}
+	if r.Init && r.InitVal == r.neutral() && (r.Accum == "max" || r.Accum == "min") {
+		g.op.movS2(x, mem(g.cp, 0)) // max(-Inf, x) is x, NaN included
+		return
 	}
 	cell := c.XMM()
 	if r.Init {

@@ -43,6 +43,10 @@ func reduceCases() []ReduceSpec {
 		r = al("add", 33, 12, []int{1, 33}, ap("div", x(0), k(4)), []bool{false})
 		r.Init, r.InitVal = true, 1.5
 		al("max", 5, 100, []int{1, 5, 5}, ap("add", x(0), x(1)), []bool{false, false})
+		r = al("max", 8, 64, []int{1, 8}, x(0), []bool{false}) // the fill with the neutral element is absorbed
+		r.Init, r.InitVal = true, math.Inf(-1)
+		r = al("min", 19, 40, []int{2, 19}, x(0), []bool{false})
+		r.Init, r.InitVal = true, math.Inf(1)
 		ac("add", 16, 800, []int{0, 16}, x(0), []bool{false}) // conv2 bias gradient
 		ac("add", 8, 3200, []int{0, 8}, x(0), []bool{false})  // conv1 bias gradient
 		ac("add", 100, 7, []int{0, 100}, x(0), []bool{false}) // several blocks and a tail

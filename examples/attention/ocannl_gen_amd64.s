@@ -10868,7 +10868,6 @@ TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VMAXPS       X1, X0, X2
 	VMAXPS       X0, X1, X3
@@ -10885,12 +10884,6 @@ row1:
 	VMAXPS       X0, X1, X2
 	VMAXPS       X1, X0, X3
 	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VMOVSS       ocannlConst32<>+12(SB), X0
-	VMAXPS       X1, X0, X2
-	VMAXPS       X0, X1, X3
-	VCMPPS       $0x03, X1, X0, X0
 	VANDPS       X3, X2, X1
 	VORPS        X0, X1, X1
 	VMOVSS       X1, (AX)
@@ -10911,7 +10904,6 @@ TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VPERMILPS    $0x4e, X0, X1
@@ -10938,13 +10930,9 @@ TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -10975,10 +10963,8 @@ TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPS   32(CX), Y1, Y3
 	VBLENDVPS    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VMAXPS       Y3, Y2, Y4
 	VMAXPS       Y2, Y3, Y5
 	VCMPPS       $0x03, Y3, Y2, Y2
@@ -11002,12 +10988,6 @@ row1:
 	VCMPPS       $0x03, X2, X3, X2
 	VANDPS       X5, X4, X3
 	VORPS        X2, X3, X3
-	VMOVSS       ocannlConst32<>+12(SB), X2
-	VMAXPS       X3, X2, X4
-	VMAXPS       X2, X3, X5
-	VCMPPS       $0x03, X3, X2, X2
-	VANDPS       X5, X4, X3
-	VORPS        X2, X3, X3
 	VMOVSS       X3, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+40, CX
@@ -11027,10 +11007,8 @@ TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPS   32(CX), Y1, Y3
 	VBLENDVPS    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -11055,13 +11033,9 @@ TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	ADDQ         $+128, CX
 	MOVQ         $0x0000004f, DX
 
@@ -11104,10 +11078,8 @@ TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPS   32(CX), Y1, Y3
 	VBLENDVPS    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
@@ -11202,28 +11174,24 @@ row1:
 	VDIVPS       Y4, Y3, Y3
 	VMULPS       Y0, Y3, Y3
 	VMULPS       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      32(CX), Y3
 	VMOVUPS      32(DX), Y4
 	VMULPS       Y1, Y1, Y5
 	VDIVPS       Y5, Y4, Y4
 	VMULPS       Y0, Y4, Y4
 	VMULPS       Y4, Y3, Y3
-	VMOVUPS      Y3, Y3
 	VMOVUPS      64(CX), Y4
 	VMOVUPS      64(DX), Y5
 	VMULPS       Y1, Y1, Y6
 	VDIVPS       Y6, Y5, Y5
 	VMULPS       Y0, Y5, Y5
 	VMULPS       Y5, Y4, Y4
-	VMOVUPS      Y4, Y4
 	VMOVUPS      96(CX), Y5
 	VMOVUPS      96(DX), Y6
 	VMULPS       Y1, Y1, Y1
 	VDIVPS       Y1, Y6, Y1
 	VMULPS       Y0, Y1, Y1
 	VMULPS       Y1, Y5, Y1
-	VMOVUPS      Y1, Y1
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y1, Y4, Y1
 	VADDPS       Y1, Y2, Y1
@@ -11299,13 +11267,9 @@ TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -11382,7 +11346,6 @@ row1:
 	VDIVPS       Y1, Y3, Y1
 	VMULPS       Y0, Y1, Y1
 	VMULPS       Y1, Y2, Y1
-	VMOVUPS      Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VPERMILPS    $0x4e, X1, X2
@@ -11411,7 +11374,6 @@ TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VPERMILPS    $0x4e, X0, X1
@@ -11476,7 +11438,6 @@ TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VMAXPS       X1, X0, X2
 	VMAXPS       X0, X1, X3
@@ -11493,12 +11454,6 @@ row1:
 	VMAXPS       X0, X1, X2
 	VMAXPS       X1, X0, X3
 	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VMOVSS       ocannlConst32<>+12(SB), X0
-	VMAXPS       X1, X0, X2
-	VMAXPS       X0, X1, X3
-	VCMPPS       $0x03, X1, X0, X0
 	VANDPS       X3, X2, X1
 	VORPS        X0, X1, X1
 	VMOVSS       X1, (AX)
@@ -11519,7 +11474,6 @@ TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VPERMILPS    $0x4e, X0, X1
@@ -11546,13 +11500,9 @@ TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0

@@ -4355,7 +4355,6 @@ TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 row1:
 	VMASKMOVPS   (CX), Y1, Y2
 	VBLENDVPS    Y1, Y2, Y0, Y2
-	VMOVUPS      Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VMAXPS       X3, X2, X4
 	VMAXPS       X2, X3, X5
@@ -4372,12 +4371,6 @@ row1:
 	VMAXPS       X2, X3, X4
 	VMAXPS       X3, X2, X5
 	VCMPPS       $0x03, X2, X3, X2
-	VANDPS       X5, X4, X3
-	VORPS        X2, X3, X3
-	VMOVSS       ocannlConst32<>+8(SB), X2
-	VMAXPS       X3, X2, X4
-	VMAXPS       X2, X3, X5
-	VCMPPS       $0x03, X3, X2, X2
 	VANDPS       X5, X4, X3
 	VORPS        X2, X3, X3
 	VMOVSS       X3, (AX)
@@ -4400,7 +4393,6 @@ TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 row1:
 	VMASKMOVPS   (CX), Y1, Y2
 	VBLENDVPS    Y1, Y2, Y0, Y2
-	VMOVUPS      Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VPERMILPS    $0x4e, X2, X3
@@ -4424,13 +4416,9 @@ TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	ADDQ         $+128, CX
 	MOVQ         $0x00000003, DX
 
@@ -4474,7 +4462,6 @@ TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 row1:
 	VMASKMOVPS   (CX), Y1, Y2
 	VBLENDVPS    Y1, Y2, Y0, Y2
-	VMOVUPS      Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPS       X3, X2, X2
 	VPERMILPS    $0x4e, X2, X3

@@ -4956,13 +4956,9 @@ TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS (CX), Y2
-	VMOVUPS Y2, Y2
 	VMOVUPS 32(CX), Y3
-	VMOVUPS Y3, Y3
 	VMOVUPS 64(CX), Y4
-	VMOVUPS Y4, Y4
 	VMOVUPS 96(CX), Y5
-	VMOVUPS Y5, Y5
 	ADDQ    $+128, CX
 	MOVQ    $0x00000002, BX
 
@@ -5037,13 +5033,9 @@ TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS (CX), Y2
-	VMOVUPS Y2, Y2
 	VMOVUPS 32(CX), Y3
-	VMOVUPS Y3, Y3
 	VMOVUPS 64(CX), Y4
-	VMOVUPS Y4, Y4
 	VMOVUPS 96(CX), Y5
-	VMOVUPS Y5, Y5
 	ADDQ    $+128, CX
 	MOVQ    $0x00000002, BX
 
@@ -5115,12 +5107,6 @@ grp2:
 	VCMPPS       $0x03, X2, X3, X2
 	VANDPS       X5, X4, X3
 	VORPS        X2, X3, X3
-	VMOVSS       ocannlConst32<>+8(SB), X2
-	VMAXPS       X3, X2, X4
-	VMAXPS       X2, X3, X5
-	VCMPPS       $0x03, X3, X2, X2
-	VANDPS       X5, X4, X3
-	VORPS        X2, X3, X3
 	VMOVSS       X3, (AX)
 	ADDQ         $-384, CX
 	ADDQ         $+4, AX
@@ -5166,12 +5152,9 @@ TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      32(CX), Y3
-	VMOVUPS      Y3, Y3
 	VMASKMOVPD   64(CX), Y1, Y4
 	VBLENDVPD    Y1, Y4, Y0, Y4
-	VMOVUPS      Y4, Y4
 	VMAXPD       Y3, Y2, Y5
 	VMAXPD       Y2, Y3, Y6
 	VCMPPD       $0x03, Y3, Y2, Y2
@@ -5192,12 +5175,6 @@ row1:
 	VMAXPD       X2, X3, X4
 	VMAXPD       X3, X2, X5
 	VCMPPD       $0x03, X2, X3, X2
-	VANDPD       X5, X4, X3
-	VORPD        X2, X3, X3
-	VMOVSD       ocannlConst64<>+0(SB), X2
-	VMAXPD       X3, X2, X4
-	VMAXPD       X2, X3, X5
-	VCMPPD       $0x03, X3, X2, X2
 	VANDPD       X5, X4, X3
 	VORPD        X2, X3, X3
 	VMOVSD       X3, (AX)

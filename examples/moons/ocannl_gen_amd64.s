@@ -1817,11 +1817,9 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPS       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPS       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -1846,13 +1844,9 @@ TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -1875,13 +1869,9 @@ TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0
@@ -1960,11 +1950,9 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPS       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPS       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -1995,11 +1983,9 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPS       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPS       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0

@@ -12604,15 +12604,12 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
 	VMOVUPS      64(DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VADDPD       Y1, Y0, Y0
 	VADDPD       Y2, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
@@ -12919,19 +12916,15 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
 	VMOVUPS      64(DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
 	VMOVUPS      96(DX), Y4
 	VMULPD       Y4, Y3, Y3
-	VMOVUPS      Y3, Y3
 	VMOVUPS      128(CX), Y4
 	VMOVUPS      128(DX), Y5
 	VMULPD       Y5, Y4, Y4
@@ -12970,19 +12963,15 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
 	VMOVUPS      64(DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
 	VMOVUPS      96(DX), Y4
 	VMULPD       Y4, Y3, Y3
-	VMOVUPS      Y3, Y3
 	VADDPD       Y1, Y0, Y0
 	VADDPD       Y3, Y2, Y1
 	VADDPD       Y1, Y0, Y0
@@ -13013,15 +13002,12 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
 	VMOVUPS      64(DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VADDPD       Y1, Y0, Y0
 	VADDPD       Y2, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
@@ -13051,19 +13037,15 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
 	VMOVUPS      64(DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
 	VMOVUPS      96(DX), Y4
 	VMULPD       Y4, Y3, Y3
-	VMOVUPS      Y3, Y3
 	VMOVUPS      128(CX), Y4
 	VMOVUPS      128(DX), Y5
 	VMULPD       Y5, Y4, Y4
@@ -13516,7 +13498,6 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -13713,19 +13694,15 @@ row1:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VMULPD  Y1, Y0, Y0
-	VMOVUPS Y0, Y0
 	VMOVUPS 32(CX), Y1
 	VMOVUPS 32(DX), Y2
 	VMULPD  Y2, Y1, Y1
-	VMOVUPS Y1, Y1
 	VMOVUPS 64(CX), Y2
 	VMOVUPS 64(DX), Y3
 	VMULPD  Y3, Y2, Y2
-	VMOVUPS Y2, Y2
 	VMOVUPS 96(CX), Y3
 	VMOVUPS 96(DX), Y4
 	VMULPD  Y4, Y3, Y3
-	VMOVUPS Y3, Y3
 	ADDQ    $+128, CX
 	ADDQ    $+128, DX
 	MOVQ    $0x00000005, SI
@@ -13796,19 +13773,15 @@ row1:
 	VMOVUPS      (CX), Y2
 	VMOVUPS      (DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      32(CX), Y3
 	VMOVUPS      32(DX), Y4
 	VMULPD       Y4, Y3, Y3
-	VMOVUPS      Y3, Y3
 	VMOVUPS      64(CX), Y4
 	VMOVUPS      64(DX), Y5
 	VMULPD       Y5, Y4, Y4
-	VMOVUPS      Y4, Y4
 	VMOVUPS      96(CX), Y5
 	VMOVUPS      96(DX), Y6
 	VMULPD       Y6, Y5, Y5
-	VMOVUPS      Y5, Y5
 	ADDQ         $+128, CX
 	ADDQ         $+128, DX
 	VMOVUPS      (CX), Y6
@@ -14112,12 +14085,10 @@ row1:
 	VMOVUPS      (CX), Y2
 	VMOVUPS      (DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPD   32(CX), Y1, Y3
 	VMASKMOVPD   32(DX), Y1, Y4
 	VMULPD       Y4, Y3, Y3
 	VBLENDVPD    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPD       X3, X2, X2
@@ -14143,9 +14114,7 @@ TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -14171,7 +14140,6 @@ TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VMAXPD       X1, X0, X2
 	VMAXPD       X0, X1, X3
@@ -14182,12 +14150,6 @@ row1:
 	VMAXPD       X0, X1, X2
 	VMAXPD       X1, X0, X3
 	VCMPPD       $0x03, X0, X1, X0
-	VANDPD       X3, X2, X1
-	VORPD        X0, X1, X1
-	VMOVSD       ocannlConst64<>+16(SB), X0
-	VMAXPD       X1, X0, X2
-	VMAXPD       X0, X1, X3
-	VCMPPD       $0x03, X1, X0, X0
 	VANDPD       X3, X2, X1
 	VORPD        X0, X1, X1
 	VMOVSD       X1, (AX)
@@ -14208,7 +14170,6 @@ TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -14236,11 +14197,9 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -14267,10 +14226,8 @@ TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPD   32(CX), Y1, Y3
 	VBLENDVPD    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VMAXPD       Y3, Y2, Y4
 	VMAXPD       Y2, Y3, Y5
 	VCMPPD       $0x03, Y3, Y2, Y2
@@ -14286,12 +14243,6 @@ row1:
 	VMAXPD       X2, X3, X4
 	VMAXPD       X3, X2, X5
 	VCMPPD       $0x03, X2, X3, X2
-	VANDPD       X5, X4, X3
-	VORPD        X2, X3, X3
-	VMOVSD       ocannlConst64<>+16(SB), X2
-	VMAXPD       X3, X2, X4
-	VMAXPD       X2, X3, X5
-	VCMPPD       $0x03, X3, X2, X2
 	VANDPD       X5, X4, X3
 	VORPD        X2, X3, X3
 	VMOVSD       X3, (AX)
@@ -14313,10 +14264,8 @@ TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPD   32(CX), Y1, Y3
 	VBLENDVPD    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPD       X3, X2, X2
@@ -14339,13 +14288,9 @@ TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
-	VMOVUPS      Y3, Y3
 	ADDQ         $+128, CX
 	MOVQ         $0x00000002, DX
 
@@ -14386,10 +14331,8 @@ TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPD   32(CX), Y1, Y3
 	VBLENDVPD    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPD       X3, X2, X2
@@ -14536,14 +14479,12 @@ row1:
 	VDIVPD       Y4, Y3, Y3
 	VMULPD       Y0, Y3, Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      32(CX), Y3
 	VMOVUPS      32(DX), Y4
 	VMULPD       Y1, Y1, Y1
 	VDIVPD       Y1, Y4, Y1
 	VMULPD       Y0, Y1, Y1
 	VMULPD       Y1, Y3, Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y2, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPD       X2, X1, X1
@@ -14603,9 +14544,7 @@ TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -14673,7 +14612,6 @@ row1:
 	VDIVPD       Y1, Y3, Y1
 	VMULPD       Y0, Y1, Y1
 	VMULPD       Y1, Y2, Y1
-	VMOVUPS      Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPD       X2, X1, X1
 	VPERMILPD    $0x01, X1, X2
@@ -14700,7 +14638,6 @@ TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -14797,12 +14734,10 @@ row1:
 	VMOVUPS      (CX), Y2
 	VMOVUPS      (DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPD   32(CX), Y1, Y3
 	VMASKMOVPD   32(DX), Y1, Y4
 	VMULPD       Y4, Y3, Y3
 	VBLENDVPD    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPD       X3, X2, X2
@@ -14828,9 +14763,7 @@ TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -14859,11 +14792,9 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -14889,7 +14820,6 @@ TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VMAXPD       X1, X0, X2
 	VMAXPD       X0, X1, X3
@@ -14900,12 +14830,6 @@ row1:
 	VMAXPD       X0, X1, X2
 	VMAXPD       X1, X0, X3
 	VCMPPD       $0x03, X0, X1, X0
-	VANDPD       X3, X2, X1
-	VORPD        X0, X1, X1
-	VMOVSD       ocannlConst64<>+16(SB), X0
-	VMAXPD       X1, X0, X2
-	VMAXPD       X0, X1, X3
-	VCMPPD       $0x03, X1, X0, X0
 	VANDPD       X3, X2, X1
 	VORPD        X0, X1, X1
 	VMOVSD       X1, (AX)
@@ -14926,7 +14850,6 @@ TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -14954,11 +14877,9 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -15134,11 +15055,9 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -15198,11 +15117,9 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -15231,15 +15148,12 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
 	VMOVUPS      64(DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VADDPD       Y1, Y0, Y0
 	VADDPD       Y2, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
@@ -15269,11 +15183,9 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -15302,11 +15214,9 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -15490,12 +15400,10 @@ row1:
 	VMOVUPS      (CX), Y2
 	VMOVUPS      (DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPD   32(CX), Y1, Y3
 	VMASKMOVPD   32(DX), Y1, Y4
 	VMULPD       Y4, Y3, Y3
 	VBLENDVPD    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPD       X3, X2, X2

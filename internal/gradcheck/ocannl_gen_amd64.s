@@ -29,7 +29,6 @@ TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VMAXPD       X1, X0, X2
 	VMAXPD       X0, X1, X3
@@ -40,12 +39,6 @@ row1:
 	VMAXPD       X0, X1, X2
 	VMAXPD       X1, X0, X3
 	VCMPPD       $0x03, X0, X1, X0
-	VANDPD       X3, X2, X1
-	VORPD        X0, X1, X1
-	VMOVSD       ocannlConst64<>+0(SB), X0
-	VMAXPD       X1, X0, X2
-	VMAXPD       X0, X1, X3
-	VCMPPD       $0x03, X1, X0, X0
 	VANDPD       X3, X2, X1
 	VORPD        X0, X1, X1
 	VMOVSD       X1, (AX)
@@ -66,7 +59,6 @@ TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -94,7 +86,6 @@ row1:
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -154,7 +145,6 @@ row1:
 	VDIVPD       Y1, Y3, Y1
 	VMULPD       Y0, Y1, Y1
 	VMULPD       Y1, Y2, Y1
-	VMOVUPS      Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPD       X2, X1, X1
 	VPERMILPD    $0x01, X1, X2
@@ -181,7 +171,6 @@ TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
 
 row1:
 	VMOVUPS      (CX), Y0
-	VMOVUPS      Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VPERMILPD    $0x01, X0, X1
@@ -210,12 +199,10 @@ row1:
 	VMOVUPS      (CX), Y2
 	VMOVUPS      (DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMASKMOVPD   32(CX), Y1, Y3
 	VMASKMOVPD   32(DX), Y1, Y4
 	VMULPD       Y4, Y3, Y3
 	VBLENDVPD    Y1, Y3, Y0, Y3
-	VMOVUPS      Y3, Y3
 	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPD       X3, X2, X2
@@ -296,19 +283,15 @@ TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-24
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (DX), Y1
 	VMULPD       Y1, Y0, Y0
-	VMOVUPS      Y0, Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      32(DX), Y2
 	VMULPD       Y2, Y1, Y1
-	VMOVUPS      Y1, Y1
 	VMOVUPS      64(CX), Y2
 	VMOVUPS      64(DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      96(CX), Y3
 	VMOVUPS      96(DX), Y4
 	VMULPD       Y4, Y3, Y3
-	VMOVUPS      Y3, Y3
 	ADDQ         $+128, CX
 	ADDQ         $+128, DX
 	MOVQ         $0x00000005, BX
@@ -381,19 +364,15 @@ TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
 	VMOVUPS      (CX), Y2
 	VMOVUPS      (DX), Y3
 	VMULPD       Y3, Y2, Y2
-	VMOVUPS      Y2, Y2
 	VMOVUPS      32(CX), Y3
 	VMOVUPS      32(DX), Y4
 	VMULPD       Y4, Y3, Y3
-	VMOVUPS      Y3, Y3
 	VMOVUPS      64(CX), Y4
 	VMOVUPS      64(DX), Y5
 	VMULPD       Y5, Y4, Y4
-	VMOVUPS      Y4, Y4
 	VMOVUPS      96(CX), Y5
 	VMOVUPS      96(DX), Y6
 	VMULPD       Y6, Y5, Y5
-	VMOVUPS      Y5, Y5
 	ADDQ         $+128, CX
 	ADDQ         $+128, DX
 	MOVQ         $0x00000002, BX
