@@ -1,6 +1,8 @@
 package gocode
 
 import (
+	"slices"
+
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -29,6 +31,10 @@ func (k *kgen) asmReduceNest(loops []*loopir.For, st *loopir.Store, init *float6
 	if init != nil {
 		n.Spec.Init, n.Spec.InitVal = true, *init
 	}
+	tiers := k.asm.Tiers()
+	if !slices.ContainsFunc(tiers, func(t asm.Config) bool { return !t.Wide }) {
+		return nil, "" // reduction kernels exist in the AVX2 tier only
+	}
 	idx := k.asm.AddReduce(n.Spec)
 	var build func(name string, i int) jen.Code
 	build = func(name string, i int) jen.Code {
@@ -44,7 +50,6 @@ func (k *kgen) asmReduceNest(loops []*loopir.For, st *loopir.Store, init *float6
 		inner := build(name, i+1)
 		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
 	}
-	tiers := k.asm.Tiers()
 	calls := make([][]jen.Code, len(tiers))
 	for i, t := range tiers {
 		if name := k.asm.ReduceName(idx, t); name != "" {
