@@ -55,6 +55,12 @@ func reduceCases() []ReduceSpec {
 		r.Init, r.InitVal = true, math.Inf(-1)
 		ac("min", 5, 300, []int{0, 5}, x(0), []bool{false})
 		ac("add", 40, 9, []int{0, 40, 0}, ap("mul", x(0), x(1)), []bool{false, false}) // a weight shared by every row
+		r = al("sub", 24, 33, []int{1, 24}, x(0), []bool{false})
+		r.Init, r.InitVal = true, 2
+		r = ac("sub", 13, 21, []int{0, 13}, x(0), []bool{false})
+		r.Init, r.InitVal = true, 0.5
+		r = ac("add", 24, 40, []int{0, 30}, x(0), []bool{false}) // a bias gradient absorbing the fill with 0
+		r.Init = true
 		// The register budget's limit (fixedRegs 13, 14 with the initial
 		// value): five operands, one a per-row scalar, max's temporaries.
 		big := ap("add", ap("add", ap("mul", x(0), x(1)), ap("div", x(2), x(3))), x(4))
