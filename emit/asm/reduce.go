@@ -43,7 +43,7 @@ func (k ReduceKind) String() string {
 // kernels are emitted for the AVX2 tier only (which AVX-512 machines
 // run too).
 type ReduceSpec struct {
-	Elem  string
+	Elem  string // "float32" or "float64"
 	Kind  ReduceKind
 	Accum string // "add", "sub", "max" or "min"
 	// Expr is f, each Load's Tensor numbering the operand.
@@ -71,14 +71,6 @@ func (r *ReduceSpec) key() string {
 		r.Init, math.Float64bits(r.InitVal), exprKey(r.Expr))
 }
 
-// elemSize is the size of one element in bytes.
-func (r *ReduceSpec) elemSize() int {
-	if r.Elem == "float64" {
-		return 8
-	}
-	return 4
-}
-
 // neutral is the accumulator's neutral element.
 func (r *ReduceSpec) neutral() float64 {
 	switch r.Accum {
@@ -91,7 +83,7 @@ func (r *ReduceSpec) neutral() float64 {
 }
 
 // constants are the values the kernel loads from the constant table:
-// 0 and 1 when the expression selects or compares, its constants, the neutral element and the initial
+// 0 and 1 unless the expression is plain arithmetic, its constants, the neutral element and the initial
 // value.
 func (r *ReduceSpec) constants() []float64 {
 	m := MapSpec{Expr: r.Expr}
@@ -107,15 +99,17 @@ func (r *ReduceSpec) constants() []float64 {
 	return out
 }
 
-// usesSelect reports whether e has a primitive the pointwise evaluator
-// builds from the constants 0 and 1 (relu, comparisons, where).
+// usesSelect reports whether e may need the constants 0 and 1 from the
+// table: any primitive besides plain arithmetic (relu, comparisons and
+// where build on them; primitives added later may too).
 func usesSelect(e loopir.Expr) bool {
 	ap, ok := e.(*loopir.Apply)
 	if !ok {
 		return false
 	}
 	switch ap.Prim {
-	case "relu", "lt", "eq", "ne", "where":
+	case "add", "sub", "mul", "div", "id":
+	default:
 		return true
 	}
 	for _, a := range ap.Args {
