@@ -1023,14 +1023,19 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
-		acc5 := float32(math.Inf(-1))
-		for i1 := range 4 {
-			acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+	// float32 along-rows max reduction kernel, 256 rows of 4 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+			acc5 := float32(math.Inf(-1))
+			for i1 := range 4 {
+				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+			}
+			train_cross_entropy_1_m[i0][0] = acc5
 		}
-		train_cross_entropy_1_m[i0][0] = acc5
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
@@ -1065,14 +1070,19 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
-		acc6 := float32(0)
-		for i1 := range 4 {
-			acc6 += train_cross_entropy_1_logp_1Row2[i1]
+	// float32 along-rows add reduction kernel, 256 rows of 4 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+			acc6 := float32(0)
+			for i1 := range 4 {
+				acc6 += train_cross_entropy_1_logp_1Row2[i1]
+			}
+			train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
-		train_cross_entropy_1_logp_2[i0][0] = acc6
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
@@ -1120,15 +1130,20 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc7 := float32(0)
-	for i0 := range 256 {
-		train_1Row2 := &train_1[i0]
-		for i1 := range 4 {
-			acc7 += train_1Row2[i1]
+	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&train_2[0], &train_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc7 := float32(0)
+		for i0 := range 256 {
+			train_1Row2 := &train_1[i0]
+			for i1 := range 4 {
+				acc7 += train_1Row2[i1]
+			}
 		}
+		train_2[0] = acc7
 	}
-	train_2[0] = acc7
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 256
@@ -1956,14 +1971,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
-		acc5 := float32(math.Inf(-1))
-		for i1 := range 4 {
-			acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+	// float32 along-rows max reduction kernel, 256 rows of 4 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+			acc5 := float32(math.Inf(-1))
+			for i1 := range 4 {
+				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+			}
+			train_cross_entropy_1_m[i0][0] = acc5
 		}
-		train_cross_entropy_1_m[i0][0] = acc5
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
@@ -1998,14 +2018,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
-		acc6 := float32(0)
-		for i1 := range 4 {
-			acc6 += train_cross_entropy_1_logp_1Row2[i1]
+	// float32 along-rows add reduction kernel, 256 rows of 4 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+			acc6 := float32(0)
+			for i1 := range 4 {
+				acc6 += train_cross_entropy_1_logp_1Row2[i1]
+			}
+			train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
-		train_cross_entropy_1_logp_2[i0][0] = acc6
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
@@ -2053,15 +2078,20 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc7 := float32(0)
-	for i0 := range 256 {
-		train_1Row2 := &train_1[i0]
-		for i1 := range 4 {
-			acc7 += train_1Row2[i1]
+	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&train_2[0], &train_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc7 := float32(0)
+		for i0 := range 256 {
+			train_1Row2 := &train_1[i0]
+			for i1 := range 4 {
+				acc7 += train_1Row2[i1]
+			}
 		}
+		train_2[0] = acc7
 	}
-	train_2[0] = acc7
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 256
@@ -2143,14 +2173,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
-		acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
-		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+	// float32 along-rows sub reduction kernel, 256 rows of 4 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
+			for i1 := range 4 {
+				acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+			}
+			train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 		}
-		train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 	}
 
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
@@ -2215,14 +2250,19 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
-		acc9 := train_cross_entropy_1_m_grad[i0][0]
-		for i1 := range 4 {
-			acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+	// float32 along-rows sub reduction kernel, 256 rows of 4 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			acc9 := train_cross_entropy_1_m_grad[i0][0]
+			for i1 := range 4 {
+				acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+			}
+			train_cross_entropy_1_m_grad[i0][0] = acc9
 		}
-		train_cross_entropy_1_m_grad[i0][0] = acc9
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -2268,19 +2308,24 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
-	// i0 unrolled by 4 and jammed into i1.
-	for i0 := 0; i0 < 256; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
-		for i1 := range 4 {
-			acc10 := gNetHeadB[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
-			gNetHeadB[i1] = acc10
+	// float32 across-rows add reduction kernel, 256 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&gNetHeadB[0], &train_cross_entropy_1_logits_grad[0][0])
+	} else {
+		// i0 unrolled by 4 and jammed into i1.
+		for i0 := 0; i0 < 256; i0 += 4 {
+			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
+			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
+			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			for i1 := range 4 {
+				acc10 := gNetHeadB[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				gNetHeadB[i1] = acc10
+			}
 		}
 	}
 
@@ -2787,23 +2832,28 @@ type ocannlCNNBackwardPart5 struct {
 func (r12 *ocannlCNNBackwardPart5) Part(j24 int) {
 	scratch, gNetConv2BiasPartial := r12.scratch, &r12.gNetConv2BiasPartial
 	gNetConv2BiasPartial[j24] = [16]float32{}
-	// i2 unrolled and jammed into i3.
-	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
-	for i0 := range 32 {
-		for i1 := range 5 {
-			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j24][i1][0]
-			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j24][i1][1]
-			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j24][i1][2]
-			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j24][i1][3]
-			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j24][i1][4]
-			for i3 := range 16 {
-				acc11 := gNetConv2BiasPartialRow[i3]
-				acc11 += net_head_x_1_gradRow3[i3]
-				acc11 += net_head_x_1_gradRow4[i3]
-				acc11 += net_head_x_1_gradRow5[i3]
-				acc11 += net_head_x_1_gradRow6[i3]
-				acc11 += net_head_x_1_gradRow7[i3]
-				gNetConv2BiasPartialRow[i3] = acc11
+	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[32*j24][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
+		for i0 := range 32 {
+			for i1 := range 5 {
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j24][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j24][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j24][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j24][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j24][i1][4]
+				for i3 := range 16 {
+					acc11 := gNetConv2BiasPartialRow[i3]
+					acc11 += net_head_x_1_gradRow3[i3]
+					acc11 += net_head_x_1_gradRow4[i3]
+					acc11 += net_head_x_1_gradRow5[i3]
+					acc11 += net_head_x_1_gradRow6[i3]
+					acc11 += net_head_x_1_gradRow7[i3]
+					gNetConv2BiasPartialRow[i3] = acc11
+				}
 			}
 		}
 	}
@@ -3000,28 +3050,33 @@ type ocannlCNNBackwardPart10 struct {
 func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
 	scratch, gNetConv1BiasPartial := r21.scratch, &r21.gNetConv1BiasPartial
 	gNetConv1BiasPartial[j58] = [8]float32{}
-	// i2 unrolled by 4 and jammed into i3.
-	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j58]
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+3]
-				for i3 := range 8 {
-					acc13 := gNetConv1BiasPartialRow[i3]
-					acc13 += net_max_pool_1_x_1_gradRow3[i3]
-					acc13 += net_max_pool_1_x_1_gradRow4[i3]
-					acc13 += net_max_pool_1_x_1_gradRow5[i3]
-					acc13 += net_max_pool_1_x_1_gradRow6[i3]
-					gNetConv1BiasPartialRow[i3] = acc13
+	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j58][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j58]
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+3]
+					for i3 := range 8 {
+						acc13 := gNetConv1BiasPartialRow[i3]
+						acc13 += net_max_pool_1_x_1_gradRow3[i3]
+						acc13 += net_max_pool_1_x_1_gradRow4[i3]
+						acc13 += net_max_pool_1_x_1_gradRow5[i3]
+						acc13 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc13
+					}
 				}
-			}
-			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-				for i3 := range 8 {
-					gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
+					for i3 := range 8 {
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
 				}
 			}
 		}
@@ -4176,15 +4231,20 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			acc17 := float32(math.Inf(-1))
-			for i2 := range 10 {
-				acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+	// float32 along-rows max reduction kernel, 2048 rows of 10 elements into 2048 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+				}
+				train_cross_entropy_1_m[i0][i1][0] = acc17
 			}
-			train_cross_entropy_1_m[i0][i1][0] = acc17
 		}
 	}
 
@@ -4224,15 +4284,20 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-			acc18 := float32(0)
-			for i2 := range 10 {
-				acc18 += train_cross_entropy_1_logp_1Row2[i2]
+	// float32 along-rows add reduction kernel, 2048 rows of 10 elements into 2048 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 			}
-			train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 		}
 	}
 
@@ -4289,17 +4354,22 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc19 := float32(0)
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_1Row2 := &scratch.train_1[i0][i1]
-			for i2 := range 10 {
-				acc19 += train_1Row2[i2]
+	// float32 along-rows add reduction kernel, 1 rows of 20480 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&train_2[0], &scratch.train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc19 := float32(0)
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_1Row2 := &scratch.train_1[i0][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
+				}
 			}
 		}
+		train_2[0] = acc19
 	}
-	train_2[0] = acc19
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 2048
@@ -4559,16 +4629,21 @@ type ocannlReverserTrainLossPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserTrainLossPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
-				acc6 := float32(math.Inf(-1))
-				for i3 := range 8 {
-					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.net_attention_1_m[32*j6][0][0][0], &scratch.net_attention_1_scores[32*j6][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					}
+					scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 				}
-				scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -4586,16 +4661,21 @@ type ocannlReverserTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j7][0][0][0], &scratch.net_attention_1_ex[32*j7][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					scratch.net_attention_1_attn_1[i0+32*j7][i1][i2][0] = acc7
 				}
-				scratch.net_attention_1_attn_1[i0+32*j7][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -4706,15 +4786,20 @@ type ocannlReverserTrainLossPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
 	scratch := r10.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j10][i1]
-			acc10 := float32(0)
-			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j10][0][0], &scratch.net_layer_norm_1_x[32*j10][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j10][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0+32*j10][i1][0] = acc10
 			}
-			scratch.net_layer_norm_1_mean_1[i0+32*j10][i1][0] = acc10
 		}
 	}
 }
@@ -4731,15 +4816,20 @@ type ocannlReverserTrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserTrainLossPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j11][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j11][0][0], &scratch.net_layer_norm_1_var_1[32*j11][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j11][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0+32*j11][i1][0] = acc11
 			}
-			scratch.net_layer_norm_1_var_2[i0+32*j11][i1][0] = acc11
 		}
 	}
 }
@@ -4893,15 +4983,20 @@ type ocannlReverserTrainLossPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlReverserTrainLossPart15) Part(j16 int) {
 	scratch := r17.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j16][i1]
-			acc14 := float32(0)
-			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j16][0][0], &scratch.net_layer_norm_2_x[32*j16][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j16][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+32*j16][i1][0] = acc14
 			}
-			scratch.net_layer_norm_2_mean_1[i0+32*j16][i1][0] = acc14
 		}
 	}
 }
@@ -4918,15 +5013,20 @@ type ocannlReverserTrainLossPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlReverserTrainLossPart16) Part(j17 int) {
 	scratch := r18.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j17][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j17][0][0], &scratch.net_layer_norm_2_var_1[32*j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j17][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+32*j17][i1][0] = acc15
 			}
-			scratch.net_layer_norm_2_var_2[i0+32*j17][i1][0] = acc15
 		}
 	}
 }
@@ -6751,15 +6851,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			acc17 := float32(math.Inf(-1))
-			for i2 := range 10 {
-				acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+	// float32 along-rows max reduction kernel, 2048 rows of 10 elements into 2048 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+				}
+				train_cross_entropy_1_m[i0][i1][0] = acc17
 			}
-			train_cross_entropy_1_m[i0][i1][0] = acc17
 		}
 	}
 
@@ -6799,15 +6904,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-			acc18 := float32(0)
-			for i2 := range 10 {
-				acc18 += train_cross_entropy_1_logp_1Row2[i2]
+	// float32 along-rows add reduction kernel, 2048 rows of 10 elements into 2048 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 			}
-			train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 		}
 	}
 
@@ -6864,17 +6974,22 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc19 := float32(0)
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_1Row2 := &scratch.train_1[i0][i1]
-			for i2 := range 10 {
-				acc19 += train_1Row2[i2]
+	// float32 along-rows add reduction kernel, 1 rows of 20480 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&train_2[0], &scratch.train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc19 := float32(0)
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_1Row2 := &scratch.train_1[i0][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
+				}
 			}
 		}
+		train_2[0] = acc19
 	}
-	train_2[0] = acc19
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 2048
@@ -7006,15 +7121,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
-			acc20 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
-			for i2 := range 10 {
-				acc20 -= train_cross_entropy_1_logp_gradRow3[i2]
+	// float32 along-rows sub reduction kernel, 2048 rows of 10 elements into 2048 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				acc20 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
+				for i2 := range 10 {
+					acc20 -= train_cross_entropy_1_logp_gradRow3[i2]
+				}
+				train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc20
 			}
-			train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc20
 		}
 	}
 
@@ -7091,15 +7211,20 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		for i1 := range 8 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-			acc21 := train_cross_entropy_1_m_grad[i0][i1][0]
-			for i2 := range 10 {
-				acc21 -= train_cross_entropy_1_z_gradRow4[i2]
+	// float32 along-rows sub reduction kernel, 2048 rows of 10 elements into 2048 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			for i1 := range 8 {
+				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				acc21 := train_cross_entropy_1_m_grad[i0][i1][0]
+				for i2 := range 10 {
+					acc21 -= train_cross_entropy_1_z_gradRow4[i2]
+				}
+				train_cross_entropy_1_m_grad[i0][i1][0] = acc21
 			}
-			train_cross_entropy_1_m_grad[i0][i1][0] = acc21
 		}
 	}
 
@@ -7150,20 +7275,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 256 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
-			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
-			for i2 := range 10 {
-				acc22 := gNetLinear2B[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow4[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow5[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow6[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow7[i2]
-				gNetLinear2B[i2] = acc22
+	// float32 across-rows add reduction kernel, 2048 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce14AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 256 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
+				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
+				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
+				for i2 := range 10 {
+					acc22 := gNetLinear2B[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow4[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow5[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow7[i2]
+					gNetLinear2B[i2] = acc22
+				}
 			}
 		}
 	}
@@ -8467,16 +8597,21 @@ type ocannlReverserBackwardPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserBackwardPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
-				acc6 := float32(math.Inf(-1))
-				for i3 := range 8 {
-					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.net_attention_1_m[32*j6][0][0][0], &scratch.net_attention_1_scores[32*j6][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &scratch.net_attention_1_scores[i0+32*j6][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					}
+					scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 				}
-				scratch.net_attention_1_m[i0+32*j6][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -8494,16 +8629,21 @@ type ocannlReverserBackwardPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&scratch.net_attention_1_attn_1[32*j7][0][0][0], &scratch.net_attention_1_ex[32*j7][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0+32*j7][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					scratch.net_attention_1_attn_1[i0+32*j7][i1][i2][0] = acc7
 				}
-				scratch.net_attention_1_attn_1[i0+32*j7][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -8614,15 +8754,20 @@ type ocannlReverserBackwardPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
 	scratch := r10.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j10][i1]
-			acc10 := float32(0)
-			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_mean_1[32*j10][0][0], &scratch.net_layer_norm_1_x[32*j10][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow2 := &scratch.net_layer_norm_1_x[i0+32*j10][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
+				}
+				scratch.net_layer_norm_1_mean_1[i0+32*j10][i1][0] = acc10
 			}
-			scratch.net_layer_norm_1_mean_1[i0+32*j10][i1][0] = acc10
 		}
 	}
 }
@@ -8639,15 +8784,20 @@ type ocannlReverserBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlReverserBackwardPart10) Part(j11 int) {
 	scratch := r11.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j11][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_1_var_2[32*j11][0][0], &scratch.net_layer_norm_1_var_1[32*j11][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+32*j11][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_1_var_2[i0+32*j11][i1][0] = acc11
 			}
-			scratch.net_layer_norm_1_var_2[i0+32*j11][i1][0] = acc11
 		}
 	}
 }
@@ -8801,15 +8951,20 @@ type ocannlReverserBackwardPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlReverserBackwardPart15) Part(j16 int) {
 	scratch := r17.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j16][i1]
-			acc14 := float32(0)
-			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_mean_1[32*j16][0][0], &scratch.net_layer_norm_2_x[32*j16][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+32*j16][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				scratch.net_layer_norm_2_mean_1[i0+32*j16][i1][0] = acc14
 			}
-			scratch.net_layer_norm_2_mean_1[i0+32*j16][i1][0] = acc14
 		}
 	}
 }
@@ -8826,15 +8981,20 @@ type ocannlReverserBackwardPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlReverserBackwardPart16) Part(j17 int) {
 	scratch := r18.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j17][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_layer_norm_2_var_2[32*j17][0][0], &scratch.net_layer_norm_2_var_1[32*j17][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+32*j17][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+32*j17][i1][0] = acc15
 			}
-			scratch.net_layer_norm_2_var_2[i0+32*j17][i1][0] = acc15
 		}
 	}
 }
@@ -8976,21 +9136,26 @@ type ocannlReverserBackwardPart20 struct {
 func (r24 *ocannlReverserBackwardPart20) Part(j21 int) {
 	scratch, gNetLayerNorm2BetaPartial := r24.scratch, &r24.gNetLayerNorm2BetaPartial
 	gNetLayerNorm2BetaPartial[j21] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j21]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j21][i1]
-			net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j21][i1+1]
-			net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j21][i1+2]
-			net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j21][i1+3]
-			for i2 := range 32 {
-				acc24 := gNetLayerNorm2BetaPartialRow[i2]
-				acc24 += net_x2_gradRow3[i2]
-				acc24 += net_x2_gradRow4[i2]
-				acc24 += net_x2_gradRow5[i2]
-				acc24 += net_x2_gradRow6[i2]
-				gNetLayerNorm2BetaPartialRow[i2] = acc24
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLayerNorm2BetaPartial[j21][0], &scratch.net_x2_grad[32*j21][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j21]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j21][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j21][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j21][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j21][i1+3]
+				for i2 := range 32 {
+					acc24 := gNetLayerNorm2BetaPartialRow[i2]
+					acc24 += net_x2_gradRow3[i2]
+					acc24 += net_x2_gradRow4[i2]
+					acc24 += net_x2_gradRow5[i2]
+					acc24 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc24
+				}
 			}
 		}
 	}
@@ -9008,17 +9173,22 @@ type ocannlReverserBackwardPart21 struct {
 // Part runs part j23 of the nest (0 <= j23 < 8).
 func (r25 *ocannlReverserBackwardPart21) Part(j23 int) {
 	scratch := r25.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j23][i1]
-			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j23][i1]
-			v := scratch.net_x2_3[i0+32*j23][i1][0] * scratch.net_x2_3[i0+32*j23][i1][0]
-			acc26 := scratch.net_x2_3_grad[i0+32*j23][i1][0]
-			for i2 := range 32 {
-				acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_x2_3_grad[32*j23][0][0], &scratch.net_x2_4_grad[32*j23][0][0], &scratch.net_x2_1[32*j23][0][0], &scratch.net_x2_3[32*j23][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j23][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+32*j23][i1]
+				v := scratch.net_x2_3[i0+32*j23][i1][0] * scratch.net_x2_3[i0+32*j23][i1][0]
+				acc26 := scratch.net_x2_3_grad[i0+32*j23][i1][0]
+				for i2 := range 32 {
+					acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				}
+				scratch.net_x2_3_grad[i0+32*j23][i1][0] = acc26
 			}
-			scratch.net_x2_3_grad[i0+32*j23][i1][0] = acc26
 		}
 	}
 }
@@ -9037,25 +9207,30 @@ type ocannlReverserBackwardPart22 struct {
 func (r26 *ocannlReverserBackwardPart22) Part(j24 int) {
 	scratch, gNetLayerNorm2GammaPartial := r26.scratch, &r26.gNetLayerNorm2GammaPartial
 	gNetLayerNorm2GammaPartial[j24] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j24]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j24][i1]
-			net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1]
-			net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j24][i1+1]
-			net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+1]
-			net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j24][i1+2]
-			net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+2]
-			net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j24][i1+3]
-			net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+3]
-			for i2 := range 32 {
-				acc27 := gNetLayerNorm2GammaPartialRow[i2]
-				acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-				acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-				acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-				acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-				gNetLayerNorm2GammaPartialRow[i2] = acc27
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&gNetLayerNorm2GammaPartial[j24][0], &scratch.net_x2_1_grad[32*j24][0][0], &scratch.net_layer_norm_2_centered[32*j24][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j24]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j24][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j24][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j24][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j24][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j24][i1+3]
+				for i2 := range 32 {
+					acc27 := gNetLayerNorm2GammaPartialRow[i2]
+					acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc27 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc27 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc27 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2GammaPartialRow[i2] = acc27
+				}
 			}
 		}
 	}
@@ -9073,15 +9248,20 @@ type ocannlReverserBackwardPart23 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlReverserBackwardPart23) Part(j26 int) {
 	scratch := r27.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j26][i1]
-			acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j26][i1][0]
-			for i2 := range 32 {
-				acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_grad[32*j26][0][0], &scratch.net_layer_norm_2_centered_grad[32*j26][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j26][i1]
+				acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j26][i1][0]
+				for i2 := range 32 {
+					acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_2_mean_grad[i0+32*j26][i1][0] = acc29
 			}
-			scratch.net_layer_norm_2_mean_grad[i0+32*j26][i1][0] = acc29
 		}
 	}
 }
@@ -9100,21 +9280,26 @@ type ocannlReverserBackwardPart24 struct {
 func (r28 *ocannlReverserBackwardPart24) Part(j27 int) {
 	scratch, gNetLinear1BPartial := r28.scratch, &r28.gNetLinear1BPartial
 	gNetLinear1BPartial[j27] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLinear1BPartialRow := &gNetLinear1BPartial[j27]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1]
-			net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+1]
-			net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+2]
-			net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+3]
-			for i2 := range 32 {
-				acc30 := gNetLinear1BPartialRow[i2]
-				acc30 += net_layer_norm_2_x_2_gradRow3[i2]
-				acc30 += net_layer_norm_2_x_2_gradRow4[i2]
-				acc30 += net_layer_norm_2_x_2_gradRow5[i2]
-				acc30 += net_layer_norm_2_x_2_gradRow6[i2]
-				gNetLinear1BPartialRow[i2] = acc30
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLinear1BPartial[j27][0], &scratch.net_layer_norm_2_x_2_grad[32*j27][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j27]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j27][i1+3]
+				for i2 := range 32 {
+					acc30 := gNetLinear1BPartialRow[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc30 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1BPartialRow[i2] = acc30
+				}
 			}
 		}
 	}
@@ -9283,21 +9468,26 @@ type ocannlReverserBackwardPart29 struct {
 func (r35 *ocannlReverserBackwardPart29) Part(j33 int) {
 	scratch, gNetDense1BPartial := r35.scratch, &r35.gNetDense1BPartial
 	gNetDense1BPartial[j33] = [64]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetDense1BPartialRow := &gNetDense1BPartial[j33]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1]
-			net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+1]
-			net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+2]
-			net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+3]
-			for i2 := range 64 {
-				acc33 := gNetDense1BPartialRow[i2]
-				acc33 += net_linear_1_x_2_gradRow3[i2]
-				acc33 += net_linear_1_x_2_gradRow4[i2]
-				acc33 += net_linear_1_x_2_gradRow5[i2]
-				acc33 += net_linear_1_x_2_gradRow6[i2]
-				gNetDense1BPartialRow[i2] = acc33
+	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce19AVX2(&gNetDense1BPartial[j33][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetDense1BPartialRow := &gNetDense1BPartial[j33]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1+3]
+				for i2 := range 64 {
+					acc33 := gNetDense1BPartialRow[i2]
+					acc33 += net_linear_1_x_2_gradRow3[i2]
+					acc33 += net_linear_1_x_2_gradRow4[i2]
+					acc33 += net_linear_1_x_2_gradRow5[i2]
+					acc33 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc33
+				}
 			}
 		}
 	}
@@ -9397,21 +9587,26 @@ type ocannlReverserBackwardPart32 struct {
 func (r38 *ocannlReverserBackwardPart32) Part(j37 int) {
 	scratch, gNetLayerNorm1BetaPartial := r38.scratch, &r38.gNetLayerNorm1BetaPartial
 	gNetLayerNorm1BetaPartial[j37] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j37]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j37][i1]
-			net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j37][i1+1]
-			net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j37][i1+2]
-			net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j37][i1+3]
-			for i2 := range 32 {
-				acc36 := gNetLayerNorm1BetaPartialRow[i2]
-				acc36 += net_x1_gradRow4[i2]
-				acc36 += net_x1_gradRow5[i2]
-				acc36 += net_x1_gradRow6[i2]
-				acc36 += net_x1_gradRow7[i2]
-				gNetLayerNorm1BetaPartialRow[i2] = acc36
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j37][0], &scratch.net_x1_grad[32*j37][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j37]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j37][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j37][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j37][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j37][i1+3]
+				for i2 := range 32 {
+					acc36 := gNetLayerNorm1BetaPartialRow[i2]
+					acc36 += net_x1_gradRow4[i2]
+					acc36 += net_x1_gradRow5[i2]
+					acc36 += net_x1_gradRow6[i2]
+					acc36 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc36
+				}
 			}
 		}
 	}
@@ -9429,17 +9624,22 @@ type ocannlReverserBackwardPart33 struct {
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r39 *ocannlReverserBackwardPart33) Part(j39 int) {
 	scratch := r39.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j39][i1]
-			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j39][i1]
-			v2 := scratch.net_x1_3[i0+32*j39][i1][0] * scratch.net_x1_3[i0+32*j39][i1][0]
-			acc38 := scratch.net_x1_3_grad[i0+32*j39][i1][0]
-			for i2 := range 32 {
-				acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j39][0][0], &scratch.net_x1_4_grad[32*j39][0][0], &scratch.net_x1_1[32*j39][0][0], &scratch.net_x1_3[32*j39][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j39][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j39][i1]
+				v2 := scratch.net_x1_3[i0+32*j39][i1][0] * scratch.net_x1_3[i0+32*j39][i1][0]
+				acc38 := scratch.net_x1_3_grad[i0+32*j39][i1][0]
+				for i2 := range 32 {
+					acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+				}
+				scratch.net_x1_3_grad[i0+32*j39][i1][0] = acc38
 			}
-			scratch.net_x1_3_grad[i0+32*j39][i1][0] = acc38
 		}
 	}
 }
@@ -9458,25 +9658,30 @@ type ocannlReverserBackwardPart34 struct {
 func (r40 *ocannlReverserBackwardPart34) Part(j40 int) {
 	scratch, gNetLayerNorm1GammaPartial := r40.scratch, &r40.gNetLayerNorm1GammaPartial
 	gNetLayerNorm1GammaPartial[j40] = [32]float32{}
-	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j40]
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j40][i1]
-			net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1]
-			net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j40][i1+1]
-			net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+1]
-			net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j40][i1+2]
-			net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+2]
-			net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j40][i1+3]
-			net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+3]
-			for i2 := range 32 {
-				acc39 := gNetLayerNorm1GammaPartialRow[i2]
-				acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-				acc39 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-				acc39 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-				acc39 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-				gNetLayerNorm1GammaPartialRow[i2] = acc39
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j40][0], &scratch.net_x1_1_grad[32*j40][0][0], &scratch.net_layer_norm_1_centered[32*j40][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j40]
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j40][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j40][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j40][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j40][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j40][i1+3]
+				for i2 := range 32 {
+					acc39 := gNetLayerNorm1GammaPartialRow[i2]
+					acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc39 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc39 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc39 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc39
+				}
 			}
 		}
 	}
@@ -9494,15 +9699,20 @@ type ocannlReverserBackwardPart35 struct {
 // Part runs part j42 of the nest (0 <= j42 < 8).
 func (r41 *ocannlReverserBackwardPart35) Part(j42 int) {
 	scratch := r41.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j42][i1]
-			acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j42][i1][0]
-			for i2 := range 32 {
-				acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j42][0][0], &scratch.net_layer_norm_1_centered_grad[32*j42][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j42][i1]
+				acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j42][i1][0]
+				for i2 := range 32 {
+					acc41 -= net_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_1_mean_grad[i0+32*j42][i1][0] = acc41
 			}
-			scratch.net_layer_norm_1_mean_grad[i0+32*j42][i1][0] = acc41
 		}
 	}
 }
@@ -9686,18 +9896,23 @@ type ocannlReverserBackwardPart40 struct {
 // Part runs part j47 of the nest (0 <= j47 < 8).
 func (r46 *ocannlReverserBackwardPart40) Part(j47 int) {
 	scratch := r46.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j47][i1][i2]
-				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j47][i1][i2]
-				v3 := scratch.net_attention_1_attn_1[i0+32*j47][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j47][i1][i2][0]
-				acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j47][i1][i2][0]
-				for i3 := range 8 {
-					acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j47][0][0][0], &scratch.net_attention_1_attn_grad[32*j47][0][0][0], &scratch.net_attention_1_ex[32*j47][0][0][0], &scratch.net_attention_1_attn_1[32*j47][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j47][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j47][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+32*j47][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j47][i1][i2][0]
+					acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j47][i1][i2][0]
+					for i3 := range 8 {
+						acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+					}
+					scratch.net_attention_1_attn_1_grad[i0+32*j47][i1][i2][0] = acc43
 				}
-				scratch.net_attention_1_attn_1_grad[i0+32*j47][i1][i2][0] = acc43
 			}
 		}
 	}
@@ -9715,16 +9930,21 @@ type ocannlReverserBackwardPart41 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r47 *ocannlReverserBackwardPart41) Part(j48 int) {
 	scratch := r47.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j48][i1][i2]
-				acc44 := scratch.net_attention_1_m_grad[i0+32*j48][i1][i2][0]
-				for i3 := range 8 {
-					acc44 -= net_attention_1_ex_1_gradRow3[i3]
+	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j48][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j48][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j48][i1][i2]
+					acc44 := scratch.net_attention_1_m_grad[i0+32*j48][i1][i2][0]
+					for i3 := range 8 {
+						acc44 -= net_attention_1_ex_1_gradRow3[i3]
+					}
+					scratch.net_attention_1_m_grad[i0+32*j48][i1][i2][0] = acc44
 				}
-				scratch.net_attention_1_m_grad[i0+32*j48][i1][i2][0] = acc44
 			}
 		}
 	}
@@ -10105,12 +10325,17 @@ type ocannlReverserBackwardPart50 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
 	gNetPos, scratch := r58.gNetPos, r58.scratch
-	for i0 := range 256 {
-		for i1 := range 1 {
-			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j57]
-			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j57 : 32*i1+32*j57+32])
-			for i2 := range 32 {
-				gNetPosRow[i2] += net_h_gradRow6[i2]
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce22AVX2(&gNetPos[32*j57], &scratch.net_h_grad[0][j57][0])
+	} else {
+		for i0 := range 256 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j57]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j57 : 32*i1+32*j57+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
 			}
 		}
 	}

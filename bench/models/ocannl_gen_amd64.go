@@ -835,3 +835,118 @@ func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //
 //go:noescape
 func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce0AVX2(c *float32, x0 *float32)
+
+// ocannlReduce1AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce1AVX2(c *float32, x0 *float32)
+
+// ocannlReduce2AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1024 elements.
+//
+//go:noescape
+func ocannlReduce2AVX2(c *float32, x0 *float32)
+
+// ocannlReduce3AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce3AVX2(c *float32, x0 *float32)
+
+// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce4AVX2(c *float32, x0 *float32)
+
+// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 800 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce5AVX2(c *float32, x0 *float32)
+
+// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 3200 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce6AVX2(c *float32, x0 *float32)
+
+// ocannlReduce7AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 1024 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce7AVX2(c *float32, x0 *float32)
+
+// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1024 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce8AVX2(c *float32, x0 *float32)
+
+// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce9AVX2(c *float32, x0 *float32)
+
+// ocannlReduce10AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 2048 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce10AVX2(c *float32, x0 *float32)
+
+// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 2048 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce11AVX2(c *float32, x0 *float32)
+
+// ocannlReduce12AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 20480 elements.
+//
+//go:noescape
+func ocannlReduce12AVX2(c *float32, x0 *float32)
+
+// ocannlReduce13AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 2048 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce13AVX2(c *float32, x0 *float32)
+
+// ocannlReduce14AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 2048 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce14AVX2(c *float32, x0 *float32)
+
+// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce15AVX2(c *float32, x0 *float32)
+
+// ocannlReduce16AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce18AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce18AVX2(c *float32, x0 *float32)
+
+// ocannlReduce19AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce19AVX2(c *float32, x0 *float32)
+
+// ocannlReduce20AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 1024 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce21AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 1024 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce21AVX2(c *float32, x0 *float32)
+
+// ocannlReduce22AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce22AVX2(c *float32, x0 *float32)

@@ -633,3 +633,98 @@ func ocannlMap55AVX2(c, x0, x1, x2 *float32) {
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap56AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+
+// ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }
+
+// ocannlReduce1AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce1AVX2 called without assembly") }
+
+// ocannlReduce2AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 called without assembly") }
+
+// ocannlReduce3AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
+
+// ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
+
+// ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
+
+// ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
+
+// ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
+
+// ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
+
+// ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
+
+// ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
+}
+
+// ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
+}
+
+// ocannlReduce12AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce12AVX2 called without assembly")
+}
+
+// ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
+}
+
+// ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
+}
+
+// ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
+}
+
+// ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce16AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
+}
+
+// ocannlReduce17AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce17AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce17AVX2 called without assembly")
+}
+
+// ocannlReduce18AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce18AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce18AVX2 called without assembly")
+}
+
+// ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce19AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
+}
+
+// ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce20AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
+}
+
+// ocannlReduce21AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce21AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce21AVX2 called without assembly")
+}
+
+// ocannlReduce22AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce22AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce22AVX2 called without assembly")
+}

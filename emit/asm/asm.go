@@ -60,11 +60,13 @@ type Set struct {
 	index  map[Spec]int
 	maps   []MapSpec
 	mindex map[string]int
+	reds   []ReduceSpec // reduction kernels (reduce.go), AVX2 tier only
+	rindex map[string]int
 }
 
 // NewSet returns an empty set emitting the given tiers (best first).
 func NewSet(tiers ...Config) *Set {
-	return &Set{tiers: tiers, index: map[Spec]int{}, mindex: map[string]int{}}
+	return &Set{tiers: tiers, index: map[Spec]int{}, mindex: map[string]int{}, rindex: map[string]int{}}
 }
 
 // AddMap returns the index of the pointwise kernel m in the set, adding
@@ -100,7 +102,7 @@ func (s *Set) Add(sp Spec) int {
 func (s *Set) Name(i int, t Config) string { return fmt.Sprintf("ocannlGemm%d%s", i, t.Tier) }
 
 // Len is the number of kernels.
-func (s *Set) Len() int { return len(s.specs) + len(s.maps) }
+func (s *Set) Len() int { return len(s.specs) + len(s.maps) + len(s.reds) }
 
 // Files renders the set for package pkg: file name -> content (all three
 // files, or none when the set is empty). The output is deterministic.
@@ -111,6 +113,8 @@ func (s *Set) Files(pkg string) (map[string][]byte, error) {
 	c := build.NewContext()
 	c.ConstraintExpr("amd64,gc,!purego")
 	need32, need64 := s.maskNeeds()
+	r32, r64 := s.reduceMaskNeeds()
+	need32, need64 = need32 || r32, need64 || r64
 	tab32, tab64 := maskTables(c, need32, need64)
 	ctab, coff := s.constTables(c)
 	tierOf := s.emitKernels(c, tab32, tab64, ctab, coff)
@@ -200,6 +204,7 @@ func (s *Set) constTables(c *build.Context) (map[string]operand.Mem, map[string]
 				vals = append(vals, s.maps[i].constants()...)
 			}
 		}
+		vals = append(vals, s.reduceConsts(elem)...)
 		if len(vals) == 0 {
 			continue
 		}
@@ -255,6 +260,7 @@ func (s *Set) emitKernels(c *build.Context, tab32, tab64 operand.Mem, ctab map[s
 			emitMap(c, t, m, s.MapName(i, t), tab, ctab[m.Elem], coff[m.Elem])
 			tierOf[s.MapName(i, t)] = t.Tier
 		}
+		s.emitReduces(c, t, tab32, tab64, ctab, coff, tierOf)
 	}
 	return tierOf
 }
@@ -361,6 +367,7 @@ func (s *Set) other(pkg string) ([]byte, error) {
 			fmt.Fprintf(&b, "\n// %s stands in for the assembly kernel; it is never called.\nfunc %s(%s *%s) { panic(\"ocannlgen: %s called without assembly\") }\n", n, n, strings.Join(params, ", "), m.Elem, n)
 		}
 	}
+	s.otherReduces(&b)
 	out, err := format.Source(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("asm: formatting %s: %w", OtherFile, err)

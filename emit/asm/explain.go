@@ -48,6 +48,9 @@ func explainNest(p *loopir.Program, f *loopir.For, elem string, tiers []Config) 
 		if m := ClassifyMap(p, loops, st, elem); m != nil {
 			return m.Spec.Describe(tiers...) + outerDesc(m.Outer) + "; Go loops when the tier is off"
 		}
+		if r := ClassifyReduce(p, loops, st, elem); r != nil {
+			return r.Spec.Describe() + outerDesc(r.Outer) + "; Go loops when the tier is off"
+		}
 		return "Go loops (" + whyNot(p, loops, st, elem) + ")"
 	}
 	return n.Spec.Describe(tiers...) + outerDesc(n.Outer) + "; Go loops when the tier is off"
@@ -68,7 +71,11 @@ func outerDesc(loops []*loopir.For) string {
 // whyNot names the first condition a nest fails.
 func whyNot(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) string {
 	ap, ok := st.Value.(*loopir.Apply)
+	isProd := ok && ap.Prim == "mul" && len(ap.Args) == 2
 	switch {
+	case st.Accumulate && redAccums[st.Accum] && !isProd:
+		return fmt.Sprintf("no reduction kernel: it needs a reduced axis of unit stride in the operands (at least %d long) or a kept one in C (at least %d), "+
+			"an expression over the pointwise primitives and %d elements per call", minReduceN, minAcrossN, MinReduceElems)
 	case !st.Accumulate || st.Accum != "add":
 		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(MinMapElems) + " elements (" + fmt.Sprint(MinCostlyMapElems) + " with exp, log or tanh) over the supported primitives, fitting the registers"
 	case !ok || ap.Prim != "mul" || len(ap.Args) != 2:

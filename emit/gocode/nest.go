@@ -660,6 +660,9 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 	if calls == nil {
 		calls, note = k.asmMapNest(loops, st, init)
 	}
+	if calls == nil {
+		calls, note = k.asmReduceNest(loops, st, init)
+	}
 	code, err := k.chainGo(loops, st, init)
 	if calls == nil || err != nil {
 		return code, err

@@ -266,7 +266,10 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if calls == nil && fill == nil {
 		calls, note = k.asmMapNest(loops2, st2, init)
 	}
-	if calls == nil && k.asm != nil && (asm.Classify(k.p, loops, st, k.elem, false) != nil || fill == nil && init == nil && asm.ClassifyMap(k.p, loops, st, k.elem) != nil) {
+	if calls == nil && fill == nil {
+		calls, note = k.asmReduceNest(loops2, st2, init)
+	}
+	if calls == nil && k.asm != nil && (asm.Classify(k.p, loops, st, k.elem, false) != nil || fill == nil && init == nil && asm.ClassifyMap(k.p, loops, st, k.elem) != nil || fill == nil && k.wholeReduceKernel(loops, st)) {
 		// The parts would lose the assembly kernel the whole nest has
 		// (too small once split): keep the nest serial.
 		return nil, false, nil
@@ -497,13 +500,16 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 		Value: splitExpr(st.Value, split.Var, part, size), Accum: st.Accum, Accumulate: true}
 	k.free, k.parPre = map[int]bool{part: true}, nil
 	calls, note := k.asmNest(loops2, st2, nil)
+	if calls == nil {
+		calls, note = k.asmReduceNest(loops2, st2, nil)
+	}
 	goCode, err := k.chainGo(loops2, st2, nil)
 	k.free, k.parPre = nil, nil
 	k.p.Tensors, k.ts = k.p.Tensors[:nt], k.ts[:nt]
 	if err != nil {
 		return nil, false, err
 	}
-	if calls == nil && k.asm != nil && asm.Classify(k.p, loops, st, k.elem, false) != nil {
+	if calls == nil && (k.asm != nil && asm.Classify(k.p, loops, st, k.elem, false) != nil || k.wholeReduceKernel(loops, st)) {
 		return nil, false, nil // the parts would lose the whole nest's assembly kernel
 	}
 	body := goCode

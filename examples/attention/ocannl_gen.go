@@ -1154,16 +1154,21 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow2 := &net_attention_1_scores[i0][i1][i2]
-				acc6 := float32(math.Inf(-1))
-				for i3 := range 8 {
-					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &net_attention_1_scores[i0][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					}
+					net_attention_1_m[i0][i1][i2][0] = acc6
 				}
-				net_attention_1_m[i0][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -1208,16 +1213,21 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&net_attention_1_attn_1[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					net_attention_1_attn_1[i0][i1][i2][0] = acc7
 				}
-				net_attention_1_attn_1[i0][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -1331,15 +1341,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &net_layer_norm_1_x[i0][i1]
-			acc10 := float32(0)
-			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_layer_norm_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow2 := &net_layer_norm_1_x[i0][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
+				}
+				net_layer_norm_1_mean_1[i0][i1][0] = acc10
 			}
-			net_layer_norm_1_mean_1[i0][i1][0] = acc10
 		}
 	}
 
@@ -1390,15 +1405,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
+				}
+				net_layer_norm_1_var_2[i0][i1][0] = acc11
 			}
-			net_layer_norm_1_var_2[i0][i1][0] = acc11
 		}
 	}
 
@@ -1585,15 +1605,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &net_layer_norm_2_x[i0][i1]
-			acc14 := float32(0)
-			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&net_layer_norm_2_mean_1[0][0][0], &net_layer_norm_2_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &net_layer_norm_2_x[i0][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				net_layer_norm_2_mean_1[i0][i1][0] = acc14
 			}
-			net_layer_norm_2_mean_1[i0][i1][0] = acc14
 		}
 	}
 
@@ -1644,15 +1669,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &net_layer_norm_2_var_1[i0][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&net_layer_norm_2_var_2[0][0][0], &net_layer_norm_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &net_layer_norm_2_var_1[i0][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				net_layer_norm_2_var_2[i0][i1][0] = acc15
 			}
-			net_layer_norm_2_var_2[i0][i1][0] = acc15
 		}
 	}
 
@@ -1785,15 +1815,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0][i1]
-			acc17 := float32(math.Inf(-1))
-			for i2 := range 10 {
-				acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+				}
+				train_cross_entropy_1_m[i0][i1][0] = acc17
 			}
-			train_cross_entropy_1_m[i0][i1][0] = acc17
 		}
 	}
 
@@ -1833,15 +1868,20 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0][i1]
-			acc18 := float32(0)
-			for i2 := range 10 {
-				acc18 += train_cross_entropy_1_logp_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 			}
-			train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 		}
 	}
 
@@ -1898,17 +1938,22 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc19 := float32(0)
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_1Row2 := &train_1[i0][i1]
-			for i2 := range 10 {
-				acc19 += train_1Row2[i2]
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&train_2[0], &train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc19 := float32(0)
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_1Row2 := &train_1[i0][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
+				}
 			}
 		}
+		train_2[0] = acc19
 	}
-	train_2[0] = acc19
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 256
@@ -3429,16 +3474,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow2 := &net_attention_1_scores[i0][i1][i2]
-				acc6 := float32(math.Inf(-1))
-				for i3 := range 8 {
-					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+	// float32 along-rows max reduction kernel, 1024 rows of 8 elements into 1024 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &net_attention_1_scores[i0][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					}
+					net_attention_1_m[i0][i1][i2][0] = acc6
 				}
-				net_attention_1_m[i0][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -3483,16 +3533,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&net_attention_1_attn_1[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					net_attention_1_attn_1[i0][i1][i2][0] = acc7
 				}
-				net_attention_1_attn_1[i0][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -3606,15 +3661,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &net_layer_norm_1_x[i0][i1]
-			acc10 := float32(0)
-			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_layer_norm_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow2 := &net_layer_norm_1_x[i0][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
+				}
+				net_layer_norm_1_mean_1[i0][i1][0] = acc10
 			}
-			net_layer_norm_1_mean_1[i0][i1][0] = acc10
 		}
 	}
 
@@ -3665,15 +3725,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
+				}
+				net_layer_norm_1_var_2[i0][i1][0] = acc11
 			}
-			net_layer_norm_1_var_2[i0][i1][0] = acc11
 		}
 	}
 
@@ -3860,15 +3925,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &net_layer_norm_2_x[i0][i1]
-			acc14 := float32(0)
-			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&net_layer_norm_2_mean_1[0][0][0], &net_layer_norm_2_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &net_layer_norm_2_x[i0][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				net_layer_norm_2_mean_1[i0][i1][0] = acc14
 			}
-			net_layer_norm_2_mean_1[i0][i1][0] = acc14
 		}
 	}
 
@@ -3919,15 +3989,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &net_layer_norm_2_var_1[i0][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&net_layer_norm_2_var_2[0][0][0], &net_layer_norm_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &net_layer_norm_2_var_1[i0][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				net_layer_norm_2_var_2[i0][i1][0] = acc15
 			}
-			net_layer_norm_2_var_2[i0][i1][0] = acc15
 		}
 	}
 
@@ -4060,15 +4135,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0][i1]
-			acc17 := float32(math.Inf(-1))
-			for i2 := range 10 {
-				acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0][i1]
+				acc17 := float32(math.Inf(-1))
+				for i2 := range 10 {
+					acc17 = max(acc17, train_cross_entropy_1_logitsRow2[i2])
+				}
+				train_cross_entropy_1_m[i0][i1][0] = acc17
 			}
-			train_cross_entropy_1_m[i0][i1][0] = acc17
 		}
 	}
 
@@ -4108,15 +4188,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0][i1]
-			acc18 := float32(0)
-			for i2 := range 10 {
-				acc18 += train_cross_entropy_1_logp_1Row2[i2]
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0][i1]
+				acc18 := float32(0)
+				for i2 := range 10 {
+					acc18 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 			}
-			train_cross_entropy_1_logp_2[i0][i1][0] = acc18
 		}
 	}
 
@@ -4173,17 +4258,22 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc19 := float32(0)
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_1Row2 := &train_1[i0][i1]
-			for i2 := range 10 {
-				acc19 += train_1Row2[i2]
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&train_2[0], &train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc19 := float32(0)
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_1Row2 := &train_1[i0][i1]
+				for i2 := range 10 {
+					acc19 += train_1Row2[i2]
+				}
 			}
 		}
+		train_2[0] = acc19
 	}
-	train_2[0] = acc19
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 256
@@ -4278,15 +4368,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
-			acc20 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
-			for i2 := range 10 {
-				acc20 -= train_cross_entropy_1_logp_gradRow3[i2]
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
+				acc20 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
+				for i2 := range 10 {
+					acc20 -= train_cross_entropy_1_logp_gradRow3[i2]
+				}
+				train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc20
 			}
-			train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc20
 		}
 	}
 
@@ -4363,15 +4458,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0][i1]
-			acc21 := train_cross_entropy_1_m_grad[i0][i1][0]
-			for i2 := range 10 {
-				acc21 -= train_cross_entropy_1_z_gradRow4[i2]
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0][i1]
+				acc21 := train_cross_entropy_1_m_grad[i0][i1][0]
+				for i2 := range 10 {
+					acc21 -= train_cross_entropy_1_z_gradRow4[i2]
+				}
+				train_cross_entropy_1_m_grad[i0][i1][0] = acc21
 			}
-			train_cross_entropy_1_m_grad[i0][i1][0] = acc21
 		}
 	}
 
@@ -4422,20 +4522,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0][i1]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0][i1+1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0][i1+2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0][i1+3]
-			for i2 := range 10 {
-				acc22 := gNetLinear2B[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow4[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow5[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow6[i2]
-				acc22 += train_cross_entropy_1_logits_gradRow7[i2]
-				gNetLinear2B[i2] = acc22
+	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&gNetLinear2B[0], &train_cross_entropy_1_logits_grad[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0][i1+1]
+				train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0][i1+2]
+				train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0][i1+3]
+				for i2 := range 10 {
+					acc22 := gNetLinear2B[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow4[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow5[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc22 += train_cross_entropy_1_logits_gradRow7[i2]
+					gNetLinear2B[i2] = acc22
+				}
 			}
 		}
 	}
@@ -4520,20 +4625,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_gradRow3 := &net_x2_grad[i0][i1]
-			net_x2_gradRow4 := &net_x2_grad[i0][i1+1]
-			net_x2_gradRow5 := &net_x2_grad[i0][i1+2]
-			net_x2_gradRow6 := &net_x2_grad[i0][i1+3]
-			for i2 := range 32 {
-				acc24 := gNetLayerNorm2Beta[i2]
-				acc24 += net_x2_gradRow3[i2]
-				acc24 += net_x2_gradRow4[i2]
-				acc24 += net_x2_gradRow5[i2]
-				acc24 += net_x2_gradRow6[i2]
-				gNetLayerNorm2Beta[i2] = acc24
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&gNetLayerNorm2Beta[0], &net_x2_grad[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &net_x2_grad[i0][i1]
+				net_x2_gradRow4 := &net_x2_grad[i0][i1+1]
+				net_x2_gradRow5 := &net_x2_grad[i0][i1+2]
+				net_x2_gradRow6 := &net_x2_grad[i0][i1+3]
+				for i2 := range 32 {
+					acc24 := gNetLayerNorm2Beta[i2]
+					acc24 += net_x2_gradRow3[i2]
+					acc24 += net_x2_gradRow4[i2]
+					acc24 += net_x2_gradRow5[i2]
+					acc24 += net_x2_gradRow6[i2]
+					gNetLayerNorm2Beta[i2] = acc24
+				}
 			}
 		}
 	}
@@ -4558,17 +4668,22 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow3 := &net_x2_4_grad[i0][i1]
-			net_x2_1Row3 := &net_x2_1[i0][i1]
-			v := net_x2_3[i0][i1][0] * net_x2_3[i0][i1][0]
-			acc25 := net_x2_3_grad[i0][i1][0]
-			for i2 := range 32 {
-				acc25 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&net_x2_3_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_4_gradRow3 := &net_x2_4_grad[i0][i1]
+				net_x2_1Row3 := &net_x2_1[i0][i1]
+				v := net_x2_3[i0][i1][0] * net_x2_3[i0][i1][0]
+				acc25 := net_x2_3_grad[i0][i1][0]
+				for i2 := range 32 {
+					acc25 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				}
+				net_x2_3_grad[i0][i1][0] = acc25
 			}
-			net_x2_3_grad[i0][i1][0] = acc25
 		}
 	}
 
@@ -4606,24 +4721,29 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_1_gradRow2 := &net_x2_1_grad[i0][i1]
-			net_layer_norm_2_centeredRow4 := &net_layer_norm_2_centered[i0][i1]
-			net_x2_1_gradRow3 := &net_x2_1_grad[i0][i1+1]
-			net_layer_norm_2_centeredRow5 := &net_layer_norm_2_centered[i0][i1+1]
-			net_x2_1_gradRow4 := &net_x2_1_grad[i0][i1+2]
-			net_layer_norm_2_centeredRow6 := &net_layer_norm_2_centered[i0][i1+2]
-			net_x2_1_gradRow5 := &net_x2_1_grad[i0][i1+3]
-			net_layer_norm_2_centeredRow7 := &net_layer_norm_2_centered[i0][i1+3]
-			for i2 := range 32 {
-				acc26 := gNetLayerNorm2Gamma[i2]
-				acc26 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
-				acc26 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
-				acc26 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
-				acc26 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
-				gNetLayerNorm2Gamma[i2] = acc26
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&gNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_1_gradRow2 := &net_x2_1_grad[i0][i1]
+				net_layer_norm_2_centeredRow4 := &net_layer_norm_2_centered[i0][i1]
+				net_x2_1_gradRow3 := &net_x2_1_grad[i0][i1+1]
+				net_layer_norm_2_centeredRow5 := &net_layer_norm_2_centered[i0][i1+1]
+				net_x2_1_gradRow4 := &net_x2_1_grad[i0][i1+2]
+				net_layer_norm_2_centeredRow6 := &net_layer_norm_2_centered[i0][i1+2]
+				net_x2_1_gradRow5 := &net_x2_1_grad[i0][i1+3]
+				net_layer_norm_2_centeredRow7 := &net_layer_norm_2_centered[i0][i1+3]
+				for i2 := range 32 {
+					acc26 := gNetLayerNorm2Gamma[i2]
+					acc26 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
+					acc26 += net_x2_1_gradRow3[i2] * net_layer_norm_2_centeredRow5[i2]
+					acc26 += net_x2_1_gradRow4[i2] * net_layer_norm_2_centeredRow6[i2]
+					acc26 += net_x2_1_gradRow5[i2] * net_layer_norm_2_centeredRow7[i2]
+					gNetLayerNorm2Gamma[i2] = acc26
+				}
 			}
 		}
 	}
@@ -4730,15 +4850,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow5 := &net_layer_norm_2_centered_grad[i0][i1]
-			acc27 := net_layer_norm_2_mean_grad[i0][i1][0]
-			for i2 := range 32 {
-				acc27 -= net_layer_norm_2_centered_gradRow5[i2]
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&net_layer_norm_2_mean_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow5 := &net_layer_norm_2_centered_grad[i0][i1]
+				acc27 := net_layer_norm_2_mean_grad[i0][i1][0]
+				for i2 := range 32 {
+					acc27 -= net_layer_norm_2_centered_gradRow5[i2]
+				}
+				net_layer_norm_2_mean_grad[i0][i1][0] = acc27
 			}
-			net_layer_norm_2_mean_grad[i0][i1][0] = acc27
 		}
 	}
 
@@ -4824,20 +4949,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_layer_norm_2_x_2_gradRow3 := &net_layer_norm_2_x_2_grad[i0][i1]
-			net_layer_norm_2_x_2_gradRow4 := &net_layer_norm_2_x_2_grad[i0][i1+1]
-			net_layer_norm_2_x_2_gradRow5 := &net_layer_norm_2_x_2_grad[i0][i1+2]
-			net_layer_norm_2_x_2_gradRow6 := &net_layer_norm_2_x_2_grad[i0][i1+3]
-			for i2 := range 32 {
-				acc28 := gNetLinear1B[i2]
-				acc28 += net_layer_norm_2_x_2_gradRow3[i2]
-				acc28 += net_layer_norm_2_x_2_gradRow4[i2]
-				acc28 += net_layer_norm_2_x_2_gradRow5[i2]
-				acc28 += net_layer_norm_2_x_2_gradRow6[i2]
-				gNetLinear1B[i2] = acc28
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&gNetLinear1B[0], &net_layer_norm_2_x_2_grad[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_layer_norm_2_x_2_gradRow3 := &net_layer_norm_2_x_2_grad[i0][i1]
+				net_layer_norm_2_x_2_gradRow4 := &net_layer_norm_2_x_2_grad[i0][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &net_layer_norm_2_x_2_grad[i0][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &net_layer_norm_2_x_2_grad[i0][i1+3]
+				for i2 := range 32 {
+					acc28 := gNetLinear1B[i2]
+					acc28 += net_layer_norm_2_x_2_gradRow3[i2]
+					acc28 += net_layer_norm_2_x_2_gradRow4[i2]
+					acc28 += net_layer_norm_2_x_2_gradRow5[i2]
+					acc28 += net_layer_norm_2_x_2_gradRow6[i2]
+					gNetLinear1B[i2] = acc28
+				}
 			}
 		}
 	}
@@ -4906,20 +5036,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_linear_1_x_2_gradRow3 := &net_linear_1_x_2_grad[i0][i1]
-			net_linear_1_x_2_gradRow4 := &net_linear_1_x_2_grad[i0][i1+1]
-			net_linear_1_x_2_gradRow5 := &net_linear_1_x_2_grad[i0][i1+2]
-			net_linear_1_x_2_gradRow6 := &net_linear_1_x_2_grad[i0][i1+3]
-			for i2 := range 64 {
-				acc30 := gNetDense1B[i2]
-				acc30 += net_linear_1_x_2_gradRow3[i2]
-				acc30 += net_linear_1_x_2_gradRow4[i2]
-				acc30 += net_linear_1_x_2_gradRow5[i2]
-				acc30 += net_linear_1_x_2_gradRow6[i2]
-				gNetDense1B[i2] = acc30
+	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&gNetDense1B[0], &net_linear_1_x_2_grad[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow3 := &net_linear_1_x_2_grad[i0][i1]
+				net_linear_1_x_2_gradRow4 := &net_linear_1_x_2_grad[i0][i1+1]
+				net_linear_1_x_2_gradRow5 := &net_linear_1_x_2_grad[i0][i1+2]
+				net_linear_1_x_2_gradRow6 := &net_linear_1_x_2_grad[i0][i1+3]
+				for i2 := range 64 {
+					acc30 := gNetDense1B[i2]
+					acc30 += net_linear_1_x_2_gradRow3[i2]
+					acc30 += net_linear_1_x_2_gradRow4[i2]
+					acc30 += net_linear_1_x_2_gradRow5[i2]
+					acc30 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1B[i2] = acc30
+				}
 			}
 		}
 	}
@@ -4961,20 +5096,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_gradRow4 := &scratch.net_x1_grad[i0][i1]
-			net_x1_gradRow5 := &scratch.net_x1_grad[i0][i1+1]
-			net_x1_gradRow6 := &scratch.net_x1_grad[i0][i1+2]
-			net_x1_gradRow7 := &scratch.net_x1_grad[i0][i1+3]
-			for i2 := range 32 {
-				acc32 := gNetLayerNorm1Beta[i2]
-				acc32 += net_x1_gradRow4[i2]
-				acc32 += net_x1_gradRow5[i2]
-				acc32 += net_x1_gradRow6[i2]
-				acc32 += net_x1_gradRow7[i2]
-				gNetLayerNorm1Beta[i2] = acc32
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&gNetLayerNorm1Beta[0], &scratch.net_x1_grad[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0][i1+3]
+				for i2 := range 32 {
+					acc32 := gNetLayerNorm1Beta[i2]
+					acc32 += net_x1_gradRow4[i2]
+					acc32 += net_x1_gradRow5[i2]
+					acc32 += net_x1_gradRow6[i2]
+					acc32 += net_x1_gradRow7[i2]
+					gNetLayerNorm1Beta[i2] = acc32
+				}
 			}
 		}
 	}
@@ -4999,17 +5139,22 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow3 := &net_x1_4_grad[i0][i1]
-			net_x1_1Row3 := &net_x1_1[i0][i1]
-			v2 := net_x1_3[i0][i1][0] * net_x1_3[i0][i1][0]
-			acc33 := net_x1_3_grad[i0][i1][0]
-			for i2 := range 32 {
-				acc33 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&net_x1_3_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x1_4_gradRow3 := &net_x1_4_grad[i0][i1]
+				net_x1_1Row3 := &net_x1_1[i0][i1]
+				v2 := net_x1_3[i0][i1][0] * net_x1_3[i0][i1][0]
+				acc33 := net_x1_3_grad[i0][i1][0]
+				for i2 := range 32 {
+					acc33 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+				}
+				net_x1_3_grad[i0][i1][0] = acc33
 			}
-			net_x1_3_grad[i0][i1][0] = acc33
 		}
 	}
 
@@ -5047,24 +5192,29 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 32 {
-		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_1_gradRow2 := &net_x1_1_grad[i0][i1]
-			net_layer_norm_1_centeredRow4 := &net_layer_norm_1_centered[i0][i1]
-			net_x1_1_gradRow3 := &net_x1_1_grad[i0][i1+1]
-			net_layer_norm_1_centeredRow5 := &net_layer_norm_1_centered[i0][i1+1]
-			net_x1_1_gradRow4 := &net_x1_1_grad[i0][i1+2]
-			net_layer_norm_1_centeredRow6 := &net_layer_norm_1_centered[i0][i1+2]
-			net_x1_1_gradRow5 := &net_x1_1_grad[i0][i1+3]
-			net_layer_norm_1_centeredRow7 := &net_layer_norm_1_centered[i0][i1+3]
-			for i2 := range 32 {
-				acc34 := gNetLayerNorm1Gamma[i2]
-				acc34 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-				acc34 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-				acc34 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-				acc34 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-				gNetLayerNorm1Gamma[i2] = acc34
+	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&gNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_1_gradRow2 := &net_x1_1_grad[i0][i1]
+				net_layer_norm_1_centeredRow4 := &net_layer_norm_1_centered[i0][i1]
+				net_x1_1_gradRow3 := &net_x1_1_grad[i0][i1+1]
+				net_layer_norm_1_centeredRow5 := &net_layer_norm_1_centered[i0][i1+1]
+				net_x1_1_gradRow4 := &net_x1_1_grad[i0][i1+2]
+				net_layer_norm_1_centeredRow6 := &net_layer_norm_1_centered[i0][i1+2]
+				net_x1_1_gradRow5 := &net_x1_1_grad[i0][i1+3]
+				net_layer_norm_1_centeredRow7 := &net_layer_norm_1_centered[i0][i1+3]
+				for i2 := range 32 {
+					acc34 := gNetLayerNorm1Gamma[i2]
+					acc34 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc34 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc34 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc34 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1Gamma[i2] = acc34
+				}
 			}
 		}
 	}
@@ -5171,15 +5321,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow5 := &net_layer_norm_1_centered_grad[i0][i1]
-			acc35 := net_layer_norm_1_mean_grad[i0][i1][0]
-			for i2 := range 32 {
-				acc35 -= net_layer_norm_1_centered_gradRow5[i2]
+	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow5 := &net_layer_norm_1_centered_grad[i0][i1]
+				acc35 := net_layer_norm_1_mean_grad[i0][i1][0]
+				for i2 := range 32 {
+					acc35 -= net_layer_norm_1_centered_gradRow5[i2]
+				}
+				net_layer_norm_1_mean_grad[i0][i1][0] = acc35
 			}
-			net_layer_norm_1_mean_grad[i0][i1][0] = acc35
 		}
 	}
 
@@ -5385,18 +5540,23 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_attn_gradRow3 := &net_attention_1_attn_grad[i0][i1][i2]
-				net_attention_1_exRow4 := &net_attention_1_ex[i0][i1][i2]
-				v3 := net_attention_1_attn_1[i0][i1][i2][0] * net_attention_1_attn_1[i0][i1][i2][0]
-				acc37 := net_attention_1_attn_1_grad[i0][i1][i2][0]
-				for i3 := range 8 {
-					acc37 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&net_attention_1_attn_1_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow3 := &net_attention_1_attn_grad[i0][i1][i2]
+					net_attention_1_exRow4 := &net_attention_1_ex[i0][i1][i2]
+					v3 := net_attention_1_attn_1[i0][i1][i2][0] * net_attention_1_attn_1[i0][i1][i2][0]
+					acc37 := net_attention_1_attn_1_grad[i0][i1][i2][0]
+					for i3 := range 8 {
+						acc37 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+					}
+					net_attention_1_attn_1_grad[i0][i1][i2][0] = acc37
 				}
-				net_attention_1_attn_1_grad[i0][i1][i2][0] = acc37
 			}
 		}
 	}
@@ -5463,16 +5623,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow3 := &net_attention_1_ex_1_grad[i0][i1][i2]
-				acc38 := net_attention_1_m_grad[i0][i1][i2][0]
-				for i3 := range 8 {
-					acc38 -= net_attention_1_ex_1_gradRow3[i3]
+	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce14AVX2(&net_attention_1_m_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow3 := &net_attention_1_ex_1_grad[i0][i1][i2]
+					acc38 := net_attention_1_m_grad[i0][i1][i2][0]
+					for i3 := range 8 {
+						acc38 -= net_attention_1_ex_1_gradRow3[i3]
+					}
+					net_attention_1_m_grad[i0][i1][i2][0] = acc38
 				}
-				net_attention_1_m_grad[i0][i1][i2][0] = acc38
 			}
 		}
 	}
@@ -5795,12 +5960,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_h_gradRow6 := &net_h_grad[i0][i1]
-			gNetPosRow := (*[32]float32)(gNetPos[32*i1 : 32*i1+32])
-			for i2 := range 32 {
-				gNetPosRow[i2] += net_h_gradRow6[i2]
+	// float32 across-rows add reduction kernel, 32 rows of 256 elements into 256 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetPos[0], &net_h_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_h_gradRow6 := &net_h_grad[i0][i1]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1 : 32*i1+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
 			}
 		}
 	}
@@ -6641,16 +6811,21 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow2 := &net_attention_1_scores[i0][i1][i2]
-				acc6 := float32(math.Inf(-1))
-				for i3 := range 8 {
-					acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+	// float32 along-rows max reduction kernel, 2048 rows of 8 elements into 2048 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow2 := &net_attention_1_scores[i0][i1][i2]
+					acc6 := float32(math.Inf(-1))
+					for i3 := range 8 {
+						acc6 = max(acc6, net_attention_1_scoresRow2[i3])
+					}
+					net_attention_1_m[i0][i1][i2][0] = acc6
 				}
-				net_attention_1_m[i0][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -6695,16 +6870,21 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
-				acc7 := float32(0)
-				for i3 := range 8 {
-					acc7 += net_attention_1_exRow2[i3]
+	// float32 along-rows add reduction kernel, 2048 rows of 8 elements into 2048 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&net_attention_1_attn_1[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
+					acc7 := float32(0)
+					for i3 := range 8 {
+						acc7 += net_attention_1_exRow2[i3]
+					}
+					net_attention_1_attn_1[i0][i1][i2][0] = acc7
 				}
-				net_attention_1_attn_1[i0][i1][i2][0] = acc7
 			}
 		}
 	}
@@ -6803,15 +6983,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_1_xRow2 := &net_layer_norm_1_x[i0][i1]
-			acc10 := float32(0)
-			for i2 := range 32 {
-				acc10 += net_layer_norm_1_xRow2[i2]
+	// float32 along-rows add reduction kernel, 512 rows of 32 elements into 512 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_layer_norm_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_1_xRow2 := &net_layer_norm_1_x[i0][i1]
+				acc10 := float32(0)
+				for i2 := range 32 {
+					acc10 += net_layer_norm_1_xRow2[i2]
+				}
+				net_layer_norm_1_mean_1[i0][i1][0] = acc10
 			}
-			net_layer_norm_1_mean_1[i0][i1][0] = acc10
 		}
 	}
 
@@ -6862,15 +7047,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
-			acc11 := float32(0)
-			for i2 := range 32 {
-				acc11 += net_layer_norm_1_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 512 rows of 32 elements into 512 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				acc11 := float32(0)
+				for i2 := range 32 {
+					acc11 += net_layer_norm_1_var_1Row2[i2]
+				}
+				net_layer_norm_1_var_2[i0][i1][0] = acc11
 			}
-			net_layer_norm_1_var_2[i0][i1][0] = acc11
 		}
 	}
 
@@ -7057,15 +7247,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_2_xRow2 := &net_layer_norm_2_x[i0][i1]
-			acc14 := float32(0)
-			for i2 := range 32 {
-				acc14 += net_layer_norm_2_xRow2[i2]
+	// float32 along-rows add reduction kernel, 512 rows of 32 elements into 512 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&net_layer_norm_2_mean_1[0][0][0], &net_layer_norm_2_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &net_layer_norm_2_x[i0][i1]
+				acc14 := float32(0)
+				for i2 := range 32 {
+					acc14 += net_layer_norm_2_xRow2[i2]
+				}
+				net_layer_norm_2_mean_1[i0][i1][0] = acc14
 			}
-			net_layer_norm_2_mean_1[i0][i1][0] = acc14
 		}
 	}
 
@@ -7116,15 +7311,20 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		for i1 := range 8 {
-			net_layer_norm_2_var_1Row2 := &net_layer_norm_2_var_1[i0][i1]
-			acc15 := float32(0)
-			for i2 := range 32 {
-				acc15 += net_layer_norm_2_var_1Row2[i2]
+	// float32 along-rows add reduction kernel, 512 rows of 32 elements into 512 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce18AVX2(&net_layer_norm_2_var_2[0][0][0], &net_layer_norm_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &net_layer_norm_2_var_1[i0][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				net_layer_norm_2_var_2[i0][i1][0] = acc15
 			}
-			net_layer_norm_2_var_2[i0][i1][0] = acc15
 		}
 	}
 

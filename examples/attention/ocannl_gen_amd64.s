@@ -25,7 +25,9 @@ GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0x40000000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
+DATA ocannlConst32<>+12(SB)/4, $0xff800000
+DATA ocannlConst32<>+16(SB)/4, $0xbf800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $20
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
@@ -11558,5 +11560,669 @@ row1:
 	ADDQ       $-32, DX
 	DECQ       BX
 	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce0AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000400, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPS       X1, X0, X2
+	VMAXPS       X0, X1, X3
+	VCMPPS       $0x03, X1, X0, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000400, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMASKMOVPS   32(CX), Y1, Y3
+	VBLENDVPS    Y1, Y3, Y0, Y3
+	VMAXPS       Y3, Y2, Y4
+	VMAXPS       Y2, Y3, Y5
+	VCMPPS       $0x03, Y3, Y2, Y2
+	VANDPS       Y5, Y4, Y3
+	VORPS        Y2, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X2
+	VMAXPS       X2, X3, X4
+	VMAXPS       X3, X2, X5
+	VCMPPS       $0x03, X2, X3, X2
+	VANDPS       X5, X4, X3
+	VORPS        X2, X3, X3
+	VPERMILPS    $0x4e, X3, X2
+	VMAXPS       X2, X3, X4
+	VMAXPS       X3, X2, X5
+	VCMPPS       $0x03, X2, X3, X2
+	VANDPS       X5, X4, X3
+	VORPS        X2, X3, X3
+	VPERMILPS    $0xb1, X3, X2
+	VMAXPS       X2, X3, X4
+	VMAXPS       X3, X2, X5
+	VCMPPS       $0x03, X2, X3, X2
+	VANDPS       X5, X4, X3
+	VORPS        X2, X3, X3
+	VMOVSS       X3, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMASKMOVPS   32(CX), Y1, Y3
+	VBLENDVPS    Y1, Y3, Y0, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VPERMILPS    $0x4e, X2, X3
+	VADDPS       X3, X2, X2
+	VPERMILPS    $0xb1, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSS       ocannlConst32<>+0(SB), X3
+	VADDPS       X2, X3, X2
+	VMOVSS       X2, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	ADDQ         $+128, CX
+	MOVQ         $0x0000004f, DX
+
+grp1:
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-10240, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMASKMOVPS   32(CX), Y1, Y3
+	VBLENDVPS    Y1, Y3, Y0, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VPERMILPS    $0x4e, X2, X3
+	VADDPS       X3, X2, X2
+	VPERMILPS    $0xb1, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSS       (AX), X3
+	VSUBPS       X2, X3, X2
+	VMOVSS       X2, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPS   32(AX), Y1, Y3
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS    (CX), Y4
+	VADDPS     Y4, Y2, Y2
+	VMASKMOVPS 32(CX), Y1, Y4
+	VBLENDVPS  Y1, Y4, Y0, Y4
+	VADDPS     Y4, Y3, Y3
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VMOVUPS    Y2, (AX)
+	VMASKMOVPS Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      96(AX), Y3
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS (CX), Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(CX), Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(CX), Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(CX), Y4
+	VADDPS  Y4, Y3, Y3
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $-32640, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+0(SB), Y1
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPS       Y1, Y1, Y4
+	VDIVPS       Y4, Y3, Y3
+	VMULPS       Y0, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      32(CX), Y3
+	VMOVUPS      32(DX), Y4
+	VMULPS       Y1, Y1, Y5
+	VDIVPS       Y5, Y4, Y4
+	VMULPS       Y0, Y4, Y4
+	VMULPS       Y4, Y3, Y3
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPS       Y1, Y1, Y6
+	VDIVPS       Y6, Y5, Y5
+	VMULPS       Y0, Y5, Y5
+	VMULPS       Y5, Y4, Y4
+	VMOVUPS      96(CX), Y5
+	VMOVUPS      96(DX), Y6
+	VMULPS       Y1, Y1, Y1
+	VDIVPS       Y1, Y6, Y1
+	VMULPS       Y0, Y1, Y1
+	VMULPS       Y1, Y5, Y1
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y1, Y4, Y1
+	VADDPS       Y1, Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0x4e, X1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0xb1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSS       (AX), X2
+	VADDPS       X1, X2, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      96(AX), Y3
+	MOVQ         $0x00000100, BX
+
+row1:
+	VMOVUPS (CX), Y4
+	VMOVUPS (DX), Y5
+	VMULPS  Y5, Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(CX), Y4
+	VMOVUPS 32(DX), Y5
+	VMULPS  Y5, Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(CX), Y4
+	VMOVUPS 64(DX), Y5
+	VMULPS  Y5, Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(CX), Y4
+	VMOVUPS 96(DX), Y5
+	VMULPS  Y5, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	DECQ    BX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $-32640, CX
+	ADDQ    $-32640, DX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       (AX), X1
+	VSUBPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000002, DX
+
+blk1:
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	MOVQ    $0x00000100, BX
+
+row2:
+	VMOVUPS (CX), Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(CX), Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(CX), Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(CX), Y4
+	VADDPS  Y4, Y3, Y3
+	ADDQ    $+256, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $-65408, CX
+	ADDQ    $+128, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+0(SB), Y1
+	MOVQ         $0x00000400, SI
+
+row1:
+	VBROADCASTSS (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPS       Y1, Y1, Y1
+	VDIVPS       Y1, Y3, Y1
+	VMULPS       Y0, Y1, Y1
+	VMULPS       Y1, Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0x4e, X1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0xb1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSS       (AX), X2
+	VADDPS       X1, X2, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000400, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       (AX), X1
+	VSUBPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000008, DX
+
+blk1:
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	MOVQ    $0x00000020, BX
+
+row2:
+	VMOVUPS (CX), Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(CX), Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(CX), Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(CX), Y4
+	VADDPS  Y4, Y3, Y3
+	ADDQ    $+1024, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $-32640, CX
+	ADDQ    $+128, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000800, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPS       X1, X0, X2
+	VMAXPS       X0, X1, X3
+	VCMPPS       $0x03, X1, X0, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000800, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce18AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000200, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
 	VZEROUPPER
 	RET

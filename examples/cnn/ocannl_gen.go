@@ -720,14 +720,19 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
-		acc5 := float32(math.Inf(-1))
-		for i1 := range 4 {
-			acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+	// float32 along-rows max reduction kernel, 32 rows of 4 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+			acc5 := float32(math.Inf(-1))
+			for i1 := range 4 {
+				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+			}
+			train_cross_entropy_1_m[i0][0] = acc5
 		}
-		train_cross_entropy_1_m[i0][0] = acc5
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
@@ -755,14 +760,19 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
-		acc6 := float32(0)
-		for i1 := range 4 {
-			acc6 += train_cross_entropy_1_logp_1Row2[i1]
+	// float32 along-rows add reduction kernel, 32 rows of 4 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+			acc6 := float32(0)
+			for i1 := range 4 {
+				acc6 += train_cross_entropy_1_logp_1Row2[i1]
+			}
+			train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
-		train_cross_entropy_1_logp_2[i0][0] = acc6
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
@@ -796,15 +806,20 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc7 := float32(0)
-	for i0 := range 32 {
-		train_1Row2 := &train_1[i0]
-		for i1 := range 4 {
-			acc7 += train_1Row2[i1]
+	// float32 along-rows add reduction kernel, 1 rows of 128 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&train_2[0], &train_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc7 := float32(0)
+		for i0 := range 32 {
+			train_1Row2 := &train_1[i0]
+			for i1 := range 4 {
+				acc7 += train_1Row2[i1]
+			}
 		}
+		train_2[0] = acc7
 	}
-	train_2[0] = acc7
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 32
@@ -1541,14 +1556,19 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
-		acc5 := float32(math.Inf(-1))
-		for i1 := range 4 {
-			acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+	// float32 along-rows max reduction kernel, 32 rows of 4 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+			acc5 := float32(math.Inf(-1))
+			for i1 := range 4 {
+				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
+			}
+			train_cross_entropy_1_m[i0][0] = acc5
 		}
-		train_cross_entropy_1_m[i0][0] = acc5
 	}
 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
@@ -1576,14 +1596,19 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
-		acc6 := float32(0)
-		for i1 := range 4 {
-			acc6 += train_cross_entropy_1_logp_1Row2[i1]
+	// float32 along-rows add reduction kernel, 32 rows of 4 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+			acc6 := float32(0)
+			for i1 := range 4 {
+				acc6 += train_cross_entropy_1_logp_1Row2[i1]
+			}
+			train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
-		train_cross_entropy_1_logp_2[i0][0] = acc6
 	}
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
@@ -1617,15 +1642,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc7 := float32(0)
-	for i0 := range 32 {
-		train_1Row2 := &train_1[i0]
-		for i1 := range 4 {
-			acc7 += train_1Row2[i1]
+	// float32 along-rows add reduction kernel, 1 rows of 128 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&train_2[0], &train_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc7 := float32(0)
+		for i0 := range 32 {
+			train_1Row2 := &train_1[i0]
+			for i1 := range 4 {
+				acc7 += train_1Row2[i1]
+			}
 		}
+		train_2[0] = acc7
 	}
-	train_2[0] = acc7
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 32
@@ -1684,14 +1714,19 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
-		acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
-		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
+			for i1 := range 4 {
+				acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+			}
+			train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 		}
-		train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 	}
 
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
@@ -1728,14 +1763,19 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
-		acc9 := train_cross_entropy_1_m_grad[i0][0]
-		for i1 := range 4 {
-			acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			acc9 := train_cross_entropy_1_m_grad[i0][0]
+			for i1 := range 4 {
+				acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+			}
+			train_cross_entropy_1_m_grad[i0][0] = acc9
 		}
-		train_cross_entropy_1_m_grad[i0][0] = acc9
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -1767,19 +1807,24 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
-	// i0 unrolled by 4 and jammed into i1.
-	for i0 := 0; i0 < 32; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
-		for i1 := range 4 {
-			acc10 := gNetHeadB[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
-			gNetHeadB[i1] = acc10
+	// float32 across-rows add reduction kernel, 32 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&gNetHeadB[0], &train_cross_entropy_1_logits_grad[0][0])
+	} else {
+		// i0 unrolled by 4 and jammed into i1.
+		for i0 := 0; i0 < 32; i0 += 4 {
+			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
+			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
+			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			for i1 := range 4 {
+				acc10 := gNetHeadB[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				gNetHeadB[i1] = acc10
+			}
 		}
 	}
 
@@ -1879,22 +1924,27 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 5 {
-			net_head_x_1_gradRow3 := &net_head_x_1_grad[i0][i1][0]
-			net_head_x_1_gradRow4 := &net_head_x_1_grad[i0][i1][1]
-			net_head_x_1_gradRow5 := &net_head_x_1_grad[i0][i1][2]
-			net_head_x_1_gradRow6 := &net_head_x_1_grad[i0][i1][3]
-			net_head_x_1_gradRow7 := &net_head_x_1_grad[i0][i1][4]
-			for i3 := range 16 {
-				acc11 := gNetConv2Bias[i3]
-				acc11 += net_head_x_1_gradRow3[i3]
-				acc11 += net_head_x_1_gradRow4[i3]
-				acc11 += net_head_x_1_gradRow5[i3]
-				acc11 += net_head_x_1_gradRow6[i3]
-				acc11 += net_head_x_1_gradRow7[i3]
-				gNetConv2Bias[i3] = acc11
+	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&gNetConv2Bias[0], &net_head_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				net_head_x_1_gradRow3 := &net_head_x_1_grad[i0][i1][0]
+				net_head_x_1_gradRow4 := &net_head_x_1_grad[i0][i1][1]
+				net_head_x_1_gradRow5 := &net_head_x_1_grad[i0][i1][2]
+				net_head_x_1_gradRow6 := &net_head_x_1_grad[i0][i1][3]
+				net_head_x_1_gradRow7 := &net_head_x_1_grad[i0][i1][4]
+				for i3 := range 16 {
+					acc11 := gNetConv2Bias[i3]
+					acc11 += net_head_x_1_gradRow3[i3]
+					acc11 += net_head_x_1_gradRow4[i3]
+					acc11 += net_head_x_1_gradRow5[i3]
+					acc11 += net_head_x_1_gradRow6[i3]
+					acc11 += net_head_x_1_gradRow7[i3]
+					gNetConv2Bias[i3] = acc11
+				}
 			}
 		}
 	}
@@ -2055,27 +2105,32 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 8 {
-					acc12 := gNetConv1Bias[i3]
-					acc12 += net_max_pool_1_x_1_gradRow3[i3]
-					acc12 += net_max_pool_1_x_1_gradRow4[i3]
-					acc12 += net_max_pool_1_x_1_gradRow5[i3]
-					acc12 += net_max_pool_1_x_1_gradRow6[i3]
-					gNetConv1Bias[i3] = acc12
+	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetConv1Bias[0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 8 {
+						acc12 := gNetConv1Bias[i3]
+						acc12 += net_max_pool_1_x_1_gradRow3[i3]
+						acc12 += net_max_pool_1_x_1_gradRow4[i3]
+						acc12 += net_max_pool_1_x_1_gradRow5[i3]
+						acc12 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1Bias[i3] = acc12
+					}
 				}
-			}
-			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					gNetConv1Bias[i3] += net_max_pool_1_x_1_gradRow7[i3]
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						gNetConv1Bias[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
 				}
 			}
 		}

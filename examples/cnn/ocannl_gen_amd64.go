@@ -245,3 +245,38 @@ func ocannlMap11AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce0AVX2(c *float32, x0 *float32)
+
+// ocannlReduce1AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce1AVX2(c *float32, x0 *float32)
+
+// ocannlReduce2AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce2AVX2(c *float32, x0 *float32)
+
+// ocannlReduce3AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce3AVX2(c *float32, x0 *float32)
+
+// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce4AVX2(c *float32, x0 *float32)
+
+// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 800 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce5AVX2(c *float32, x0 *float32)
+
+// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 3200 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce6AVX2(c *float32, x0 *float32)

@@ -24,7 +24,8 @@ GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $8
+DATA ocannlConst32<>+8(SB)/4, $0xff800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -4684,5 +4685,207 @@ row1:
 	ADDQ       $+16, CX
 	DECQ       BX
 	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce0AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VMOVUPS      ocannlMask32<>+16(SB), Y1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMASKMOVPS   (CX), Y1, Y2
+	VBLENDVPS    Y1, Y2, Y0, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VMAXPS       X3, X2, X4
+	VMAXPS       X2, X3, X5
+	VCMPPS       $0x03, X3, X2, X2
+	VANDPS       X5, X4, X3
+	VORPS        X2, X3, X3
+	VPERMILPS    $0x4e, X3, X2
+	VMAXPS       X2, X3, X4
+	VMAXPS       X3, X2, X5
+	VCMPPS       $0x03, X2, X3, X2
+	VANDPS       X5, X4, X3
+	VORPS        X2, X3, X3
+	VPERMILPS    $0xb1, X3, X2
+	VMAXPS       X2, X3, X4
+	VMAXPS       X3, X2, X5
+	VCMPPS       $0x03, X2, X3, X2
+	VANDPS       X5, X4, X3
+	VORPS        X2, X3, X3
+	VMOVSS       X3, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      ocannlMask32<>+16(SB), Y1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMASKMOVPS   (CX), Y1, Y2
+	VBLENDVPS    Y1, Y2, Y0, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VPERMILPS    $0x4e, X2, X3
+	VADDPS       X3, X2, X2
+	VPERMILPS    $0xb1, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSS       ocannlConst32<>+0(SB), X3
+	VADDPS       X2, X3, X2
+	VMOVSS       X2, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	ADDQ         $+128, CX
+	MOVQ         $0x00000003, DX
+
+grp1:
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      ocannlMask32<>+16(SB), Y1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMASKMOVPS   (CX), Y1, Y2
+	VBLENDVPS    Y1, Y2, Y0, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VPERMILPS    $0x4e, X2, X3
+	VADDPS       X3, X2, X2
+	VPERMILPS    $0xb1, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSS       (AX), X3
+	VSUBPS       X2, X3, X2
+	VMOVSS       X2, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      ocannlMask32<>+16(SB), Y1
+	VMASKMOVPS   (AX), Y1, Y2
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMASKMOVPS (CX), Y1, Y3
+	VBLENDVPS  Y1, Y3, Y0, Y3
+	VADDPS     Y3, Y2, Y2
+	ADDQ       $+16, CX
+	DECQ       DX
+	JNZ        row1
+	VMASKMOVPS Y2, Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000320, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VADDPS  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-51136, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000c80, DX
+
+row1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y1, Y0, Y0
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	ADDQ    $-102368, CX
+	ADDQ    $+32, AX
 	VZEROUPPER
 	RET

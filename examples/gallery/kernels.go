@@ -106,6 +106,19 @@ func SumBatch(x *[4096][16]float32, out *[16]float32) { ocannlSumBatch(x, out) }
 //ocannl:einmax "i,j => i"
 func MaxRows(x *[64][100]float32, out *[64]float32) { ocannlMaxRows(x, out) }
 
+// BiasGrad sums a gradient over the batch and spatial axes into one
+// value per channel (a convolution's bias gradient): the reduced axes
+// merge into 200 rows of 16 channels, accumulated column-wise.
+//
+//ocannl:einsum "n,h,w,c => c"
+func BiasGrad(g *[8][5][5][16]float32, out *[16]float32) { ocannlBiasGrad(g, out) }
+
+// RowMaxF64 is the float64 row maximum of a softmax over 10 classes
+// (rows shorter than two vectors: a masked tail).
+//
+//ocannl:einmax "i,j => i"
+func RowMaxF64(x *[48][10]float64, out *[48]float64) { ocannlRowMaxF64(x, out) }
+
 // ScaleShiftRelu is a broadcasting pointwise kernel: relu(2x + b), with b
 // broadcast over the rows.
 //

@@ -60,6 +60,8 @@ func entries() []entry {
 		{"SumRows", SumRows, func(a []any) { SumRows(a[0].([]f32), a[1].([]f32)) }},
 		{"SumBatch", SumBatch, func(a []any) { SumBatch(a[0].(*[4096][16]f32), a[1].(*[16]f32)) }},
 		{"MaxRows", MaxRows, func(a []any) { MaxRows(a[0].(*[64][100]f32), a[1].(*[64]f32)) }},
+		{"BiasGrad", BiasGrad, func(a []any) { BiasGrad(a[0].(*[8][5][5][16]f32), a[1].(*[16]f32)) }},
+		{"RowMaxF64", RowMaxF64, func(a []any) { RowMaxF64(a[0].(*[48][10]float64), a[1].(*[48]float64)) }},
 		{"ScaleShiftRelu", ScaleShiftRelu, func(a []any) {
 			ScaleShiftRelu(a[0].(*[32][64]f32), a[1].(*[64]f32), a[2].(*[32][64]f32))
 		}},

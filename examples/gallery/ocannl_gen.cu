@@ -816,6 +816,72 @@ extern "C" __global__ void ocannlMaxRows_op0_1(float* __restrict__ t0, float* __
 // @ocannl launch ocannlMaxRows_op0_1 grid=1,1,1 block=256 sync=0 args=0,1
 // @ocannl end ocannlMaxRows
 
+// Kernel ocannlBiasGrad (float32).
+
+// out = einsum "++" "n,h,w,c => c" of g
+extern "C" __global__ void ocannlBiasGrad_op0_0(float* __restrict__ t1) {
+  int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 16) return;
+  t1[i] = (float)0;
+}
+
+// out = einsum "++" "n,h,w,c => c" of g
+extern "C" __global__ void ocannlBiasGrad_op0_1(float* __restrict__ t0, float* __restrict__ t1) {
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 16) return;
+  int i0 = tid;
+  for (int i1 = 0; i1 < 8; ++i1) {
+    for (int i2 = 0; i2 < 5; ++i2) {
+      for (int i3 = 0; i3 < 5; ++i3) {
+        {
+          float old = t1[i0];
+          t1[i0] = old + t0[i0 + 400 * i1 + 80 * i2 + 16 * i3];
+        }
+      }
+    }
+  }
+}
+
+// @ocannl kernel ocannlBiasGrad float32
+// @ocannl buf 0 3200 g
+// @ocannl buf 1 16 out filled
+// @ocannl param 0 g in dims=8,5,5,16 buf=8,5,5,16 left=0,0,0,0
+// @ocannl param 1 out out dims=16 buf=16 left=0
+// @ocannl launch ocannlBiasGrad_op0_0 grid=1,1,1 block=256 sync=0 args=1
+// @ocannl launch ocannlBiasGrad_op0_1 grid=1,1,1 block=256 sync=0 args=0,1
+// @ocannl end ocannlBiasGrad
+
+// Kernel ocannlRowMaxF64 (float64).
+
+// out = einsum "@^^" "i,j => i" of x
+extern "C" __global__ void ocannlRowMaxF64_op0_0(double* __restrict__ t1) {
+  int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 48) return;
+  t1[i] = (double)(-OCANNL_INF);
+}
+
+// out = einsum "@^^" "i,j => i" of x
+extern "C" __global__ void ocannlRowMaxF64_op0_1(double* __restrict__ t0, double* __restrict__ t1) {
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 48) return;
+  int i0 = tid;
+  for (int i1 = 0; i1 < 10; ++i1) {
+    {
+      double old = t1[i0];
+      t1[i0] = ((old != old || t0[10 * i0 + i1] != t0[10 * i0 + i1]) ? old + t0[10 * i0 + i1] : (old > t0[10 * i0 + i1] ? old : t0[10 * i0 + i1]));
+    }
+  }
+}
+
+// @ocannl kernel ocannlRowMaxF64 float64
+// @ocannl buf 0 480 x
+// @ocannl buf 1 48 out filled
+// @ocannl param 0 x in dims=48,10 buf=48,10 left=0,0
+// @ocannl param 1 out out dims=48 buf=48 left=0
+// @ocannl launch ocannlRowMaxF64_op0_0 grid=1,1,1 block=256 sync=0 args=1
+// @ocannl launch ocannlRowMaxF64_op0_1 grid=1,1,1 block=256 sync=0 args=0,1
+// @ocannl end ocannlRowMaxF64
+
 // Kernel ocannlScaleShiftRelu (float32).
 
 // init _num.1 (number)

@@ -315,3 +315,28 @@ func ocannlMap26AVX2(c *float64, x0 *float64)
 //
 //go:noescape
 func ocannlMap27AVX2(c *float64, x0 *float64)
+
+// ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce0AVX2(c *float32, x0 *float32)
+
+// ocannlReduce1AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 512 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce1AVX2(c *float32, x0 *float32)
+
+// ocannlReduce2AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce2AVX2(c *float32, x0 *float32)
+
+// ocannlReduce3AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce3AVX2(c *float32, x0 *float32)
+
+// ocannlReduce4AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce4AVX2(c *float64, x0 *float64)

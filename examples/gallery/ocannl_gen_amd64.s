@@ -34,11 +34,13 @@ GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $8
+DATA ocannlConst32<>+8(SB)/4, $0xff800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
 
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $16
+DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $24
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -7905,3 +7907,243 @@ DATA ocannlMap27AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
 DATA ocannlMap27AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
 DATA ocannlMap27AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
 GLOBL ocannlMap27AVX2Consts<>(SB), RODATA|NOPTR, $736
+
+// func ocannlReduce0AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      ocannlMask32<>+16(SB), Y1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VMOVUPS 32(CX), Y3
+	VMOVUPS 64(CX), Y4
+	VMOVUPS 96(CX), Y5
+	ADDQ    $+128, CX
+	MOVQ    $0x00000002, BX
+
+grp2:
+	VMOVUPS      (CX), Y6
+	VADDPS       Y6, Y2, Y2
+	VMOVUPS      32(CX), Y6
+	VADDPS       Y6, Y3, Y3
+	VMOVUPS      64(CX), Y6
+	VADDPS       Y6, Y4, Y4
+	VMOVUPS      96(CX), Y6
+	VADDPS       Y6, Y5, Y5
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VMASKMOVPS   (CX), Y1, Y6
+	VBLENDVPS    Y1, Y6, Y0, Y6
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VPERMILPS    $0x4e, X2, X3
+	VADDPS       X3, X2, X2
+	VPERMILPS    $0xb1, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSS       ocannlConst32<>+0(SB), X3
+	VADDPS       X2, X3, X2
+	VMOVSS       X2, (AX)
+	ADDQ         $-384, CX
+	ADDQ         $+4, AX
+	ADDQ         $+400, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000200, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VADDPS  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-32704, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VMOVUPS      ocannlMask32<>+16(SB), Y1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VMOVUPS 32(CX), Y3
+	VMOVUPS 64(CX), Y4
+	VMOVUPS 96(CX), Y5
+	ADDQ    $+128, CX
+	MOVQ    $0x00000002, BX
+
+grp2:
+	VMOVUPS      (CX), Y6
+	VMAXPS       Y6, Y2, Y7
+	VMAXPS       Y2, Y6, Y8
+	VCMPPS       $0x03, Y6, Y2, Y6
+	VANDPS       Y8, Y7, Y2
+	VORPS        Y6, Y2, Y2
+	VMOVUPS      32(CX), Y6
+	VMAXPS       Y6, Y3, Y7
+	VMAXPS       Y3, Y6, Y8
+	VCMPPS       $0x03, Y6, Y3, Y6
+	VANDPS       Y8, Y7, Y3
+	VORPS        Y6, Y3, Y3
+	VMOVUPS      64(CX), Y6
+	VMAXPS       Y6, Y4, Y7
+	VMAXPS       Y4, Y6, Y8
+	VCMPPS       $0x03, Y6, Y4, Y6
+	VANDPS       Y8, Y7, Y4
+	VORPS        Y6, Y4, Y4
+	VMOVUPS      96(CX), Y6
+	VMAXPS       Y6, Y5, Y7
+	VMAXPS       Y5, Y6, Y8
+	VCMPPS       $0x03, Y6, Y5, Y6
+	VANDPS       Y8, Y7, Y5
+	VORPS        Y6, Y5, Y5
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VMASKMOVPS   (CX), Y1, Y6
+	VBLENDVPS    Y1, Y6, Y0, Y6
+	VMAXPS       Y6, Y2, Y7
+	VMAXPS       Y2, Y6, Y8
+	VCMPPS       $0x03, Y6, Y2, Y6
+	VANDPS       Y8, Y7, Y2
+	VORPS        Y6, Y2, Y2
+	VMAXPS       Y3, Y2, Y6
+	VMAXPS       Y2, Y3, Y7
+	VCMPPS       $0x03, Y3, Y2, Y2
+	VANDPS       Y7, Y6, Y3
+	VORPS        Y2, Y3, Y3
+	VMAXPS       Y5, Y4, Y2
+	VMAXPS       Y4, Y5, Y6
+	VCMPPS       $0x03, Y5, Y4, Y4
+	VANDPS       Y6, Y2, Y2
+	VORPS        Y4, Y2, Y2
+	VMAXPS       Y2, Y3, Y4
+	VMAXPS       Y3, Y2, Y5
+	VCMPPS       $0x03, Y2, Y3, Y2
+	VANDPS       Y5, Y4, Y3
+	VORPS        Y2, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X2
+	VMAXPS       X2, X3, X4
+	VMAXPS       X3, X2, X5
+	VCMPPS       $0x03, X2, X3, X2
+	VANDPS       X5, X4, X3
+	VORPS        X2, X3, X3
+	VPERMILPS    $0x4e, X3, X2
+	VMAXPS       X2, X3, X4
+	VMAXPS       X3, X2, X5
+	VCMPPS       $0x03, X2, X3, X2
+	VANDPS       X5, X4, X3
+	VORPS        X2, X3, X3
+	VPERMILPS    $0xb1, X3, X2
+	VMAXPS       X2, X3, X4
+	VMAXPS       X3, X2, X5
+	VCMPPS       $0x03, X2, X3, X2
+	VANDPS       X5, X4, X3
+	VORPS        X2, X3, X3
+	VMOVSS       X3, (AX)
+	ADDQ         $-384, CX
+	ADDQ         $+4, AX
+	ADDQ         $+400, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x000000c8, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VADDPS  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-12736, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	MOVQ         $0x00000030, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMOVUPS      32(CX), Y3
+	VMASKMOVPD   64(CX), Y1, Y4
+	VBLENDVPD    Y1, Y4, Y0, Y4
+	VMAXPD       Y3, Y2, Y5
+	VMAXPD       Y2, Y3, Y6
+	VCMPPD       $0x03, Y3, Y2, Y2
+	VANDPD       Y6, Y5, Y3
+	VORPD        Y2, Y3, Y3
+	VMAXPD       Y4, Y3, Y2
+	VMAXPD       Y3, Y4, Y5
+	VCMPPD       $0x03, Y4, Y3, Y3
+	VANDPD       Y5, Y2, Y2
+	VORPD        Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VMAXPD       X3, X2, X4
+	VMAXPD       X2, X3, X5
+	VCMPPD       $0x03, X3, X2, X2
+	VANDPD       X5, X4, X3
+	VORPD        X2, X3, X3
+	VPERMILPD    $0x01, X3, X2
+	VMAXPD       X2, X3, X4
+	VMAXPD       X3, X2, X5
+	VCMPPD       $0x03, X2, X3, X2
+	VANDPD       X5, X4, X3
+	VORPD        X2, X3, X3
+	VMOVSD       X3, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+80, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET

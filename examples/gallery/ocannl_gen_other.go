@@ -225,3 +225,18 @@ func ocannlMap26AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap26AVX2 called 
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap27AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+
+// ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }
+
+// ocannlReduce1AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce1AVX2 called without assembly") }
+
+// ocannlReduce2AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 called without assembly") }
+
+// ocannlReduce3AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
+
+// ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }

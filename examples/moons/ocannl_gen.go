@@ -547,14 +547,19 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		net_a2Row2 := &net_a2[i0]
-		acc3 := float32(0)
-		for i1 := range 16 {
-			acc3 += pNetW3[i1] * net_a2Row2[i1]
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a2Row2 := &net_a2[i0]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			train_hinge_1_scores_1[i0][0] = acc3
 		}
-		train_hinge_1_scores_1[i0][0] = acc3
 	}
 
 	// train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3
@@ -583,12 +588,17 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// _train.1 = einsum "++" "..b.. | ... -> ... => 0" of train.hinge#1/margin
-	// reduction accumulated in a local variable.
-	acc4 := float32(0)
-	for i0 := range 32 {
-		acc4 += train_hinge_1_margin[i0][0]
+	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&train_1[0], &train_hinge_1_margin[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc4 := float32(0)
+		for i0 := range 32 {
+			acc4 += train_hinge_1_margin[i0][0]
+		}
+		train_1[0] = acc4
 	}
-	train_1[0] = acc4
 
 	// train = pointwise "/." of _train.1, _dim_b.1
 	out[0] = train_1[0] / 32
@@ -958,14 +968,19 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		net_a2Row2 := &net_a2[i0]
-		acc3 := float32(0)
-		for i1 := range 16 {
-			acc3 += pNetW3[i1] * net_a2Row2[i1]
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a2Row2 := &net_a2[i0]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			train_hinge_1_scores_1[i0][0] = acc3
 		}
-		train_hinge_1_scores_1[i0][0] = acc3
 	}
 
 	// train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3
@@ -994,12 +1009,17 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// _train.1 = einsum "++" "..b.. | ... -> ... => 0" of train.hinge#1/margin
-	// reduction accumulated in a local variable.
-	acc4 := float32(0)
-	for i0 := range 32 {
-		acc4 += train_hinge_1_margin[i0][0]
+	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&train_1[0], &train_hinge_1_margin[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc4 := float32(0)
+		for i0 := range 32 {
+			acc4 += train_hinge_1_margin[i0][0]
+		}
+		train_1[0] = acc4
 	}
-	train_1[0] = acc4
 
 	// train = pointwise "/." of _train.1, _dim_b.1
 	loss[0] = train_1[0] / 32
@@ -1053,12 +1073,17 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 7 (train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// reduction accumulated in a local variable.
-	acc5 := gNetB3[0]
-	for i0 := range 32 {
-		acc5 += train_hinge_1_scores_grad[i0][0]
+	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&gNetB3[0], &train_hinge_1_scores_grad[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc5 := gNetB3[0]
+		for i0 := range 32 {
+			acc5 += train_hinge_1_scores_grad[i0][0]
+		}
+		gNetB3[0] = acc5
 	}
-	gNetB3[0] = acc5
 
 	// backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=1 N=16 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -1146,19 +1171,24 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// i0 unrolled by 4 and jammed into i1.
-	for i0 := 0; i0 < 32; i0 += 4 {
-		net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-		net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-		net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
-		for i1 := range 16 {
-			acc7 := gNetB2[i1]
-			acc7 += net_a2_2_gradRow3[i1]
-			acc7 += net_a2_2_gradRow4[i1]
-			acc7 += net_a2_2_gradRow5[i1]
-			acc7 += net_a2_2_gradRow6[i1]
-			gNetB2[i1] = acc7
+	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else {
+		// i0 unrolled by 4 and jammed into i1.
+		for i0 := 0; i0 < 32; i0 += 4 {
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			for i1 := range 16 {
+				acc7 := gNetB2[i1]
+				acc7 += net_a2_2_gradRow3[i1]
+				acc7 += net_a2_2_gradRow4[i1]
+				acc7 += net_a2_2_gradRow5[i1]
+				acc7 += net_a2_2_gradRow6[i1]
+				gNetB2[i1] = acc7
+			}
 		}
 	}
 
@@ -1254,30 +1284,42 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// i0 unrolled by 4 and jammed into i1.
-	for i0 := 0; i0 < 32; i0 += 4 {
-		net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-		net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-		net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-		net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
-		for i1 := range 16 {
-			acc9 := gNetB1[i1]
-			acc9 += net_a1_2_gradRow3[i1]
-			acc9 += net_a1_2_gradRow4[i1]
-			acc9 += net_a1_2_gradRow5[i1]
-			acc9 += net_a1_2_gradRow6[i1]
-			gNetB1[i1] = acc9
+	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else {
+		// i0 unrolled by 4 and jammed into i1.
+		for i0 := 0; i0 < 32; i0 += 4 {
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			for i1 := range 16 {
+				acc9 := gNetB1[i1]
+				acc9 += net_a1_2_gradRow3[i1]
+				acc9 += net_a1_2_gradRow4[i1]
+				acc9 += net_a1_2_gradRow5[i1]
+				acc9 += net_a1_2_gradRow6[i1]
+				gNetB1[i1] = acc9
+			}
 		}
 	}
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, points): g1 =+ g * v2; g1 is net.w1.grad
-	for i0 := range 32 {
-		pointsRow2 := &points[i0]
+	// float32 across-rows add reduction kernel, 32 rows of 2 elements into 2 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
-			gNetW1Row := (*[2]float32)(gNetW1[2*i1 : 2*i1+2])
-			for i2 := range 2 {
-				gNetW1Row[i2] += net_a1_1_gradV * pointsRow2[i2]
+			ocannlReduce4AVX2(&gNetW1[2*i1], &net_a1_1_grad[0][i1], &points[0][0])
+		}
+	} else {
+		for i0 := range 32 {
+			pointsRow2 := &points[i0]
+			for i1 := range 16 {
+				net_a1_1_gradV := net_a1_1_grad[i0][i1]
+				gNetW1Row := (*[2]float32)(gNetW1[2*i1 : 2*i1+2])
+				for i2 := range 2 {
+					gNetW1Row[i2] += net_a1_1_gradV * pointsRow2[i2]
+				}
 			}
 		}
 	}
@@ -1382,15 +1424,20 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// reduction accumulated in a local variable.
-	net_a1Row2 := &net_a1[0]
-	for i0 := range 16 {
-		pNetW2Row := (*[16]float32)(pNetW2[16*i0 : 16*i0+16])
-		acc2 := float32(0)
-		for i1 := range 16 {
-			acc2 += pNetW2Row[i1] * net_a1Row2[i1]
+	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		net_a1Row2 := &net_a1[0]
+		for i0 := range 16 {
+			pNetW2Row := (*[16]float32)(pNetW2[16*i0 : 16*i0+16])
+			acc2 := float32(0)
+			for i1 := range 16 {
+				acc2 += pNetW2Row[i1] * net_a1Row2[i1]
+			}
+			net_a2_1[0][i0] = acc2
 		}
-		net_a2_1[0][i0] = acc2
 	}
 
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
@@ -1608,14 +1655,19 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	}
 
 	// _predict.1 = compose "*" of net.w3, net/a2
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		net_a2Row2 := &net_a2[i0]
-		acc3 := float32(0)
-		for i1 := range 16 {
-			acc3 += pNetW3[i1] * net_a2Row2[i1]
+	// float32 along-rows add reduction kernel, 256 rows of 16 elements into 256 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&predict_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			net_a2Row2 := &net_a2[i0]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			predict_1[i0][0] = acc3
 		}
-		predict_1[i0][0] = acc3
 	}
 
 	// predict = pointwise "+" of _predict.1, net.b3
@@ -1731,15 +1783,20 @@ func ocannlMoonsScore(points *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]fl
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// reduction accumulated in a local variable.
-	net_a1Row2 := &net_a1[0]
-	for i0 := range 16 {
-		pNetW2Row := (*[16]float32)(pNetW2[16*i0 : 16*i0+16])
-		acc2 := float32(0)
-		for i1 := range 16 {
-			acc2 += pNetW2Row[i1] * net_a1Row2[i1]
+	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		net_a1Row2 := &net_a1[0]
+		for i0 := range 16 {
+			pNetW2Row := (*[16]float32)(pNetW2[16*i0 : 16*i0+16])
+			acc2 := float32(0)
+			for i1 := range 16 {
+				acc2 += pNetW2Row[i1] * net_a1Row2[i1]
+			}
+			net_a2_1[0][i0] = acc2
 		}
-		net_a2_1[0][i0] = acc2
 	}
 
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2

@@ -145,3 +145,38 @@ func ocannlMap6AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce1AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce1AVX2(c *float32, x0 *float32)
+
+// ocannlReduce2AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce2AVX2(c *float32, x0 *float32)
+
+// ocannlReduce3AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce3AVX2(c *float32, x0 *float32)
+
+// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 2 elements.
+//
+//go:noescape
+func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce5AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce6AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 256 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32)

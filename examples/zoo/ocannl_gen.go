@@ -4014,16 +4014,23 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_linear_1_xRow2 := &net_linear_1_x[i0]
+	// float64 along-rows add reduction kernel, 4 rows of 12 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 3 {
-			pNetLinear1WRow := (*[12]float64)(pNetLinear1W[12*i1 : 12*i1+12])
-			acc7 := float64(0)
-			for i2 := range 12 {
-				acc7 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
+			ocannlReduce0AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[12*i1], &net_linear_1_x[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_linear_1_xRow2 := &net_linear_1_x[i0]
+			for i1 := range 3 {
+				pNetLinear1WRow := (*[12]float64)(pNetLinear1W[12*i1 : 12*i1+12])
+				acc7 := float64(0)
+				for i2 := range 12 {
+					acc7 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
+				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc7
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc7
 		}
 	}
 
@@ -5037,16 +5044,23 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_linear_1_xRow2 := &net_linear_1_x[i0]
+	// float64 along-rows add reduction kernel, 4 rows of 12 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 3 {
-			pNetLinear1WRow := (*[12]float64)(pNetLinear1W[12*i1 : 12*i1+12])
-			acc7 := float64(0)
-			for i2 := range 12 {
-				acc7 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
+			ocannlReduce0AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[12*i1], &net_linear_1_x[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_linear_1_xRow2 := &net_linear_1_x[i0]
+			for i1 := range 3 {
+				pNetLinear1WRow := (*[12]float64)(pNetLinear1W[12*i1 : 12*i1+12])
+				acc7 := float64(0)
+				for i2 := range 12 {
+					acc7 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
+				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc7
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc7
 		}
 	}
 
@@ -5290,33 +5304,47 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	for i0 := range 4 {
-		net_linear_1_xRow3 := &net_linear_1_x[i0]
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
-			gNetLinear1WRow := (*[12]float64)(gNetLinear1W[12*i1 : 12*i1+12])
-			for i2 := range 12 {
-				gNetLinear1WRow[i2] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i2]
+			ocannlReduce1AVX2(&gNetLinear1W[12*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_linear_1_x[0][0])
+		}
+	} else {
+		for i0 := range 4 {
+			net_linear_1_xRow3 := &net_linear_1_x[i0]
+			for i1 := range 3 {
+				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				gNetLinear1WRow := (*[12]float64)(gNetLinear1W[12*i1 : 12*i1+12])
+				for i2 := range 12 {
+					gNetLinear1WRow[i2] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// i1 unrolled and jammed into i2.
-	pNetLinear1WRow2 := (*[12]float64)(pNetLinear1W[0:12])
-	pNetLinear1WRow3 := (*[12]float64)(pNetLinear1W[12:24])
-	pNetLinear1WRow4 := (*[12]float64)(pNetLinear1W[24:36])
-	for i0 := range 4 {
-		net_linear_1_x_gradRow := &net_linear_1_x_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-		train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-		for i2 := range 12 {
-			acc14 := net_linear_1_x_gradRow[i2]
-			acc14 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc14 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
-			acc14 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
-			net_linear_1_x_gradRow[i2] = acc14
+	// float64 across-rows add reduction kernel, 3 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce2AVX2(&net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else {
+		// i1 unrolled and jammed into i2.
+		pNetLinear1WRow2 := (*[12]float64)(pNetLinear1W[0:12])
+		pNetLinear1WRow3 := (*[12]float64)(pNetLinear1W[12:24])
+		pNetLinear1WRow4 := (*[12]float64)(pNetLinear1W[24:36])
+		for i0 := range 4 {
+			net_linear_1_x_gradRow := &net_linear_1_x_grad[i0]
+			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
+			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
+			for i2 := range 12 {
+				acc14 := net_linear_1_x_gradRow[i2]
+				acc14 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
+				acc14 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
+				acc14 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
+				net_linear_1_x_gradRow[i2] = acc14
+			}
 		}
 	}
 
@@ -5348,18 +5376,23 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
-	// i0 unrolled and jammed into i1.
-	net_linear_1_x_2_gradRow3 := &net_linear_1_x_2_grad[0]
-	net_linear_1_x_2_gradRow4 := &net_linear_1_x_2_grad[1]
-	net_linear_1_x_2_gradRow5 := &net_linear_1_x_2_grad[2]
-	net_linear_1_x_2_gradRow6 := &net_linear_1_x_2_grad[3]
-	for i1 := range 12 {
-		acc15 := gNetDense1B[i1]
-		acc15 += net_linear_1_x_2_gradRow3[i1]
-		acc15 += net_linear_1_x_2_gradRow4[i1]
-		acc15 += net_linear_1_x_2_gradRow5[i1]
-		acc15 += net_linear_1_x_2_gradRow6[i1]
-		gNetDense1B[i1] = acc15
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&gNetDense1B[0], &net_linear_1_x_2_grad[0][0])
+	} else {
+		// i0 unrolled and jammed into i1.
+		net_linear_1_x_2_gradRow3 := &net_linear_1_x_2_grad[0]
+		net_linear_1_x_2_gradRow4 := &net_linear_1_x_2_grad[1]
+		net_linear_1_x_2_gradRow5 := &net_linear_1_x_2_grad[2]
+		net_linear_1_x_2_gradRow6 := &net_linear_1_x_2_grad[3]
+		for i1 := range 12 {
+			acc15 := gNetDense1B[i1]
+			acc15 += net_linear_1_x_2_gradRow3[i1]
+			acc15 += net_linear_1_x_2_gradRow4[i1]
+			acc15 += net_linear_1_x_2_gradRow5[i1]
+			acc15 += net_linear_1_x_2_gradRow6[i1]
+			gNetDense1B[i1] = acc15
+		}
 	}
 
 	// backprop of op 13 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x): g1 =+ g * v2; g1 is net.dense#1.w.grad
@@ -5440,18 +5473,23 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g2 =+ g; g2 is net.dense#2.b.grad
-	// i0 unrolled and jammed into i1.
-	net_dense_1_x_2_gradRow3 := &net_dense_1_x_2_grad[0]
-	net_dense_1_x_2_gradRow4 := &net_dense_1_x_2_grad[1]
-	net_dense_1_x_2_gradRow5 := &net_dense_1_x_2_grad[2]
-	net_dense_1_x_2_gradRow6 := &net_dense_1_x_2_grad[3]
-	for i1 := range 16 {
-		acc17 := gNetDense2B[i1]
-		acc17 += net_dense_1_x_2_gradRow3[i1]
-		acc17 += net_dense_1_x_2_gradRow4[i1]
-		acc17 += net_dense_1_x_2_gradRow5[i1]
-		acc17 += net_dense_1_x_2_gradRow6[i1]
-		gNetDense2B[i1] = acc17
+	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&gNetDense2B[0], &net_dense_1_x_2_grad[0][0])
+	} else {
+		// i0 unrolled and jammed into i1.
+		net_dense_1_x_2_gradRow3 := &net_dense_1_x_2_grad[0]
+		net_dense_1_x_2_gradRow4 := &net_dense_1_x_2_grad[1]
+		net_dense_1_x_2_gradRow5 := &net_dense_1_x_2_grad[2]
+		net_dense_1_x_2_gradRow6 := &net_dense_1_x_2_grad[3]
+		for i1 := range 16 {
+			acc17 := gNetDense2B[i1]
+			acc17 += net_dense_1_x_2_gradRow3[i1]
+			acc17 += net_dense_1_x_2_gradRow4[i1]
+			acc17 += net_dense_1_x_2_gradRow5[i1]
+			acc17 += net_dense_1_x_2_gradRow6[i1]
+			gNetDense2B[i1] = acc17
+		}
 	}
 
 	// backprop of op 10 (_net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y): g1 =+ g * v2; g1 is net.dense#2.w.grad
@@ -5574,36 +5612,54 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g2 =+ g; g2 is net.conv2d_valid#2.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 4 {
-		for i1 := range 4 {
-			net_max_pool_2_x_1_gradRow3 := &net_max_pool_2_x_1_grad[i0][i1][0]
-			net_max_pool_2_x_1_gradRow4 := &net_max_pool_2_x_1_grad[i0][i1][1]
-			net_max_pool_2_x_1_gradRow5 := &net_max_pool_2_x_1_grad[i0][i1][2]
-			net_max_pool_2_x_1_gradRow6 := &net_max_pool_2_x_1_grad[i0][i1][3]
-			for i3 := range 6 {
-				acc18 := gNetConv2dValid2Bias[i3]
-				acc18 += net_max_pool_2_x_1_gradRow3[i3]
-				acc18 += net_max_pool_2_x_1_gradRow4[i3]
-				acc18 += net_max_pool_2_x_1_gradRow5[i3]
-				acc18 += net_max_pool_2_x_1_gradRow6[i3]
-				gNetConv2dValid2Bias[i3] = acc18
+	// float64 across-rows add reduction kernel, 64 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&gNetConv2dValid2Bias[0], &net_max_pool_2_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_max_pool_2_x_1_gradRow3 := &net_max_pool_2_x_1_grad[i0][i1][0]
+				net_max_pool_2_x_1_gradRow4 := &net_max_pool_2_x_1_grad[i0][i1][1]
+				net_max_pool_2_x_1_gradRow5 := &net_max_pool_2_x_1_grad[i0][i1][2]
+				net_max_pool_2_x_1_gradRow6 := &net_max_pool_2_x_1_grad[i0][i1][3]
+				for i3 := range 6 {
+					acc18 := gNetConv2dValid2Bias[i3]
+					acc18 += net_max_pool_2_x_1_gradRow3[i3]
+					acc18 += net_max_pool_2_x_1_gradRow4[i3]
+					acc18 += net_max_pool_2_x_1_gradRow5[i3]
+					acc18 += net_max_pool_2_x_1_gradRow6[i3]
+					gNetConv2dValid2Bias[i3] = acc18
+				}
 			}
 		}
 	}
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	for i0 := range 4 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				for i3 := range 6 {
-					net_conv2d_valid_2_y_gradV := net_conv2d_valid_2_y_grad[i0][i1][i2][i3]
+	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
 					for i4 := range 3 {
-						for i5 := range 3 {
-							pNetConv2dValid2KernelRow2 := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							net_max_pool_1_y_gradRow := &net_max_pool_1_y_grad[i0][i1+i4][i2+i5]
-							for i6 := range 4 {
-								net_max_pool_1_y_gradRow[i6] += net_conv2d_valid_2_y_gradV * pNetConv2dValid2KernelRow2[i6]
+						ocannlReduce6AVX2(&net_max_pool_1_y_grad[i0][i1+i4][i2][0], &net_conv2d_valid_2_y_grad[i0][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						net_conv2d_valid_2_y_gradV := net_conv2d_valid_2_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetConv2dValid2KernelRow2 := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_max_pool_1_y_gradRow := &net_max_pool_1_y_grad[i0][i1+i4][i2+i5]
+								for i6 := range 4 {
+									net_max_pool_1_y_gradRow[i6] += net_conv2d_valid_2_y_gradV * pNetConv2dValid2KernelRow2[i6]
+								}
 							}
 						}
 					}
@@ -5613,17 +5669,30 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
-	for i0 := range 4 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 6 {
-					net_conv2d_valid_2_y_gradV2 := net_conv2d_valid_2_y_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
-						for i5 := range 3 {
-							net_max_pool_1_yRow3 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
-							gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2d_valid_2_y_gradV2
+						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+12*i4], &net_max_pool_1_y[0][i1+i4][i2][0], &net_conv2d_valid_2_y_grad[0][i1][i2][i3])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						net_conv2d_valid_2_y_gradV2 := net_conv2d_valid_2_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &net_max_pool_1_y[i0][i1+i4][i2+i5]
+								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2d_valid_2_y_gradV2
+								}
 							}
 						}
 					}
@@ -5706,37 +5775,55 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g2 =+ g; g2 is net.conv2d_valid#1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 4 {
-		for i1 := range 12 {
-			for i2 := 0; i2 < 12; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &net_max_pool_1_x_1_grad[i0][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &net_max_pool_1_x_1_grad[i0][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &net_max_pool_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 4 {
-					acc19 := gNetConv2dValid1Bias[i3]
-					acc19 += net_max_pool_1_x_1_gradRow3[i3]
-					acc19 += net_max_pool_1_x_1_gradRow4[i3]
-					acc19 += net_max_pool_1_x_1_gradRow5[i3]
-					acc19 += net_max_pool_1_x_1_gradRow6[i3]
-					gNetConv2dValid1Bias[i3] = acc19
+	// float64 across-rows add reduction kernel, 576 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&gNetConv2dValid1Bias[0], &net_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 12 {
+				for i2 := 0; i2 < 12; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &net_max_pool_1_x_1_grad[i0][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &net_max_pool_1_x_1_grad[i0][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &net_max_pool_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 4 {
+						acc19 := gNetConv2dValid1Bias[i3]
+						acc19 += net_max_pool_1_x_1_gradRow3[i3]
+						acc19 += net_max_pool_1_x_1_gradRow4[i3]
+						acc19 += net_max_pool_1_x_1_gradRow5[i3]
+						acc19 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv2dValid1Bias[i3] = acc19
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 0 (net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#1.kernel.grad
-	for i0 := range 4 {
-		for i1 := range 12 {
+	// float64 across-rows add reduction kernel, 12 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
 			for i2 := range 12 {
 				for i3 := range 4 {
-					net_conv2d_valid_1_y_gradV := net_conv2d_valid_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
-						imagesRow2 := &images[i0][i1+i4]
-						gNetConv2dValid1KernelRow := (*[3]float64)(gNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
-						for i5 := range 3 {
-							gNetConv2dValid1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv2d_valid_1_y_gradV
+						ocannlReduce9AVX2(&gNetConv2dValid1Kernel[9*i3+3*i4], &images[i0][i4][i2][0], &net_conv2d_valid_1_y_grad[i0][0][i2][i3])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					for i3 := range 4 {
+						net_conv2d_valid_1_y_gradV := net_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							imagesRow2 := &images[i0][i1+i4]
+							gNetConv2dValid1KernelRow := (*[3]float64)(gNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+							for i5 := range 3 {
+								gNetConv2dValid1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv2d_valid_1_y_gradV
+							}
 						}
 					}
 				}
@@ -6114,19 +6201,24 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 
 	// _net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		acc5 := float64(0)
-		for i1 := range 2 {
-			for i2 := range 2 {
-				pNetDense2WRow := (*[6]float64)(pNetDense2W[24*i0+12*i1+6*i2 : 24*i0+12*i1+6*i2+6])
-				net_max_pool_2_yRow2 := &net_max_pool_2_y[0][i1][i2]
-				for i3 := range 6 {
-					acc5 += pNetDense2WRow[i3] * net_max_pool_2_yRow2[i3]
+	// float64 along-rows add reduction kernel, 16 rows of 24 elements into 16 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			acc5 := float64(0)
+			for i1 := range 2 {
+				for i2 := range 2 {
+					pNetDense2WRow := (*[6]float64)(pNetDense2W[24*i0+12*i1+6*i2 : 24*i0+12*i1+6*i2+6])
+					net_max_pool_2_yRow2 := &net_max_pool_2_y[0][i1][i2]
+					for i3 := range 6 {
+						acc5 += pNetDense2WRow[i3] * net_max_pool_2_yRow2[i3]
+					}
 				}
 			}
+			net_dense_1_x_1[0][i0] = acc5
 		}
-		net_dense_1_x_1[0][i0] = acc5
 	}
 
 	// _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b
@@ -6148,15 +6240,20 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
-	// reduction accumulated in a local variable.
-	net_dense_1_xRow2 := &net_dense_1_x[0]
-	for i0 := range 12 {
-		pNetDense1WRow := (*[16]float64)(pNetDense1W[16*i0 : 16*i0+16])
-		acc6 := float64(0)
-		for i1 := range 16 {
-			acc6 += pNetDense1WRow[i1] * net_dense_1_xRow2[i1]
+	// float64 along-rows add reduction kernel, 12 rows of 16 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		net_dense_1_xRow2 := &net_dense_1_x[0]
+		for i0 := range 12 {
+			pNetDense1WRow := (*[16]float64)(pNetDense1W[16*i0 : 16*i0+16])
+			acc6 := float64(0)
+			for i1 := range 16 {
+				acc6 += pNetDense1WRow[i1] * net_dense_1_xRow2[i1]
+			}
+			net_linear_1_x_1[0][i0] = acc6
 		}
-		net_linear_1_x_1[0][i0] = acc6
 	}
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
@@ -6178,15 +6275,20 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 
 	// _predict.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	net_linear_1_xRow2 := &net_linear_1_x[0]
-	for i0 := range 3 {
-		pNetLinear1WRow := (*[12]float64)(pNetLinear1W[12*i0 : 12*i0+12])
-		acc7 := float64(0)
-		for i1 := range 12 {
-			acc7 += pNetLinear1WRow[i1] * net_linear_1_xRow2[i1]
+	// float64 along-rows add reduction kernel, 3 rows of 12 elements into 3 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&predict_1[0][0], &pNetLinear1W[0], &net_linear_1_x[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		net_linear_1_xRow2 := &net_linear_1_x[0]
+		for i0 := range 3 {
+			pNetLinear1WRow := (*[12]float64)(pNetLinear1W[12*i0 : 12*i0+12])
+			acc7 := float64(0)
+			for i1 := range 12 {
+				acc7 += pNetLinear1WRow[i1] * net_linear_1_xRow2[i1]
+			}
+			predict_1[0][i0] = acc7
 		}
-		predict_1[0][i0] = acc7
 	}
 
 	// predict = pointwise "+" of _predict.1, net.linear#1.b
@@ -6913,20 +7015,27 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 3 {
-			acc7 := float64(0)
-			for i2 := range 2 {
-				for i3 := range 2 {
-					pNetLinear1WRow := (*[6]float64)(pNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-					net_vgg_block_1_max_pool_1_yRow2 := &net_vgg_block_1_max_pool_1_y[i0][i2][i3]
-					for i4 := range 6 {
-						acc7 += pNetLinear1WRow[i4] * net_vgg_block_1_max_pool_1_yRow2[i4]
+	// float64 along-rows add reduction kernel, 3 rows of 24 elements into 3 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce13AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &net_vgg_block_1_max_pool_1_y[i0][0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				acc7 := float64(0)
+				for i2 := range 2 {
+					for i3 := range 2 {
+						pNetLinear1WRow := (*[6]float64)(pNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
+						net_vgg_block_1_max_pool_1_yRow2 := &net_vgg_block_1_max_pool_1_y[i0][i2][i3]
+						for i4 := range 6 {
+							acc7 += pNetLinear1WRow[i4] * net_vgg_block_1_max_pool_1_yRow2[i4]
+						}
 					}
 				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc7
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc7
 		}
 	}
 
@@ -8110,20 +8219,27 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 3 {
-			acc7 := float64(0)
-			for i2 := range 2 {
-				for i3 := range 2 {
-					pNetLinear1WRow := (*[6]float64)(pNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-					net_vgg_block_1_max_pool_1_yRow2 := &net_vgg_block_1_max_pool_1_y[i0][i2][i3]
-					for i4 := range 6 {
-						acc7 += pNetLinear1WRow[i4] * net_vgg_block_1_max_pool_1_yRow2[i4]
+	// float64 along-rows add reduction kernel, 3 rows of 24 elements into 3 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce13AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &net_vgg_block_1_max_pool_1_y[i0][0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				acc7 := float64(0)
+				for i2 := range 2 {
+					for i3 := range 2 {
+						pNetLinear1WRow := (*[6]float64)(pNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
+						net_vgg_block_1_max_pool_1_yRow2 := &net_vgg_block_1_max_pool_1_y[i0][i2][i3]
+						for i4 := range 6 {
+							acc7 += pNetLinear1WRow[i4] * net_vgg_block_1_max_pool_1_yRow2[i4]
+						}
 					}
 				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc7
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc7
 		}
 	}
 
@@ -8363,15 +8479,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	for i0 := range 2 {
+	// float64 across-rows add reduction kernel, 2 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 2 {
-					net_vgg_block_1_max_pool_1_yRow3 := &net_vgg_block_1_max_pool_1_y[i0][i2][i3]
-					gNetLinear1WRow := (*[6]float64)(gNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-					for i4 := range 6 {
-						gNetLinear1WRow[i4] += train_cross_entropy_1_logits_1_gradV * net_vgg_block_1_max_pool_1_yRow3[i4]
+			ocannlReduce14AVX2(&gNetLinear1W[24*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_vgg_block_1_max_pool_1_y[0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 2 {
+						net_vgg_block_1_max_pool_1_yRow3 := &net_vgg_block_1_max_pool_1_y[i0][i2][i3]
+						gNetLinear1WRow := (*[6]float64)(gNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
+						for i4 := range 6 {
+							gNetLinear1WRow[i4] += train_cross_entropy_1_logits_1_gradV * net_vgg_block_1_max_pool_1_yRow3[i4]
+						}
 					}
 				}
 			}
@@ -8379,15 +8502,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y): g2 =+ v1 * g; g2 is net.vgg_block#1.max_pool#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 2 {
-				for i3 := range 2 {
-					pNetLinear1WRow2 := (*[6]float64)(pNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
-					net_vgg_block_1_max_pool_1_y_gradRow := &net_vgg_block_1_max_pool_1_y_grad[i0][i2][i3]
-					for i4 := range 6 {
-						net_vgg_block_1_max_pool_1_y_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+	// float64 across-rows add reduction kernel, 3 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce15AVX2(&net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 2 {
+						pNetLinear1WRow2 := (*[6]float64)(pNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
+						net_vgg_block_1_max_pool_1_y_gradRow := &net_vgg_block_1_max_pool_1_y_grad[i0][i2][i3]
+						for i4 := range 6 {
+							net_vgg_block_1_max_pool_1_y_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+						}
 					}
 				}
 			}
@@ -8454,36 +8584,54 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#1.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_vgg_block_1_max_pool_1_x_1_gradRow3 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][0]
-			net_vgg_block_1_max_pool_1_x_1_gradRow4 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][1]
-			net_vgg_block_1_max_pool_1_x_1_gradRow5 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][2]
-			net_vgg_block_1_max_pool_1_x_1_gradRow6 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][3]
-			for i3 := range 6 {
-				acc14 := gNetVggBlock1Conv2d1Bias[i3]
-				acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow3[i3]
-				acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow4[i3]
-				acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow5[i3]
-				acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow6[i3]
-				gNetVggBlock1Conv2d1Bias[i3] = acc14
+	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&gNetVggBlock1Conv2d1Bias[0], &net_vgg_block_1_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_vgg_block_1_max_pool_1_x_1_gradRow3 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][0]
+				net_vgg_block_1_max_pool_1_x_1_gradRow4 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][1]
+				net_vgg_block_1_max_pool_1_x_1_gradRow5 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][2]
+				net_vgg_block_1_max_pool_1_x_1_gradRow6 := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][3]
+				for i3 := range 6 {
+					acc14 := gNetVggBlock1Conv2d1Bias[i3]
+					acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow3[i3]
+					acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow4[i3]
+					acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow5[i3]
+					acc14 += net_vgg_block_1_max_pool_1_x_1_gradRow6[i3]
+					gNetVggBlock1Conv2d1Bias[i3] = acc14
+				}
 			}
 		}
 	}
 
 	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#1.conv2d#1/x.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				for i3 := range 6 {
-					net_vgg_block_1_conv2d_1_y_gradV := net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
+	// float64 across-rows add reduction kernel, 6 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
 					for i4 := range 3 {
-						for i5 := range 3 {
-							pNetVggBlock1Conv2d1KernelRow2 := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
-							net_vgg_block_1_conv2d_1_x_gradRow := &net_vgg_block_1_conv2d_1_x_grad[i0][i1+i4][i2+i5]
-							for i6 := range 6 {
-								net_vgg_block_1_conv2d_1_x_gradRow[i6] += net_vgg_block_1_conv2d_1_y_gradV * pNetVggBlock1Conv2d1KernelRow2[i6]
+						ocannlReduce17AVX2(&net_vgg_block_1_conv2d_1_x_grad[i0][i1+i4][i2][0], &net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						net_vgg_block_1_conv2d_1_y_gradV := net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetVggBlock1Conv2d1KernelRow2 := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
+								net_vgg_block_1_conv2d_1_x_gradRow := &net_vgg_block_1_conv2d_1_x_grad[i0][i1+i4][i2+i5]
+								for i6 := range 6 {
+									net_vgg_block_1_conv2d_1_x_gradRow[i6] += net_vgg_block_1_conv2d_1_y_gradV * pNetVggBlock1Conv2d1KernelRow2[i6]
+								}
 							}
 						}
 					}
@@ -8493,17 +8641,30 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 across-rows add reduction kernel, 4 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
 			for i2 := range 4 {
 				for i3 := range 6 {
-					net_vgg_block_1_conv2d_1_y_gradV2 := net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
-						for i5 := range 3 {
-							net_vgg_block_1_conv2d_1_xRow3 := &net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
-							gNetVggBlock1Conv2d1KernelRow := (*[6]float64)(gNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
-							for i6 := range 6 {
-								gNetVggBlock1Conv2d1KernelRow[i6] += net_vgg_block_1_conv2d_1_xRow3[i6] * net_vgg_block_1_conv2d_1_y_gradV2
+						ocannlReduce18AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+18*i4], &net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						net_vgg_block_1_conv2d_1_y_gradV2 := net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_1_conv2d_1_xRow3 := &net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
+								gNetVggBlock1Conv2d1KernelRow := (*[6]float64)(gNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
+								for i6 := range 6 {
+									gNetVggBlock1Conv2d1KernelRow[i6] += net_vgg_block_1_conv2d_1_xRow3[i6] * net_vgg_block_1_conv2d_1_y_gradV2
+								}
 							}
 						}
 					}
@@ -8580,36 +8741,54 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#2.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_vgg_block_1_conv2d_1_x_1_gradRow3 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][0]
-			net_vgg_block_1_conv2d_1_x_1_gradRow4 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][1]
-			net_vgg_block_1_conv2d_1_x_1_gradRow5 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][2]
-			net_vgg_block_1_conv2d_1_x_1_gradRow6 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][3]
-			for i3 := range 6 {
-				acc15 := gNetVggBlock1Conv2d2Bias[i3]
-				acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow3[i3]
-				acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow4[i3]
-				acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow5[i3]
-				acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow6[i3]
-				gNetVggBlock1Conv2d2Bias[i3] = acc15
+	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&gNetVggBlock1Conv2d2Bias[0], &net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_vgg_block_1_conv2d_1_x_1_gradRow3 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][0]
+				net_vgg_block_1_conv2d_1_x_1_gradRow4 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][1]
+				net_vgg_block_1_conv2d_1_x_1_gradRow5 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][2]
+				net_vgg_block_1_conv2d_1_x_1_gradRow6 := &net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][3]
+				for i3 := range 6 {
+					acc15 := gNetVggBlock1Conv2d2Bias[i3]
+					acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow3[i3]
+					acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow4[i3]
+					acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow5[i3]
+					acc15 += net_vgg_block_1_conv2d_1_x_1_gradRow6[i3]
+					gNetVggBlock1Conv2d2Bias[i3] = acc15
+				}
 			}
 		}
 	}
 
 	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.max_pool#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				for i3 := range 6 {
-					net_vgg_block_1_conv2d_2_y_gradV := net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
 					for i4 := range 3 {
-						for i5 := range 3 {
-							pNetVggBlock1Conv2d2KernelRow2 := (*[4]float64)(pNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							net_vgg_block_2_max_pool_1_y_gradRow := &net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2+i5]
-							for i6 := range 4 {
-								net_vgg_block_2_max_pool_1_y_gradRow[i6] += net_vgg_block_1_conv2d_2_y_gradV * pNetVggBlock1Conv2d2KernelRow2[i6]
+						ocannlReduce6AVX2(&net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2][0], &net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][0], &pNetVggBlock1Conv2d2Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						net_vgg_block_1_conv2d_2_y_gradV := net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetVggBlock1Conv2d2KernelRow2 := (*[4]float64)(pNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_vgg_block_2_max_pool_1_y_gradRow := &net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2+i5]
+								for i6 := range 4 {
+									net_vgg_block_2_max_pool_1_y_gradRow[i6] += net_vgg_block_1_conv2d_2_y_gradV * pNetVggBlock1Conv2d2KernelRow2[i6]
+								}
 							}
 						}
 					}
@@ -8619,17 +8798,30 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
 			for i2 := range 4 {
 				for i3 := range 6 {
-					net_vgg_block_1_conv2d_2_y_gradV2 := net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
-						for i5 := range 3 {
-							net_vgg_block_2_max_pool_1_yRow3 := &net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
-							gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_2_y_gradV2
+						ocannlReduce19AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+12*i4], &net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						net_vgg_block_1_conv2d_2_y_gradV2 := net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_2_max_pool_1_yRow3 := &net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
+								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_2_y_gradV2
+								}
 							}
 						}
 					}
@@ -8776,38 +8968,56 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_vgg_block_2_max_pool_1_x_1_gradRow3 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
-				net_vgg_block_2_max_pool_1_x_1_gradRow4 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+1]
-				net_vgg_block_2_max_pool_1_x_1_gradRow5 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+2]
-				net_vgg_block_2_max_pool_1_x_1_gradRow6 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 4 {
-					acc16 := gNetVggBlock2Conv2d1Bias[i3]
-					acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow3[i3]
-					acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow4[i3]
-					acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow5[i3]
-					acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow6[i3]
-					gNetVggBlock2Conv2d1Bias[i3] = acc16
+	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce20AVX2(&gNetVggBlock2Conv2d1Bias[0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_vgg_block_2_max_pool_1_x_1_gradRow3 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow4 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+1]
+					net_vgg_block_2_max_pool_1_x_1_gradRow5 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow6 := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 4 {
+						acc16 := gNetVggBlock2Conv2d1Bias[i3]
+						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow3[i3]
+						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow4[i3]
+						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow5[i3]
+						acc16 += net_vgg_block_2_max_pool_1_x_1_gradRow6[i3]
+						gNetVggBlock2Conv2d1Bias[i3] = acc16
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.conv2d#1/x.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				for i3 := range 4 {
-					net_vgg_block_2_conv2d_1_y_gradV := net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3]
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
 					for i4 := range 3 {
-						for i5 := range 3 {
-							pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							net_vgg_block_2_conv2d_1_x_gradRow := &net_vgg_block_2_conv2d_1_x_grad[i0][i1+i4][i2+i5]
-							for i6 := range 4 {
-								net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_conv2d_1_y_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
+						ocannlReduce21AVX2(&net_vgg_block_2_conv2d_1_x_grad[i0][i1+i4][i2][0], &net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						net_vgg_block_2_conv2d_1_y_gradV := net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_vgg_block_2_conv2d_1_x_gradRow := &net_vgg_block_2_conv2d_1_x_grad[i0][i1+i4][i2+i5]
+								for i6 := range 4 {
+									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_conv2d_1_y_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
+								}
 							}
 						}
 					}
@@ -8817,17 +9027,30 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
 			for i2 := range 8 {
 				for i3 := range 4 {
-					net_vgg_block_2_conv2d_1_y_gradV2 := net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
-						for i5 := range 3 {
-							net_vgg_block_2_conv2d_1_xRow3 := &net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
-							gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_conv2d_1_y_gradV2
+						ocannlReduce22AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+12*i4], &net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						net_vgg_block_2_conv2d_1_y_gradV2 := net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_2_conv2d_1_xRow3 := &net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
+								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_conv2d_1_y_gradV2
+								}
 							}
 						}
 					}
@@ -8922,38 +9145,56 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#2.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_vgg_block_2_conv2d_1_x_1_gradRow3 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
-				net_vgg_block_2_conv2d_1_x_1_gradRow4 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+1]
-				net_vgg_block_2_conv2d_1_x_1_gradRow5 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+2]
-				net_vgg_block_2_conv2d_1_x_1_gradRow6 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 4 {
-					acc17 := gNetVggBlock2Conv2d2Bias[i3]
-					acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow3[i3]
-					acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow4[i3]
-					acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow5[i3]
-					acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow6[i3]
-					gNetVggBlock2Conv2d2Bias[i3] = acc17
+	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce20AVX2(&gNetVggBlock2Conv2d2Bias[0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_vgg_block_2_conv2d_1_x_1_gradRow3 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1_gradRow4 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+1]
+					net_vgg_block_2_conv2d_1_x_1_gradRow5 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+2]
+					net_vgg_block_2_conv2d_1_x_1_gradRow6 := &net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 4 {
+						acc17 := gNetVggBlock2Conv2d2Bias[i3]
+						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow3[i3]
+						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow4[i3]
+						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow5[i3]
+						acc17 += net_vgg_block_2_conv2d_1_x_1_gradRow6[i3]
+						gNetVggBlock2Conv2d2Bias[i3] = acc17
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 0 (net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#2.kernel.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
 			for i2 := range 8 {
 				for i3 := range 4 {
-					net_vgg_block_2_conv2d_2_y_gradV := net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
-						for i5 := range 3 {
-							imagesPadRow2 := &imagesPad[i0][i1+i4][i2+i5]
-							gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
-							for i6 := range 2 {
-								gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_2_y_gradV
+						ocannlReduce23AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+6*i4], &imagesPad[i0][i4][i2][0], &net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						net_vgg_block_2_conv2d_2_y_gradV := net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imagesPadRow2 := &imagesPad[i0][i1+i4][i2+i5]
+								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
+								for i6 := range 2 {
+									gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_2_y_gradV
+								}
 							}
 						}
 					}
@@ -9438,18 +9679,29 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_stemRow3 := &net_stem[i0][2*i1+1][2*i2+1]
-				for i3 := range 8 {
-					pNetBasicBlock1Conv2d3KernelRow := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
-					acc4 := float64(0)
-					for i4 := range 4 {
-						acc4 += net_stemRow3[i4] * pNetBasicBlock1Conv2d3KernelRow[i4]
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					ocannlReduce24AVX2(&net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
+				}
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_stemRow3 := &net_stem[i0][2*i1+1][2*i2+1]
+					for i3 := range 8 {
+						pNetBasicBlock1Conv2d3KernelRow := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
+						acc4 := float64(0)
+						for i4 := range 4 {
+							acc4 += net_stemRow3[i4] * pNetBasicBlock1Conv2d3KernelRow[i4]
+						}
+						net_basic_block_1_conv2d_3_y[i0][i1][i2][i3] = acc4
 					}
-					net_basic_block_1_conv2d_3_y[i0][i1][i2][i3] = acc4
 				}
 			}
 		}
@@ -9521,21 +9773,28 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
-	// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
-	for i0 := range 2 {
-		net_global_avg_pool_1_sRow := &net_global_avg_pool_1_s[i0]
-		for i2 := range 4 {
-			net_global_avg_pool_1_xRow2 := &net_global_avg_pool_1_x[i0][i2][0]
-			net_global_avg_pool_1_xRow3 := &net_global_avg_pool_1_x[i0][i2][1]
-			net_global_avg_pool_1_xRow4 := &net_global_avg_pool_1_x[i0][i2][2]
-			net_global_avg_pool_1_xRow5 := &net_global_avg_pool_1_x[i0][i2][3]
-			for i1 := range 8 {
-				acc5 := net_global_avg_pool_1_sRow[i1]
-				acc5 += net_global_avg_pool_1_xRow2[i1]
-				acc5 += net_global_avg_pool_1_xRow3[i1]
-				acc5 += net_global_avg_pool_1_xRow4[i1]
-				acc5 += net_global_avg_pool_1_xRow5[i1]
-				net_global_avg_pool_1_sRow[i1] = acc5
+	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce25AVX2(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
+		}
+	} else {
+		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
+		for i0 := range 2 {
+			net_global_avg_pool_1_sRow := &net_global_avg_pool_1_s[i0]
+			for i2 := range 4 {
+				net_global_avg_pool_1_xRow2 := &net_global_avg_pool_1_x[i0][i2][0]
+				net_global_avg_pool_1_xRow3 := &net_global_avg_pool_1_x[i0][i2][1]
+				net_global_avg_pool_1_xRow4 := &net_global_avg_pool_1_x[i0][i2][2]
+				net_global_avg_pool_1_xRow5 := &net_global_avg_pool_1_x[i0][i2][3]
+				for i1 := range 8 {
+					acc5 := net_global_avg_pool_1_sRow[i1]
+					acc5 += net_global_avg_pool_1_xRow2[i1]
+					acc5 += net_global_avg_pool_1_xRow3[i1]
+					acc5 += net_global_avg_pool_1_xRow4[i1]
+					acc5 += net_global_avg_pool_1_xRow5[i1]
+					net_global_avg_pool_1_sRow[i1] = acc5
+				}
 			}
 		}
 	}
@@ -10491,18 +10750,29 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_stemRow3 := &net_stem[i0][2*i1+1][2*i2+1]
-				for i3 := range 8 {
-					pNetBasicBlock1Conv2d3KernelRow := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
-					acc4 := float64(0)
-					for i4 := range 4 {
-						acc4 += net_stemRow3[i4] * pNetBasicBlock1Conv2d3KernelRow[i4]
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					ocannlReduce24AVX2(&net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
+				}
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_stemRow3 := &net_stem[i0][2*i1+1][2*i2+1]
+					for i3 := range 8 {
+						pNetBasicBlock1Conv2d3KernelRow := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
+						acc4 := float64(0)
+						for i4 := range 4 {
+							acc4 += net_stemRow3[i4] * pNetBasicBlock1Conv2d3KernelRow[i4]
+						}
+						net_basic_block_1_conv2d_3_y[i0][i1][i2][i3] = acc4
 					}
-					net_basic_block_1_conv2d_3_y[i0][i1][i2][i3] = acc4
 				}
 			}
 		}
@@ -10574,21 +10844,28 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
-	// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
-	for i0 := range 2 {
-		net_global_avg_pool_1_sRow := &net_global_avg_pool_1_s[i0]
-		for i2 := range 4 {
-			net_global_avg_pool_1_xRow2 := &net_global_avg_pool_1_x[i0][i2][0]
-			net_global_avg_pool_1_xRow3 := &net_global_avg_pool_1_x[i0][i2][1]
-			net_global_avg_pool_1_xRow4 := &net_global_avg_pool_1_x[i0][i2][2]
-			net_global_avg_pool_1_xRow5 := &net_global_avg_pool_1_x[i0][i2][3]
-			for i1 := range 8 {
-				acc5 := net_global_avg_pool_1_sRow[i1]
-				acc5 += net_global_avg_pool_1_xRow2[i1]
-				acc5 += net_global_avg_pool_1_xRow3[i1]
-				acc5 += net_global_avg_pool_1_xRow4[i1]
-				acc5 += net_global_avg_pool_1_xRow5[i1]
-				net_global_avg_pool_1_sRow[i1] = acc5
+	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce25AVX2(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
+		}
+	} else {
+		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
+		for i0 := range 2 {
+			net_global_avg_pool_1_sRow := &net_global_avg_pool_1_s[i0]
+			for i2 := range 4 {
+				net_global_avg_pool_1_xRow2 := &net_global_avg_pool_1_x[i0][i2][0]
+				net_global_avg_pool_1_xRow3 := &net_global_avg_pool_1_x[i0][i2][1]
+				net_global_avg_pool_1_xRow4 := &net_global_avg_pool_1_x[i0][i2][2]
+				net_global_avg_pool_1_xRow5 := &net_global_avg_pool_1_x[i0][i2][3]
+				for i1 := range 8 {
+					acc5 := net_global_avg_pool_1_sRow[i1]
+					acc5 += net_global_avg_pool_1_xRow2[i1]
+					acc5 += net_global_avg_pool_1_xRow3[i1]
+					acc5 += net_global_avg_pool_1_xRow4[i1]
+					acc5 += net_global_avg_pool_1_xRow5[i1]
+					net_global_avg_pool_1_sRow[i1] = acc5
+				}
 			}
 		}
 	}
@@ -10999,46 +11276,62 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#3.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_basic_block_1_shortcut_gradRow3 := &net_basic_block_1_shortcut_grad[i0][i1][0]
-			net_basic_block_1_shortcut_gradRow4 := &net_basic_block_1_shortcut_grad[i0][i1][1]
-			net_basic_block_1_shortcut_gradRow5 := &net_basic_block_1_shortcut_grad[i0][i1][2]
-			net_basic_block_1_shortcut_gradRow6 := &net_basic_block_1_shortcut_grad[i0][i1][3]
-			for i3 := range 8 {
-				acc14 := gNetBasicBlock1Conv2d3Bias[i3]
-				acc14 += net_basic_block_1_shortcut_gradRow3[i3]
-				acc14 += net_basic_block_1_shortcut_gradRow4[i3]
-				acc14 += net_basic_block_1_shortcut_gradRow5[i3]
-				acc14 += net_basic_block_1_shortcut_gradRow6[i3]
-				gNetBasicBlock1Conv2d3Bias[i3] = acc14
+	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d3Bias[0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_basic_block_1_shortcut_gradRow3 := &net_basic_block_1_shortcut_grad[i0][i1][0]
+				net_basic_block_1_shortcut_gradRow4 := &net_basic_block_1_shortcut_grad[i0][i1][1]
+				net_basic_block_1_shortcut_gradRow5 := &net_basic_block_1_shortcut_grad[i0][i1][2]
+				net_basic_block_1_shortcut_gradRow6 := &net_basic_block_1_shortcut_grad[i0][i1][3]
+				for i3 := range 8 {
+					acc14 := gNetBasicBlock1Conv2d3Bias[i3]
+					acc14 += net_basic_block_1_shortcut_gradRow3[i3]
+					acc14 += net_basic_block_1_shortcut_gradRow4[i3]
+					acc14 += net_basic_block_1_shortcut_gradRow5[i3]
+					acc14 += net_basic_block_1_shortcut_gradRow6[i3]
+					gNetBasicBlock1Conv2d3Bias[i3] = acc14
+				}
 			}
 		}
 	}
 
 	// backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel): g1 =+ g * v2; g1 is net/stem.grad
-	// i3 unrolled by 4 and jammed into i4.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_stem_gradRow := &net_stem_grad[i0][2*i1+1][2*i2+1]
-				for i3 := 0; i3 < 8; i3 += 4 {
-					net_basic_block_1_conv2d_3_y_gradV := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3]
-					pNetBasicBlock1Conv2d3KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
-					net_basic_block_1_conv2d_3_y_gradV2 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+1]
-					pNetBasicBlock1Conv2d3KernelRow3 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+4 : 4*i3+8])
-					net_basic_block_1_conv2d_3_y_gradV3 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+2]
-					pNetBasicBlock1Conv2d3KernelRow4 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+8 : 4*i3+12])
-					net_basic_block_1_conv2d_3_y_gradV4 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+3]
-					pNetBasicBlock1Conv2d3KernelRow5 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+12 : 4*i3+16])
-					for i4 := range 4 {
-						acc15 := net_stem_gradRow[i4]
-						acc15 += net_basic_block_1_conv2d_3_y_gradV * pNetBasicBlock1Conv2d3KernelRow2[i4]
-						acc15 += net_basic_block_1_conv2d_3_y_gradV2 * pNetBasicBlock1Conv2d3KernelRow3[i4]
-						acc15 += net_basic_block_1_conv2d_3_y_gradV3 * pNetBasicBlock1Conv2d3KernelRow4[i4]
-						acc15 += net_basic_block_1_conv2d_3_y_gradV4 * pNetBasicBlock1Conv2d3KernelRow5[i4]
-						net_stem_gradRow[i4] = acc15
+	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					ocannlReduce27AVX2(&net_stem_grad[i0][2*i1+1][2*i2+1][0], &net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+				}
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_stem_gradRow := &net_stem_grad[i0][2*i1+1][2*i2+1]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_basic_block_1_conv2d_3_y_gradV := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3]
+						pNetBasicBlock1Conv2d3KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
+						net_basic_block_1_conv2d_3_y_gradV2 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+1]
+						pNetBasicBlock1Conv2d3KernelRow3 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+4 : 4*i3+8])
+						net_basic_block_1_conv2d_3_y_gradV3 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+2]
+						pNetBasicBlock1Conv2d3KernelRow4 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+8 : 4*i3+12])
+						net_basic_block_1_conv2d_3_y_gradV4 := net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+3]
+						pNetBasicBlock1Conv2d3KernelRow5 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+12 : 4*i3+16])
+						for i4 := range 4 {
+							acc15 := net_stem_gradRow[i4]
+							acc15 += net_basic_block_1_conv2d_3_y_gradV * pNetBasicBlock1Conv2d3KernelRow2[i4]
+							acc15 += net_basic_block_1_conv2d_3_y_gradV2 * pNetBasicBlock1Conv2d3KernelRow3[i4]
+							acc15 += net_basic_block_1_conv2d_3_y_gradV3 * pNetBasicBlock1Conv2d3KernelRow4[i4]
+							acc15 += net_basic_block_1_conv2d_3_y_gradV4 * pNetBasicBlock1Conv2d3KernelRow5[i4]
+							net_stem_gradRow[i4] = acc15
+						}
 					}
 				}
 			}
@@ -11082,20 +11375,25 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#2.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_basic_block_1_main_gradRow3 := &net_basic_block_1_main_grad[i0][i1][0]
-			net_basic_block_1_main_gradRow4 := &net_basic_block_1_main_grad[i0][i1][1]
-			net_basic_block_1_main_gradRow5 := &net_basic_block_1_main_grad[i0][i1][2]
-			net_basic_block_1_main_gradRow6 := &net_basic_block_1_main_grad[i0][i1][3]
-			for i3 := range 8 {
-				acc16 := gNetBasicBlock1Conv2d2Bias[i3]
-				acc16 += net_basic_block_1_main_gradRow3[i3]
-				acc16 += net_basic_block_1_main_gradRow4[i3]
-				acc16 += net_basic_block_1_main_gradRow5[i3]
-				acc16 += net_basic_block_1_main_gradRow6[i3]
-				gNetBasicBlock1Conv2d2Bias[i3] = acc16
+	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_main_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_basic_block_1_main_gradRow3 := &net_basic_block_1_main_grad[i0][i1][0]
+				net_basic_block_1_main_gradRow4 := &net_basic_block_1_main_grad[i0][i1][1]
+				net_basic_block_1_main_gradRow5 := &net_basic_block_1_main_grad[i0][i1][2]
+				net_basic_block_1_main_gradRow6 := &net_basic_block_1_main_grad[i0][i1][3]
+				for i3 := range 8 {
+					acc16 := gNetBasicBlock1Conv2d2Bias[i3]
+					acc16 += net_basic_block_1_main_gradRow3[i3]
+					acc16 += net_basic_block_1_main_gradRow4[i3]
+					acc16 += net_basic_block_1_main_gradRow5[i3]
+					acc16 += net_basic_block_1_main_gradRow6[i3]
+					gNetBasicBlock1Conv2d2Bias[i3] = acc16
+				}
 			}
 		}
 	}
@@ -11253,36 +11551,54 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#1.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_basic_block_1_h_1_gradRow3 := &net_basic_block_1_h_1_grad[i0][i1][0]
-			net_basic_block_1_h_1_gradRow4 := &net_basic_block_1_h_1_grad[i0][i1][1]
-			net_basic_block_1_h_1_gradRow5 := &net_basic_block_1_h_1_grad[i0][i1][2]
-			net_basic_block_1_h_1_gradRow6 := &net_basic_block_1_h_1_grad[i0][i1][3]
-			for i3 := range 8 {
-				acc17 := gNetBasicBlock1Conv2d1Bias[i3]
-				acc17 += net_basic_block_1_h_1_gradRow3[i3]
-				acc17 += net_basic_block_1_h_1_gradRow4[i3]
-				acc17 += net_basic_block_1_h_1_gradRow5[i3]
-				acc17 += net_basic_block_1_h_1_gradRow6[i3]
-				gNetBasicBlock1Conv2d1Bias[i3] = acc17
+	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d1Bias[0], &net_basic_block_1_h_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_basic_block_1_h_1_gradRow3 := &net_basic_block_1_h_1_grad[i0][i1][0]
+				net_basic_block_1_h_1_gradRow4 := &net_basic_block_1_h_1_grad[i0][i1][1]
+				net_basic_block_1_h_1_gradRow5 := &net_basic_block_1_h_1_grad[i0][i1][2]
+				net_basic_block_1_h_1_gradRow6 := &net_basic_block_1_h_1_grad[i0][i1][3]
+				for i3 := range 8 {
+					acc17 := gNetBasicBlock1Conv2d1Bias[i3]
+					acc17 += net_basic_block_1_h_1_gradRow3[i3]
+					acc17 += net_basic_block_1_h_1_gradRow4[i3]
+					acc17 += net_basic_block_1_h_1_gradRow5[i3]
+					acc17 += net_basic_block_1_h_1_gradRow6[i3]
+					gNetBasicBlock1Conv2d1Bias[i3] = acc17
+				}
 			}
 		}
 	}
 
 	// backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net/stem.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				for i3 := range 8 {
-					net_basic_block_1_conv2d_1_y_gradV := net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
 					for i4 := range 3 {
-						for i5 := range 3 {
-							pNetBasicBlock1Conv2d1KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							net_stem_gradRow2 := &net_stem_grad[i0][2*i1+i4][2*i2+i5]
-							for i6 := range 4 {
-								net_stem_gradRow2[i6] += net_basic_block_1_conv2d_1_y_gradV * pNetBasicBlock1Conv2d1KernelRow2[i6]
+						ocannlReduce28AVX2(&net_stem_grad[i0][2*i1+i4][2*i2][0], &net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						net_basic_block_1_conv2d_1_y_gradV := net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetBasicBlock1Conv2d1KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_stem_gradRow2 := &net_stem_grad[i0][2*i1+i4][2*i2+i5]
+								for i6 := range 4 {
+									net_stem_gradRow2[i6] += net_basic_block_1_conv2d_1_y_gradV * pNetBasicBlock1Conv2d1KernelRow2[i6]
+								}
 							}
 						}
 					}
@@ -11292,17 +11608,30 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#1.kernel.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
 			for i2 := range 4 {
 				for i3 := range 8 {
-					net_basic_block_1_conv2d_1_y_gradV2 := net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
-						for i5 := range 3 {
-							net_stemRow5 := &net_stem[i0][2*i1+i4][2*i2+i5]
-							gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-							for i6 := range 4 {
-								gNetBasicBlock1Conv2d1KernelRow[i6] += net_stemRow5[i6] * net_basic_block_1_conv2d_1_y_gradV2
+						ocannlReduce29AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+12*i4], &net_stem[i0][i4][2*i2][0], &net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 8 {
+						net_basic_block_1_conv2d_1_y_gradV2 := net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_stemRow5 := &net_stem[i0][2*i1+i4][2*i2+i5]
+								gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetBasicBlock1Conv2d1KernelRow[i6] += net_stemRow5[i6] * net_basic_block_1_conv2d_1_y_gradV2
+								}
 							}
 						}
 					}
@@ -11397,21 +11726,26 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_stem_1_gradRow3 := &net_stem_1_grad[i0][i1][i2]
-				net_stem_1_gradRow4 := &net_stem_1_grad[i0][i1][i2+1]
-				net_stem_1_gradRow5 := &net_stem_1_grad[i0][i1][i2+2]
-				net_stem_1_gradRow6 := &net_stem_1_grad[i0][i1][i2+3]
-				for i3 := range 4 {
-					acc18 := gNetConv2d1Bias[i3]
-					acc18 += net_stem_1_gradRow3[i3]
-					acc18 += net_stem_1_gradRow4[i3]
-					acc18 += net_stem_1_gradRow5[i3]
-					acc18 += net_stem_1_gradRow6[i3]
-					gNetConv2d1Bias[i3] = acc18
+	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce20AVX2(&gNetConv2d1Bias[0], &net_stem_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_stem_1_gradRow3 := &net_stem_1_grad[i0][i1][i2]
+					net_stem_1_gradRow4 := &net_stem_1_grad[i0][i1][i2+1]
+					net_stem_1_gradRow5 := &net_stem_1_grad[i0][i1][i2+2]
+					net_stem_1_gradRow6 := &net_stem_1_grad[i0][i1][i2+3]
+					for i3 := range 4 {
+						acc18 := gNetConv2d1Bias[i3]
+						acc18 += net_stem_1_gradRow3[i3]
+						acc18 += net_stem_1_gradRow4[i3]
+						acc18 += net_stem_1_gradRow5[i3]
+						acc18 += net_stem_1_gradRow6[i3]
+						gNetConv2d1Bias[i3] = acc18
+					}
 				}
 			}
 		}
@@ -12528,27 +12862,32 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	}
 
 	// backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g2 =+ g; g2 is c1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := 0; i2 < 4; i2 += 4 {
-				head_x_1_gradRow3 := &head_x_1_grad[i0][i1][i2]
-				head_x_1_gradRow4 := &head_x_1_grad[i0][i1][i2+1]
-				head_x_1_gradRow5 := &head_x_1_grad[i0][i1][i2+2]
-				head_x_1_gradRow6 := &head_x_1_grad[i0][i1][i2+3]
-				for i3 := range 3 {
-					acc9 := gC1Bias[i3]
-					acc9 += head_x_1_gradRow3[i3]
-					acc9 += head_x_1_gradRow4[i3]
-					acc9 += head_x_1_gradRow5[i3]
-					acc9 += head_x_1_gradRow6[i3]
-					gC1Bias[i3] = acc9
+	// float64 across-rows add reduction kernel, 72 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce30AVX2(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := 0; i2 < 4; i2 += 4 {
+					head_x_1_gradRow3 := &head_x_1_grad[i0][i1][i2]
+					head_x_1_gradRow4 := &head_x_1_grad[i0][i1][i2+1]
+					head_x_1_gradRow5 := &head_x_1_grad[i0][i1][i2+2]
+					head_x_1_gradRow6 := &head_x_1_grad[i0][i1][i2+3]
+					for i3 := range 3 {
+						acc9 := gC1Bias[i3]
+						acc9 += head_x_1_gradRow3[i3]
+						acc9 += head_x_1_gradRow4[i3]
+						acc9 += head_x_1_gradRow5[i3]
+						acc9 += head_x_1_gradRow6[i3]
+						gC1Bias[i3] = acc9
+					}
 				}
-			}
-			for i2 := 4; i2 < 6; i2++ {
-				head_x_1_gradRow7 := &head_x_1_grad[i0][i1][i2]
-				for i3 := range 3 {
-					gC1Bias[i3] += head_x_1_gradRow7[i3]
+				for i2 := 4; i2 < 6; i2++ {
+					head_x_1_gradRow7 := &head_x_1_grad[i0][i1][i2]
+					for i3 := range 3 {
+						gC1Bias[i3] += head_x_1_gradRow7[i3]
+					}
 				}
 			}
 		}
@@ -12921,19 +13260,24 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 	}
 
 	// _classify.1 = compose "*" of head.w, head/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		acc2 := float64(0)
-		for i1 := range 6 {
-			for i2 := range 6 {
-				pHeadWRow := (*[3]float64)(pHeadW[108*i0+18*i1+3*i2 : 108*i0+18*i1+3*i2+3])
-				head_xRow2 := &head_x[0][i1][i2]
-				for i3 := range 3 {
-					acc2 += pHeadWRow[i3] * head_xRow2[i3]
+	// float64 along-rows add reduction kernel, 4 rows of 108 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce31AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			acc2 := float64(0)
+			for i1 := range 6 {
+				for i2 := range 6 {
+					pHeadWRow := (*[3]float64)(pHeadW[108*i0+18*i1+3*i2 : 108*i0+18*i1+3*i2+3])
+					head_xRow2 := &head_x[0][i1][i2]
+					for i3 := range 3 {
+						acc2 += pHeadWRow[i3] * head_xRow2[i3]
+					}
 				}
 			}
+			classify_1[0][i0] = acc2
 		}
-		classify_1[0][i0] = acc2
 	}
 
 	// classify = pointwise "+" of _classify.1, head.b
@@ -13382,20 +13726,27 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
+	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
-			acc4 := float64(0)
-			for i2 := range 3 {
-				for i3 := range 3 {
-					pNetLinear1WRow := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
-					net_linear_1_xRow2 := &net_linear_1_x[i0][i2][i3]
-					for i4 := range 5 {
-						acc4 += pNetLinear1WRow[i4] * net_linear_1_xRow2[i4]
+			ocannlReduce32AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 2 {
+				acc4 := float64(0)
+				for i2 := range 3 {
+					for i3 := range 3 {
+						pNetLinear1WRow := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
+						net_linear_1_xRow2 := &net_linear_1_x[i0][i2][i3]
+						for i4 := range 5 {
+							acc4 += pNetLinear1WRow[i4] * net_linear_1_xRow2[i4]
+						}
 					}
 				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc4
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc4
 		}
 	}
 
@@ -14175,20 +14526,27 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
+	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
-			acc4 := float64(0)
-			for i2 := range 3 {
-				for i3 := range 3 {
-					pNetLinear1WRow := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
-					net_linear_1_xRow2 := &net_linear_1_x[i0][i2][i3]
-					for i4 := range 5 {
-						acc4 += pNetLinear1WRow[i4] * net_linear_1_xRow2[i4]
+			ocannlReduce32AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 2 {
+				acc4 := float64(0)
+				for i2 := range 3 {
+					for i3 := range 3 {
+						pNetLinear1WRow := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
+						net_linear_1_xRow2 := &net_linear_1_x[i0][i2][i3]
+						for i4 := range 5 {
+							acc4 += pNetLinear1WRow[i4] * net_linear_1_xRow2[i4]
+						}
 					}
 				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc4
 			}
-			train_cross_entropy_1_logits_1[i0][i1] = acc4
 		}
 	}
 
@@ -14424,15 +14782,22 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	for i0 := range 2 {
+	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 3 {
-				for i3 := range 3 {
-					net_linear_1_xRow3 := &net_linear_1_x[i0][i2][i3]
-					gNetLinear1WRow := (*[5]float64)(gNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
-					for i4 := range 5 {
-						gNetLinear1WRow[i4] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i4]
+			ocannlReduce33AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_linear_1_x[0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 2 {
+				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 3 {
+					for i3 := range 3 {
+						net_linear_1_xRow3 := &net_linear_1_x[i0][i2][i3]
+						gNetLinear1WRow := (*[5]float64)(gNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
+						for i4 := range 5 {
+							gNetLinear1WRow[i4] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i4]
+						}
 					}
 				}
 			}
@@ -14440,15 +14805,22 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	for i0 := range 2 {
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 3 {
-				for i3 := range 3 {
-					pNetLinear1WRow2 := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
-					net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i2][i3]
-					for i4 := range 5 {
-						net_linear_1_x_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce34AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 2 {
+				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				for i2 := range 3 {
+					for i3 := range 3 {
+						pNetLinear1WRow2 := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
+						net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i2][i3]
+						for i4 := range 5 {
+							net_linear_1_x_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+						}
 					}
 				}
 			}
@@ -14536,27 +14908,32 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g2 =+ g; g2 is net.separable#1.conv2d#1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := 0; i2 < 4; i2 += 4 {
-				net_avg_pool_1_x_1_gradRow3 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
-				net_avg_pool_1_x_1_gradRow4 := &net_avg_pool_1_x_1_grad[i0][i1][i2+1]
-				net_avg_pool_1_x_1_gradRow5 := &net_avg_pool_1_x_1_grad[i0][i1][i2+2]
-				net_avg_pool_1_x_1_gradRow6 := &net_avg_pool_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 5 {
-					acc11 := gNetSeparable1Conv2d1Bias[i3]
-					acc11 += net_avg_pool_1_x_1_gradRow3[i3]
-					acc11 += net_avg_pool_1_x_1_gradRow4[i3]
-					acc11 += net_avg_pool_1_x_1_gradRow5[i3]
-					acc11 += net_avg_pool_1_x_1_gradRow6[i3]
-					gNetSeparable1Conv2d1Bias[i3] = acc11
+	// float64 across-rows add reduction kernel, 72 rows of 5 elements into 5 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce35AVX2(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := 0; i2 < 4; i2 += 4 {
+					net_avg_pool_1_x_1_gradRow3 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+					net_avg_pool_1_x_1_gradRow4 := &net_avg_pool_1_x_1_grad[i0][i1][i2+1]
+					net_avg_pool_1_x_1_gradRow5 := &net_avg_pool_1_x_1_grad[i0][i1][i2+2]
+					net_avg_pool_1_x_1_gradRow6 := &net_avg_pool_1_x_1_grad[i0][i1][i2+3]
+					for i3 := range 5 {
+						acc11 := gNetSeparable1Conv2d1Bias[i3]
+						acc11 += net_avg_pool_1_x_1_gradRow3[i3]
+						acc11 += net_avg_pool_1_x_1_gradRow4[i3]
+						acc11 += net_avg_pool_1_x_1_gradRow5[i3]
+						acc11 += net_avg_pool_1_x_1_gradRow6[i3]
+						gNetSeparable1Conv2d1Bias[i3] = acc11
+					}
 				}
-			}
-			for i2 := 4; i2 < 6; i2++ {
-				net_avg_pool_1_x_1_gradRow7 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 5 {
-					gNetSeparable1Conv2d1Bias[i3] += net_avg_pool_1_x_1_gradRow7[i3]
+				for i2 := 4; i2 < 6; i2++ {
+					net_avg_pool_1_x_1_gradRow7 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+					for i3 := range 5 {
+						gNetSeparable1Conv2d1Bias[i3] += net_avg_pool_1_x_1_gradRow7[i3]
+					}
 				}
 			}
 		}
@@ -14643,13 +15020,18 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g2 =+ g; g2 is net.separable#1.depthwise#1.bias.grad
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_separable_1_conv2d_1_x_1_gradRow3 := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
-				gNetSeparable1Depthwise1BiasRow := (*[3]float64)(gNetSeparable1Depthwise1Bias[18*i1+3*i2 : 18*i1+3*i2+3])
-				for i3 := range 3 {
-					gNetSeparable1Depthwise1BiasRow[i3] += net_separable_1_conv2d_1_x_1_gradRow3[i3]
+	// float64 across-rows add reduction kernel, 2 rows of 108 elements into 108 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce36AVX2(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_separable_1_conv2d_1_x_1_gradRow3 := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
+					gNetSeparable1Depthwise1BiasRow := (*[3]float64)(gNetSeparable1Depthwise1Bias[18*i1+3*i2 : 18*i1+3*i2+3])
+					for i3 := range 3 {
+						gNetSeparable1Depthwise1BiasRow[i3] += net_separable_1_conv2d_1_x_1_gradRow3[i3]
+					}
 				}
 			}
 		}
@@ -15774,17 +16156,24 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net/h.1 = compose "*" of net.emb, net/onehot
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_onehotRow2 := &net_onehot[i0][i1]
-			for i2 := range 8 {
-				pNetEmbRow := (*[6]float64)(pNetEmb[6*i2 : 6*i2+6])
-				acc := float64(0)
-				for i3 := range 6 {
-					acc += pNetEmbRow[i3] * net_onehotRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 8 {
+			ocannlReduce37AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_onehotRow2 := &net_onehot[i0][i1]
+				for i2 := range 8 {
+					pNetEmbRow := (*[6]float64)(pNetEmb[6*i2 : 6*i2+6])
+					acc := float64(0)
+					for i3 := range 6 {
+						acc += pNetEmbRow[i3] * net_onehotRow2[i3]
+					}
+					net_h_1[i0][i1][i2] = acc
 				}
-				net_h_1[i0][i1][i2] = acc
 			}
 		}
 	}
@@ -15802,15 +16191,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_hRow2 := &net_h[i0][i1]
-			acc2 := float64(0)
-			for i2 := range 8 {
-				acc2 += net_hRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_hRow2 := &net_h[i0][i1]
+				acc2 := float64(0)
+				for i2 := range 8 {
+					acc2 += net_hRow2[i2]
+				}
+				net_encoder_block_2_layer_norm_1_mean_1[i0][i1][0] = acc2
 			}
-			net_encoder_block_2_layer_norm_1_mean_1[i0][i1][0] = acc2
 		}
 	}
 
@@ -15847,15 +16241,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_var_1Row2 := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
-			acc3 := float64(0)
-			for i2 := range 8 {
-				acc3 += net_encoder_block_2_layer_norm_1_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_layer_norm_1_var_1Row2 := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 8 {
+					acc3 += net_encoder_block_2_layer_norm_1_var_1Row2[i2]
+				}
+				net_encoder_block_2_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
-			net_encoder_block_2_layer_norm_1_var_2[i0][i1][0] = acc3
 		}
 	}
 
@@ -16049,16 +16448,21 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_maskedRow2 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
-				acc8 := math.Inf(-1)
-				for i3 := range 4 {
-					acc8 = max(acc8, net_encoder_block_2_masked_attention_1_maskedRow2[i3])
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_maskedRow2 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
+					acc8 := math.Inf(-1)
+					for i3 := range 4 {
+						acc8 = max(acc8, net_encoder_block_2_masked_attention_1_maskedRow2[i3])
+					}
+					net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0] = acc8
 				}
-				net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0] = acc8
 			}
 		}
 	}
@@ -16096,16 +16500,21 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_exRow2 := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
-				acc9 := float64(0)
-				for i3 := range 4 {
-					acc9 += net_encoder_block_2_masked_attention_1_exRow2[i3]
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce40AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_exRow2 := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
+					acc9 := float64(0)
+					for i3 := range 4 {
+						acc9 += net_encoder_block_2_masked_attention_1_exRow2[i3]
+					}
+					net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0] = acc9
 				}
-				net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0] = acc9
 			}
 		}
 	}
@@ -16188,15 +16597,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_x1Row2 := &net_encoder_block_2_x1[i0][i1]
-			acc12 := float64(0)
-			for i2 := range 8 {
-				acc12 += net_encoder_block_2_x1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_x1Row2 := &net_encoder_block_2_x1[i0][i1]
+				acc12 := float64(0)
+				for i2 := range 8 {
+					acc12 += net_encoder_block_2_x1Row2[i2]
+				}
+				net_encoder_block_2_layer_norm_2_mean_1[i0][i1][0] = acc12
 			}
-			net_encoder_block_2_layer_norm_2_mean_1[i0][i1][0] = acc12
 		}
 	}
 
@@ -16233,15 +16647,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_var_1Row2 := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
-			acc13 := float64(0)
-			for i2 := range 8 {
-				acc13 += net_encoder_block_2_layer_norm_2_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_layer_norm_2_var_1Row2 := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
+				acc13 := float64(0)
+				for i2 := range 8 {
+					acc13 += net_encoder_block_2_layer_norm_2_var_1Row2[i2]
+				}
+				net_encoder_block_2_layer_norm_2_var_2[i0][i1][0] = acc13
 			}
-			net_encoder_block_2_layer_norm_2_var_2[i0][i1][0] = acc13
 		}
 	}
 
@@ -16402,15 +16821,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_xRow2 := &net_encoder_block_1_x[i0][i1]
-			acc16 := float64(0)
-			for i2 := range 8 {
-				acc16 += net_encoder_block_1_xRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_xRow2 := &net_encoder_block_1_x[i0][i1]
+				acc16 := float64(0)
+				for i2 := range 8 {
+					acc16 += net_encoder_block_1_xRow2[i2]
+				}
+				net_encoder_block_1_layer_norm_1_mean_1[i0][i1][0] = acc16
 			}
-			net_encoder_block_1_layer_norm_1_mean_1[i0][i1][0] = acc16
 		}
 	}
 
@@ -16447,15 +16871,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_var_1Row2 := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
-			acc17 := float64(0)
-			for i2 := range 8 {
-				acc17 += net_encoder_block_1_layer_norm_1_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_layer_norm_1_var_1Row2 := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
+				acc17 := float64(0)
+				for i2 := range 8 {
+					acc17 += net_encoder_block_1_layer_norm_1_var_1Row2[i2]
+				}
+				net_encoder_block_1_layer_norm_1_var_2[i0][i1][0] = acc17
 			}
-			net_encoder_block_1_layer_norm_1_var_2[i0][i1][0] = acc17
 		}
 	}
 
@@ -16649,16 +17078,21 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_maskedRow2 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
-				acc22 := math.Inf(-1)
-				for i3 := range 4 {
-					acc22 = max(acc22, net_encoder_block_1_masked_attention_1_maskedRow2[i3])
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_maskedRow2 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
+					acc22 := math.Inf(-1)
+					for i3 := range 4 {
+						acc22 = max(acc22, net_encoder_block_1_masked_attention_1_maskedRow2[i3])
+					}
+					net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0] = acc22
 				}
-				net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0] = acc22
 			}
 		}
 	}
@@ -16696,16 +17130,21 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_exRow2 := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
-				acc23 := float64(0)
-				for i3 := range 4 {
-					acc23 += net_encoder_block_1_masked_attention_1_exRow2[i3]
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce40AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_exRow2 := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
+					acc23 := float64(0)
+					for i3 := range 4 {
+						acc23 += net_encoder_block_1_masked_attention_1_exRow2[i3]
+					}
+					net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0] = acc23
 				}
-				net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0] = acc23
 			}
 		}
 	}
@@ -16788,15 +17227,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x1Row2 := &net_encoder_block_1_x1[i0][i1]
-			acc26 := float64(0)
-			for i2 := range 8 {
-				acc26 += net_encoder_block_1_x1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_x1Row2 := &net_encoder_block_1_x1[i0][i1]
+				acc26 := float64(0)
+				for i2 := range 8 {
+					acc26 += net_encoder_block_1_x1Row2[i2]
+				}
+				net_encoder_block_1_layer_norm_2_mean_1[i0][i1][0] = acc26
 			}
-			net_encoder_block_1_layer_norm_2_mean_1[i0][i1][0] = acc26
 		}
 	}
 
@@ -16833,15 +17277,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_var_1Row2 := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
-			acc27 := float64(0)
-			for i2 := range 8 {
-				acc27 += net_encoder_block_1_layer_norm_2_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_layer_norm_2_var_1Row2 := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
+				acc27 := float64(0)
+				for i2 := range 8 {
+					acc27 += net_encoder_block_1_layer_norm_2_var_1Row2[i2]
+				}
+				net_encoder_block_1_layer_norm_2_var_2[i0][i1][0] = acc27
 			}
-			net_encoder_block_1_layer_norm_2_var_2[i0][i1][0] = acc27
 		}
 	}
 
@@ -17002,15 +17451,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_h2Row2 := &net_h2[i0][i1]
-			acc30 := float64(0)
-			for i2 := range 8 {
-				acc30 += net_h2Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_h2Row2 := &net_h2[i0][i1]
+				acc30 := float64(0)
+				for i2 := range 8 {
+					acc30 += net_h2Row2[i2]
+				}
+				net_layer_norm_1_mean_1[i0][i1][0] = acc30
 			}
-			net_layer_norm_1_mean_1[i0][i1][0] = acc30
 		}
 	}
 
@@ -17047,15 +17501,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
-			acc31 := float64(0)
-			for i2 := range 8 {
-				acc31 += net_layer_norm_1_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				acc31 := float64(0)
+				for i2 := range 8 {
+					acc31 += net_layer_norm_1_var_1Row2[i2]
+				}
+				net_layer_norm_1_var_2[i0][i1][0] = acc31
 			}
-			net_layer_norm_1_var_2[i0][i1][0] = acc31
 		}
 	}
 
@@ -17121,17 +17580,24 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
-			for i2 := range 6 {
-				pNetLinear1WRow := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
-				acc32 := float64(0)
-				for i3 := range 8 {
-					acc32 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 6 {
+			ocannlReduce41AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
+				for i2 := range 6 {
+					pNetLinear1WRow := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
+					acc32 := float64(0)
+					for i3 := range 8 {
+						acc32 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					train_cross_entropy_1_logits_1[i0][i1][i2] = acc32
 				}
-				train_cross_entropy_1_logits_1[i0][i1][i2] = acc32
 			}
 		}
 	}
@@ -17148,15 +17614,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0][i1]
-			acc33 := math.Inf(-1)
-			for i2 := range 6 {
-				acc33 = max(acc33, train_cross_entropy_1_logitsRow2[i2])
+	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce42AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0][i1]
+				acc33 := math.Inf(-1)
+				for i2 := range 6 {
+					acc33 = max(acc33, train_cross_entropy_1_logitsRow2[i2])
+				}
+				train_cross_entropy_1_m[i0][i1][0] = acc33
 			}
-			train_cross_entropy_1_m[i0][i1][0] = acc33
 		}
 	}
 
@@ -17189,15 +17660,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0][i1]
-			acc34 := float64(0)
-			for i2 := range 6 {
-				acc34 += train_cross_entropy_1_logp_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce43AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0][i1]
+				acc34 := float64(0)
+				for i2 := range 6 {
+					acc34 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				train_cross_entropy_1_logp_2[i0][i1][0] = acc34
 			}
-			train_cross_entropy_1_logp_2[i0][i1][0] = acc34
 		}
 	}
 
@@ -17235,17 +17711,22 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc35 := float64(0)
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_1Row2 := &train_1[i0][i1]
-			for i2 := range 6 {
-				acc35 += train_1Row2[i2]
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce44AVX2(&train_2[0], &train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc35 := float64(0)
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_1Row2 := &train_1[i0][i1]
+				for i2 := range 6 {
+					acc35 += train_1Row2[i2]
+				}
 			}
 		}
+		train_2[0] = acc35
 	}
-	train_2[0] = acc35
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 8
@@ -19798,17 +20279,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net/h.1 = compose "*" of net.emb, net/onehot
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_onehotRow2 := &net_onehot[i0][i1]
-			for i2 := range 8 {
-				pNetEmbRow := (*[6]float64)(pNetEmb[6*i2 : 6*i2+6])
-				acc := float64(0)
-				for i3 := range 6 {
-					acc += pNetEmbRow[i3] * net_onehotRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 8 {
+			ocannlReduce37AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_onehotRow2 := &net_onehot[i0][i1]
+				for i2 := range 8 {
+					pNetEmbRow := (*[6]float64)(pNetEmb[6*i2 : 6*i2+6])
+					acc := float64(0)
+					for i3 := range 6 {
+						acc += pNetEmbRow[i3] * net_onehotRow2[i3]
+					}
+					net_h_1[i0][i1][i2] = acc
 				}
-				net_h_1[i0][i1][i2] = acc
 			}
 		}
 	}
@@ -19826,15 +20314,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_hRow2 := &net_h[i0][i1]
-			acc2 := float64(0)
-			for i2 := range 8 {
-				acc2 += net_hRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_hRow2 := &net_h[i0][i1]
+				acc2 := float64(0)
+				for i2 := range 8 {
+					acc2 += net_hRow2[i2]
+				}
+				net_encoder_block_2_layer_norm_1_mean_1[i0][i1][0] = acc2
 			}
-			net_encoder_block_2_layer_norm_1_mean_1[i0][i1][0] = acc2
 		}
 	}
 
@@ -19871,15 +20364,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_var_1Row2 := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
-			acc3 := float64(0)
-			for i2 := range 8 {
-				acc3 += net_encoder_block_2_layer_norm_1_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_layer_norm_1_var_1Row2 := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 8 {
+					acc3 += net_encoder_block_2_layer_norm_1_var_1Row2[i2]
+				}
+				net_encoder_block_2_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
-			net_encoder_block_2_layer_norm_1_var_2[i0][i1][0] = acc3
 		}
 	}
 
@@ -20073,16 +20571,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_maskedRow2 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
-				acc8 := math.Inf(-1)
-				for i3 := range 4 {
-					acc8 = max(acc8, net_encoder_block_2_masked_attention_1_maskedRow2[i3])
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_maskedRow2 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
+					acc8 := math.Inf(-1)
+					for i3 := range 4 {
+						acc8 = max(acc8, net_encoder_block_2_masked_attention_1_maskedRow2[i3])
+					}
+					net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0] = acc8
 				}
-				net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0] = acc8
 			}
 		}
 	}
@@ -20120,16 +20623,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_exRow2 := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
-				acc9 := float64(0)
-				for i3 := range 4 {
-					acc9 += net_encoder_block_2_masked_attention_1_exRow2[i3]
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce40AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_exRow2 := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
+					acc9 := float64(0)
+					for i3 := range 4 {
+						acc9 += net_encoder_block_2_masked_attention_1_exRow2[i3]
+					}
+					net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0] = acc9
 				}
-				net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0] = acc9
 			}
 		}
 	}
@@ -20212,15 +20720,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_x1Row2 := &net_encoder_block_2_x1[i0][i1]
-			acc12 := float64(0)
-			for i2 := range 8 {
-				acc12 += net_encoder_block_2_x1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_x1Row2 := &net_encoder_block_2_x1[i0][i1]
+				acc12 := float64(0)
+				for i2 := range 8 {
+					acc12 += net_encoder_block_2_x1Row2[i2]
+				}
+				net_encoder_block_2_layer_norm_2_mean_1[i0][i1][0] = acc12
 			}
-			net_encoder_block_2_layer_norm_2_mean_1[i0][i1][0] = acc12
 		}
 	}
 
@@ -20257,15 +20770,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_var_1Row2 := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
-			acc13 := float64(0)
-			for i2 := range 8 {
-				acc13 += net_encoder_block_2_layer_norm_2_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_layer_norm_2_var_1Row2 := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
+				acc13 := float64(0)
+				for i2 := range 8 {
+					acc13 += net_encoder_block_2_layer_norm_2_var_1Row2[i2]
+				}
+				net_encoder_block_2_layer_norm_2_var_2[i0][i1][0] = acc13
 			}
-			net_encoder_block_2_layer_norm_2_var_2[i0][i1][0] = acc13
 		}
 	}
 
@@ -20426,15 +20944,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_xRow2 := &net_encoder_block_1_x[i0][i1]
-			acc16 := float64(0)
-			for i2 := range 8 {
-				acc16 += net_encoder_block_1_xRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_xRow2 := &net_encoder_block_1_x[i0][i1]
+				acc16 := float64(0)
+				for i2 := range 8 {
+					acc16 += net_encoder_block_1_xRow2[i2]
+				}
+				net_encoder_block_1_layer_norm_1_mean_1[i0][i1][0] = acc16
 			}
-			net_encoder_block_1_layer_norm_1_mean_1[i0][i1][0] = acc16
 		}
 	}
 
@@ -20471,15 +20994,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_var_1Row2 := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
-			acc17 := float64(0)
-			for i2 := range 8 {
-				acc17 += net_encoder_block_1_layer_norm_1_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_layer_norm_1_var_1Row2 := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
+				acc17 := float64(0)
+				for i2 := range 8 {
+					acc17 += net_encoder_block_1_layer_norm_1_var_1Row2[i2]
+				}
+				net_encoder_block_1_layer_norm_1_var_2[i0][i1][0] = acc17
 			}
-			net_encoder_block_1_layer_norm_1_var_2[i0][i1][0] = acc17
 		}
 	}
 
@@ -20673,16 +21201,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_maskedRow2 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
-				acc22 := math.Inf(-1)
-				for i3 := range 4 {
-					acc22 = max(acc22, net_encoder_block_1_masked_attention_1_maskedRow2[i3])
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_maskedRow2 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
+					acc22 := math.Inf(-1)
+					for i3 := range 4 {
+						acc22 = max(acc22, net_encoder_block_1_masked_attention_1_maskedRow2[i3])
+					}
+					net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0] = acc22
 				}
-				net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0] = acc22
 			}
 		}
 	}
@@ -20720,16 +21253,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_exRow2 := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
-				acc23 := float64(0)
-				for i3 := range 4 {
-					acc23 += net_encoder_block_1_masked_attention_1_exRow2[i3]
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce40AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_exRow2 := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
+					acc23 := float64(0)
+					for i3 := range 4 {
+						acc23 += net_encoder_block_1_masked_attention_1_exRow2[i3]
+					}
+					net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0] = acc23
 				}
-				net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0] = acc23
 			}
 		}
 	}
@@ -20812,15 +21350,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x1Row2 := &net_encoder_block_1_x1[i0][i1]
-			acc26 := float64(0)
-			for i2 := range 8 {
-				acc26 += net_encoder_block_1_x1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_x1Row2 := &net_encoder_block_1_x1[i0][i1]
+				acc26 := float64(0)
+				for i2 := range 8 {
+					acc26 += net_encoder_block_1_x1Row2[i2]
+				}
+				net_encoder_block_1_layer_norm_2_mean_1[i0][i1][0] = acc26
 			}
-			net_encoder_block_1_layer_norm_2_mean_1[i0][i1][0] = acc26
 		}
 	}
 
@@ -20857,15 +21400,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_var_1Row2 := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
-			acc27 := float64(0)
-			for i2 := range 8 {
-				acc27 += net_encoder_block_1_layer_norm_2_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_layer_norm_2_var_1Row2 := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
+				acc27 := float64(0)
+				for i2 := range 8 {
+					acc27 += net_encoder_block_1_layer_norm_2_var_1Row2[i2]
+				}
+				net_encoder_block_1_layer_norm_2_var_2[i0][i1][0] = acc27
 			}
-			net_encoder_block_1_layer_norm_2_var_2[i0][i1][0] = acc27
 		}
 	}
 
@@ -21026,15 +21574,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_h2Row2 := &net_h2[i0][i1]
-			acc30 := float64(0)
-			for i2 := range 8 {
-				acc30 += net_h2Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_h2Row2 := &net_h2[i0][i1]
+				acc30 := float64(0)
+				for i2 := range 8 {
+					acc30 += net_h2Row2[i2]
+				}
+				net_layer_norm_1_mean_1[i0][i1][0] = acc30
 			}
-			net_layer_norm_1_mean_1[i0][i1][0] = acc30
 		}
 	}
 
@@ -21071,15 +21624,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
-			acc31 := float64(0)
-			for i2 := range 8 {
-				acc31 += net_layer_norm_1_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				acc31 := float64(0)
+				for i2 := range 8 {
+					acc31 += net_layer_norm_1_var_1Row2[i2]
+				}
+				net_layer_norm_1_var_2[i0][i1][0] = acc31
 			}
-			net_layer_norm_1_var_2[i0][i1][0] = acc31
 		}
 	}
 
@@ -21145,17 +21703,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
-			for i2 := range 6 {
-				pNetLinear1WRow := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
-				acc32 := float64(0)
-				for i3 := range 8 {
-					acc32 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 6 {
+			ocannlReduce41AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
+				for i2 := range 6 {
+					pNetLinear1WRow := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
+					acc32 := float64(0)
+					for i3 := range 8 {
+						acc32 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					train_cross_entropy_1_logits_1[i0][i1][i2] = acc32
 				}
-				train_cross_entropy_1_logits_1[i0][i1][i2] = acc32
 			}
 		}
 	}
@@ -21172,15 +21737,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0][i1]
-			acc33 := math.Inf(-1)
-			for i2 := range 6 {
-				acc33 = max(acc33, train_cross_entropy_1_logitsRow2[i2])
+	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce42AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0][i1]
+				acc33 := math.Inf(-1)
+				for i2 := range 6 {
+					acc33 = max(acc33, train_cross_entropy_1_logitsRow2[i2])
+				}
+				train_cross_entropy_1_m[i0][i1][0] = acc33
 			}
-			train_cross_entropy_1_m[i0][i1][0] = acc33
 		}
 	}
 
@@ -21213,15 +21783,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0][i1]
-			acc34 := float64(0)
-			for i2 := range 6 {
-				acc34 += train_cross_entropy_1_logp_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce43AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0][i1]
+				acc34 := float64(0)
+				for i2 := range 6 {
+					acc34 += train_cross_entropy_1_logp_1Row2[i2]
+				}
+				train_cross_entropy_1_logp_2[i0][i1][0] = acc34
 			}
-			train_cross_entropy_1_logp_2[i0][i1][0] = acc34
 		}
 	}
 
@@ -21259,17 +21834,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc35 := float64(0)
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_1Row2 := &train_1[i0][i1]
-			for i2 := range 6 {
-				acc35 += train_1Row2[i2]
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce44AVX2(&train_2[0], &train_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc35 := float64(0)
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_1Row2 := &train_1[i0][i1]
+				for i2 := range 6 {
+					acc35 += train_1Row2[i2]
+				}
 			}
 		}
+		train_2[0] = acc35
 	}
-	train_2[0] = acc35
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
 	train_3[0] = train_2[0] / 8
@@ -21353,15 +21933,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
-			acc36 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
-			for i2 := range 6 {
-				acc36 -= train_cross_entropy_1_logp_gradRow3[i2]
+	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce45AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
+				acc36 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
+				for i2 := range 6 {
+					acc36 -= train_cross_entropy_1_logp_gradRow3[i2]
+				}
+				train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc36
 			}
-			train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc36
 		}
 	}
 
@@ -21410,15 +21995,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0][i1]
-			acc37 := train_cross_entropy_1_m_grad[i0][i1][0]
-			for i2 := range 6 {
-				acc37 -= train_cross_entropy_1_z_gradRow4[i2]
+	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce45AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0][i1]
+				acc37 := train_cross_entropy_1_m_grad[i0][i1][0]
+				for i2 := range 6 {
+					acc37 -= train_cross_entropy_1_z_gradRow4[i2]
+				}
+				train_cross_entropy_1_m_grad[i0][i1][0] = acc37
 			}
-			train_cross_entropy_1_m_grad[i0][i1][0] = acc37
 		}
 	}
 
@@ -21455,64 +22045,85 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0][1]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0][2]
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0][3]
-		for i2 := range 6 {
-			acc38 := gNetLinear1B[i2]
-			acc38 += train_cross_entropy_1_logits_gradRow4[i2]
-			acc38 += train_cross_entropy_1_logits_gradRow5[i2]
-			acc38 += train_cross_entropy_1_logits_gradRow6[i2]
-			acc38 += train_cross_entropy_1_logits_gradRow7[i2]
-			gNetLinear1B[i2] = acc38
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce46AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0][0]
+			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0][1]
+			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0][2]
+			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0][3]
+			for i2 := range 6 {
+				acc38 := gNetLinear1B[i2]
+				acc38 += train_cross_entropy_1_logits_gradRow4[i2]
+				acc38 += train_cross_entropy_1_logits_gradRow5[i2]
+				acc38 += train_cross_entropy_1_logits_gradRow6[i2]
+				acc38 += train_cross_entropy_1_logits_gradRow7[i2]
+				gNetLinear1B[i2] = acc38
+			}
 		}
 	}
 
 	// backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_linear_1_xRow3 := &net_linear_1_x[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
-				gNetLinear1WRow := (*[8]float64)(gNetLinear1W[8*i2 : 8*i2+8])
-				for i3 := range 8 {
-					gNetLinear1WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i3]
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 6 {
+			ocannlReduce47AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_1_grad[0][0][i2], &net_linear_1_x[0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_linear_1_xRow3 := &net_linear_1_x[i0][i1]
+				for i2 := range 6 {
+					train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					gNetLinear1WRow := (*[8]float64)(gNetLinear1W[8*i2 : 8*i2+8])
+					for i3 := range 8 {
+						gNetLinear1WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i1]
-			for i2 := 0; i2 < 4; i2 += 4 {
-				pNetLinear1WRow2 := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
-				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
-				pNetLinear1WRow3 := (*[8]float64)(pNetLinear1W[8*i2+8 : 8*i2+16])
-				train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
-				pNetLinear1WRow4 := (*[8]float64)(pNetLinear1W[8*i2+16 : 8*i2+24])
-				train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
-				pNetLinear1WRow5 := (*[8]float64)(pNetLinear1W[8*i2+24 : 8*i2+32])
-				train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
-				for i3 := range 8 {
-					acc39 := net_linear_1_x_gradRow[i3]
-					acc39 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-					acc39 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-					acc39 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-					acc39 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-					net_linear_1_x_gradRow[i3] = acc39
-				}
+	// float64 across-rows add reduction kernel, 6 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				ocannlReduce48AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][i1][0])
 			}
-			for i2 := 4; i2 < 6; i2++ {
-				pNetLinear1WRow6 := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
-				train_cross_entropy_1_logits_1_gradV6 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					net_linear_1_x_gradRow[i3] += pNetLinear1WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+		}
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i1]
+				for i2 := 0; i2 < 4; i2 += 4 {
+					pNetLinear1WRow2 := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
+					train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					pNetLinear1WRow3 := (*[8]float64)(pNetLinear1W[8*i2+8 : 8*i2+16])
+					train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					pNetLinear1WRow4 := (*[8]float64)(pNetLinear1W[8*i2+16 : 8*i2+24])
+					train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					pNetLinear1WRow5 := (*[8]float64)(pNetLinear1W[8*i2+24 : 8*i2+32])
+					train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					for i3 := range 8 {
+						acc39 := net_linear_1_x_gradRow[i3]
+						acc39 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc39 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc39 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc39 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc39
+					}
+				}
+				for i2 := 4; i2 < 6; i2++ {
+					pNetLinear1WRow6 := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
+					train_cross_entropy_1_logits_1_gradV6 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						net_linear_1_x_gradRow[i3] += pNetLinear1WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+					}
 				}
 			}
 		}
@@ -21530,19 +22141,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_linear_1_x_gradRow3 := &net_linear_1_x_grad[i0][0]
-		net_linear_1_x_gradRow4 := &net_linear_1_x_grad[i0][1]
-		net_linear_1_x_gradRow5 := &net_linear_1_x_grad[i0][2]
-		net_linear_1_x_gradRow6 := &net_linear_1_x_grad[i0][3]
-		for i2 := range 8 {
-			acc40 := gNetLayerNorm1Beta[i2]
-			acc40 += net_linear_1_x_gradRow3[i2]
-			acc40 += net_linear_1_x_gradRow4[i2]
-			acc40 += net_linear_1_x_gradRow5[i2]
-			acc40 += net_linear_1_x_gradRow6[i2]
-			gNetLayerNorm1Beta[i2] = acc40
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_linear_1_x_gradRow3 := &net_linear_1_x_grad[i0][0]
+			net_linear_1_x_gradRow4 := &net_linear_1_x_grad[i0][1]
+			net_linear_1_x_gradRow5 := &net_linear_1_x_grad[i0][2]
+			net_linear_1_x_gradRow6 := &net_linear_1_x_grad[i0][3]
+			for i2 := range 8 {
+				acc40 := gNetLayerNorm1Beta[i2]
+				acc40 += net_linear_1_x_gradRow3[i2]
+				acc40 += net_linear_1_x_gradRow4[i2]
+				acc40 += net_linear_1_x_gradRow5[i2]
+				acc40 += net_linear_1_x_gradRow6[i2]
+				gNetLayerNorm1Beta[i2] = acc40
+			}
 		}
 	}
 
@@ -21559,17 +22175,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_linear_1_x_4_gradRow3 := &net_linear_1_x_4_grad[i0][i1]
-			net_linear_1_x_1Row3 := &net_linear_1_x_1[i0][i1]
-			v := net_linear_1_x_3[i0][i1][0] * net_linear_1_x_3[i0][i1][0]
-			acc41 := net_linear_1_x_3_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc41 += net_linear_1_x_4_gradRow3[i2] * (-(net_linear_1_x_1Row3[i2] / v))
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce50AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_4_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_linear_1_x_4_gradRow3 := &net_linear_1_x_4_grad[i0][i1]
+				net_linear_1_x_1Row3 := &net_linear_1_x_1[i0][i1]
+				v := net_linear_1_x_3[i0][i1][0] * net_linear_1_x_3[i0][i1][0]
+				acc41 := net_linear_1_x_3_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc41 += net_linear_1_x_4_gradRow3[i2] * (-(net_linear_1_x_1Row3[i2] / v))
+				}
+				net_linear_1_x_3_grad[i0][i1][0] = acc41
 			}
-			net_linear_1_x_3_grad[i0][i1][0] = acc41
 		}
 	}
 
@@ -21593,23 +22214,28 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 95 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_linear_1_x_1_gradRow2 := &net_linear_1_x_1_grad[i0][0]
-		net_layer_norm_1_centeredRow4 := &net_layer_norm_1_centered[i0][0]
-		net_linear_1_x_1_gradRow3 := &net_linear_1_x_1_grad[i0][1]
-		net_layer_norm_1_centeredRow5 := &net_layer_norm_1_centered[i0][1]
-		net_linear_1_x_1_gradRow4 := &net_linear_1_x_1_grad[i0][2]
-		net_layer_norm_1_centeredRow6 := &net_layer_norm_1_centered[i0][2]
-		net_linear_1_x_1_gradRow5 := &net_linear_1_x_1_grad[i0][3]
-		net_layer_norm_1_centeredRow7 := &net_layer_norm_1_centered[i0][3]
-		for i2 := range 8 {
-			acc42 := gNetLayerNorm1Gamma[i2]
-			acc42 += net_linear_1_x_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-			acc42 += net_linear_1_x_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-			acc42 += net_linear_1_x_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-			acc42 += net_linear_1_x_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-			gNetLayerNorm1Gamma[i2] = acc42
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce51AVX2(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_linear_1_x_1_gradRow2 := &net_linear_1_x_1_grad[i0][0]
+			net_layer_norm_1_centeredRow4 := &net_layer_norm_1_centered[i0][0]
+			net_linear_1_x_1_gradRow3 := &net_linear_1_x_1_grad[i0][1]
+			net_layer_norm_1_centeredRow5 := &net_layer_norm_1_centered[i0][1]
+			net_linear_1_x_1_gradRow4 := &net_linear_1_x_1_grad[i0][2]
+			net_layer_norm_1_centeredRow6 := &net_layer_norm_1_centered[i0][2]
+			net_linear_1_x_1_gradRow5 := &net_linear_1_x_1_grad[i0][3]
+			net_layer_norm_1_centeredRow7 := &net_layer_norm_1_centered[i0][3]
+			for i2 := range 8 {
+				acc42 := gNetLayerNorm1Gamma[i2]
+				acc42 += net_linear_1_x_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+				acc42 += net_linear_1_x_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+				acc42 += net_linear_1_x_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+				acc42 += net_linear_1_x_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+				gNetLayerNorm1Gamma[i2] = acc42
+			}
 		}
 	}
 
@@ -21680,15 +22306,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_centered_gradRow5 := &net_layer_norm_1_centered_grad[i0][i1]
-			acc43 := net_layer_norm_1_mean_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc43 -= net_layer_norm_1_centered_gradRow5[i2]
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce52AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_layer_norm_1_centered_gradRow5 := &net_layer_norm_1_centered_grad[i0][i1]
+				acc43 := net_layer_norm_1_mean_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc43 -= net_layer_norm_1_centered_gradRow5[i2]
+				}
+				net_layer_norm_1_mean_grad[i0][i1][0] = acc43
 			}
-			net_layer_norm_1_mean_grad[i0][i1][0] = acc43
 		}
 	}
 
@@ -21746,19 +22377,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_h2_2_gradRow3 := &net_h2_2_grad[i0][0]
-		net_h2_2_gradRow4 := &net_h2_2_grad[i0][1]
-		net_h2_2_gradRow5 := &net_h2_2_grad[i0][2]
-		net_h2_2_gradRow6 := &net_h2_2_grad[i0][3]
-		for i2 := range 8 {
-			acc44 := gNetEncoderBlock1Linear1B[i2]
-			acc44 += net_h2_2_gradRow3[i2]
-			acc44 += net_h2_2_gradRow4[i2]
-			acc44 += net_h2_2_gradRow5[i2]
-			acc44 += net_h2_2_gradRow6[i2]
-			gNetEncoderBlock1Linear1B[i2] = acc44
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetEncoderBlock1Linear1B[0], &net_h2_2_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_h2_2_gradRow3 := &net_h2_2_grad[i0][0]
+			net_h2_2_gradRow4 := &net_h2_2_grad[i0][1]
+			net_h2_2_gradRow5 := &net_h2_2_grad[i0][2]
+			net_h2_2_gradRow6 := &net_h2_2_grad[i0][3]
+			for i2 := range 8 {
+				acc44 := gNetEncoderBlock1Linear1B[i2]
+				acc44 += net_h2_2_gradRow3[i2]
+				acc44 += net_h2_2_gradRow4[i2]
+				acc44 += net_h2_2_gradRow5[i2]
+				acc44 += net_h2_2_gradRow6[i2]
+				gNetEncoderBlock1Linear1B[i2] = acc44
+			}
 		}
 	}
 
@@ -21848,19 +22484,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_1_linear_1_x_2_gradRow3 := &net_encoder_block_1_linear_1_x_2_grad[i0][0]
-		net_encoder_block_1_linear_1_x_2_gradRow4 := &net_encoder_block_1_linear_1_x_2_grad[i0][1]
-		net_encoder_block_1_linear_1_x_2_gradRow5 := &net_encoder_block_1_linear_1_x_2_grad[i0][2]
-		net_encoder_block_1_linear_1_x_2_gradRow6 := &net_encoder_block_1_linear_1_x_2_grad[i0][3]
-		for i2 := range 16 {
-			acc46 := gNetEncoderBlock1Dense1B[i2]
-			acc46 += net_encoder_block_1_linear_1_x_2_gradRow3[i2]
-			acc46 += net_encoder_block_1_linear_1_x_2_gradRow4[i2]
-			acc46 += net_encoder_block_1_linear_1_x_2_gradRow5[i2]
-			acc46 += net_encoder_block_1_linear_1_x_2_gradRow6[i2]
-			gNetEncoderBlock1Dense1B[i2] = acc46
+	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce53AVX2(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_1_linear_1_x_2_gradRow3 := &net_encoder_block_1_linear_1_x_2_grad[i0][0]
+			net_encoder_block_1_linear_1_x_2_gradRow4 := &net_encoder_block_1_linear_1_x_2_grad[i0][1]
+			net_encoder_block_1_linear_1_x_2_gradRow5 := &net_encoder_block_1_linear_1_x_2_grad[i0][2]
+			net_encoder_block_1_linear_1_x_2_gradRow6 := &net_encoder_block_1_linear_1_x_2_grad[i0][3]
+			for i2 := range 16 {
+				acc46 := gNetEncoderBlock1Dense1B[i2]
+				acc46 += net_encoder_block_1_linear_1_x_2_gradRow3[i2]
+				acc46 += net_encoder_block_1_linear_1_x_2_gradRow4[i2]
+				acc46 += net_encoder_block_1_linear_1_x_2_gradRow5[i2]
+				acc46 += net_encoder_block_1_linear_1_x_2_gradRow6[i2]
+				gNetEncoderBlock1Dense1B[i2] = acc46
+			}
 		}
 	}
 
@@ -21930,19 +22571,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_1_dense_1_x_gradRow3 := &net_encoder_block_1_dense_1_x_grad[i0][0]
-		net_encoder_block_1_dense_1_x_gradRow4 := &net_encoder_block_1_dense_1_x_grad[i0][1]
-		net_encoder_block_1_dense_1_x_gradRow5 := &net_encoder_block_1_dense_1_x_grad[i0][2]
-		net_encoder_block_1_dense_1_x_gradRow6 := &net_encoder_block_1_dense_1_x_grad[i0][3]
-		for i2 := range 8 {
-			acc48 := gNetEncoderBlock1LayerNorm2Beta[i2]
-			acc48 += net_encoder_block_1_dense_1_x_gradRow3[i2]
-			acc48 += net_encoder_block_1_dense_1_x_gradRow4[i2]
-			acc48 += net_encoder_block_1_dense_1_x_gradRow5[i2]
-			acc48 += net_encoder_block_1_dense_1_x_gradRow6[i2]
-			gNetEncoderBlock1LayerNorm2Beta[i2] = acc48
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_1_dense_1_x_gradRow3 := &net_encoder_block_1_dense_1_x_grad[i0][0]
+			net_encoder_block_1_dense_1_x_gradRow4 := &net_encoder_block_1_dense_1_x_grad[i0][1]
+			net_encoder_block_1_dense_1_x_gradRow5 := &net_encoder_block_1_dense_1_x_grad[i0][2]
+			net_encoder_block_1_dense_1_x_gradRow6 := &net_encoder_block_1_dense_1_x_grad[i0][3]
+			for i2 := range 8 {
+				acc48 := gNetEncoderBlock1LayerNorm2Beta[i2]
+				acc48 += net_encoder_block_1_dense_1_x_gradRow3[i2]
+				acc48 += net_encoder_block_1_dense_1_x_gradRow4[i2]
+				acc48 += net_encoder_block_1_dense_1_x_gradRow5[i2]
+				acc48 += net_encoder_block_1_dense_1_x_gradRow6[i2]
+				gNetEncoderBlock1LayerNorm2Beta[i2] = acc48
+			}
 		}
 	}
 
@@ -21959,17 +22605,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_dense_1_x_4_gradRow3 := &net_encoder_block_1_dense_1_x_4_grad[i0][i1]
-			net_encoder_block_1_dense_1_x_1Row3 := &net_encoder_block_1_dense_1_x_1[i0][i1]
-			v2 := net_encoder_block_1_dense_1_x_3[i0][i1][0] * net_encoder_block_1_dense_1_x_3[i0][i1][0]
-			acc49 := net_encoder_block_1_dense_1_x_3_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc49 += net_encoder_block_1_dense_1_x_4_gradRow3[i2] * (-(net_encoder_block_1_dense_1_x_1Row3[i2] / v2))
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce50AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_4_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_dense_1_x_4_gradRow3 := &net_encoder_block_1_dense_1_x_4_grad[i0][i1]
+				net_encoder_block_1_dense_1_x_1Row3 := &net_encoder_block_1_dense_1_x_1[i0][i1]
+				v2 := net_encoder_block_1_dense_1_x_3[i0][i1][0] * net_encoder_block_1_dense_1_x_3[i0][i1][0]
+				acc49 := net_encoder_block_1_dense_1_x_3_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc49 += net_encoder_block_1_dense_1_x_4_gradRow3[i2] * (-(net_encoder_block_1_dense_1_x_1Row3[i2] / v2))
+				}
+				net_encoder_block_1_dense_1_x_3_grad[i0][i1][0] = acc49
 			}
-			net_encoder_block_1_dense_1_x_3_grad[i0][i1][0] = acc49
 		}
 	}
 
@@ -21993,23 +22644,28 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 78 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2.gamma.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_1_dense_1_x_1_gradRow2 := &net_encoder_block_1_dense_1_x_1_grad[i0][0]
-		net_encoder_block_1_layer_norm_2_centeredRow4 := &net_encoder_block_1_layer_norm_2_centered[i0][0]
-		net_encoder_block_1_dense_1_x_1_gradRow3 := &net_encoder_block_1_dense_1_x_1_grad[i0][1]
-		net_encoder_block_1_layer_norm_2_centeredRow5 := &net_encoder_block_1_layer_norm_2_centered[i0][1]
-		net_encoder_block_1_dense_1_x_1_gradRow4 := &net_encoder_block_1_dense_1_x_1_grad[i0][2]
-		net_encoder_block_1_layer_norm_2_centeredRow6 := &net_encoder_block_1_layer_norm_2_centered[i0][2]
-		net_encoder_block_1_dense_1_x_1_gradRow5 := &net_encoder_block_1_dense_1_x_1_grad[i0][3]
-		net_encoder_block_1_layer_norm_2_centeredRow7 := &net_encoder_block_1_layer_norm_2_centered[i0][3]
-		for i2 := range 8 {
-			acc50 := gNetEncoderBlock1LayerNorm2Gamma[i2]
-			acc50 += net_encoder_block_1_dense_1_x_1_gradRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow4[i2]
-			acc50 += net_encoder_block_1_dense_1_x_1_gradRow3[i2] * net_encoder_block_1_layer_norm_2_centeredRow5[i2]
-			acc50 += net_encoder_block_1_dense_1_x_1_gradRow4[i2] * net_encoder_block_1_layer_norm_2_centeredRow6[i2]
-			acc50 += net_encoder_block_1_dense_1_x_1_gradRow5[i2] * net_encoder_block_1_layer_norm_2_centeredRow7[i2]
-			gNetEncoderBlock1LayerNorm2Gamma[i2] = acc50
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_1_dense_1_x_1_gradRow2 := &net_encoder_block_1_dense_1_x_1_grad[i0][0]
+			net_encoder_block_1_layer_norm_2_centeredRow4 := &net_encoder_block_1_layer_norm_2_centered[i0][0]
+			net_encoder_block_1_dense_1_x_1_gradRow3 := &net_encoder_block_1_dense_1_x_1_grad[i0][1]
+			net_encoder_block_1_layer_norm_2_centeredRow5 := &net_encoder_block_1_layer_norm_2_centered[i0][1]
+			net_encoder_block_1_dense_1_x_1_gradRow4 := &net_encoder_block_1_dense_1_x_1_grad[i0][2]
+			net_encoder_block_1_layer_norm_2_centeredRow6 := &net_encoder_block_1_layer_norm_2_centered[i0][2]
+			net_encoder_block_1_dense_1_x_1_gradRow5 := &net_encoder_block_1_dense_1_x_1_grad[i0][3]
+			net_encoder_block_1_layer_norm_2_centeredRow7 := &net_encoder_block_1_layer_norm_2_centered[i0][3]
+			for i2 := range 8 {
+				acc50 := gNetEncoderBlock1LayerNorm2Gamma[i2]
+				acc50 += net_encoder_block_1_dense_1_x_1_gradRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow4[i2]
+				acc50 += net_encoder_block_1_dense_1_x_1_gradRow3[i2] * net_encoder_block_1_layer_norm_2_centeredRow5[i2]
+				acc50 += net_encoder_block_1_dense_1_x_1_gradRow4[i2] * net_encoder_block_1_layer_norm_2_centeredRow6[i2]
+				acc50 += net_encoder_block_1_dense_1_x_1_gradRow5[i2] * net_encoder_block_1_layer_norm_2_centeredRow7[i2]
+				gNetEncoderBlock1LayerNorm2Gamma[i2] = acc50
+			}
 		}
 	}
 
@@ -22080,15 +22736,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_centered_gradRow5 := &net_encoder_block_1_layer_norm_2_centered_grad[i0][i1]
-			acc51 := net_encoder_block_1_layer_norm_2_mean_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc51 -= net_encoder_block_1_layer_norm_2_centered_gradRow5[i2]
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_layer_norm_2_centered_gradRow5 := &net_encoder_block_1_layer_norm_2_centered_grad[i0][i1]
+				acc51 := net_encoder_block_1_layer_norm_2_mean_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc51 -= net_encoder_block_1_layer_norm_2_centered_gradRow5[i2]
+				}
+				net_encoder_block_1_layer_norm_2_mean_grad[i0][i1][0] = acc51
 			}
-			net_encoder_block_1_layer_norm_2_mean_grad[i0][i1][0] = acc51
 		}
 	}
 
@@ -22234,18 +22895,23 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 68 (net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/attn.1.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_attn_gradRow3 := &net_encoder_block_1_masked_attention_1_attn_grad[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_exRow4 := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
-				v3 := net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0] * net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0]
-				acc53 := net_encoder_block_1_masked_attention_1_attn_1_grad[i0][i1][i2][0]
-				for i3 := range 4 {
-					acc53 += net_encoder_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_encoder_block_1_masked_attention_1_exRow4[i3] / v3))
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce54AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_attn_gradRow3 := &net_encoder_block_1_masked_attention_1_attn_grad[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_exRow4 := &net_encoder_block_1_masked_attention_1_ex[i0][i1][i2]
+					v3 := net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0] * net_encoder_block_1_masked_attention_1_attn_1[i0][i1][i2][0]
+					acc53 := net_encoder_block_1_masked_attention_1_attn_1_grad[i0][i1][i2][0]
+					for i3 := range 4 {
+						acc53 += net_encoder_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_encoder_block_1_masked_attention_1_exRow4[i3] / v3))
+					}
+					net_encoder_block_1_masked_attention_1_attn_1_grad[i0][i1][i2][0] = acc53
 				}
-				net_encoder_block_1_masked_attention_1_attn_1_grad[i0][i1][i2][0] = acc53
 			}
 		}
 	}
@@ -22291,16 +22957,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
-				acc54 := net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
-				for i3 := range 4 {
-					acc54 -= net_encoder_block_1_masked_attention_1_ex_1_gradRow3[i3]
+	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce55AVX2(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
+					acc54 := net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
+					for i3 := range 4 {
+						acc54 -= net_encoder_block_1_masked_attention_1_ex_1_gradRow3[i3]
+					}
+					net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0] = acc54
 				}
-				net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0] = acc54
 			}
 		}
 	}
@@ -22582,19 +23253,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_1_masked_attention_1_x_gradRow5 := &net_encoder_block_1_masked_attention_1_x_grad[i0][0]
-		net_encoder_block_1_masked_attention_1_x_gradRow6 := &net_encoder_block_1_masked_attention_1_x_grad[i0][1]
-		net_encoder_block_1_masked_attention_1_x_gradRow7 := &net_encoder_block_1_masked_attention_1_x_grad[i0][2]
-		net_encoder_block_1_masked_attention_1_x_gradRow8 := &net_encoder_block_1_masked_attention_1_x_grad[i0][3]
-		for i2 := range 8 {
-			acc59 := gNetEncoderBlock1LayerNorm1Beta[i2]
-			acc59 += net_encoder_block_1_masked_attention_1_x_gradRow5[i2]
-			acc59 += net_encoder_block_1_masked_attention_1_x_gradRow6[i2]
-			acc59 += net_encoder_block_1_masked_attention_1_x_gradRow7[i2]
-			acc59 += net_encoder_block_1_masked_attention_1_x_gradRow8[i2]
-			gNetEncoderBlock1LayerNorm1Beta[i2] = acc59
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_1_masked_attention_1_x_gradRow5 := &net_encoder_block_1_masked_attention_1_x_grad[i0][0]
+			net_encoder_block_1_masked_attention_1_x_gradRow6 := &net_encoder_block_1_masked_attention_1_x_grad[i0][1]
+			net_encoder_block_1_masked_attention_1_x_gradRow7 := &net_encoder_block_1_masked_attention_1_x_grad[i0][2]
+			net_encoder_block_1_masked_attention_1_x_gradRow8 := &net_encoder_block_1_masked_attention_1_x_grad[i0][3]
+			for i2 := range 8 {
+				acc59 := gNetEncoderBlock1LayerNorm1Beta[i2]
+				acc59 += net_encoder_block_1_masked_attention_1_x_gradRow5[i2]
+				acc59 += net_encoder_block_1_masked_attention_1_x_gradRow6[i2]
+				acc59 += net_encoder_block_1_masked_attention_1_x_gradRow7[i2]
+				acc59 += net_encoder_block_1_masked_attention_1_x_gradRow8[i2]
+				gNetEncoderBlock1LayerNorm1Beta[i2] = acc59
+			}
 		}
 	}
 
@@ -22611,17 +23287,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_x_4_gradRow3 := &net_encoder_block_1_masked_attention_1_x_4_grad[i0][i1]
-			net_encoder_block_1_masked_attention_1_x_1Row3 := &net_encoder_block_1_masked_attention_1_x_1[i0][i1]
-			v4 := net_encoder_block_1_masked_attention_1_x_3[i0][i1][0] * net_encoder_block_1_masked_attention_1_x_3[i0][i1][0]
-			acc60 := net_encoder_block_1_masked_attention_1_x_3_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc60 += net_encoder_block_1_masked_attention_1_x_4_gradRow3[i2] * (-(net_encoder_block_1_masked_attention_1_x_1Row3[i2] / v4))
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce50AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_x_4_gradRow3 := &net_encoder_block_1_masked_attention_1_x_4_grad[i0][i1]
+				net_encoder_block_1_masked_attention_1_x_1Row3 := &net_encoder_block_1_masked_attention_1_x_1[i0][i1]
+				v4 := net_encoder_block_1_masked_attention_1_x_3[i0][i1][0] * net_encoder_block_1_masked_attention_1_x_3[i0][i1][0]
+				acc60 := net_encoder_block_1_masked_attention_1_x_3_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc60 += net_encoder_block_1_masked_attention_1_x_4_gradRow3[i2] * (-(net_encoder_block_1_masked_attention_1_x_1Row3[i2] / v4))
+				}
+				net_encoder_block_1_masked_attention_1_x_3_grad[i0][i1][0] = acc60
 			}
-			net_encoder_block_1_masked_attention_1_x_3_grad[i0][i1][0] = acc60
 		}
 	}
 
@@ -22645,23 +23326,28 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 52 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1.gamma.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_1_masked_attention_1_x_1_gradRow2 := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][0]
-		net_encoder_block_1_layer_norm_1_centeredRow4 := &net_encoder_block_1_layer_norm_1_centered[i0][0]
-		net_encoder_block_1_masked_attention_1_x_1_gradRow3 := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][1]
-		net_encoder_block_1_layer_norm_1_centeredRow5 := &net_encoder_block_1_layer_norm_1_centered[i0][1]
-		net_encoder_block_1_masked_attention_1_x_1_gradRow4 := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][2]
-		net_encoder_block_1_layer_norm_1_centeredRow6 := &net_encoder_block_1_layer_norm_1_centered[i0][2]
-		net_encoder_block_1_masked_attention_1_x_1_gradRow5 := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][3]
-		net_encoder_block_1_layer_norm_1_centeredRow7 := &net_encoder_block_1_layer_norm_1_centered[i0][3]
-		for i2 := range 8 {
-			acc61 := gNetEncoderBlock1LayerNorm1Gamma[i2]
-			acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow4[i2]
-			acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow3[i2] * net_encoder_block_1_layer_norm_1_centeredRow5[i2]
-			acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow4[i2] * net_encoder_block_1_layer_norm_1_centeredRow6[i2]
-			acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow5[i2] * net_encoder_block_1_layer_norm_1_centeredRow7[i2]
-			gNetEncoderBlock1LayerNorm1Gamma[i2] = acc61
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_1_masked_attention_1_x_1_gradRow2 := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][0]
+			net_encoder_block_1_layer_norm_1_centeredRow4 := &net_encoder_block_1_layer_norm_1_centered[i0][0]
+			net_encoder_block_1_masked_attention_1_x_1_gradRow3 := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][1]
+			net_encoder_block_1_layer_norm_1_centeredRow5 := &net_encoder_block_1_layer_norm_1_centered[i0][1]
+			net_encoder_block_1_masked_attention_1_x_1_gradRow4 := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][2]
+			net_encoder_block_1_layer_norm_1_centeredRow6 := &net_encoder_block_1_layer_norm_1_centered[i0][2]
+			net_encoder_block_1_masked_attention_1_x_1_gradRow5 := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][3]
+			net_encoder_block_1_layer_norm_1_centeredRow7 := &net_encoder_block_1_layer_norm_1_centered[i0][3]
+			for i2 := range 8 {
+				acc61 := gNetEncoderBlock1LayerNorm1Gamma[i2]
+				acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow4[i2]
+				acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow3[i2] * net_encoder_block_1_layer_norm_1_centeredRow5[i2]
+				acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow4[i2] * net_encoder_block_1_layer_norm_1_centeredRow6[i2]
+				acc61 += net_encoder_block_1_masked_attention_1_x_1_gradRow5[i2] * net_encoder_block_1_layer_norm_1_centeredRow7[i2]
+				gNetEncoderBlock1LayerNorm1Gamma[i2] = acc61
+			}
 		}
 	}
 
@@ -22732,15 +23418,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_centered_gradRow5 := &net_encoder_block_1_layer_norm_1_centered_grad[i0][i1]
-			acc62 := net_encoder_block_1_layer_norm_1_mean_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc62 -= net_encoder_block_1_layer_norm_1_centered_gradRow5[i2]
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_1_layer_norm_1_centered_gradRow5 := &net_encoder_block_1_layer_norm_1_centered_grad[i0][i1]
+				acc62 := net_encoder_block_1_layer_norm_1_mean_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc62 -= net_encoder_block_1_layer_norm_1_centered_gradRow5[i2]
+				}
+				net_encoder_block_1_layer_norm_1_mean_grad[i0][i1][0] = acc62
 			}
-			net_encoder_block_1_layer_norm_1_mean_grad[i0][i1][0] = acc62
 		}
 	}
 
@@ -22798,19 +23489,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_1_x_2_gradRow3 := &net_encoder_block_1_x_2_grad[i0][0]
-		net_encoder_block_1_x_2_gradRow4 := &net_encoder_block_1_x_2_grad[i0][1]
-		net_encoder_block_1_x_2_gradRow5 := &net_encoder_block_1_x_2_grad[i0][2]
-		net_encoder_block_1_x_2_gradRow6 := &net_encoder_block_1_x_2_grad[i0][3]
-		for i2 := range 8 {
-			acc63 := gNetEncoderBlock2Linear1B[i2]
-			acc63 += net_encoder_block_1_x_2_gradRow3[i2]
-			acc63 += net_encoder_block_1_x_2_gradRow4[i2]
-			acc63 += net_encoder_block_1_x_2_gradRow5[i2]
-			acc63 += net_encoder_block_1_x_2_gradRow6[i2]
-			gNetEncoderBlock2Linear1B[i2] = acc63
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_2_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_1_x_2_gradRow3 := &net_encoder_block_1_x_2_grad[i0][0]
+			net_encoder_block_1_x_2_gradRow4 := &net_encoder_block_1_x_2_grad[i0][1]
+			net_encoder_block_1_x_2_gradRow5 := &net_encoder_block_1_x_2_grad[i0][2]
+			net_encoder_block_1_x_2_gradRow6 := &net_encoder_block_1_x_2_grad[i0][3]
+			for i2 := range 8 {
+				acc63 := gNetEncoderBlock2Linear1B[i2]
+				acc63 += net_encoder_block_1_x_2_gradRow3[i2]
+				acc63 += net_encoder_block_1_x_2_gradRow4[i2]
+				acc63 += net_encoder_block_1_x_2_gradRow5[i2]
+				acc63 += net_encoder_block_1_x_2_gradRow6[i2]
+				gNetEncoderBlock2Linear1B[i2] = acc63
+			}
 		}
 	}
 
@@ -22900,19 +23596,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_2_linear_1_x_2_gradRow3 := &net_encoder_block_2_linear_1_x_2_grad[i0][0]
-		net_encoder_block_2_linear_1_x_2_gradRow4 := &net_encoder_block_2_linear_1_x_2_grad[i0][1]
-		net_encoder_block_2_linear_1_x_2_gradRow5 := &net_encoder_block_2_linear_1_x_2_grad[i0][2]
-		net_encoder_block_2_linear_1_x_2_gradRow6 := &net_encoder_block_2_linear_1_x_2_grad[i0][3]
-		for i2 := range 16 {
-			acc65 := gNetEncoderBlock2Dense1B[i2]
-			acc65 += net_encoder_block_2_linear_1_x_2_gradRow3[i2]
-			acc65 += net_encoder_block_2_linear_1_x_2_gradRow4[i2]
-			acc65 += net_encoder_block_2_linear_1_x_2_gradRow5[i2]
-			acc65 += net_encoder_block_2_linear_1_x_2_gradRow6[i2]
-			gNetEncoderBlock2Dense1B[i2] = acc65
+	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce53AVX2(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_2_linear_1_x_2_gradRow3 := &net_encoder_block_2_linear_1_x_2_grad[i0][0]
+			net_encoder_block_2_linear_1_x_2_gradRow4 := &net_encoder_block_2_linear_1_x_2_grad[i0][1]
+			net_encoder_block_2_linear_1_x_2_gradRow5 := &net_encoder_block_2_linear_1_x_2_grad[i0][2]
+			net_encoder_block_2_linear_1_x_2_gradRow6 := &net_encoder_block_2_linear_1_x_2_grad[i0][3]
+			for i2 := range 16 {
+				acc65 := gNetEncoderBlock2Dense1B[i2]
+				acc65 += net_encoder_block_2_linear_1_x_2_gradRow3[i2]
+				acc65 += net_encoder_block_2_linear_1_x_2_gradRow4[i2]
+				acc65 += net_encoder_block_2_linear_1_x_2_gradRow5[i2]
+				acc65 += net_encoder_block_2_linear_1_x_2_gradRow6[i2]
+				gNetEncoderBlock2Dense1B[i2] = acc65
+			}
 		}
 	}
 
@@ -22982,19 +23683,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_2_dense_1_x_gradRow3 := &net_encoder_block_2_dense_1_x_grad[i0][0]
-		net_encoder_block_2_dense_1_x_gradRow4 := &net_encoder_block_2_dense_1_x_grad[i0][1]
-		net_encoder_block_2_dense_1_x_gradRow5 := &net_encoder_block_2_dense_1_x_grad[i0][2]
-		net_encoder_block_2_dense_1_x_gradRow6 := &net_encoder_block_2_dense_1_x_grad[i0][3]
-		for i2 := range 8 {
-			acc67 := gNetEncoderBlock2LayerNorm2Beta[i2]
-			acc67 += net_encoder_block_2_dense_1_x_gradRow3[i2]
-			acc67 += net_encoder_block_2_dense_1_x_gradRow4[i2]
-			acc67 += net_encoder_block_2_dense_1_x_gradRow5[i2]
-			acc67 += net_encoder_block_2_dense_1_x_gradRow6[i2]
-			gNetEncoderBlock2LayerNorm2Beta[i2] = acc67
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_2_dense_1_x_gradRow3 := &net_encoder_block_2_dense_1_x_grad[i0][0]
+			net_encoder_block_2_dense_1_x_gradRow4 := &net_encoder_block_2_dense_1_x_grad[i0][1]
+			net_encoder_block_2_dense_1_x_gradRow5 := &net_encoder_block_2_dense_1_x_grad[i0][2]
+			net_encoder_block_2_dense_1_x_gradRow6 := &net_encoder_block_2_dense_1_x_grad[i0][3]
+			for i2 := range 8 {
+				acc67 := gNetEncoderBlock2LayerNorm2Beta[i2]
+				acc67 += net_encoder_block_2_dense_1_x_gradRow3[i2]
+				acc67 += net_encoder_block_2_dense_1_x_gradRow4[i2]
+				acc67 += net_encoder_block_2_dense_1_x_gradRow5[i2]
+				acc67 += net_encoder_block_2_dense_1_x_gradRow6[i2]
+				gNetEncoderBlock2LayerNorm2Beta[i2] = acc67
+			}
 		}
 	}
 
@@ -23011,17 +23717,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_dense_1_x_4_gradRow3 := &net_encoder_block_2_dense_1_x_4_grad[i0][i1]
-			net_encoder_block_2_dense_1_x_1Row3 := &net_encoder_block_2_dense_1_x_1[i0][i1]
-			v5 := net_encoder_block_2_dense_1_x_3[i0][i1][0] * net_encoder_block_2_dense_1_x_3[i0][i1][0]
-			acc68 := net_encoder_block_2_dense_1_x_3_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc68 += net_encoder_block_2_dense_1_x_4_gradRow3[i2] * (-(net_encoder_block_2_dense_1_x_1Row3[i2] / v5))
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce50AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_4_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_dense_1_x_4_gradRow3 := &net_encoder_block_2_dense_1_x_4_grad[i0][i1]
+				net_encoder_block_2_dense_1_x_1Row3 := &net_encoder_block_2_dense_1_x_1[i0][i1]
+				v5 := net_encoder_block_2_dense_1_x_3[i0][i1][0] * net_encoder_block_2_dense_1_x_3[i0][i1][0]
+				acc68 := net_encoder_block_2_dense_1_x_3_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc68 += net_encoder_block_2_dense_1_x_4_gradRow3[i2] * (-(net_encoder_block_2_dense_1_x_1Row3[i2] / v5))
+				}
+				net_encoder_block_2_dense_1_x_3_grad[i0][i1][0] = acc68
 			}
-			net_encoder_block_2_dense_1_x_3_grad[i0][i1][0] = acc68
 		}
 	}
 
@@ -23045,23 +23756,28 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 35 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2.gamma.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_2_dense_1_x_1_gradRow2 := &net_encoder_block_2_dense_1_x_1_grad[i0][0]
-		net_encoder_block_2_layer_norm_2_centeredRow4 := &net_encoder_block_2_layer_norm_2_centered[i0][0]
-		net_encoder_block_2_dense_1_x_1_gradRow3 := &net_encoder_block_2_dense_1_x_1_grad[i0][1]
-		net_encoder_block_2_layer_norm_2_centeredRow5 := &net_encoder_block_2_layer_norm_2_centered[i0][1]
-		net_encoder_block_2_dense_1_x_1_gradRow4 := &net_encoder_block_2_dense_1_x_1_grad[i0][2]
-		net_encoder_block_2_layer_norm_2_centeredRow6 := &net_encoder_block_2_layer_norm_2_centered[i0][2]
-		net_encoder_block_2_dense_1_x_1_gradRow5 := &net_encoder_block_2_dense_1_x_1_grad[i0][3]
-		net_encoder_block_2_layer_norm_2_centeredRow7 := &net_encoder_block_2_layer_norm_2_centered[i0][3]
-		for i2 := range 8 {
-			acc69 := gNetEncoderBlock2LayerNorm2Gamma[i2]
-			acc69 += net_encoder_block_2_dense_1_x_1_gradRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow4[i2]
-			acc69 += net_encoder_block_2_dense_1_x_1_gradRow3[i2] * net_encoder_block_2_layer_norm_2_centeredRow5[i2]
-			acc69 += net_encoder_block_2_dense_1_x_1_gradRow4[i2] * net_encoder_block_2_layer_norm_2_centeredRow6[i2]
-			acc69 += net_encoder_block_2_dense_1_x_1_gradRow5[i2] * net_encoder_block_2_layer_norm_2_centeredRow7[i2]
-			gNetEncoderBlock2LayerNorm2Gamma[i2] = acc69
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_2_dense_1_x_1_gradRow2 := &net_encoder_block_2_dense_1_x_1_grad[i0][0]
+			net_encoder_block_2_layer_norm_2_centeredRow4 := &net_encoder_block_2_layer_norm_2_centered[i0][0]
+			net_encoder_block_2_dense_1_x_1_gradRow3 := &net_encoder_block_2_dense_1_x_1_grad[i0][1]
+			net_encoder_block_2_layer_norm_2_centeredRow5 := &net_encoder_block_2_layer_norm_2_centered[i0][1]
+			net_encoder_block_2_dense_1_x_1_gradRow4 := &net_encoder_block_2_dense_1_x_1_grad[i0][2]
+			net_encoder_block_2_layer_norm_2_centeredRow6 := &net_encoder_block_2_layer_norm_2_centered[i0][2]
+			net_encoder_block_2_dense_1_x_1_gradRow5 := &net_encoder_block_2_dense_1_x_1_grad[i0][3]
+			net_encoder_block_2_layer_norm_2_centeredRow7 := &net_encoder_block_2_layer_norm_2_centered[i0][3]
+			for i2 := range 8 {
+				acc69 := gNetEncoderBlock2LayerNorm2Gamma[i2]
+				acc69 += net_encoder_block_2_dense_1_x_1_gradRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow4[i2]
+				acc69 += net_encoder_block_2_dense_1_x_1_gradRow3[i2] * net_encoder_block_2_layer_norm_2_centeredRow5[i2]
+				acc69 += net_encoder_block_2_dense_1_x_1_gradRow4[i2] * net_encoder_block_2_layer_norm_2_centeredRow6[i2]
+				acc69 += net_encoder_block_2_dense_1_x_1_gradRow5[i2] * net_encoder_block_2_layer_norm_2_centeredRow7[i2]
+				gNetEncoderBlock2LayerNorm2Gamma[i2] = acc69
+			}
 		}
 	}
 
@@ -23132,15 +23848,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_centered_gradRow5 := &net_encoder_block_2_layer_norm_2_centered_grad[i0][i1]
-			acc70 := net_encoder_block_2_layer_norm_2_mean_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc70 -= net_encoder_block_2_layer_norm_2_centered_gradRow5[i2]
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_layer_norm_2_centered_gradRow5 := &net_encoder_block_2_layer_norm_2_centered_grad[i0][i1]
+				acc70 := net_encoder_block_2_layer_norm_2_mean_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc70 -= net_encoder_block_2_layer_norm_2_centered_gradRow5[i2]
+				}
+				net_encoder_block_2_layer_norm_2_mean_grad[i0][i1][0] = acc70
 			}
-			net_encoder_block_2_layer_norm_2_mean_grad[i0][i1][0] = acc70
 		}
 	}
 
@@ -23286,18 +24007,23 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 25 (net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/attn.1.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_attn_gradRow3 := &net_encoder_block_2_masked_attention_1_attn_grad[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_exRow4 := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
-				v6 := net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0] * net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0]
-				acc72 := net_encoder_block_2_masked_attention_1_attn_1_grad[i0][i1][i2][0]
-				for i3 := range 4 {
-					acc72 += net_encoder_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_encoder_block_2_masked_attention_1_exRow4[i3] / v6))
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce54AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_attn_gradRow3 := &net_encoder_block_2_masked_attention_1_attn_grad[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_exRow4 := &net_encoder_block_2_masked_attention_1_ex[i0][i1][i2]
+					v6 := net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0] * net_encoder_block_2_masked_attention_1_attn_1[i0][i1][i2][0]
+					acc72 := net_encoder_block_2_masked_attention_1_attn_1_grad[i0][i1][i2][0]
+					for i3 := range 4 {
+						acc72 += net_encoder_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_encoder_block_2_masked_attention_1_exRow4[i3] / v6))
+					}
+					net_encoder_block_2_masked_attention_1_attn_1_grad[i0][i1][i2][0] = acc72
 				}
-				net_encoder_block_2_masked_attention_1_attn_1_grad[i0][i1][i2][0] = acc72
 			}
 		}
 	}
@@ -23343,16 +24069,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#2.masked_attention#1/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
-				acc73 := net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
-				for i3 := range 4 {
-					acc73 -= net_encoder_block_2_masked_attention_1_ex_1_gradRow3[i3]
+	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce55AVX2(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
+					acc73 := net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
+					for i3 := range 4 {
+						acc73 -= net_encoder_block_2_masked_attention_1_ex_1_gradRow3[i3]
+					}
+					net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0] = acc73
 				}
-				net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0] = acc73
 			}
 		}
 	}
@@ -23634,19 +24365,24 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#1.beta.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_2_masked_attention_1_x_gradRow5 := &net_encoder_block_2_masked_attention_1_x_grad[i0][0]
-		net_encoder_block_2_masked_attention_1_x_gradRow6 := &net_encoder_block_2_masked_attention_1_x_grad[i0][1]
-		net_encoder_block_2_masked_attention_1_x_gradRow7 := &net_encoder_block_2_masked_attention_1_x_grad[i0][2]
-		net_encoder_block_2_masked_attention_1_x_gradRow8 := &net_encoder_block_2_masked_attention_1_x_grad[i0][3]
-		for i2 := range 8 {
-			acc78 := gNetEncoderBlock2LayerNorm1Beta[i2]
-			acc78 += net_encoder_block_2_masked_attention_1_x_gradRow5[i2]
-			acc78 += net_encoder_block_2_masked_attention_1_x_gradRow6[i2]
-			acc78 += net_encoder_block_2_masked_attention_1_x_gradRow7[i2]
-			acc78 += net_encoder_block_2_masked_attention_1_x_gradRow8[i2]
-			gNetEncoderBlock2LayerNorm1Beta[i2] = acc78
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_2_masked_attention_1_x_gradRow5 := &net_encoder_block_2_masked_attention_1_x_grad[i0][0]
+			net_encoder_block_2_masked_attention_1_x_gradRow6 := &net_encoder_block_2_masked_attention_1_x_grad[i0][1]
+			net_encoder_block_2_masked_attention_1_x_gradRow7 := &net_encoder_block_2_masked_attention_1_x_grad[i0][2]
+			net_encoder_block_2_masked_attention_1_x_gradRow8 := &net_encoder_block_2_masked_attention_1_x_grad[i0][3]
+			for i2 := range 8 {
+				acc78 := gNetEncoderBlock2LayerNorm1Beta[i2]
+				acc78 += net_encoder_block_2_masked_attention_1_x_gradRow5[i2]
+				acc78 += net_encoder_block_2_masked_attention_1_x_gradRow6[i2]
+				acc78 += net_encoder_block_2_masked_attention_1_x_gradRow7[i2]
+				acc78 += net_encoder_block_2_masked_attention_1_x_gradRow8[i2]
+				gNetEncoderBlock2LayerNorm1Beta[i2] = acc78
+			}
 		}
 	}
 
@@ -23663,17 +24399,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 12 (_net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/x.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_x_4_gradRow3 := &net_encoder_block_2_masked_attention_1_x_4_grad[i0][i1]
-			net_encoder_block_2_masked_attention_1_x_1Row3 := &net_encoder_block_2_masked_attention_1_x_1[i0][i1]
-			v7 := net_encoder_block_2_masked_attention_1_x_3[i0][i1][0] * net_encoder_block_2_masked_attention_1_x_3[i0][i1][0]
-			acc79 := net_encoder_block_2_masked_attention_1_x_3_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc79 += net_encoder_block_2_masked_attention_1_x_4_gradRow3[i2] * (-(net_encoder_block_2_masked_attention_1_x_1Row3[i2] / v7))
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce50AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_x_4_gradRow3 := &net_encoder_block_2_masked_attention_1_x_4_grad[i0][i1]
+				net_encoder_block_2_masked_attention_1_x_1Row3 := &net_encoder_block_2_masked_attention_1_x_1[i0][i1]
+				v7 := net_encoder_block_2_masked_attention_1_x_3[i0][i1][0] * net_encoder_block_2_masked_attention_1_x_3[i0][i1][0]
+				acc79 := net_encoder_block_2_masked_attention_1_x_3_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc79 += net_encoder_block_2_masked_attention_1_x_4_gradRow3[i2] * (-(net_encoder_block_2_masked_attention_1_x_1Row3[i2] / v7))
+				}
+				net_encoder_block_2_masked_attention_1_x_3_grad[i0][i1][0] = acc79
 			}
-			net_encoder_block_2_masked_attention_1_x_3_grad[i0][i1][0] = acc79
 		}
 	}
 
@@ -23697,23 +24438,28 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 9 (_net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#1.gamma.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_encoder_block_2_masked_attention_1_x_1_gradRow2 := &net_encoder_block_2_masked_attention_1_x_1_grad[i0][0]
-		net_encoder_block_2_layer_norm_1_centeredRow4 := &net_encoder_block_2_layer_norm_1_centered[i0][0]
-		net_encoder_block_2_masked_attention_1_x_1_gradRow3 := &net_encoder_block_2_masked_attention_1_x_1_grad[i0][1]
-		net_encoder_block_2_layer_norm_1_centeredRow5 := &net_encoder_block_2_layer_norm_1_centered[i0][1]
-		net_encoder_block_2_masked_attention_1_x_1_gradRow4 := &net_encoder_block_2_masked_attention_1_x_1_grad[i0][2]
-		net_encoder_block_2_layer_norm_1_centeredRow6 := &net_encoder_block_2_layer_norm_1_centered[i0][2]
-		net_encoder_block_2_masked_attention_1_x_1_gradRow5 := &net_encoder_block_2_masked_attention_1_x_1_grad[i0][3]
-		net_encoder_block_2_layer_norm_1_centeredRow7 := &net_encoder_block_2_layer_norm_1_centered[i0][3]
-		for i2 := range 8 {
-			acc80 := gNetEncoderBlock2LayerNorm1Gamma[i2]
-			acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow4[i2]
-			acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow3[i2] * net_encoder_block_2_layer_norm_1_centeredRow5[i2]
-			acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow4[i2] * net_encoder_block_2_layer_norm_1_centeredRow6[i2]
-			acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow5[i2] * net_encoder_block_2_layer_norm_1_centeredRow7[i2]
-			gNetEncoderBlock2LayerNorm1Gamma[i2] = acc80
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_encoder_block_2_masked_attention_1_x_1_gradRow2 := &net_encoder_block_2_masked_attention_1_x_1_grad[i0][0]
+			net_encoder_block_2_layer_norm_1_centeredRow4 := &net_encoder_block_2_layer_norm_1_centered[i0][0]
+			net_encoder_block_2_masked_attention_1_x_1_gradRow3 := &net_encoder_block_2_masked_attention_1_x_1_grad[i0][1]
+			net_encoder_block_2_layer_norm_1_centeredRow5 := &net_encoder_block_2_layer_norm_1_centered[i0][1]
+			net_encoder_block_2_masked_attention_1_x_1_gradRow4 := &net_encoder_block_2_masked_attention_1_x_1_grad[i0][2]
+			net_encoder_block_2_layer_norm_1_centeredRow6 := &net_encoder_block_2_layer_norm_1_centered[i0][2]
+			net_encoder_block_2_masked_attention_1_x_1_gradRow5 := &net_encoder_block_2_masked_attention_1_x_1_grad[i0][3]
+			net_encoder_block_2_layer_norm_1_centeredRow7 := &net_encoder_block_2_layer_norm_1_centered[i0][3]
+			for i2 := range 8 {
+				acc80 := gNetEncoderBlock2LayerNorm1Gamma[i2]
+				acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow4[i2]
+				acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow3[i2] * net_encoder_block_2_layer_norm_1_centeredRow5[i2]
+				acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow4[i2] * net_encoder_block_2_layer_norm_1_centeredRow6[i2]
+				acc80 += net_encoder_block_2_masked_attention_1_x_1_gradRow5[i2] * net_encoder_block_2_layer_norm_1_centeredRow7[i2]
+				gNetEncoderBlock2LayerNorm1Gamma[i2] = acc80
+			}
 		}
 	}
 
@@ -23784,15 +24530,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 5 (net.encoder_block#2.layer_norm#1/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#1/mean.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_centered_gradRow5 := &net_encoder_block_2_layer_norm_1_centered_grad[i0][i1]
-			acc81 := net_encoder_block_2_layer_norm_1_mean_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc81 -= net_encoder_block_2_layer_norm_1_centered_gradRow5[i2]
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_encoder_block_2_layer_norm_1_centered_gradRow5 := &net_encoder_block_2_layer_norm_1_centered_grad[i0][i1]
+				acc81 := net_encoder_block_2_layer_norm_1_mean_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc81 -= net_encoder_block_2_layer_norm_1_centered_gradRow5[i2]
+				}
+				net_encoder_block_2_layer_norm_1_mean_grad[i0][i1][0] = acc81
 			}
-			net_encoder_block_2_layer_norm_1_mean_grad[i0][i1][0] = acc81
 		}
 	}
 
@@ -23828,25 +24579,37 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_h_gradRow5 := &net_h_grad[i0][i1]
-			gNetPosRow := (*[8]float64)(gNetPos[8*i1 : 8*i1+8])
-			for i2 := range 8 {
-				gNetPosRow[i2] += net_h_gradRow5[i2]
+	// float64 across-rows add reduction kernel, 2 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce56AVX2(&gNetPos[0], &net_h_grad[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_h_gradRow5 := &net_h_grad[i0][i1]
+				gNetPosRow := (*[8]float64)(gNetPos[8*i1 : 8*i1+8])
+				for i2 := range 8 {
+					gNetPosRow[i2] += net_h_gradRow5[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 1 (_net/h.1 = compose "*" of net.emb, net/onehot): g1 =+ g * v2; g1 is net.emb.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_onehotRow3 := &net_onehot[i0][i1]
-			for i2 := range 8 {
-				net_h_1_gradV := net_h_1_grad[i0][i1][i2]
-				gNetEmbRow := (*[6]float64)(gNetEmb[6*i2 : 6*i2+6])
-				for i3 := range 6 {
-					gNetEmbRow[i3] += net_h_1_gradV * net_onehotRow3[i3]
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 8 {
+			ocannlReduce57AVX2(&gNetEmb[6*i2], &net_h_1_grad[0][0][i2], &net_onehot[0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_onehotRow3 := &net_onehot[i0][i1]
+				for i2 := range 8 {
+					net_h_1_gradV := net_h_1_grad[i0][i1][i2]
+					gNetEmbRow := (*[6]float64)(gNetEmb[6*i2 : 6*i2+6])
+					for i3 := range 6 {
+						gNetEmbRow[i3] += net_h_1_gradV * net_onehotRow3[i3]
+					}
 				}
 			}
 		}
@@ -24770,16 +25533,23 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net/h.1 = compose "*" of net.emb, net/onehot
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_onehotRow2 := &net_onehot[0][i0]
-		for i1 := range 8 {
-			pNetEmbRow := (*[6]float64)(pNetEmb[6*i1 : 6*i1+6])
-			acc := float64(0)
-			for i2 := range 6 {
-				acc += pNetEmbRow[i2] * net_onehotRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce58AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_onehotRow2 := &net_onehot[0][i0]
+			for i1 := range 8 {
+				pNetEmbRow := (*[6]float64)(pNetEmb[6*i1 : 6*i1+6])
+				acc := float64(0)
+				for i2 := range 6 {
+					acc += pNetEmbRow[i2] * net_onehotRow2[i2]
+				}
+				net_h_1[0][i0][i1] = acc
 			}
-			net_h_1[0][i0][i1] = acc
 		}
 	}
 
@@ -24794,14 +25564,19 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_hRow2 := &net_h[0][i0]
-		acc2 := float64(0)
-		for i1 := range 8 {
-			acc2 += net_hRow2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_hRow2 := &net_h[0][i0]
+			acc2 := float64(0)
+			for i1 := range 8 {
+				acc2 += net_hRow2[i1]
+			}
+			net_encoder_block_2_layer_norm_1_2_mean_1[0][i0][0] = acc2
 		}
-		net_encoder_block_2_layer_norm_1_2_mean_1[0][i0][0] = acc2
 	}
 
 	// net.encoder_block#2.layer_norm#1@2/mean = pointwise "/." of _net.encoder_block#2.layer_norm#1@2/mean.1, _dim_d.1
@@ -24831,14 +25606,19 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_layer_norm_1_2_var_1Row2 := &net_encoder_block_2_layer_norm_1_2_var_1[0][i0]
-		acc3 := float64(0)
-		for i1 := range 8 {
-			acc3 += net_encoder_block_2_layer_norm_1_2_var_1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_layer_norm_1_2_var_1Row2 := &net_encoder_block_2_layer_norm_1_2_var_1[0][i0]
+			acc3 := float64(0)
+			for i1 := range 8 {
+				acc3 += net_encoder_block_2_layer_norm_1_2_var_1Row2[i1]
+			}
+			net_encoder_block_2_layer_norm_1_2_var_2[0][i0][0] = acc3
 		}
-		net_encoder_block_2_layer_norm_1_2_var_2[0][i0][0] = acc3
 	}
 
 	// net.encoder_block#2.layer_norm#1@2/var = pointwise "/." of _net.encoder_block#2.layer_norm#1@2/var.2, _dim_d.2
@@ -24891,49 +25671,70 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#2.masked_attention#1@2/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1@2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_masked_attention_1_2_xRow2 := &net_encoder_block_2_masked_attention_1_2_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc4 := float64(0)
-				for i3 := range 8 {
-					acc4 += pNetEncoderBlock2MaskedAttention1WQRow[i3] * net_encoder_block_2_masked_attention_1_2_xRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_masked_attention_1_2_xRow2 := &net_encoder_block_2_masked_attention_1_2_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc4 := float64(0)
+					for i3 := range 8 {
+						acc4 += pNetEncoderBlock2MaskedAttention1WQRow[i3] * net_encoder_block_2_masked_attention_1_2_xRow2[i3]
+					}
+					net_encoder_block_2_masked_attention_1_2_q[0][i0][i1][i2] = acc4
 				}
-				net_encoder_block_2_masked_attention_1_2_q[0][i0][i1][i2] = acc4
 			}
 		}
 	}
 
 	// net.encoder_block#2.masked_attention#1@2/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1@2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_masked_attention_1_2_xRow3 := &net_encoder_block_2_masked_attention_1_2_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc5 := float64(0)
-				for i3 := range 8 {
-					acc5 += pNetEncoderBlock2MaskedAttention1WKRow[i3] * net_encoder_block_2_masked_attention_1_2_xRow3[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_masked_attention_1_2_xRow3 := &net_encoder_block_2_masked_attention_1_2_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc5 := float64(0)
+					for i3 := range 8 {
+						acc5 += pNetEncoderBlock2MaskedAttention1WKRow[i3] * net_encoder_block_2_masked_attention_1_2_xRow3[i3]
+					}
+					net_encoder_block_2_masked_attention_1_2_k[0][i0][i1][i2] = acc5
 				}
-				net_encoder_block_2_masked_attention_1_2_k[0][i0][i1][i2] = acc5
 			}
 		}
 	}
 
 	// net.encoder_block#2.masked_attention#1@2/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1@2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_masked_attention_1_2_xRow4 := &net_encoder_block_2_masked_attention_1_2_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc6 := float64(0)
-				for i3 := range 8 {
-					acc6 += pNetEncoderBlock2MaskedAttention1WVRow[i3] * net_encoder_block_2_masked_attention_1_2_xRow4[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_masked_attention_1_2_xRow4 := &net_encoder_block_2_masked_attention_1_2_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc6 := float64(0)
+					for i3 := range 8 {
+						acc6 += pNetEncoderBlock2MaskedAttention1WVRow[i3] * net_encoder_block_2_masked_attention_1_2_xRow4[i3]
+					}
+					net_encoder_block_2_masked_attention_1_2_v[0][i0][i1][i2] = acc6
 				}
-				net_encoder_block_2_masked_attention_1_2_v[0][i0][i1][i2] = acc6
 			}
 		}
 	}
@@ -24986,15 +25787,20 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#2.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/masked
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_2_masked_attention_1_2_maskedRow2 := &net_encoder_block_2_masked_attention_1_2_masked[0][i0][i1]
-			acc8 := math.Inf(-1)
-			for i2 := range 4 {
-				acc8 = max(acc8, net_encoder_block_2_masked_attention_1_2_maskedRow2[i2])
+	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_2_masked_attention_1_2_maskedRow2 := &net_encoder_block_2_masked_attention_1_2_masked[0][i0][i1]
+				acc8 := math.Inf(-1)
+				for i2 := range 4 {
+					acc8 = max(acc8, net_encoder_block_2_masked_attention_1_2_maskedRow2[i2])
+				}
+				net_encoder_block_2_masked_attention_1_2_m[0][i0][i1][0] = acc8
 			}
-			net_encoder_block_2_masked_attention_1_2_m[0][i0][i1][0] = acc8
 		}
 	}
 
@@ -25027,15 +25833,20 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_2_masked_attention_1_2_exRow2 := &net_encoder_block_2_masked_attention_1_2_ex[0][i0][i1]
-			acc9 := float64(0)
-			for i2 := range 4 {
-				acc9 += net_encoder_block_2_masked_attention_1_2_exRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_2_masked_attention_1_2_exRow2 := &net_encoder_block_2_masked_attention_1_2_ex[0][i0][i1]
+				acc9 := float64(0)
+				for i2 := range 4 {
+					acc9 += net_encoder_block_2_masked_attention_1_2_exRow2[i2]
+				}
+				net_encoder_block_2_masked_attention_1_2_attn_1[0][i0][i1][0] = acc9
 			}
-			net_encoder_block_2_masked_attention_1_2_attn_1[0][i0][i1][0] = acc9
 		}
 	}
 
@@ -25076,18 +25887,25 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1@2/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 8 {
-			acc11 := float64(0)
-			for i2 := range 2 {
-				pNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i1+4*i2 : 8*i1+4*i2+4])
-				net_encoder_block_2_masked_attention_1_2_ctxRow2 := &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][i2]
-				for i3 := range 4 {
-					acc11 += pNetEncoderBlock2MaskedAttention1WORow[i3] * net_encoder_block_2_masked_attention_1_2_ctxRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				acc11 := float64(0)
+				for i2 := range 2 {
+					pNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i1+4*i2 : 8*i1+4*i2+4])
+					net_encoder_block_2_masked_attention_1_2_ctxRow2 := &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][i2]
+					for i3 := range 4 {
+						acc11 += pNetEncoderBlock2MaskedAttention1WORow[i3] * net_encoder_block_2_masked_attention_1_2_ctxRow2[i3]
+					}
 				}
+				net_encoder_block_2_x1_1[0][i0][i1] = acc11
 			}
-			net_encoder_block_2_x1_1[0][i0][i1] = acc11
 		}
 	}
 
@@ -25102,14 +25920,19 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_x1Row2 := &net_encoder_block_2_x1[0][i0]
-		acc12 := float64(0)
-		for i1 := range 8 {
-			acc12 += net_encoder_block_2_x1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_x1Row2 := &net_encoder_block_2_x1[0][i0]
+			acc12 := float64(0)
+			for i1 := range 8 {
+				acc12 += net_encoder_block_2_x1Row2[i1]
+			}
+			net_encoder_block_2_layer_norm_2_2_mean_1[0][i0][0] = acc12
 		}
-		net_encoder_block_2_layer_norm_2_2_mean_1[0][i0][0] = acc12
 	}
 
 	// net.encoder_block#2.layer_norm#2@2/mean = pointwise "/." of _net.encoder_block#2.layer_norm#2@2/mean.1, _dim_d.4
@@ -25139,14 +25962,19 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_layer_norm_2_2_var_1Row2 := &net_encoder_block_2_layer_norm_2_2_var_1[0][i0]
-		acc13 := float64(0)
-		for i1 := range 8 {
-			acc13 += net_encoder_block_2_layer_norm_2_2_var_1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_layer_norm_2_2_var_1Row2 := &net_encoder_block_2_layer_norm_2_2_var_1[0][i0]
+			acc13 := float64(0)
+			for i1 := range 8 {
+				acc13 += net_encoder_block_2_layer_norm_2_2_var_1Row2[i1]
+			}
+			net_encoder_block_2_layer_norm_2_2_var_2[0][i0][0] = acc13
 		}
-		net_encoder_block_2_layer_norm_2_2_var_2[0][i0][0] = acc13
 	}
 
 	// net.encoder_block#2.layer_norm#2@2/var = pointwise "/." of _net.encoder_block#2.layer_norm#2@2/var.2, _dim_d.5
@@ -25282,14 +26110,19 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_xRow2 := &net_encoder_block_1_x[0][i0]
-		acc16 := float64(0)
-		for i1 := range 8 {
-			acc16 += net_encoder_block_1_xRow2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_xRow2 := &net_encoder_block_1_x[0][i0]
+			acc16 := float64(0)
+			for i1 := range 8 {
+				acc16 += net_encoder_block_1_xRow2[i1]
+			}
+			net_encoder_block_1_layer_norm_1_2_mean_1[0][i0][0] = acc16
 		}
-		net_encoder_block_1_layer_norm_1_2_mean_1[0][i0][0] = acc16
 	}
 
 	// net.encoder_block#1.layer_norm#1@2/mean = pointwise "/." of _net.encoder_block#1.layer_norm#1@2/mean.1, _dim_d.6
@@ -25319,14 +26152,19 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_layer_norm_1_2_var_1Row2 := &net_encoder_block_1_layer_norm_1_2_var_1[0][i0]
-		acc17 := float64(0)
-		for i1 := range 8 {
-			acc17 += net_encoder_block_1_layer_norm_1_2_var_1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_layer_norm_1_2_var_1Row2 := &net_encoder_block_1_layer_norm_1_2_var_1[0][i0]
+			acc17 := float64(0)
+			for i1 := range 8 {
+				acc17 += net_encoder_block_1_layer_norm_1_2_var_1Row2[i1]
+			}
+			net_encoder_block_1_layer_norm_1_2_var_2[0][i0][0] = acc17
 		}
-		net_encoder_block_1_layer_norm_1_2_var_2[0][i0][0] = acc17
 	}
 
 	// net.encoder_block#1.layer_norm#1@2/var = pointwise "/." of _net.encoder_block#1.layer_norm#1@2/var.2, _dim_d.7
@@ -25379,49 +26217,70 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#1.masked_attention#1@2/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1@2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_masked_attention_1_2_xRow2 := &net_encoder_block_1_masked_attention_1_2_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc18 := float64(0)
-				for i3 := range 8 {
-					acc18 += pNetEncoderBlock1MaskedAttention1WQRow[i3] * net_encoder_block_1_masked_attention_1_2_xRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_masked_attention_1_2_xRow2 := &net_encoder_block_1_masked_attention_1_2_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc18 := float64(0)
+					for i3 := range 8 {
+						acc18 += pNetEncoderBlock1MaskedAttention1WQRow[i3] * net_encoder_block_1_masked_attention_1_2_xRow2[i3]
+					}
+					net_encoder_block_1_masked_attention_1_2_q[0][i0][i1][i2] = acc18
 				}
-				net_encoder_block_1_masked_attention_1_2_q[0][i0][i1][i2] = acc18
 			}
 		}
 	}
 
 	// net.encoder_block#1.masked_attention#1@2/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1@2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_masked_attention_1_2_xRow3 := &net_encoder_block_1_masked_attention_1_2_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc19 := float64(0)
-				for i3 := range 8 {
-					acc19 += pNetEncoderBlock1MaskedAttention1WKRow[i3] * net_encoder_block_1_masked_attention_1_2_xRow3[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_masked_attention_1_2_xRow3 := &net_encoder_block_1_masked_attention_1_2_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc19 := float64(0)
+					for i3 := range 8 {
+						acc19 += pNetEncoderBlock1MaskedAttention1WKRow[i3] * net_encoder_block_1_masked_attention_1_2_xRow3[i3]
+					}
+					net_encoder_block_1_masked_attention_1_2_k[0][i0][i1][i2] = acc19
 				}
-				net_encoder_block_1_masked_attention_1_2_k[0][i0][i1][i2] = acc19
 			}
 		}
 	}
 
 	// net.encoder_block#1.masked_attention#1@2/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1@2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_masked_attention_1_2_xRow4 := &net_encoder_block_1_masked_attention_1_2_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc20 := float64(0)
-				for i3 := range 8 {
-					acc20 += pNetEncoderBlock1MaskedAttention1WVRow[i3] * net_encoder_block_1_masked_attention_1_2_xRow4[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_masked_attention_1_2_xRow4 := &net_encoder_block_1_masked_attention_1_2_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc20 := float64(0)
+					for i3 := range 8 {
+						acc20 += pNetEncoderBlock1MaskedAttention1WVRow[i3] * net_encoder_block_1_masked_attention_1_2_xRow4[i3]
+					}
+					net_encoder_block_1_masked_attention_1_2_v[0][i0][i1][i2] = acc20
 				}
-				net_encoder_block_1_masked_attention_1_2_v[0][i0][i1][i2] = acc20
 			}
 		}
 	}
@@ -25474,15 +26333,20 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#1.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/masked
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_1_masked_attention_1_2_maskedRow2 := &net_encoder_block_1_masked_attention_1_2_masked[0][i0][i1]
-			acc22 := math.Inf(-1)
-			for i2 := range 4 {
-				acc22 = max(acc22, net_encoder_block_1_masked_attention_1_2_maskedRow2[i2])
+	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_1_masked_attention_1_2_maskedRow2 := &net_encoder_block_1_masked_attention_1_2_masked[0][i0][i1]
+				acc22 := math.Inf(-1)
+				for i2 := range 4 {
+					acc22 = max(acc22, net_encoder_block_1_masked_attention_1_2_maskedRow2[i2])
+				}
+				net_encoder_block_1_masked_attention_1_2_m[0][i0][i1][0] = acc22
 			}
-			net_encoder_block_1_masked_attention_1_2_m[0][i0][i1][0] = acc22
 		}
 	}
 
@@ -25515,15 +26379,20 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_1_masked_attention_1_2_exRow2 := &net_encoder_block_1_masked_attention_1_2_ex[0][i0][i1]
-			acc23 := float64(0)
-			for i2 := range 4 {
-				acc23 += net_encoder_block_1_masked_attention_1_2_exRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_1_masked_attention_1_2_exRow2 := &net_encoder_block_1_masked_attention_1_2_ex[0][i0][i1]
+				acc23 := float64(0)
+				for i2 := range 4 {
+					acc23 += net_encoder_block_1_masked_attention_1_2_exRow2[i2]
+				}
+				net_encoder_block_1_masked_attention_1_2_attn_1[0][i0][i1][0] = acc23
 			}
-			net_encoder_block_1_masked_attention_1_2_attn_1[0][i0][i1][0] = acc23
 		}
 	}
 
@@ -25564,18 +26433,25 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1@2/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 8 {
-			acc25 := float64(0)
-			for i2 := range 2 {
-				pNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i1+4*i2 : 8*i1+4*i2+4])
-				net_encoder_block_1_masked_attention_1_2_ctxRow2 := &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][i2]
-				for i3 := range 4 {
-					acc25 += pNetEncoderBlock1MaskedAttention1WORow[i3] * net_encoder_block_1_masked_attention_1_2_ctxRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				acc25 := float64(0)
+				for i2 := range 2 {
+					pNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i1+4*i2 : 8*i1+4*i2+4])
+					net_encoder_block_1_masked_attention_1_2_ctxRow2 := &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][i2]
+					for i3 := range 4 {
+						acc25 += pNetEncoderBlock1MaskedAttention1WORow[i3] * net_encoder_block_1_masked_attention_1_2_ctxRow2[i3]
+					}
 				}
+				net_encoder_block_1_x1_1[0][i0][i1] = acc25
 			}
-			net_encoder_block_1_x1_1[0][i0][i1] = acc25
 		}
 	}
 
@@ -25590,14 +26466,19 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_x1Row2 := &net_encoder_block_1_x1[0][i0]
-		acc26 := float64(0)
-		for i1 := range 8 {
-			acc26 += net_encoder_block_1_x1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_x1Row2 := &net_encoder_block_1_x1[0][i0]
+			acc26 := float64(0)
+			for i1 := range 8 {
+				acc26 += net_encoder_block_1_x1Row2[i1]
+			}
+			net_encoder_block_1_layer_norm_2_2_mean_1[0][i0][0] = acc26
 		}
-		net_encoder_block_1_layer_norm_2_2_mean_1[0][i0][0] = acc26
 	}
 
 	// net.encoder_block#1.layer_norm#2@2/mean = pointwise "/." of _net.encoder_block#1.layer_norm#2@2/mean.1, _dim_d.9
@@ -25627,14 +26508,19 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_layer_norm_2_2_var_1Row2 := &net_encoder_block_1_layer_norm_2_2_var_1[0][i0]
-		acc27 := float64(0)
-		for i1 := range 8 {
-			acc27 += net_encoder_block_1_layer_norm_2_2_var_1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_layer_norm_2_2_var_1Row2 := &net_encoder_block_1_layer_norm_2_2_var_1[0][i0]
+			acc27 := float64(0)
+			for i1 := range 8 {
+				acc27 += net_encoder_block_1_layer_norm_2_2_var_1Row2[i1]
+			}
+			net_encoder_block_1_layer_norm_2_2_var_2[0][i0][0] = acc27
 		}
-		net_encoder_block_1_layer_norm_2_2_var_2[0][i0][0] = acc27
 	}
 
 	// net.encoder_block#1.layer_norm#2@2/var = pointwise "/." of _net.encoder_block#1.layer_norm#2@2/var.2, _dim_d.10
@@ -25770,14 +26656,19 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_h2Row2 := &net_h2[0][i0]
-		acc30 := float64(0)
-		for i1 := range 8 {
-			acc30 += net_h2Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_h2Row2 := &net_h2[0][i0]
+			acc30 := float64(0)
+			for i1 := range 8 {
+				acc30 += net_h2Row2[i1]
+			}
+			net_layer_norm_1_mean_1[0][i0][0] = acc30
 		}
-		net_layer_norm_1_mean_1[0][i0][0] = acc30
 	}
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11
@@ -25807,14 +26698,19 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[0][i0]
-		acc31 := float64(0)
-		for i1 := range 8 {
-			acc31 += net_layer_norm_1_var_1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[0][i0]
+			acc31 := float64(0)
+			for i1 := range 8 {
+				acc31 += net_layer_norm_1_var_1Row2[i1]
+			}
+			net_layer_norm_1_var_2[0][i0][0] = acc31
 		}
-		net_layer_norm_1_var_2[0][i0][0] = acc31
 	}
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
@@ -25867,16 +26763,23 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _predict.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_linear_1_xRow2 := &net_linear_1_x[0][i0]
-		for i1 := range 6 {
-			pNetLinear1WRow := (*[8]float64)(pNetLinear1W[8*i1 : 8*i1+8])
-			acc32 := float64(0)
-			for i2 := range 8 {
-				acc32 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
+	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce63AVX2(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_linear_1_xRow2 := &net_linear_1_x[0][i0]
+			for i1 := range 6 {
+				pNetLinear1WRow := (*[8]float64)(pNetLinear1W[8*i1 : 8*i1+8])
+				acc32 := float64(0)
+				for i2 := range 8 {
+					acc32 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
+				}
+				predict_1[0][i0][i1] = acc32
 			}
-			predict_1[0][i0][i1] = acc32
 		}
 	}
 
@@ -26807,16 +27710,23 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net/h.1 = compose "*" of net.emb, net/onehot
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_onehotRow2 := &net_onehot[0][i0]
-		for i1 := range 8 {
-			pNetEmbRow := (*[6]float64)(pNetEmb[6*i1 : 6*i1+6])
-			acc := float64(0)
-			for i2 := range 6 {
-				acc += pNetEmbRow[i2] * net_onehotRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce58AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_onehotRow2 := &net_onehot[0][i0]
+			for i1 := range 8 {
+				pNetEmbRow := (*[6]float64)(pNetEmb[6*i1 : 6*i1+6])
+				acc := float64(0)
+				for i2 := range 6 {
+					acc += pNetEmbRow[i2] * net_onehotRow2[i2]
+				}
+				net_h_1[0][i0][i1] = acc
 			}
-			net_h_1[0][i0][i1] = acc
 		}
 	}
 
@@ -26831,14 +27741,19 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_hRow2 := &net_h[0][i0]
-		acc2 := float64(0)
-		for i1 := range 8 {
-			acc2 += net_hRow2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_hRow2 := &net_h[0][i0]
+			acc2 := float64(0)
+			for i1 := range 8 {
+				acc2 += net_hRow2[i1]
+			}
+			net_encoder_block_2_layer_norm_1_3_mean_1[0][i0][0] = acc2
 		}
-		net_encoder_block_2_layer_norm_1_3_mean_1[0][i0][0] = acc2
 	}
 
 	// net.encoder_block#2.layer_norm#1@3/mean = pointwise "/." of _net.encoder_block#2.layer_norm#1@3/mean.1, _dim_d.1
@@ -26868,14 +27783,19 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_layer_norm_1_3_var_1Row2 := &net_encoder_block_2_layer_norm_1_3_var_1[0][i0]
-		acc3 := float64(0)
-		for i1 := range 8 {
-			acc3 += net_encoder_block_2_layer_norm_1_3_var_1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_layer_norm_1_3_var_1Row2 := &net_encoder_block_2_layer_norm_1_3_var_1[0][i0]
+			acc3 := float64(0)
+			for i1 := range 8 {
+				acc3 += net_encoder_block_2_layer_norm_1_3_var_1Row2[i1]
+			}
+			net_encoder_block_2_layer_norm_1_3_var_2[0][i0][0] = acc3
 		}
-		net_encoder_block_2_layer_norm_1_3_var_2[0][i0][0] = acc3
 	}
 
 	// net.encoder_block#2.layer_norm#1@3/var = pointwise "/." of _net.encoder_block#2.layer_norm#1@3/var.2, _dim_d.2
@@ -26928,49 +27848,70 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1@3/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_masked_attention_1_3_xRow2 := &net_encoder_block_2_masked_attention_1_3_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc4 := float64(0)
-				for i3 := range 8 {
-					acc4 += pNetEncoderBlock2MaskedAttention1WQRow[i3] * net_encoder_block_2_masked_attention_1_3_xRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_masked_attention_1_3_xRow2 := &net_encoder_block_2_masked_attention_1_3_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc4 := float64(0)
+					for i3 := range 8 {
+						acc4 += pNetEncoderBlock2MaskedAttention1WQRow[i3] * net_encoder_block_2_masked_attention_1_3_xRow2[i3]
+					}
+					net_encoder_block_2_masked_attention_1_3_q[0][i0][i1][i2] = acc4
 				}
-				net_encoder_block_2_masked_attention_1_3_q[0][i0][i1][i2] = acc4
 			}
 		}
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1@3/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_masked_attention_1_3_xRow3 := &net_encoder_block_2_masked_attention_1_3_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc5 := float64(0)
-				for i3 := range 8 {
-					acc5 += pNetEncoderBlock2MaskedAttention1WKRow[i3] * net_encoder_block_2_masked_attention_1_3_xRow3[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_masked_attention_1_3_xRow3 := &net_encoder_block_2_masked_attention_1_3_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc5 := float64(0)
+					for i3 := range 8 {
+						acc5 += pNetEncoderBlock2MaskedAttention1WKRow[i3] * net_encoder_block_2_masked_attention_1_3_xRow3[i3]
+					}
+					net_encoder_block_2_masked_attention_1_3_k[0][i0][i1][i2] = acc5
 				}
-				net_encoder_block_2_masked_attention_1_3_k[0][i0][i1][i2] = acc5
 			}
 		}
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1@3/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_masked_attention_1_3_xRow4 := &net_encoder_block_2_masked_attention_1_3_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc6 := float64(0)
-				for i3 := range 8 {
-					acc6 += pNetEncoderBlock2MaskedAttention1WVRow[i3] * net_encoder_block_2_masked_attention_1_3_xRow4[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_masked_attention_1_3_xRow4 := &net_encoder_block_2_masked_attention_1_3_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc6 := float64(0)
+					for i3 := range 8 {
+						acc6 += pNetEncoderBlock2MaskedAttention1WVRow[i3] * net_encoder_block_2_masked_attention_1_3_xRow4[i3]
+					}
+					net_encoder_block_2_masked_attention_1_3_v[0][i0][i1][i2] = acc6
 				}
-				net_encoder_block_2_masked_attention_1_3_v[0][i0][i1][i2] = acc6
 			}
 		}
 	}
@@ -27023,15 +27964,20 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_2_masked_attention_1_3_maskedRow2 := &net_encoder_block_2_masked_attention_1_3_masked[0][i0][i1]
-			acc8 := math.Inf(-1)
-			for i2 := range 4 {
-				acc8 = max(acc8, net_encoder_block_2_masked_attention_1_3_maskedRow2[i2])
+	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_2_masked_attention_1_3_maskedRow2 := &net_encoder_block_2_masked_attention_1_3_masked[0][i0][i1]
+				acc8 := math.Inf(-1)
+				for i2 := range 4 {
+					acc8 = max(acc8, net_encoder_block_2_masked_attention_1_3_maskedRow2[i2])
+				}
+				net_encoder_block_2_masked_attention_1_3_m[0][i0][i1][0] = acc8
 			}
-			net_encoder_block_2_masked_attention_1_3_m[0][i0][i1][0] = acc8
 		}
 	}
 
@@ -27064,15 +28010,20 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_2_masked_attention_1_3_exRow2 := &net_encoder_block_2_masked_attention_1_3_ex[0][i0][i1]
-			acc9 := float64(0)
-			for i2 := range 4 {
-				acc9 += net_encoder_block_2_masked_attention_1_3_exRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_2_masked_attention_1_3_exRow2 := &net_encoder_block_2_masked_attention_1_3_ex[0][i0][i1]
+				acc9 := float64(0)
+				for i2 := range 4 {
+					acc9 += net_encoder_block_2_masked_attention_1_3_exRow2[i2]
+				}
+				net_encoder_block_2_masked_attention_1_3_attn_1[0][i0][i1][0] = acc9
 			}
-			net_encoder_block_2_masked_attention_1_3_attn_1[0][i0][i1][0] = acc9
 		}
 	}
 
@@ -27113,18 +28064,25 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1@3/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 8 {
-			acc11 := float64(0)
-			for i2 := range 2 {
-				pNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i1+4*i2 : 8*i1+4*i2+4])
-				net_encoder_block_2_masked_attention_1_3_ctxRow2 := &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][i2]
-				for i3 := range 4 {
-					acc11 += pNetEncoderBlock2MaskedAttention1WORow[i3] * net_encoder_block_2_masked_attention_1_3_ctxRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				acc11 := float64(0)
+				for i2 := range 2 {
+					pNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i1+4*i2 : 8*i1+4*i2+4])
+					net_encoder_block_2_masked_attention_1_3_ctxRow2 := &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][i2]
+					for i3 := range 4 {
+						acc11 += pNetEncoderBlock2MaskedAttention1WORow[i3] * net_encoder_block_2_masked_attention_1_3_ctxRow2[i3]
+					}
 				}
+				net_encoder_block_2_x1_1[0][i0][i1] = acc11
 			}
-			net_encoder_block_2_x1_1[0][i0][i1] = acc11
 		}
 	}
 
@@ -27139,14 +28097,19 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_x1Row2 := &net_encoder_block_2_x1[0][i0]
-		acc12 := float64(0)
-		for i1 := range 8 {
-			acc12 += net_encoder_block_2_x1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_x1Row2 := &net_encoder_block_2_x1[0][i0]
+			acc12 := float64(0)
+			for i1 := range 8 {
+				acc12 += net_encoder_block_2_x1Row2[i1]
+			}
+			net_encoder_block_2_layer_norm_2_3_mean_1[0][i0][0] = acc12
 		}
-		net_encoder_block_2_layer_norm_2_3_mean_1[0][i0][0] = acc12
 	}
 
 	// net.encoder_block#2.layer_norm#2@3/mean = pointwise "/." of _net.encoder_block#2.layer_norm#2@3/mean.1, _dim_d.4
@@ -27176,14 +28139,19 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_2_layer_norm_2_3_var_1Row2 := &net_encoder_block_2_layer_norm_2_3_var_1[0][i0]
-		acc13 := float64(0)
-		for i1 := range 8 {
-			acc13 += net_encoder_block_2_layer_norm_2_3_var_1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_2_layer_norm_2_3_var_1Row2 := &net_encoder_block_2_layer_norm_2_3_var_1[0][i0]
+			acc13 := float64(0)
+			for i1 := range 8 {
+				acc13 += net_encoder_block_2_layer_norm_2_3_var_1Row2[i1]
+			}
+			net_encoder_block_2_layer_norm_2_3_var_2[0][i0][0] = acc13
 		}
-		net_encoder_block_2_layer_norm_2_3_var_2[0][i0][0] = acc13
 	}
 
 	// net.encoder_block#2.layer_norm#2@3/var = pointwise "/." of _net.encoder_block#2.layer_norm#2@3/var.2, _dim_d.5
@@ -27319,14 +28287,19 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_xRow2 := &net_encoder_block_1_x[0][i0]
-		acc16 := float64(0)
-		for i1 := range 8 {
-			acc16 += net_encoder_block_1_xRow2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_xRow2 := &net_encoder_block_1_x[0][i0]
+			acc16 := float64(0)
+			for i1 := range 8 {
+				acc16 += net_encoder_block_1_xRow2[i1]
+			}
+			net_encoder_block_1_layer_norm_1_3_mean_1[0][i0][0] = acc16
 		}
-		net_encoder_block_1_layer_norm_1_3_mean_1[0][i0][0] = acc16
 	}
 
 	// net.encoder_block#1.layer_norm#1@3/mean = pointwise "/." of _net.encoder_block#1.layer_norm#1@3/mean.1, _dim_d.6
@@ -27356,14 +28329,19 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_layer_norm_1_3_var_1Row2 := &net_encoder_block_1_layer_norm_1_3_var_1[0][i0]
-		acc17 := float64(0)
-		for i1 := range 8 {
-			acc17 += net_encoder_block_1_layer_norm_1_3_var_1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_layer_norm_1_3_var_1Row2 := &net_encoder_block_1_layer_norm_1_3_var_1[0][i0]
+			acc17 := float64(0)
+			for i1 := range 8 {
+				acc17 += net_encoder_block_1_layer_norm_1_3_var_1Row2[i1]
+			}
+			net_encoder_block_1_layer_norm_1_3_var_2[0][i0][0] = acc17
 		}
-		net_encoder_block_1_layer_norm_1_3_var_2[0][i0][0] = acc17
 	}
 
 	// net.encoder_block#1.layer_norm#1@3/var = pointwise "/." of _net.encoder_block#1.layer_norm#1@3/var.2, _dim_d.7
@@ -27416,49 +28394,70 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1@3/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_masked_attention_1_3_xRow2 := &net_encoder_block_1_masked_attention_1_3_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc18 := float64(0)
-				for i3 := range 8 {
-					acc18 += pNetEncoderBlock1MaskedAttention1WQRow[i3] * net_encoder_block_1_masked_attention_1_3_xRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_masked_attention_1_3_xRow2 := &net_encoder_block_1_masked_attention_1_3_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc18 := float64(0)
+					for i3 := range 8 {
+						acc18 += pNetEncoderBlock1MaskedAttention1WQRow[i3] * net_encoder_block_1_masked_attention_1_3_xRow2[i3]
+					}
+					net_encoder_block_1_masked_attention_1_3_q[0][i0][i1][i2] = acc18
 				}
-				net_encoder_block_1_masked_attention_1_3_q[0][i0][i1][i2] = acc18
 			}
 		}
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1@3/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_masked_attention_1_3_xRow3 := &net_encoder_block_1_masked_attention_1_3_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc19 := float64(0)
-				for i3 := range 8 {
-					acc19 += pNetEncoderBlock1MaskedAttention1WKRow[i3] * net_encoder_block_1_masked_attention_1_3_xRow3[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_masked_attention_1_3_xRow3 := &net_encoder_block_1_masked_attention_1_3_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc19 := float64(0)
+					for i3 := range 8 {
+						acc19 += pNetEncoderBlock1MaskedAttention1WKRow[i3] * net_encoder_block_1_masked_attention_1_3_xRow3[i3]
+					}
+					net_encoder_block_1_masked_attention_1_3_k[0][i0][i1][i2] = acc19
 				}
-				net_encoder_block_1_masked_attention_1_3_k[0][i0][i1][i2] = acc19
 			}
 		}
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1@3/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_masked_attention_1_3_xRow4 := &net_encoder_block_1_masked_attention_1_3_x[0][i0]
-		for i1 := range 2 {
-			for i2 := range 4 {
-				pNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i1+8*i2 : 32*i1+8*i2+8])
-				acc20 := float64(0)
-				for i3 := range 8 {
-					acc20 += pNetEncoderBlock1MaskedAttention1WVRow[i3] * net_encoder_block_1_masked_attention_1_3_xRow4[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_masked_attention_1_3_xRow4 := &net_encoder_block_1_masked_attention_1_3_x[0][i0]
+			for i1 := range 2 {
+				for i2 := range 4 {
+					pNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i1+8*i2 : 32*i1+8*i2+8])
+					acc20 := float64(0)
+					for i3 := range 8 {
+						acc20 += pNetEncoderBlock1MaskedAttention1WVRow[i3] * net_encoder_block_1_masked_attention_1_3_xRow4[i3]
+					}
+					net_encoder_block_1_masked_attention_1_3_v[0][i0][i1][i2] = acc20
 				}
-				net_encoder_block_1_masked_attention_1_3_v[0][i0][i1][i2] = acc20
 			}
 		}
 	}
@@ -27511,15 +28510,20 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_1_masked_attention_1_3_maskedRow2 := &net_encoder_block_1_masked_attention_1_3_masked[0][i0][i1]
-			acc22 := math.Inf(-1)
-			for i2 := range 4 {
-				acc22 = max(acc22, net_encoder_block_1_masked_attention_1_3_maskedRow2[i2])
+	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_1_masked_attention_1_3_maskedRow2 := &net_encoder_block_1_masked_attention_1_3_masked[0][i0][i1]
+				acc22 := math.Inf(-1)
+				for i2 := range 4 {
+					acc22 = max(acc22, net_encoder_block_1_masked_attention_1_3_maskedRow2[i2])
+				}
+				net_encoder_block_1_masked_attention_1_3_m[0][i0][i1][0] = acc22
 			}
-			net_encoder_block_1_masked_attention_1_3_m[0][i0][i1][0] = acc22
 		}
 	}
 
@@ -27552,15 +28556,20 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 2 {
-			net_encoder_block_1_masked_attention_1_3_exRow2 := &net_encoder_block_1_masked_attention_1_3_ex[0][i0][i1]
-			acc23 := float64(0)
-			for i2 := range 4 {
-				acc23 += net_encoder_block_1_masked_attention_1_3_exRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 2 {
+				net_encoder_block_1_masked_attention_1_3_exRow2 := &net_encoder_block_1_masked_attention_1_3_ex[0][i0][i1]
+				acc23 := float64(0)
+				for i2 := range 4 {
+					acc23 += net_encoder_block_1_masked_attention_1_3_exRow2[i2]
+				}
+				net_encoder_block_1_masked_attention_1_3_attn_1[0][i0][i1][0] = acc23
 			}
-			net_encoder_block_1_masked_attention_1_3_attn_1[0][i0][i1][0] = acc23
 		}
 	}
 
@@ -27601,18 +28610,25 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1@3/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 8 {
-			acc25 := float64(0)
-			for i2 := range 2 {
-				pNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i1+4*i2 : 8*i1+4*i2+4])
-				net_encoder_block_1_masked_attention_1_3_ctxRow2 := &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][i2]
-				for i3 := range 4 {
-					acc25 += pNetEncoderBlock1MaskedAttention1WORow[i3] * net_encoder_block_1_masked_attention_1_3_ctxRow2[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce60AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				acc25 := float64(0)
+				for i2 := range 2 {
+					pNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i1+4*i2 : 8*i1+4*i2+4])
+					net_encoder_block_1_masked_attention_1_3_ctxRow2 := &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][i2]
+					for i3 := range 4 {
+						acc25 += pNetEncoderBlock1MaskedAttention1WORow[i3] * net_encoder_block_1_masked_attention_1_3_ctxRow2[i3]
+					}
 				}
+				net_encoder_block_1_x1_1[0][i0][i1] = acc25
 			}
-			net_encoder_block_1_x1_1[0][i0][i1] = acc25
 		}
 	}
 
@@ -27627,14 +28643,19 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_x1Row2 := &net_encoder_block_1_x1[0][i0]
-		acc26 := float64(0)
-		for i1 := range 8 {
-			acc26 += net_encoder_block_1_x1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_x1Row2 := &net_encoder_block_1_x1[0][i0]
+			acc26 := float64(0)
+			for i1 := range 8 {
+				acc26 += net_encoder_block_1_x1Row2[i1]
+			}
+			net_encoder_block_1_layer_norm_2_3_mean_1[0][i0][0] = acc26
 		}
-		net_encoder_block_1_layer_norm_2_3_mean_1[0][i0][0] = acc26
 	}
 
 	// net.encoder_block#1.layer_norm#2@3/mean = pointwise "/." of _net.encoder_block#1.layer_norm#2@3/mean.1, _dim_d.9
@@ -27664,14 +28685,19 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_encoder_block_1_layer_norm_2_3_var_1Row2 := &net_encoder_block_1_layer_norm_2_3_var_1[0][i0]
-		acc27 := float64(0)
-		for i1 := range 8 {
-			acc27 += net_encoder_block_1_layer_norm_2_3_var_1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_encoder_block_1_layer_norm_2_3_var_1Row2 := &net_encoder_block_1_layer_norm_2_3_var_1[0][i0]
+			acc27 := float64(0)
+			for i1 := range 8 {
+				acc27 += net_encoder_block_1_layer_norm_2_3_var_1Row2[i1]
+			}
+			net_encoder_block_1_layer_norm_2_3_var_2[0][i0][0] = acc27
 		}
-		net_encoder_block_1_layer_norm_2_3_var_2[0][i0][0] = acc27
 	}
 
 	// net.encoder_block#1.layer_norm#2@3/var = pointwise "/." of _net.encoder_block#1.layer_norm#2@3/var.2, _dim_d.10
@@ -27807,14 +28833,19 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_h2Row2 := &net_h2[0][i0]
-		acc30 := float64(0)
-		for i1 := range 8 {
-			acc30 += net_h2Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_h2Row2 := &net_h2[0][i0]
+			acc30 := float64(0)
+			for i1 := range 8 {
+				acc30 += net_h2Row2[i1]
+			}
+			net_layer_norm_1_mean_1[0][i0][0] = acc30
 		}
-		net_layer_norm_1_mean_1[0][i0][0] = acc30
 	}
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11
@@ -27844,14 +28875,19 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[0][i0]
-		acc31 := float64(0)
-		for i1 := range 8 {
-			acc31 += net_layer_norm_1_var_1Row2[i1]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce59AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[0][i0]
+			acc31 := float64(0)
+			for i1 := range 8 {
+				acc31 += net_layer_norm_1_var_1Row2[i1]
+			}
+			net_layer_norm_1_var_2[0][i0][0] = acc31
 		}
-		net_layer_norm_1_var_2[0][i0][0] = acc31
 	}
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
@@ -27904,16 +28940,23 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _predict_many.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		net_linear_1_xRow2 := &net_linear_1_x[0][i0]
-		for i1 := range 6 {
-			pNetLinear1WRow := (*[8]float64)(pNetLinear1W[8*i1 : 8*i1+8])
-			acc32 := float64(0)
-			for i2 := range 8 {
-				acc32 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
+	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce63AVX2(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			net_linear_1_xRow2 := &net_linear_1_x[0][i0]
+			for i1 := range 6 {
+				pNetLinear1WRow := (*[8]float64)(pNetLinear1W[8*i1 : 8*i1+8])
+				acc32 := float64(0)
+				for i2 := range 8 {
+					acc32 += pNetLinear1WRow[i2] * net_linear_1_xRow2[i2]
+				}
+				predict_many_1[0][i0][i1] = acc32
 			}
-			predict_many_1[0][i0][i1] = acc32
 		}
 	}
 
@@ -28363,17 +29406,24 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var train_3 [1]float64
 
 	// _net.mixer_block#1/x.1 = compose "*" of net.linear#1.w, patches
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			patchesRow := &patches[i0][i1]
-			for i2 := range 8 {
-				pNetLinear1WRow := (*[6]float64)(pNetLinear1W[6*i2 : 6*i2+6])
-				acc := float64(0)
-				for i3 := range 6 {
-					acc += pNetLinear1WRow[i3] * patchesRow[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 8 {
+			ocannlReduce37AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				patchesRow := &patches[i0][i1]
+				for i2 := range 8 {
+					pNetLinear1WRow := (*[6]float64)(pNetLinear1W[6*i2 : 6*i2+6])
+					acc := float64(0)
+					for i3 := range 6 {
+						acc += pNetLinear1WRow[i3] * patchesRow[i3]
+					}
+					net_mixer_block_1_x_1[i0][i1][i2] = acc
 				}
-				net_mixer_block_1_x_1[i0][i1][i2] = acc
 			}
 		}
 	}
@@ -28390,15 +29440,20 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_xRow2 := &net_mixer_block_1_x[i0][i1]
-			acc2 := float64(0)
-			for i2 := range 8 {
-				acc2 += net_mixer_block_1_xRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_xRow2 := &net_mixer_block_1_x[i0][i1]
+				acc2 := float64(0)
+				for i2 := range 8 {
+					acc2 += net_mixer_block_1_xRow2[i2]
+				}
+				net_mixer_block_1_layer_norm_1_mean_1[i0][i1][0] = acc2
 			}
-			net_mixer_block_1_layer_norm_1_mean_1[i0][i1][0] = acc2
 		}
 	}
 
@@ -28435,15 +29490,20 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_var_1Row2 := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
-			acc3 := float64(0)
-			for i2 := range 8 {
-				acc3 += net_mixer_block_1_layer_norm_1_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_layer_norm_1_var_1Row2 := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 8 {
+					acc3 += net_mixer_block_1_layer_norm_1_var_1Row2[i2]
+				}
+				net_mixer_block_1_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
-			net_mixer_block_1_layer_norm_1_var_2[i0][i1][0] = acc3
 		}
 	}
 
@@ -28509,25 +29569,34 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1
-	// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_mixer_block_1_tRow2 := &net_mixer_block_1_t[i0][0]
-		net_mixer_block_1_tRow3 := &net_mixer_block_1_t[i0][1]
-		net_mixer_block_1_tRow4 := &net_mixer_block_1_t[i0][2]
-		net_mixer_block_1_tRow5 := &net_mixer_block_1_t[i0][3]
-		for i1 := range 5 {
-			pNetMixerBlock1Tok1V := pNetMixerBlock1Tok1[4*i1]
-			pNetMixerBlock1Tok1V2 := pNetMixerBlock1Tok1[4*i1+1]
-			pNetMixerBlock1Tok1V3 := pNetMixerBlock1Tok1[4*i1+2]
-			pNetMixerBlock1Tok1V4 := pNetMixerBlock1Tok1[4*i1+3]
-			net_mixer_block_1_u_1Row := &net_mixer_block_1_u_1[i0][i1]
-			for i2 := range 8 {
-				acc4 := float64(0)
-				acc4 += net_mixer_block_1_tRow2[i2] * pNetMixerBlock1Tok1V
-				acc4 += net_mixer_block_1_tRow3[i2] * pNetMixerBlock1Tok1V2
-				acc4 += net_mixer_block_1_tRow4[i2] * pNetMixerBlock1Tok1V3
-				acc4 += net_mixer_block_1_tRow5[i2] * pNetMixerBlock1Tok1V4
-				net_mixer_block_1_u_1Row[i2] = acc4
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 5 {
+				ocannlReduce64AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_mixer_block_1_tRow2 := &net_mixer_block_1_t[i0][0]
+			net_mixer_block_1_tRow3 := &net_mixer_block_1_t[i0][1]
+			net_mixer_block_1_tRow4 := &net_mixer_block_1_t[i0][2]
+			net_mixer_block_1_tRow5 := &net_mixer_block_1_t[i0][3]
+			for i1 := range 5 {
+				pNetMixerBlock1Tok1V := pNetMixerBlock1Tok1[4*i1]
+				pNetMixerBlock1Tok1V2 := pNetMixerBlock1Tok1[4*i1+1]
+				pNetMixerBlock1Tok1V3 := pNetMixerBlock1Tok1[4*i1+2]
+				pNetMixerBlock1Tok1V4 := pNetMixerBlock1Tok1[4*i1+3]
+				net_mixer_block_1_u_1Row := &net_mixer_block_1_u_1[i0][i1]
+				for i2 := range 8 {
+					acc4 := float64(0)
+					acc4 += net_mixer_block_1_tRow2[i2] * pNetMixerBlock1Tok1V
+					acc4 += net_mixer_block_1_tRow3[i2] * pNetMixerBlock1Tok1V2
+					acc4 += net_mixer_block_1_tRow4[i2] * pNetMixerBlock1Tok1V3
+					acc4 += net_mixer_block_1_tRow5[i2] * pNetMixerBlock1Tok1V4
+					net_mixer_block_1_u_1Row[i2] = acc4
+				}
 			}
 		}
 	}
@@ -28548,28 +29617,37 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2
-	// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_mixer_block_1_uRow2 := &net_mixer_block_1_u[i0][0]
-		net_mixer_block_1_uRow3 := &net_mixer_block_1_u[i0][1]
-		net_mixer_block_1_uRow4 := &net_mixer_block_1_u[i0][2]
-		net_mixer_block_1_uRow5 := &net_mixer_block_1_u[i0][3]
-		net_mixer_block_1_uRow6 := &net_mixer_block_1_u[i0][4]
-		for i1 := range 4 {
-			pNetMixerBlock1Tok2V := pNetMixerBlock1Tok2[5*i1]
-			pNetMixerBlock1Tok2V2 := pNetMixerBlock1Tok2[5*i1+1]
-			pNetMixerBlock1Tok2V3 := pNetMixerBlock1Tok2[5*i1+2]
-			pNetMixerBlock1Tok2V4 := pNetMixerBlock1Tok2[5*i1+3]
-			pNetMixerBlock1Tok2V5 := pNetMixerBlock1Tok2[5*i1+4]
-			net_mixer_block_1_x1_1Row := &net_mixer_block_1_x1_1[i0][i1]
-			for i2 := range 8 {
-				acc5 := float64(0)
-				acc5 += net_mixer_block_1_uRow2[i2] * pNetMixerBlock1Tok2V
-				acc5 += net_mixer_block_1_uRow3[i2] * pNetMixerBlock1Tok2V2
-				acc5 += net_mixer_block_1_uRow4[i2] * pNetMixerBlock1Tok2V3
-				acc5 += net_mixer_block_1_uRow5[i2] * pNetMixerBlock1Tok2V4
-				acc5 += net_mixer_block_1_uRow6[i2] * pNetMixerBlock1Tok2V5
-				net_mixer_block_1_x1_1Row[i2] = acc5
+	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				ocannlReduce65AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_mixer_block_1_uRow2 := &net_mixer_block_1_u[i0][0]
+			net_mixer_block_1_uRow3 := &net_mixer_block_1_u[i0][1]
+			net_mixer_block_1_uRow4 := &net_mixer_block_1_u[i0][2]
+			net_mixer_block_1_uRow5 := &net_mixer_block_1_u[i0][3]
+			net_mixer_block_1_uRow6 := &net_mixer_block_1_u[i0][4]
+			for i1 := range 4 {
+				pNetMixerBlock1Tok2V := pNetMixerBlock1Tok2[5*i1]
+				pNetMixerBlock1Tok2V2 := pNetMixerBlock1Tok2[5*i1+1]
+				pNetMixerBlock1Tok2V3 := pNetMixerBlock1Tok2[5*i1+2]
+				pNetMixerBlock1Tok2V4 := pNetMixerBlock1Tok2[5*i1+3]
+				pNetMixerBlock1Tok2V5 := pNetMixerBlock1Tok2[5*i1+4]
+				net_mixer_block_1_x1_1Row := &net_mixer_block_1_x1_1[i0][i1]
+				for i2 := range 8 {
+					acc5 := float64(0)
+					acc5 += net_mixer_block_1_uRow2[i2] * pNetMixerBlock1Tok2V
+					acc5 += net_mixer_block_1_uRow3[i2] * pNetMixerBlock1Tok2V2
+					acc5 += net_mixer_block_1_uRow4[i2] * pNetMixerBlock1Tok2V3
+					acc5 += net_mixer_block_1_uRow5[i2] * pNetMixerBlock1Tok2V4
+					acc5 += net_mixer_block_1_uRow6[i2] * pNetMixerBlock1Tok2V5
+					net_mixer_block_1_x1_1Row[i2] = acc5
+				}
 			}
 		}
 	}
@@ -28587,15 +29665,20 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_x1Row2 := &net_mixer_block_1_x1[i0][i1]
-			acc6 := float64(0)
-			for i2 := range 8 {
-				acc6 += net_mixer_block_1_x1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_x1Row2 := &net_mixer_block_1_x1[i0][i1]
+				acc6 := float64(0)
+				for i2 := range 8 {
+					acc6 += net_mixer_block_1_x1Row2[i2]
+				}
+				net_mixer_block_1_layer_norm_2_mean_1[i0][i1][0] = acc6
 			}
-			net_mixer_block_1_layer_norm_2_mean_1[i0][i1][0] = acc6
 		}
 	}
 
@@ -28632,15 +29715,20 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_var_1Row2 := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
-			acc7 := float64(0)
-			for i2 := range 8 {
-				acc7 += net_mixer_block_1_layer_norm_2_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_layer_norm_2_var_1Row2 := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
+				acc7 := float64(0)
+				for i2 := range 8 {
+					acc7 += net_mixer_block_1_layer_norm_2_var_1Row2[i2]
+				}
+				net_mixer_block_1_layer_norm_2_var_2[i0][i1][0] = acc7
 			}
-			net_mixer_block_1_layer_norm_2_var_2[i0][i1][0] = acc7
 		}
 	}
 
@@ -28801,20 +29889,27 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
-	for i0 := range 2 {
-		net_yRow2 := &net_y[i0][0]
-		net_yRow3 := &net_y[i0][1]
-		net_yRow4 := &net_y[i0][2]
-		net_yRow5 := &net_y[i0][3]
-		net_pooled_1Row := &net_pooled_1[i0]
-		for i1 := range 8 {
-			acc10 := float64(0)
-			acc10 += net_yRow2[i1]
-			acc10 += net_yRow3[i1]
-			acc10 += net_yRow4[i1]
-			acc10 += net_yRow5[i1]
-			net_pooled_1Row[i1] = acc10
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce66AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+		}
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
+		for i0 := range 2 {
+			net_yRow2 := &net_y[i0][0]
+			net_yRow3 := &net_y[i0][1]
+			net_yRow4 := &net_y[i0][2]
+			net_yRow5 := &net_y[i0][3]
+			net_pooled_1Row := &net_pooled_1[i0]
+			for i1 := range 8 {
+				acc10 := float64(0)
+				acc10 += net_yRow2[i1]
+				acc10 += net_yRow3[i1]
+				acc10 += net_yRow4[i1]
+				acc10 += net_yRow5[i1]
+				net_pooled_1Row[i1] = acc10
+			}
 		}
 	}
 
@@ -29954,17 +31049,24 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var train_grad [1]float64
 
 	// _net.mixer_block#1/x.1 = compose "*" of net.linear#1.w, patches
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			patchesRow := &patches[i0][i1]
-			for i2 := range 8 {
-				pNetLinear1WRow := (*[6]float64)(pNetLinear1W[6*i2 : 6*i2+6])
-				acc := float64(0)
-				for i3 := range 6 {
-					acc += pNetLinear1WRow[i3] * patchesRow[i3]
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 8 {
+			ocannlReduce37AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				patchesRow := &patches[i0][i1]
+				for i2 := range 8 {
+					pNetLinear1WRow := (*[6]float64)(pNetLinear1W[6*i2 : 6*i2+6])
+					acc := float64(0)
+					for i3 := range 6 {
+						acc += pNetLinear1WRow[i3] * patchesRow[i3]
+					}
+					net_mixer_block_1_x_1[i0][i1][i2] = acc
 				}
-				net_mixer_block_1_x_1[i0][i1][i2] = acc
 			}
 		}
 	}
@@ -29981,15 +31083,20 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_xRow2 := &net_mixer_block_1_x[i0][i1]
-			acc2 := float64(0)
-			for i2 := range 8 {
-				acc2 += net_mixer_block_1_xRow2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_xRow2 := &net_mixer_block_1_x[i0][i1]
+				acc2 := float64(0)
+				for i2 := range 8 {
+					acc2 += net_mixer_block_1_xRow2[i2]
+				}
+				net_mixer_block_1_layer_norm_1_mean_1[i0][i1][0] = acc2
 			}
-			net_mixer_block_1_layer_norm_1_mean_1[i0][i1][0] = acc2
 		}
 	}
 
@@ -30026,15 +31133,20 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_var_1Row2 := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
-			acc3 := float64(0)
-			for i2 := range 8 {
-				acc3 += net_mixer_block_1_layer_norm_1_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_layer_norm_1_var_1Row2 := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 8 {
+					acc3 += net_mixer_block_1_layer_norm_1_var_1Row2[i2]
+				}
+				net_mixer_block_1_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
-			net_mixer_block_1_layer_norm_1_var_2[i0][i1][0] = acc3
 		}
 	}
 
@@ -30100,25 +31212,34 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1
-	// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_mixer_block_1_tRow2 := &net_mixer_block_1_t[i0][0]
-		net_mixer_block_1_tRow3 := &net_mixer_block_1_t[i0][1]
-		net_mixer_block_1_tRow4 := &net_mixer_block_1_t[i0][2]
-		net_mixer_block_1_tRow5 := &net_mixer_block_1_t[i0][3]
-		for i1 := range 5 {
-			pNetMixerBlock1Tok1V := pNetMixerBlock1Tok1[4*i1]
-			pNetMixerBlock1Tok1V2 := pNetMixerBlock1Tok1[4*i1+1]
-			pNetMixerBlock1Tok1V3 := pNetMixerBlock1Tok1[4*i1+2]
-			pNetMixerBlock1Tok1V4 := pNetMixerBlock1Tok1[4*i1+3]
-			net_mixer_block_1_u_1Row := &net_mixer_block_1_u_1[i0][i1]
-			for i2 := range 8 {
-				acc4 := float64(0)
-				acc4 += net_mixer_block_1_tRow2[i2] * pNetMixerBlock1Tok1V
-				acc4 += net_mixer_block_1_tRow3[i2] * pNetMixerBlock1Tok1V2
-				acc4 += net_mixer_block_1_tRow4[i2] * pNetMixerBlock1Tok1V3
-				acc4 += net_mixer_block_1_tRow5[i2] * pNetMixerBlock1Tok1V4
-				net_mixer_block_1_u_1Row[i2] = acc4
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 5 {
+				ocannlReduce64AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_mixer_block_1_tRow2 := &net_mixer_block_1_t[i0][0]
+			net_mixer_block_1_tRow3 := &net_mixer_block_1_t[i0][1]
+			net_mixer_block_1_tRow4 := &net_mixer_block_1_t[i0][2]
+			net_mixer_block_1_tRow5 := &net_mixer_block_1_t[i0][3]
+			for i1 := range 5 {
+				pNetMixerBlock1Tok1V := pNetMixerBlock1Tok1[4*i1]
+				pNetMixerBlock1Tok1V2 := pNetMixerBlock1Tok1[4*i1+1]
+				pNetMixerBlock1Tok1V3 := pNetMixerBlock1Tok1[4*i1+2]
+				pNetMixerBlock1Tok1V4 := pNetMixerBlock1Tok1[4*i1+3]
+				net_mixer_block_1_u_1Row := &net_mixer_block_1_u_1[i0][i1]
+				for i2 := range 8 {
+					acc4 := float64(0)
+					acc4 += net_mixer_block_1_tRow2[i2] * pNetMixerBlock1Tok1V
+					acc4 += net_mixer_block_1_tRow3[i2] * pNetMixerBlock1Tok1V2
+					acc4 += net_mixer_block_1_tRow4[i2] * pNetMixerBlock1Tok1V3
+					acc4 += net_mixer_block_1_tRow5[i2] * pNetMixerBlock1Tok1V4
+					net_mixer_block_1_u_1Row[i2] = acc4
+				}
 			}
 		}
 	}
@@ -30139,28 +31260,37 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2
-	// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_mixer_block_1_uRow2 := &net_mixer_block_1_u[i0][0]
-		net_mixer_block_1_uRow3 := &net_mixer_block_1_u[i0][1]
-		net_mixer_block_1_uRow4 := &net_mixer_block_1_u[i0][2]
-		net_mixer_block_1_uRow5 := &net_mixer_block_1_u[i0][3]
-		net_mixer_block_1_uRow6 := &net_mixer_block_1_u[i0][4]
-		for i1 := range 4 {
-			pNetMixerBlock1Tok2V := pNetMixerBlock1Tok2[5*i1]
-			pNetMixerBlock1Tok2V2 := pNetMixerBlock1Tok2[5*i1+1]
-			pNetMixerBlock1Tok2V3 := pNetMixerBlock1Tok2[5*i1+2]
-			pNetMixerBlock1Tok2V4 := pNetMixerBlock1Tok2[5*i1+3]
-			pNetMixerBlock1Tok2V5 := pNetMixerBlock1Tok2[5*i1+4]
-			net_mixer_block_1_x1_1Row := &net_mixer_block_1_x1_1[i0][i1]
-			for i2 := range 8 {
-				acc5 := float64(0)
-				acc5 += net_mixer_block_1_uRow2[i2] * pNetMixerBlock1Tok2V
-				acc5 += net_mixer_block_1_uRow3[i2] * pNetMixerBlock1Tok2V2
-				acc5 += net_mixer_block_1_uRow4[i2] * pNetMixerBlock1Tok2V3
-				acc5 += net_mixer_block_1_uRow5[i2] * pNetMixerBlock1Tok2V4
-				acc5 += net_mixer_block_1_uRow6[i2] * pNetMixerBlock1Tok2V5
-				net_mixer_block_1_x1_1Row[i2] = acc5
+	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				ocannlReduce65AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i3, i2 (unit stride innermost); i3 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_mixer_block_1_uRow2 := &net_mixer_block_1_u[i0][0]
+			net_mixer_block_1_uRow3 := &net_mixer_block_1_u[i0][1]
+			net_mixer_block_1_uRow4 := &net_mixer_block_1_u[i0][2]
+			net_mixer_block_1_uRow5 := &net_mixer_block_1_u[i0][3]
+			net_mixer_block_1_uRow6 := &net_mixer_block_1_u[i0][4]
+			for i1 := range 4 {
+				pNetMixerBlock1Tok2V := pNetMixerBlock1Tok2[5*i1]
+				pNetMixerBlock1Tok2V2 := pNetMixerBlock1Tok2[5*i1+1]
+				pNetMixerBlock1Tok2V3 := pNetMixerBlock1Tok2[5*i1+2]
+				pNetMixerBlock1Tok2V4 := pNetMixerBlock1Tok2[5*i1+3]
+				pNetMixerBlock1Tok2V5 := pNetMixerBlock1Tok2[5*i1+4]
+				net_mixer_block_1_x1_1Row := &net_mixer_block_1_x1_1[i0][i1]
+				for i2 := range 8 {
+					acc5 := float64(0)
+					acc5 += net_mixer_block_1_uRow2[i2] * pNetMixerBlock1Tok2V
+					acc5 += net_mixer_block_1_uRow3[i2] * pNetMixerBlock1Tok2V2
+					acc5 += net_mixer_block_1_uRow4[i2] * pNetMixerBlock1Tok2V3
+					acc5 += net_mixer_block_1_uRow5[i2] * pNetMixerBlock1Tok2V4
+					acc5 += net_mixer_block_1_uRow6[i2] * pNetMixerBlock1Tok2V5
+					net_mixer_block_1_x1_1Row[i2] = acc5
+				}
 			}
 		}
 	}
@@ -30178,15 +31308,20 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_x1Row2 := &net_mixer_block_1_x1[i0][i1]
-			acc6 := float64(0)
-			for i2 := range 8 {
-				acc6 += net_mixer_block_1_x1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_x1Row2 := &net_mixer_block_1_x1[i0][i1]
+				acc6 := float64(0)
+				for i2 := range 8 {
+					acc6 += net_mixer_block_1_x1Row2[i2]
+				}
+				net_mixer_block_1_layer_norm_2_mean_1[i0][i1][0] = acc6
 			}
-			net_mixer_block_1_layer_norm_2_mean_1[i0][i1][0] = acc6
 		}
 	}
 
@@ -30223,15 +31358,20 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_var_1Row2 := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
-			acc7 := float64(0)
-			for i2 := range 8 {
-				acc7 += net_mixer_block_1_layer_norm_2_var_1Row2[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_layer_norm_2_var_1Row2 := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
+				acc7 := float64(0)
+				for i2 := range 8 {
+					acc7 += net_mixer_block_1_layer_norm_2_var_1Row2[i2]
+				}
+				net_mixer_block_1_layer_norm_2_var_2[i0][i1][0] = acc7
 			}
-			net_mixer_block_1_layer_norm_2_var_2[i0][i1][0] = acc7
 		}
 	}
 
@@ -30392,20 +31532,27 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
-	for i0 := range 2 {
-		net_yRow2 := &net_y[i0][0]
-		net_yRow3 := &net_y[i0][1]
-		net_yRow4 := &net_y[i0][2]
-		net_yRow5 := &net_y[i0][3]
-		net_pooled_1Row := &net_pooled_1[i0]
-		for i1 := range 8 {
-			acc10 := float64(0)
-			acc10 += net_yRow2[i1]
-			acc10 += net_yRow3[i1]
-			acc10 += net_yRow4[i1]
-			acc10 += net_yRow5[i1]
-			net_pooled_1Row[i1] = acc10
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce66AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+		}
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
+		for i0 := range 2 {
+			net_yRow2 := &net_y[i0][0]
+			net_yRow3 := &net_y[i0][1]
+			net_yRow4 := &net_y[i0][2]
+			net_yRow5 := &net_y[i0][3]
+			net_pooled_1Row := &net_pooled_1[i0]
+			for i1 := range 8 {
+				acc10 := float64(0)
+				acc10 += net_yRow2[i1]
+				acc10 += net_yRow3[i1]
+				acc10 += net_yRow4[i1]
+				acc10 += net_yRow5[i1]
+				net_pooled_1Row[i1] = acc10
+			}
 		}
 	}
 
@@ -30734,19 +31881,24 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 33 (net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b): g2 =+ g; g2 is net.mixer_block#1.ch2_b.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_y_gradRow3 := &net_y_grad[i0][0]
-		net_y_gradRow4 := &net_y_grad[i0][1]
-		net_y_gradRow5 := &net_y_grad[i0][2]
-		net_y_gradRow6 := &net_y_grad[i0][3]
-		for i2 := range 8 {
-			acc19 := gNetMixerBlock1Ch2B[i2]
-			acc19 += net_y_gradRow3[i2]
-			acc19 += net_y_gradRow4[i2]
-			acc19 += net_y_gradRow5[i2]
-			acc19 += net_y_gradRow6[i2]
-			gNetMixerBlock1Ch2B[i2] = acc19
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_y_gradRow3 := &net_y_grad[i0][0]
+			net_y_gradRow4 := &net_y_grad[i0][1]
+			net_y_gradRow5 := &net_y_grad[i0][2]
+			net_y_gradRow6 := &net_y_grad[i0][3]
+			for i2 := range 8 {
+				acc19 := gNetMixerBlock1Ch2B[i2]
+				acc19 += net_y_gradRow3[i2]
+				acc19 += net_y_gradRow4[i2]
+				acc19 += net_y_gradRow5[i2]
+				acc19 += net_y_gradRow6[i2]
+				gNetMixerBlock1Ch2B[i2] = acc19
+			}
 		}
 	}
 
@@ -30858,19 +32010,24 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g2 =+ g; g2 is net.mixer_block#1.dense#1.b.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_y_2_gradRow3 := &net_y_2_grad[i0][0]
-		net_y_2_gradRow4 := &net_y_2_grad[i0][1]
-		net_y_2_gradRow5 := &net_y_2_grad[i0][2]
-		net_y_2_gradRow6 := &net_y_2_grad[i0][3]
-		for i2 := range 12 {
-			acc21 := gNetMixerBlock1Dense1B[i2]
-			acc21 += net_y_2_gradRow3[i2]
-			acc21 += net_y_2_gradRow4[i2]
-			acc21 += net_y_2_gradRow5[i2]
-			acc21 += net_y_2_gradRow6[i2]
-			gNetMixerBlock1Dense1B[i2] = acc21
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce67AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_y_2_gradRow3 := &net_y_2_grad[i0][0]
+			net_y_2_gradRow4 := &net_y_2_grad[i0][1]
+			net_y_2_gradRow5 := &net_y_2_grad[i0][2]
+			net_y_2_gradRow6 := &net_y_2_grad[i0][3]
+			for i2 := range 12 {
+				acc21 := gNetMixerBlock1Dense1B[i2]
+				acc21 += net_y_2_gradRow3[i2]
+				acc21 += net_y_2_gradRow4[i2]
+				acc21 += net_y_2_gradRow5[i2]
+				acc21 += net_y_2_gradRow6[i2]
+				gNetMixerBlock1Dense1B[i2] = acc21
+			}
 		}
 	}
 
@@ -30940,19 +32097,24 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 27 (net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#2.beta.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_mixer_block_1_dense_1_x_gradRow3 := &net_mixer_block_1_dense_1_x_grad[i0][0]
-		net_mixer_block_1_dense_1_x_gradRow4 := &net_mixer_block_1_dense_1_x_grad[i0][1]
-		net_mixer_block_1_dense_1_x_gradRow5 := &net_mixer_block_1_dense_1_x_grad[i0][2]
-		net_mixer_block_1_dense_1_x_gradRow6 := &net_mixer_block_1_dense_1_x_grad[i0][3]
-		for i2 := range 8 {
-			acc23 := gNetMixerBlock1LayerNorm2Beta[i2]
-			acc23 += net_mixer_block_1_dense_1_x_gradRow3[i2]
-			acc23 += net_mixer_block_1_dense_1_x_gradRow4[i2]
-			acc23 += net_mixer_block_1_dense_1_x_gradRow5[i2]
-			acc23 += net_mixer_block_1_dense_1_x_gradRow6[i2]
-			gNetMixerBlock1LayerNorm2Beta[i2] = acc23
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_mixer_block_1_dense_1_x_gradRow3 := &net_mixer_block_1_dense_1_x_grad[i0][0]
+			net_mixer_block_1_dense_1_x_gradRow4 := &net_mixer_block_1_dense_1_x_grad[i0][1]
+			net_mixer_block_1_dense_1_x_gradRow5 := &net_mixer_block_1_dense_1_x_grad[i0][2]
+			net_mixer_block_1_dense_1_x_gradRow6 := &net_mixer_block_1_dense_1_x_grad[i0][3]
+			for i2 := range 8 {
+				acc23 := gNetMixerBlock1LayerNorm2Beta[i2]
+				acc23 += net_mixer_block_1_dense_1_x_gradRow3[i2]
+				acc23 += net_mixer_block_1_dense_1_x_gradRow4[i2]
+				acc23 += net_mixer_block_1_dense_1_x_gradRow5[i2]
+				acc23 += net_mixer_block_1_dense_1_x_gradRow6[i2]
+				gNetMixerBlock1LayerNorm2Beta[i2] = acc23
+			}
 		}
 	}
 
@@ -30969,17 +32131,22 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 26 (_net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1.dense#1/x.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_dense_1_x_4_gradRow3 := &net_mixer_block_1_dense_1_x_4_grad[i0][i1]
-			net_mixer_block_1_dense_1_x_1Row3 := &net_mixer_block_1_dense_1_x_1[i0][i1]
-			v := net_mixer_block_1_dense_1_x_3[i0][i1][0] * net_mixer_block_1_dense_1_x_3[i0][i1][0]
-			acc24 := net_mixer_block_1_dense_1_x_3_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc24 += net_mixer_block_1_dense_1_x_4_gradRow3[i2] * (-(net_mixer_block_1_dense_1_x_1Row3[i2] / v))
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce50AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_4_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_dense_1_x_4_gradRow3 := &net_mixer_block_1_dense_1_x_4_grad[i0][i1]
+				net_mixer_block_1_dense_1_x_1Row3 := &net_mixer_block_1_dense_1_x_1[i0][i1]
+				v := net_mixer_block_1_dense_1_x_3[i0][i1][0] * net_mixer_block_1_dense_1_x_3[i0][i1][0]
+				acc24 := net_mixer_block_1_dense_1_x_3_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc24 += net_mixer_block_1_dense_1_x_4_gradRow3[i2] * (-(net_mixer_block_1_dense_1_x_1Row3[i2] / v))
+				}
+				net_mixer_block_1_dense_1_x_3_grad[i0][i1][0] = acc24
 			}
-			net_mixer_block_1_dense_1_x_3_grad[i0][i1][0] = acc24
 		}
 	}
 
@@ -31003,23 +32170,28 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 23 (_net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#2.gamma.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_mixer_block_1_dense_1_x_1_gradRow2 := &net_mixer_block_1_dense_1_x_1_grad[i0][0]
-		net_mixer_block_1_layer_norm_2_centeredRow4 := &net_mixer_block_1_layer_norm_2_centered[i0][0]
-		net_mixer_block_1_dense_1_x_1_gradRow3 := &net_mixer_block_1_dense_1_x_1_grad[i0][1]
-		net_mixer_block_1_layer_norm_2_centeredRow5 := &net_mixer_block_1_layer_norm_2_centered[i0][1]
-		net_mixer_block_1_dense_1_x_1_gradRow4 := &net_mixer_block_1_dense_1_x_1_grad[i0][2]
-		net_mixer_block_1_layer_norm_2_centeredRow6 := &net_mixer_block_1_layer_norm_2_centered[i0][2]
-		net_mixer_block_1_dense_1_x_1_gradRow5 := &net_mixer_block_1_dense_1_x_1_grad[i0][3]
-		net_mixer_block_1_layer_norm_2_centeredRow7 := &net_mixer_block_1_layer_norm_2_centered[i0][3]
-		for i2 := range 8 {
-			acc25 := gNetMixerBlock1LayerNorm2Gamma[i2]
-			acc25 += net_mixer_block_1_dense_1_x_1_gradRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow4[i2]
-			acc25 += net_mixer_block_1_dense_1_x_1_gradRow3[i2] * net_mixer_block_1_layer_norm_2_centeredRow5[i2]
-			acc25 += net_mixer_block_1_dense_1_x_1_gradRow4[i2] * net_mixer_block_1_layer_norm_2_centeredRow6[i2]
-			acc25 += net_mixer_block_1_dense_1_x_1_gradRow5[i2] * net_mixer_block_1_layer_norm_2_centeredRow7[i2]
-			gNetMixerBlock1LayerNorm2Gamma[i2] = acc25
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_mixer_block_1_dense_1_x_1_gradRow2 := &net_mixer_block_1_dense_1_x_1_grad[i0][0]
+			net_mixer_block_1_layer_norm_2_centeredRow4 := &net_mixer_block_1_layer_norm_2_centered[i0][0]
+			net_mixer_block_1_dense_1_x_1_gradRow3 := &net_mixer_block_1_dense_1_x_1_grad[i0][1]
+			net_mixer_block_1_layer_norm_2_centeredRow5 := &net_mixer_block_1_layer_norm_2_centered[i0][1]
+			net_mixer_block_1_dense_1_x_1_gradRow4 := &net_mixer_block_1_dense_1_x_1_grad[i0][2]
+			net_mixer_block_1_layer_norm_2_centeredRow6 := &net_mixer_block_1_layer_norm_2_centered[i0][2]
+			net_mixer_block_1_dense_1_x_1_gradRow5 := &net_mixer_block_1_dense_1_x_1_grad[i0][3]
+			net_mixer_block_1_layer_norm_2_centeredRow7 := &net_mixer_block_1_layer_norm_2_centered[i0][3]
+			for i2 := range 8 {
+				acc25 := gNetMixerBlock1LayerNorm2Gamma[i2]
+				acc25 += net_mixer_block_1_dense_1_x_1_gradRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow4[i2]
+				acc25 += net_mixer_block_1_dense_1_x_1_gradRow3[i2] * net_mixer_block_1_layer_norm_2_centeredRow5[i2]
+				acc25 += net_mixer_block_1_dense_1_x_1_gradRow4[i2] * net_mixer_block_1_layer_norm_2_centeredRow6[i2]
+				acc25 += net_mixer_block_1_dense_1_x_1_gradRow5[i2] * net_mixer_block_1_layer_norm_2_centeredRow7[i2]
+				gNetMixerBlock1LayerNorm2Gamma[i2] = acc25
+			}
 		}
 	}
 
@@ -31090,15 +32262,20 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 19 (net.mixer_block#1.layer_norm#2/centered = pointwise "-" of net.mixer_block#1/x1, net.mixer_block#1.layer_norm#2/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#2/mean.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_centered_gradRow5 := &net_mixer_block_1_layer_norm_2_centered_grad[i0][i1]
-			acc26 := net_mixer_block_1_layer_norm_2_mean_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc26 -= net_mixer_block_1_layer_norm_2_centered_gradRow5[i2]
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_layer_norm_2_centered_gradRow5 := &net_mixer_block_1_layer_norm_2_centered_grad[i0][i1]
+				acc26 := net_mixer_block_1_layer_norm_2_mean_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc26 -= net_mixer_block_1_layer_norm_2_centered_gradRow5[i2]
+				}
+				net_mixer_block_1_layer_norm_2_mean_grad[i0][i1][0] = acc26
 			}
-			net_mixer_block_1_layer_norm_2_mean_grad[i0][i1][0] = acc26
 		}
 	}
 
@@ -31145,37 +32322,55 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 15 (_net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2): g1 =+ g * v2; g1 is net.mixer_block#1/u.grad
-	for i0 := range 2 {
-		net_mixer_block_1_u_gradRow := &net_mixer_block_1_u_grad[i0]
-		for i1 := range 4 {
-			pNetMixerBlock1Tok2Row := (*[5]float64)(pNetMixerBlock1Tok2[5*i1 : 5*i1+5])
-			for i2 := range 8 {
-				net_mixer_block_1_x1_1_gradV := net_mixer_block_1_x1_1_grad[i0][i1][i2]
-				for i3 := range 5 {
-					net_mixer_block_1_u_gradRow[i3][i2] += net_mixer_block_1_x1_1_gradV * pNetMixerBlock1Tok2Row[i3]
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i3 := range 5 {
+				ocannlReduce68AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			net_mixer_block_1_u_gradRow := &net_mixer_block_1_u_grad[i0]
+			for i1 := range 4 {
+				pNetMixerBlock1Tok2Row := (*[5]float64)(pNetMixerBlock1Tok2[5*i1 : 5*i1+5])
+				for i2 := range 8 {
+					net_mixer_block_1_x1_1_gradV := net_mixer_block_1_x1_1_grad[i0][i1][i2]
+					for i3 := range 5 {
+						net_mixer_block_1_u_gradRow[i3][i2] += net_mixer_block_1_x1_1_gradV * pNetMixerBlock1Tok2Row[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 15 (_net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2): g2 =+ v1 * g; g2 is net.mixer_block#1.tok2.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		net_mixer_block_1_uRow7 := &net_mixer_block_1_u[i0]
-		for i1 := range 4 {
-			gNetMixerBlock1Tok2Row := (*[5]float64)(gNetMixerBlock1Tok2[5*i1 : 5*i1+5])
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_mixer_block_1_x1_1_gradV2 := net_mixer_block_1_x1_1_grad[i0][i1][i2]
-				net_mixer_block_1_x1_1_gradV3 := net_mixer_block_1_x1_1_grad[i0][i1][i2+1]
-				net_mixer_block_1_x1_1_gradV4 := net_mixer_block_1_x1_1_grad[i0][i1][i2+2]
-				net_mixer_block_1_x1_1_gradV5 := net_mixer_block_1_x1_1_grad[i0][i1][i2+3]
-				for i3 := range 5 {
-					acc27 := gNetMixerBlock1Tok2Row[i3]
-					acc27 += net_mixer_block_1_uRow7[i3][i2] * net_mixer_block_1_x1_1_gradV2
-					acc27 += net_mixer_block_1_uRow7[i3][i2+1] * net_mixer_block_1_x1_1_gradV3
-					acc27 += net_mixer_block_1_uRow7[i3][i2+2] * net_mixer_block_1_x1_1_gradV4
-					acc27 += net_mixer_block_1_uRow7[i3][i2+3] * net_mixer_block_1_x1_1_gradV5
-					gNetMixerBlock1Tok2Row[i3] = acc27
+	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				ocannlReduce69AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
+			}
+		}
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			net_mixer_block_1_uRow7 := &net_mixer_block_1_u[i0]
+			for i1 := range 4 {
+				gNetMixerBlock1Tok2Row := (*[5]float64)(gNetMixerBlock1Tok2[5*i1 : 5*i1+5])
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_mixer_block_1_x1_1_gradV2 := net_mixer_block_1_x1_1_grad[i0][i1][i2]
+					net_mixer_block_1_x1_1_gradV3 := net_mixer_block_1_x1_1_grad[i0][i1][i2+1]
+					net_mixer_block_1_x1_1_gradV4 := net_mixer_block_1_x1_1_grad[i0][i1][i2+2]
+					net_mixer_block_1_x1_1_gradV5 := net_mixer_block_1_x1_1_grad[i0][i1][i2+3]
+					for i3 := range 5 {
+						acc27 := gNetMixerBlock1Tok2Row[i3]
+						acc27 += net_mixer_block_1_uRow7[i3][i2] * net_mixer_block_1_x1_1_gradV2
+						acc27 += net_mixer_block_1_uRow7[i3][i2+1] * net_mixer_block_1_x1_1_gradV3
+						acc27 += net_mixer_block_1_uRow7[i3][i2+2] * net_mixer_block_1_x1_1_gradV4
+						acc27 += net_mixer_block_1_uRow7[i3][i2+3] * net_mixer_block_1_x1_1_gradV5
+						gNetMixerBlock1Tok2Row[i3] = acc27
+					}
 				}
 			}
 		}
@@ -31202,37 +32397,55 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 13 (_net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1): g1 =+ g * v2; g1 is net.mixer_block#1/t.grad
-	for i0 := range 2 {
-		net_mixer_block_1_t_gradRow := &net_mixer_block_1_t_grad[i0]
-		for i1 := range 5 {
-			pNetMixerBlock1Tok1Row := (*[4]float64)(pNetMixerBlock1Tok1[4*i1 : 4*i1+4])
-			for i2 := range 8 {
-				net_mixer_block_1_u_1_gradV := net_mixer_block_1_u_1_grad[i0][i1][i2]
-				for i3 := range 4 {
-					net_mixer_block_1_t_gradRow[i3][i2] += net_mixer_block_1_u_1_gradV * pNetMixerBlock1Tok1Row[i3]
+	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i3 := range 4 {
+				ocannlReduce70AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			net_mixer_block_1_t_gradRow := &net_mixer_block_1_t_grad[i0]
+			for i1 := range 5 {
+				pNetMixerBlock1Tok1Row := (*[4]float64)(pNetMixerBlock1Tok1[4*i1 : 4*i1+4])
+				for i2 := range 8 {
+					net_mixer_block_1_u_1_gradV := net_mixer_block_1_u_1_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_mixer_block_1_t_gradRow[i3][i2] += net_mixer_block_1_u_1_gradV * pNetMixerBlock1Tok1Row[i3]
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 13 (_net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1): g2 =+ v1 * g; g2 is net.mixer_block#1.tok1.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 2 {
-		net_mixer_block_1_tRow6 := &net_mixer_block_1_t[i0]
-		for i1 := range 5 {
-			gNetMixerBlock1Tok1Row := (*[4]float64)(gNetMixerBlock1Tok1[4*i1 : 4*i1+4])
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_mixer_block_1_u_1_gradV2 := net_mixer_block_1_u_1_grad[i0][i1][i2]
-				net_mixer_block_1_u_1_gradV3 := net_mixer_block_1_u_1_grad[i0][i1][i2+1]
-				net_mixer_block_1_u_1_gradV4 := net_mixer_block_1_u_1_grad[i0][i1][i2+2]
-				net_mixer_block_1_u_1_gradV5 := net_mixer_block_1_u_1_grad[i0][i1][i2+3]
-				for i3 := range 4 {
-					acc28 := gNetMixerBlock1Tok1Row[i3]
-					acc28 += net_mixer_block_1_tRow6[i3][i2] * net_mixer_block_1_u_1_gradV2
-					acc28 += net_mixer_block_1_tRow6[i3][i2+1] * net_mixer_block_1_u_1_gradV3
-					acc28 += net_mixer_block_1_tRow6[i3][i2+2] * net_mixer_block_1_u_1_gradV4
-					acc28 += net_mixer_block_1_tRow6[i3][i2+3] * net_mixer_block_1_u_1_gradV5
-					gNetMixerBlock1Tok1Row[i3] = acc28
+	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i3 := range 4 {
+				ocannlReduce71AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
+			}
+		}
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			net_mixer_block_1_tRow6 := &net_mixer_block_1_t[i0]
+			for i1 := range 5 {
+				gNetMixerBlock1Tok1Row := (*[4]float64)(gNetMixerBlock1Tok1[4*i1 : 4*i1+4])
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_mixer_block_1_u_1_gradV2 := net_mixer_block_1_u_1_grad[i0][i1][i2]
+					net_mixer_block_1_u_1_gradV3 := net_mixer_block_1_u_1_grad[i0][i1][i2+1]
+					net_mixer_block_1_u_1_gradV4 := net_mixer_block_1_u_1_grad[i0][i1][i2+2]
+					net_mixer_block_1_u_1_gradV5 := net_mixer_block_1_u_1_grad[i0][i1][i2+3]
+					for i3 := range 4 {
+						acc28 := gNetMixerBlock1Tok1Row[i3]
+						acc28 += net_mixer_block_1_tRow6[i3][i2] * net_mixer_block_1_u_1_gradV2
+						acc28 += net_mixer_block_1_tRow6[i3][i2+1] * net_mixer_block_1_u_1_gradV3
+						acc28 += net_mixer_block_1_tRow6[i3][i2+2] * net_mixer_block_1_u_1_gradV4
+						acc28 += net_mixer_block_1_tRow6[i3][i2+3] * net_mixer_block_1_u_1_gradV5
+						gNetMixerBlock1Tok1Row[i3] = acc28
+					}
 				}
 			}
 		}
@@ -31250,19 +32463,24 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#1.beta.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_mixer_block_1_t_gradRow3 := &net_mixer_block_1_t_grad[i0][0]
-		net_mixer_block_1_t_gradRow4 := &net_mixer_block_1_t_grad[i0][1]
-		net_mixer_block_1_t_gradRow5 := &net_mixer_block_1_t_grad[i0][2]
-		net_mixer_block_1_t_gradRow6 := &net_mixer_block_1_t_grad[i0][3]
-		for i2 := range 8 {
-			acc29 := gNetMixerBlock1LayerNorm1Beta[i2]
-			acc29 += net_mixer_block_1_t_gradRow3[i2]
-			acc29 += net_mixer_block_1_t_gradRow4[i2]
-			acc29 += net_mixer_block_1_t_gradRow5[i2]
-			acc29 += net_mixer_block_1_t_gradRow6[i2]
-			gNetMixerBlock1LayerNorm1Beta[i2] = acc29
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_mixer_block_1_t_gradRow3 := &net_mixer_block_1_t_grad[i0][0]
+			net_mixer_block_1_t_gradRow4 := &net_mixer_block_1_t_grad[i0][1]
+			net_mixer_block_1_t_gradRow5 := &net_mixer_block_1_t_grad[i0][2]
+			net_mixer_block_1_t_gradRow6 := &net_mixer_block_1_t_grad[i0][3]
+			for i2 := range 8 {
+				acc29 := gNetMixerBlock1LayerNorm1Beta[i2]
+				acc29 += net_mixer_block_1_t_gradRow3[i2]
+				acc29 += net_mixer_block_1_t_gradRow4[i2]
+				acc29 += net_mixer_block_1_t_gradRow5[i2]
+				acc29 += net_mixer_block_1_t_gradRow6[i2]
+				gNetMixerBlock1LayerNorm1Beta[i2] = acc29
+			}
 		}
 	}
 
@@ -31279,17 +32497,22 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 11 (_net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1/t.3.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_t_4_gradRow3 := &net_mixer_block_1_t_4_grad[i0][i1]
-			net_mixer_block_1_t_1Row3 := &net_mixer_block_1_t_1[i0][i1]
-			v2 := net_mixer_block_1_t_3[i0][i1][0] * net_mixer_block_1_t_3[i0][i1][0]
-			acc30 := net_mixer_block_1_t_3_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc30 += net_mixer_block_1_t_4_gradRow3[i2] * (-(net_mixer_block_1_t_1Row3[i2] / v2))
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce50AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_4_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_t_4_gradRow3 := &net_mixer_block_1_t_4_grad[i0][i1]
+				net_mixer_block_1_t_1Row3 := &net_mixer_block_1_t_1[i0][i1]
+				v2 := net_mixer_block_1_t_3[i0][i1][0] * net_mixer_block_1_t_3[i0][i1][0]
+				acc30 := net_mixer_block_1_t_3_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc30 += net_mixer_block_1_t_4_gradRow3[i2] * (-(net_mixer_block_1_t_1Row3[i2] / v2))
+				}
+				net_mixer_block_1_t_3_grad[i0][i1][0] = acc30
 			}
-			net_mixer_block_1_t_3_grad[i0][i1][0] = acc30
 		}
 	}
 
@@ -31313,23 +32536,28 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 8 (_net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#1.gamma.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_mixer_block_1_t_1_gradRow2 := &net_mixer_block_1_t_1_grad[i0][0]
-		net_mixer_block_1_layer_norm_1_centeredRow4 := &net_mixer_block_1_layer_norm_1_centered[i0][0]
-		net_mixer_block_1_t_1_gradRow3 := &net_mixer_block_1_t_1_grad[i0][1]
-		net_mixer_block_1_layer_norm_1_centeredRow5 := &net_mixer_block_1_layer_norm_1_centered[i0][1]
-		net_mixer_block_1_t_1_gradRow4 := &net_mixer_block_1_t_1_grad[i0][2]
-		net_mixer_block_1_layer_norm_1_centeredRow6 := &net_mixer_block_1_layer_norm_1_centered[i0][2]
-		net_mixer_block_1_t_1_gradRow5 := &net_mixer_block_1_t_1_grad[i0][3]
-		net_mixer_block_1_layer_norm_1_centeredRow7 := &net_mixer_block_1_layer_norm_1_centered[i0][3]
-		for i2 := range 8 {
-			acc31 := gNetMixerBlock1LayerNorm1Gamma[i2]
-			acc31 += net_mixer_block_1_t_1_gradRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow4[i2]
-			acc31 += net_mixer_block_1_t_1_gradRow3[i2] * net_mixer_block_1_layer_norm_1_centeredRow5[i2]
-			acc31 += net_mixer_block_1_t_1_gradRow4[i2] * net_mixer_block_1_layer_norm_1_centeredRow6[i2]
-			acc31 += net_mixer_block_1_t_1_gradRow5[i2] * net_mixer_block_1_layer_norm_1_centeredRow7[i2]
-			gNetMixerBlock1LayerNorm1Gamma[i2] = acc31
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_mixer_block_1_t_1_gradRow2 := &net_mixer_block_1_t_1_grad[i0][0]
+			net_mixer_block_1_layer_norm_1_centeredRow4 := &net_mixer_block_1_layer_norm_1_centered[i0][0]
+			net_mixer_block_1_t_1_gradRow3 := &net_mixer_block_1_t_1_grad[i0][1]
+			net_mixer_block_1_layer_norm_1_centeredRow5 := &net_mixer_block_1_layer_norm_1_centered[i0][1]
+			net_mixer_block_1_t_1_gradRow4 := &net_mixer_block_1_t_1_grad[i0][2]
+			net_mixer_block_1_layer_norm_1_centeredRow6 := &net_mixer_block_1_layer_norm_1_centered[i0][2]
+			net_mixer_block_1_t_1_gradRow5 := &net_mixer_block_1_t_1_grad[i0][3]
+			net_mixer_block_1_layer_norm_1_centeredRow7 := &net_mixer_block_1_layer_norm_1_centered[i0][3]
+			for i2 := range 8 {
+				acc31 := gNetMixerBlock1LayerNorm1Gamma[i2]
+				acc31 += net_mixer_block_1_t_1_gradRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow4[i2]
+				acc31 += net_mixer_block_1_t_1_gradRow3[i2] * net_mixer_block_1_layer_norm_1_centeredRow5[i2]
+				acc31 += net_mixer_block_1_t_1_gradRow4[i2] * net_mixer_block_1_layer_norm_1_centeredRow6[i2]
+				acc31 += net_mixer_block_1_t_1_gradRow5[i2] * net_mixer_block_1_layer_norm_1_centeredRow7[i2]
+				gNetMixerBlock1LayerNorm1Gamma[i2] = acc31
+			}
 		}
 	}
 
@@ -31400,15 +32628,20 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 4 (net.mixer_block#1.layer_norm#1/centered = pointwise "-" of net.mixer_block#1/x, net.mixer_block#1.layer_norm#1/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#1/mean.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_centered_gradRow5 := &net_mixer_block_1_layer_norm_1_centered_grad[i0][i1]
-			acc32 := net_mixer_block_1_layer_norm_1_mean_grad[i0][i1][0]
-			for i2 := range 8 {
-				acc32 -= net_mixer_block_1_layer_norm_1_centered_gradRow5[i2]
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				net_mixer_block_1_layer_norm_1_centered_gradRow5 := &net_mixer_block_1_layer_norm_1_centered_grad[i0][i1]
+				acc32 := net_mixer_block_1_layer_norm_1_mean_grad[i0][i1][0]
+				for i2 := range 8 {
+					acc32 -= net_mixer_block_1_layer_norm_1_centered_gradRow5[i2]
+				}
+				net_mixer_block_1_layer_norm_1_mean_grad[i0][i1][0] = acc32
 			}
-			net_mixer_block_1_layer_norm_1_mean_grad[i0][i1][0] = acc32
 		}
 	}
 
@@ -31444,31 +32677,43 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		net_mixer_block_1_x_gradRow5 := &net_mixer_block_1_x_grad[i0][0]
-		net_mixer_block_1_x_gradRow6 := &net_mixer_block_1_x_grad[i0][1]
-		net_mixer_block_1_x_gradRow7 := &net_mixer_block_1_x_grad[i0][2]
-		net_mixer_block_1_x_gradRow8 := &net_mixer_block_1_x_grad[i0][3]
-		for i2 := range 8 {
-			acc33 := gNetLinear1B[i2]
-			acc33 += net_mixer_block_1_x_gradRow5[i2]
-			acc33 += net_mixer_block_1_x_gradRow6[i2]
-			acc33 += net_mixer_block_1_x_gradRow7[i2]
-			acc33 += net_mixer_block_1_x_gradRow8[i2]
-			gNetLinear1B[i2] = acc33
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce49AVX2(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			net_mixer_block_1_x_gradRow5 := &net_mixer_block_1_x_grad[i0][0]
+			net_mixer_block_1_x_gradRow6 := &net_mixer_block_1_x_grad[i0][1]
+			net_mixer_block_1_x_gradRow7 := &net_mixer_block_1_x_grad[i0][2]
+			net_mixer_block_1_x_gradRow8 := &net_mixer_block_1_x_grad[i0][3]
+			for i2 := range 8 {
+				acc33 := gNetLinear1B[i2]
+				acc33 += net_mixer_block_1_x_gradRow5[i2]
+				acc33 += net_mixer_block_1_x_gradRow6[i2]
+				acc33 += net_mixer_block_1_x_gradRow7[i2]
+				acc33 += net_mixer_block_1_x_gradRow8[i2]
+				gNetLinear1B[i2] = acc33
+			}
 		}
 	}
 
 	// backprop of op 0 (_net.mixer_block#1/x.1 = compose "*" of net.linear#1.w, patches): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			patchesRow2 := &patches[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_x_1_gradV := net_mixer_block_1_x_1_grad[i0][i1][i2]
-				gNetLinear1WRow := (*[6]float64)(gNetLinear1W[6*i2 : 6*i2+6])
-				for i3 := range 6 {
-					gNetLinear1WRow[i3] += net_mixer_block_1_x_1_gradV * patchesRow2[i3]
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 8 {
+			ocannlReduce57AVX2(&gNetLinear1W[6*i2], &net_mixer_block_1_x_1_grad[0][0][i2], &patches[0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				patchesRow2 := &patches[i0][i1]
+				for i2 := range 8 {
+					net_mixer_block_1_x_1_gradV := net_mixer_block_1_x_1_grad[i0][i1][i2]
+					gNetLinear1WRow := (*[6]float64)(gNetLinear1W[6*i2 : 6*i2+6])
+					for i3 := range 6 {
+						gNetLinear1WRow[i3] += net_mixer_block_1_x_1_gradV * patchesRow2[i3]
+					}
 				}
 			}
 		}
@@ -31610,16 +32855,23 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	var train_2 [1]float64
 
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		xRow := &x[i0]
-		for i1 := range 8 {
-			pEncDense1WRow := (*[12]float64)(pEncDense1W[12*i1 : 12*i1+12])
-			acc := float64(0)
-			for i2 := range 12 {
-				acc += pEncDense1WRow[i2] * xRow[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce72AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			xRow := &x[i0]
+			for i1 := range 8 {
+				pEncDense1WRow := (*[12]float64)(pEncDense1W[12*i1 : 12*i1+12])
+				acc := float64(0)
+				for i2 := range 12 {
+					acc += pEncDense1WRow[i2] * xRow[i2]
+				}
+				enc_linear_1_x_1[i0][i1] = acc
 			}
-			enc_linear_1_x_1[i0][i1] = acc
 		}
 	}
 
@@ -31646,16 +32898,23 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	}
 
 	// _dec/z.1 = compose "*" of enc.linear#1.w, enc.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		enc_linear_1_xRow2 := &enc_linear_1_x[i0]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 3 {
-			pEncLinear1WRow := (*[8]float64)(pEncLinear1W[8*i1 : 8*i1+8])
-			acc2 := float64(0)
-			for i2 := range 8 {
-				acc2 += pEncLinear1WRow[i2] * enc_linear_1_xRow2[i2]
+			ocannlReduce73AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			enc_linear_1_xRow2 := &enc_linear_1_x[i0]
+			for i1 := range 3 {
+				pEncLinear1WRow := (*[8]float64)(pEncLinear1W[8*i1 : 8*i1+8])
+				acc2 := float64(0)
+				for i2 := range 8 {
+					acc2 += pEncLinear1WRow[i2] * enc_linear_1_xRow2[i2]
+				}
+				dec_z_1[i0][i1] = acc2
 			}
-			dec_z_1[i0][i1] = acc2
 		}
 	}
 
@@ -31714,16 +32973,23 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	}
 
 	// _train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		train_mse_1_a_3Row2 := &train_mse_1_a_3[i0]
-		for i1 := range 12 {
-			pDecWOutRow := (*[8]float64)(pDecWOut[8*i1 : 8*i1+8])
-			acc4 := float64(0)
-			for i2 := range 8 {
-				acc4 += pDecWOutRow[i2] * train_mse_1_a_3Row2[i2]
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce74AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			train_mse_1_a_3Row2 := &train_mse_1_a_3[i0]
+			for i1 := range 12 {
+				pDecWOutRow := (*[8]float64)(pDecWOut[8*i1 : 8*i1+8])
+				acc4 := float64(0)
+				for i2 := range 8 {
+					acc4 += pDecWOutRow[i2] * train_mse_1_a_3Row2[i2]
+				}
+				train_mse_1_a_4[i0][i1] = acc4
 			}
-			train_mse_1_a_4[i0][i1] = acc4
 		}
 	}
 
@@ -31756,15 +33022,20 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc5 := float64(0)
-	for i0 := range 4 {
-		train_1Row2 := &train_1[i0]
-		for i1 := range 12 {
-			acc5 += train_1Row2[i1]
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce44AVX2(&train_2[0], &train_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc5 := float64(0)
+		for i0 := range 4 {
+			train_1Row2 := &train_1[i0]
+			for i1 := range 12 {
+				acc5 += train_1Row2[i1]
+			}
 		}
+		train_2[0] = acc5
 	}
-	train_2[0] = acc5
 
 	// train = pointwise "/." of _train.2, _dim_b.1
 	out[0] = train_2[0] / 4
@@ -32091,16 +33362,23 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	var train_grad [1]float64
 
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		xRow := &x[i0]
-		for i1 := range 8 {
-			pEncDense1WRow := (*[12]float64)(pEncDense1W[12*i1 : 12*i1+12])
-			acc := float64(0)
-			for i2 := range 12 {
-				acc += pEncDense1WRow[i2] * xRow[i2]
+	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce72AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			xRow := &x[i0]
+			for i1 := range 8 {
+				pEncDense1WRow := (*[12]float64)(pEncDense1W[12*i1 : 12*i1+12])
+				acc := float64(0)
+				for i2 := range 12 {
+					acc += pEncDense1WRow[i2] * xRow[i2]
+				}
+				enc_linear_1_x_1[i0][i1] = acc
 			}
-			enc_linear_1_x_1[i0][i1] = acc
 		}
 	}
 
@@ -32127,16 +33405,23 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// _dec/z.1 = compose "*" of enc.linear#1.w, enc.linear#1/x
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		enc_linear_1_xRow2 := &enc_linear_1_x[i0]
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 3 {
-			pEncLinear1WRow := (*[8]float64)(pEncLinear1W[8*i1 : 8*i1+8])
-			acc2 := float64(0)
-			for i2 := range 8 {
-				acc2 += pEncLinear1WRow[i2] * enc_linear_1_xRow2[i2]
+			ocannlReduce73AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			enc_linear_1_xRow2 := &enc_linear_1_x[i0]
+			for i1 := range 3 {
+				pEncLinear1WRow := (*[8]float64)(pEncLinear1W[8*i1 : 8*i1+8])
+				acc2 := float64(0)
+				for i2 := range 8 {
+					acc2 += pEncLinear1WRow[i2] * enc_linear_1_xRow2[i2]
+				}
+				dec_z_1[i0][i1] = acc2
 			}
-			dec_z_1[i0][i1] = acc2
 		}
 	}
 
@@ -32195,16 +33480,23 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// _train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		train_mse_1_a_3Row2 := &train_mse_1_a_3[i0]
-		for i1 := range 12 {
-			pDecWOutRow := (*[8]float64)(pDecWOut[8*i1 : 8*i1+8])
-			acc4 := float64(0)
-			for i2 := range 8 {
-				acc4 += pDecWOutRow[i2] * train_mse_1_a_3Row2[i2]
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce74AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			train_mse_1_a_3Row2 := &train_mse_1_a_3[i0]
+			for i1 := range 12 {
+				pDecWOutRow := (*[8]float64)(pDecWOut[8*i1 : 8*i1+8])
+				acc4 := float64(0)
+				for i2 := range 8 {
+					acc4 += pDecWOutRow[i2] * train_mse_1_a_3Row2[i2]
+				}
+				train_mse_1_a_4[i0][i1] = acc4
 			}
-			train_mse_1_a_4[i0][i1] = acc4
 		}
 	}
 
@@ -32237,15 +33529,20 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// reduction accumulated in a local variable.
-	acc5 := float64(0)
-	for i0 := range 4 {
-		train_1Row2 := &train_1[i0]
-		for i1 := range 12 {
-			acc5 += train_1Row2[i1]
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce44AVX2(&train_2[0], &train_1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc5 := float64(0)
+		for i0 := range 4 {
+			train_1Row2 := &train_1[i0]
+			for i1 := range 12 {
+				acc5 += train_1Row2[i1]
+			}
 		}
+		train_2[0] = acc5
 	}
-	train_2[0] = acc5
 
 	// train = pointwise "/." of _train.2, _dim_b.1
 	loss[0] = train_2[0] / 4
@@ -32314,52 +33611,71 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 10 (train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out): g2 =+ g; g2 is dec.b_out.grad
-	// i0 unrolled and jammed into i1.
-	train_mse_1_a_gradRow3 := &train_mse_1_a_grad[0]
-	train_mse_1_a_gradRow4 := &train_mse_1_a_grad[1]
-	train_mse_1_a_gradRow5 := &train_mse_1_a_grad[2]
-	train_mse_1_a_gradRow6 := &train_mse_1_a_grad[3]
-	for i1 := range 12 {
-		acc6 := gDecBOut[i1]
-		acc6 += train_mse_1_a_gradRow3[i1]
-		acc6 += train_mse_1_a_gradRow4[i1]
-		acc6 += train_mse_1_a_gradRow5[i1]
-		acc6 += train_mse_1_a_gradRow6[i1]
-		gDecBOut[i1] = acc6
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&gDecBOut[0], &train_mse_1_a_grad[0][0])
+	} else {
+		// i0 unrolled and jammed into i1.
+		train_mse_1_a_gradRow3 := &train_mse_1_a_grad[0]
+		train_mse_1_a_gradRow4 := &train_mse_1_a_grad[1]
+		train_mse_1_a_gradRow5 := &train_mse_1_a_grad[2]
+		train_mse_1_a_gradRow6 := &train_mse_1_a_grad[3]
+		for i1 := range 12 {
+			acc6 := gDecBOut[i1]
+			acc6 += train_mse_1_a_gradRow3[i1]
+			acc6 += train_mse_1_a_gradRow4[i1]
+			acc6 += train_mse_1_a_gradRow5[i1]
+			acc6 += train_mse_1_a_gradRow6[i1]
+			gDecBOut[i1] = acc6
+		}
 	}
 
 	// backprop of op 9 (_train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3): g1 =+ g * v2; g1 is dec.w_out.grad
-	for i0 := range 4 {
-		train_mse_1_a_3Row3 := &train_mse_1_a_3[i0]
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 12 {
-			train_mse_1_a_4_gradV := train_mse_1_a_4_grad[i0][i1]
-			gDecWOutRow := (*[8]float64)(gDecWOut[8*i1 : 8*i1+8])
-			for i2 := range 8 {
-				gDecWOutRow[i2] += train_mse_1_a_4_gradV * train_mse_1_a_3Row3[i2]
+			ocannlReduce75AVX2(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
+		}
+	} else {
+		for i0 := range 4 {
+			train_mse_1_a_3Row3 := &train_mse_1_a_3[i0]
+			for i1 := range 12 {
+				train_mse_1_a_4_gradV := train_mse_1_a_4_grad[i0][i1]
+				gDecWOutRow := (*[8]float64)(gDecWOut[8*i1 : 8*i1+8])
+				for i2 := range 8 {
+					gDecWOutRow[i2] += train_mse_1_a_4_gradV * train_mse_1_a_3Row3[i2]
+				}
 			}
 		}
 	}
 
 	// backprop of op 9 (_train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3): g2 =+ v1 * g; g2 is _train.mse#1/a.3.grad
-	// i1 unrolled by 4 and jammed into i2.
-	for i0 := range 4 {
-		train_mse_1_a_3_gradRow := &train_mse_1_a_3_grad[i0]
-		for i1 := 0; i1 < 12; i1 += 4 {
-			pDecWOutRow2 := (*[8]float64)(pDecWOut[8*i1 : 8*i1+8])
-			train_mse_1_a_4_gradV2 := train_mse_1_a_4_grad[i0][i1]
-			pDecWOutRow3 := (*[8]float64)(pDecWOut[8*i1+8 : 8*i1+16])
-			train_mse_1_a_4_gradV3 := train_mse_1_a_4_grad[i0][i1+1]
-			pDecWOutRow4 := (*[8]float64)(pDecWOut[8*i1+16 : 8*i1+24])
-			train_mse_1_a_4_gradV4 := train_mse_1_a_4_grad[i0][i1+2]
-			pDecWOutRow5 := (*[8]float64)(pDecWOut[8*i1+24 : 8*i1+32])
-			train_mse_1_a_4_gradV5 := train_mse_1_a_4_grad[i0][i1+3]
-			for i2 := range 8 {
-				acc7 := train_mse_1_a_3_gradRow[i2]
-				acc7 += pDecWOutRow2[i2] * train_mse_1_a_4_gradV2
-				acc7 += pDecWOutRow3[i2] * train_mse_1_a_4_gradV3
-				acc7 += pDecWOutRow4[i2] * train_mse_1_a_4_gradV4
-				acc7 += pDecWOutRow5[i2] * train_mse_1_a_4_gradV5
-				train_mse_1_a_3_gradRow[i2] = acc7
+	// float64 across-rows add reduction kernel, 12 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce76AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
+		}
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 4 {
+			train_mse_1_a_3_gradRow := &train_mse_1_a_3_grad[i0]
+			for i1 := 0; i1 < 12; i1 += 4 {
+				pDecWOutRow2 := (*[8]float64)(pDecWOut[8*i1 : 8*i1+8])
+				train_mse_1_a_4_gradV2 := train_mse_1_a_4_grad[i0][i1]
+				pDecWOutRow3 := (*[8]float64)(pDecWOut[8*i1+8 : 8*i1+16])
+				train_mse_1_a_4_gradV3 := train_mse_1_a_4_grad[i0][i1+1]
+				pDecWOutRow4 := (*[8]float64)(pDecWOut[8*i1+16 : 8*i1+24])
+				train_mse_1_a_4_gradV4 := train_mse_1_a_4_grad[i0][i1+2]
+				pDecWOutRow5 := (*[8]float64)(pDecWOut[8*i1+24 : 8*i1+32])
+				train_mse_1_a_4_gradV5 := train_mse_1_a_4_grad[i0][i1+3]
+				for i2 := range 8 {
+					acc7 := train_mse_1_a_3_gradRow[i2]
+					acc7 += pDecWOutRow2[i2] * train_mse_1_a_4_gradV2
+					acc7 += pDecWOutRow3[i2] * train_mse_1_a_4_gradV3
+					acc7 += pDecWOutRow4[i2] * train_mse_1_a_4_gradV4
+					acc7 += pDecWOutRow5[i2] * train_mse_1_a_4_gradV5
+					train_mse_1_a_3_gradRow[i2] = acc7
+				}
 			}
 		}
 	}
@@ -32392,18 +33708,23 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g2 =+ g; g2 is dec.dense#1.b.grad
-	// i0 unrolled and jammed into i1.
-	train_mse_1_a_2_gradRow3 := &train_mse_1_a_2_grad[0]
-	train_mse_1_a_2_gradRow4 := &train_mse_1_a_2_grad[1]
-	train_mse_1_a_2_gradRow5 := &train_mse_1_a_2_grad[2]
-	train_mse_1_a_2_gradRow6 := &train_mse_1_a_2_grad[3]
-	for i1 := range 8 {
-		acc8 := gDecDense1B[i1]
-		acc8 += train_mse_1_a_2_gradRow3[i1]
-		acc8 += train_mse_1_a_2_gradRow4[i1]
-		acc8 += train_mse_1_a_2_gradRow5[i1]
-		acc8 += train_mse_1_a_2_gradRow6[i1]
-		gDecDense1B[i1] = acc8
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce77AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
+	} else {
+		// i0 unrolled and jammed into i1.
+		train_mse_1_a_2_gradRow3 := &train_mse_1_a_2_grad[0]
+		train_mse_1_a_2_gradRow4 := &train_mse_1_a_2_grad[1]
+		train_mse_1_a_2_gradRow5 := &train_mse_1_a_2_grad[2]
+		train_mse_1_a_2_gradRow6 := &train_mse_1_a_2_grad[3]
+		for i1 := range 8 {
+			acc8 := gDecDense1B[i1]
+			acc8 += train_mse_1_a_2_gradRow3[i1]
+			acc8 += train_mse_1_a_2_gradRow4[i1]
+			acc8 += train_mse_1_a_2_gradRow5[i1]
+			acc8 += train_mse_1_a_2_gradRow6[i1]
+			gDecDense1B[i1] = acc8
+		}
 	}
 
 	// backprop of op 6 (_train.mse#1/a.1 = compose "*" of dec.dense#1.w, dec/z): g1 =+ g * v2; g1 is dec.dense#1.w.grad
@@ -32477,13 +33798,20 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 3 (_dec/z.1 = compose "*" of enc.linear#1.w, enc.linear#1/x): g1 =+ g * v2; g1 is enc.linear#1.w.grad
-	for i0 := range 4 {
-		enc_linear_1_xRow3 := &enc_linear_1_x[i0]
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 3 {
-			dec_z_1_gradV := dec_z_1_grad[i0][i1]
-			gEncLinear1WRow := (*[8]float64)(gEncLinear1W[8*i1 : 8*i1+8])
-			for i2 := range 8 {
-				gEncLinear1WRow[i2] += dec_z_1_gradV * enc_linear_1_xRow3[i2]
+			ocannlReduce78AVX2(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
+		}
+	} else {
+		for i0 := range 4 {
+			enc_linear_1_xRow3 := &enc_linear_1_x[i0]
+			for i1 := range 3 {
+				dec_z_1_gradV := dec_z_1_grad[i0][i1]
+				gEncLinear1WRow := (*[8]float64)(gEncLinear1W[8*i1 : 8*i1+8])
+				for i2 := range 8 {
+					gEncLinear1WRow[i2] += dec_z_1_gradV * enc_linear_1_xRow3[i2]
+				}
 			}
 		}
 	}
@@ -32535,28 +33863,40 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g2 =+ g; g2 is enc.dense#1.b.grad
-	// i0 unrolled and jammed into i1.
-	enc_linear_1_x_2_gradRow3 := &enc_linear_1_x_2_grad[0]
-	enc_linear_1_x_2_gradRow4 := &enc_linear_1_x_2_grad[1]
-	enc_linear_1_x_2_gradRow5 := &enc_linear_1_x_2_grad[2]
-	enc_linear_1_x_2_gradRow6 := &enc_linear_1_x_2_grad[3]
-	for i1 := range 8 {
-		acc12 := gEncDense1B[i1]
-		acc12 += enc_linear_1_x_2_gradRow3[i1]
-		acc12 += enc_linear_1_x_2_gradRow4[i1]
-		acc12 += enc_linear_1_x_2_gradRow5[i1]
-		acc12 += enc_linear_1_x_2_gradRow6[i1]
-		gEncDense1B[i1] = acc12
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce77AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
+	} else {
+		// i0 unrolled and jammed into i1.
+		enc_linear_1_x_2_gradRow3 := &enc_linear_1_x_2_grad[0]
+		enc_linear_1_x_2_gradRow4 := &enc_linear_1_x_2_grad[1]
+		enc_linear_1_x_2_gradRow5 := &enc_linear_1_x_2_grad[2]
+		enc_linear_1_x_2_gradRow6 := &enc_linear_1_x_2_grad[3]
+		for i1 := range 8 {
+			acc12 := gEncDense1B[i1]
+			acc12 += enc_linear_1_x_2_gradRow3[i1]
+			acc12 += enc_linear_1_x_2_gradRow4[i1]
+			acc12 += enc_linear_1_x_2_gradRow5[i1]
+			acc12 += enc_linear_1_x_2_gradRow6[i1]
+			gEncDense1B[i1] = acc12
+		}
 	}
 
 	// backprop of op 0 (_enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x): g1 =+ g * v2; g1 is enc.dense#1.w.grad
-	for i0 := range 4 {
-		xRow3 := &x[i0]
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 8 {
-			enc_linear_1_x_1_gradV := enc_linear_1_x_1_grad[i0][i1]
-			gEncDense1WRow := (*[12]float64)(gEncDense1W[12*i1 : 12*i1+12])
-			for i2 := range 12 {
-				gEncDense1WRow[i2] += enc_linear_1_x_1_gradV * xRow3[i2]
+			ocannlReduce79AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
+		}
+	} else {
+		for i0 := range 4 {
+			xRow3 := &x[i0]
+			for i1 := range 8 {
+				enc_linear_1_x_1_gradV := enc_linear_1_x_1_grad[i0][i1]
+				gEncDense1WRow := (*[12]float64)(gEncDense1W[12*i1 : 12*i1+12])
+				for i2 := range 12 {
+					gEncDense1WRow[i2] += enc_linear_1_x_1_gradV * xRow3[i2]
+				}
 			}
 		}
 	}
@@ -32611,15 +33951,20 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 	var encode_1 [1][3]float64
 
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
-	// reduction accumulated in a local variable.
-	xRow := &x[0]
-	for i0 := range 8 {
-		pEncDense1WRow := (*[12]float64)(pEncDense1W[12*i0 : 12*i0+12])
-		acc := float64(0)
-		for i1 := range 12 {
-			acc += pEncDense1WRow[i1] * xRow[i1]
+	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce72AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		xRow := &x[0]
+		for i0 := range 8 {
+			pEncDense1WRow := (*[12]float64)(pEncDense1W[12*i0 : 12*i0+12])
+			acc := float64(0)
+			for i1 := range 12 {
+				acc += pEncDense1WRow[i1] * xRow[i1]
+			}
+			enc_linear_1_x_1[0][i0] = acc
 		}
-		enc_linear_1_x_1[0][i0] = acc
 	}
 
 	// _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b
@@ -35059,17 +36404,24 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// reduction accumulated in a local variable.
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a1Row2 := &net_a1[i0][i1]
-			for i2 := range 5 {
-				pNetW2Row := (*[6]float64)(pNetW2[6*i2 : 6*i2+6])
-				acc2 := float64(0)
-				for i3 := range 6 {
-					acc2 += pNetW2Row[i3] * net_a1Row2[i3]
+	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 5 {
+			ocannlReduce80AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 2 {
+				net_a1Row2 := &net_a1[i0][i1]
+				for i2 := range 5 {
+					pNetW2Row := (*[6]float64)(pNetW2[6*i2 : 6*i2+6])
+					acc2 := float64(0)
+					for i3 := range 6 {
+						acc2 += pNetW2Row[i3] * net_a1Row2[i3]
+					}
+					net_a2_1[i0][i1][i2] = acc2
 				}
-				net_a2_1[i0][i1][i2] = acc2
 			}
 		}
 	}

@@ -660,3 +660,408 @@ func ocannlMap27AVX2(c *float64, x0 *float64)
 //
 //go:noescape
 func ocannlMap28AVX2(c *float64, x0 *float64)
+
+// ocannlReduce0AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce0AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce1AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce1AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce2AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 3 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce2AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce3AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce3AVX2(c *float64, x0 *float64)
+
+// ocannlReduce4AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce4AVX2(c *float64, x0 *float64)
+
+// ocannlReduce5AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce5AVX2(c *float64, x0 *float64)
+
+// ocannlReduce6AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce7AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce8AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 576 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce8AVX2(c *float64, x0 *float64)
+
+// ocannlReduce9AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce9AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce10AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 24 elements.
+//
+//go:noescape
+func ocannlReduce10AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce11AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce12AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 3 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce12AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce13AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 3 rows of 24 elements.
+//
+//go:noescape
+func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce14AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 24 elements.
+//
+//go:noescape
+func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce15AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 3 rows of 24 elements.
+//
+//go:noescape
+func ocannlReduce15AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce16AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce16AVX2(c *float64, x0 *float64)
+
+// ocannlReduce17AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 18 elements.
+//
+//go:noescape
+func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce18AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 18 elements.
+//
+//go:noescape
+func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce19AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce20AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 128 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce20AVX2(c *float64, x0 *float64)
+
+// ocannlReduce21AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce22AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce22AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce23AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce24AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce25AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce25AVX2(c *float64, x0 *float64)
+
+// ocannlReduce26AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce26AVX2(c *float64, x0 *float64)
+
+// ocannlReduce27AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce27AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce28AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce28AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce29AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce29AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce30AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce30AVX2(c *float64, x0 *float64)
+
+// ocannlReduce31AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 108 elements.
+//
+//go:noescape
+func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce32AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 2 rows of 45 elements.
+//
+//go:noescape
+func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce33AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 45 elements.
+//
+//go:noescape
+func ocannlReduce33AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce34AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 45 elements.
+//
+//go:noescape
+func ocannlReduce34AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce35AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 5 elements.
+//
+//go:noescape
+func ocannlReduce35AVX2(c *float64, x0 *float64)
+
+// ocannlReduce36AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 108 elements.
+//
+//go:noescape
+func ocannlReduce36AVX2(c *float64, x0 *float64)
+
+// ocannlReduce37AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce37AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce38AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce38AVX2(c *float64, x0 *float64)
+
+// ocannlReduce39AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce39AVX2(c *float64, x0 *float64)
+
+// ocannlReduce40AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce40AVX2(c *float64, x0 *float64)
+
+// ocannlReduce41AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce41AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce42AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce42AVX2(c *float64, x0 *float64)
+
+// ocannlReduce43AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce43AVX2(c *float64, x0 *float64)
+
+// ocannlReduce44AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 48 elements.
+//
+//go:noescape
+func ocannlReduce44AVX2(c *float64, x0 *float64)
+
+// ocannlReduce45AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce45AVX2(c *float64, x0 *float64)
+
+// ocannlReduce46AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce46AVX2(c *float64, x0 *float64)
+
+// ocannlReduce47AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce48AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce48AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce49AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce49AVX2(c *float64, x0 *float64)
+
+// ocannlReduce50AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce51AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce51AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce52AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce52AVX2(c *float64, x0 *float64)
+
+// ocannlReduce53AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce53AVX2(c *float64, x0 *float64)
+
+// ocannlReduce54AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce54AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce55AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce55AVX2(c *float64, x0 *float64)
+
+// ocannlReduce56AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce56AVX2(c *float64, x0 *float64)
+
+// ocannlReduce57AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce57AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce58AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce59AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce59AVX2(c *float64, x0 *float64)
+
+// ocannlReduce60AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce60AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce61AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce61AVX2(c *float64, x0 *float64)
+
+// ocannlReduce62AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce62AVX2(c *float64, x0 *float64)
+
+// ocannlReduce63AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce64AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce65AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce65AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce66AVX2 runs a float64 across-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce66AVX2(c *float64, x0 *float64)
+
+// ocannlReduce67AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce67AVX2(c *float64, x0 *float64)
+
+// ocannlReduce68AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce69AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce70AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce71AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce72AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce73AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce74AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce75AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce76AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce77AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce77AVX2(c *float64, x0 *float64)
+
+// ocannlReduce78AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce79AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce80AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)

@@ -16,7 +16,9 @@ GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $16
+DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
+DATA ocannlConst64<>+24(SB)/8, $0xbff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $32
 
 // func ocannlGemm0AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
@@ -12990,3 +12992,2831 @@ DATA ocannlMap28AVX2Consts<>+616(SB)/8, $0x00000000000003ff
 DATA ocannlMap28AVX2Consts<>+624(SB)/8, $0x00000000000003ff
 DATA ocannlMap28AVX2Consts<>+632(SB)/8, $0x00000000000003ff
 GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlReduce0AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+24, AX
+	ADDQ         $+96, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Y3
+	VMOVUPS      (DX), Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+24, CX
+	ADDQ         $+96, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-96, CX
+	ADDQ         $-288, DX
+	ADDQ         $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000003, BX
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMOVUPS      (CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMULPD       Y3, Y4, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+96, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-192, CX
+	ADDQ         $-24, DX
+	ADDQ         $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS (CX), Y3
+	VADDPD  Y3, Y0, Y0
+	VMOVUPS 32(CX), Y3
+	VADDPD  Y3, Y1, Y1
+	VMOVUPS 64(CX), Y3
+	VADDPD  Y3, Y2, Y2
+	ADDQ    $+96, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	ADDQ    $-288, CX
+	ADDQ    $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      96(AX), Y3
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS (CX), Y4
+	VADDPD  Y4, Y0, Y0
+	VMOVUPS 32(CX), Y4
+	VADDPD  Y4, Y1, Y1
+	VMOVUPS 64(CX), Y4
+	VADDPD  Y4, Y2, Y2
+	VMOVUPS 96(CX), Y4
+	VADDPD  Y4, Y3, Y3
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $-384, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS    (CX), Y4
+	VADDPD     Y4, Y2, Y2
+	VMASKMOVPD 32(CX), Y1, Y4
+	VBLENDVPD  Y1, Y4, Y0, Y4
+	VADDPD     Y4, Y3, Y3
+	ADDQ       $+48, CX
+	DECQ       DX
+	JNZ        row1
+	VMOVUPS    Y2, (AX)
+	VMASKMOVPD Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000006, BX
+
+row1:
+	VBROADCASTSD (CX), Y3
+	VMOVUPS      (DX), Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+8, CX
+	ADDQ         $+288, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-48, CX
+	ADDQ         $-1632, DX
+	ADDQ         $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMOVUPS      (CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMULPD       Y3, Y4, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+1152, CX
+	ADDQ         $+768, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-4512, CX
+	ADDQ         $-3072, DX
+	ADDQ         $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000240, DX
+
+row1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y1, Y0, Y0
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	ADDQ    $-18400, CX
+	ADDQ    $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	VMASKMOVPD   (AX), Y1, Y2
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMASKMOVPD   (CX), Y1, Y4
+	VMULPD       Y3, Y4, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+112, CX
+	ADDQ         $+384, DX
+	DECQ         BX
+	JNZ          row1
+	VMASKMOVPD   Y2, Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VMOVUPS      128(CX), Y4
+	VMOVUPS      128(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      160(CX), Y4
+	VMOVUPS      160(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+192, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000003, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+96, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000003, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VMOVUPS      128(CX), Y4
+	VMOVUPS      128(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      160(CX), Y4
+	VMOVUPS      160(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+192, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      96(AX), Y3
+	MOVQ         $0x00000002, BX
+
+row1:
+	VBROADCASTSD (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y5
+	VADDPD       Y5, Y0, Y0
+	VMOVUPS      32(DX), Y5
+	VMULPD       Y5, Y4, Y5
+	VADDPD       Y5, Y1, Y1
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VMOVUPS      96(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+24, CX
+	ADDQ         $+192, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $-48, CX
+	ADDQ         $-256, DX
+	ADDQ         $+128, AX
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000002, BX
+
+row2:
+	VBROADCASTSD (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+24, CX
+	ADDQ         $+192, DX
+	DECQ         BX
+	JNZ          row2
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      96(AX), Y3
+	MOVQ         $0x00000003, BX
+
+row1:
+	VBROADCASTSD (DX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPD       Y4, Y5, Y5
+	VADDPD       Y5, Y0, Y0
+	VMOVUPS      32(CX), Y5
+	VMULPD       Y4, Y5, Y5
+	VADDPD       Y5, Y1, Y1
+	VMOVUPS      64(CX), Y5
+	VMULPD       Y4, Y5, Y5
+	VADDPD       Y5, Y2, Y2
+	VMOVUPS      96(CX), Y5
+	VMULPD       Y4, Y5, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+192, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      Y3, 96(AX)
+	ADDQ         $-448, CX
+	ADDQ         $-24, DX
+	ADDQ         $+128, AX
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000003, BX
+
+row2:
+	VBROADCASTSD (DX), Y2
+	VMOVUPS      (CX), Y3
+	VMULPD       Y2, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(CX), Y3
+	VMULPD       Y2, Y3, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+192, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row2
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS    (CX), Y4
+	VADDPD     Y4, Y2, Y2
+	VMASKMOVPD 32(CX), Y1, Y4
+	VBLENDVPD  Y1, Y4, Y0, Y4
+	VADDPD     Y4, Y3, Y3
+	ADDQ       $+48, CX
+	DECQ       DX
+	JNZ        row1
+	VMOVUPS    Y2, (AX)
+	VMASKMOVPD Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMOVUPS      32(AX), Y3
+	VMOVUPS      64(AX), Y4
+	VMOVUPS      96(AX), Y5
+	MOVQ         $0x00000006, BX
+
+row1:
+	VBROADCASTSD (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y4, Y4
+	VMOVUPS      96(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y5, Y5
+	ADDQ         $+8, CX
+	ADDQ         $+432, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      Y3, 32(AX)
+	VMOVUPS      Y4, 64(AX)
+	VMOVUPS      Y5, 96(AX)
+	ADDQ         $-48, CX
+	ADDQ         $-2464, DX
+	ADDQ         $+128, AX
+	VMASKMOVPD   (AX), Y1, Y2
+	MOVQ         $0x00000006, BX
+
+row2:
+	VBROADCASTSD (CX), Y3
+	VMASKMOVPD   (DX), Y1, Y4
+	VMULPD       Y4, Y3, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+8, CX
+	ADDQ         $+432, DX
+	DECQ         BX
+	JNZ          row2
+	VMASKMOVPD   Y2, Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMOVUPS      32(AX), Y3
+	VMOVUPS      64(AX), Y4
+	VMOVUPS      96(AX), Y5
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Y6
+	VMOVUPS      (CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y4, Y4
+	VMOVUPS      96(CX), Y7
+	VMULPD       Y6, Y7, Y6
+	VADDPD       Y6, Y5, Y5
+	ADDQ         $+336, CX
+	ADDQ         $+192, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      Y3, 32(AX)
+	VMOVUPS      Y4, 64(AX)
+	VMOVUPS      Y5, 96(AX)
+	ADDQ         $-1216, CX
+	ADDQ         $-768, DX
+	ADDQ         $+128, AX
+	VMASKMOVPD   (AX), Y1, Y2
+	MOVQ         $0x00000004, BX
+
+row2:
+	VBROADCASTSD (DX), Y3
+	VMASKMOVPD   (CX), Y1, Y4
+	VMULPD       Y3, Y4, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+336, CX
+	ADDQ         $+192, DX
+	DECQ         BX
+	JNZ          row2
+	VMASKMOVPD   Y2, Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMOVUPS      (CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMULPD       Y3, Y4, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+224, CX
+	ADDQ         $+192, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-800, CX
+	ADDQ         $-768, DX
+	ADDQ         $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce20AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y1, Y0, Y0
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	ADDQ    $-4064, CX
+	ADDQ    $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Y3
+	VMOVUPS      (DX), Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+8, CX
+	ADDQ         $+288, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-32, CX
+	ADDQ         $-1056, DX
+	ADDQ         $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce22AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMOVUPS      (CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMULPD       Y3, Y4, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+352, CX
+	ADDQ         $+256, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-2720, CX
+	ADDQ         $-2048, DX
+	ADDQ         $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (DX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPD       Y4, Y5, Y5
+	VADDPD       Y5, Y2, Y2
+	VMASKMOVPD   32(CX), Y1, Y5
+	VMULPD       Y4, Y5, Y4
+	VBLENDVPD    Y1, Y4, Y0, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+176, CX
+	ADDQ         $+256, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y2, (AX)
+	VMASKMOVPD   Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce25AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPD  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VADDPD  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-960, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce26AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPD  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VADDPD  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-1984, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce27AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	ADDQ         $+8, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	ADDQ         $-64, CX
+	ADDQ         $-224, DX
+	ADDQ         $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce28AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Y3
+	VMOVUPS      (DX), Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+8, CX
+	ADDQ         $+288, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-64, CX
+	ADDQ         $-2208, DX
+	ADDQ         $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce29AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMOVUPS      (CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMULPD       Y3, Y4, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+704, CX
+	ADDQ         $+256, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-2720, CX
+	ADDQ         $-1024, DX
+	ADDQ         $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce30AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	VMASKMOVPD   (AX), Y1, Y2
+	MOVQ         $0x00000048, DX
+
+row1:
+	VMASKMOVPD (CX), Y1, Y3
+	VBLENDVPD  Y1, Y3, Y0, Y3
+	VADDPD     Y3, Y2, Y2
+	ADDQ       $+24, CX
+	DECQ       DX
+	JNZ        row1
+	VMASKMOVPD Y2, Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPD  Y1, Y0, Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 32(DX), Y2
+	VMULPD  Y2, Y1, Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 64(DX), Y3
+	VMULPD  Y3, Y2, Y2
+	VMOVUPS 96(CX), Y3
+	VMOVUPS 96(DX), Y4
+	VMULPD  Y4, Y3, Y3
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	MOVQ    $0x00000005, SI
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	DECQ         SI
+	JNZ          grp2
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y2, Y2
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $-768, CX
+	ADDQ         $-768, DX
+	ADDQ         $+8, AX
+	ADDQ         $+864, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+24(SB), Y1
+	MOVQ         $0x00000002, BX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPS      32(CX), Y3
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VMOVUPS      96(CX), Y5
+	VMOVUPS      96(DX), Y6
+	VMULPD       Y6, Y5, Y5
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	VMOVUPS      (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y2, Y2
+	VMOVUPS      32(CX), Y6
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y3, Y3
+	VMOVUPS      64(CX), Y6
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y4, Y4
+	VMOVUPS      96(CX), Y6
+	VMOVUPS      96(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y5, Y5
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	VMOVUPS      (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y2, Y2
+	VMOVUPS      32(CX), Y6
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y3, Y3
+	VMOVUPS      64(CX), Y6
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y4, Y4
+	VMASKMOVPD   96(CX), Y1, Y6
+	VMASKMOVPD   96(DX), Y1, Y7
+	VMULPD       Y7, Y6, Y6
+	VBLENDVPD    Y1, Y6, Y0, Y6
+	VADDPD       Y6, Y5, Y5
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y5, Y4, Y3
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPD       X3, X2, X2
+	VPERMILPD    $0x01, X2, X3
+	VADDPD       X3, X2, X2
+	VMOVSD       ocannlConst64<>+0(SB), X3
+	VADDPD       X2, X3, X2
+	VMOVSD       X2, (AX)
+	ADDQ         $-256, CX
+	ADDQ         $-256, DX
+	ADDQ         $+16, AX
+	ADDQ         $+360, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce33AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+24(SB), Y1
+	MOVQ         $0x00000002, BX
+
+blk1:
+	VMOVUPS (AX), Y2
+	VMOVUPS 32(AX), Y3
+	VMOVUPS 64(AX), Y4
+	VMOVUPS 96(AX), Y5
+	MOVQ    $0x00000002, SI
+
+row2:
+	VBROADCASTSD (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y4, Y4
+	VMOVUPS      96(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y5, Y5
+	ADDQ         $+16, CX
+	ADDQ         $+360, DX
+	DECQ         SI
+	JNZ          row2
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      Y3, 32(AX)
+	VMOVUPS      Y4, 64(AX)
+	VMOVUPS      Y5, 96(AX)
+	ADDQ         $-32, CX
+	ADDQ         $-592, DX
+	ADDQ         $+128, AX
+	DECQ         BX
+	JNZ          blk1
+	VMOVUPS      (AX), Y2
+	VMOVUPS      32(AX), Y3
+	VMOVUPS      64(AX), Y4
+	VMASKMOVPD   96(AX), Y1, Y5
+	MOVQ         $0x00000002, BX
+
+row3:
+	VBROADCASTSD (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y7
+	VADDPD       Y7, Y4, Y4
+	VMASKMOVPD   96(DX), Y1, Y7
+	VMULPD       Y7, Y6, Y6
+	VBLENDVPD    Y1, Y6, Y0, Y6
+	VADDPD       Y6, Y5, Y5
+	ADDQ         $+16, CX
+	ADDQ         $+360, DX
+	DECQ         BX
+	JNZ          row3
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      Y3, 32(AX)
+	VMOVUPS      Y4, 64(AX)
+	VMASKMOVPD   Y5, Y1, 96(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce34AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+24(SB), Y1
+	MOVQ         $0x00000002, BX
+
+blk1:
+	VMOVUPS (AX), Y2
+	VMOVUPS 32(AX), Y3
+	VMOVUPS 64(AX), Y4
+	VMOVUPS 96(AX), Y5
+	MOVQ    $0x00000002, SI
+
+row2:
+	VBROADCASTSD (DX), Y6
+	VMOVUPS      (CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y4, Y4
+	VMOVUPS      96(CX), Y7
+	VMULPD       Y6, Y7, Y6
+	VADDPD       Y6, Y5, Y5
+	ADDQ         $+360, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row2
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      Y3, 32(AX)
+	VMOVUPS      Y4, 64(AX)
+	VMOVUPS      Y5, 96(AX)
+	ADDQ         $-592, CX
+	ADDQ         $-16, DX
+	ADDQ         $+128, AX
+	DECQ         BX
+	JNZ          blk1
+	VMOVUPS      (AX), Y2
+	VMOVUPS      32(AX), Y3
+	VMOVUPS      64(AX), Y4
+	VMASKMOVPD   96(AX), Y1, Y5
+	MOVQ         $0x00000002, BX
+
+row3:
+	VBROADCASTSD (DX), Y6
+	VMOVUPS      (CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y2, Y2
+	VMOVUPS      32(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y3, Y3
+	VMOVUPS      64(CX), Y7
+	VMULPD       Y6, Y7, Y7
+	VADDPD       Y7, Y4, Y4
+	VMASKMOVPD   96(CX), Y1, Y7
+	VMULPD       Y6, Y7, Y6
+	VBLENDVPD    Y1, Y6, Y0, Y6
+	VADDPD       Y6, Y5, Y5
+	ADDQ         $+360, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row3
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      Y3, 32(AX)
+	VMOVUPS      Y4, 64(AX)
+	VMASKMOVPD   Y5, Y1, 96(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce35AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+24(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000048, DX
+
+row1:
+	VMOVUPS    (CX), Y4
+	VADDPD     Y4, Y2, Y2
+	VMASKMOVPD 32(CX), Y1, Y4
+	VBLENDVPD  Y1, Y4, Y0, Y4
+	VADDPD     Y4, Y3, Y3
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VMOVUPS    Y2, (AX)
+	VMASKMOVPD Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce36AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000006, DX
+
+blk1:
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	MOVQ    $0x00000002, BX
+
+row2:
+	VMOVUPS (CX), Y4
+	VADDPD  Y4, Y0, Y0
+	VMOVUPS 32(CX), Y4
+	VADDPD  Y4, Y1, Y1
+	VMOVUPS 64(CX), Y4
+	VADDPD  Y4, Y2, Y2
+	VMOVUPS 96(CX), Y4
+	VADDPD  Y4, Y3, Y3
+	ADDQ    $+864, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $-1600, CX
+	ADDQ    $+128, AX
+	DECQ    DX
+	JNZ     blk1
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	MOVQ    $0x00000002, DX
+
+row3:
+	VMOVUPS (CX), Y3
+	VADDPD  Y3, Y0, Y0
+	VMOVUPS 32(CX), Y3
+	VADDPD  Y3, Y1, Y1
+	VMOVUPS 64(CX), Y3
+	VADDPD  Y3, Y2, Y2
+	ADDQ    $+864, CX
+	DECQ    DX
+	JNZ     row3
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce37AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMASKMOVPD   32(CX), Y1, Y3
+	VMASKMOVPD   32(DX), Y1, Y4
+	VMULPD       Y4, Y3, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPD       X3, X2, X2
+	VPERMILPD    $0x01, X2, X3
+	VADDPD       X3, X2, X2
+	VMOVSD       ocannlConst64<>+0(SB), X3
+	VADDPD       X2, X3, X2
+	VMOVSD       X2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce38AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce39AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPD       X1, X0, X2
+	VMAXPD       X0, X1, X3
+	VCMPPD       $0x03, X1, X0, X0
+	VANDPD       X3, X2, X1
+	VORPD        X0, X1, X1
+	VPERMILPD    $0x01, X1, X0
+	VMAXPD       X0, X1, X2
+	VMAXPD       X1, X0, X3
+	VCMPPD       $0x03, X0, X1, X0
+	VANDPD       X3, X2, X1
+	VORPD        X0, X1, X1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce40AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce41AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+48, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce42AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMASKMOVPD   32(CX), Y1, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VMAXPD       Y3, Y2, Y4
+	VMAXPD       Y2, Y3, Y5
+	VCMPPD       $0x03, Y3, Y2, Y2
+	VANDPD       Y5, Y4, Y3
+	VORPD        Y2, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X2
+	VMAXPD       X2, X3, X4
+	VMAXPD       X3, X2, X5
+	VCMPPD       $0x03, X2, X3, X2
+	VANDPD       X5, X4, X3
+	VORPD        X2, X3, X3
+	VPERMILPD    $0x01, X3, X2
+	VMAXPD       X2, X3, X4
+	VMAXPD       X3, X2, X5
+	VCMPPD       $0x03, X2, X3, X2
+	VANDPD       X5, X4, X3
+	VORPD        X2, X3, X3
+	VMOVSD       X3, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+48, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce43AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMASKMOVPD   32(CX), Y1, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPD       X3, X2, X2
+	VPERMILPD    $0x01, X2, X3
+	VADDPD       X3, X2, X2
+	VMOVSD       ocannlConst64<>+0(SB), X3
+	VADDPD       X2, X3, X2
+	VMOVSD       X2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+48, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce44AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	ADDQ         $+128, CX
+	MOVQ         $0x00000002, DX
+
+grp1:
+	VMOVUPS      (CX), Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPD       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $-384, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce45AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMASKMOVPD   32(CX), Y1, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPD       X3, X2, X2
+	VPERMILPD    $0x01, X2, X3
+	VADDPD       X3, X2, X2
+	VMOVSD       (AX), X3
+	VSUBPD       X2, X3, X2
+	VMOVSD       X2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+48, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce46AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS    (CX), Y4
+	VADDPD     Y4, Y2, Y2
+	VMASKMOVPD 32(CX), Y1, Y4
+	VBLENDVPD  Y1, Y4, Y0, Y4
+	VADDPD     Y4, Y3, Y3
+	ADDQ       $+48, CX
+	DECQ       DX
+	JNZ        row1
+	VMOVUPS    Y2, (AX)
+	VMASKMOVPD Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+48, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         $-384, CX
+	ADDQ         $-448, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce48AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000006, BX
+
+row1:
+	VBROADCASTSD (DX), Y2
+	VMOVUPS      (CX), Y3
+	VMULPD       Y2, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(CX), Y3
+	VMULPD       Y2, Y3, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+64, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         $-320, CX
+	ADDQ         $-48, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce49AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPD  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VADDPD  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-448, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+24(SB), Y0
+	VBROADCASTSD ocannlConst64<>+0(SB), Y1
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSD (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y1, Y1, Y4
+	VDIVPD       Y4, Y3, Y3
+	VMULPD       Y0, Y3, Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPS      32(CX), Y3
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y1, Y1, Y1
+	VDIVPD       Y1, Y4, Y1
+	VMULPD       Y0, Y1, Y1
+	VMULPD       Y1, Y3, Y1
+	VADDPD       Y1, Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
+	VPERMILPD    $0x01, X1, X2
+	VADDPD       X2, X1, X1
+	VMOVSD       (AX), X2
+	VADDPD       X1, X2, X1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	ADDQ         $+64, DX
+	ADDQ         $+8, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce51AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS (CX), Y2
+	VMOVUPS (DX), Y3
+	VMULPD  Y3, Y2, Y2
+	VADDPD  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VMOVUPS 32(DX), Y3
+	VMULPD  Y3, Y2, Y2
+	VADDPD  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-448, CX
+	ADDQ    $-448, DX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce52AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       (AX), X1
+	VSUBPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce53AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      96(AX), Y3
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS (CX), Y4
+	VADDPD  Y4, Y0, Y0
+	VMOVUPS 32(CX), Y4
+	VADDPD  Y4, Y1, Y1
+	VMOVUPS 64(CX), Y4
+	VADDPD  Y4, Y2, Y2
+	VMOVUPS 96(CX), Y4
+	VADDPD  Y4, Y3, Y3
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $-896, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce54AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+24(SB), Y0
+	VBROADCASTSD ocannlConst64<>+0(SB), Y1
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSD (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y1, Y1, Y1
+	VDIVPD       Y1, Y3, Y1
+	VMULPD       Y0, Y1, Y1
+	VMULPD       Y1, Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
+	VPERMILPD    $0x01, X1, X2
+	VADDPD       X2, X1, X1
+	VMOVSD       (AX), X2
+	VADDPD       X1, X2, X1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	ADDQ         $+8, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce55AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       (AX), X1
+	VSUBPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce56AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000002, DX
+
+blk1:
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	MOVQ    $0x00000002, BX
+
+row2:
+	VMOVUPS (CX), Y4
+	VADDPD  Y4, Y0, Y0
+	VMOVUPS 32(CX), Y4
+	VADDPD  Y4, Y1, Y1
+	VMOVUPS 64(CX), Y4
+	VADDPD  Y4, Y2, Y2
+	VMOVUPS 96(CX), Y4
+	VADDPD  Y4, Y3, Y3
+	ADDQ    $+256, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $-384, CX
+	ADDQ    $+128, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce57AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VMASKMOVPD   32(DX), Y1, Y5
+	VMULPD       Y5, Y4, Y4
+	VBLENDVPD    Y1, Y4, Y0, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+64, CX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y2, (AX)
+	VMASKMOVPD   Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMASKMOVPD   32(CX), Y1, Y3
+	VMASKMOVPD   32(DX), Y1, Y4
+	VMULPD       Y4, Y3, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPD       X3, X2, X2
+	VPERMILPD    $0x01, X2, X3
+	VADDPD       X3, X2, X2
+	VMOVSD       ocannlConst64<>+0(SB), X3
+	VADDPD       X2, X3, X2
+	VMOVSD       X2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+48, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce59AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce60AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce61AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPD       X1, X0, X2
+	VMAXPD       X0, X1, X3
+	VCMPPD       $0x03, X1, X0, X0
+	VANDPD       X3, X2, X1
+	VORPD        X0, X1, X1
+	VPERMILPD    $0x01, X1, X0
+	VMAXPD       X0, X1, X2
+	VMAXPD       X1, X0, X3
+	VCMPPD       $0x03, X0, X1, X0
+	VANDPD       X3, X2, X1
+	VORPD        X0, X1, X1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce62AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000006, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      Y0, Y1
+	VMOVUPS      Y0, Y0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Y2
+	VMOVUPS      (CX), Y3
+	VMULPD       Y2, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VMOVUPS      32(CX), Y3
+	VMULPD       Y2, Y3, Y2
+	VADDPD       Y2, Y0, Y0
+	ADDQ         $+64, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y1, (AX)
+	VMOVUPS      Y0, 32(AX)
+	ADDQ         $-192, CX
+	ADDQ         $-32, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce65AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      Y0, Y1
+	VMOVUPS      Y0, Y0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VBROADCASTSD (DX), Y2
+	VMOVUPS      (CX), Y3
+	VMULPD       Y2, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VMOVUPS      32(CX), Y3
+	VMULPD       Y2, Y3, Y2
+	VADDPD       Y2, Y0, Y0
+	ADDQ         $+64, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y1, (AX)
+	VMOVUPS      Y0, 32(AX)
+	ADDQ         $-256, CX
+	ADDQ         $-40, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce66AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      Y0, Y1
+	VMOVUPS      Y0, Y0
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPD  Y2, Y1, Y1
+	VMOVUPS 32(CX), Y2
+	VADDPD  Y2, Y0, Y0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y1, (AX)
+	VMOVUPS Y0, 32(AX)
+	ADDQ    $-192, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce67AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS (CX), Y3
+	VADDPD  Y3, Y0, Y0
+	VMOVUPS 32(CX), Y3
+	VADDPD  Y3, Y1, Y1
+	VMOVUPS 64(CX), Y3
+	VADDPD  Y3, Y2, Y2
+	ADDQ    $+96, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	ADDQ    $-672, CX
+	ADDQ    $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Y2
+	VMOVUPS      (CX), Y3
+	VMULPD       Y2, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(CX), Y3
+	VMULPD       Y2, Y3, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+64, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         $-192, CX
+	ADDQ         $-160, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       (AX), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000005, BX
+
+row1:
+	VBROADCASTSD (DX), Y2
+	VMOVUPS      (CX), Y3
+	VMULPD       Y2, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(CX), Y3
+	VMULPD       Y2, Y3, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+64, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         $-256, CX
+	ADDQ         $-160, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       (AX), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+96, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+24, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce74AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce75AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+96, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         $-384, CX
+	ADDQ         $-192, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VBROADCASTSD (DX), Y2
+	VMOVUPS      (CX), Y3
+	VMULPD       Y2, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(CX), Y3
+	VMULPD       Y2, Y3, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+64, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         $-704, CX
+	ADDQ         $-96, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce77AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS (CX), Y2
+	VADDPD  Y2, Y0, Y0
+	VMOVUPS 32(CX), Y2
+	VADDPD  Y2, Y1, Y1
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $-192, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+24, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         $-96, CX
+	ADDQ         $-192, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Y3
+	VMOVUPS      (DX), Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+64, CX
+	ADDQ         $+96, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-256, CX
+	ADDQ         $-288, DX
+	ADDQ         $+96, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce80AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	MOVQ         $0x00000006, BX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMASKMOVPD   32(CX), Y1, Y3
+	VMASKMOVPD   32(DX), Y1, Y4
+	VMULPD       Y4, Y3, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPD       X3, X2, X2
+	VPERMILPD    $0x01, X2, X3
+	VADDPD       X3, X2, X2
+	VMOVSD       ocannlConst64<>+0(SB), X3
+	VADDPD       X2, X3, X2
+	VMOVSD       X2, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET

@@ -498,3 +498,400 @@ func ocannlMap27AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap27AVX2 called 
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap28AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+
+// ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce0AVX2 called without assembly")
+}
+
+// ocannlReduce1AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce1AVX2 called without assembly")
+}
+
+// ocannlReduce2AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce2AVX2 called without assembly")
+}
+
+// ocannlReduce3AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
+
+// ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
+
+// ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
+
+// ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce6AVX2 called without assembly")
+}
+
+// ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
+}
+
+// ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
+
+// ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
+}
+
+// ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
+}
+
+// ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
+}
+
+// ocannlReduce12AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce12AVX2 called without assembly")
+}
+
+// ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
+}
+
+// ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
+}
+
+// ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
+}
+
+// ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce16AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
+}
+
+// ocannlReduce17AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce17AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce17AVX2 called without assembly")
+}
+
+// ocannlReduce18AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce18AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce18AVX2 called without assembly")
+}
+
+// ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce19AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
+}
+
+// ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce20AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
+}
+
+// ocannlReduce21AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce21AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce21AVX2 called without assembly")
+}
+
+// ocannlReduce22AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce22AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce22AVX2 called without assembly")
+}
+
+// ocannlReduce23AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce23AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce23AVX2 called without assembly")
+}
+
+// ocannlReduce24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce24AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce24AVX2 called without assembly")
+}
+
+// ocannlReduce25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce25AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce25AVX2 called without assembly")
+}
+
+// ocannlReduce26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce26AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce26AVX2 called without assembly")
+}
+
+// ocannlReduce27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce27AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce27AVX2 called without assembly")
+}
+
+// ocannlReduce28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce28AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce28AVX2 called without assembly")
+}
+
+// ocannlReduce29AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce29AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce29AVX2 called without assembly")
+}
+
+// ocannlReduce30AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce30AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce30AVX2 called without assembly")
+}
+
+// ocannlReduce31AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce31AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce31AVX2 called without assembly")
+}
+
+// ocannlReduce32AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce32AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce32AVX2 called without assembly")
+}
+
+// ocannlReduce33AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce33AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce33AVX2 called without assembly")
+}
+
+// ocannlReduce34AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce34AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce34AVX2 called without assembly")
+}
+
+// ocannlReduce35AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce35AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce35AVX2 called without assembly")
+}
+
+// ocannlReduce36AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce36AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce36AVX2 called without assembly")
+}
+
+// ocannlReduce37AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce37AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce37AVX2 called without assembly")
+}
+
+// ocannlReduce38AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce38AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce38AVX2 called without assembly")
+}
+
+// ocannlReduce39AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce39AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce39AVX2 called without assembly")
+}
+
+// ocannlReduce40AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce40AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce40AVX2 called without assembly")
+}
+
+// ocannlReduce41AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce41AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce41AVX2 called without assembly")
+}
+
+// ocannlReduce42AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce42AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce42AVX2 called without assembly")
+}
+
+// ocannlReduce43AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce43AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce43AVX2 called without assembly")
+}
+
+// ocannlReduce44AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce44AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce44AVX2 called without assembly")
+}
+
+// ocannlReduce45AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce45AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce45AVX2 called without assembly")
+}
+
+// ocannlReduce46AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce46AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce46AVX2 called without assembly")
+}
+
+// ocannlReduce47AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce47AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce47AVX2 called without assembly")
+}
+
+// ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce48AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
+}
+
+// ocannlReduce49AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce49AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce49AVX2 called without assembly")
+}
+
+// ocannlReduce50AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce50AVX2(c, x0, x1, x2 *float64) {
+	panic("ocannlgen: ocannlReduce50AVX2 called without assembly")
+}
+
+// ocannlReduce51AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce51AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce51AVX2 called without assembly")
+}
+
+// ocannlReduce52AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce52AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce52AVX2 called without assembly")
+}
+
+// ocannlReduce53AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce53AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce53AVX2 called without assembly")
+}
+
+// ocannlReduce54AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce54AVX2(c, x0, x1, x2 *float64) {
+	panic("ocannlgen: ocannlReduce54AVX2 called without assembly")
+}
+
+// ocannlReduce55AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce55AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce55AVX2 called without assembly")
+}
+
+// ocannlReduce56AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce56AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce56AVX2 called without assembly")
+}
+
+// ocannlReduce57AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce57AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce57AVX2 called without assembly")
+}
+
+// ocannlReduce58AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce58AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce58AVX2 called without assembly")
+}
+
+// ocannlReduce59AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce59AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce59AVX2 called without assembly")
+}
+
+// ocannlReduce60AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce60AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce60AVX2 called without assembly")
+}
+
+// ocannlReduce61AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce61AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce61AVX2 called without assembly")
+}
+
+// ocannlReduce62AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce62AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce62AVX2 called without assembly")
+}
+
+// ocannlReduce63AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce63AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce63AVX2 called without assembly")
+}
+
+// ocannlReduce64AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce64AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce64AVX2 called without assembly")
+}
+
+// ocannlReduce65AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce65AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce65AVX2 called without assembly")
+}
+
+// ocannlReduce66AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce66AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce66AVX2 called without assembly")
+}
+
+// ocannlReduce67AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce67AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce67AVX2 called without assembly")
+}
+
+// ocannlReduce68AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce68AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce68AVX2 called without assembly")
+}
+
+// ocannlReduce69AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce69AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce69AVX2 called without assembly")
+}
+
+// ocannlReduce70AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce70AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce70AVX2 called without assembly")
+}
+
+// ocannlReduce71AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce71AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce71AVX2 called without assembly")
+}
+
+// ocannlReduce72AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce72AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce72AVX2 called without assembly")
+}
+
+// ocannlReduce73AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce73AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce73AVX2 called without assembly")
+}
+
+// ocannlReduce74AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce74AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce74AVX2 called without assembly")
+}
+
+// ocannlReduce75AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce75AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce75AVX2 called without assembly")
+}
+
+// ocannlReduce76AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce76AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce76AVX2 called without assembly")
+}
+
+// ocannlReduce77AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce77AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce77AVX2 called without assembly")
+}
+
+// ocannlReduce78AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce78AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce78AVX2 called without assembly")
+}
+
+// ocannlReduce79AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce79AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce79AVX2 called without assembly")
+}
+
+// ocannlReduce80AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce80AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce80AVX2 called without assembly")
+}

@@ -20068,16 +20068,21 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 	}
 
 	// objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_scoresRow2 := &objective_att_scores[i0][i1][i2]
-				acc5 := math.Inf(-1)
-				for i3 := range 4 {
-					acc5 = max(acc5, objective_att_scoresRow2[i3])
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&objective_att_m[0][0][0][0], &objective_att_scores[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_scoresRow2 := &objective_att_scores[i0][i1][i2]
+					acc5 := math.Inf(-1)
+					for i3 := range 4 {
+						acc5 = max(acc5, objective_att_scoresRow2[i3])
+					}
+					objective_att_m[i0][i1][i2][0] = acc5
 				}
-				objective_att_m[i0][i1][i2][0] = acc5
 			}
 		}
 	}
@@ -20115,16 +20120,21 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 	}
 
 	// _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_exRow2 := &objective_att_ex[i0][i1][i2]
-				acc6 := float64(0)
-				for i3 := range 4 {
-					acc6 += objective_att_exRow2[i3]
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_exRow2 := &objective_att_ex[i0][i1][i2]
+					acc6 := float64(0)
+					for i3 := range 4 {
+						acc6 += objective_att_exRow2[i3]
+					}
+					objective_att_attn_1[i0][i1][i2][0] = acc6
 				}
-				objective_att_attn_1[i0][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -20162,19 +20172,26 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 	}
 
 	// _objective.1 = compose "*" of objective.att.w_o, objective.att/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 3 {
-				acc8 := float64(0)
-				for i3 := range 2 {
-					pObjectiveAttWORow := (*[2]float64)(pObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
-					objective_att_ctxRow := &objective_att_ctx[i0][i1][i3]
-					for i4 := range 2 {
-						acc8 += pObjectiveAttWORow[i4] * objective_att_ctxRow[i4]
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 3 {
+			ocannlReduce2AVX2(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 3 {
+					acc8 := float64(0)
+					for i3 := range 2 {
+						pObjectiveAttWORow := (*[2]float64)(pObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
+						objective_att_ctxRow := &objective_att_ctx[i0][i1][i3]
+						for i4 := range 2 {
+							acc8 += pObjectiveAttWORow[i4] * objective_att_ctxRow[i4]
+						}
 					}
+					objective_1[i0][i1][i2] = acc8
 				}
-				objective_1[i0][i1][i2] = acc8
 			}
 		}
 	}
@@ -20651,16 +20668,21 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_scoresRow2 := &objective_att_scores[i0][i1][i2]
-				acc5 := math.Inf(-1)
-				for i3 := range 4 {
-					acc5 = max(acc5, objective_att_scoresRow2[i3])
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&objective_att_m[0][0][0][0], &objective_att_scores[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_scoresRow2 := &objective_att_scores[i0][i1][i2]
+					acc5 := math.Inf(-1)
+					for i3 := range 4 {
+						acc5 = max(acc5, objective_att_scoresRow2[i3])
+					}
+					objective_att_m[i0][i1][i2][0] = acc5
 				}
-				objective_att_m[i0][i1][i2][0] = acc5
 			}
 		}
 	}
@@ -20698,16 +20720,21 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_exRow2 := &objective_att_ex[i0][i1][i2]
-				acc6 := float64(0)
-				for i3 := range 4 {
-					acc6 += objective_att_exRow2[i3]
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_exRow2 := &objective_att_ex[i0][i1][i2]
+					acc6 := float64(0)
+					for i3 := range 4 {
+						acc6 += objective_att_exRow2[i3]
+					}
+					objective_att_attn_1[i0][i1][i2][0] = acc6
 				}
-				objective_att_attn_1[i0][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -20745,19 +20772,26 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// _objective.1 = compose "*" of objective.att.w_o, objective.att/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 3 {
-				acc8 := float64(0)
-				for i3 := range 2 {
-					pObjectiveAttWORow := (*[2]float64)(pObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
-					objective_att_ctxRow := &objective_att_ctx[i0][i1][i3]
-					for i4 := range 2 {
-						acc8 += pObjectiveAttWORow[i4] * objective_att_ctxRow[i4]
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 3 {
+			ocannlReduce2AVX2(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 3 {
+					acc8 := float64(0)
+					for i3 := range 2 {
+						pObjectiveAttWORow := (*[2]float64)(pObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
+						objective_att_ctxRow := &objective_att_ctx[i0][i1][i3]
+						for i4 := range 2 {
+							acc8 += pObjectiveAttWORow[i4] * objective_att_ctxRow[i4]
+						}
 					}
+					objective_1[i0][i1][i2] = acc8
 				}
-				objective_1[i0][i1][i2] = acc8
 			}
 		}
 	}
@@ -20799,15 +20833,22 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// backprop of op 12 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g1 =+ g * v2; g1 is objective.att.w_o.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 3 {
-				objective_1_gradV := objective_1_grad[i0][i1][i2]
-				for i3 := range 2 {
-					objective_att_ctxRow2 := &objective_att_ctx[i0][i1][i3]
-					gObjectiveAttWORow := (*[2]float64)(gObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
-					for i4 := range 2 {
-						gObjectiveAttWORow[i4] += objective_1_gradV * objective_att_ctxRow2[i4]
+	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 3 {
+			ocannlReduce3AVX2(&gObjectiveAttWO[4*i2], &objective_1_grad[0][0][i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 3 {
+					objective_1_gradV := objective_1_grad[i0][i1][i2]
+					for i3 := range 2 {
+						objective_att_ctxRow2 := &objective_att_ctx[i0][i1][i3]
+						gObjectiveAttWORow := (*[2]float64)(gObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
+						for i4 := range 2 {
+							gObjectiveAttWORow[i4] += objective_1_gradV * objective_att_ctxRow2[i4]
+						}
 					}
 				}
 			}
@@ -20880,18 +20921,23 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// backprop of op 10 (objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.att/attn.1.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_attn_gradRow3 := &objective_att_attn_grad[i0][i1][i2]
-				objective_att_exRow4 := &objective_att_ex[i0][i1][i2]
-				v := objective_att_attn_1[i0][i1][i2][0] * objective_att_attn_1[i0][i1][i2][0]
-				acc11 := objective_att_attn_1_grad[i0][i1][i2][0]
-				for i3 := range 4 {
-					acc11 += objective_att_attn_gradRow3[i3] * (-(objective_att_exRow4[i3] / v))
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&objective_att_attn_1_grad[0][0][0][0], &objective_att_attn_grad[0][0][0][0], &objective_att_ex[0][0][0][0], &objective_att_attn_1[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_attn_gradRow3 := &objective_att_attn_grad[i0][i1][i2]
+					objective_att_exRow4 := &objective_att_ex[i0][i1][i2]
+					v := objective_att_attn_1[i0][i1][i2][0] * objective_att_attn_1[i0][i1][i2][0]
+					acc11 := objective_att_attn_1_grad[i0][i1][i2][0]
+					for i3 := range 4 {
+						acc11 += objective_att_attn_gradRow3[i3] * (-(objective_att_exRow4[i3] / v))
+					}
+					objective_att_attn_1_grad[i0][i1][i2][0] = acc11
 				}
-				objective_att_attn_1_grad[i0][i1][i2][0] = acc11
 			}
 		}
 	}
@@ -20937,16 +20983,21 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g2 =- g; g2 is objective.att/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
-				acc12 := objective_att_m_grad[i0][i1][i2][0]
-				for i3 := range 4 {
-					acc12 -= objective_att_ex_1_gradRow3[i3]
+	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&objective_att_m_grad[0][0][0][0], &objective_att_ex_1_grad[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
+					acc12 := objective_att_m_grad[i0][i1][i2][0]
+					for i3 := range 4 {
+						acc12 -= objective_att_ex_1_gradRow3[i3]
+					}
+					objective_att_m_grad[i0][i1][i2][0] = acc12
 				}
-				objective_att_m_grad[i0][i1][i2][0] = acc12
 			}
 		}
 	}
@@ -21422,16 +21473,21 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 	}
 
 	// objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_maskedRow2 := &objective_att_masked[i0][i1][i2]
-				acc5 := math.Inf(-1)
-				for i3 := range 4 {
-					acc5 = max(acc5, objective_att_maskedRow2[i3])
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&objective_att_m[0][0][0][0], &objective_att_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_maskedRow2 := &objective_att_masked[i0][i1][i2]
+					acc5 := math.Inf(-1)
+					for i3 := range 4 {
+						acc5 = max(acc5, objective_att_maskedRow2[i3])
+					}
+					objective_att_m[i0][i1][i2][0] = acc5
 				}
-				objective_att_m[i0][i1][i2][0] = acc5
 			}
 		}
 	}
@@ -21469,16 +21525,21 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 	}
 
 	// _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_exRow2 := &objective_att_ex[i0][i1][i2]
-				acc6 := float64(0)
-				for i3 := range 4 {
-					acc6 += objective_att_exRow2[i3]
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_exRow2 := &objective_att_ex[i0][i1][i2]
+					acc6 := float64(0)
+					for i3 := range 4 {
+						acc6 += objective_att_exRow2[i3]
+					}
+					objective_att_attn_1[i0][i1][i2][0] = acc6
 				}
-				objective_att_attn_1[i0][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -21516,19 +21577,26 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 	}
 
 	// _objective.1 = compose "*" of objective.att.w_o, objective.att/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 3 {
-				acc8 := float64(0)
-				for i3 := range 2 {
-					pObjectiveAttWORow := (*[2]float64)(pObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
-					objective_att_ctxRow := &objective_att_ctx[i0][i1][i3]
-					for i4 := range 2 {
-						acc8 += pObjectiveAttWORow[i4] * objective_att_ctxRow[i4]
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 3 {
+			ocannlReduce2AVX2(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 3 {
+					acc8 := float64(0)
+					for i3 := range 2 {
+						pObjectiveAttWORow := (*[2]float64)(pObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
+						objective_att_ctxRow := &objective_att_ctx[i0][i1][i3]
+						for i4 := range 2 {
+							acc8 += pObjectiveAttWORow[i4] * objective_att_ctxRow[i4]
+						}
 					}
+					objective_1[i0][i1][i2] = acc8
 				}
-				objective_1[i0][i1][i2] = acc8
 			}
 		}
 	}
@@ -22047,16 +22115,21 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_maskedRow2 := &objective_att_masked[i0][i1][i2]
-				acc5 := math.Inf(-1)
-				for i3 := range 4 {
-					acc5 = max(acc5, objective_att_maskedRow2[i3])
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&objective_att_m[0][0][0][0], &objective_att_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_maskedRow2 := &objective_att_masked[i0][i1][i2]
+					acc5 := math.Inf(-1)
+					for i3 := range 4 {
+						acc5 = max(acc5, objective_att_maskedRow2[i3])
+					}
+					objective_att_m[i0][i1][i2][0] = acc5
 				}
-				objective_att_m[i0][i1][i2][0] = acc5
 			}
 		}
 	}
@@ -22094,16 +22167,21 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_exRow2 := &objective_att_ex[i0][i1][i2]
-				acc6 := float64(0)
-				for i3 := range 4 {
-					acc6 += objective_att_exRow2[i3]
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce1AVX2(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_exRow2 := &objective_att_ex[i0][i1][i2]
+					acc6 := float64(0)
+					for i3 := range 4 {
+						acc6 += objective_att_exRow2[i3]
+					}
+					objective_att_attn_1[i0][i1][i2][0] = acc6
 				}
-				objective_att_attn_1[i0][i1][i2][0] = acc6
 			}
 		}
 	}
@@ -22141,19 +22219,26 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// _objective.1 = compose "*" of objective.att.w_o, objective.att/ctx
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 3 {
-				acc8 := float64(0)
-				for i3 := range 2 {
-					pObjectiveAttWORow := (*[2]float64)(pObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
-					objective_att_ctxRow := &objective_att_ctx[i0][i1][i3]
-					for i4 := range 2 {
-						acc8 += pObjectiveAttWORow[i4] * objective_att_ctxRow[i4]
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 3 {
+			ocannlReduce2AVX2(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 3 {
+					acc8 := float64(0)
+					for i3 := range 2 {
+						pObjectiveAttWORow := (*[2]float64)(pObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
+						objective_att_ctxRow := &objective_att_ctx[i0][i1][i3]
+						for i4 := range 2 {
+							acc8 += pObjectiveAttWORow[i4] * objective_att_ctxRow[i4]
+						}
 					}
+					objective_1[i0][i1][i2] = acc8
 				}
-				objective_1[i0][i1][i2] = acc8
 			}
 		}
 	}
@@ -22195,15 +22280,22 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// backprop of op 13 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g1 =+ g * v2; g1 is objective.att.w_o.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 3 {
-				objective_1_gradV := objective_1_grad[i0][i1][i2]
-				for i3 := range 2 {
-					objective_att_ctxRow2 := &objective_att_ctx[i0][i1][i3]
-					gObjectiveAttWORow := (*[2]float64)(gObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
-					for i4 := range 2 {
-						gObjectiveAttWORow[i4] += objective_1_gradV * objective_att_ctxRow2[i4]
+	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 3 {
+			ocannlReduce3AVX2(&gObjectiveAttWO[4*i2], &objective_1_grad[0][0][i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 3 {
+					objective_1_gradV := objective_1_grad[i0][i1][i2]
+					for i3 := range 2 {
+						objective_att_ctxRow2 := &objective_att_ctx[i0][i1][i3]
+						gObjectiveAttWORow := (*[2]float64)(gObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
+						for i4 := range 2 {
+							gObjectiveAttWORow[i4] += objective_1_gradV * objective_att_ctxRow2[i4]
+						}
 					}
 				}
 			}
@@ -22276,18 +22368,23 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// backprop of op 11 (objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.att/attn.1.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_attn_gradRow3 := &objective_att_attn_grad[i0][i1][i2]
-				objective_att_exRow4 := &objective_att_ex[i0][i1][i2]
-				v := objective_att_attn_1[i0][i1][i2][0] * objective_att_attn_1[i0][i1][i2][0]
-				acc11 := objective_att_attn_1_grad[i0][i1][i2][0]
-				for i3 := range 4 {
-					acc11 += objective_att_attn_gradRow3[i3] * (-(objective_att_exRow4[i3] / v))
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&objective_att_attn_1_grad[0][0][0][0], &objective_att_attn_grad[0][0][0][0], &objective_att_ex[0][0][0][0], &objective_att_attn_1[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_attn_gradRow3 := &objective_att_attn_grad[i0][i1][i2]
+					objective_att_exRow4 := &objective_att_ex[i0][i1][i2]
+					v := objective_att_attn_1[i0][i1][i2][0] * objective_att_attn_1[i0][i1][i2][0]
+					acc11 := objective_att_attn_1_grad[i0][i1][i2][0]
+					for i3 := range 4 {
+						acc11 += objective_att_attn_gradRow3[i3] * (-(objective_att_exRow4[i3] / v))
+					}
+					objective_att_attn_1_grad[i0][i1][i2][0] = acc11
 				}
-				objective_att_attn_1_grad[i0][i1][i2][0] = acc11
 			}
 		}
 	}
@@ -22333,16 +22430,21 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g2 =- g; g2 is objective.att/m.grad
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
-				acc12 := objective_att_m_grad[i0][i1][i2][0]
-				for i3 := range 4 {
-					acc12 -= objective_att_ex_1_gradRow3[i3]
+	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&objective_att_m_grad[0][0][0][0], &objective_att_ex_1_grad[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
+					acc12 := objective_att_m_grad[i0][i1][i2][0]
+					for i3 := range 4 {
+						acc12 -= objective_att_ex_1_gradRow3[i3]
+					}
+					objective_att_m_grad[i0][i1][i2][0] = acc12
 				}
-				objective_att_m_grad[i0][i1][i2][0] = acc12
 			}
 		}
 	}
@@ -23354,17 +23456,24 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 	}
 
 	// _objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_f2_xRow2 := &objective_f2_x[i0][i1]
-			for i2 := range 4 {
-				pObjectiveF2WRow := (*[6]float64)(pObjectiveF2W[6*i2 : 6*i2+6])
-				acc12 := float64(0)
-				for i3 := range 6 {
-					acc12 += pObjectiveF2WRow[i3] * objective_f2_xRow2[i3]
+	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 4 {
+			ocannlReduce6AVX2(&objective_ln2_x_1[0][0][i2], &pObjectiveF2W[6*i2], &objective_f2_x[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_f2_xRow2 := &objective_f2_x[i0][i1]
+				for i2 := range 4 {
+					pObjectiveF2WRow := (*[6]float64)(pObjectiveF2W[6*i2 : 6*i2+6])
+					acc12 := float64(0)
+					for i3 := range 6 {
+						acc12 += pObjectiveF2WRow[i3] * objective_f2_xRow2[i3]
+					}
+					objective_ln2_x_1[i0][i1][i2] = acc12
 				}
-				objective_ln2_x_1[i0][i1][i2] = acc12
 			}
 		}
 	}
@@ -24902,17 +25011,24 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	}
 
 	// _objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_f2_xRow2 := &objective_f2_x[i0][i1]
-			for i2 := range 4 {
-				pObjectiveF2WRow := (*[6]float64)(pObjectiveF2W[6*i2 : 6*i2+6])
-				acc12 := float64(0)
-				for i3 := range 6 {
-					acc12 += pObjectiveF2WRow[i3] * objective_f2_xRow2[i3]
+	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 4 {
+			ocannlReduce6AVX2(&objective_ln2_x_1[0][0][i2], &pObjectiveF2W[6*i2], &objective_f2_x[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_f2_xRow2 := &objective_f2_x[i0][i1]
+				for i2 := range 4 {
+					pObjectiveF2WRow := (*[6]float64)(pObjectiveF2W[6*i2 : 6*i2+6])
+					acc12 := float64(0)
+					for i3 := range 6 {
+						acc12 += pObjectiveF2WRow[i3] * objective_f2_xRow2[i3]
+					}
+					objective_ln2_x_1[i0][i1][i2] = acc12
 				}
-				objective_ln2_x_1[i0][i1][i2] = acc12
 			}
 		}
 	}
@@ -25341,14 +25457,21 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	}
 
 	// backprop of op 28 (_objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x): g1 =+ g * v2; g1 is objective.f2.w.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_f2_xRow3 := &objective_f2_x[i0][i1]
-			for i2 := range 4 {
-				objective_ln2_x_1_gradV := objective_ln2_x_1_grad[i0][i1][i2]
-				gObjectiveF2WRow := (*[6]float64)(gObjectiveF2W[6*i2 : 6*i2+6])
-				for i3 := range 6 {
-					gObjectiveF2WRow[i3] += objective_ln2_x_1_gradV * objective_f2_xRow3[i3]
+	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 4 {
+			ocannlReduce7AVX2(&gObjectiveF2W[6*i2], &objective_ln2_x_1_grad[0][0][i2], &objective_f2_x[0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_f2_xRow3 := &objective_f2_x[i0][i1]
+				for i2 := range 4 {
+					objective_ln2_x_1_gradV := objective_ln2_x_1_grad[i0][i1][i2]
+					gObjectiveF2WRow := (*[6]float64)(gObjectiveF2W[6*i2 : 6*i2+6])
+					for i3 := range 6 {
+						gObjectiveF2WRow[i3] += objective_ln2_x_1_gradV * objective_f2_xRow3[i3]
+					}
 				}
 			}
 		}
@@ -25402,17 +25525,22 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	}
 
 	// backprop of op 26 (_objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b): g2 =+ g; g2 is objective.f1.b.grad
-	// i1 unrolled and jammed into i2.
-	for i0 := range 2 {
-		objective_f2_x_2_gradRow3 := &objective_f2_x_2_grad[i0][0]
-		objective_f2_x_2_gradRow4 := &objective_f2_x_2_grad[i0][1]
-		objective_f2_x_2_gradRow5 := &objective_f2_x_2_grad[i0][2]
-		for i2 := range 6 {
-			acc22 := gObjectiveF1B[i2]
-			acc22 += objective_f2_x_2_gradRow3[i2]
-			acc22 += objective_f2_x_2_gradRow4[i2]
-			acc22 += objective_f2_x_2_gradRow5[i2]
-			gObjectiveF1B[i2] = acc22
+	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&gObjectiveF1B[0], &objective_f2_x_2_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			objective_f2_x_2_gradRow3 := &objective_f2_x_2_grad[i0][0]
+			objective_f2_x_2_gradRow4 := &objective_f2_x_2_grad[i0][1]
+			objective_f2_x_2_gradRow5 := &objective_f2_x_2_grad[i0][2]
+			for i2 := range 6 {
+				acc22 := gObjectiveF1B[i2]
+				acc22 += objective_f2_x_2_gradRow3[i2]
+				acc22 += objective_f2_x_2_gradRow4[i2]
+				acc22 += objective_f2_x_2_gradRow5[i2]
+				gObjectiveF1B[i2] = acc22
+			}
 		}
 	}
 
@@ -29810,20 +29938,25 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
-	// reduction accumulated in a local variable.
-	acc2 := float64(0)
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				objective_1Row2 := &objective_1[i0][i1][i2]
-				rRow := &r[i0][i1][i2]
-				for i3 := range 3 {
-					acc2 += objective_1Row2[i3] * rRow[i3]
+	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&out[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc2 := float64(0)
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					objective_1Row2 := &objective_1[i0][i1][i2]
+					rRow := &r[i0][i1][i2]
+					for i3 := range 3 {
+						acc2 += objective_1Row2[i3] * rRow[i3]
+					}
 				}
 			}
 		}
+		out[0] = acc2
 	}
-	out[0] = acc2
 }
 
 // ocannlConvPaddedBackward runs a tensor program generated by ocannlgen.
@@ -30008,20 +30141,25 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
-	// reduction accumulated in a local variable.
-	acc2 := float64(0)
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				objective_1Row2 := &objective_1[i0][i1][i2]
-				rRow := &r[i0][i1][i2]
-				for i3 := range 3 {
-					acc2 += objective_1Row2[i3] * rRow[i3]
+	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&loss[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc2 := float64(0)
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					objective_1Row2 := &objective_1[i0][i1][i2]
+					rRow := &r[i0][i1][i2]
+					for i3 := range 3 {
+						acc2 += objective_1Row2[i3] * rRow[i3]
+					}
 				}
 			}
 		}
+		loss[0] = acc2
 	}
-	loss[0] = acc2
 
 	// zero the gradients
 	*gImg = [32]float64{}
@@ -30059,20 +30197,25 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 	}
 
 	// backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g2 =+ g; g2 is objective.conv2d#1.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			objective_1_gradRow3 := &objective_1_grad[i0][i1][0]
-			objective_1_gradRow4 := &objective_1_grad[i0][i1][1]
-			objective_1_gradRow5 := &objective_1_grad[i0][i1][2]
-			objective_1_gradRow6 := &objective_1_grad[i0][i1][3]
-			for i3 := range 3 {
-				acc3 := gObjectiveConv2d1Bias[i3]
-				acc3 += objective_1_gradRow3[i3]
-				acc3 += objective_1_gradRow4[i3]
-				acc3 += objective_1_gradRow5[i3]
-				acc3 += objective_1_gradRow6[i3]
-				gObjectiveConv2d1Bias[i3] = acc3
+	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&gObjectiveConv2d1Bias[0], &objective_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				objective_1_gradRow3 := &objective_1_grad[i0][i1][0]
+				objective_1_gradRow4 := &objective_1_grad[i0][i1][1]
+				objective_1_gradRow5 := &objective_1_grad[i0][i1][2]
+				objective_1_gradRow6 := &objective_1_grad[i0][i1][3]
+				for i3 := range 3 {
+					acc3 := gObjectiveConv2d1Bias[i3]
+					acc3 += objective_1_gradRow3[i3]
+					acc3 += objective_1_gradRow4[i3]
+					acc3 += objective_1_gradRow5[i3]
+					acc3 += objective_1_gradRow6[i3]
+					gObjectiveConv2d1Bias[i3] = acc3
+				}
 			}
 		}
 	}
@@ -31935,20 +32078,25 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
-	// reduction accumulated in a local variable.
-	acc3 := float64(0)
-	for i0 := range 2 {
-		for i1 := range 3 {
-			for i2 := range 3 {
-				objective_1Row2 := &objective_1[i0][i1][i2]
-				rRow := &r[i0][i1][i2]
-				for i3 := range 3 {
-					acc3 += objective_1Row2[i3] * rRow[i3]
+	// float64 along-rows add reduction kernel, 1 rows of 54 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&out[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc3 := float64(0)
+		for i0 := range 2 {
+			for i1 := range 3 {
+				for i2 := range 3 {
+					objective_1Row2 := &objective_1[i0][i1][i2]
+					rRow := &r[i0][i1][i2]
+					for i3 := range 3 {
+						acc3 += objective_1Row2[i3] * rRow[i3]
+					}
 				}
 			}
 		}
+		out[0] = acc3
 	}
-	out[0] = acc3
 }
 
 // ocannlConvStackBackward runs a tensor program generated by ocannlgen.
@@ -32237,20 +32385,25 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
-	// reduction accumulated in a local variable.
-	acc3 := float64(0)
-	for i0 := range 2 {
-		for i1 := range 3 {
-			for i2 := range 3 {
-				objective_1Row2 := &objective_1[i0][i1][i2]
-				rRow := &r[i0][i1][i2]
-				for i3 := range 3 {
-					acc3 += objective_1Row2[i3] * rRow[i3]
+	// float64 along-rows add reduction kernel, 1 rows of 54 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&loss[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc3 := float64(0)
+		for i0 := range 2 {
+			for i1 := range 3 {
+				for i2 := range 3 {
+					objective_1Row2 := &objective_1[i0][i1][i2]
+					rRow := &r[i0][i1][i2]
+					for i3 := range 3 {
+						acc3 += objective_1Row2[i3] * rRow[i3]
+					}
 				}
 			}
 		}
+		loss[0] = acc3
 	}
-	loss[0] = acc3
 
 	// zero the gradients
 	*gImg = [50]float64{}
@@ -32290,18 +32443,23 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	}
 
 	// backprop of op 4 (_objective.1 = pointwise "+" of objective.c2/y, objective.c2.bias): g2 =+ g; g2 is objective.c2.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_1_gradRow3 := &objective_1_grad[i0][i1][0]
-			objective_1_gradRow4 := &objective_1_grad[i0][i1][1]
-			objective_1_gradRow5 := &objective_1_grad[i0][i1][2]
-			for i3 := range 3 {
-				acc4 := gObjectiveC2Bias[i3]
-				acc4 += objective_1_gradRow3[i3]
-				acc4 += objective_1_gradRow4[i3]
-				acc4 += objective_1_gradRow5[i3]
-				gObjectiveC2Bias[i3] = acc4
+	// float64 across-rows add reduction kernel, 18 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&gObjectiveC2Bias[0], &objective_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_1_gradRow3 := &objective_1_grad[i0][i1][0]
+				objective_1_gradRow4 := &objective_1_grad[i0][i1][1]
+				objective_1_gradRow5 := &objective_1_grad[i0][i1][2]
+				for i3 := range 3 {
+					acc4 := gObjectiveC2Bias[i3]
+					acc4 += objective_1_gradRow3[i3]
+					acc4 += objective_1_gradRow4[i3]
+					acc4 += objective_1_gradRow5[i3]
+					gObjectiveC2Bias[i3] = acc4
+				}
 			}
 		}
 	}
@@ -32406,18 +32564,23 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	}
 
 	// backprop of op 1 (_objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias): g2 =+ g; g2 is objective.c1.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_c2_x_1_gradRow3 := &objective_c2_x_1_grad[i0][i1][0]
-			objective_c2_x_1_gradRow4 := &objective_c2_x_1_grad[i0][i1][1]
-			objective_c2_x_1_gradRow5 := &objective_c2_x_1_grad[i0][i1][2]
-			for i3 := range 2 {
-				acc5 := gObjectiveC1Bias[i3]
-				acc5 += objective_c2_x_1_gradRow3[i3]
-				acc5 += objective_c2_x_1_gradRow4[i3]
-				acc5 += objective_c2_x_1_gradRow5[i3]
-				gObjectiveC1Bias[i3] = acc5
+	// float64 across-rows add reduction kernel, 18 rows of 2 elements into 2 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&gObjectiveC1Bias[0], &objective_c2_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_c2_x_1_gradRow3 := &objective_c2_x_1_grad[i0][i1][0]
+				objective_c2_x_1_gradRow4 := &objective_c2_x_1_grad[i0][i1][1]
+				objective_c2_x_1_gradRow5 := &objective_c2_x_1_grad[i0][i1][2]
+				for i3 := range 2 {
+					acc5 := gObjectiveC1Bias[i3]
+					acc5 += objective_c2_x_1_gradRow3[i3]
+					acc5 += objective_c2_x_1_gradRow4[i3]
+					acc5 += objective_c2_x_1_gradRow5[i3]
+					gObjectiveC1Bias[i3] = acc5
+				}
 			}
 		}
 	}
@@ -39020,20 +39183,25 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 	}
 
 	// backprop of op 1 (_objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g2 =+ g; g2 is objective.conv2d_valid#1.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			objective_max_pool_1_x_1_gradRow3 := &objective_max_pool_1_x_1_grad[i0][i1][0]
-			objective_max_pool_1_x_1_gradRow4 := &objective_max_pool_1_x_1_grad[i0][i1][1]
-			objective_max_pool_1_x_1_gradRow5 := &objective_max_pool_1_x_1_grad[i0][i1][2]
-			objective_max_pool_1_x_1_gradRow6 := &objective_max_pool_1_x_1_grad[i0][i1][3]
-			for i3 := range 3 {
-				acc4 := gObjectiveConv2dValid1Bias[i3]
-				acc4 += objective_max_pool_1_x_1_gradRow3[i3]
-				acc4 += objective_max_pool_1_x_1_gradRow4[i3]
-				acc4 += objective_max_pool_1_x_1_gradRow5[i3]
-				acc4 += objective_max_pool_1_x_1_gradRow6[i3]
-				gObjectiveConv2dValid1Bias[i3] = acc4
+	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&gObjectiveConv2dValid1Bias[0], &objective_max_pool_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				objective_max_pool_1_x_1_gradRow3 := &objective_max_pool_1_x_1_grad[i0][i1][0]
+				objective_max_pool_1_x_1_gradRow4 := &objective_max_pool_1_x_1_grad[i0][i1][1]
+				objective_max_pool_1_x_1_gradRow5 := &objective_max_pool_1_x_1_grad[i0][i1][2]
+				objective_max_pool_1_x_1_gradRow6 := &objective_max_pool_1_x_1_grad[i0][i1][3]
+				for i3 := range 3 {
+					acc4 := gObjectiveConv2dValid1Bias[i3]
+					acc4 += objective_max_pool_1_x_1_gradRow3[i3]
+					acc4 += objective_max_pool_1_x_1_gradRow4[i3]
+					acc4 += objective_max_pool_1_x_1_gradRow5[i3]
+					acc4 += objective_max_pool_1_x_1_gradRow6[i3]
+					gObjectiveConv2dValid1Bias[i3] = acc4
+				}
 			}
 		}
 	}

@@ -55,3 +55,73 @@ func ocannlMap6AVX2(c *float64, x0 *float64)
 //
 //go:noescape
 func ocannlMap7AVX2(c *float64, x0 *float64)
+
+// ocannlReduce0AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce0AVX2(c *float64, x0 *float64)
+
+// ocannlReduce1AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce1AVX2(c *float64, x0 *float64)
+
+// ocannlReduce2AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce2AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce3AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce3AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce4AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce4AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce5AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce5AVX2(c *float64, x0 *float64)
+
+// ocannlReduce6AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce7AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce8AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce8AVX2(c *float64, x0 *float64)
+
+// ocannlReduce9AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce9AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce10AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce10AVX2(c *float64, x0 *float64)
+
+// ocannlReduce11AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 54 elements.
+//
+//go:noescape
+func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce12AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 18 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce12AVX2(c *float64, x0 *float64)
+
+// ocannlReduce13AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 18 rows of 2 elements.
+//
+//go:noescape
+func ocannlReduce13AVX2(c *float64, x0 *float64)

@@ -16,7 +16,9 @@ GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $16
+DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
+DATA ocannlConst64<>+24(SB)/8, $0xbff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $32
 
 // func ocannlMap0AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -1489,3 +1491,448 @@ DATA ocannlMap7AVX2Consts<>+968(SB)/8, $0x8000000000000000
 DATA ocannlMap7AVX2Consts<>+976(SB)/8, $0x8000000000000000
 DATA ocannlMap7AVX2Consts<>+984(SB)/8, $0x8000000000000000
 GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $992
+
+// func ocannlReduce0AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPD       X1, X0, X2
+	VMAXPD       X0, X1, X3
+	VCMPPD       $0x03, X1, X0, X0
+	VANDPD       X3, X2, X1
+	VORPD        X0, X1, X1
+	VPERMILPD    $0x01, X1, X0
+	VMAXPD       X0, X1, X2
+	VMAXPD       X1, X0, X3
+	VCMPPD       $0x03, X0, X1, X0
+	VANDPD       X3, X2, X1
+	VORPD        X0, X1, X1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+24, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	ADDQ         $+24, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	ADDQ         $-192, CX
+	ADDQ         $-224, DX
+	ADDQ         $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+24(SB), Y0
+	VBROADCASTSD ocannlConst64<>+0(SB), Y1
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSD (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y1, Y1, Y1
+	VDIVPD       Y1, Y3, Y1
+	VMULPD       Y0, Y1, Y1
+	VMULPD       Y1, Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
+	VPERMILPD    $0x01, X1, X2
+	VADDPD       X2, X1, X1
+	VMOVSD       (AX), X2
+	VADDPD       X1, X2, X1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	ADDQ         $+8, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       (AX), X1
+	VSUBPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	MOVQ         $0x00000006, BX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMASKMOVPD   32(CX), Y1, Y3
+	VMASKMOVPD   32(DX), Y1, Y4
+	VMULPD       Y4, Y3, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPD       X3, X2, X2
+	VPERMILPD    $0x01, X2, X3
+	VADDPD       X3, X2, X2
+	VMOVSD       ocannlConst64<>+0(SB), X3
+	VADDPD       X2, X3, X2
+	VMOVSD       X2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000006, BX
+
+row1:
+	VBROADCASTSD (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VMASKMOVPD   32(DX), Y1, Y5
+	VMULPD       Y5, Y4, Y4
+	VBLENDVPD    Y1, Y4, Y0, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+32, CX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y2, (AX)
+	VMASKMOVPD   Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPS    (CX), Y4
+	VADDPD     Y4, Y2, Y2
+	VMASKMOVPD 32(CX), Y1, Y4
+	VBLENDVPD  Y1, Y4, Y0, Y4
+	VADDPD     Y4, Y3, Y3
+	ADDQ       $+48, CX
+	DECQ       DX
+	JNZ        row1
+	VMOVUPS    Y2, (AX)
+	VMASKMOVPD Y3, Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	MOVQ         $0x00000005, BX
+
+grp1:
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          grp1
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $-768, CX
+	ADDQ         $-768, DX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	VMASKMOVPD   (AX), Y1, Y2
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMASKMOVPD (CX), Y1, Y3
+	VBLENDVPD  Y1, Y3, Y0, Y3
+	VADDPD     Y3, Y2, Y2
+	ADDQ       $+24, CX
+	DECQ       DX
+	JNZ        row1
+	VMASKMOVPD Y2, Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPS      32(CX), Y3
+	VMOVUPS      32(DX), Y4
+	VMULPD       Y4, Y3, Y3
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
+	VMOVUPS      96(CX), Y5
+	VMOVUPS      96(DX), Y6
+	VMULPD       Y6, Y5, Y5
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	MOVQ         $0x00000002, BX
+
+grp1:
+	VMOVUPS      (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y2, Y2
+	VMOVUPS      32(CX), Y6
+	VMOVUPS      32(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y3, Y3
+	VMOVUPS      64(CX), Y6
+	VMOVUPS      64(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y4, Y4
+	VMOVUPS      96(CX), Y6
+	VMOVUPS      96(DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y5, Y5
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          grp1
+	VMOVUPS      (CX), Y6
+	VMOVUPS      (DX), Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y2, Y2
+	VMASKMOVPD   32(CX), Y1, Y6
+	VMASKMOVPD   32(DX), Y1, Y7
+	VMULPD       Y7, Y6, Y6
+	VBLENDVPD    Y1, Y6, Y0, Y0
+	VADDPD       Y0, Y3, Y3
+	VADDPD       Y3, Y2, Y0
+	VADDPD       Y5, Y4, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $-384, CX
+	ADDQ         $-384, DX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	VMASKMOVPD   (AX), Y1, Y2
+	MOVQ         $0x00000012, DX
+
+row1:
+	VMASKMOVPD (CX), Y1, Y3
+	VBLENDVPD  Y1, Y3, Y0, Y3
+	VADDPD     Y3, Y2, Y2
+	ADDQ       $+24, CX
+	DECQ       DX
+	JNZ        row1
+	VMASKMOVPD Y2, Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y1
+	VMASKMOVPD   (AX), Y1, Y2
+	MOVQ         $0x00000012, DX
+
+row1:
+	VMASKMOVPD (CX), Y1, Y3
+	VBLENDVPD  Y1, Y3, Y0, Y3
+	VADDPD     Y3, Y2, Y2
+	ADDQ       $+16, CX
+	DECQ       DX
+	JNZ        row1
+	VMASKMOVPD Y2, Y1, (AX)
+	VZEROUPPER
+	RET

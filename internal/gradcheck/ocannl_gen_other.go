@@ -35,3 +35,65 @@ func ocannlMap6AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX2 called wi
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+
+// ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }
+
+// ocannlReduce1AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce1AVX2 called without assembly") }
+
+// ocannlReduce2AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce2AVX2 called without assembly")
+}
+
+// ocannlReduce3AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce3AVX2 called without assembly")
+}
+
+// ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX2(c, x0, x1, x2 *float64) {
+	panic("ocannlgen: ocannlReduce4AVX2 called without assembly")
+}
+
+// ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
+
+// ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce6AVX2 called without assembly")
+}
+
+// ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
+}
+
+// ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
+
+// ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
+}
+
+// ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
+}
+
+// ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
+}
+
+// ocannlReduce12AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce12AVX2 called without assembly")
+}
+
+// ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
+}

@@ -1,0 +1,66 @@
+package gocode
+
+import (
+	"slices"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// asmReduceNest is asmNest for a reduction (asm.ClassifyReduce): the
+// call of the kernel in the Go loops it leaves outside, for the AVX2
+// tier only (the entry of every other tier is nil, so dispatch emits
+// `if ocannlAVX2 { call } else { loops }`), and its comment; nil when
+// the nest is not such a reduction. init is the pre-fill value the nest
+// absorbs: the kernel starts from it, unless a Go loop around the call
+// is a reduction too (then the nest stays Go loops).
+func (k *kgen) asmReduceNest(loops []*loopir.For, st *loopir.Store, init *float64) ([][]jen.Code, string) {
+	if k.asm == nil {
+		return nil, ""
+	}
+	n := asm.ClassifyReduceFree(k.p, loops, st, k.elem, k.free)
+	if n == nil || k.ts[n.C].st.kind == sConst || init != nil && n.OuterReduces {
+		return nil, ""
+	}
+	for _, l := range n.Ins {
+		if k.ts[l.Tensor].st.kind == sConst {
+			return nil, ""
+		}
+	}
+	if init != nil {
+		n.Spec.Init, n.Spec.InitVal = true, *init
+	}
+	tiers := k.asm.Tiers()
+	if !slices.ContainsFunc(tiers, func(t asm.Config) bool { return !t.Wide }) {
+		return nil, "" // reduction kernels exist in the AVX2 tier only
+	}
+	idx := k.asm.AddReduce(n.Spec)
+	var build func(name string, i int) jen.Code
+	build = func(name string, i int) jen.Code {
+		if i == len(n.Outer) {
+			args := []jen.Code{jen.Op("&").Add(k.directAccess(n.C, n.Zero))}
+			for j, l := range n.Ins {
+				args = append(args, jen.Op("&").Add(k.directAccess(l.Tensor, n.ZIns[j])))
+			}
+			return jen.Id(name).Call(args...)
+		}
+		l := n.Outer[i]
+		before := k.varUse[l.Var]
+		inner := build(name, i+1)
+		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
+	}
+	calls := make([][]jen.Code, len(tiers))
+	for i, t := range tiers {
+		if name := k.asm.ReduceName(idx, t); name != "" {
+			calls[i] = []jen.Code{build(name, 0)}
+		}
+	}
+	return calls, "// " + n.Spec.Describe() + "."
+}
+
+// wholeReduceKernel reports whether the unsplit nest runs a reduction
+// kernel (so that parts too small for one should keep it serial).
+func (k *kgen) wholeReduceKernel(loops []*loopir.For, st *loopir.Store) bool {
+	return k.asm != nil && asm.ClassifyReduce(k.p, loops, st, k.elem) != nil
+}
