@@ -32,11 +32,19 @@ type MapSpec struct {
 	// e.g. a bias added to every row of short channel rows.
 	Rows      int
 	RowStride []int
+	// AVX2Only emits the kernel for the AVX2 tier only (kernel forms
+	// added while no AVX-512 machine could test them): the dispatch is
+	// `if AVX2 { kernel } else { Go loops }`, and AVX-512 machines run
+	// the AVX2 kernel.
+	AVX2Only bool
 }
+
+// InTier reports whether the kernel is emitted for tier t.
+func (m *MapSpec) InTier(t Config) bool { return !m.AVX2Only || t.Tier == AVX2().Tier }
 
 // key identifies the kernel among a package's.
 func (m *MapSpec) key() string {
-	return fmt.Sprintf("%s/%d/%v/%v/%d/%v/%s", m.Elem, m.N, m.Stride0, m.Accumulate, m.Rows, m.RowStride, exprKey(m.Expr))
+	return fmt.Sprintf("%s/%d/%v/%v/%d/%v/%v/%s", m.Elem, m.N, m.Stride0, m.Accumulate, m.Rows, m.RowStride, m.AVX2Only, exprKey(m.Expr))
 }
 
 func exprKey(e loopir.Expr) string {
@@ -587,7 +595,12 @@ func (m *MapSpec) Describe(tiers ...Config) string {
 	}
 	var ts []string
 	for _, t := range tiers {
-		ts = append(ts, t.Tier)
+		if m.InTier(t) {
+			ts = append(ts, t.Tier)
+		}
+	}
+	if m.AVX2Only {
+		return d + ": AVX2 only (also run on AVX-512 machines)"
 	}
 	return d + ": " + strings.Join(ts, ", ")
 }

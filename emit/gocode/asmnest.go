@@ -133,6 +133,11 @@ func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) 
 			return nil, ""
 		}
 	}
+	if k.curInlined {
+		// A nest made perfect by inlining a scalar temporary (see
+		// inlineScalarTemps): a new form, emitted for AVX2 only.
+		n.Spec.AVX2Only = true
+	}
 	idx := k.asm.AddMap(n.Spec)
 	var build func(name string, i int) jen.Code
 	build = func(name string, i int) jen.Code {
@@ -151,7 +156,9 @@ func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) 
 	tiers := k.asm.Tiers()
 	calls := make([][]jen.Code, len(tiers))
 	for i, t := range tiers {
-		calls[i] = []jen.Code{build(k.asm.MapName(idx, t), 0)}
+		if n.Spec.InTier(t) {
+			calls[i] = []jen.Code{build(k.asm.MapName(idx, t), 0)}
+		}
 	}
 	return calls, "// " + n.Spec.Describe(tiers...) + "."
 }

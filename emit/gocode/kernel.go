@@ -104,10 +104,15 @@ func regroup(dims, ad []int) (groups [][]int, gstride []int, ok bool) {
 
 // kgen generates one kernel function.
 type kgen struct {
-	k     *Kernel
-	p     *loopir.Program
-	elem  string
-	names *namer
+	k *Kernel
+	// p is the kernel's program with its scalar temporaries inlined;
+	// inlined holds the stores that changed (see inlineScalarTemps), and
+	// curInlined tells whether the nest being emitted ends in one.
+	p          *loopir.Program
+	inlined    map[*loopir.Store]bool
+	curInlined bool
+	elem       string
+	names      *namer
 	// loopNames[v] names loop variable i<v>; synthetic region loops use
 	// ids from synthBase up.
 	loopNames map[int]string
@@ -220,6 +225,7 @@ func newKgen(kn *Kernel, set *asm.Set, par bool) (*kgen, error) {
 	if !p.Reached(loopir.Padded) {
 		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
 	}
+	k.p, k.inlined = inlineScalarTemps(p, kn.Params)
 	k.ts = make([]ktensor, len(p.Tensors))
 	maxVar, err := k.scan()
 	if err != nil {

@@ -653,6 +653,8 @@ func (c *chain) note() string {
 // nest an assembly kernel runs becomes `if flag512 { call } else if
 // flag2 { call } else { loops }`.
 func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
+	k.curInlined = k.inlined[st]
+	defer func() { k.curInlined = false }()
 	if code, ok, err := k.parChain(loops, st, init, nil); ok || err != nil {
 		return code, err
 	}
@@ -668,13 +670,19 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 }
 
 // dispatch is `if flag512 { calls[0] } else if flag2 { calls[1] } else
-// { code }` after the comment note.
+// { code }` after the comment note; a tier whose calls are nil is left
+// out (an AVX2-only kernel: `if flag2 { calls[1] } else { code }`).
 func (k *kgen) dispatch(calls [][]jen.Code, note string, code []jen.Code) []jen.Code {
 	s := jen.Null()
+	first := true
 	for i, t := range k.asm.Tiers() {
-		if i > 0 {
+		if calls[i] == nil {
+			continue // the kernel is not emitted for this tier
+		}
+		if !first {
 			s.Else()
 		}
+		first = false
 		s.If(jen.Id(t.Flag())).Block(calls[i]...)
 	}
 	return []jen.Code{jen.Comment(note), s.Else().Block(code...)}

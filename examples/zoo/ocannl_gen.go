@@ -4584,8 +4584,7 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 //	      for i3 in 0..5:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = net.max_pool#2/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#2/y.1[i4, i5]
-//	            net.max_pool#2/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#2/y[i0, i1, i2, i3] == _scratch[], net.max_pool#2/y.grad[i0, i1, i2, i3], 0)
+//	            net.max_pool#2/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#2/y[i0, i1, i2, i3] == (net.max_pool#2/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#2/y.1[i4, i5]), net.max_pool#2/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
 //	for i0 in 0..3:
@@ -4635,8 +4634,7 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 //	      for i3 in 0..3:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]
-//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1, i2, i3] == _scratch[], net.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1, i2, i3] == (net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]), net.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..3:
@@ -4721,7 +4719,6 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
-	var scratch [1]float64
 
 	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
@@ -5505,18 +5502,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 6 {
+					net_max_pool_2_yV := net_max_pool_2_y[i0][i1][i2][i3]
+					net_max_pool_2_y_gradV := net_max_pool_2_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
+						net_max_pool_2_xRow4 := &net_max_pool_2_x[i0][2*i1+i4]
+						net_max_pool_2_y_1Row2 := &net_max_pool_2_y_1[i4]
+						net_max_pool_2_x_gradRow := &net_max_pool_2_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							scratch[0] = net_max_pool_2_x[i0][2*i1+i4][2*i2+i5][i3] + net_max_pool_2_y_1[i4][i5]
 							var r11 float64
-							if net_max_pool_2_y[i0][i1][i2][i3] == scratch[0] {
+							if net_max_pool_2_yV == (net_max_pool_2_xRow4[2*i2+i5][i3] + net_max_pool_2_y_1Row2[i5]) {
 								r11 = 1
 							}
 							r12 := float64(0)
 							if r11 != 0 {
-								r12 = net_max_pool_2_y_grad[i0][i1][i2][i3]
+								r12 = net_max_pool_2_y_gradV
 							}
-							net_max_pool_2_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r12
+							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r12
 						}
 					}
 				}
@@ -5535,7 +5536,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_max_pool_2_x_1Row3 := &net_max_pool_2_x_1[i0][i1][i2]
-					net_max_pool_2_x_gradRow := &net_max_pool_2_x_grad[i0][i1][i2]
+					net_max_pool_2_x_gradRow2 := &net_max_pool_2_x_grad[i0][i1][i2]
 					net_max_pool_2_x_1_gradRow := &net_max_pool_2_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
 						var r13 float64
@@ -5544,7 +5545,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						}
 						r14 := float64(0)
 						if r13 != 0 {
-							r14 = net_max_pool_2_x_gradRow[i3]
+							r14 = net_max_pool_2_x_gradRow2[i3]
 						}
 						net_max_pool_2_x_1_gradRow[i3] += r14
 					}
@@ -5637,18 +5638,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		for i1 := range 6 {
 			for i2 := range 6 {
 				for i3 := range 4 {
+					net_max_pool_1_yV := net_max_pool_1_y[i0][i1][i2][i3]
+					net_max_pool_1_y_gradV := net_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
+						net_max_pool_1_xRow4 := &net_max_pool_1_x[i0][2*i1+i4]
+						net_max_pool_1_y_1Row2 := &net_max_pool_1_y_1[i4]
+						net_max_pool_1_x_gradRow := &net_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							scratch[0] = net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_max_pool_1_y_1[i4][i5]
 							var r15 float64
-							if net_max_pool_1_y[i0][i1][i2][i3] == scratch[0] {
+							if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
 								r15 = 1
 							}
 							r16 := float64(0)
 							if r15 != 0 {
-								r16 = net_max_pool_1_y_grad[i0][i1][i2][i3]
+								r16 = net_max_pool_1_y_gradV
 							}
-							net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r16
+							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r16
 						}
 					}
 				}
@@ -5667,7 +5672,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 			for i1 := range 12 {
 				for i2 := range 12 {
 					net_max_pool_1_x_1Row3 := &net_max_pool_1_x_1[i0][i1][i2]
-					net_max_pool_1_x_gradRow := &net_max_pool_1_x_grad[i0][i1][i2]
+					net_max_pool_1_x_gradRow2 := &net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r17 float64
@@ -5676,7 +5681,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						}
 						r18 := float64(0)
 						if r17 != 0 {
-							r18 = net_max_pool_1_x_gradRow[i3]
+							r18 = net_max_pool_1_x_gradRow2[i3]
 						}
 						net_max_pool_1_x_1_gradRow[i3] += r18
 					}
@@ -7462,8 +7467,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..5:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = net.vgg_block#1.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#1.max_pool#1/y.1[i4, i5]
-//	            net.vgg_block#1.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.vgg_block#1.max_pool#1/y[i0, i1, i2, i3] == _scratch[], net.vgg_block#1.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            net.vgg_block#1.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.vgg_block#1.max_pool#1/y[i0, i1, i2, i3] == (net.vgg_block#1.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#1.max_pool#1/y.1[i4, i5]), net.vgg_block#1.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
 //	for i0 in 0..1:
@@ -7559,8 +7563,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..3:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = net.vgg_block#2.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#2.max_pool#1/y.1[i4, i5]
-//	            net.vgg_block#2.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.vgg_block#2.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == _scratch[], net.vgg_block#2.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	            net.vgg_block#2.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.vgg_block#2.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == (net.vgg_block#2.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#2.max_pool#1/y.1[i4, i5]), net.vgg_block#2.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 //	for i0 in 0..1:
@@ -7691,7 +7694,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
-	var scratch [1]float64
 	// imagesPad is images with padding margins: the interior is copied on entry.
 	for j := range 2 {
 		for j2 := range 8 {
@@ -8399,18 +8401,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 6 {
+					net_vgg_block_1_max_pool_1_yV := net_vgg_block_1_max_pool_1_y[i0][i1][i2][i3]
+					net_vgg_block_1_max_pool_1_y_gradV := net_vgg_block_1_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
+						net_vgg_block_1_max_pool_1_xRow4 := &net_vgg_block_1_max_pool_1_x[i0][2*i1+i4]
+						net_vgg_block_1_max_pool_1_y_1Row2 := &net_vgg_block_1_max_pool_1_y_1[i4]
+						net_vgg_block_1_max_pool_1_x_gradRow := &net_vgg_block_1_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							scratch[0] = net_vgg_block_1_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_vgg_block_1_max_pool_1_y_1[i4][i5]
 							var r7 float64
-							if net_vgg_block_1_max_pool_1_y[i0][i1][i2][i3] == scratch[0] {
+							if net_vgg_block_1_max_pool_1_yV == (net_vgg_block_1_max_pool_1_xRow4[2*i2+i5][i3] + net_vgg_block_1_max_pool_1_y_1Row2[i5]) {
 								r7 = 1
 							}
 							r8 := float64(0)
 							if r7 != 0 {
-								r8 = net_vgg_block_1_max_pool_1_y_grad[i0][i1][i2][i3]
+								r8 = net_vgg_block_1_max_pool_1_y_gradV
 							}
-							net_vgg_block_1_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r8
+							net_vgg_block_1_max_pool_1_x_gradRow[2*i2+i5][i3] += r8
 						}
 					}
 				}
@@ -8423,7 +8429,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_max_pool_1_x_1Row3 := &net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
-				net_vgg_block_1_max_pool_1_x_gradRow := &net_vgg_block_1_max_pool_1_x_grad[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_x_gradRow2 := &net_vgg_block_1_max_pool_1_x_grad[i0][i1][i2]
 				net_vgg_block_1_max_pool_1_x_1_gradRow := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 6 {
 					var r9 float64
@@ -8432,7 +8438,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 					}
 					r10 := float64(0)
 					if r9 != 0 {
-						r10 = net_vgg_block_1_max_pool_1_x_gradRow[i3]
+						r10 = net_vgg_block_1_max_pool_1_x_gradRow2[i3]
 					}
 					net_vgg_block_1_max_pool_1_x_1_gradRow[i3] += r10
 				}
@@ -8707,18 +8713,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 4 {
+					net_vgg_block_2_max_pool_1_yV := net_vgg_block_2_max_pool_1_y[i0][i1+1][i2+1][i3]
+					net_vgg_block_2_max_pool_1_y_gradV := net_vgg_block_2_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
 					for i4 := range 2 {
+						net_vgg_block_2_max_pool_1_xRow4 := &net_vgg_block_2_max_pool_1_x[i0][2*i1+i4]
+						net_vgg_block_2_max_pool_1_y_1Row2 := &net_vgg_block_2_max_pool_1_y_1[i4]
+						net_vgg_block_2_max_pool_1_x_gradRow := &net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							scratch[0] = net_vgg_block_2_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_vgg_block_2_max_pool_1_y_1[i4][i5]
 							var r13 float64
-							if net_vgg_block_2_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch[0] {
+							if net_vgg_block_2_max_pool_1_yV == (net_vgg_block_2_max_pool_1_xRow4[2*i2+i5][i3] + net_vgg_block_2_max_pool_1_y_1Row2[i5]) {
 								r13 = 1
 							}
 							r14 := float64(0)
 							if r13 != 0 {
-								r14 = net_vgg_block_2_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
+								r14 = net_vgg_block_2_max_pool_1_y_gradV
 							}
-							net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r14
+							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r14
 						}
 					}
 				}
@@ -8737,7 +8747,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_vgg_block_2_max_pool_1_x_1Row3 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_x_gradRow := &net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_gradRow2 := &net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_x_1_gradRow := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r15 float64
@@ -8746,7 +8756,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						}
 						r16 := float64(0)
 						if r15 != 0 {
-							r16 = net_vgg_block_2_max_pool_1_x_gradRow[i3]
+							r16 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
 						}
 						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r16
 					}
