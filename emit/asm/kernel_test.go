@@ -3,6 +3,7 @@ package asm
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,7 +83,9 @@ func TestKernelsAgainstLoops(t *testing.T) {
 			fmt.Fprintf(&b, "\t\tbad += case%d%s()\n", i, tier.Tier)
 		}
 		for i := range maps {
-			fmt.Fprintf(&b, "\t\tbad += mcase%d%s()\n", i, tier.Tier)
+			if maps[i].InTier(tier) {
+				fmt.Fprintf(&b, "\t\tbad += mcase%d%s()\n", i, tier.Tier)
+			}
 		}
 		fmt.Fprintf(&b, "\t\tfmt.Println(\"tier %s checked\")\n\t}\n", tier.Tier)
 	}
@@ -92,7 +95,9 @@ func TestKernelsAgainstLoops(t *testing.T) {
 			writeCase(&b, i, tier.Tier, &sp, set.Name(set.Add(sp), tier))
 		}
 		for i, m := range maps {
-			writeMapCase(&b, i, tier.Tier, &m, set.MapName(set.AddMap(m), tier))
+			if m.InTier(tier) {
+				writeMapCase(&b, i, tier.Tier, &m, set.MapName(set.AddMap(m), tier))
+			}
 		}
 	}
 	b.WriteString(mapHelpers)
@@ -219,6 +224,14 @@ func mapCases() []MapSpec {
 			// scalar (stride 0 along the row, not across rows).
 			MapSpec{Elem: elem, N: 8, Rows: 50, RowStride: []int{8, 8, 0}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, false}},
 			MapSpec{Elem: elem, N: 21, Rows: 13, RowStride: []int{30, 25, 1}, Expr: ap("mul", x(0), ap("relu", x(1))), Stride0: []bool{false, true}, Accumulate: true},
+			// AVX2 only: max and min accumulation (NaN, -0 and +0 are
+			// injected), a max-pool row (a window weight per call), and
+			// the max-pool backward's compare-and-select.
+			MapSpec{Elem: elem, N: 301, Expr: x(0), Stride0: []bool{false}, Accumulate: true, Combine: "max", AVX2Only: true},
+			MapSpec{Elem: elem, N: 299, Expr: ap("sub", x(0), x(1)), Stride0: []bool{false, false}, Accumulate: true, Combine: "min", AVX2Only: true},
+			MapSpec{Elem: elem, N: 8, Rows: 40, RowStride: []int{64, 100, 0}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, true}, Accumulate: true, Combine: "max", AVX2Only: true},
+			MapSpec{Elem: elem, N: 8, Rows: 33, RowStride: []int{100, 64, 100, 0, 64}, Expr: ap("where", ap("eq", x(0), ap("add", x(1), x(2))), x(3), k(0)), Stride0: []bool{false, false, true, false}, Accumulate: true, AVX2Only: true},
+			MapSpec{Elem: elem, N: 1003, Expr: k(math.Inf(-1)), Stride0: []bool{}, AVX2Only: true},
 		)
 	}
 	return out
@@ -254,6 +267,9 @@ func where[T float32 | float64](c, a, b T) T {
 func goExpr(e loopir.Expr, m *MapSpec) string {
 	switch e := e.(type) {
 	case *loopir.Const:
+		if math.IsInf(e.Value, 0) {
+			return fmt.Sprintf("%s(math.Inf(%d))", m.Elem, int(math.Copysign(1, e.Value)))
+		}
 		return fmt.Sprintf("%s(%v)", m.Elem, e.Value)
 	case *loopir.Load:
 		rs := 0
@@ -319,7 +335,29 @@ func writeMapCase(b *bytes.Buffer, i int, tier string, m *MapSpec, name string) 
 	if m.Accumulate {
 		op = "+="
 	}
-	fmt.Fprintf(b, "\tfor r := 0; r < %d; r++ {\n\t\tfor j := 0; j < %d; j++ {\n\t\t\tref[r*%d+j] %s %s\n\t\t}\n\t}\n", rows, m.N, rs[0], op, goExpr(m.Expr, m))
+	val := goExpr(m.Expr, m)
+	// Exact: the same bits (a NaN for a NaN, the sign of a zero).
+	cmp := "math.Abs(float64(c[j]-ref[j])) > 1e-6 || math.IsNaN(float64(c[j]))"
+	if m.Combine != "" {
+		injectSpecials(b, m)
+		op = "="
+		val = fmt.Sprintf("%s(ref[r*%d+j], %s)", m.Combine, rs[0], val)
+	}
+	if m.Combine != "" || len(m.Stride0) == 0 {
+		cmp = "!(math.IsNaN(float64(c[j])) && math.IsNaN(float64(ref[j]))) && (c[j] != ref[j] || math.Signbit(float64(c[j])) != math.Signbit(float64(ref[j])))"
+	}
+	fmt.Fprintf(b, "\tfor r := 0; r < %d; r++ {\n\t\tfor j := 0; j < %d; j++ {\n\t\t\tref[r*%d+j] %s %s\n\t\t}\n\t}\n", rows, m.N, rs[0], op, val)
 	fmt.Fprintf(b, "\t%s(%s)\n", name, strings.Join(args, ", "))
-	fmt.Fprintf(b, "\tbad := 0\n\tfor j := range c {\n\t\tif math.Abs(float64(c[j]-ref[j])) > 1e-6 || math.IsNaN(float64(c[j])) {\n\t\t\tif bad < 5 {\n\t\t\t\tfmt.Printf(\"map case %d %s (%s): cell %%d: got %%v want %%v\\n\", j, c[j], ref[j])\n\t\t\t}\n\t\t\tbad++\n\t\t}\n\t}\n\treturn bad\n}\n", i, tier, strings.ReplaceAll(mapDesc(m), "\"", ""))
+	fmt.Fprintf(b, "\tbad := 0\n\tfor j := range c {\n\t\tif %s {\n\t\t\tif bad < 5 {\n\t\t\t\tfmt.Printf(\"map case %d %s (%s): cell %%d: got %%v want %%v\\n\", j, c[j], ref[j])\n\t\t\t}\n\t\t\tbad++\n\t\t}\n\t}\n\treturn bad\n}\n", cmp, i, tier, strings.ReplaceAll(mapDesc(m), "\"", ""))
+}
+
+// injectSpecials writes code setting some cells of C and of the first
+// operand to NaN, -0 and +0 (both zeros against each other too), for the
+// max and min kernels' exact semantics.
+func injectSpecials(b *bytes.Buffer, m *MapSpec) {
+	fmt.Fprintf(b, "\tnan, negz := %[1]s(math.NaN()), %[1]s(math.Copysign(0, -1))\n", m.Elem)
+	b.WriteString("\tfor j := range c {\n\t\tswitch j % 11 {\n\t\tcase 1:\n\t\t\tc[j] = nan\n\t\tcase 2, 5:\n\t\t\tc[j] = negz\n\t\tcase 3, 6:\n\t\t\tc[j] = 0\n\t\t}\n\t\tref[j] = c[j]\n\t}\n")
+	if len(m.Stride0) > 0 && !m.Stride0[0] {
+		b.WriteString("\tfor j := range x0 {\n\t\tswitch j % 13 {\n\t\tcase 4:\n\t\t\tx0[j] = nan\n\t\tcase 2, 6:\n\t\t\tx0[j] = 0\n\t\tcase 3, 5:\n\t\t\tx0[j] = negz\n\t\t}\n\t}\n")
+	}
 }

@@ -27,6 +27,12 @@ type MapSpec struct {
 	Stride0 []bool
 	// Accumulate: C[i] += f (otherwise C[i] = f).
 	Accumulate bool
+	// Combine, with Accumulate, replaces the addition: "max" (C[i] =
+	// max(C[i], f)) or "min", with Go's max and min (NaN wins, -0 < +0).
+	// Such a kernel may be called once per point of reduction loops left
+	// in Go (a max-pool's window): the result does not depend on the
+	// order. AVX2 only.
+	Combine string
 	// Rows > 1 runs the map over Rows rows, RowStride[0] elements apart
 	// in C and RowStride[1+j] in operand j (0: the same row each time),
 	// e.g. a bias added to every row of short channel rows.
@@ -44,7 +50,7 @@ func (m *MapSpec) InTier(t Config) bool { return !m.AVX2Only || t.Tier == AVX2()
 
 // key identifies the kernel among a package's.
 func (m *MapSpec) key() string {
-	return fmt.Sprintf("%s/%d/%v/%v/%d/%v/%v/%s", m.Elem, m.N, m.Stride0, m.Accumulate, m.Rows, m.RowStride, m.AVX2Only, exprKey(m.Expr))
+	return fmt.Sprintf("%s/%d/%v/%v/%s/%d/%v/%v/%s", m.Elem, m.N, m.Stride0, m.Accumulate, m.Combine, m.Rows, m.RowStride, m.AVX2Only, exprKey(m.Expr))
 }
 
 func exprKey(e loopir.Expr) string {
@@ -104,14 +110,22 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 	if elem != "float32" && elem != "float64" || len(loops) == 0 {
 		return nil
 	}
-	if st.Accumulate && st.Accum != "add" && st.Accum != "" {
-		return nil
+	combine := ""
+	if st.Accumulate {
+		switch st.Accum {
+		case "add", "":
+		case "max", "min":
+			combine = st.Accum
+		default:
+			return nil
+		}
 	}
 	expr, loads, ok := mapOperands(st)
 	if !ok || len(loads) > maxMapIns {
 		return nil
 	}
-	axes, ok := mapAxes(p, loops, st, loads, free)
+	// Reduction loops stay in Go around a max or min kernel.
+	axes, ok := mapAxes(p, loops, st, loads, free, combine != "")
 	if !ok {
 		return nil
 	}
@@ -120,7 +134,11 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 	if !ok {
 		return nil
 	}
-	return buildMapNest(loops, st, elem, expr, loads, k, rows)
+	n := buildMapNest(loops, st, elem, expr, loads, k, rows)
+	if n != nil && combine != "" {
+		n.Spec.Accumulate, n.Spec.Combine, n.Spec.AVX2Only = true, combine, true
+	}
+	return n
 }
 
 // mapAxis is one axis of a pointwise nest: the loop variables merged
@@ -130,6 +148,9 @@ type mapAxis struct {
 	vars   []int
 	extent int
 	st     []int
+	// red: C does not move along the axis (a reduction of a max or
+	// min kernel, run by Go loops).
+	red bool
 }
 
 // mapOperands rewrites the stored value into a kernel expression whose
@@ -177,7 +198,8 @@ func mapOperands(st *loopir.Store) (expr loopir.Expr, loads []*loopir.Load, ok b
 // operand along it. ok is false when an index is not flat, a stride is
 // negative, a loop of extent > 1 does not move C (a reduction), or an
 // index mentions a variable bound neither in the nest nor in free.
-func mapAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*loopir.Load, free map[int]bool) ([]*mapAxis, bool) {
+// With red, a reduction loop is allowed (marked red: it stays in Go).
+func mapAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*loopir.Load, free map[int]bool, red bool) ([]*mapAxis, bool) {
 	sc, okc := flat(st.Index, p.Tensors[st.Tensor].BufDims)
 	if !okc {
 		return nil, false
@@ -203,7 +225,10 @@ func mapAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*
 			}
 		}
 		if x.st[0] == 0 && l.Extent > 1 {
-			return nil, false // a reduction
+			if !red {
+				return nil, false // a reduction
+			}
+			x.red = true
 		}
 		inNest[l.Var] = true
 		axes = append(axes, x)
@@ -255,7 +280,7 @@ func pickMapAxes(axes []*mapAxis) (k, rows *mapAxis, ok bool) {
 		for _, s := range x.st[1:] {
 			good = good && (s == 0 || s == 1)
 		}
-		if good && (k == nil || x.extent > k.extent) {
+		if good && !x.red && (k == nil || x.extent > k.extent) {
 			k = x
 		}
 	}
@@ -264,7 +289,7 @@ func pickMapAxes(axes []*mapAxis) (k, rows *mapAxis, ok bool) {
 	}
 	if k.extent < MinMapElems {
 		for _, x := range axes {
-			if x != k && (rows == nil || x.extent > rows.extent) {
+			if x != k && !x.red && (rows == nil || x.extent > rows.extent) {
 				rows = x
 			}
 		}
@@ -406,6 +431,8 @@ const (
 	cmpLT  = 1
 	cmpEQ  = 0
 	cmpNEQ = 4
+	// cmpUNORD is UNORD_Q: either operand is NaN.
+	cmpUNORD = 3
 )
 
 func (g *mgen) eval(e loopir.Expr, off int) reg.VecVirtual {
@@ -475,9 +502,12 @@ func (g *mgen) body(cp reg.Register, off int) {
 		} else {
 			c.VMOVUPS(dst, t)
 		}
-		if g.es == 8 {
+		switch {
+		case g.m.Combine != "":
+			t = g.goMinMax(g.m.Combine, t, v)
+		case g.es == 8:
 			c.VADDPD(t, v, t)
-		} else {
+		default:
 			c.VADDPS(t, v, t)
 		}
 		v = t
@@ -487,6 +517,36 @@ func (g *mgen) body(cp reg.Register, off int) {
 	} else {
 		c.VMOVUPS(v, dst)
 	}
+}
+
+// goMinMax is Go's max(a, b) (or min) of the AVX2 tier: VMAXPS gives
+// its second operand for NaN and for equal operands, so the two orders
+// are combined (AND for max: max(+0, -0) = +0; OR for min: -0), and
+// where either is NaN the result is a + b (NaN).
+func (g *mgen) goMinMax(op string, a, b reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	if g.cfg.Wide {
+		panic("asm: max/min map kernels are AVX2 only")
+	}
+	two := func(f32, f64 func(...operand.Op), x, y reg.VecVirtual) reg.VecVirtual {
+		d := g.vec()
+		if g.es == 8 {
+			f64(y, x, d)
+		} else {
+			f32(y, x, d)
+		}
+		return d
+	}
+	var r1, r2, r reg.VecVirtual
+	if op == "max" {
+		r1, r2 = two(c.VMAXPS, c.VMAXPD, a, b), two(c.VMAXPS, c.VMAXPD, b, a)
+		r = two(c.VANDPS, c.VANDPD, r1, r2)
+	} else {
+		r1, r2 = two(c.VMINPS, c.VMINPD, a, b), two(c.VMINPS, c.VMINPD, b, a)
+		r = two(c.VORPS, c.VORPD, r1, r2)
+	}
+	nan := g.cmp(cmpUNORD, a, b)
+	return g.sel(nan, two(c.VADDPS, c.VADDPD, a, b), r)
 }
 
 // emitMap adds the pointwise kernel name implementing m.
@@ -583,6 +643,9 @@ func mapDesc(m *MapSpec) string {
 	op := "="
 	if m.Accumulate {
 		op = "+="
+		if m.Combine != "" {
+			op = m.Combine + "="
+		}
 	}
 	return "c " + op + " " + exprKey(m.Expr)
 }
