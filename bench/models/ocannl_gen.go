@@ -880,11 +880,16 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j4 := range 256 {
-		for j5 := range 8 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 131072 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j4 := range 256 {
+			for j5 := range 8 {
+				for j6 := range 8 {
+					for j7 := range 8 {
+						scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}
@@ -897,34 +902,58 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	ocannlCNNTrainLossPart3Records.Put(rec4)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j9 := range 256 {
-		for j10 := range 8 {
-			for j11 := range 8 {
-				scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
-			}
-		}
-	}
-	for j12 := range 256 {
-		for j13 := 6; j13 < 8; j13++ {
-			for j14 := range 8 {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j9 := range 256 {
+			for j10 := range 8 {
+				for j11 := range 8 {
+					scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
 				}
 			}
 		}
 	}
-	for j16 := range 256 {
-		for j17 := 1; j17 < 6; j17++ {
-			for j18 := range 8 {
-				scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
+	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else {
+		for j12 := range 256 {
+			for j13 := 6; j13 < 8; j13++ {
+				for j14 := range 8 {
+					for j15 := range 8 {
+						scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+					}
+				}
 			}
 		}
 	}
-	for j19 := range 256 {
+	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		for j16 := 1; j16 < 6; j16++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j16][0][0])
+		}
+	} else {
+		for j17 := range 256 {
+			for j18 := 1; j18 < 6; j18++ {
+				for j19 := range 8 {
+					scratch.net_max_pool_1_y[j17][j18][0][j19] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		for j20 := 1; j20 < 6; j20++ {
-			for j21 := 6; j21 < 8; j21++ {
-				for j22 := range 8 {
-					scratch.net_max_pool_1_y[j19][j20][j21][j22] = 0
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j20][6][0])
+		}
+	} else {
+		for j21 := range 256 {
+			for j22 := 1; j22 < 6; j22++ {
+				for j23 := 6; j23 < 8; j23++ {
+					for j24 := range 8 {
+						scratch.net_max_pool_1_y[j21][j22][j23][j24] = 0
+					}
 				}
 			}
 		}
@@ -940,9 +969,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -960,9 +989,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap9AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -1009,9 +1038,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap10AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
@@ -1036,9 +1065,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
@@ -1078,9 +1107,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
@@ -1095,9 +1124,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap12AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap12AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
@@ -1273,7 +1302,7 @@ func (r5 *ocannlCNNTrainLossPart3) Part(j8 int) {
 			for i2 := range 5 {
 				for i4 := range 2 {
 					for i5 := range 2 {
-						ocannlMap2AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+						ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 					}
 				}
 			}
@@ -1312,20 +1341,20 @@ type ocannlCNNTrainLossPart4 struct {
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 5).
-func (r6 *ocannlCNNTrainLossPart4) Part(j23 int) {
+// Part runs part j25 of the nest (0 <= j25 < 5).
+func (r6 *ocannlCNNTrainLossPart4) Part(j25 int) {
 	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -1337,14 +1366,14 @@ func (r6 *ocannlCNNTrainLossPart4) Part(j23 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j23+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j25+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j23][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j25][i2][i3] = acc3
 					}
 				}
 			}
@@ -1814,11 +1843,16 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j4 := range 256 {
-		for j5 := range 8 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 131072 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j4 := range 256 {
+			for j5 := range 8 {
+				for j6 := range 8 {
+					for j7 := range 8 {
+						scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}
@@ -1831,34 +1865,58 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart3Records.Put(rec4)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j9 := range 256 {
-		for j10 := range 8 {
-			for j11 := range 8 {
-				scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
-			}
-		}
-	}
-	for j12 := range 256 {
-		for j13 := 6; j13 < 8; j13++ {
-			for j14 := range 8 {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j9 := range 256 {
+			for j10 := range 8 {
+				for j11 := range 8 {
+					scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
 				}
 			}
 		}
 	}
-	for j16 := range 256 {
-		for j17 := 1; j17 < 6; j17++ {
-			for j18 := range 8 {
-				scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
+	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else {
+		for j12 := range 256 {
+			for j13 := 6; j13 < 8; j13++ {
+				for j14 := range 8 {
+					for j15 := range 8 {
+						scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+					}
+				}
 			}
 		}
 	}
-	for j19 := range 256 {
+	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		for j16 := 1; j16 < 6; j16++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j16][0][0])
+		}
+	} else {
+		for j17 := range 256 {
+			for j18 := 1; j18 < 6; j18++ {
+				for j19 := range 8 {
+					scratch.net_max_pool_1_y[j17][j18][0][j19] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		for j20 := 1; j20 < 6; j20++ {
-			for j21 := 6; j21 < 8; j21++ {
-				for j22 := range 8 {
-					scratch.net_max_pool_1_y[j19][j20][j21][j22] = 0
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j20][6][0])
+		}
+	} else {
+		for j21 := range 256 {
+			for j22 := 1; j22 < 6; j22++ {
+				for j23 := 6; j23 < 8; j23++ {
+					for j24 := range 8 {
+						scratch.net_max_pool_1_y[j21][j22][j23][j24] = 0
+					}
 				}
 			}
 		}
@@ -1874,9 +1932,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -1894,9 +1952,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap9AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -1943,9 +2001,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap10AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
@@ -1970,9 +2028,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
@@ -2012,9 +2070,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
@@ -2029,9 +2087,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap12AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap12AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
@@ -2087,9 +2145,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_1_grad[0][0], &train_2_grad[0])
+		ocannlMap13AVX512(&train_1_grad[0][0], &train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_1_grad[0][0], &train_2_grad[0])
+		ocannlMap13AVX2(&train_1_grad[0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
@@ -2103,9 +2161,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+		ocannlMap14AVX512(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+		ocannlMap14AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow2 := &labels[i0]
@@ -2120,9 +2178,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlMap15AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlMap15AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
@@ -2147,9 +2205,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap16AVX512(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap16AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
@@ -2159,9 +2217,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// float32 pointwise kernel over 256 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
@@ -2175,9 +2233,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap14AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap14AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
@@ -2192,9 +2250,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlMap15AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlMap15AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
@@ -2219,9 +2277,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 4 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap18AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
@@ -2245,9 +2303,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap15AVX512(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap15AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
@@ -2324,9 +2382,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// float32 pointwise kernel over 102400 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+		ocannlMap19AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+		ocannlMap19AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2353,9 +2411,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	// float32 pointwise kernel over 102400 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+		ocannlMap20AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+		ocannlMap20AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2376,17 +2434,17 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec6.scratch = scratch
 	pool.Run(rec6, 8)
 	// The 8 partial sums, added in part order.
-	for j25 := range 16 {
-		acc12 := gNetConv2Bias[j25]
-		acc12 += rec6.gNetConv2BiasPartial[0][j25]
-		acc12 += rec6.gNetConv2BiasPartial[1][j25]
-		acc12 += rec6.gNetConv2BiasPartial[2][j25]
-		acc12 += rec6.gNetConv2BiasPartial[3][j25]
-		acc12 += rec6.gNetConv2BiasPartial[4][j25]
-		acc12 += rec6.gNetConv2BiasPartial[5][j25]
-		acc12 += rec6.gNetConv2BiasPartial[6][j25]
-		acc12 += rec6.gNetConv2BiasPartial[7][j25]
-		gNetConv2Bias[j25] = acc12
+	for j27 := range 16 {
+		acc12 := gNetConv2Bias[j27]
+		acc12 += rec6.gNetConv2BiasPartial[0][j27]
+		acc12 += rec6.gNetConv2BiasPartial[1][j27]
+		acc12 += rec6.gNetConv2BiasPartial[2][j27]
+		acc12 += rec6.gNetConv2BiasPartial[3][j27]
+		acc12 += rec6.gNetConv2BiasPartial[4][j27]
+		acc12 += rec6.gNetConv2BiasPartial[5][j27]
+		acc12 += rec6.gNetConv2BiasPartial[6][j27]
+		acc12 += rec6.gNetConv2BiasPartial[7][j27]
+		gNetConv2Bias[j27] = acc12
 	}
 	*rec6 = ocannlCNNBackwardPart5{}
 	ocannlCNNBackwardPart5Records.Put(rec6)
@@ -2410,66 +2468,114 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	for j28 := range 256 {
-		for j29 := range 8 {
-			for j30 := range 8 {
-				scratch.net_max_pool_1_y[j28][0][j29][j30] = float32(math.Inf(-1))
-			}
-		}
-	}
-	for j31 := range 256 {
-		for j32 := 6; j32 < 8; j32++ {
-			for j33 := range 8 {
-				for j34 := range 8 {
-					scratch.net_max_pool_1_y[j31][j32][j33][j34] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 256 rows of 64 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j30 := range 256 {
+			for j31 := range 8 {
+				for j32 := range 8 {
+					scratch.net_max_pool_1_y[j30][0][j31][j32] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
-	for j35 := range 256 {
-		for j36 := 1; j36 < 6; j36++ {
-			for j37 := range 8 {
-				scratch.net_max_pool_1_y[j35][j36][0][j37] = float32(math.Inf(-1))
-			}
-		}
-	}
-	for j38 := range 256 {
-		for j39 := 1; j39 < 6; j39++ {
-			for j40 := 6; j40 < 8; j40++ {
-				for j41 := range 8 {
-					scratch.net_max_pool_1_y[j38][j39][j40][j41] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 256 rows of 128 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else {
+		for j33 := range 256 {
+			for j34 := 6; j34 < 8; j34++ {
+				for j35 := range 8 {
+					for j36 := range 8 {
+						scratch.net_max_pool_1_y[j33][j34][j35][j36] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}
 	}
-	for j42 := range 256 {
-		for j43 := range 8 {
-			for j44 := range 8 {
-				scratch.net_max_pool_1_y_grad[j42][0][j43][j44] = 0
+	// float32 pointwise kernel over 256 rows of 8 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		for j37 := 1; j37 < 6; j37++ {
+			ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][j37][0][0])
+		}
+	} else {
+		for j38 := range 256 {
+			for j39 := 1; j39 < 6; j39++ {
+				for j40 := range 8 {
+					scratch.net_max_pool_1_y[j38][j39][0][j40] = float32(math.Inf(-1))
+				}
 			}
 		}
 	}
-	for j45 := range 256 {
-		for j46 := 6; j46 < 8; j46++ {
+	// float32 pointwise kernel over 256 rows of 16 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		for j41 := 1; j41 < 6; j41++ {
+			ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][j41][6][0])
+		}
+	} else {
+		for j42 := range 256 {
+			for j43 := 1; j43 < 6; j43++ {
+				for j44 := 6; j44 < 8; j44++ {
+					for j45 := range 8 {
+						scratch.net_max_pool_1_y[j42][j43][j44][j45] = float32(math.Inf(-1))
+					}
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
+	} else {
+		for j46 := range 256 {
 			for j47 := range 8 {
 				for j48 := range 8 {
-					scratch.net_max_pool_1_y_grad[j45][j46][j47][j48] = 0
+					scratch.net_max_pool_1_y_grad[j46][0][j47][j48] = 0
 				}
 			}
 		}
 	}
-	for j49 := range 256 {
-		for j50 := 1; j50 < 6; j50++ {
-			for j51 := range 8 {
-				scratch.net_max_pool_1_y_grad[j49][j50][0][j51] = 0
+	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
+	} else {
+		for j49 := range 256 {
+			for j50 := 6; j50 < 8; j50++ {
+				for j51 := range 8 {
+					for j52 := range 8 {
+						scratch.net_max_pool_1_y_grad[j49][j50][j51][j52] = 0
+					}
+				}
 			}
 		}
 	}
-	for j52 := range 256 {
+	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		for j53 := 1; j53 < 6; j53++ {
-			for j54 := 6; j54 < 8; j54++ {
-				for j55 := range 8 {
-					scratch.net_max_pool_1_y_grad[j52][j53][j54][j55] = 0
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j53][0][0])
+		}
+	} else {
+		for j54 := range 256 {
+			for j55 := 1; j55 < 6; j55++ {
+				for j56 := range 8 {
+					scratch.net_max_pool_1_y_grad[j54][j55][0][j56] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		for j57 := 1; j57 < 6; j57++ {
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j57][6][0])
+		}
+	} else {
+		for j58 := range 256 {
+			for j59 := 1; j59 < 6; j59++ {
+				for j60 := 6; j60 < 8; j60++ {
+					for j61 := range 8 {
+						scratch.net_max_pool_1_y_grad[j58][j59][j60][j61] = 0
+					}
 				}
 			}
 		}
@@ -2503,17 +2609,17 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec12.scratch = scratch
 	pool.Run(rec12, 8)
 	// The 8 partial sums, added in part order.
-	for j60 := range 8 {
-		acc14 := gNetConv1Bias[j60]
-		acc14 += rec12.gNetConv1BiasPartial[0][j60]
-		acc14 += rec12.gNetConv1BiasPartial[1][j60]
-		acc14 += rec12.gNetConv1BiasPartial[2][j60]
-		acc14 += rec12.gNetConv1BiasPartial[3][j60]
-		acc14 += rec12.gNetConv1BiasPartial[4][j60]
-		acc14 += rec12.gNetConv1BiasPartial[5][j60]
-		acc14 += rec12.gNetConv1BiasPartial[6][j60]
-		acc14 += rec12.gNetConv1BiasPartial[7][j60]
-		gNetConv1Bias[j60] = acc14
+	for j66 := range 8 {
+		acc14 := gNetConv1Bias[j66]
+		acc14 += rec12.gNetConv1BiasPartial[0][j66]
+		acc14 += rec12.gNetConv1BiasPartial[1][j66]
+		acc14 += rec12.gNetConv1BiasPartial[2][j66]
+		acc14 += rec12.gNetConv1BiasPartial[3][j66]
+		acc14 += rec12.gNetConv1BiasPartial[4][j66]
+		acc14 += rec12.gNetConv1BiasPartial[5][j66]
+		acc14 += rec12.gNetConv1BiasPartial[6][j66]
+		acc14 += rec12.gNetConv1BiasPartial[7][j66]
+		gNetConv1Bias[j66] = acc14
 	}
 	*rec12 = ocannlCNNBackwardPart11{}
 	ocannlCNNBackwardPart11Records.Put(rec12)
@@ -2682,7 +2788,7 @@ func (r5 *ocannlCNNBackwardPart3) Part(j8 int) {
 			for i2 := range 5 {
 				for i4 := range 2 {
 					for i5 := range 2 {
-						ocannlMap2AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+						ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 					}
 				}
 			}
@@ -2721,20 +2827,20 @@ type ocannlCNNBackwardPart4 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 5).
-func (r6 *ocannlCNNBackwardPart4) Part(j23 int) {
+// Part runs part j25 of the nest (0 <= j25 < 5).
+func (r6 *ocannlCNNBackwardPart4) Part(j25 int) {
 	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2746,14 +2852,14 @@ func (r6 *ocannlCNNBackwardPart4) Part(j23 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j23+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j25+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j23][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j25][i2][i3] = acc3
 					}
 				}
 			}
@@ -2771,19 +2877,19 @@ type ocannlCNNBackwardPart5 struct {
 	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r12 *ocannlCNNBackwardPart5) Part(j24 int) {
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r12 *ocannlCNNBackwardPart5) Part(j26 int) {
 	scratch, gNetConv2BiasPartial := r12.scratch, &r12.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j24] = [16]float32{}
+	gNetConv2BiasPartial[j26] = [16]float32{}
 	// i2 unrolled and jammed into i3.
-	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
+	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j26]
 	for i0 := range 32 {
 		for i1 := range 5 {
-			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j24][i1][0]
-			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j24][i1][1]
-			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j24][i1][2]
-			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j24][i1][3]
-			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j24][i1][4]
+			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j26][i1][0]
+			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j26][i1][1]
+			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j26][i1][2]
+			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j26][i1][3]
+			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j26][i1][4]
 			for i3 := range 16 {
 				acc11 := gNetConv2BiasPartialRow[i3]
 				acc11 += net_head_x_1_gradRow3[i3]
@@ -2807,15 +2913,15 @@ type ocannlCNNBackwardPart6 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r13 *ocannlCNNBackwardPart6) Part(j28 int) {
 	pNetConv2Kernel, scratch := r13.pNetConv2Kernel, r13.scratch
 	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j26][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j26][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j28][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j28][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2823,7 +2929,7 @@ func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j26][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j26][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j28][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j28][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2832,11 +2938,11 @@ func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j26][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j28][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j26][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j28][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
@@ -2859,15 +2965,15 @@ type ocannlCNNBackwardPart7 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 3).
-func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
+// Part runs part j29 of the nest (0 <= j29 < 3).
+func (r14 *ocannlCNNBackwardPart7) Part(j29 int) {
 	gNetConv2Kernel, scratch := r14.gNetConv2Kernel, r14.scratch
 	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j27], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j27][i2][0])
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j29], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j29][i2][0])
 				}
 			}
 		}
@@ -2875,7 +2981,7 @@ func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j27], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j27][i2][0])
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j29], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j29][i2][0])
 				}
 			}
 		}
@@ -2887,8 +2993,8 @@ func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
 						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j27][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j27+8*i5 : 72*i3+24*i4+24*j27+8*i5+8])
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j29][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j29+8*i5 : 72*i3+24*i4+24*j29+8*i5+8])
 								for i6 := range 8 {
 									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
@@ -2910,8 +3016,8 @@ type ocannlCNNBackwardPart8 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r17 *ocannlCNNBackwardPart8) Part(j56 int) {
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r17 *ocannlCNNBackwardPart8) Part(j62 int) {
 	scratch := r17.scratch
 	// float32 pointwise kernel over 32 rows of 8 elements (c += where(eq(x0,add(x1,x2)),x3,0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
@@ -2919,7 +3025,7 @@ func (r17 *ocannlCNNBackwardPart8) Part(j56 int) {
 			for i2 := range 5 {
 				for i4 := range 2 {
 					for i5 := range 2 {
-						ocannlMap16AVX2(&scratch.net_max_pool_1_x_grad[32*j56][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y[32*j56][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j56][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y_grad[32*j56][i1+1][i2+1][0])
+						ocannlMap25AVX2(&scratch.net_max_pool_1_x_grad[32*j62][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y[32*j62][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j62][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y_grad[32*j62][i1+1][i2+1][0])
 					}
 				}
 			}
@@ -2929,12 +3035,12 @@ func (r17 *ocannlCNNBackwardPart8) Part(j56 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 8 {
-						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j56][i1+1][i2+1][i3]
-						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j56][i1+1][i2+1][i3]
+						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j62][i1+1][i2+1][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j62][i1+1][i2+1][i3]
 						for i4 := range 2 {
-							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j56][2*i1+i4]
+							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j62][2*i1+i4]
 							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
-							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j56][2*i1+i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j62][2*i1+i4]
 							for i5 := range 2 {
 								var r15 float32
 								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
@@ -2963,21 +3069,21 @@ type ocannlCNNBackwardPart9 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r20 *ocannlCNNBackwardPart9) Part(j57 int) {
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r20 *ocannlCNNBackwardPart9) Part(j63 int) {
 	scratch := r20.scratch
 	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1[32*j57][0][0][0], &scratch.net_max_pool_1_x_grad[32*j57][0][0][0])
+		ocannlMap26AVX512(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1[32*j57][0][0][0], &scratch.net_max_pool_1_x_grad[32*j57][0][0][0])
+		ocannlMap26AVX2(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j57][i1][i2]
-					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j57][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j57][i1][i2]
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j63][i1][i2]
+					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j63][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j63][i1][i2]
 					for i3 := range 8 {
 						var r18 float32
 						if 0 < net_max_pool_1_x_1Row3[i3] {
@@ -3004,20 +3110,20 @@ type ocannlCNNBackwardPart10 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r21 *ocannlCNNBackwardPart10) Part(j64 int) {
 	scratch := r21.scratch
 	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_conv1_y_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+		ocannlMap27AVX512(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_conv1_y_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+		ocannlMap27AVX2(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j58][i1][i2]
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j64][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j64][i1][i2]
 					for i3 := range 8 {
 						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
@@ -3037,19 +3143,19 @@ type ocannlCNNBackwardPart11 struct {
 	gNetConv1BiasPartial [8][8]float32
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r22 *ocannlCNNBackwardPart11) Part(j59 int) {
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r22 *ocannlCNNBackwardPart11) Part(j65 int) {
 	scratch, gNetConv1BiasPartial := r22.scratch, &r22.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j59] = [8]float32{}
+	gNetConv1BiasPartial[j65] = [8]float32{}
 	// i2 unrolled by 4 and jammed into i3.
-	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j59]
+	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j65]
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+3]
+				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2]
+				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+1]
+				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+2]
+				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+3]
 				for i3 := range 8 {
 					acc13 := gNetConv1BiasPartialRow[i3]
 					acc13 += net_max_pool_1_x_1_gradRow3[i3]
@@ -3060,7 +3166,7 @@ func (r22 *ocannlCNNBackwardPart11) Part(j59 int) {
 				}
 			}
 			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
+				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2]
 				for i3 := range 8 {
 					gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
 				}
@@ -3080,15 +3186,15 @@ type ocannlCNNBackwardPart12 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 3).
-func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
+// Part runs part j67 of the nest (0 <= j67 < 3).
+func (r23 *ocannlCNNBackwardPart12) Part(j67 int) {
 	gNetConv1Kernel, images, scratch := r23.gNetConv1Kernel, r23.images, r23.scratch
 	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j61], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j61][i2][0])
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j67], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j67][i2][0])
 				}
 			}
 		}
@@ -3096,7 +3202,7 @@ func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j61], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j61][i2][0])
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j67], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j67][i2][0])
 				}
 			}
 		}
@@ -3107,8 +3213,8 @@ func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
 					for i3 := range 8 {
 						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
-							imagesRow2 := &images[i0][i1+i4+j61]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j61 : 9*i3+3*i4+3*j61+3])
+							imagesRow2 := &images[i0][i1+i4+j67]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j67 : 9*i3+3*i4+3*j67+3])
 							for i5 := range 3 {
 								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -3626,11 +3732,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 256 {
-			ocannlMap19AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap28AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 256 {
-			ocannlMap19AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap28AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -3686,9 +3792,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap29AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap29AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -3715,9 +3821,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap30AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap30AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3752,9 +3858,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap31AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap31AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3793,9 +3899,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap32AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap32AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3829,9 +3935,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3848,9 +3954,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3883,9 +3989,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3919,9 +4025,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap36AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap36AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3938,9 +4044,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap37AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap37AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3991,9 +4097,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap37AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4009,9 +4115,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap32AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap32AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4045,9 +4151,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4064,9 +4170,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap34AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4099,9 +4205,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4135,9 +4241,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap36AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap36AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4154,9 +4260,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap37AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap37AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4181,9 +4287,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap40AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap40AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4212,9 +4318,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap41AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap41AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4264,9 +4370,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap41AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap41AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4283,9 +4389,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap42AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap42AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4831,9 +4937,9 @@ func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
 	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap38AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap38AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4861,9 +4967,9 @@ func (r16 *ocannlReverserTrainLossPart14) Part(j15 int) {
 	scratch := r16.scratch
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap39AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap39AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6196,11 +6302,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 256 {
-			ocannlMap19AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap28AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 256 {
-			ocannlMap19AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap28AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -6256,9 +6362,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap29AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap29AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -6285,9 +6391,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap30AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap30AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6322,9 +6428,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap31AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap31AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6363,9 +6469,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap32AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap32AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6399,9 +6505,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6418,9 +6524,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6453,9 +6559,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6489,9 +6595,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap36AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap36AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6508,9 +6614,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap37AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap37AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6561,9 +6667,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap37AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6579,9 +6685,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap32AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap32AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6615,9 +6721,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6634,9 +6740,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap34AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6669,9 +6775,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6705,9 +6811,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap36AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap36AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6724,9 +6830,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap37AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap37AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6751,9 +6857,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap40AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap40AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6782,9 +6888,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap41AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap41AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6834,9 +6940,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap41AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap41AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6853,9 +6959,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap42AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap42AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6959,9 +7065,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap43AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap43AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
@@ -6977,9 +7083,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6996,9 +7102,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap45AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7027,9 +7133,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap46AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap46AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -7044,9 +7150,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7062,9 +7168,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7081,9 +7187,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7112,9 +7218,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7140,9 +7246,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7195,9 +7301,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7234,9 +7340,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap50AVX512(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap50AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7261,9 +7367,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap51AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap51AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
@@ -7278,9 +7384,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap52AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap52AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -7315,9 +7421,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+		ocannlMap53AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+		ocannlMap53AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7342,9 +7448,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+		ocannlMap54AVX512(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+		ocannlMap54AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7360,9 +7466,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap55AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap55AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7379,9 +7485,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap55AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap55AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7398,9 +7504,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7433,9 +7539,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap54AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap54AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7451,9 +7557,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7469,9 +7575,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7487,9 +7593,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7599,9 +7705,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7638,9 +7744,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap50AVX512(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap50AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7665,9 +7771,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap51AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap51AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
@@ -7682,9 +7788,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap52AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap52AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -7719,9 +7825,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+		ocannlMap53AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+		ocannlMap53AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7746,9 +7852,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+		ocannlMap54AVX512(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+		ocannlMap54AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7764,9 +7870,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap55AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap55AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7783,9 +7889,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap55AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap55AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7802,9 +7908,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7837,9 +7943,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap54AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap54AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7855,9 +7961,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7873,9 +7979,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7925,9 +8031,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap58AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap58AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7954,9 +8060,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap59AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap59AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7974,9 +8080,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+		ocannlMap55AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+		ocannlMap55AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7995,9 +8101,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap49AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap49AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8023,9 +8129,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap60AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap60AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8053,9 +8159,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	// float32 pointwise kernel over 65536 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap61AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap61AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -8144,9 +8250,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8734,9 +8840,9 @@ func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
 	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap38AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap38AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -8764,9 +8870,9 @@ func (r16 *ocannlReverserBackwardPart14) Part(j15 int) {
 	scratch := r16.scratch
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap39AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap39AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9245,9 +9351,9 @@ func (r34 *ocannlReverserBackwardPart28) Part(j32 int) {
 	scratch := r34.scratch
 	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
+		ocannlMap56AVX512(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
+		ocannlMap56AVX2(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9284,9 +9390,9 @@ func (r35 *ocannlReverserBackwardPart29) Part(j33 int) {
 	scratch := r35.scratch
 	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
+		ocannlMap57AVX512(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
+		ocannlMap57AVX2(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {

@@ -25,7 +25,8 @@ GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0x40000000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
+DATA ocannlConst32<>+12(SB)/4, $0xff800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $16
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -6624,9 +6625,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6648,9 +6649,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float32, x0 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6668,9 +6669,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6692,9 +6693,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6717,9 +6718,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6740,9 +6741,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6760,9 +6761,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6785,9 +6786,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32)
+// func ocannlMap15AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6806,9 +6807,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6831,9 +6832,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6854,9 +6855,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6887,9 +6888,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6915,9 +6916,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6936,9 +6937,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6964,9 +6965,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6985,9 +6986,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7008,9 +7009,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7030,9 +7031,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7055,9 +7056,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7080,9 +7081,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7103,9 +7104,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7131,9 +7132,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7152,9 +7153,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7181,9 +7182,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7209,9 +7210,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7238,9 +7239,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7267,9 +7268,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7287,9 +7288,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7311,9 +7312,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7336,9 +7337,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7359,9 +7360,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7379,9 +7380,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7404,9 +7405,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7425,9 +7426,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7450,9 +7451,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7473,9 +7474,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7506,9 +7507,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7527,9 +7528,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7557,9 +7558,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7584,9 +7585,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7605,9 +7606,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7636,9 +7637,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7662,9 +7663,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7687,9 +7688,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7715,9 +7716,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7736,9 +7737,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7763,9 +7764,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7786,9 +7787,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7819,9 +7820,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14595,9 +14596,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00004000, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14626,9 +14644,92 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap5AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap6AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+2016, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14655,9 +14756,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14675,9 +14776,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14698,9 +14799,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14722,9 +14823,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14745,9 +14846,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14765,9 +14866,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14790,9 +14891,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14811,9 +14912,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14836,9 +14937,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14858,9 +14959,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14890,9 +14991,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14918,9 +15019,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14939,9 +15040,96 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap21AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap23AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000100, CX
+
+row1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+2016, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap24AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14977,9 +15165,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15005,9 +15193,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15026,9 +15214,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15049,9 +15237,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15071,9 +15259,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15094,9 +15282,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15117,9 +15305,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15140,9 +15328,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15168,9 +15356,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15189,9 +15377,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15218,9 +15406,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15246,9 +15434,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15275,9 +15463,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15304,9 +15492,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15324,9 +15512,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15355,9 +15543,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15384,9 +15572,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15407,9 +15595,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15427,9 +15615,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15452,9 +15640,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15473,9 +15661,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15498,9 +15686,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15524,9 +15712,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15566,9 +15754,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15587,9 +15775,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15617,9 +15805,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15644,9 +15832,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15665,9 +15853,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15696,9 +15884,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15722,9 +15910,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15747,9 +15935,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15775,9 +15963,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15796,9 +15984,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15821,9 +16009,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15842,9 +16030,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15873,9 +16061,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

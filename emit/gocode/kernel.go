@@ -649,7 +649,6 @@ func (k *kgen) directAccess(t int, idx []loopir.IndexExpr) *jen.Statement {
 // regionFill sets t's buffer cells in the box [lo, hi) (per axis, buffer
 // coordinates) to v.
 func (k *kgen) regionFill(t int, lo, hi []int, v float64) []jen.Code {
-	s := &k.ts[t].st
 	full := true
 	for a := range lo {
 		if lo[a] != 0 || hi[a] != k.p.Tensors[t].BufDims[a] {
@@ -663,6 +662,15 @@ func (k *kgen) regionFill(t int, lo, hi []int, v float64) []jen.Code {
 	if full && v == 0 && !math.Signbit(v) {
 		return []jen.Code{jen.Add(k.whole(t)).Op("=").Add(k.storageType(t)).Values()}
 	}
+	if calls, note := k.asmRegionFill(t, lo, hi, v); calls != nil {
+		return k.dispatch(calls, note, k.regionFillGo(t, lo, hi, cv, full))
+	}
+	return k.regionFillGo(t, lo, hi, cv, full)
+}
+
+// regionFillGo is regionFill's Go loops.
+func (k *kgen) regionFillGo(t int, lo, hi []int, cv val, full bool) []jen.Code {
+	s := &k.ts[t].st
 	if full && len(s.adims) == 1 {
 		j := k.synthVar()
 		return []jen.Code{jen.For(jen.Id(k.loopName(j)).Op(":=").Range().Add(k.ref(t))).Block(

@@ -24,7 +24,8 @@ GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $8
+DATA ocannlConst32<>+8(SB)/4, $0xff800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -1878,9 +1879,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1902,9 +1903,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float32, x0 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -1922,9 +1923,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1950,9 +1951,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float32, x0 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -1971,9 +1972,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1999,9 +2000,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -2020,9 +2021,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -2044,9 +2045,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -2064,9 +2065,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4123,9 +4124,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000800, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4154,9 +4172,92 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap5AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap6AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+2016, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4183,9 +4284,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4203,9 +4304,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4231,9 +4332,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4252,9 +4353,96 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap12AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap13AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap14AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+2016, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4290,9 +4478,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4318,9 +4506,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4339,9 +4527,109 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00004000, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap20AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap21AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+2016, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap23AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4368,9 +4656,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4388,9 +4676,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

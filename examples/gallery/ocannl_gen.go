@@ -1183,11 +1183,16 @@ func ocannlMaxPool2x2(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 	}
 
 	// out = einsum "@^+" "n | 2*oh<+wh, 2*ow<+ww, c; wh, ww => n | oh, ow, c" of x, _out.1
-	for j := range 2 {
-		for j2 := range 8 {
-			for j3 := range 8 {
-				for j4 := range 8 {
-					out[j][j2][j3][j4] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&out[0][0][0][0])
+	} else {
+		for j := range 2 {
+			for j2 := range 8 {
+				for j3 := range 8 {
+					for j4 := range 8 {
+						out[j][j2][j3][j4] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}

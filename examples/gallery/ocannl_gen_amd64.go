@@ -165,3 +165,8 @@ func ocannlMap2AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap3AVX2(c *float32, x0 *float32)
+
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 1024 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap4AVX2(c *float32)

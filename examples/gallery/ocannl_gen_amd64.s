@@ -34,7 +34,8 @@ GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $8
+DATA ocannlConst32<>+8(SB)/4, $0xff800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -4938,5 +4939,22 @@ e2:
 	ADDQ    $+36, AX
 	DECQ    DX
 	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000080, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
 	VZEROUPPER
 	RET

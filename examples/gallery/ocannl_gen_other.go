@@ -127,3 +127,6 @@ func ocannlMap2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX2 called wi
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
+
+// ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX2(c *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }

@@ -16,7 +16,8 @@ GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $16
+DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $24
 
 // func ocannlGemm0AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
@@ -5995,9 +5996,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap3AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6019,9 +6020,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX512(c *float64, x0 *float64)
+// func ocannlMap4AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6039,9 +6040,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6067,9 +6068,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float64, x0 *float64)
+// func ocannlMap6AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6088,9 +6089,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap7AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6116,9 +6117,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float64, x0 *float64)
+// func ocannlMap8AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6137,9 +6138,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6161,9 +6162,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float64, x0 *float64)
+// func ocannlMap10AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6181,9 +6182,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6205,9 +6206,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float64, x0 *float64)
+// func ocannlMap12AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6231,9 +6232,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float64, x0 *float64)
+// func ocannlMap13AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6251,9 +6252,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap15AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6279,9 +6280,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float64, x0 *float64)
+// func ocannlMap16AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6300,9 +6301,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6334,9 +6335,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6358,9 +6359,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6381,9 +6382,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float64, x0 *float64)
+// func ocannlMap20AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6401,9 +6402,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap21AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6429,9 +6430,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float64, x0 *float64)
+// func ocannlMap22AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6450,9 +6451,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float64, x0 *float64)
+// func ocannlMap23AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6475,9 +6476,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6499,9 +6500,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float64, x0 *float64)
+// func ocannlMap25AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6519,9 +6520,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6547,9 +6548,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float64, x0 *float64)
+// func ocannlMap27AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -12002,9 +12003,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap2AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	MOVQ         $0x00000090, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12033,9 +12051,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float64, x0 *float64)
+// func ocannlMap4AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12053,9 +12071,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12081,9 +12099,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float64, x0 *float64)
+// func ocannlMap6AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12102,9 +12120,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap7AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12130,9 +12148,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float64, x0 *float64)
+// func ocannlMap8AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12151,9 +12169,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12175,9 +12193,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float64, x0 *float64)
+// func ocannlMap10AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12195,9 +12213,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12219,9 +12237,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64, x0 *float64)
+// func ocannlMap12AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12245,9 +12263,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float64, x0 *float64)
+// func ocannlMap13AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12265,9 +12283,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	MOVQ         $0x00000062, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12293,9 +12328,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float64, x0 *float64)
+// func ocannlMap16AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12314,9 +12349,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12348,9 +12383,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12377,9 +12412,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12400,9 +12435,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float64, x0 *float64)
+// func ocannlMap20AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12420,9 +12455,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap21AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12448,9 +12483,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float64, x0 *float64)
+// func ocannlMap22AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12469,9 +12504,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float64, x0 *float64)
+// func ocannlMap23AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12489,9 +12524,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12520,9 +12555,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float64, x0 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12540,9 +12575,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12568,9 +12603,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float64, x0 *float64)
+// func ocannlMap27AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
