@@ -1296,14 +1296,12 @@ type ocannlCNNTrainLossPart3 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r5 *ocannlCNNTrainLossPart3) Part(j8 int) {
 	scratch := r5.scratch
-	// float32 pointwise kernel over 32 rows of 8 elements (c max= add(x0,x1)): AVX2 only (also run on AVX-512 machines).
+	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 2 {
-					for i5 := range 2 {
-						ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
-					}
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -2782,14 +2780,12 @@ type ocannlCNNBackwardPart3 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r5 *ocannlCNNBackwardPart3) Part(j8 int) {
 	scratch := r5.scratch
-	// float32 pointwise kernel over 32 rows of 8 elements (c max= add(x0,x1)): AVX2 only (also run on AVX-512 machines).
+	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 2 {
-					for i5 := range 2 {
-						ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
-					}
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -3019,14 +3015,12 @@ type ocannlCNNBackwardPart8 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r17 *ocannlCNNBackwardPart8) Part(j62 int) {
 	scratch := r17.scratch
-	// float32 pointwise kernel over 32 rows of 8 elements (c += where(eq(x0,add(x1,x2)),x3,0)): AVX2 only (also run on AVX-512 machines).
+	// float32 pointwise kernel over 32x2 rows of 8 elements (c += where(eq(x0,add(x1,x2)),x3,0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 2 {
-					for i5 := range 2 {
-						ocannlMap25AVX2(&scratch.net_max_pool_1_x_grad[32*j62][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y[32*j62][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j62][2*i1+i4][2*i2+i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y_grad[32*j62][i1+1][i2+1][0])
-					}
+					ocannlMap25AVX2(&scratch.net_max_pool_1_x_grad[32*j62][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y[32*j62][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j62][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[32*j62][i1+1][i2+1][0])
 				}
 			}
 		}

@@ -232,6 +232,10 @@ func mapCases() []MapSpec {
 			MapSpec{Elem: elem, N: 8, Rows: 40, RowStride: []int{64, 100, 0}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, true}, Accumulate: true, Combine: "max", AVX2Only: true},
 			MapSpec{Elem: elem, N: 8, Rows: 33, RowStride: []int{100, 64, 100, 0, 64}, Expr: ap("where", ap("eq", x(0), ap("add", x(1), x(2))), x(3), k(0)), Stride0: []bool{false, false, true, false}, Accumulate: true, AVX2Only: true},
 			MapSpec{Elem: elem, N: 1003, Expr: k(math.Inf(-1)), Stride0: []bool{}, AVX2Only: true},
+			// Two levels of rows: the max-pool backward's window column
+			// within the batch, a per-outer-row scalar, a 5-element tail.
+			MapSpec{Elem: elem, N: 8, Rows: 2, RowStride: []int{8, 0, 8, 0, 0}, Rows2: 20, Row2Stride: []int{100, 64, 100, 0, 64}, Expr: ap("where", ap("eq", x(0), ap("add", x(1), x(2))), x(3), k(0)), Stride0: []bool{false, false, true, false}, Accumulate: true, AVX2Only: true},
+			MapSpec{Elem: elem, N: 13, Rows: 5, RowStride: []int{16, 32, 0}, Rows2: 7, Row2Stride: []int{90, 200, 1}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, true}, Accumulate: true, Combine: "max", AVX2Only: true},
 		)
 	}
 	return out
@@ -272,14 +276,17 @@ func goExpr(e loopir.Expr, m *MapSpec) string {
 		}
 		return fmt.Sprintf("%s(%v)", m.Elem, e.Value)
 	case *loopir.Load:
-		rs := 0
+		rs, r2s := 0, 0
 		if m.Rows > 1 {
 			rs = m.RowStride[1+e.Tensor]
 		}
-		if m.Stride0[e.Tensor] {
-			return fmt.Sprintf("x%d[r*%d]", e.Tensor, rs)
+		if m.Rows2 > 1 {
+			r2s = m.Row2Stride[1+e.Tensor]
 		}
-		return fmt.Sprintf("x%d[r*%d+j]", e.Tensor, rs)
+		if m.Stride0[e.Tensor] {
+			return fmt.Sprintf("x%d[r2*%d+r*%d]", e.Tensor, r2s, rs)
+		}
+		return fmt.Sprintf("x%d[r2*%d+r*%d+j]", e.Tensor, r2s, rs)
 	case *loopir.Apply:
 		a := make([]string, len(e.Args))
 		for i, x := range e.Args {
@@ -321,12 +328,17 @@ func writeMapCase(b *bytes.Buffer, i int, tier string, m *MapSpec, name string) 
 	if m.Rows > 1 {
 		rs = m.RowStride
 	}
-	fmt.Fprintf(b, "\tc := make([]%s, %d)\n\tref := make([]%s, %d)\n\tfor j := range c {\n\t\tc[j] = rnd()\n\t\tref[j] = c[j]\n\t}\n", m.Elem, (rows-1)*rs[0]+m.N+8, m.Elem, (rows-1)*rs[0]+m.N+8)
+	rows2, r2s := max(1, m.Rows2), make([]int, len(m.Stride0)+1)
+	if m.Rows2 > 1 {
+		r2s = m.Row2Stride
+	}
+	cn := (rows2-1)*r2s[0] + (rows-1)*rs[0] + m.N + 8
+	fmt.Fprintf(b, "\tc := make([]%s, %d)\n\tref := make([]%s, %d)\n\tfor j := range c {\n\t\tc[j] = rnd()\n\t\tref[j] = c[j]\n\t}\n", m.Elem, cn, m.Elem, cn)
 	args := []string{"&c[0]"}
 	for k, s0 := range m.Stride0 {
-		n := (rows-1)*rs[k+1] + m.N + 8
+		n := (rows2-1)*r2s[k+1] + (rows-1)*rs[k+1] + m.N + 8
 		if s0 {
-			n = (rows-1)*rs[k+1] + 1
+			n = (rows2-1)*r2s[k+1] + (rows-1)*rs[k+1] + 1
 		}
 		fmt.Fprintf(b, "\tx%d := make([]%s, %d)\n\tfor j := range x%d {\n\t\tx%d[j] = rnd()\n\t}\n", k, m.Elem, n, k, k)
 		args = append(args, fmt.Sprintf("&x%d[0]", k))
@@ -341,12 +353,12 @@ func writeMapCase(b *bytes.Buffer, i int, tier string, m *MapSpec, name string) 
 	if m.Combine != "" {
 		injectSpecials(b, m)
 		op = "="
-		val = fmt.Sprintf("%s(ref[r*%d+j], %s)", m.Combine, rs[0], val)
+		val = fmt.Sprintf("%s(ref[r2*%d+r*%d+j], %s)", m.Combine, r2s[0], rs[0], val)
 	}
 	if m.Combine != "" || len(m.Stride0) == 0 {
 		cmp = "!(math.IsNaN(float64(c[j])) && math.IsNaN(float64(ref[j]))) && (c[j] != ref[j] || math.Signbit(float64(c[j])) != math.Signbit(float64(ref[j])))"
 	}
-	fmt.Fprintf(b, "\tfor r := 0; r < %d; r++ {\n\t\tfor j := 0; j < %d; j++ {\n\t\t\tref[r*%d+j] %s %s\n\t\t}\n\t}\n", rows, m.N, rs[0], op, val)
+	fmt.Fprintf(b, "\tfor r2 := 0; r2 < %d; r2++ {\n\tfor r := 0; r < %d; r++ {\n\t\tfor j := 0; j < %d; j++ {\n\t\t\tref[r2*%d+r*%d+j] %s %s\n\t\t}\n\t}\n\t}\n", rows2, rows, m.N, r2s[0], rs[0], op, val)
 	fmt.Fprintf(b, "\t%s(%s)\n", name, strings.Join(args, ", "))
 	fmt.Fprintf(b, "\tbad := 0\n\tfor j := range c {\n\t\tif %s {\n\t\t\tif bad < 5 {\n\t\t\t\tfmt.Printf(\"map case %d %s (%s): cell %%d: got %%v want %%v\\n\", j, c[j], ref[j])\n\t\t\t}\n\t\t\tbad++\n\t\t}\n\t}\n\treturn bad\n}\n", cmp, i, tier, strings.ReplaceAll(mapDesc(m), "\"", ""))
 }

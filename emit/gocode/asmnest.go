@@ -124,7 +124,7 @@ func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) 
 	if k.asm == nil || init != nil {
 		return nil, ""
 	}
-	n := asm.ClassifyMapFree(k.p, loops, st, k.elem, k.free)
+	n := asm.ClassifyMapNew(k.p, loops, st, k.elem, k.free, k.curInlined)
 	if n == nil || k.ts[n.C].st.kind == sConst {
 		return nil, ""
 	}

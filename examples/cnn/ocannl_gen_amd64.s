@@ -4152,7 +4152,10 @@ TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS (DX), Y0
 	MOVQ         $0x00000020, DX
 
-row1:
+rowb1:
+	MOVQ $0x00000005, BX
+
+row2:
 	VMOVUPS   (CX), Y1
 	VADDPS    Y0, Y1, Y1
 	VMOVUPS   (AX), Y2
@@ -4165,10 +4168,13 @@ row1:
 	VMOVUPS   Y1, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
-	ADDQ      $+2016, AX
-	ADDQ      $+3168, CX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+1888, AX
+	ADDQ      $+2880, CX
 	DECQ      DX
-	JNZ       row1
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
@@ -4450,31 +4456,40 @@ TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x3+32(FP), SI
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (BX), Y2
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000020, DI
 
-row1:
-	VMOVUPS   (CX), Y3
-	VMOVUPS   (DX), Y4
-	VADDPS    Y2, Y4, Y4
-	VCMPPS    $0x00, Y4, Y3, Y3
-	VBLENDVPS Y3, Y1, Y0, Y3
-	VMOVUPS   (SI), Y4
-	VCMPPS    $0x04, Y0, Y3, Y3
-	VBLENDVPS Y3, Y4, Y0, Y3
-	VMOVUPS   (AX), Y4
-	VADDPS    Y4, Y3, Y4
-	VMOVUPS   Y4, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, DX
-	ADDQ      $+32, SI
-	ADDQ      $+3168, AX
-	ADDQ      $+2016, CX
-	ADDQ      $+3168, DX
-	ADDQ      $+2016, SI
-	DECQ      BX
-	JNZ       row1
+rowb1:
+	MOVQ $0x00000002, R8
+
+row2:
+	VBROADCASTSS (BX), Y2
+	VMOVUPS      (CX), Y3
+	VMOVUPS      (DX), Y4
+	VADDPS       Y2, Y4, Y2
+	VCMPPS       $0x00, Y2, Y3, Y2
+	VBLENDVPS    Y2, Y1, Y0, Y2
+	VMOVUPS      (SI), Y3
+	VCMPPS       $0x04, Y0, Y2, Y2
+	VBLENDVPS    Y2, Y3, Y0, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	ADDQ         $+32, SI
+	ADDQ         $-32, CX
+	ADDQ         $+4, BX
+	ADDQ         $-32, SI
+	DECQ         R8
+	JNZ          row2
+	ADDQ         $+3136, AX
+	ADDQ         $+2048, CX
+	ADDQ         $+3136, DX
+	ADDQ         $-8, BX
+	ADDQ         $+2048, SI
+	DECQ         DI
+	JNZ          rowb1
 	VZEROUPPER
 	RET
 

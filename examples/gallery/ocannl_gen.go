@@ -1197,21 +1197,30 @@ func ocannlMaxPool2x2(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				outRow := &out[i0][i1][i2]
-				for i4 := range 2 {
-					xRow := &x[i0][2*i1+i4][2*i2]
-					out_1V := out_1[i4][0]
-					xRow2 := &x[i0][2*i1+i4][2*i2+1]
-					out_1V2 := out_1[i4][1]
-					for i3 := range 8 {
-						acc := outRow[i3]
-						acc = max(acc, xRow[i3]+out_1V)
-						acc = max(acc, xRow2[i3]+out_1V2)
-						outRow[i3] = acc
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap5AVX2(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					outRow := &out[i0][i1][i2]
+					for i4 := range 2 {
+						xRow := &x[i0][2*i1+i4][2*i2]
+						out_1V := out_1[i4][0]
+						xRow2 := &x[i0][2*i1+i4][2*i2+1]
+						out_1V2 := out_1[i4][1]
+						for i3 := range 8 {
+							acc := outRow[i3]
+							acc = max(acc, xRow[i3]+out_1V)
+							acc = max(acc, xRow2[i3]+out_1V2)
+							outRow[i3] = acc
+						}
 					}
 				}
 			}

@@ -170,3 +170,8 @@ func ocannlMap3AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap4AVX2(c *float32)
+
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)

@@ -4958,3 +4958,39 @@ e1:
 	JNZ     e1
 	VZEROUPPER
 	RET
+
+// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000010, DX
+
+rowb1:
+	MOVQ $0x00000008, BX
+
+row2:
+	VMOVUPS   (CX), Y1
+	VADDPS    Y0, Y1, Y1
+	VMOVUPS   (AX), Y2
+	VMAXPS    Y1, Y2, Y3
+	VMAXPS    Y2, Y1, Y4
+	VANDPS    Y4, Y3, Y3
+	VCMPPS    $0x03, Y1, Y2, Y4
+	VADDPS    Y1, Y2, Y1
+	VBLENDVPS Y4, Y1, Y3, Y1
+	VMOVUPS   Y1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+512, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET

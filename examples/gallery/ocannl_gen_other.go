@@ -130,3 +130,6 @@ func ocannlMap3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX2 called wi
 
 // ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap4AVX2(c *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+
+// ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }

@@ -3787,21 +3787,30 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 4 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1][i2]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
-					for i3 := range 4 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
+	// float64 pointwise kernel over 24x6 rows of 4 elements (c max= add(x0,x1)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap3AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1][i2]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+						for i3 := range 4 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
 					}
 				}
 			}
@@ -3848,9 +3857,9 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
 	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap4AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap4AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -3868,9 +3877,9 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
 	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap5AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap5AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -4812,21 +4821,30 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 4 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1][i2]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
-					for i3 := range 4 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
+	// float64 pointwise kernel over 24x6 rows of 4 elements (c max= add(x0,x1)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap3AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1][i2]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+						for i3 := range 4 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
 					}
 				}
 			}
@@ -4873,9 +4891,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
 	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap4AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap4AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -4893,9 +4911,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
 	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap5AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap5AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -5538,9 +5556,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
 	// float64 pointwise kernel over 384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap6AVX512(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap6AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -5567,9 +5585,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
 	// float64 pointwise kernel over 384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
+		ocannlMap7AVX512(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
+		ocannlMap7AVX2(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -5674,9 +5692,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// float64 pointwise kernel over 2304 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap8AVX512(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap8AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
@@ -5703,9 +5721,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
 	// float64 pointwise kernel over 2304 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap9AVX512(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap9AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
@@ -5964,9 +5982,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
 	// float64 pointwise kernel over 144 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap10AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap10AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -5982,9 +6000,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap11AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap11AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -6557,9 +6575,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap12AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap12AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -6578,11 +6596,11 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap12AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap13AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap12AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap13AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -6642,9 +6660,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -6662,9 +6680,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -6694,7 +6712,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 2 {
 			for j4 := range 7 {
@@ -7756,9 +7774,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap12AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap12AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -7777,11 +7795,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap12AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap13AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap12AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap13AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -7841,9 +7859,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -7861,9 +7879,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -7893,7 +7911,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 2 {
 			for j4 := range 7 {
@@ -8759,9 +8777,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 	// float64 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8788,9 +8806,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
 	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap17AVX512(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap17AVX2(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8902,11 +8920,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 pointwise kernel over 8 rows of 32 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap17AVX512(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap18AVX512(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap17AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap18AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -8934,9 +8952,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
 	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlMap17AVX512(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlMap17AVX2(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -9291,9 +9309,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap12AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap12AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -9312,11 +9330,11 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap12AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap13AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap12AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap13AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -9376,9 +9394,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9450,9 +9468,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9488,9 +9506,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9508,9 +9526,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
 	// float64 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap20AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap20AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9529,9 +9547,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10344,9 +10362,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap12AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap12AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -10365,11 +10383,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap12AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap13AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap12AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap13AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -10429,9 +10447,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10503,9 +10521,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10541,9 +10559,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10561,9 +10579,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
 	// float64 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap20AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap20AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10582,9 +10600,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10942,9 +10960,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
 	// float64 pointwise kernel over 256 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap22AVX512(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap22AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10971,9 +10989,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap23AVX512(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap23AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10991,9 +11009,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap23AVX512(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap23AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11011,9 +11029,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlMap23AVX512(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlMap23AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11094,9 +11112,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
+		ocannlMap23AVX512(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
+		ocannlMap23AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11265,9 +11283,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlMap23AVX512(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlMap23AVX2(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11377,11 +11395,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 pointwise kernel over 8 rows of 32 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap17AVX512(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
+			ocannlMap18AVX512(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap17AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
+			ocannlMap18AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -11409,9 +11427,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
 	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
+		ocannlMap17AVX512(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
+		ocannlMap17AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -12750,9 +12768,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap24AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap24AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -13323,9 +13341,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap25AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap25AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -13343,9 +13361,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap26AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap26AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14116,9 +14134,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap25AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap25AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14136,9 +14154,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap26AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap26AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14519,9 +14537,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
 	// float64 pointwise kernel over 360 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap27AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap27AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14548,9 +14566,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
 	// float64 pointwise kernel over 360 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap28AVX512(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlMap28AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
