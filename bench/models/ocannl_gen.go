@@ -3918,20 +3918,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart10Records.Put(rec11)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	for i0 := range 256 {
-		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3948,9 +3953,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3972,20 +3977,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart11Records.Put(rec12)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	for i0 := range 256 {
-		net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
-		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3999,11 +4009,16 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	for i0 := range 256 {
-		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-		net_x1_2Row := &net_x1_2[i0]
-		for i1 := range 8 {
-			net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+			net_x1_2Row := &net_x1_2[i0]
+			for i1 := range 8 {
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
@@ -4019,9 +4034,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap38AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap38AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4038,9 +4053,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap39AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap39AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4091,9 +4106,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4134,20 +4149,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart16Records.Put(rec17)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	for i0 := range 256 {
-		net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap34AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4164,9 +4184,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4188,20 +4208,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart17Records.Put(rec18)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	for i0 := range 256 {
-		net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
-		net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4215,11 +4240,16 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	for i0 := range 256 {
-		net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-		net_x2_2Row := &net_x2_2[i0]
-		for i1 := range 8 {
-			net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
+			net_x2_2Row := &net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
@@ -4235,9 +4265,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap38AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap38AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4254,9 +4284,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap39AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap39AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4281,9 +4311,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4312,9 +4342,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4364,9 +4394,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4383,9 +4413,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap44AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap44AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4931,9 +4961,9 @@ func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
 	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap40AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap40AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4961,9 +4991,9 @@ func (r16 *ocannlReverserTrainLossPart14) Part(j15 int) {
 	scratch := r16.scratch
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap41AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap41AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6488,20 +6518,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart10Records.Put(rec11)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	for i0 := range 256 {
-		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6518,9 +6553,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6542,20 +6577,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	for i0 := range 256 {
-		net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
-		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6569,11 +6609,16 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	for i0 := range 256 {
-		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-		net_x1_2Row := &net_x1_2[i0]
-		for i1 := range 8 {
-			net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+			net_x1_2Row := &net_x1_2[i0]
+			for i1 := range 8 {
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
@@ -6589,9 +6634,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap38AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap38AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6608,9 +6653,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap39AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap39AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6661,9 +6706,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6704,20 +6749,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	for i0 := range 256 {
-		net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap34AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6734,9 +6784,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6758,20 +6808,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart17Records.Put(rec18)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	for i0 := range 256 {
-		net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
-		net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6785,11 +6840,16 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	for i0 := range 256 {
-		net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-		net_x2_2Row := &net_x2_2[i0]
-		for i1 := range 8 {
-			net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
+			net_x2_2Row := &net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
@@ -6805,9 +6865,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap38AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap38AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6824,9 +6884,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap39AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap39AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6851,9 +6911,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6882,9 +6942,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6934,9 +6994,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6953,9 +7013,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap44AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap44AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7059,9 +7119,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap45AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap45AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
@@ -7077,9 +7137,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap46AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7096,9 +7156,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7127,9 +7187,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap48AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap48AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -7144,9 +7204,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap49AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7162,9 +7222,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap46AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap46AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7181,9 +7241,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7212,9 +7272,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap50AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7240,9 +7300,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7295,9 +7355,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+		ocannlMap51AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+		ocannlMap51AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7334,9 +7394,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap52AVX512(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap52AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7361,9 +7421,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap53AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap53AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
@@ -7378,9 +7438,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap54AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap54AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -7415,9 +7475,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+		ocannlMap55AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+		ocannlMap55AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7431,20 +7491,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
-	for i0 := range 256 {
-		net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
-		net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap56AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
+			net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+		ocannlMap57AVX512(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+		ocannlMap57AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7460,9 +7525,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap58AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7479,9 +7544,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap58AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7498,9 +7563,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap51AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap51AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7522,20 +7587,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-	for i0 := range 256 {
-		net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
-		net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap56AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
+			net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap57AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap57AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7551,9 +7621,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap51AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap51AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7569,9 +7639,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap51AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap51AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7587,9 +7657,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap51AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap51AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7699,9 +7769,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap51AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap51AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7738,9 +7808,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap52AVX512(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap52AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7765,9 +7835,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap53AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap53AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
@@ -7782,9 +7852,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap54AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap54AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -7819,9 +7889,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+		ocannlMap55AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+		ocannlMap55AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7835,20 +7905,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
-	for i0 := range 256 {
-		net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
-		net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap56AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
+			net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+		ocannlMap57AVX512(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+		ocannlMap57AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7864,9 +7939,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap58AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7883,9 +7958,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap58AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap58AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7902,9 +7977,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap51AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap51AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7926,20 +8001,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-	for i0 := range 256 {
-		net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
-		net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap56AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
+			net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap57AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap57AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7955,9 +8035,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap51AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap51AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7973,9 +8053,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap51AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap51AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8025,9 +8105,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap61AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap61AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8054,9 +8134,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap62AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap62AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8074,9 +8154,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+		ocannlMap58AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+		ocannlMap58AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8095,9 +8175,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap51AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap51AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8123,9 +8203,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap60AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap63AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap63AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8153,9 +8233,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	// float32 pointwise kernel over 65536 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap61AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap64AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap64AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -8244,9 +8324,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+		ocannlMap51AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+		ocannlMap51AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8834,9 +8914,9 @@ func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
 	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap40AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap40AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -8864,9 +8944,9 @@ func (r16 *ocannlReverserBackwardPart14) Part(j15 int) {
 	scratch := r16.scratch
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap41AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap41AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9345,9 +9425,9 @@ func (r34 *ocannlReverserBackwardPart28) Part(j32 int) {
 	scratch := r34.scratch
 	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
+		ocannlMap59AVX512(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
+		ocannlMap59AVX2(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9384,9 +9464,9 @@ func (r35 *ocannlReverserBackwardPart29) Part(j33 int) {
 	scratch := r35.scratch
 	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
+		ocannlMap60AVX512(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
+		ocannlMap60AVX2(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {

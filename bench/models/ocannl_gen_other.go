@@ -248,27 +248,17 @@ func ocannlMap32AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
 }
 
-// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
-}
-
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
+func ocannlMap34AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+}
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
-}
+func ocannlMap35AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
 
 // ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap36AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
-}
-
-// ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
 }
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
@@ -277,7 +267,9 @@ func ocannlMap38AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
+func ocannlMap39AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
+}
 
 // ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX512(c, x0, x1 *float32) {
@@ -285,9 +277,7 @@ func ocannlMap40AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
-}
+func ocannlMap41AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
 
 // ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap42AVX512(c, x0, x1 *float32) {
@@ -295,7 +285,9 @@ func ocannlMap42AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
+func ocannlMap43AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap43AVX512 called without assembly")
+}
 
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap44AVX512(c, x0, x1 *float32) {
@@ -314,7 +306,7 @@ func ocannlMap46AVX512(c, x0, x1 *float32) {
 func ocannlMap47AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap48AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
 }
 
@@ -322,17 +314,17 @@ func ocannlMap48AVX512(c, x0, x1, x2 *float32) {
 func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0, x1 *float32) {
+func ocannlMap50AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
 }
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
-}
+func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
 
 // ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
+func ocannlMap52AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
+}
 
 // ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap53AVX512(c, x0, x1 *float32) {
@@ -347,11 +339,6 @@ func ocannlMap55AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
 }
 
-// ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
-}
-
 // ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX512 called without assembly") }
 
@@ -361,16 +348,29 @@ func ocannlMap58AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX512 called without assembly") }
+func ocannlMap59AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
+}
 
 // ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap60AVX512 called without assembly")
-}
+func ocannlMap60AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX512 called without assembly") }
 
 // ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap61AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap61AVX512 called without assembly")
+}
+
+// ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap62AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX512 called without assembly") }
+
+// ocannlMap63AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap63AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap63AVX512 called without assembly")
+}
+
+// ocannlMap64AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap64AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap64AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -561,37 +561,37 @@ func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 cal
 func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
+func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+func ocannlMap41AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
+func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
@@ -606,21 +606,21 @@ func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 cal
 func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap48AVX2 called without assembly")
-}
+func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+func ocannlMap50AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap50AVX2 called without assembly")
+}
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
+func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap53AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
@@ -632,7 +632,7 @@ func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called 
 func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
@@ -641,12 +641,21 @@ func ocannlMap57AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX2 called 
 func ocannlMap58AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
+func ocannlMap59AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap60AVX2 called without assembly")
-}
+func ocannlMap60AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
 
 // ocannlMap61AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap61AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
+
+// ocannlMap62AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap62AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
+
+// ocannlMap63AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap63AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap63AVX2 called without assembly")
+}
+
+// ocannlMap64AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap64AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }

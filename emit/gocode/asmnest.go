@@ -124,18 +124,21 @@ func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) 
 	if k.asm == nil || init != nil {
 		return nil, ""
 	}
-	n := asm.ClassifyMapNew(k.p, loops, st, k.elem, k.free, k.curInlined)
-	if n == nil || k.ts[n.C].st.kind == sConst {
+	if k.ts[st.Tensor].st.kind == sConst {
 		return nil, ""
 	}
-	for _, l := range n.Ins {
-		if k.ts[l.Tensor].st.kind == sConst {
-			return nil, ""
-		}
+	// Constant leaves are constants of the kernel (a max-pool's zero
+	// window: x + 0), not operands.
+	folded := *st
+	folded.Value = k.foldConstLoads(st.Value)
+	n := asm.ClassifyMapNew(k.p, loops, &folded, k.elem, k.free, k.curInlined)
+	if n == nil {
+		return nil, ""
 	}
-	if k.curInlined {
+	if k.curInlined || folded.Value != st.Value {
 		// A nest made perfect by inlining a scalar temporary (see
-		// inlineScalarTemps): a new form, emitted for AVX2 only.
+		// inlineScalarTemps), or one with constant leaves folded: new
+		// forms, emitted for AVX2 only.
 		n.Spec.AVX2Only = true
 	}
 	idx := k.asm.AddMap(n.Spec)
@@ -230,4 +233,29 @@ func (k *kgen) asmRegionFill(t int, lo, hi []int, v float64) ([][]jen.Code, stri
 		calls[j] = []jen.Code{body}
 	}
 	return calls, "// " + spec.Describe(tiers...) + "."
+}
+
+// foldConstLoads returns e with the loads of constant leaves (sConst)
+// replaced by their value (e itself when it has none).
+func (k *kgen) foldConstLoads(e loopir.Expr) loopir.Expr {
+	switch e := e.(type) {
+	case *loopir.Load:
+		if s := &k.ts[e.Tensor].st; s.kind == sConst {
+			return &loopir.Const{Value: s.value}
+		}
+	case *loopir.Apply:
+		var args []loopir.Expr
+		for i, a := range e.Args {
+			if f := k.foldConstLoads(a); f != a && args == nil {
+				args = append([]loopir.Expr(nil), e.Args...)
+				args[i] = f
+			} else if args != nil {
+				args[i] = f
+			}
+		}
+		if args != nil {
+			return &loopir.Apply{Prim: e.Prim, Args: args}
+		}
+	}
+	return e
 }

@@ -1339,20 +1339,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	for i0 := range 32 {
-		net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1369,9 +1374,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap7AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap7AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1398,20 +1403,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	for i0 := range 32 {
-		net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
-		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1425,11 +1435,16 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	for i0 := range 32 {
-		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-		net_x1_2Row := &net_x1_2[i0]
-		for i1 := range 8 {
-			net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+			net_x1_2Row := &net_x1_2[i0]
+			for i1 := range 8 {
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
@@ -1445,9 +1460,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap10AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap10AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1464,9 +1479,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap11AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap11AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1491,9 +1506,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap12AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap12AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1509,9 +1524,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap13AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap13AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1540,9 +1555,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap11AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap11AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1588,20 +1603,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	for i0 := range 32 {
-		net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1618,9 +1638,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap7AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap7AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1647,20 +1667,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	for i0 := range 32 {
-		net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
-		net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1674,11 +1699,16 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	for i0 := range 32 {
-		net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-		net_x2_2Row := &net_x2_2[i0]
-		for i1 := range 8 {
-			net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
+			net_x2_2Row := &net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
@@ -1694,9 +1724,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap10AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap10AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1713,9 +1743,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap11AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap11AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1754,9 +1784,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap14AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap14AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1785,9 +1815,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap15AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap15AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1837,9 +1867,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap15AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap15AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1856,9 +1886,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap16AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap16AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3589,20 +3619,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	for i0 := range 32 {
-		net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3619,9 +3654,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap7AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap7AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3648,20 +3683,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	for i0 := range 32 {
-		net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
-		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3675,11 +3715,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	for i0 := range 32 {
-		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-		net_x1_2Row := &net_x1_2[i0]
-		for i1 := range 8 {
-			net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+			net_x1_2Row := &net_x1_2[i0]
+			for i1 := range 8 {
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
@@ -3695,9 +3740,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap10AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap10AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3714,9 +3759,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap11AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap11AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3741,9 +3786,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap12AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap12AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3759,9 +3804,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap13AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap13AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3790,9 +3835,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap11AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap11AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3838,20 +3883,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	for i0 := range 32 {
-		net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap6AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3868,9 +3918,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap7AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap7AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3897,20 +3947,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	for i0 := range 32 {
-		net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
-		net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3924,11 +3979,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	for i0 := range 32 {
-		net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-		net_x2_2Row := &net_x2_2[i0]
-		for i1 := range 8 {
-			net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
+			net_x2_2Row := &net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
@@ -3944,9 +4004,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap10AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap10AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3963,9 +4023,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap11AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap11AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4004,9 +4064,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap14AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap14AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4035,9 +4095,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap15AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap15AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4087,9 +4147,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap15AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap15AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4106,9 +4166,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap16AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap16AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4175,9 +4235,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap17AVX512(&train_1_grad[0][0][0], &train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
+		ocannlMap17AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 32 {
@@ -4193,9 +4253,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+		ocannlMap18AVX512(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4212,9 +4272,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap19AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlMap19AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4243,9 +4303,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap20AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap20AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -4260,9 +4320,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap21AVX512(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap21AVX2(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4278,9 +4338,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap18AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4297,9 +4357,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap19AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlMap19AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4328,9 +4388,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap22AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap22AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4356,9 +4416,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap19AVX512(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlMap19AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4454,9 +4514,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+		ocannlMap23AVX512(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+		ocannlMap23AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4491,9 +4551,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap24AVX512(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap24AVX2(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4525,9 +4585,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap25AVX512(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap25AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_3_gradRow := &net_x2_3_grad[i0]
@@ -4542,9 +4602,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap26AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+		ocannlMap26AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -4581,9 +4641,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
+		ocannlMap27AVX512(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
+		ocannlMap27AVX2(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4597,20 +4657,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
-	for i0 := range 32 {
-		net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
-		net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
+			net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+		ocannlMap29AVX512(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+		ocannlMap29AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4626,9 +4691,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap30AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap30AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4645,9 +4710,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap30AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap30AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4664,9 +4729,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap23AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+		ocannlMap23AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4693,20 +4758,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-	for i0 := range 32 {
-		net_layer_norm_2_mean_gradRow := &net_layer_norm_2_mean_grad[i0]
-		net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &net_layer_norm_2_mean_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_mean_gradRow := &net_layer_norm_2_mean_grad[i0]
+			net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap29AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap29AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4722,9 +4792,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap23AVX512(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap23AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4740,9 +4810,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap23AVX512(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+		ocannlMap23AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4758,9 +4828,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap23AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+		ocannlMap23AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4813,9 +4883,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
+		ocannlMap31AVX512(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
+		ocannlMap31AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4840,9 +4910,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+		ocannlMap32AVX512(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+		ocannlMap32AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4895,9 +4965,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap23AVX512(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+		ocannlMap23AVX2(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4932,9 +5002,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap24AVX512(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap24AVX2(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4966,9 +5036,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap25AVX512(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap25AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_3_gradRow := &net_x1_3_grad[i0]
@@ -4983,9 +5053,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap26AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+		ocannlMap26AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -5022,9 +5092,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
+		ocannlMap27AVX512(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
+		ocannlMap27AVX2(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5038,20 +5108,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
-	for i0 := range 32 {
-		net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
-		net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
+			net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+		ocannlMap29AVX512(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+		ocannlMap29AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5067,9 +5142,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap30AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap30AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5086,9 +5161,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap30AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap30AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5105,9 +5180,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap23AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlMap23AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5134,20 +5209,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-	for i0 := range 32 {
-		net_layer_norm_1_mean_gradRow := &net_layer_norm_1_mean_grad[i0]
-		net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &net_layer_norm_1_mean_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_mean_gradRow := &net_layer_norm_1_mean_grad[i0]
+			net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap29AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap29AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5163,9 +5243,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap23AVX512(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap23AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5181,9 +5261,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap23AVX512(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+		ocannlMap23AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5316,9 +5396,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap33AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap33AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5354,9 +5434,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap34AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap34AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5374,9 +5454,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+		ocannlMap30AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+		ocannlMap30AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5395,9 +5475,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap23AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+		ocannlMap23AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5430,9 +5510,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+		ocannlMap35AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+		ocannlMap35AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5460,9 +5540,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	// float32 pointwise kernel over 8192 elements (c += div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap36AVX512(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap36AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -5729,9 +5809,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+		ocannlMap23AVX512(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+		ocannlMap23AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6572,9 +6652,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap37AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap37AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 64 {
@@ -6608,9 +6688,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap38AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap38AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6657,9 +6737,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap39AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap39AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6731,9 +6811,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap40AVX512(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap40AVX2(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6761,20 +6841,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	for i0 := range 64 {
-		net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap42AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap42AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6791,9 +6876,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap43AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap43AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6820,20 +6905,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	for i0 := range 64 {
-		net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
-		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap44AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap44AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6847,11 +6937,16 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	for i0 := range 64 {
-		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-		net_x1_2Row := &net_x1_2[i0]
-		for i1 := range 8 {
-			net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap45AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+			net_x1_2Row := &net_x1_2[i0]
+			for i1 := range 8 {
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
@@ -6867,9 +6962,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap46AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap46AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6886,9 +6981,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap47AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap47AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6913,9 +7008,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 512 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap48AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap48AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6931,9 +7026,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 32768 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+		ocannlMap49AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+		ocannlMap49AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6962,9 +7057,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap47AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap47AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6980,9 +7075,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap40AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap40AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7010,20 +7105,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	for i0 := range 64 {
-		net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap42AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap42AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7040,9 +7140,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap43AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap43AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7069,20 +7169,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	for i0 := range 64 {
-		net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
-		net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap44AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap44AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7096,11 +7201,16 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	for i0 := range 64 {
-		net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-		net_x2_2Row := &net_x2_2[i0]
-		for i1 := range 8 {
-			net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap45AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
+			net_x2_2Row := &net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
@@ -7116,9 +7226,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap46AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap46AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7135,9 +7245,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap47AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap47AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7176,9 +7286,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// predict = pointwise "+" of _predict.1, net.linear#2.b
 	// float32 pointwise kernel over 512 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap50AVX512(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap50AVX2(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {

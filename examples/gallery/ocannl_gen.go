@@ -798,20 +798,25 @@ func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float
 	var out_2 [32][64]float32
 
 	// _out.1 = pointwise "*." of x, _num.1
-	for i0 := range 32 {
-		xRow := &x[i0]
-		out_1Row := &out_1[i0]
-		for i1 := range 64 {
-			out_1Row[i1] = xRow[i1] * 2
+	// float32 pointwise kernel over 2048 elements (c = mul(x0,2)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap1AVX2(&out_1[0][0], &x[0][0])
+	} else {
+		for i0 := range 32 {
+			xRow := &x[i0]
+			out_1Row := &out_1[i0]
+			for i1 := range 64 {
+				out_1Row[i1] = xRow[i1] * 2
+			}
 		}
 	}
 
 	// _out.2 = pointwise "+" of _out.1, b
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&out_2[0][0], &out_1[0][0], &b[0])
+		ocannlMap2AVX512(&out_2[0][0], &out_1[0][0], &b[0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&out_2[0][0], &out_1[0][0], &b[0])
+		ocannlMap2AVX2(&out_2[0][0], &out_1[0][0], &b[0])
 	} else {
 		for i0 := range 32 {
 			out_1Row2 := &out_1[i0]
@@ -825,9 +830,9 @@ func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float
 	// out = pointwise relu of _out.2
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&out[0][0], &out_2[0][0])
+		ocannlMap3AVX512(&out[0][0], &out_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&out[0][0], &out_2[0][0])
+		ocannlMap3AVX2(&out[0][0], &out_2[0][0])
 	} else {
 		for i0 := range 32 {
 			out_2Row2 := &out_2[i0]
@@ -946,11 +951,11 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 	// float32 pointwise kernel over 16 rows of 48 elements (c = x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap3AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap4AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap3AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap4AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -1185,7 +1190,7 @@ func ocannlMaxPool2x2(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 	// out = einsum "@^+" "n | 2*oh<+wh, 2*ow<+ww, c; wh, ww => n | oh, ow, c" of x, _out.1
 	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&out[0][0][0][0])
+		ocannlMap5AVX2(&out[0][0][0][0])
 	} else {
 		for j := range 2 {
 			for j2 := range 8 {
@@ -1201,7 +1206,7 @@ func ocannlMaxPool2x2(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 	if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap5AVX2(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
+				ocannlMap6AVX2(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
 			}
 		}
 	} else {
