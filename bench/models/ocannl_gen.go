@@ -2124,9 +2124,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	scratch.net_max_pool_1_x_grad = [256][10][10][8]float32{}
 	scratch.net_max_pool_1_y_grad = [256][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
-	scratch.net_conv2_y_grad = [256][5][5][16]float32{}
 	*gNetConv2Bias = [16]float32{}
-	scratch.net_head_x_1_grad = [256][5][5][16]float32{}
 	scratch.net_head_x_grad = [256][5][5][16]float32{}
 	*gNetHeadW = [1600]float32{}
 	*gNetHeadB = [4]float32{}
@@ -2141,10 +2139,8 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_1_grad[0][0], &train_2_grad[0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap13AVX2(&train_1_grad[0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
@@ -2157,10 +2153,8 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap14AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
 	} else {
 		for i0 := range 256 {
@@ -2174,10 +2168,8 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap15AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		for i0 := range 256 {
@@ -2201,10 +2193,8 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap16AVX512(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap16AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
@@ -2213,10 +2203,8 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// float32 pointwise kernel over 256 rows of 4 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap17AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		for i0 := range 256 {
@@ -2231,9 +2219,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap18AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
@@ -2246,10 +2234,8 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap15AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		for i0 := range 256 {
@@ -2275,9 +2261,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 4 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap19AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap19AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
@@ -2299,10 +2285,8 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap15AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		for i0 := range 256 {
@@ -2378,12 +2362,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-	// float32 pointwise kernel over 102400 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 102400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap20AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else {
+		scratch.net_head_x_1_grad = [256][5][5][16]float32{}
 		for i0 := range 256 {
 			for i1 := range 5 {
 				for i2 := range 5 {
@@ -2407,12 +2390,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// float32 pointwise kernel over 102400 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 102400 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_conv2_y_grad = [256][5][5][16]float32{}
 		for i0 := range 256 {
 			for i1 := range 5 {
 				for i2 := range 5 {
@@ -2468,7 +2450,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
 	// float32 pointwise kernel over 256 rows of 64 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap22AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j30 := range 256 {
 			for j31 := range 8 {
@@ -2480,7 +2462,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 	// float32 pointwise kernel over 256 rows of 128 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j33 := range 256 {
 			for j34 := 6; j34 < 8; j34++ {
@@ -2495,7 +2477,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// float32 pointwise kernel over 256 rows of 8 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
 		for j37 := 1; j37 < 6; j37++ {
-			ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][j37][0][0])
+			ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][j37][0][0])
 		}
 	} else {
 		for j38 := range 256 {
@@ -2509,7 +2491,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// float32 pointwise kernel over 256 rows of 16 elements (c = -Inf): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
 		for j41 := 1; j41 < 6; j41++ {
-			ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][j41][6][0])
+			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j41][6][0])
 		}
 	} else {
 		for j42 := range 256 {
@@ -3020,7 +3002,7 @@ func (r17 *ocannlCNNBackwardPart8) Part(j62 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 2 {
-					ocannlMap25AVX2(&scratch.net_max_pool_1_x_grad[32*j62][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y[32*j62][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j62][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[32*j62][i1+1][i2+1][0])
+					ocannlMap26AVX2(&scratch.net_max_pool_1_x_grad[32*j62][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y[32*j62][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j62][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[32*j62][i1+1][i2+1][0])
 				}
 			}
 		}
@@ -3068,9 +3050,9 @@ func (r20 *ocannlCNNBackwardPart9) Part(j63 int) {
 	scratch := r20.scratch
 	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
+		ocannlMap27AVX512(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
+		ocannlMap27AVX2(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -3109,9 +3091,9 @@ func (r21 *ocannlCNNBackwardPart10) Part(j64 int) {
 	scratch := r21.scratch
 	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
+		ocannlMap28AVX512(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
+		ocannlMap28AVX2(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -3726,11 +3708,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 256 {
-			ocannlMap28AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap29AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 256 {
-			ocannlMap28AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap29AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -3786,9 +3768,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap30AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap30AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -3815,9 +3797,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap31AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap31AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3852,9 +3834,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap32AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap32AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3893,9 +3875,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3920,7 +3902,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
@@ -3934,9 +3916,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3953,9 +3935,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3979,7 +3961,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -3993,9 +3975,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap37AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap37AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4011,7 +3993,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap38AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
@@ -4034,9 +4016,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap39AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap39AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4053,9 +4035,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap40AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap40AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4106,9 +4088,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap40AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap40AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4124,9 +4106,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4151,7 +4133,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
@@ -4165,9 +4147,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4184,9 +4166,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4210,7 +4192,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -4224,9 +4206,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap37AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap37AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4242,7 +4224,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap38AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
@@ -4265,9 +4247,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap39AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap39AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4284,9 +4266,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap40AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap40AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4311,9 +4293,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4342,9 +4324,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4394,9 +4376,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4413,9 +4395,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap45AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap45AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4961,9 +4943,9 @@ func (r14 *ocannlReverserTrainLossPart13) Part(j14 int) {
 	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap41AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap41AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4991,9 +4973,9 @@ func (r16 *ocannlReverserTrainLossPart14) Part(j15 int) {
 	scratch := r16.scratch
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap42AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap42AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6326,11 +6308,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 256 {
-			ocannlMap28AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap29AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 256 {
-			ocannlMap28AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap29AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -6386,9 +6368,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap30AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap30AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -6415,9 +6397,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap31AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap31AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6452,9 +6434,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap32AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap32AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6493,9 +6475,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6520,7 +6502,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
@@ -6534,9 +6516,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6553,9 +6535,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6579,7 +6561,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -6593,9 +6575,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap37AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap37AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6611,7 +6593,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap38AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
@@ -6634,9 +6616,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap39AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap39AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6653,9 +6635,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap40AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap40AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6706,9 +6688,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap40AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap40AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6724,9 +6706,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6751,7 +6733,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
@@ -6765,9 +6747,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6784,9 +6766,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6810,7 +6792,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap34AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -6824,9 +6806,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap37AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap37AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6842,7 +6824,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap38AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
@@ -6865,9 +6847,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap39AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap39AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6884,9 +6866,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap40AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap40AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6911,9 +6893,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6942,9 +6924,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6994,9 +6976,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7013,9 +6995,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap45AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap45AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7050,62 +7032,36 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// zero the gradients
 	*gNetEmb = [320]float32{}
-	scratch.net_h_1_grad = [256][8][32]float32{}
 	*gNetPos = [256]float32{}
-	scratch.net_h_grad = [256][8][32]float32{}
 	*gNetAttention1WQ = [1024]float32{}
 	scratch.net_attention_1_q_grad = [256][8][4][8]float32{}
 	*gNetAttention1WK = [1024]float32{}
 	scratch.net_attention_1_k_grad = [256][8][4][8]float32{}
 	*gNetAttention1WV = [1024]float32{}
 	scratch.net_attention_1_v_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
 	scratch.net_attention_1_m_grad = [256][8][4][1]float32{}
-	scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
 	scratch.net_attention_1_attn_1_grad = [256][8][4][1]float32{}
 	scratch.net_attention_1_attn_grad = [256][8][4][8]float32{}
 	scratch.net_attention_1_ctx_grad = [256][8][4][8]float32{}
 	*gNetAttention1WO = [1024]float32{}
-	scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
 	scratch.net_layer_norm_1_mean_grad = [256][8][1]float32{}
-	scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
-	scratch.net_x1_1_grad = [256][8][32]float32{}
 	scratch.net_x1_3_grad = [256][8][1]float32{}
-	scratch.net_x1_4_grad = [256][8][32]float32{}
 	*gNetLayerNorm1Beta = [32]float32{}
-	scratch.net_x1_grad = [256][8][32]float32{}
 	*gNetDense1W = [2048]float32{}
 	scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
 	*gNetDense1B = [64]float32{}
 	scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
 	scratch.net_linear_1_x_grad = [256][8][64]float32{}
 	*gNetLinear1W = [2048]float32{}
-	scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
 	*gNetLinear1B = [32]float32{}
-	scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
 	scratch.net_layer_norm_2_mean_grad = [256][8][1]float32{}
-	scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
 	*gNetLayerNorm2Gamma = [32]float32{}
-	scratch.net_x2_1_grad = [256][8][32]float32{}
 	scratch.net_x2_3_grad = [256][8][1]float32{}
-	scratch.net_x2_4_grad = [256][8][32]float32{}
 	*gNetLayerNorm2Beta = [32]float32{}
 	scratch.net_x2_grad = [256][8][32]float32{}
 	*gNetLinear2W = [320]float32{}
-	scratch.train_cross_entropy_1_logits_1_grad = [256][8][10]float32{}
 	*gNetLinear2B = [10]float32{}
-	scratch.train_cross_entropy_1_logits_grad = [256][8][10]float32{}
-	scratch.train_cross_entropy_1_z_grad = [256][8][10]float32{}
-	scratch.train_cross_entropy_1_logp_1_grad = [256][8][10]float32{}
-	scratch.train_cross_entropy_1_logp_grad = [256][8][10]float32{}
-	scratch.train_1_grad = [256][8][10]float32{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -7117,12 +7073,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	train_2_grad[0] += train_3_grad[0] / 2048
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
+		scratch.train_1_grad = [256][8][10]float32{}
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7135,12 +7090,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(mul(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logp_grad = [256][8][10]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				targetsRow2 := &targets[i0][i1]
@@ -7154,12 +7108,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_z_grad = [256][8][10]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
@@ -7185,11 +7138,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// float32 pointwise kernel over 2048 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap49AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -7202,12 +7153,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// float32 pointwise kernel over 2048 rows of 10 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logp_1_grad = [256][8][10]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
@@ -7222,9 +7172,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap51AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap51AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7239,12 +7189,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logits_grad = [256][8][10]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
@@ -7272,9 +7221,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap52AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap52AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7298,12 +7247,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logits_1_grad = [256][8][10]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
@@ -7353,12 +7301,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart20Records.Put(rec21)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
+		scratch.net_x2_4_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x2_gradRow2 := &scratch.net_x2_grad[i0][i1]
@@ -7392,12 +7339,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap54AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
+		scratch.net_x2_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0][i1]
@@ -7419,11 +7365,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap55AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
@@ -7436,11 +7380,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap54AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap56AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -7473,12 +7415,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart23Records.Put(rec24)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap57AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0][i1]
@@ -7491,9 +7432,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
-	// float32 pointwise kernel over 2048 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap58AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
@@ -7505,12 +7446,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_2_var_2_gradV := net_layer_norm_2_var_2_grad[i0][i1][0]
@@ -7525,9 +7465,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap60AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap60AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7544,9 +7484,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap60AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap60AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7561,12 +7501,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
@@ -7587,9 +7526,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-	// float32 pointwise kernel over 2048 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap58AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
@@ -7603,9 +7542,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap61AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap61AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7619,12 +7558,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
+		scratch.net_x1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0][i1]
@@ -7637,12 +7575,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0][i1]
@@ -7655,12 +7592,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
@@ -7767,12 +7703,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart32Records.Put(rec33)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
+		scratch.net_x1_4_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1_gradRow3 := &scratch.net_x1_grad[i0][i1]
@@ -7806,12 +7741,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap54AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
+		scratch.net_x1_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0][i1]
@@ -7833,11 +7767,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap55AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
@@ -7850,11 +7782,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap54AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap56AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -7887,12 +7817,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap57AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0][i1]
@@ -7905,9 +7834,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
-	// float32 pointwise kernel over 2048 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap58AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
@@ -7919,12 +7848,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
@@ -7939,9 +7867,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap60AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap60AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7958,9 +7886,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap60AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap60AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7975,12 +7903,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
@@ -8001,9 +7928,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-	// float32 pointwise kernel over 2048 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap58AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
@@ -8017,9 +7944,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap61AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap61AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8033,12 +7960,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
+		scratch.net_h_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0][i1]
@@ -8051,12 +7977,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0][i1]
@@ -8103,12 +8028,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart40Records.Put(rec41)
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	// float32 pointwise kernel over 8192 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap61AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap64AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
+		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -8134,9 +8058,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap62AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap65AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap65AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8152,12 +8076,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
-	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(mul(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap66AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else {
+		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -8173,12 +8096,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
+		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -8203,9 +8125,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap63AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap67AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap67AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8231,12 +8153,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-	// float32 pointwise kernel over 65536 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap64AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap68AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
+		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8322,12 +8243,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart50Records.Put(rec51)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else {
+		scratch.net_h_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_h_gradRow5 := &scratch.net_h_grad[i0][i1]
@@ -8914,9 +8834,9 @@ func (r14 *ocannlReverserBackwardPart13) Part(j14 int) {
 	pNetDense1B, scratch := r14.pNetDense1B, r14.scratch
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap41AVX512(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
+		ocannlMap41AVX2(&scratch.net_linear_1_x_2[32*j14][0][0], &scratch.net_linear_1_x_1[32*j14][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -8944,9 +8864,9 @@ func (r16 *ocannlReverserBackwardPart14) Part(j15 int) {
 	scratch := r16.scratch
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap42AVX512(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
+		ocannlMap42AVX2(&scratch.net_linear_1_x[32*j15][0][0], &scratch.net_linear_1_x_2[32*j15][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9425,9 +9345,9 @@ func (r34 *ocannlReverserBackwardPart28) Part(j32 int) {
 	scratch := r34.scratch
 	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
+		ocannlMap62AVX512(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
+		ocannlMap62AVX2(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9464,9 +9384,9 @@ func (r35 *ocannlReverserBackwardPart29) Part(j33 int) {
 	scratch := r35.scratch
 	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap60AVX512(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
+		ocannlMap63AVX512(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
+		ocannlMap63AVX2(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {

@@ -24,10 +24,10 @@ GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
-DATA ocannlConst32<>+8(SB)/4, $0x40000000
-DATA ocannlConst32<>+12(SB)/4, $0xff800000
-DATA ocannlConst32<>+16(SB)/4, $0x42000000
-DATA ocannlConst32<>+20(SB)/4, $0x3727c5ac
+DATA ocannlConst32<>+8(SB)/4, $0xff800000
+DATA ocannlConst32<>+12(SB)/4, $0x42000000
+DATA ocannlConst32<>+16(SB)/4, $0x3727c5ac
+DATA ocannlConst32<>+20(SB)/4, $0x40000000
 GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $24
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
@@ -6743,29 +6743,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float32, x0 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (CX), Z0
-	MOVQ         $0x00000040, CX
-
-e1:
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6788,78 +6768,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VDIVPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x0000000f, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Z0
-	VMOVUPS.Z    (AX), K1, Z1
-	VADDPS       Z1, Z0, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+16, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6890,58 +6801,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00001900, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPS    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001900, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6967,9 +6829,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6988,9 +6850,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7011,9 +6873,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7033,9 +6895,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7058,9 +6920,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7083,9 +6945,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7106,9 +6968,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7134,9 +6996,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7155,9 +7017,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7184,9 +7046,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7212,9 +7074,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7241,9 +7103,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7270,9 +7132,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7290,9 +7152,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7314,9 +7176,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7339,9 +7201,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7362,29 +7224,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (CX), Z0
-	MOVQ         $0x00000500, CX
-
-e1:
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7407,78 +7249,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000500, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VDIVPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap49AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000800, DX
-
-row1:
-	VBROADCASTSS (CX), Z0
-	VMOVUPS.Z    (AX), K1, Z1
-	VADDPS       Z1, Z0, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7509,119 +7282,17 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32)
+// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlConst32<>+8(SB), Z0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00001000, BX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z0, Z2
-	VDIVPS  Z2, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap54AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VMULPS  Z1, Z0, Z0
@@ -7631,17 +7302,14 @@ e2:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, CX
 	DECQ    BX
-	JNZ     row1
+	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32)
+// func ocannlMap61AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7665,34 +7333,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7718,9 +7361,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX512(c *float32, x0 *float32)
+// func ocannlMap63AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7739,36 +7382,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000000ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00002000, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VDIVPS       Z0, Z1, Z0
-	VMOVUPS.Z    (AX), K1, Z1
-	VADDPS       Z1, Z0, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap62AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7789,9 +7405,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap67AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7819,30 +7435,6 @@ row1:
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap64AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00001000, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -14604,7 +14196,7 @@ TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
 	MOVQ         $0x00004000, CX
 
 e1:
@@ -14860,14 +14452,13 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (CX), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (CX), Y1
 	MOVQ         $0x00000080, CX
 
 e1:
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VADDPS  Y0, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	DECQ    CX
 	JNZ     e1
@@ -14877,6 +14468,95 @@ e1:
 // func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
 TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000080, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VDIVPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+16(SB), Y1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VBROADCASTSS (CX), Y2
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   Y2, Y1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14899,77 +14579,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VDIVPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+16(SB), Y0
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	VMASKMOVPS   (AX), Y0, Y2
-	VADDPS       Y2, Y1, Y2
-	VMASKMOVPS   Y2, Y0, (AX)
-	ADDQ         $+16, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14999,9 +14611,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15016,9 +14628,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPS    $0x04, Y0, Y2, Y2
 	VBLENDVPS Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPS    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -15027,19 +14638,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00003200, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -15048,13 +14658,13 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32)
+// func ocannlMap22AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
 	MOVQ         $0x00000100, CX
 
 row1:
@@ -15071,13 +14681,13 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32)
+// func ocannlMap23AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
 	MOVQ         $0x00000100, CX
 
 row1:
@@ -15094,13 +14704,13 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32)
+// func ocannlMap24AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
 	MOVQ         $0x00000100, CX
 
 row1:
@@ -15112,13 +14722,13 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32)
+// func ocannlMap25AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
 	MOVQ         $0x00000100, CX
 
 row1:
@@ -15135,9 +14745,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15182,9 +14792,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15210,9 +14820,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15231,9 +14841,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15254,9 +14864,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15276,9 +14886,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15299,9 +14909,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15322,9 +14932,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15345,14 +14955,14 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	MOVQ         $0x00000100, DX
 
 e1:
@@ -15366,9 +14976,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15394,9 +15004,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15415,9 +15025,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15444,14 +15054,14 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+20(SB), Y0
+	VBROADCASTSS ocannlConst32<>+16(SB), Y0
 	MOVQ         $0x00000100, DX
 
 e1:
@@ -15465,9 +15075,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15493,9 +15103,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15522,9 +15132,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15551,9 +15161,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15571,9 +15181,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15602,9 +15212,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15631,9 +15241,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15654,29 +15264,120 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (CX), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (CX), Y1
 	MOVQ         $0x00000a00, CX
 
 e1:
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VADDPS  Y0, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000a00, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap48AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000a00, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VDIVPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap50AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	MOVQ         $0x00000800, DX
+
+row1:
+	VBROADCASTSS (CX), Y2
+	VADDPS       Y0, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   Y2, Y1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15699,81 +15400,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000a00, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VDIVPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap49AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000800, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	VMOVUPS      (AX), Y2
-	VADDPS       Y2, Y1, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	VMASKMOVPS   (AX), Y0, Y2
-	VADDPS       Y2, Y1, Y2
-	VMASKMOVPS   Y2, Y0, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15813,19 +15442,18 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00002000, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -15834,25 +15462,24 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000800, BX
 
 row1:
-	VBROADCASTSS (DX), Y0
+	VBROADCASTSS (DX), Y1
 	MOVQ         $0x00000004, SI
 
 e2:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (CX), Y2
+	VDIVPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -15864,24 +15491,23 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+20(SB), Y1
 	MOVQ         $0x00000100, BX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y0, Y2
-	VDIVPS  Y2, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (CX), Y2
+	VMOVUPS (DX), Y3
+	VMULPS  Y3, Y1, Y3
+	VDIVPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -15891,19 +15517,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000100, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -15912,25 +15537,24 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000800, BX
 
 row1:
 	MOVQ $0x00000004, SI
 
 e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -15943,21 +15567,20 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+12(SB), Y1
 	MOVQ         $0x00000100, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (CX), Y2
+	VDIVPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -15966,9 +15589,59 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000800, DX
+
+row1:
+	VBROADCASTSS (CX), Y1
+	MOVQ         $0x00000004, BX
+
+e2:
+	VADDPS  Y0, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00002000, BX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap61AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15992,34 +15665,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16045,9 +15693,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX2(c *float32, x0 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16066,22 +15714,21 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00002000, BX
 
 row1:
-	VBROADCASTSS (DX), Y0
-	VMOVUPS      (CX), Y1
-	VDIVPS       Y0, Y1, Y0
-	VMOVUPS      (AX), Y1
-	VADDPS       Y1, Y0, Y1
+	VBROADCASTSS (DX), Y1
+	VMOVUPS      (CX), Y2
+	VDIVPS       Y1, Y2, Y1
+	VADDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
@@ -16091,9 +15738,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX2(c *float32, x0 *float32)
+// func ocannlMap65AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16112,9 +15759,33 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap66AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00002000, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16143,22 +15814,21 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (DX), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (DX), Y1
 	MOVQ         $0x00002000, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (CX), Y2
+	VDIVPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX

@@ -183,50 +183,23 @@ func ocannlMap12AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
 }
 
-// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
-
-// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
-}
-
-// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
-
-// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
-}
-
-// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
-
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap18AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
 }
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX512(c, x0, x1 *float32) {
+func ocannlMap19AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
 }
 
-// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
-
-// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
-}
-
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
+func ocannlMap27AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
+}
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
-}
+func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap29AVX512(c, x0, x1 *float32) {
@@ -248,22 +221,22 @@ func ocannlMap32AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
 }
 
-// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
 }
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
-
-// ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
+func ocannlMap35AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
 }
 
-// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
+// ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap36AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
+
+// ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap37AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
 }
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
@@ -277,12 +250,12 @@ func ocannlMap40AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
+func ocannlMap41AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
+}
 
 // ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
-}
+func ocannlMap42AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX512 called without assembly") }
 
 // ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap43AVX512(c, x0, x1 *float32) {
@@ -295,82 +268,42 @@ func ocannlMap44AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX512 called without assembly") }
-
-// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
-}
-
-// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
-
-// ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
-}
-
-// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
-
-// ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
+func ocannlMap45AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
 }
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
+func ocannlMap51AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
+}
 
 // ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX512(c, x0, x1 *float32) {
+func ocannlMap52AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
 }
 
-// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
-}
-
-// ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX512 called without assembly") }
-
-// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
-}
-
-// ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX512 called without assembly") }
-
-// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap58AVX512 called without assembly")
-}
-
-// ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
-}
-
 // ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX512 called without assembly") }
+func ocannlMap60AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap60AVX512 called without assembly")
+}
 
 // ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap61AVX512 called without assembly")
-}
+func ocannlMap61AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap61AVX512 called without assembly") }
 
 // ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX512 called without assembly") }
-
-// ocannlMap63AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap63AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap63AVX512 called without assembly")
+func ocannlMap62AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap62AVX512 called without assembly")
 }
 
-// ocannlMap64AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap64AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap64AVX512 called without assembly")
+// ocannlMap63AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap63AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX512 called without assembly") }
+
+// ocannlMap65AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap65AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap65AVX512 called without assembly") }
+
+// ocannlMap67AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap67AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap67AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -512,18 +445,18 @@ func ocannlMap16AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap16AVX2 cal
 func ocannlMap17AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap18AVX2 called without assembly")
-}
+func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+func ocannlMap19AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap19AVX2 called without assembly")
+}
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap22AVX2(c *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
@@ -535,18 +468,18 @@ func ocannlMap23AVX2(c *float32) { panic("ocannlgen: ocannlMap23AVX2 called with
 func ocannlMap24AVX2(c *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap25AVX2 called without assembly")
-}
+func ocannlMap25AVX2(c *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+func ocannlMap26AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap26AVX2 called without assembly")
+}
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
@@ -561,22 +494,22 @@ func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 cal
 func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
@@ -585,10 +518,10 @@ func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 cal
 func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
+func ocannlMap42AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
@@ -597,36 +530,36 @@ func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 cal
 func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
+func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
+func ocannlMap48AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap50AVX2 called without assembly")
-}
+func ocannlMap50AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
+func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+func ocannlMap52AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap52AVX2 called without assembly")
+}
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
+func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
@@ -635,27 +568,39 @@ func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 cal
 func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
+func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
 
 // ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
+func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
+func ocannlMap59AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
+func ocannlMap60AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
 
 // ocannlMap61AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
+func ocannlMap61AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
 
 // ocannlMap62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
+func ocannlMap62AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
 
 // ocannlMap63AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap63AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap63AVX2 called without assembly")
-}
+func ocannlMap63AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
 
 // ocannlMap64AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap64AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }
+
+// ocannlMap65AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap65AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap65AVX2 called without assembly") }
+
+// ocannlMap66AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap66AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
+
+// ocannlMap67AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap67AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap67AVX2 called without assembly")
+}
+
+// ocannlMap68AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap68AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }

@@ -111,6 +111,10 @@ type kgen struct {
 	p          *loopir.Program
 	inlined    map[*loopir.Store]bool
 	curInlined bool
+	// absorb maps a zero fill to the nest that absorbs it, absorbAt the
+	// nest's store to the fill (see planAbsorbs).
+	absorb   map[*loopir.Fill]*loopir.Store
+	absorbAt map[*loopir.Store]*loopir.Fill
 	elem       string
 	names      *namer
 	// loopNames[v] names loop variable i<v>; synthetic region loops use
@@ -739,6 +743,7 @@ func (k *kgen) function() (jen.Code, error) {
 		}
 	}
 	var body []jen.Code
+	k.planAbsorbs()
 	for _, o := range k.p.Ops {
 		code, err := k.operation(o)
 		if err != nil {
@@ -972,7 +977,7 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 			}
 			out = append(out, code...)
 		case *loopir.Fill:
-			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill {
+			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill || k.absorb[s] != nil {
 				continue
 			}
 			out = append(out, k.fill(s)...)

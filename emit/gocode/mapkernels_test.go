@@ -10,13 +10,16 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
+	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
 )
 
 // A 2x2 max pool of stride 2 over 16 images of 10x10x8 (the CNN demo's
 // shape at half its batch), whose forward and backward nests become the
 // AVX2-only map kernels: the -inf fill, the max accumulation, and the
-// backward's compare-and-select once its scalar temporary is inlined.
+// backward's compare-and-select once its scalar temporary is inlined;
+// the zeroing of m's gradient is absorbed by the first nest adding into
+// it, which then stores.
 const poolLossSrc = `
 input x : 16 | 10, 10, 8
 leaf win : 2, 2 = 0
@@ -36,6 +39,9 @@ func TestGeneratedMapKernels(t *testing.T) {
 		buildBackward(t, ecase{"PoolBackward32", "float32", poolLossSrc, []pspec{pa("x"), out(pa("l"))}}, "l", []string{"x"}),
 		buildBackward(t, ecase{"PoolBackward64", "float64", poolLossSrc, []pspec{pa("x"), out(pa("l"))}}, "l", []string{"x"}),
 	}
+	// The same kernels with their locals in a scratch poisoned with NaN
+	// (run twice): an absorbed zero fill of a scratch array is real code.
+	bs = append(bs, withScratch(bs[0], "PoolBackward32S", 0), withScratch(bs[1], "PoolBackward64S", 0))
 	var ks []*Kernel
 	for _, b := range bs {
 		ks = append(ks, b.k)
@@ -46,10 +52,11 @@ func TestGeneratedMapKernels(t *testing.T) {
 		t.Fatalf("Render: %v", err)
 	}
 	for _, b := range bs {
-		fn := funcText(t, string(src), b.c.kernel)
-		for _, want := range []string{"(c = -Inf): AVX2 only", "(c max= add(x0,0)): AVX2 only", "(c += where(eq(x0,add(x1,0)),x2,0)): AVX2 only"} {
+		fn := funcText(t, string(src), b.k.Name)
+		for _, want := range []string{"(c = -Inf): AVX2 only", "(c max= add(x0,0)): AVX2 only", "(c += where(eq(x0,add(x1,0)),x2,0)): AVX2 only",
+			"the zero fill absorbed: "} {
 			if !strings.Contains(fn, want) {
-				t.Errorf("%s: no kernel %q:\n%s", b.c.kernel, want, fn)
+				t.Errorf("%s: no kernel %q:\n%s", b.k.Name, want, fn)
 			}
 		}
 	}
@@ -59,9 +66,14 @@ func TestGeneratedMapKernels(t *testing.T) {
 	}
 	var h strings.Builder
 	h.WriteString(harnessHead)
+	h.WriteString(scratchPoison)
 	h.WriteString("func main() {\n\tfmt.Println(\"!avx2\", ocannlAVX2)\n")
 	for _, b := range bs {
-		harnessCall(&h, b)
+		if b.k.Scratch != "" {
+			harnessCallScratch(&h, b, true)
+		} else {
+			harnessCall(&h, b)
+		}
 	}
 	h.WriteString("}\n")
 	dir := asmModule(t, src, []byte(h.String()), files)
@@ -114,19 +126,49 @@ func checkOutputs(t *testing.T, run string, bs []*built, got map[string][]float6
 			if !ps.out {
 				continue
 			}
-			g, want := got[b.c.kernel+" "+ps.name], b.want[i]
-			if len(g) != len(want) {
-				t.Fatalf("%s: %s %s: got %d values, want %d", run, b.c.kernel, ps.name, len(g), len(want))
+			calls := []string{b.k.Name}
+			if b.k.Scratch != "" {
+				calls = append(calls, b.k.Name+"#2") // the second call
 			}
-			for j := range want {
-				if !testutil.CloseRel(g[j], want[j], tol) {
-					t.Errorf("%s: %s %s[%d] = %v, interpreter %v", run, b.c.kernel, ps.name, j, g[j], want[j])
-					break
+			for _, call := range calls {
+				g, want := got[call+" "+ps.name], b.want[i]
+				if len(g) != len(want) {
+					t.Fatalf("%s: %s %s: got %d values, want %d", run, call, ps.name, len(g), len(want))
+				}
+				for j := range want {
+					if !testutil.CloseRel(g[j], want[j], tol) {
+						t.Errorf("%s: %s %s[%d] = %v, interpreter %v", run, call, ps.name, j, g[j], want[j])
+						break
+					}
 				}
 			}
+			want := b.want[i]
 			if fmt.Sprint(want) == fmt.Sprint(make([]float64, len(want))) {
-				t.Errorf("%s: %s %s: all zeros (the test checks nothing)", run, b.c.kernel, ps.name)
+				t.Errorf("%s: %s %s: all zeros (the test checks nothing)", run, b.k.Name, ps.name)
 			}
+		}
+	}
+}
+
+// TestCoversOnce: the absorption check accepts a nest visiting each cell
+// once (in any order) and rejects one missing or repeating cells.
+func TestCoversOnce(t *testing.T) {
+	v := func(c, x int) loopir.IndexExpr { return loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: c, Var: x}}} }
+	loops := []*loopir.For{{Var: 0, Extent: 4}, {Var: 1, Extent: 3}}
+	cases := []struct {
+		idx  []loopir.IndexExpr
+		bd   []int
+		want bool
+	}{
+		{[]loopir.IndexExpr{v(1, 0), v(1, 1)}, []int{4, 3}, true},
+		{[]loopir.IndexExpr{v(1, 1), v(1, 0)}, []int{3, 4}, true}, // transposed
+		{[]loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 3, Var: 0}, {Coeff: 1, Var: 1}}}}, []int{12}, true},
+		{[]loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 2, Var: 0}, {Coeff: 1, Var: 1}}}}, []int{12}, false}, // overlaps
+		{[]loopir.IndexExpr{v(1, 0), v(1, 1)}, []int{4, 4}, false},                                                // misses a column
+	}
+	for i, c := range cases {
+		if got := coversOnce(loops, c.idx, c.bd); got != c.want {
+			t.Errorf("case %d: coversOnce = %v, want %v", i, got, c.want)
 		}
 	}
 }

@@ -655,6 +655,23 @@ func (c *chain) note() string {
 func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
 	k.curInlined = k.inlined[st]
 	defer func() { k.curInlined = false }()
+	var pre []jen.Code
+	if f := k.absorbAt[st]; f != nil {
+		if init == nil {
+			code, ok, err := k.chainAbsorb(loops, st, f)
+			if ok || err != nil {
+				return code, err
+			}
+			k.curInlined = k.inlined[st]
+		}
+		pre = k.fill(f) // the kernel is not there after all
+	}
+	code, err := k.chainNest(loops, st, init)
+	return append(pre, code...), err
+}
+
+// chainNest is chain without a fill to absorb.
+func (k *kgen) chainNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
 	if code, ok, err := k.parChain(loops, st, init, nil); ok || err != nil {
 		return code, err
 	}

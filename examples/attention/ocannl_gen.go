@@ -4210,13 +4210,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*gNetAttention1WO = [1024]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
 	*gNetLayerNorm1Beta = [32]float32{}
-	scratch.net_x1_grad = [32][8][32]float32{}
 	*gNetDense1W = [2048]float32{}
-	scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
 	*gNetDense1B = [64]float32{}
 	scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	*gNetLinear1W = [2048]float32{}
-	scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
 	*gNetLinear1B = [32]float32{}
 	*gNetLayerNorm2Gamma = [32]float32{}
 	*gNetLayerNorm2Beta = [32]float32{}
@@ -4233,10 +4230,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&train_1_grad[0][0][0], &train_2_grad[0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap17AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
@@ -4251,10 +4246,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap18AVX512(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap18AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4270,10 +4263,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap19AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4301,10 +4292,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap20AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4318,10 +4307,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// float32 pointwise kernel over 256 rows of 10 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap21AVX2(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4338,9 +4325,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap22AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap22AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4355,10 +4342,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap19AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4388,9 +4373,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap23AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap23AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4414,10 +4399,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap19AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4512,11 +4495,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4549,11 +4530,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap25AVX2(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4583,11 +4562,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap26AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_3_gradRow := &net_x2_3_grad[i0]
@@ -4600,11 +4577,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap27AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -4639,11 +4614,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4657,9 +4630,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap29AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
@@ -4671,11 +4644,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap29AVX512(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap30AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4691,9 +4662,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap31AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap31AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4710,9 +4681,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap31AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap31AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4727,11 +4698,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4758,9 +4727,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap29AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &net_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_mean_gradRow := &net_layer_norm_2_mean_grad[i0]
@@ -4774,9 +4743,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap32AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap32AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4790,12 +4759,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
+		scratch.net_x1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_gradRow3 := &net_layer_norm_2_x_grad[i0][i1]
@@ -4808,11 +4776,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4826,12 +4792,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_2_gradRow2 := &net_layer_norm_2_x_2_grad[i0][i1]
@@ -4881,11 +4846,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart3Records.Put(rec4)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
-	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4908,12 +4871,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap34AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
 	} else {
+		scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_linear_1_x_2_gradRow2 := &net_linear_1_x_2_grad[i0][i1]
@@ -4963,11 +4925,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart5Records.Put(rec6)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5000,11 +4960,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap25AVX2(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5034,11 +4992,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap26AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_3_gradRow := &net_x1_3_grad[i0]
@@ -5051,11 +5007,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap27AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -5090,11 +5044,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5108,9 +5060,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap29AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
@@ -5122,11 +5074,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap29AVX512(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap30AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5142,9 +5092,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap31AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap31AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5161,9 +5111,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap31AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap31AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5178,11 +5128,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5209,9 +5157,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,32)): AVX2 only (also run on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap29AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_mean_gradRow := &net_layer_norm_1_mean_grad[i0]
@@ -5225,9 +5173,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap32AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap32AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5241,11 +5189,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5259,11 +5205,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5394,11 +5338,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap35AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5434,9 +5376,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap36AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap36AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5452,11 +5394,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5473,11 +5413,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5510,9 +5448,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+		ocannlMap38AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+		ocannlMap38AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5538,11 +5476,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-	// float32 pointwise kernel over 8192 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap39AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -5807,11 +5743,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6652,9 +6586,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap40AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap40AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 64 {
@@ -6688,9 +6622,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap41AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap41AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6737,9 +6671,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap42AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap42AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6811,9 +6745,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap43AVX512(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap43AVX2(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6843,7 +6777,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap44AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
@@ -6857,9 +6791,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap45AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap45AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6876,9 +6810,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap46AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap46AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6907,7 +6841,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
+		ocannlMap44AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
@@ -6921,9 +6855,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap47AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap47AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6939,7 +6873,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+		ocannlMap48AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
@@ -6962,9 +6896,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap49AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap49AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6981,9 +6915,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap50AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap50AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7008,9 +6942,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 512 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap51AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap51AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7026,9 +6960,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 32768 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+		ocannlMap52AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+		ocannlMap52AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7057,9 +6991,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap50AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap50AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7075,9 +7009,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap43AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap43AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7107,7 +7041,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap44AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
@@ -7121,9 +7055,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap45AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap45AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7140,9 +7074,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap46AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap46AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7171,7 +7105,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
+		ocannlMap44AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
@@ -7185,9 +7119,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap47AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap47AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7203,7 +7137,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+		ocannlMap48AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
@@ -7226,9 +7160,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap49AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap49AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7245,9 +7179,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap50AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap50AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7286,9 +7220,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// predict = pointwise "+" of _predict.1, net.linear#2.b
 	// float32 pointwise kernel over 512 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap53AVX512(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap53AVX2(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {

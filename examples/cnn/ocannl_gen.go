@@ -1693,13 +1693,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// zero the gradients
 	*gNetConv1Kernel = [72]float32{}
-	scratch.net_conv1_y_grad = [32][10][10][8]float32{}
 	*gNetConv1Bias = [8]float32{}
-	scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
-	scratch.net_max_pool_1_x_grad = [32][10][10][8]float32{}
 	scratch.net_max_pool_1_y_grad = [32][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
-	scratch.net_conv2_y_grad = [32][5][5][16]float32{}
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadW = [1600]float32{}
 	*gNetHeadB = [4]float32{}
@@ -1888,10 +1884,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap10AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1917,12 +1911,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap11AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_conv2_y_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
@@ -2088,7 +2081,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32x2 rows of 8 elements (c += where(eq(x0,add(x1,x2)),x3,0)): AVX2 only (also run on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 32x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 only (also run on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
@@ -2098,6 +2091,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	} else {
+		scratch.net_max_pool_1_x_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
@@ -2127,12 +2121,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap17AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
+		scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
@@ -2156,12 +2149,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap18AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_conv1_y_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {

@@ -91,26 +91,6 @@ func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap9AVX512(c *float32, x0 *float32)
 
-// ocannlMap10AVX512 runs a float32 pointwise kernel over 12800 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap11AVX512 runs a float32 pointwise kernel over 12800 elements: c += x0.
-//
-//go:noescape
-func ocannlMap11AVX512(c *float32, x0 *float32)
-
-// ocannlMap17AVX512 runs a float32 pointwise kernel over 25600 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap18AVX512 runs a float32 pointwise kernel over 25600 elements: c += x0.
-//
-//go:noescape
-func ocannlMap18AVX512(c *float32, x0 *float32)
-
 // ocannlMap24AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -231,12 +211,12 @@ func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap9AVX2(c *float32, x0 *float32)
 
-// ocannlMap10AVX2 runs a float32 pointwise kernel over 12800 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap10AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap11AVX2 runs a float32 pointwise kernel over 12800 elements: c += x0.
+// ocannlMap11AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap11AVX2(c *float32, x0 *float32)
@@ -261,17 +241,17 @@ func ocannlMap14AVX2(c *float32)
 //go:noescape
 func ocannlMap15AVX2(c *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,add(x1,x2)),x3,0).
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,add(x1,x2)),x3,0),0).
 //
 //go:noescape
 func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 25600 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 25600 elements: c += x0.
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap18AVX2(c *float32, x0 *float32)

@@ -83,22 +83,6 @@ func ocannlMap8AVX512(c, x0, x1 *float32) {
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap9AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
 
-// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
-}
-
-// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
-
-// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
-}
-
-// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
-
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap24AVX512 called without assembly")

@@ -5554,10 +5554,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
-	// float64 pointwise kernel over 384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap6AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
@@ -5583,10 +5581,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
-	// float64 pointwise kernel over 384 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap7AVX2(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
@@ -5690,10 +5686,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	// float64 pointwise kernel over 2304 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap8AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
@@ -5719,10 +5713,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
-	// float64 pointwise kernel over 2304 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap9AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
@@ -8775,10 +8767,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
-	// float64 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -8804,10 +8794,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
-	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap17AVX2(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -8917,12 +8905,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-	// float64 pointwise kernel over 8 rows of 32 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			ocannlMap18AVX512(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
-		}
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlMap18AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
@@ -8950,10 +8934,8 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
-	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap17AVX2(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -10945,24 +10927,27 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
-			net_global_avg_pool_1_s_gradV := net_global_avg_pool_1_s_grad[i0][i1]
-			for i2 := range 4 {
-				net_global_avg_pool_1_x_gradRow := &net_global_avg_pool_1_x_grad[i0][i2]
-				for i3 := range 4 {
-					net_global_avg_pool_1_x_gradRow[i3][i1] += net_global_avg_pool_1_s_gradV
+	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap22AVX2(&net_global_avg_pool_1_x_grad[0][0][0][0], &net_global_avg_pool_1_s_grad[0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				net_global_avg_pool_1_s_gradV := net_global_avg_pool_1_s_grad[i0][i1]
+				for i2 := range 4 {
+					net_global_avg_pool_1_x_gradRow := &net_global_avg_pool_1_x_grad[i0][i2]
+					for i3 := range 4 {
+						net_global_avg_pool_1_x_gradRow[i3][i1] += net_global_avg_pool_1_s_gradV
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
-	// float64 pointwise kernel over 256 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap23AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10987,11 +10972,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
-	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11007,11 +10990,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
-	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11027,11 +11008,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
-	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11110,11 +11089,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
-	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11259,33 +11236,36 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_h_1Row3 := &net_basic_block_1_h_1[i0][i1][i2]
-				net_basic_block_1_h_gradRow2 := &net_basic_block_1_h_grad[i0][i1+1][i2+1]
-				net_basic_block_1_h_1_gradRow := &net_basic_block_1_h_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					var r8 float64
-					if 0 < net_basic_block_1_h_1Row3[i3] {
-						r8 = 1
+	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap25AVX2(&net_basic_block_1_h_1_grad[0][0][0][0], &net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_h_grad[0][1][1][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_h_1Row3 := &net_basic_block_1_h_1[i0][i1][i2]
+					net_basic_block_1_h_gradRow2 := &net_basic_block_1_h_grad[i0][i1+1][i2+1]
+					net_basic_block_1_h_1_gradRow := &net_basic_block_1_h_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						var r8 float64
+						if 0 < net_basic_block_1_h_1Row3[i3] {
+							r8 = 1
+						}
+						r9 := float64(0)
+						if r8 != 0 {
+							r9 = net_basic_block_1_h_gradRow2[i3]
+						}
+						net_basic_block_1_h_1_gradRow[i3] += r9
 					}
-					r9 := float64(0)
-					if r8 != 0 {
-						r9 = net_basic_block_1_h_gradRow2[i3]
-					}
-					net_basic_block_1_h_1_gradRow[i3] += r9
 				}
 			}
 		}
 	}
 
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
-	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11392,12 +11372,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-	// float64 pointwise kernel over 8 rows of 32 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			ocannlMap18AVX512(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
-		}
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlMap18AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
 		}
@@ -11425,10 +11401,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
 		ocannlMap17AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -12768,9 +12742,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap26AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap26AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -13341,9 +13315,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap27AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap27AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -13361,9 +13335,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap28AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap28AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14134,9 +14108,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap27AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap27AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14154,9 +14128,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap28AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap28AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14535,11 +14509,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
-	// float64 pointwise kernel over 360 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap29AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14564,11 +14536,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
-	// float64 pointwise kernel over 360 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX2 only (also run on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap30AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {

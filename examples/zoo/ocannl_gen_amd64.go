@@ -221,26 +221,6 @@ func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap5AVX512(c *float64, x0 *float64)
 
-// ocannlMap6AVX512 runs a float64 pointwise kernel over 384 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap7AVX512 runs a float64 pointwise kernel over 384 elements: c += x0.
-//
-//go:noescape
-func ocannlMap7AVX512(c *float64, x0 *float64)
-
-// ocannlMap8AVX512 runs a float64 pointwise kernel over 2304 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap9AVX512 runs a float64 pointwise kernel over 2304 elements: c += x0.
-//
-//go:noescape
-func ocannlMap9AVX512(c *float64, x0 *float64)
-
 // ocannlMap10AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -266,21 +246,6 @@ func ocannlMap13AVX512(c *float64, x0 *float64)
 //go:noescape
 func ocannlMap14AVX512(c *float64, x0 *float64)
 
-// ocannlMap16AVX512 runs a float64 pointwise kernel over 512 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap17AVX512 runs a float64 pointwise kernel over 512 elements: c += x0.
-//
-//go:noescape
-func ocannlMap17AVX512(c *float64, x0 *float64)
-
-// ocannlMap18AVX512 runs a float64 pointwise kernel over 32 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
-
 // ocannlMap19AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -296,37 +261,17 @@ func ocannlMap20AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap21AVX512(c *float64, x0 *float64)
 
-// ocannlMap22AVX512 runs a float64 pointwise kernel over 256 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap23AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
-//
-//go:noescape
-func ocannlMap23AVX512(c *float64, x0 *float64)
-
-// ocannlMap24AVX512 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap24AVX512(c *float64, x0 *float64)
-
-// ocannlMap25AVX512 runs a float64 pointwise kernel over 5 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap26AVX512 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
+// ocannlMap26AVX512 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap26AVX512(c *float64, x0 *float64)
 
-// ocannlMap27AVX512 runs a float64 pointwise kernel over 360 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap27AVX512 runs a float64 pointwise kernel over 5 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap27AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap28AVX512 runs a float64 pointwise kernel over 360 elements: c += x0.
+// ocannlMap28AVX512 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap28AVX512(c *float64, x0 *float64)
@@ -546,22 +491,22 @@ func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap5AVX2(c *float64, x0 *float64)
 
-// ocannlMap6AVX2 runs a float64 pointwise kernel over 384 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap6AVX2 runs a float64 pointwise kernel over 384 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap7AVX2 runs a float64 pointwise kernel over 384 elements: c += x0.
+// ocannlMap7AVX2 runs a float64 pointwise kernel over 384 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap7AVX2(c *float64, x0 *float64)
 
-// ocannlMap8AVX2 runs a float64 pointwise kernel over 2304 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap8AVX2 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap9AVX2 runs a float64 pointwise kernel over 2304 elements: c += x0.
+// ocannlMap9AVX2 runs a float64 pointwise kernel over 2304 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap9AVX2(c *float64, x0 *float64)
@@ -596,17 +541,17 @@ func ocannlMap14AVX2(c *float64, x0 *float64)
 //go:noescape
 func ocannlMap15AVX2(c *float64)
 
-// ocannlMap16AVX2 runs a float64 pointwise kernel over 512 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap16AVX2 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap17AVX2 runs a float64 pointwise kernel over 512 elements: c += x0.
+// ocannlMap17AVX2 runs a float64 pointwise kernel over 512 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap17AVX2(c *float64, x0 *float64)
 
-// ocannlMap18AVX2 runs a float64 pointwise kernel over 32 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap18AVX2 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
@@ -626,37 +571,47 @@ func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap21AVX2(c *float64, x0 *float64)
 
-// ocannlMap22AVX2 runs a float64 pointwise kernel over 256 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap22AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap22AVX2(c *float64, x0 *float64)
 
-// ocannlMap23AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
+// ocannlMap23AVX2 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap23AVX2(c *float64, x0 *float64)
+func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap24AVX2 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
+// ocannlMap24AVX2 runs a float64 pointwise kernel over 256 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap24AVX2(c *float64, x0 *float64)
 
-// ocannlMap25AVX2 runs a float64 pointwise kernel over 5 elements: c = add(x0,x1).
+// ocannlMap25AVX2 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap26AVX2 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
+// ocannlMap26AVX2 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap26AVX2(c *float64, x0 *float64)
 
-// ocannlMap27AVX2 runs a float64 pointwise kernel over 360 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap27AVX2 runs a float64 pointwise kernel over 5 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap28AVX2 runs a float64 pointwise kernel over 360 elements: c += x0.
+// ocannlMap28AVX2 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap28AVX2(c *float64, x0 *float64)
+
+// ocannlMap29AVX2 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap30AVX2 runs a float64 pointwise kernel over 360 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap30AVX2(c *float64, x0 *float64)

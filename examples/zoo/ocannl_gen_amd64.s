@@ -6040,104 +6040,6 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000030, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap7AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000030, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000120, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000120, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
 // func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
@@ -6252,89 +6154,6 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000040, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000008, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      SI
-	JNZ       e2
-	ADDQ      $+96, DX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
 // func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
@@ -6402,58 +6221,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap26AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000020, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap23AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap24AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6476,9 +6246,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap27AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6500,9 +6270,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float64, x0 *float64)
+// func ocannlMap28AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6512,55 +6282,6 @@ TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 e1:
 	VMOVUPS (CX), Z1
 	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap27AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x0000002d, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap28AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x0000002d, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
@@ -12124,9 +11845,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12141,13 +11861,12 @@ TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000060, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -12173,9 +11892,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12190,13 +11908,12 @@ TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000240, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -12353,9 +12070,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12370,13 +12086,12 @@ TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000080, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -12405,9 +12120,8 @@ e2:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12491,9 +12205,41 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap22AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000002, DX
+
+rowb1:
+	MOVQ $0x00000010, BX
+
+row2:
+	MOVQ $0x00000002, SI
+
+e3:
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    SI
+	JNZ     e3
+	ADDQ    $-64, CX
+	DECQ    BX
+	JNZ     row2
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12508,9 +12254,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12519,19 +12264,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float64, x0 *float64)
+// func ocannlMap24AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000040, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -12540,9 +12284,48 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000002, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000008, DI
+
+e3:
+	VMOVUPS   (CX), Y2
+	VCMPPD    $0x01, Y2, Y0, Y2
+	VBLENDVPD Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPD    $0x04, Y0, Y2, Y2
+	VBLENDVPD Y2, Y3, Y0, Y2
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $+192, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+1344, DX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12560,9 +12343,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12591,9 +12374,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float64, x0 *float64)
+// func ocannlMap28AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12611,9 +12394,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12628,9 +12411,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12639,19 +12421,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float64, x0 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x0000005a, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX

@@ -213,22 +213,6 @@ func ocannlMap4AVX512(c, x0, x1 *float64) {
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap5AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
 
-// ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
-}
-
-// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
-
-// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
-}
-
-// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
-
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
@@ -248,19 +232,6 @@ func ocannlMap13AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX512 cal
 // ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap14AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap14AVX512 called without assembly") }
 
-// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
-}
-
-// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
-
-// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
-}
-
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap19AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
@@ -273,22 +244,6 @@ func ocannlMap20AVX512(c, x0, x1 *float64) {
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
-
-// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
-}
-
-// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
-
-// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
-
-// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
-}
 
 // ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap26AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
@@ -479,10 +434,10 @@ func ocannlMap20AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap20AVX2 cal
 func ocannlMap21AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
@@ -498,3 +453,9 @@ func ocannlMap27AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap27AVX2 cal
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap28AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+
+// ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap29AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+
+// ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap30AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
