@@ -115,8 +115,8 @@ type kgen struct {
 	// nest's store to the fill (see planAbsorbs).
 	absorb   map[*loopir.Fill]*loopir.Store
 	absorbAt map[*loopir.Store]*loopir.Fill
-	elem       string
-	names      *namer
+	elem     string
+	names    *namer
 	// loopNames[v] names loop variable i<v>; synthetic region loops use
 	// ids from synthBase up.
 	loopNames map[int]string

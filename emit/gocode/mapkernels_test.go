@@ -153,7 +153,9 @@ func checkOutputs(t *testing.T, run string, bs []*built, got map[string][]float6
 // TestCoversOnce: the absorption check accepts a nest visiting each cell
 // once (in any order) and rejects one missing or repeating cells.
 func TestCoversOnce(t *testing.T) {
-	v := func(c, x int) loopir.IndexExpr { return loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: c, Var: x}}} }
+	v := func(c, x int) loopir.IndexExpr {
+		return loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: c, Var: x}}}
+	}
 	loops := []*loopir.For{{Var: 0, Extent: 4}, {Var: 1, Extent: 3}}
 	cases := []struct {
 		idx  []loopir.IndexExpr
@@ -164,7 +166,7 @@ func TestCoversOnce(t *testing.T) {
 		{[]loopir.IndexExpr{v(1, 1), v(1, 0)}, []int{3, 4}, true}, // transposed
 		{[]loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 3, Var: 0}, {Coeff: 1, Var: 1}}}}, []int{12}, true},
 		{[]loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 2, Var: 0}, {Coeff: 1, Var: 1}}}}, []int{12}, false}, // overlaps
-		{[]loopir.IndexExpr{v(1, 0), v(1, 1)}, []int{4, 4}, false},                                                // misses a column
+		{[]loopir.IndexExpr{v(1, 0), v(1, 1)}, []int{4, 4}, false},                                                  // misses a column
 	}
 	for i, c := range cases {
 		if got := coversOnce(loops, c.idx, c.bd); got != c.want {
