@@ -3115,3 +3115,79 @@ e1:
 	JNZ     e1
 	VZEROUPPER
 	RET
+
+// func ocannlMap1AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000118, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap2AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000230, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+8704, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+8448, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET

@@ -880,11 +880,16 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j4 := range 256 {
-		for j5 := range 8 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 131072 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j4 := range 256 {
+			for j5 := range 8 {
+				for j6 := range 8 {
+					for j7 := range 8 {
+						scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}
@@ -897,34 +902,58 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	ocannlCNNTrainLossPart3Records.Put(rec4)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j9 := range 256 {
-		for j10 := range 8 {
-			for j11 := range 8 {
-				scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
-			}
-		}
-	}
-	for j12 := range 256 {
-		for j13 := 6; j13 < 8; j13++ {
-			for j14 := range 8 {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j9 := range 256 {
+			for j10 := range 8 {
+				for j11 := range 8 {
+					scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
 				}
 			}
 		}
 	}
-	for j16 := range 256 {
-		for j17 := 1; j17 < 6; j17++ {
-			for j18 := range 8 {
-				scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
+	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else {
+		for j12 := range 256 {
+			for j13 := 6; j13 < 8; j13++ {
+				for j14 := range 8 {
+					for j15 := range 8 {
+						scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+					}
+				}
 			}
 		}
 	}
-	for j19 := range 256 {
+	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j16 := 1; j16 < 6; j16++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j16][0][0])
+		}
+	} else {
+		for j17 := range 256 {
+			for j18 := 1; j18 < 6; j18++ {
+				for j19 := range 8 {
+					scratch.net_max_pool_1_y[j17][j18][0][j19] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for j20 := 1; j20 < 6; j20++ {
-			for j21 := 6; j21 < 8; j21++ {
-				for j22 := range 8 {
-					scratch.net_max_pool_1_y[j19][j20][j21][j22] = 0
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j20][6][0])
+		}
+	} else {
+		for j21 := range 256 {
+			for j22 := 1; j22 < 6; j22++ {
+				for j23 := 6; j23 < 8; j23++ {
+					for j24 := range 8 {
+						scratch.net_max_pool_1_y[j21][j22][j23][j24] = 0
+					}
 				}
 			}
 		}
@@ -940,9 +969,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -960,9 +989,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap9AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -1009,9 +1038,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap10AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
@@ -1041,9 +1070,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
@@ -1058,7 +1087,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap12AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -1088,7 +1117,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap7AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap13AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -1098,9 +1127,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
@@ -1115,9 +1144,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap14AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap14AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
@@ -1292,21 +1321,32 @@ type ocannlCNNTrainLossPart3 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r5 *ocannlCNNTrainLossPart3) Part(j8 int) {
 	scratch := r5.scratch
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 32 {
+	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 5 {
-			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
-					for i3 := range 8 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
+						for i3 := range 8 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
 					}
 				}
 			}
@@ -1324,20 +1364,20 @@ type ocannlCNNTrainLossPart4 struct {
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 5).
-func (r6 *ocannlCNNTrainLossPart4) Part(j23 int) {
+// Part runs part j25 of the nest (0 <= j25 < 5).
+func (r6 *ocannlCNNTrainLossPart4) Part(j25 int) {
 	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -1349,14 +1389,14 @@ func (r6 *ocannlCNNTrainLossPart4) Part(j23 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j23+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j25+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j23][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j25][i2][i3] = acc3
 					}
 				}
 			}
@@ -1734,8 +1774,7 @@ var ocannlCNNTrainLossPart4Records rt.Records[ocannlCNNTrainLossPart4]
 //	      for i3 in 0..7:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]
-//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == _scratch[], net.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == (net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]), net.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..255:
@@ -1790,7 +1829,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
-	var scratch2 [1]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 5 parts of i1 on the pool.
@@ -1828,11 +1866,16 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j4 := range 256 {
-		for j5 := range 8 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 131072 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j4 := range 256 {
+			for j5 := range 8 {
+				for j6 := range 8 {
+					for j7 := range 8 {
+						scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}
@@ -1845,34 +1888,58 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart3Records.Put(rec4)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j9 := range 256 {
-		for j10 := range 8 {
-			for j11 := range 8 {
-				scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
-			}
-		}
-	}
-	for j12 := range 256 {
-		for j13 := 6; j13 < 8; j13++ {
-			for j14 := range 8 {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j9 := range 256 {
+			for j10 := range 8 {
+				for j11 := range 8 {
+					scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
 				}
 			}
 		}
 	}
-	for j16 := range 256 {
-		for j17 := 1; j17 < 6; j17++ {
-			for j18 := range 8 {
-				scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
+	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else {
+		for j12 := range 256 {
+			for j13 := 6; j13 < 8; j13++ {
+				for j14 := range 8 {
+					for j15 := range 8 {
+						scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+					}
+				}
 			}
 		}
 	}
-	for j19 := range 256 {
+	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j16 := 1; j16 < 6; j16++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j16][0][0])
+		}
+	} else {
+		for j17 := range 256 {
+			for j18 := 1; j18 < 6; j18++ {
+				for j19 := range 8 {
+					scratch.net_max_pool_1_y[j17][j18][0][j19] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for j20 := 1; j20 < 6; j20++ {
-			for j21 := 6; j21 < 8; j21++ {
-				for j22 := range 8 {
-					scratch.net_max_pool_1_y[j19][j20][j21][j22] = 0
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j20][6][0])
+		}
+	} else {
+		for j21 := range 256 {
+			for j22 := 1; j22 < 6; j22++ {
+				for j23 := 6; j23 < 8; j23++ {
+					for j24 := range 8 {
+						scratch.net_max_pool_1_y[j21][j22][j23][j24] = 0
+					}
 				}
 			}
 		}
@@ -1888,9 +1955,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -1908,9 +1975,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap9AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -1957,9 +2024,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap10AVX512(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_logits_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
@@ -1989,9 +2056,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
@@ -2006,7 +2073,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap12AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -2036,7 +2103,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap7AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap13AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -2046,9 +2113,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 256 rows of 4 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX512(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_logp[0][0], &train_cross_entropy_1_z[0][0], &train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
@@ -2063,9 +2130,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// _train.1 = pointwise "*." of labels, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 1024 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap14AVX512(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
+		ocannlMap14AVX2(&train_1[0][0], &labels[0][0], &train_cross_entropy_1_logp[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow := &labels[i0]
@@ -2107,9 +2174,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	scratch.net_max_pool_1_x_grad = [256][10][10][8]float32{}
 	scratch.net_max_pool_1_y_grad = [256][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
-	scratch.net_conv2_y_grad = [256][5][5][16]float32{}
 	*gNetConv2Bias = [16]float32{}
-	scratch.net_head_x_1_grad = [256][5][5][16]float32{}
 	scratch.net_head_x_grad = [256][5][5][16]float32{}
 	*gNetHeadW = [1600]float32{}
 	*gNetHeadB = [4]float32{}
@@ -2124,11 +2189,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_1_grad[0][0], &train_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_1_grad[0][0], &train_2_grad[0])
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap15AVX2(&train_1_grad[0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
@@ -2140,11 +2203,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap16AVX2(&train_cross_entropy_1_logp_grad[0][0], &labels[0][0], &train_1_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			labelsRow2 := &labels[i0]
@@ -2157,11 +2218,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap17AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
@@ -2189,11 +2248,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 14 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap12AVX512(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap18AVX2(&train_cross_entropy_1_logp_2_grad[0][0], &train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
@@ -2201,11 +2258,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// float32 pointwise kernel over 256 rows of 4 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap19AVX2(&train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
@@ -2219,9 +2274,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap20AVX512(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlMap20AVX2(&train_cross_entropy_1_z_grad[0][0], &train_cross_entropy_1_logp_1_grad[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
@@ -2234,11 +2289,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap17AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
@@ -2268,9 +2321,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 4 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap21AVX512(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
+		ocannlMap21AVX2(&train_cross_entropy_1_logits_grad[0][0], &train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
@@ -2292,11 +2345,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap17AVX2(&train_cross_entropy_1_logits_1_grad[0][0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
@@ -2376,12 +2427,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-	// float32 pointwise kernel over 102400 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 102400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else {
+		scratch.net_head_x_1_grad = [256][5][5][16]float32{}
 		for i0 := range 256 {
 			for i1 := range 5 {
 				for i2 := range 5 {
@@ -2405,12 +2455,11 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// float32 pointwise kernel over 102400 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 102400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap23AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_conv2_y_grad = [256][5][5][16]float32{}
 		for i0 := range 256 {
 			for i1 := range 5 {
 				for i2 := range 5 {
@@ -2430,17 +2479,17 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec6.scratch = scratch
 	pool.Run(rec6, 8)
 	// The 8 partial sums, added in part order.
-	for j25 := range 16 {
-		acc12 := gNetConv2Bias[j25]
-		acc12 += rec6.gNetConv2BiasPartial[0][j25]
-		acc12 += rec6.gNetConv2BiasPartial[1][j25]
-		acc12 += rec6.gNetConv2BiasPartial[2][j25]
-		acc12 += rec6.gNetConv2BiasPartial[3][j25]
-		acc12 += rec6.gNetConv2BiasPartial[4][j25]
-		acc12 += rec6.gNetConv2BiasPartial[5][j25]
-		acc12 += rec6.gNetConv2BiasPartial[6][j25]
-		acc12 += rec6.gNetConv2BiasPartial[7][j25]
-		gNetConv2Bias[j25] = acc12
+	for j27 := range 16 {
+		acc12 := gNetConv2Bias[j27]
+		acc12 += rec6.gNetConv2BiasPartial[0][j27]
+		acc12 += rec6.gNetConv2BiasPartial[1][j27]
+		acc12 += rec6.gNetConv2BiasPartial[2][j27]
+		acc12 += rec6.gNetConv2BiasPartial[3][j27]
+		acc12 += rec6.gNetConv2BiasPartial[4][j27]
+		acc12 += rec6.gNetConv2BiasPartial[5][j27]
+		acc12 += rec6.gNetConv2BiasPartial[6][j27]
+		acc12 += rec6.gNetConv2BiasPartial[7][j27]
+		gNetConv2Bias[j27] = acc12
 	}
 	*rec6 = ocannlCNNBackwardPart5{}
 	ocannlCNNBackwardPart5Records.Put(rec6)
@@ -2464,94 +2513,118 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	ocannlCNNBackwardPart7Records.Put(rec8)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	for j28 := range 256 {
-		for j29 := range 8 {
-			for j30 := range 8 {
-				scratch.net_max_pool_1_y[j28][0][j29][j30] = float32(math.Inf(-1))
-			}
-		}
-	}
-	for j31 := range 256 {
-		for j32 := 6; j32 < 8; j32++ {
-			for j33 := range 8 {
-				for j34 := range 8 {
-					scratch.net_max_pool_1_y[j31][j32][j33][j34] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 256 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j30 := range 256 {
+			for j31 := range 8 {
+				for j32 := range 8 {
+					scratch.net_max_pool_1_y[j30][0][j31][j32] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
-	for j35 := range 256 {
-		for j36 := 1; j36 < 6; j36++ {
-			for j37 := range 8 {
-				scratch.net_max_pool_1_y[j35][j36][0][j37] = float32(math.Inf(-1))
-			}
-		}
-	}
-	for j38 := range 256 {
-		for j39 := 1; j39 < 6; j39++ {
-			for j40 := 6; j40 < 8; j40++ {
-				for j41 := range 8 {
-					scratch.net_max_pool_1_y[j38][j39][j40][j41] = float32(math.Inf(-1))
-				}
-			}
-		}
-	}
-	for j42 := range 256 {
-		for j43 := range 8 {
-			for j44 := range 8 {
-				scratch.net_max_pool_1_y_grad[j42][0][j43][j44] = 0
-			}
-		}
-	}
-	for j45 := range 256 {
-		for j46 := 6; j46 < 8; j46++ {
-			for j47 := range 8 {
-				for j48 := range 8 {
-					scratch.net_max_pool_1_y_grad[j45][j46][j47][j48] = 0
-				}
-			}
-		}
-	}
-	for j49 := range 256 {
-		for j50 := 1; j50 < 6; j50++ {
-			for j51 := range 8 {
-				scratch.net_max_pool_1_y_grad[j49][j50][0][j51] = 0
-			}
-		}
-	}
-	for j52 := range 256 {
-		for j53 := 1; j53 < 6; j53++ {
-			for j54 := 6; j54 < 8; j54++ {
-				for j55 := range 8 {
-					scratch.net_max_pool_1_y_grad[j52][j53][j54][j55] = 0
-				}
-			}
-		}
-	}
-	for i0 := range 256 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i3 := range 8 {
-					for i4 := range 2 {
-						for i5 := range 2 {
-							scratch2[0] = scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
-							var r15 float32
-							if scratch.net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch2[0] {
-								r15 = 1
-							}
-							r16 := float32(0)
-							if r15 != 0 {
-								r16 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
-							}
-							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r16
-						}
+	// float32 pointwise kernel over 256 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else {
+		for j33 := range 256 {
+			for j34 := 6; j34 < 8; j34++ {
+				for j35 := range 8 {
+					for j36 := range 8 {
+						scratch.net_max_pool_1_y[j33][j34][j35][j36] = float32(math.Inf(-1))
 					}
 				}
 			}
 		}
 	}
-
-	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+	// float32 pointwise kernel over 256 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j37 := 1; j37 < 6; j37++ {
+			ocannlMap26AVX2(&scratch.net_max_pool_1_y[0][j37][0][0])
+		}
+	} else {
+		for j38 := range 256 {
+			for j39 := 1; j39 < 6; j39++ {
+				for j40 := range 8 {
+					scratch.net_max_pool_1_y[j38][j39][0][j40] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j41 := 1; j41 < 6; j41++ {
+			ocannlMap27AVX2(&scratch.net_max_pool_1_y[0][j41][6][0])
+		}
+	} else {
+		for j42 := range 256 {
+			for j43 := 1; j43 < 6; j43++ {
+				for j44 := 6; j44 < 8; j44++ {
+					for j45 := range 8 {
+						scratch.net_max_pool_1_y[j42][j43][j44][j45] = float32(math.Inf(-1))
+					}
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
+	} else {
+		for j46 := range 256 {
+			for j47 := range 8 {
+				for j48 := range 8 {
+					scratch.net_max_pool_1_y_grad[j46][0][j47][j48] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
+	} else {
+		for j49 := range 256 {
+			for j50 := 6; j50 < 8; j50++ {
+				for j51 := range 8 {
+					for j52 := range 8 {
+						scratch.net_max_pool_1_y_grad[j49][j50][j51][j52] = 0
+					}
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j53 := 1; j53 < 6; j53++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j53][0][0])
+		}
+	} else {
+		for j54 := range 256 {
+			for j55 := 1; j55 < 6; j55++ {
+				for j56 := range 8 {
+					scratch.net_max_pool_1_y_grad[j54][j55][0][j56] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j57 := 1; j57 < 6; j57++ {
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j57][6][0])
+		}
+	} else {
+		for j58 := range 256 {
+			for j59 := 1; j59 < 6; j59++ {
+				for j60 := 6; j60 < 8; j60++ {
+					for j61 := range 8 {
+						scratch.net_max_pool_1_y_grad[j58][j59][j60][j61] = 0
+					}
+				}
+			}
+		}
+	}
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlCNNBackwardPart8Records.Get()
 	rec9.scratch = scratch
@@ -2559,7 +2632,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*rec9 = ocannlCNNBackwardPart8{}
 	ocannlCNNBackwardPart8Records.Put(rec9)
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
+	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlCNNBackwardPart9Records.Get()
 	rec10.scratch = scratch
@@ -2567,36 +2640,44 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*rec10 = ocannlCNNBackwardPart9{}
 	ocannlCNNBackwardPart9Records.Put(rec10)
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlCNNBackwardPart10Records.Get()
 	rec11.scratch = scratch
 	pool.Run(rec11, 8)
-	// The 8 partial sums, added in part order.
-	for j59 := range 8 {
-		acc14 := gNetConv1Bias[j59]
-		acc14 += rec11.gNetConv1BiasPartial[0][j59]
-		acc14 += rec11.gNetConv1BiasPartial[1][j59]
-		acc14 += rec11.gNetConv1BiasPartial[2][j59]
-		acc14 += rec11.gNetConv1BiasPartial[3][j59]
-		acc14 += rec11.gNetConv1BiasPartial[4][j59]
-		acc14 += rec11.gNetConv1BiasPartial[5][j59]
-		acc14 += rec11.gNetConv1BiasPartial[6][j59]
-		acc14 += rec11.gNetConv1BiasPartial[7][j59]
-		gNetConv1Bias[j59] = acc14
-	}
 	*rec11 = ocannlCNNBackwardPart10{}
 	ocannlCNNBackwardPart10Records.Put(rec11)
 
-	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	// 3 parts of i4 on the pool.
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
+	// 8 parts of i0 on the pool.
 	rec12 := ocannlCNNBackwardPart11Records.Get()
-	rec12.gNetConv1Kernel = gNetConv1Kernel
-	rec12.images = images
 	rec12.scratch = scratch
-	pool.Run(rec12, 3)
+	pool.Run(rec12, 8)
+	// The 8 partial sums, added in part order.
+	for j66 := range 8 {
+		acc14 := gNetConv1Bias[j66]
+		acc14 += rec12.gNetConv1BiasPartial[0][j66]
+		acc14 += rec12.gNetConv1BiasPartial[1][j66]
+		acc14 += rec12.gNetConv1BiasPartial[2][j66]
+		acc14 += rec12.gNetConv1BiasPartial[3][j66]
+		acc14 += rec12.gNetConv1BiasPartial[4][j66]
+		acc14 += rec12.gNetConv1BiasPartial[5][j66]
+		acc14 += rec12.gNetConv1BiasPartial[6][j66]
+		acc14 += rec12.gNetConv1BiasPartial[7][j66]
+		gNetConv1Bias[j66] = acc14
+	}
 	*rec12 = ocannlCNNBackwardPart11{}
 	ocannlCNNBackwardPart11Records.Put(rec12)
+
+	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
+	// 3 parts of i4 on the pool.
+	rec13 := ocannlCNNBackwardPart12Records.Get()
+	rec13.gNetConv1Kernel = gNetConv1Kernel
+	rec13.images = images
+	rec13.scratch = scratch
+	pool.Run(rec13, 3)
+	*rec13 = ocannlCNNBackwardPart12{}
+	ocannlCNNBackwardPart12Records.Put(rec13)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2746,21 +2827,32 @@ type ocannlCNNBackwardPart3 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r5 *ocannlCNNBackwardPart3) Part(j8 int) {
 	scratch := r5.scratch
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 32 {
+	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 5 {
-			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
-					for i3 := range 8 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
+						for i3 := range 8 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
 					}
 				}
 			}
@@ -2778,20 +2870,20 @@ type ocannlCNNBackwardPart4 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 5).
-func (r6 *ocannlCNNBackwardPart4) Part(j23 int) {
+// Part runs part j25 of the nest (0 <= j25 < 5).
+func (r6 *ocannlCNNBackwardPart4) Part(j25 int) {
 	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2803,14 +2895,14 @@ func (r6 *ocannlCNNBackwardPart4) Part(j23 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j23+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j25+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j23][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j25][i2][i3] = acc3
 					}
 				}
 			}
@@ -2828,23 +2920,23 @@ type ocannlCNNBackwardPart5 struct {
 	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r12 *ocannlCNNBackwardPart5) Part(j24 int) {
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r12 *ocannlCNNBackwardPart5) Part(j26 int) {
 	scratch, gNetConv2BiasPartial := r12.scratch, &r12.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j24] = [16]float32{}
+	gNetConv2BiasPartial[j26] = [16]float32{}
 	// float32 across-rows add reduction kernel, 800 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[32*j24][0][0][0])
+		ocannlReduce5AVX2(&gNetConv2BiasPartial[j26][0], &scratch.net_head_x_1_grad[32*j26][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
-		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
+		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j26]
 		for i0 := range 32 {
 			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j24][i1][0]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j24][i1][1]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j24][i1][2]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j24][i1][3]
-				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j24][i1][4]
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j26][i1][0]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j26][i1][1]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j26][i1][2]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j26][i1][3]
+				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j26][i1][4]
 				for i3 := range 16 {
 					acc11 := gNetConv2BiasPartialRow[i3]
 					acc11 += net_head_x_1_gradRow3[i3]
@@ -2869,15 +2961,15 @@ type ocannlCNNBackwardPart6 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r13 *ocannlCNNBackwardPart6) Part(j28 int) {
 	pNetConv2Kernel, scratch := r13.pNetConv2Kernel, r13.scratch
 	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j26][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j26][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j28][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j28][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2885,7 +2977,7 @@ func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j26][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j26][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j28][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j28][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2894,11 +2986,11 @@ func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j26][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j28][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j26][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j28][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
@@ -2921,15 +3013,15 @@ type ocannlCNNBackwardPart7 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 3).
-func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
+// Part runs part j29 of the nest (0 <= j29 < 3).
+func (r14 *ocannlCNNBackwardPart7) Part(j29 int) {
 	gNetConv2Kernel, scratch := r14.gNetConv2Kernel, r14.scratch
 	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j27], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j27][i2][0])
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j29], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j29][i2][0])
 				}
 			}
 		}
@@ -2937,7 +3029,7 @@ func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j27], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j27][i2][0])
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j29], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j29][i2][0])
 				}
 			}
 		}
@@ -2949,8 +3041,8 @@ func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
 						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j27][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j27+8*i5 : 72*i3+24*i4+24*j27+8*i5+8])
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j29][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j29+8*i5 : 72*i3+24*i4+24*j29+8*i5+8])
 								for i6 := range 8 {
 									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
@@ -2972,31 +3064,41 @@ type ocannlCNNBackwardPart8 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r19 *ocannlCNNBackwardPart8) Part(j56 int) {
-	scratch := r19.scratch
-	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1[32*j56][0][0][0], &scratch.net_max_pool_1_x_grad[32*j56][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1[32*j56][0][0][0], &scratch.net_max_pool_1_x_grad[32*j56][0][0][0])
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r17 *ocannlCNNBackwardPart8) Part(j62 int) {
+	scratch := r17.scratch
+	// float32 pointwise kernel over 32x2 rows of 8 elements (c += where(eq(x0,add(x1,x2)),x3,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 2 {
+					ocannlMap28AVX2(&scratch.net_max_pool_1_x_grad[32*j62][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y[32*j62][i1+1][i2+1][0], &scratch.net_max_pool_1_x[32*j62][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[32*j62][i1+1][i2+1][0])
+				}
+			}
+		}
 	} else {
 		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j56][i1][i2]
-					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j56][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j56][i1][i2]
+			for i1 := range 5 {
+				for i2 := range 5 {
 					for i3 := range 8 {
-						var r17 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r17 = 1
+						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0+32*j62][i1+1][i2+1][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0+32*j62][i1+1][i2+1][i3]
+						for i4 := range 2 {
+							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0+32*j62][2*i1+i4]
+							net_max_pool_1_y_1Row2 := &scratch.net_max_pool_1_y_1[i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j62][2*i1+i4]
+							for i5 := range 2 {
+								var r15 float32
+								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
+									r15 = 1
+								}
+								r16 := float32(0)
+								if r15 != 0 {
+									r16 = net_max_pool_1_y_gradV
+								}
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r16
+							}
 						}
-						r18 := float32(0)
-						if r17 != 0 {
-							r18 = net_max_pool_1_x_gradRow[i3]
-						}
-						net_max_pool_1_x_1_gradRow[i3] += r18
 					}
 				}
 			}
@@ -3013,22 +3115,31 @@ type ocannlCNNBackwardPart9 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r20 *ocannlCNNBackwardPart9) Part(j57 int) {
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r20 *ocannlCNNBackwardPart9) Part(j63 int) {
 	scratch := r20.scratch
-	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_conv1_y_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0])
+		ocannlMap29AVX512(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_conv1_y_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0])
+		ocannlMap29AVX2(&scratch.net_max_pool_1_x_1_grad[32*j63][0][0][0], &scratch.net_max_pool_1_x_1[32*j63][0][0][0], &scratch.net_max_pool_1_x_grad[32*j63][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j57][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j57][i1][i2]
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j63][i1][i2]
+					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0+32*j63][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j63][i1][i2]
 					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+						var r18 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r18 = 1
+						}
+						r19 := float32(0)
+						if r18 != 0 {
+							r19 = net_max_pool_1_x_gradRow2[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r19
 					}
 				}
 			}
@@ -3042,40 +3153,25 @@ var ocannlCNNBackwardPart9Records rt.Records[ocannlCNNBackwardPart9]
 // ocannlCNNBackwardPart10 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart10 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv1BiasPartial [8][8]float32
+	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
-	scratch, gNetConv1BiasPartial := r21.scratch, &r21.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j58] = [8]float32{}
-	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j58][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r21 *ocannlCNNBackwardPart10) Part(j64 int) {
+	scratch := r21.scratch
+	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap30AVX2(&scratch.net_conv1_y_grad[32*j64][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j64][0][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j58]
 		for i0 := range 32 {
 			for i1 := range 10 {
-				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+3]
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j64][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j64][i1][i2]
 					for i3 := range 8 {
-						acc13 := gNetConv1BiasPartialRow[i3]
-						acc13 += net_max_pool_1_x_1_gradRow3[i3]
-						acc13 += net_max_pool_1_x_1_gradRow4[i3]
-						acc13 += net_max_pool_1_x_1_gradRow5[i3]
-						acc13 += net_max_pool_1_x_1_gradRow6[i3]
-						gNetConv1BiasPartialRow[i3] = acc13
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-					for i3 := range 8 {
-						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
 				}
 			}
@@ -3086,23 +3182,70 @@ func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
 // ocannlCNNBackwardPart10Records holds the free ocannlCNNBackwardPart10 records.
 var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
 
-// ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart11 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r22 *ocannlCNNBackwardPart11) Part(j65 int) {
+	scratch, gNetConv1BiasPartial := r22.scratch, &r22.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j65] = [8]float32{}
+	// float32 across-rows add reduction kernel, 3200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&gNetConv1BiasPartial[j65][0], &scratch.net_max_pool_1_x_1_grad[32*j65][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j65]
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := 0; i2 < 8; i2 += 4 {
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+1]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2+3]
+					for i3 := range 8 {
+						acc13 := gNetConv1BiasPartialRow[i3]
+						acc13 += net_max_pool_1_x_1_gradRow3[i3]
+						acc13 += net_max_pool_1_x_1_gradRow4[i3]
+						acc13 += net_max_pool_1_x_1_gradRow5[i3]
+						acc13 += net_max_pool_1_x_1_gradRow6[i3]
+						gNetConv1BiasPartialRow[i3] = acc13
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j65][i1][i2]
+					for i3 := range 8 {
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
+var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
+
+// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
+type ocannlCNNBackwardPart12 struct {
 	gNetConv1Kernel *[72]float32
 	images          *[256][12][12][1]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 3).
-func (r22 *ocannlCNNBackwardPart11) Part(j60 int) {
-	gNetConv1Kernel, images, scratch := r22.gNetConv1Kernel, r22.images, r22.scratch
+// Part runs part j67 of the nest (0 <= j67 < 3).
+func (r23 *ocannlCNNBackwardPart12) Part(j67 int) {
+	gNetConv1Kernel, images, scratch := r23.gNetConv1Kernel, r23.images, r23.scratch
 	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j60], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j60][i2][0])
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j67], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j67][i2][0])
 				}
 			}
 		}
@@ -3110,7 +3253,7 @@ func (r22 *ocannlCNNBackwardPart11) Part(j60 int) {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j60], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j60][i2][0])
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j67], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j67][i2][0])
 				}
 			}
 		}
@@ -3121,8 +3264,8 @@ func (r22 *ocannlCNNBackwardPart11) Part(j60 int) {
 					for i3 := range 8 {
 						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
-							imagesRow2 := &images[i0][i1+i4+j60]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j60 : 9*i3+3*i4+3*j60+3])
+							imagesRow2 := &images[i0][i1+i4+j67]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j67 : 9*i3+3*i4+3*j67+3])
 							for i5 := range 3 {
 								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -3134,8 +3277,8 @@ func (r22 *ocannlCNNBackwardPart11) Part(j60 int) {
 	}
 }
 
-// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
-var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
+// ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
+var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -3640,11 +3783,11 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 256 {
-			ocannlMap19AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap31AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 256 {
-			ocannlMap19AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap31AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -3700,9 +3843,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap32AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap32AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -3729,9 +3872,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap33AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3750,7 +3893,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
 	// float32 pointwise kernel over 65536 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_ex_1[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3776,9 +3919,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3817,9 +3960,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3842,20 +3985,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart9Records.Put(rec10)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	for i0 := range 256 {
-		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3872,9 +4020,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3896,20 +4044,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart10Records.Put(rec11)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	for i0 := range 256 {
-		net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
-		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap40AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap40AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3923,18 +4076,23 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	for i0 := range 256 {
-		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-		net_x1_2Row := &net_x1_2[i0]
-		for i1 := range 8 {
-			net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+			net_x1_2Row := &net_x1_2[i0]
+			for i1 := range 8 {
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap42AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2Row2 := &net_x1_2[i0]
@@ -3948,9 +4106,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap43AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap43AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -3967,9 +4125,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap44AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap44AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4020,9 +4178,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4038,9 +4196,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4063,20 +4221,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart15Records.Put(rec16)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	for i0 := range 256 {
-		net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4093,9 +4256,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4117,20 +4280,25 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	ocannlReverserTrainLossPart16Records.Put(rec17)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	for i0 := range 256 {
-		net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
-		net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap40AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap40AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4144,18 +4312,23 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	for i0 := range 256 {
-		net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-		net_x2_2Row := &net_x2_2[i0]
-		for i1 := range 8 {
-			net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
+			net_x2_2Row := &net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap42AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2Row2 := &net_x2_2[i0]
@@ -4169,9 +4342,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap43AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap43AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4188,9 +4361,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap44AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap44AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4215,9 +4388,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4251,9 +4424,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4270,7 +4443,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 20480 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4304,7 +4477,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap50AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
@@ -4318,9 +4491,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4337,9 +4510,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap51AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap51AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -4885,9 +5058,9 @@ func (r13 *ocannlReverserTrainLossPart12) Part(j13 int) {
 	pNetDense1B, scratch := r13.pNetDense1B, r13.scratch
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
+		ocannlMap45AVX512(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
+		ocannlMap45AVX2(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4915,9 +5088,9 @@ func (r15 *ocannlReverserTrainLossPart13) Part(j14 int) {
 	scratch := r15.scratch
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
+		ocannlMap46AVX512(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
+		ocannlMap46AVX2(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6260,11 +6433,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 256 {
-			ocannlMap19AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap31AVX512(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 256 {
-			ocannlMap19AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
+			ocannlMap31AVX2(&scratch.net_h[i0][0][0], &scratch.net_h_1[i0][0][0], &pNetPos[0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -6320,9 +6493,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 65536 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap32AVX512(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap32AVX2(&scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 256 {
@@ -6349,9 +6522,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap33AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6370,7 +6543,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
 	// float32 pointwise kernel over 65536 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_ex_1[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6396,9 +6569,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 8192 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6437,9 +6610,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6462,20 +6635,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart9Records.Put(rec10)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	for i0 := range 256 {
-		net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6492,9 +6670,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6516,20 +6694,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart10Records.Put(rec11)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	for i0 := range 256 {
-		net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
-		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap40AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap40AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6543,18 +6726,23 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	for i0 := range 256 {
-		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-		net_x1_2Row := &net_x1_2[i0]
-		for i1 := range 8 {
-			net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+			net_x1_2Row := &net_x1_2[i0]
+			for i1 := range 8 {
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap42AVX2(&scratch.net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2Row2 := &net_x1_2[i0]
@@ -6568,9 +6756,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap43AVX512(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap43AVX2(&scratch.net_x1_4[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6587,9 +6775,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap44AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap44AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6640,9 +6828,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6658,9 +6846,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 65536 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &scratch.net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6683,20 +6871,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart15Records.Put(rec16)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	for i0 := range 256 {
-		net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6713,9 +6906,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 65536 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap39AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap39AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6737,20 +6930,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart16Records.Put(rec17)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	for i0 := range 256 {
-		net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
-		net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 2048 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap40AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap40AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6764,18 +6962,23 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	for i0 := range 256 {
-		net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-		net_x2_2Row := &net_x2_2[i0]
-		for i1 := range 8 {
-			net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
+			net_x2_2Row := &net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap42AVX2(&scratch.net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2Row2 := &net_x2_2[i0]
@@ -6789,9 +6992,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap43AVX512(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap43AVX2(&scratch.net_x2_4[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6808,9 +7011,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap44AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap44AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6835,9 +7038,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6871,9 +7074,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6890,7 +7093,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 20480 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6924,7 +7127,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap50AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
@@ -6938,9 +7141,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 2048 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6957,9 +7160,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 20480 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap51AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
+		ocannlMap51AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -6999,62 +7202,36 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// zero the gradients
 	*gNetEmb = [320]float32{}
-	scratch.net_h_1_grad = [256][8][32]float32{}
 	*gNetPos = [256]float32{}
-	scratch.net_h_grad = [256][8][32]float32{}
 	*gNetAttention1WQ = [1024]float32{}
 	scratch.net_attention_1_q_grad = [256][8][4][8]float32{}
 	*gNetAttention1WK = [1024]float32{}
 	scratch.net_attention_1_k_grad = [256][8][4][8]float32{}
 	*gNetAttention1WV = [1024]float32{}
 	scratch.net_attention_1_v_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
 	scratch.net_attention_1_m_grad = [256][8][4][1]float32{}
-	scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
 	scratch.net_attention_1_attn_1_grad = [256][8][4][1]float32{}
 	scratch.net_attention_1_attn_grad = [256][8][4][8]float32{}
 	scratch.net_attention_1_ctx_grad = [256][8][4][8]float32{}
 	*gNetAttention1WO = [1024]float32{}
-	scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
 	scratch.net_layer_norm_1_mean_grad = [256][8][1]float32{}
-	scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
-	scratch.net_x1_1_grad = [256][8][32]float32{}
 	scratch.net_x1_3_grad = [256][8][1]float32{}
-	scratch.net_x1_4_grad = [256][8][32]float32{}
 	*gNetLayerNorm1Beta = [32]float32{}
-	scratch.net_x1_grad = [256][8][32]float32{}
 	*gNetDense1W = [2048]float32{}
 	scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
 	*gNetDense1B = [64]float32{}
 	scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
 	scratch.net_linear_1_x_grad = [256][8][64]float32{}
 	*gNetLinear1W = [2048]float32{}
-	scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
 	*gNetLinear1B = [32]float32{}
-	scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
 	scratch.net_layer_norm_2_mean_grad = [256][8][1]float32{}
-	scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
 	*gNetLayerNorm2Gamma = [32]float32{}
-	scratch.net_x2_1_grad = [256][8][32]float32{}
 	scratch.net_x2_3_grad = [256][8][1]float32{}
-	scratch.net_x2_4_grad = [256][8][32]float32{}
 	*gNetLayerNorm2Beta = [32]float32{}
 	scratch.net_x2_grad = [256][8][32]float32{}
 	*gNetLinear2W = [320]float32{}
-	scratch.train_cross_entropy_1_logits_1_grad = [256][8][10]float32{}
 	*gNetLinear2B = [10]float32{}
-	scratch.train_cross_entropy_1_logits_grad = [256][8][10]float32{}
-	scratch.train_cross_entropy_1_z_grad = [256][8][10]float32{}
-	scratch.train_cross_entropy_1_logp_1_grad = [256][8][10]float32{}
-	scratch.train_cross_entropy_1_logp_grad = [256][8][10]float32{}
-	scratch.train_1_grad = [256][8][10]float32{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -7066,12 +7243,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	train_2_grad[0] += train_3_grad[0] / 2048
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
+	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap52AVX2(&scratch.train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
+		scratch.train_1_grad = [256][8][10]float32{}
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7084,12 +7260,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logp_grad = [256][8][10]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				targetsRow2 := &targets[i0][i1]
@@ -7103,12 +7278,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap54AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_z_grad = [256][8][10]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
@@ -7139,11 +7313,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// float32 pointwise kernel over 2048 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap41AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap55AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -7156,12 +7328,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// float32 pointwise kernel over 2048 rows of 10 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logp_1_grad = [256][8][10]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
@@ -7176,9 +7347,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 20480 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap57AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap57AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7193,12 +7364,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logits_grad = [256][8][10]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
@@ -7231,9 +7401,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 2048 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap58AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap58AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7257,12 +7427,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// float32 pointwise kernel over 20480 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 20480 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
+		scratch.train_cross_entropy_1_logits_1_grad = [256][8][10]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
@@ -7317,12 +7486,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
+		scratch.net_x2_4_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x2_gradRow2 := &scratch.net_x2_grad[i0][i1]
@@ -7356,12 +7524,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart20Records.Put(rec21)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap60AVX2(&scratch.net_x2_1_grad[0][0][0], &scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
+		scratch.net_x2_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0][i1]
@@ -7383,11 +7550,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap61AVX2(&net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_3_gradRow := &scratch.net_x2_3_grad[i0]
@@ -7400,11 +7565,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap62AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -7437,12 +7600,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap63AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0][i1]
@@ -7455,21 +7617,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
-	for i0 := range 256 {
-		net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
-		net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap64AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
+			net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_2_var_2_gradV := net_layer_norm_2_var_2_grad[i0][i1][0]
@@ -7484,9 +7650,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap66AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7503,9 +7669,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap66AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7520,12 +7686,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_centered_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
@@ -7546,20 +7711,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart23Records.Put(rec24)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-	for i0 := range 256 {
-		net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
-		net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap64AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_2_mean_gradRow := &scratch.net_layer_norm_2_mean_grad[i0]
+			net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap67AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7573,12 +7743,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
+		scratch.net_x1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0][i1]
@@ -7591,12 +7760,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0][i1]
@@ -7609,12 +7777,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
@@ -7721,12 +7888,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart31Records.Put(rec32)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
+		scratch.net_x1_4_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1_gradRow3 := &scratch.net_x1_grad[i0][i1]
@@ -7760,12 +7926,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart32Records.Put(rec33)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap60AVX2(&scratch.net_x1_1_grad[0][0][0], &scratch.net_x1_4_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
+		scratch.net_x1_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0][i1]
@@ -7787,11 +7952,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap61AVX2(&net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0]
@@ -7804,11 +7967,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap62AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -7841,12 +8002,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap63AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0][i1]
@@ -7859,21 +8019,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
-	for i0 := range 256 {
-		net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
-		net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap64AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
+			net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2048 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap65AVX2(&scratch.net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
@@ -7888,9 +8052,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap66AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7907,9 +8071,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap66AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap66AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7924,12 +8088,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_centered_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
@@ -7950,20 +8113,25 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-	for i0 := range 256 {
-		net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
-		net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap64AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+	} else {
+		for i0 := range 256 {
+			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0]
+			net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap67AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -7977,12 +8145,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
+		scratch.net_h_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0][i1]
@@ -7995,12 +8162,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0][i1]
@@ -8047,12 +8213,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart39Records.Put(rec40)
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	// float32 pointwise kernel over 8192 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap70AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
+		scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -8078,9 +8243,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap71AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap71AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8096,12 +8261,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
-	// float32 pointwise kernel over 65536 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap72AVX2(&scratch.net_attention_1_ex_1_grad[0][0][0][0], &scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else {
+		scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -8117,12 +8281,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
+		scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -8147,9 +8310,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap73AVX512(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
+		ocannlMap73AVX2(&scratch.net_attention_1_scores_grad[0][0][0][0], &scratch.net_attention_1_m[0][0][0][0], &scratch.net_attention_1_scores[0][0][0][0], &scratch.net_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8175,12 +8338,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	}
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-	// float32 pointwise kernel over 65536 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap74AVX2(&scratch.net_attention_1_scores_1_grad[0][0][0][0], &scratch.net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
+		scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 256 {
 			for i1 := range 8 {
@@ -8266,12 +8428,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart49Records.Put(rec50)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 65536 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap59AVX2(&scratch.net_h_1_grad[0][0][0], &scratch.net_h_grad[0][0][0])
 	} else {
+		scratch.net_h_1_grad = [256][8][32]float32{}
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_h_gradRow5 := &scratch.net_h_grad[i0][i1]
@@ -8853,9 +9014,9 @@ func (r13 *ocannlReverserBackwardPart12) Part(j13 int) {
 	pNetDense1B, scratch := r13.pNetDense1B, r13.scratch
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
+		ocannlMap45AVX512(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
+		ocannlMap45AVX2(&scratch.net_linear_1_x_2[32*j13][0][0], &scratch.net_linear_1_x_1[32*j13][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -8883,9 +9044,9 @@ func (r15 *ocannlReverserBackwardPart13) Part(j14 int) {
 	scratch := r15.scratch
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
+		ocannlMap46AVX512(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
+		ocannlMap46AVX2(&scratch.net_linear_1_x[32*j14][0][0], &scratch.net_linear_1_x_2[32*j14][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9399,9 +9560,9 @@ func (r33 *ocannlReverserBackwardPart27) Part(j31 int) {
 	scratch := r33.scratch
 	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_linear_1_x_2_grad[32*j31][0][0], &scratch.net_linear_1_x_2[32*j31][0][0], &scratch.net_linear_1_x_grad[32*j31][0][0])
+		ocannlMap68AVX512(&scratch.net_linear_1_x_2_grad[32*j31][0][0], &scratch.net_linear_1_x_2[32*j31][0][0], &scratch.net_linear_1_x_grad[32*j31][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_linear_1_x_2_grad[32*j31][0][0], &scratch.net_linear_1_x_2[32*j31][0][0], &scratch.net_linear_1_x_grad[32*j31][0][0])
+		ocannlMap68AVX2(&scratch.net_linear_1_x_2_grad[32*j31][0][0], &scratch.net_linear_1_x_2[32*j31][0][0], &scratch.net_linear_1_x_grad[32*j31][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -9438,9 +9599,9 @@ func (r34 *ocannlReverserBackwardPart28) Part(j32 int) {
 	scratch := r34.scratch
 	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_linear_1_x_1_grad[32*j32][0][0], &scratch.net_linear_1_x_2_grad[32*j32][0][0])
+		ocannlMap69AVX512(&scratch.net_linear_1_x_1_grad[32*j32][0][0], &scratch.net_linear_1_x_2_grad[32*j32][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_linear_1_x_1_grad[32*j32][0][0], &scratch.net_linear_1_x_2_grad[32*j32][0][0])
+		ocannlMap69AVX2(&scratch.net_linear_1_x_1_grad[32*j32][0][0], &scratch.net_linear_1_x_2_grad[32*j32][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {

@@ -24,10 +24,12 @@ GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
-DATA ocannlConst32<>+8(SB)/4, $0x40000000
-DATA ocannlConst32<>+12(SB)/4, $0xff800000
-DATA ocannlConst32<>+16(SB)/4, $0xbf800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $20
+DATA ocannlConst32<>+8(SB)/4, $0xff800000
+DATA ocannlConst32<>+12(SB)/4, $0x42000000
+DATA ocannlConst32<>+16(SB)/4, $0x3727c5ac
+DATA ocannlConst32<>+20(SB)/4, $0x40000000
+DATA ocannlConst32<>+24(SB)/4, $0xbf800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $28
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -6626,9 +6628,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6650,9 +6652,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX512(c *float32, x0 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6670,9 +6672,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6694,9 +6696,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6719,9 +6721,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6742,29 +6744,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (CX), Z0
-	MOVQ         $0x00000040, CX
-
-e1:
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6787,78 +6769,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VDIVPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x0000000f, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Z0
-	VMOVUPS.Z    (AX), K1, Z1
-	VADDPS       Z1, Z0, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+16, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6889,58 +6802,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00001900, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPS    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001900, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6966,9 +6830,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6987,9 +6851,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7010,9 +6874,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7032,9 +6896,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7057,9 +6921,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7082,9 +6946,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7105,9 +6969,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7133,9 +6997,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7154,9 +7018,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7183,9 +7047,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7211,9 +7075,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7240,9 +7104,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7269,9 +7133,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7289,9 +7153,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7313,9 +7177,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7338,9 +7202,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7361,29 +7225,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (CX), Z0
-	MOVQ         $0x00000500, CX
-
-e1:
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7406,78 +7250,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000500, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VDIVPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap42AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000800, DX
-
-row1:
-	VBROADCASTSS (CX), Z0
-	VMOVUPS.Z    (AX), K1, Z1
-	VADDPS       Z1, Z0, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7508,119 +7283,17 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32)
+// func ocannlMap66AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlConst32<>+8(SB), Z0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00001000, BX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z0, Z2
-	VDIVPS  Z2, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VMULPS  Z1, Z0, Z0
@@ -7630,17 +7303,14 @@ e2:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, CX
 	DECQ    BX
-	JNZ     row1
+	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32)
+// func ocannlMap67AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7664,34 +7334,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7717,9 +7362,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32)
+// func ocannlMap69AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7738,36 +7383,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap71AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000000ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00002000, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VDIVPS       Z0, Z1, Z0
-	VMOVUPS.Z    (AX), K1, Z1
-	VADDPS       Z1, Z0, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap54AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7788,9 +7406,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7818,30 +7436,6 @@ row1:
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00001000, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -14597,9 +14191,146 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00004000, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000020, DX
+
+rowb1:
+	MOVQ $0x00000005, BX
+
+row2:
+	VMOVUPS   (CX), Y1
+	VADDPS    Y0, Y1, Y1
+	VMOVUPS   (AX), Y2
+	VMAXPS    Y1, Y2, Y3
+	VMAXPS    Y2, Y1, Y4
+	VANDPS    Y4, Y3, Y3
+	VCMPPS    $0x03, Y1, Y2, Y4
+	VADDPS    Y1, Y2, Y1
+	VBLENDVPS Y4, Y1, Y3, Y1
+	VMOVUPS   Y1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+1888, AX
+	ADDQ      $+2880, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap5AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap6AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+2016, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14626,9 +14357,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32, x0 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14646,9 +14377,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14669,9 +14400,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14693,9 +14424,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14704,31 +14435,31 @@ TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap6AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap6AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap6AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap12AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap6AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap6AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap6AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap6AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap6AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap6AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap6AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap6AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap6AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap6AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap6AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap12AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap12AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap12AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap12AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap12AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap12AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap12AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap12AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap12AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap12AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap12AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap6AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap6AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap12AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap12AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap6AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap6AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap12AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap12AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -14739,123 +14470,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap6AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap6AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap6AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap6AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap6AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap6AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap6AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap6AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap6AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap6AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap6AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap6AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap6AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap6AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap6AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap6AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap6AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap6AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap6AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap6AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap6AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap6AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap6AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap6AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap6AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap6AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap6AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap6AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap6AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap6AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap6AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap6AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap6AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap6AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap6AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap6AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap6AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap6AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap6AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap6AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap6AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap6AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap6AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap6AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap6AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap6AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap6AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap6AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap6AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap6AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap6AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap6AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap6AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap6AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap6AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap6AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap6AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap6AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap6AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap6AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap6AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap6AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap6AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap6AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap6AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap6AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap6AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap6AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap6AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap6AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap6AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap6AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap6AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap6AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap6AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap6AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap6AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap6AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap6AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap6AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap6AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap6AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap6AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap6AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap6AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap6AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap6AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap6AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap6AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap6AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap6AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap6AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap6AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap6AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap6AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap6AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap6AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap6AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap6AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap6AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap6AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap6AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap6AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap6AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap6AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap6AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap6AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap6AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap6AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap6AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap6AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap6AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap6AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap12AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap12AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap12AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap12AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap12AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap12AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap12AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap12AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap12AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap12AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap12AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap12AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap12AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap12AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap12AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap7AVX2(c *float32, x0 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14868,83 +14599,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap7AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap7AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap7AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap7AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap7AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap7AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap13AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap13AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap13AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap13AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap13AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap7AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap13AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap7AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap7AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap13AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap13AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap7AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap7AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap13AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap7AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap13AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap7AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap7AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap13AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap7AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap7AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap7AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap7AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap7AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap13AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap13AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap13AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap13AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap13AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap13AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap7AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap7AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap7AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap7AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap7AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap7AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap13AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap13AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap13AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap13AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap7AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap13AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap7AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap7AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap13AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap7AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap7AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap13AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap7AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap13AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap7AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap13AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap7AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap13AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap7AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap7AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap7AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap7AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap7AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap13AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap13AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap13AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap13AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -14956,91 +14687,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap7AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap7AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap7AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap7AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap7AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap7AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap7AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap7AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap7AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap7AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap7AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap7AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap7AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap7AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap7AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap7AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap7AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap7AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap7AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap7AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap7AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap7AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap7AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap7AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap7AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap7AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap7AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap7AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap7AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap7AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap7AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap7AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap7AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap7AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap7AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap7AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap7AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap7AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap7AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap7AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap7AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap7AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap7AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap7AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap7AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap7AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap7AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap7AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap7AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap7AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap7AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap7AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap7AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap7AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap7AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap7AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap7AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap7AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap7AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap7AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap7AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap7AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap7AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap7AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap7AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap7AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap7AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap7AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap7AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap7AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap7AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15061,29 +14792,117 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (CX), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (CX), Y1
 	MOVQ         $0x00000080, CX
 
 e1:
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VADDPS  Y0, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000080, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VDIVPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+16(SB), Y1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VBROADCASTSS (CX), Y2
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   Y2, Y1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15106,77 +14925,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VDIVPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+16(SB), Y0
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	VMASKMOVPS   (AX), Y0, Y2
-	VADDPS       Y2, Y1, Y2
-	VMASKMOVPS   Y2, Y0, (AX)
-	ADDQ         $+16, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15206,9 +14957,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15223,9 +14974,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPS    $0x04, Y0, Y2, Y2
 	VBLENDVPS Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPS    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -15234,19 +14984,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float32, x0 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00003200, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -15255,9 +15004,143 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap25AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000100, CX
+
+row1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+2016, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap27AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, DI
+
+rowb1:
+	MOVQ $0x00000002, R8
+
+row2:
+	VBROADCASTSS (BX), Y2
+	VMOVUPS      (CX), Y3
+	VMOVUPS      (DX), Y4
+	VADDPS       Y2, Y4, Y2
+	VCMPPS       $0x00, Y2, Y3, Y2
+	VBLENDVPS    Y2, Y1, Y0, Y2
+	VMOVUPS      (SI), Y3
+	VCMPPS       $0x04, Y0, Y2, Y2
+	VBLENDVPS    Y2, Y3, Y0, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	ADDQ         $+32, SI
+	ADDQ         $-32, CX
+	ADDQ         $+4, BX
+	ADDQ         $-32, SI
+	DECQ         R8
+	JNZ          row2
+	ADDQ         $+3136, AX
+	ADDQ         $+2048, CX
+	ADDQ         $+3136, DX
+	ADDQ         $-8, BX
+	ADDQ         $+2048, SI
+	DECQ         DI
+	JNZ          rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15283,9 +15166,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15304,9 +15187,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15327,9 +15210,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15349,9 +15232,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15372,9 +15255,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15383,31 +15266,31 @@ TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap34AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap22AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap34AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap22AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap22AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap22AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap34AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap34AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap34AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap34AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -15418,123 +15301,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap22AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap34AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15555,9 +15438,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15578,9 +15461,30 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15606,9 +15510,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15627,9 +15531,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15656,9 +15560,30 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap42AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15676,9 +15601,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15704,9 +15629,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15733,9 +15658,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15762,9 +15687,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15782,9 +15707,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15813,9 +15738,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15842,9 +15767,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15853,31 +15778,31 @@ TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap35AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap49AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap35AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap49AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap35AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap49AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap35AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap35AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap35AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap35AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap35AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap35AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap35AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap35AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap35AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap35AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap35AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap49AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap49AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap49AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap49AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap49AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap35AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap35AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap49AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap49AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap35AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap35AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap49AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap49AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -15888,123 +15813,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap35AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap35AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap35AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap35AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap35AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap35AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap35AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap35AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap35AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap35AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap35AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap35AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap35AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap35AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap35AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap35AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap35AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap35AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap35AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap35AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap35AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap35AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap35AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap35AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap35AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap35AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap35AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap35AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap35AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap35AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap35AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap35AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap35AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap35AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap35AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap35AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap35AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap35AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap35AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap35AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap35AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap35AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap35AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap35AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap35AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap35AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap35AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap35AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap35AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap35AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap35AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap35AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap35AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap35AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap35AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap35AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap35AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap35AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap35AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap35AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap35AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap35AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap35AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap35AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap35AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap35AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap35AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap35AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap35AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap35AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap35AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap35AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap35AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap35AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap35AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap35AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap35AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap35AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap35AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap35AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap35AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap35AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap35AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap35AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap35AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap35AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap35AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap35AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap35AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap35AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap35AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap35AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap35AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap35AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap35AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap35AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap35AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap35AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap35AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap35AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap35AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap35AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap35AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap35AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap35AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap35AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap35AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap35AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap35AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap35AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap35AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap35AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap35AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap49AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap49AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap49AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap49AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap49AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap49AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap49AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap49AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap49AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap49AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap49AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16017,83 +15942,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap36AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap36AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap36AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap36AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap36AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap36AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap50AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap50AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap50AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap50AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap50AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap50AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap36AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap50AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap36AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap36AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap50AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap50AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap50AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap50AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap50AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap50AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap36AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap36AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap50AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap50AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap50AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap36AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap50AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap36AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap50AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap36AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap36AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap36AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap36AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap36AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap50AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap50AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap50AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap50AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap50AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap50AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap36AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap36AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap36AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap36AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap36AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap36AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap50AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap50AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap50AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap50AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap50AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap50AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap36AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap50AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap36AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap36AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap50AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap50AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap36AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap50AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap50AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap50AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap50AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap36AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap36AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap50AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap50AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap50AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap36AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap50AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap36AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap50AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap36AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap36AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap36AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap36AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap36AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap50AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap50AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap50AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap50AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap50AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap50AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -16105,91 +16030,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap36AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap36AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap36AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap36AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap36AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap36AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap36AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap36AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap36AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap36AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap36AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap36AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap36AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap36AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap36AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap36AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap36AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap36AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap36AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap36AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap36AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap36AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap36AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap36AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap36AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap36AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap36AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap36AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap36AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap36AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap36AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap36AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap36AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap36AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap36AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap36AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap36AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap36AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap36AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap36AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap36AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap36AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap36AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap36AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap36AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap36AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap36AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap36AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap36AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap36AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap36AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap36AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap36AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap36AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap36AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap36AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap36AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap36AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap36AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap36AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap36AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap36AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap36AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap36AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap36AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap50AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap50AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap50AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap50AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap50AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap50AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap50AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap50AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap50AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap50AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap50AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap50AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap50AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap50AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap50AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap50AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap50AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap50AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap50AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap50AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap50AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap50AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap50AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap50AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap50AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap50AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap50AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap50AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap50AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap50AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap50AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap50AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap50AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap50AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap50AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap50AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap50AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap50AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap50AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap50AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap50AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap50AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap50AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap50AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap50AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap50AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap50AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap50AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap50AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap50AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap50AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap50AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap50AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap50AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap50AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap50AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap50AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap50AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap50AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap50AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap50AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap50AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap50AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap50AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap50AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap50AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap50AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap50AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap50AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap50AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap50AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap50AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap50AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap50AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap50AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap50AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap50AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap50AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap50AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap50AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap50AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16210,29 +16135,120 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (CX), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (CX), Y1
 	MOVQ         $0x00000a00, CX
 
 e1:
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VADDPS  Y0, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000a00, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000a00, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VDIVPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap56AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	MOVQ         $0x00000800, DX
+
+row1:
+	VBROADCASTSS (CX), Y2
+	VADDPS       Y0, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   Y2, Y1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16255,81 +16271,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000a00, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VDIVPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap42AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000800, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	VMOVUPS      (AX), Y2
-	VADDPS       Y2, Y1, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	VMASKMOVPS   (AX), Y0, Y2
-	VADDPS       Y2, Y1, Y2
-	VMASKMOVPS   Y2, Y0, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16369,19 +16313,18 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00002000, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -16390,25 +16333,24 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000800, BX
 
 row1:
-	VBROADCASTSS (DX), Y0
+	VBROADCASTSS (DX), Y1
 	MOVQ         $0x00000004, SI
 
 e2:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (CX), Y2
+	VDIVPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -16420,24 +16362,23 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+20(SB), Y1
 	MOVQ         $0x00000100, BX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y0, Y2
-	VDIVPS  Y2, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (CX), Y2
+	VMOVUPS (DX), Y3
+	VMULPS  Y3, Y1, Y3
+	VDIVPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -16447,19 +16388,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000100, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -16468,25 +16408,24 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000800, BX
 
 row1:
 	MOVQ $0x00000004, SI
 
 e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -16499,9 +16438,81 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+12(SB), Y1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y2
+	VDIVPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap65AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000800, DX
+
+row1:
+	VBROADCASTSS (CX), Y1
+	MOVQ         $0x00000004, BX
+
+e2:
+	VADDPS  Y0, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap66AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00002000, BX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap67AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16525,34 +16536,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16578,9 +16564,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32)
+// func ocannlMap69AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16599,22 +16585,21 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00002000, BX
 
 row1:
-	VBROADCASTSS (DX), Y0
-	VMOVUPS      (CX), Y1
-	VDIVPS       Y0, Y1, Y0
-	VMOVUPS      (AX), Y1
-	VADDPS       Y1, Y0, Y1
+	VBROADCASTSS (DX), Y1
+	VMOVUPS      (CX), Y2
+	VDIVPS       Y1, Y2, Y1
+	VADDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
@@ -16624,9 +16609,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap71AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16645,9 +16630,33 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00002000, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16676,22 +16685,21 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (DX), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (DX), Y1
 	MOVQ         $0x00002000, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (CX), Y2
+	VDIVPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -16705,7 +16713,7 @@ e1:
 TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
 	VMOVUPS      ocannlMask32<>+16(SB), Y1
 	MOVQ         $0x00000100, DX
 
@@ -16907,7 +16915,7 @@ row1:
 TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
 	MOVQ         $0x00000400, DX
 
 row1:
@@ -17001,7 +17009,7 @@ row1:
 TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
 	MOVQ         $0x00000800, DX
 
@@ -17206,7 +17214,7 @@ TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+24(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000100, SI
 
@@ -17378,7 +17386,7 @@ TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+24(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000400, SI
 

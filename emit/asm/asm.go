@@ -190,7 +190,8 @@ func maskTables(c *build.Context, need32, need64 bool) (tab32, tab64 operand.Mem
 }
 
 // constTables adds the pointwise kernels' constants to c, one table per
-// element type (0 and 1 first, each distinct value once). It returns the
+// element type (0 and 1 first, each distinct value once, the AVX2-only
+// kernels' new ones last). It returns the
 // tables by element type and, per element type, each value's byte offset
 // keyed by its float64 bits.
 func (s *Set) constTables(c *build.Context) (map[string]operand.Mem, map[string]map[uint64]int) {
@@ -198,10 +199,14 @@ func (s *Set) constTables(c *build.Context) (map[string]operand.Mem, map[string]
 	coff := map[string]map[uint64]int{"float32": {}, "float64": {}}
 	for _, elem := range []string{"float32", "float64"} {
 		var vals []float64
-		for i := range s.maps {
-			if s.maps[i].Elem == elem {
-				vals = append(vals, 0, 1)
-				vals = append(vals, s.maps[i].constants()...)
+		// The AVX2-only kernels' constants come last, so that adding one
+		// moves no constant of the kernels of every tier.
+		for _, only := range []bool{false, true} {
+			for i := range s.maps {
+				if s.maps[i].Elem == elem && s.maps[i].avx2Only() == only {
+					vals = append(vals, 0, 1)
+					vals = append(vals, s.maps[i].constants()...)
+				}
 			}
 		}
 		vals = append(vals, s.reduceConsts(elem)...)

@@ -12,8 +12,10 @@ import (
 // generated code for the tiers: an assembly kernel (kind, sizes,
 // register tile, blocking, the loops left to Go) or the Go loops, with
 // the reason. Nests that absorb a pre-fill are described as if they did
-// not (the kernel then stores instead of adding).
+// not (the kernel then stores instead of adding). Scalar temporaries are
+// inlined first, as the Go emitter does (loopir.InlineScalarTemps).
 func Explain(p *loopir.Program, elem string, tiers ...Config) string {
+	p, inlined := loopir.InlineScalarTemps(p, nil)
 	var b strings.Builder
 	for _, o := range p.Ops {
 		if _, ok := o.Assignment.(*loopir.Fetch); ok {
@@ -25,7 +27,7 @@ func Explain(p *loopir.Program, elem string, tiers ...Config) string {
 			if !ok {
 				continue
 			}
-			lines = append(lines, explainNest(p, f, elem, tiers))
+			lines = append(lines, explainNest(p, f, elem, tiers, inlined))
 		}
 		if len(lines) == 0 {
 			continue
@@ -38,14 +40,17 @@ func Explain(p *loopir.Program, elem string, tiers ...Config) string {
 	return b.String()
 }
 
-func explainNest(p *loopir.Program, f *loopir.For, elem string, tiers []Config) string {
+func explainNest(p *loopir.Program, f *loopir.For, elem string, tiers []Config, inlined map[*loopir.Store]bool) string {
 	loops, st := perfectNest(f)
 	if st == nil {
 		return "Go loops (not a perfect nest)"
 	}
 	n := Classify(p, loops, st, elem, false)
 	if n == nil {
-		if m := ClassifyMap(p, loops, st, elem); m != nil {
+		if m := ClassifyMapNew(p, loops, st, elem, nil, inlined[st]); m != nil {
+			if inlined[st] {
+				m.Spec.AVX2Only = true
+			}
 			return m.Spec.Describe(tiers...) + outerDesc(m.Outer) + "; Go loops when the tier is off"
 		}
 		if r := ClassifyReduce(p, loops, st, elem); r != nil {

@@ -3,6 +3,7 @@ package asm
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,7 +83,9 @@ func TestKernelsAgainstLoops(t *testing.T) {
 			fmt.Fprintf(&b, "\t\tbad += case%d%s()\n", i, tier.Tier)
 		}
 		for i := range maps {
-			fmt.Fprintf(&b, "\t\tbad += mcase%d%s()\n", i, tier.Tier)
+			if maps[i].EmitsIn(tier) {
+				fmt.Fprintf(&b, "\t\tbad += mcase%d%s()\n", i, tier.Tier)
+			}
 		}
 		fmt.Fprintf(&b, "\t\tfmt.Println(\"tier %s checked\")\n\t}\n", tier.Tier)
 	}
@@ -92,7 +95,9 @@ func TestKernelsAgainstLoops(t *testing.T) {
 			writeCase(&b, i, tier.Tier, &sp, set.Name(set.Add(sp), tier))
 		}
 		for i, m := range maps {
-			writeMapCase(&b, i, tier.Tier, &m, set.MapName(set.AddMap(m), tier))
+			if m.EmitsIn(tier) {
+				writeMapCase(&b, i, tier.Tier, &m, set.MapName(set.AddMap(m), tier))
+			}
 		}
 	}
 	b.WriteString(mapHelpers)
@@ -227,6 +232,18 @@ func mapCases() []MapSpec {
 			// scalar (stride 0 along the row, not across rows).
 			MapSpec{Elem: elem, N: 8, Rows: 50, RowStride: []int{8, 8, 0}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, false}},
 			MapSpec{Elem: elem, N: 21, Rows: 13, RowStride: []int{30, 25, 1}, Expr: ap("mul", x(0), ap("relu", x(1))), Stride0: []bool{false, true}, Accumulate: true},
+			// AVX2 only: max and min accumulation (NaN, -0 and +0 are
+			// injected), a max-pool row (a window weight per call), and
+			// the max-pool backward's compare-and-select.
+			MapSpec{Elem: elem, N: 301, Expr: x(0), Stride0: []bool{false}, Accumulate: true, Combine: "max", AVX2Only: true},
+			MapSpec{Elem: elem, N: 299, Expr: ap("sub", x(0), x(1)), Stride0: []bool{false, false}, Accumulate: true, Combine: "min", AVX2Only: true},
+			MapSpec{Elem: elem, N: 8, Rows: 40, RowStride: []int{64, 100, 0}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, true}, Accumulate: true, Combine: "max", AVX2Only: true},
+			MapSpec{Elem: elem, N: 8, Rows: 33, RowStride: []int{100, 64, 100, 0, 64}, Expr: ap("where", ap("eq", x(0), ap("add", x(1), x(2))), x(3), k(0)), Stride0: []bool{false, false, true, false}, Accumulate: true, AVX2Only: true},
+			MapSpec{Elem: elem, N: 1003, Expr: k(math.Inf(-1)), Stride0: []bool{}, AVX2Only: true},
+			// Two levels of rows: the max-pool backward's window column
+			// within the batch, a per-outer-row scalar, a 5-element tail.
+			MapSpec{Elem: elem, N: 8, Rows: 2, RowStride: []int{8, 0, 8, 0, 0}, Rows2: 20, Row2Stride: []int{100, 64, 100, 0, 64}, Expr: ap("where", ap("eq", x(0), ap("add", x(1), x(2))), x(3), k(0)), Stride0: []bool{false, false, true, false}, Accumulate: true, AVX2Only: true},
+			MapSpec{Elem: elem, N: 13, Rows: 5, RowStride: []int{16, 32, 0}, Rows2: 7, Row2Stride: []int{90, 200, 1}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, true}, Accumulate: true, Combine: "max", AVX2Only: true},
 		)
 	}
 	return out
@@ -262,16 +279,26 @@ func where[T float32 | float64](c, a, b T) T {
 func goExpr(e loopir.Expr, m *MapSpec) string {
 	switch e := e.(type) {
 	case *loopir.Const:
+		if math.IsInf(e.Value, 0) {
+			return fmt.Sprintf("%s(math.Inf(%d))", m.Elem, int(math.Copysign(1, e.Value)))
+		}
 		return fmt.Sprintf("%s(%v)", m.Elem, e.Value)
 	case *loopir.Load:
-		rs := 0
+		rs, r2s := 0, 0
 		if m.Rows > 1 {
 			rs = m.RowStride[1+e.Tensor]
 		}
-		if m.Stride0[e.Tensor] {
-			return fmt.Sprintf("x%d[r*%d]", e.Tensor, rs)
+		if m.Rows2 > 1 {
+			r2s = m.Row2Stride[1+e.Tensor]
 		}
-		return fmt.Sprintf("x%d[r*%d+j]", e.Tensor, rs)
+		idx := fmt.Sprintf("r*%d", rs)
+		if r2s != 0 { // the map cases' outer row loop (the reduction cases have none)
+			idx = fmt.Sprintf("r2*%d+%s", r2s, idx)
+		}
+		if m.Stride0[e.Tensor] {
+			return fmt.Sprintf("x%d[%s]", e.Tensor, idx)
+		}
+		return fmt.Sprintf("x%d[%s+j]", e.Tensor, idx)
 	case *loopir.Apply:
 		a := make([]string, len(e.Args))
 		for i, x := range e.Args {
@@ -316,12 +343,17 @@ func writeMapCase(b *bytes.Buffer, i int, tier string, m *MapSpec, name string) 
 	if m.Rows > 1 {
 		rs = m.RowStride
 	}
-	fmt.Fprintf(b, "\tc := make([]%s, %d)\n\tref := make([]%s, %d)\n\tfor j := range c {\n\t\tc[j] = rnd()\n\t\tref[j] = c[j]\n\t}\n", m.Elem, (rows-1)*rs[0]+m.N+8, m.Elem, (rows-1)*rs[0]+m.N+8)
+	rows2, r2s := max(1, m.Rows2), make([]int, len(m.Stride0)+1)
+	if m.Rows2 > 1 {
+		r2s = m.Row2Stride
+	}
+	cn := (rows2-1)*r2s[0] + (rows-1)*rs[0] + m.N + 8
+	fmt.Fprintf(b, "\tc := make([]%s, %d)\n\tref := make([]%s, %d)\n\tfor j := range c {\n\t\tc[j] = rnd()\n\t\tref[j] = c[j]\n\t}\n", m.Elem, cn, m.Elem, cn)
 	args := []string{"&c[0]"}
 	for k, s0 := range m.Stride0 {
-		n := (rows-1)*rs[k+1] + m.N + 8
+		n := (rows2-1)*r2s[k+1] + (rows-1)*rs[k+1] + m.N + 8
 		if s0 {
-			n = (rows-1)*rs[k+1] + 1
+			n = (rows2-1)*r2s[k+1] + (rows-1)*rs[k+1] + 1
 		}
 		fmt.Fprintf(b, "\tx%d := make([]%s, %d)\n\tfor j := range x%d {\n\t\tx%d[j] = rnd()\n\t}\n", k, m.Elem, n, k, k)
 		args = append(args, fmt.Sprintf("&x%d[0]", k))
@@ -330,7 +362,29 @@ func writeMapCase(b *bytes.Buffer, i int, tier string, m *MapSpec, name string) 
 	if m.Accumulate {
 		op = "+="
 	}
-	fmt.Fprintf(b, "\tfor r := 0; r < %d; r++ {\n\t\tfor j := 0; j < %d; j++ {\n\t\t\tref[r*%d+j] %s %s\n\t\t}\n\t}\n", rows, m.N, rs[0], op, goExpr(m.Expr, m))
+	val := goExpr(m.Expr, m)
+	// Exact: the same bits (a NaN for a NaN, the sign of a zero).
+	cmp := "math.Abs(float64(c[j]-ref[j])) > 1e-6*max(1, math.Abs(float64(ref[j]))) || math.IsNaN(float64(c[j]))"
+	if m.Combine != "" {
+		injectSpecials(b, m)
+		op = "="
+		val = fmt.Sprintf("%s(ref[r2*%d+r*%d+j], %s)", m.Combine, r2s[0], rs[0], val)
+	}
+	if m.Combine != "" || len(m.Stride0) == 0 {
+		cmp = "!(math.IsNaN(float64(c[j])) && math.IsNaN(float64(ref[j]))) && (c[j] != ref[j] || math.Signbit(float64(c[j])) != math.Signbit(float64(ref[j])))"
+	}
+	fmt.Fprintf(b, "\tfor r2 := 0; r2 < %d; r2++ {\n\tfor r := 0; r < %d; r++ {\n\t\tfor j := 0; j < %d; j++ {\n\t\t\tref[r2*%d+r*%d+j] %s %s\n\t\t}\n\t}\n\t}\n", rows2, rows, m.N, r2s[0], rs[0], op, val)
 	fmt.Fprintf(b, "\t%s(%s)\n", name, strings.Join(args, ", "))
-	fmt.Fprintf(b, "\tbad := 0\n\tfor j := range c {\n\t\tif math.Abs(float64(c[j]-ref[j])) > 1e-6*max(1, math.Abs(float64(ref[j]))) || math.IsNaN(float64(c[j])) {\n\t\t\tif bad < 5 {\n\t\t\t\tfmt.Printf(\"map case %d %s (%s): cell %%d: got %%v want %%v\\n\", j, c[j], ref[j])\n\t\t\t}\n\t\t\tbad++\n\t\t}\n\t}\n\treturn bad\n}\n", i, tier, strings.ReplaceAll(mapDesc(m), "\"", ""))
+	fmt.Fprintf(b, "\tbad := 0\n\tfor j := range c {\n\t\tif %s {\n\t\t\tif bad < 5 {\n\t\t\t\tfmt.Printf(\"map case %d %s (%s): cell %%d: got %%v want %%v\\n\", j, c[j], ref[j])\n\t\t\t}\n\t\t\tbad++\n\t\t}\n\t}\n\treturn bad\n}\n", cmp, i, tier, strings.ReplaceAll(mapDesc(m), "\"", ""))
+}
+
+// injectSpecials writes code setting some cells of C and of the first
+// operand to NaN, -0 and +0 (both zeros against each other too), for the
+// max and min kernels' exact semantics.
+func injectSpecials(b *bytes.Buffer, m *MapSpec) {
+	fmt.Fprintf(b, "\tnan, negz := %[1]s(math.NaN()), %[1]s(math.Copysign(0, -1))\n", m.Elem)
+	b.WriteString("\tfor j := range c {\n\t\tswitch j % 11 {\n\t\tcase 1:\n\t\t\tc[j] = nan\n\t\tcase 2, 5:\n\t\t\tc[j] = negz\n\t\tcase 3, 6:\n\t\t\tc[j] = 0\n\t\t}\n\t\tref[j] = c[j]\n\t}\n")
+	if len(m.Stride0) > 0 && !m.Stride0[0] {
+		b.WriteString("\tfor j := range x0 {\n\t\tswitch j % 13 {\n\t\tcase 4:\n\t\t\tx0[j] = nan\n\t\tcase 2, 6:\n\t\t\tx0[j] = 0\n\t\tcase 3, 5:\n\t\t\tx0[j] = negz\n\t\t}\n\t}\n")
+	}
 }

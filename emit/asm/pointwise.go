@@ -27,16 +27,32 @@ type MapSpec struct {
 	Stride0 []bool
 	// Accumulate: C[i] += f (otherwise C[i] = f).
 	Accumulate bool
+	// Combine, with Accumulate, replaces the addition: "max" (C[i] =
+	// max(C[i], f)) or "min", with Go's max and min (NaN wins, -0 < +0).
+	// Such a kernel may be called once per point of reduction loops left
+	// in Go (a max-pool's window): the result does not depend on the
+	// order. AVX2 only.
+	Combine string
 	// Rows > 1 runs the map over Rows rows, RowStride[0] elements apart
 	// in C and RowStride[1+j] in operand j (0: the same row each time),
 	// e.g. a bias added to every row of short channel rows.
 	Rows      int
 	RowStride []int
+	// Rows2 > 1 repeats the Rows rows Rows2 times, Row2Stride[0]
+	// elements apart in C and Row2Stride[1+j] in operand j (AVX2-only
+	// forms: see ClassifyMapNew).
+	Rows2      int
+	Row2Stride []int
+	// AVX2Only emits the kernel for the AVX2 tier only (kernel forms
+	// added while no AVX-512 machine could test them): the dispatch is
+	// `if AVX2 { kernel } else { Go loops }`, and AVX-512 machines run
+	// the AVX2 kernel.
+	AVX2Only bool
 }
 
 // key identifies the kernel among a package's.
 func (m *MapSpec) key() string {
-	return fmt.Sprintf("%s/%d/%v/%v/%d/%v/%s", m.Elem, m.N, m.Stride0, m.Accumulate, m.Rows, m.RowStride, exprKey(m.Expr))
+	return fmt.Sprintf("%s/%d/%v/%v/%s/%d/%v/%d/%v/%v/%s", m.Elem, m.N, m.Stride0, m.Accumulate, m.Combine, m.Rows, m.RowStride, m.Rows2, m.Row2Stride, m.AVX2Only, exprKey(m.Expr))
 }
 
 func exprKey(e loopir.Expr) string {
@@ -93,27 +109,55 @@ func ClassifyMap(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem 
 // ClassifyMapFree is ClassifyMap where the indices may also mention the
 // variables of free, bound outside the nest (see ClassifyFree).
 func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, free map[int]bool) *MapNest {
+	return ClassifyMapNew(p, loops, st, elem, free, false)
+}
+
+// ClassifyMapNew is ClassifyMapFree that, with newForm (a nest the
+// caller emits for AVX2 only, such as one made perfect by inlining) or
+// for a max or min kernel, may also run two levels of rows in the
+// kernel: the inner level along the axis of smallest stride in C (the
+// next cells in memory), the outer along the longest other axis, when
+// the kernel axis is short. Such a kernel is AVX2 only.
+func ClassifyMapNew(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, free map[int]bool, newForm bool) *MapNest {
 	if elem != "float32" && elem != "float64" || len(loops) == 0 {
 		return nil
 	}
-	if st.Accumulate && st.Accum != "add" && st.Accum != "" {
-		return nil
+	combine := ""
+	if st.Accumulate {
+		switch st.Accum {
+		case "add", "":
+		case "max", "min":
+			combine = st.Accum
+		default:
+			return nil
+		}
 	}
 	expr, loads, ok := mapOperands(st)
 	if !ok || len(loads) > maxMapIns {
 		return nil
 	}
-	axes, ok := mapAxes(p, loops, st, loads, free)
+	// Reduction loops stay in Go around a max or min kernel.
+	axes, ok := mapAxes(p, loops, st, loads, free, combine != "")
 	if !ok {
 		return nil
 	}
 	axes = mergeMapAxes(axes)
+	var rows2 *mapAxis
 	k, rows, ok := pickMapAxes(axes, minMapElems(expr))
+	if newForm || combine != "" {
+		k, rows, rows2, ok = pickMapAxes2(axes)
+	}
 	if !ok {
 		return nil
 	}
-	n := buildMapNest(loops, st, elem, expr, loads, k, rows)
-	if n != nil && n.Spec.AVX2Only() && !n.Spec.fitsAVX2() {
+	n := buildMapNest(loops, st, elem, expr, loads, k, rows, rows2)
+	if n != nil && combine != "" {
+		n.Spec.Accumulate, n.Spec.Combine, n.Spec.AVX2Only = true, combine, true
+	}
+	if n != nil && rows2 != nil {
+		n.Spec.AVX2Only = true
+	}
+	if n != nil && n.Spec.avx2Only() && !n.Spec.fitsAVX2() {
 		return nil
 	}
 	return n
@@ -126,6 +170,9 @@ type mapAxis struct {
 	vars   []int
 	extent int
 	st     []int
+	// red: C does not move along the axis (a reduction of a max or
+	// min kernel, run by Go loops).
+	red bool
 }
 
 // mapOperands rewrites the stored value into a kernel expression whose
@@ -173,7 +220,8 @@ func mapOperands(st *loopir.Store) (expr loopir.Expr, loads []*loopir.Load, ok b
 // operand along it. ok is false when an index is not flat, a stride is
 // negative, a loop of extent > 1 does not move C (a reduction), or an
 // index mentions a variable bound neither in the nest nor in free.
-func mapAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*loopir.Load, free map[int]bool) ([]*mapAxis, bool) {
+// With red, a reduction loop is allowed (marked red: it stays in Go).
+func mapAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*loopir.Load, free map[int]bool, red bool) ([]*mapAxis, bool) {
 	sc, okc := flat(st.Index, p.Tensors[st.Tensor].BufDims)
 	if !okc {
 		return nil, false
@@ -199,7 +247,10 @@ func mapAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, loads []*
 			}
 		}
 		if x.st[0] == 0 && l.Extent > 1 {
-			return nil, false // a reduction
+			if !red {
+				return nil, false // a reduction
+			}
+			x.red = true
 		}
 		inNest[l.Var] = true
 		axes = append(axes, x)
@@ -252,7 +303,7 @@ func pickMapAxes(axes []*mapAxis, minElems int) (k, rows *mapAxis, ok bool) {
 		for _, s := range x.st[1:] {
 			good = good && (s == 0 || s == 1)
 		}
-		if good && (k == nil || x.extent > k.extent) {
+		if good && !x.red && (k == nil || x.extent > k.extent) {
 			k = x
 		}
 	}
@@ -261,7 +312,7 @@ func pickMapAxes(axes []*mapAxis, minElems int) (k, rows *mapAxis, ok bool) {
 	}
 	if k.extent < minElems {
 		for _, x := range axes {
-			if x != k && (rows == nil || x.extent > rows.extent) {
+			if x != k && !x.red && (rows == nil || x.extent > rows.extent) {
 				rows = x
 			}
 		}
@@ -272,11 +323,53 @@ func pickMapAxes(axes []*mapAxis, minElems int) (k, rows *mapAxis, ok bool) {
 	return k, rows, true
 }
 
+// pickMapAxes2 is pickMapAxes with the rows of ClassifyMapNew: the
+// inner level along the axis of smallest stride in C, and when that
+// leaves the call under MinMapElems elements, rows2 along the longest
+// other axis.
+func pickMapAxes2(axes []*mapAxis) (k, rows, rows2 *mapAxis, ok bool) {
+	for _, x := range axes {
+		good := x.st[0] == 1
+		for _, s := range x.st[1:] {
+			good = good && (s == 0 || s == 1)
+		}
+		if good && !x.red && (k == nil || x.extent > k.extent) {
+			k = x
+		}
+	}
+	if k == nil {
+		return nil, nil, nil, false
+	}
+	if k.extent >= MinMapElems {
+		return k, nil, nil, true
+	}
+	for _, x := range axes {
+		if x != k && !x.red && x.extent > 1 && (rows == nil || x.st[0] < rows.st[0] || x.st[0] == rows.st[0] && x.extent > rows.extent) {
+			rows = x
+		}
+	}
+	if rows == nil || k.extent < minMapRow {
+		return nil, nil, nil, false
+	}
+	if k.extent*rows.extent >= MinMapElems {
+		return k, rows, nil, true
+	}
+	for _, x := range axes {
+		if x != k && x != rows && !x.red && (rows2 == nil || x.extent > rows2.extent) {
+			rows2 = x
+		}
+	}
+	if rows2 == nil || k.extent*rows.extent*rows2.extent < MinMapElems {
+		return nil, nil, nil, false
+	}
+	return k, rows, rows2, true
+}
+
 // buildMapNest assembles the MapNest for kernel axis k (and rows, if
 // any): the spec, the loops left outside the call, and C's and the
 // operands' indices with the kernel's variables zeroed. It returns nil
 // when the kernel would span 1 GiB or more.
-func buildMapNest(loops []*loopir.For, st *loopir.Store, elem string, expr loopir.Expr, loads []*loopir.Load, k, rows *mapAxis) *MapNest {
+func buildMapNest(loops []*loopir.For, st *loopir.Store, elem string, expr loopir.Expr, loads []*loopir.Load, k, rows, rows2 *mapAxis) *MapNest {
 	n := &MapNest{C: st.Tensor, Ins: loads}
 	n.Spec = MapSpec{Elem: elem, N: k.extent, Expr: expr, Accumulate: st.Accumulate && st.Accum == "add"}
 	for _, s := range k.st[1:] {
@@ -292,6 +385,15 @@ func buildMapNest(loops []*loopir.For, st *loopir.Store, elem string, expr loopi
 			kv[v] = true
 		}
 		if int64(rows.extent)*int64(slices.Max(rows.st))*8 >= 1<<30 {
+			return nil
+		}
+	}
+	if rows2 != nil {
+		n.Spec.Rows2, n.Spec.Row2Stride = rows2.extent, rows2.st
+		for _, v := range rows2.vars {
+			kv[v] = true
+		}
+		if int64(rows2.extent)*int64(slices.Max(rows2.st))*8 >= 1<<30 {
 			return nil
 		}
 	}
@@ -410,6 +512,8 @@ const (
 	cmpLT  = 1
 	cmpEQ  = 0
 	cmpNEQ = 4
+	// cmpUNORD is UNORD_Q: either operand is NaN.
+	cmpUNORD = 3
 )
 
 func (g *mgen) eval(e loopir.Expr, off int) reg.VecVirtual {
@@ -482,9 +586,12 @@ func (g *mgen) body(cp reg.Register, off int) {
 		} else {
 			c.VMOVUPS(dst, t)
 		}
-		if g.es == 8 {
+		switch {
+		case g.m.Combine != "":
+			t = g.goMinMax(g.m.Combine, t, v)
+		case g.es == 8:
 			c.VADDPD(t, v, t)
-		} else {
+		default:
 			c.VADDPS(t, v, t)
 		}
 		v = t
@@ -494,6 +601,36 @@ func (g *mgen) body(cp reg.Register, off int) {
 	} else {
 		c.VMOVUPS(v, dst)
 	}
+}
+
+// goMinMax is Go's max(a, b) (or min) of the AVX2 tier: VMAXPS gives
+// its second operand for NaN and for equal operands, so the two orders
+// are combined (AND for max: max(+0, -0) = +0; OR for min: -0), and
+// where either is NaN the result is a + b (NaN).
+func (g *mgen) goMinMax(op string, a, b reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	if g.cfg.Wide {
+		panic("asm: max/min map kernels are AVX2 only")
+	}
+	two := func(f32, f64 func(...operand.Op), x, y reg.VecVirtual) reg.VecVirtual {
+		d := g.vec()
+		if g.es == 8 {
+			f64(y, x, d)
+		} else {
+			f32(y, x, d)
+		}
+		return d
+	}
+	var r1, r2, r reg.VecVirtual
+	if op == "max" {
+		r1, r2 = two(c.VMAXPS, c.VMAXPD, a, b), two(c.VMAXPS, c.VMAXPD, b, a)
+		r = two(c.VANDPS, c.VANDPD, r1, r2)
+	} else {
+		r1, r2 = two(c.VMINPS, c.VMINPD, a, b), two(c.VMINPS, c.VMINPD, b, a)
+		r = two(c.VORPS, c.VORPD, r1, r2)
+	}
+	nan := g.cmp(cmpUNORD, a, b)
+	return g.sel(nan, two(c.VADDPS, c.VADDPD, a, b), r)
 }
 
 // emitMap adds the pointwise kernel name implementing m.
@@ -534,23 +671,62 @@ func emitMap(c *build.Context, cfg Config, m *MapSpec, name string, maskTab, cta
 		}
 		return m.RowStride[i+1] * g.es
 	}
+	row2Stride := func(i int) int { // operand i (-1: C), in bytes
+		if m.Rows2 <= 1 {
+			return 0
+		}
+		return m.Row2Stride[i+1] * g.es
+	}
 	g.bcast = make([]reg.VecVirtual, len(m.Stride0))
-	broadcast := func(perRow bool) {
+	// level: a stride-0 operand is broadcast once (0), per outer row (1)
+	// or per row (2).
+	broadcast := func(level int) {
 		for i, s0 := range m.Stride0 {
-			if s0 && (rowStride(i) != 0) == perRow {
+			l := 0
+			switch {
+			case rowStride(i) != 0:
+				l = 2
+			case row2Stride(i) != 0:
+				l = 1
+			}
+			if s0 && l == level {
 				g.bcast[i] = g.vec()
 				g.op.bcast2(mem(g.ins[i], 0), g.bcast[i])
 			}
 		}
 	}
-	broadcast(false)
+	broadcast(0)
 	var tail reg.Register
 	if r := m.N % g.lanes; r > 0 {
 		tail = g.tailMask(r)
 	}
 	full := m.N / g.lanes
+	g.loop(max(1, m.Rows2), "rowb", func() {
+		broadcast(1)
+		g.mapRows(cp, tail, full, rowStride, broadcast)
+		if m.Rows2 > 1 {
+			for i := -1; i < len(m.Stride0); i++ {
+				p := cp
+				if i >= 0 {
+					p = g.ins[i]
+				}
+				if d := row2Stride(i) - max(1, m.Rows)*rowStride(i); d != 0 {
+					c.ADDQ(imm(d), p)
+				}
+			}
+		}
+	})
+	c.VZEROUPPER()
+	c.RET()
+	g.tr.emit(c)
+}
+
+// mapRows emits the rows of a map kernel (one when m.Rows <= 1): each
+// row's full vectors, its tail, and the pointers' moves to the next row.
+func (g *mgen) mapRows(cp, tail reg.Register, full int, rowStride func(int) int, broadcast func(int)) {
+	c, m, cfg := g.c, g.m, g.cfg
 	g.loop(max(1, m.Rows), "row", func() {
-		broadcast(true)
+		broadcast(2)
 		g.masked = false
 		g.loop(full, "e", func() {
 			g.body(cp, 0)
@@ -581,9 +757,6 @@ func emitMap(c *build.Context, cfg Config, m *MapSpec, name string, maskTab, cta
 			}
 		}
 	})
-	c.VZEROUPPER()
-	c.RET()
-	g.tr.emit(c)
 }
 
 // mapDesc renders the map's expression for comments.
@@ -591,6 +764,9 @@ func mapDesc(m *MapSpec) string {
 	op := "="
 	if m.Accumulate {
 		op = "+="
+		if m.Combine != "" {
+			op = m.Combine + "="
+		}
 	}
 	return "c " + op + " " + exprKey(m.Expr)
 }
@@ -598,7 +774,9 @@ func mapDesc(m *MapSpec) string {
 // Describe is a one-line account of the pointwise kernel.
 func (m *MapSpec) Describe(tiers ...Config) string {
 	d := fmt.Sprintf("%s pointwise kernel over %d elements (%s)", m.Elem, m.N, mapDesc(m))
-	if m.Rows > 1 {
+	if m.Rows2 > 1 {
+		d = fmt.Sprintf("%s pointwise kernel over %dx%d rows of %d elements (%s)", m.Elem, m.Rows2, m.Rows, m.N, mapDesc(m))
+	} else if m.Rows > 1 {
 		d = fmt.Sprintf("%s pointwise kernel over %d rows of %d elements (%s)", m.Elem, m.Rows, m.N, mapDesc(m))
 	}
 	return d + ": " + strings.Join(m.tierList(tiers), ", ")

@@ -84,12 +84,17 @@ func usesPrim[V any](e loopir.Expr, set map[string]V) bool {
 	return false
 }
 
-// AVX2Only reports whether the map uses a primitive of this file: such a
-// kernel is emitted for the AVX2 tier only (AVX-512 machines run it too).
-func (m *MapSpec) AVX2Only() bool { return usesPrim(m.Expr, transPrims) }
+// usesTrans reports whether the map uses a primitive of this file.
+func (m *MapSpec) usesTrans() bool { return usesPrim(m.Expr, transPrims) }
+
+// avx2Only reports whether the kernel is emitted for the AVX2 tier only
+// (AVX-512 machines run it too): a map using a primitive of this file,
+// or one of the AVX2-only forms (the AVX2Only field: max/min, two levels
+// of rows, operand-less fills).
+func (m *MapSpec) avx2Only() bool { return m.AVX2Only || m.usesTrans() }
 
 // EmitsIn reports whether the map's kernel exists in tier t.
-func (m *MapSpec) EmitsIn(t Config) bool { return !t.Wide || !m.AVX2Only() }
+func (m *MapSpec) EmitsIn(t Config) bool { return !t.Wide || !m.avx2Only() }
 
 // MapIn reports whether pointwise kernel i exists in tier t (a kernel
 // using a primitive of transcend.go exists in the AVX2 tier only).
@@ -103,7 +108,7 @@ func (m *MapSpec) tierList(tiers []Config) []string {
 			ts = append(ts, t.Tier)
 		}
 	}
-	if m.AVX2Only() && len(ts) > 0 {
+	if m.avx2Only() && len(ts) > 0 {
 		ts[len(ts)-1] += " (also on AVX-512 machines)"
 	}
 	return ts
@@ -608,7 +613,7 @@ func evalOrder(args []loopir.Expr) []int {
 // 0 and 1): all of them, except in a map of transcend.go's primitives,
 // which needs the registers and loads them where used (loadConst).
 func (m *MapSpec) preloaded() []float64 {
-	if m.AVX2Only() {
+	if m.usesTrans() {
 		return nil
 	}
 	return m.constants()

@@ -417,8 +417,8 @@ func TestTranscendentalFit(t *testing.T) {
 		t.Errorf("Files of a map over 16 registers: %v, want the register error", err)
 	}
 	small := MapSpec{Elem: "float32", N: 100, Expr: ap("exp", x(0)), Stride0: []bool{false}}
-	if !small.fitsAVX2() || !small.AVX2Only() || small.EmitsIn(AVX512()) || !small.EmitsIn(AVX2()) {
-		t.Errorf("exp map: fits %v, AVX2 only %v, in AVX512 %v", small.fitsAVX2(), small.AVX2Only(), small.EmitsIn(AVX512()))
+	if !small.fitsAVX2() || !small.avx2Only() || small.EmitsIn(AVX512()) || !small.EmitsIn(AVX2()) {
+		t.Errorf("exp map: fits %v, AVX2 only %v, in AVX512 %v", small.fitsAVX2(), small.avx2Only(), small.EmitsIn(AVX512()))
 	}
 	if d := small.Describe(Tiers()...); !strings.HasSuffix(d, ": AVX2 (also on AVX-512 machines)") {
 		t.Errorf("Describe = %q", d)

@@ -124,14 +124,22 @@ func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) 
 	if k.asm == nil || init != nil {
 		return nil, ""
 	}
-	n := asm.ClassifyMapFree(k.p, loops, st, k.elem, k.free)
-	if n == nil || k.ts[n.C].st.kind == sConst {
+	if k.ts[st.Tensor].st.kind == sConst {
 		return nil, ""
 	}
-	for _, l := range n.Ins {
-		if k.ts[l.Tensor].st.kind == sConst {
-			return nil, ""
-		}
+	// Constant leaves are constants of the kernel (a max-pool's zero
+	// window: x + 0), not operands.
+	folded := *st
+	folded.Value = k.foldConstLoads(st.Value)
+	n := asm.ClassifyMapNew(k.p, loops, &folded, k.elem, k.free, k.curInlined)
+	if n == nil {
+		return nil, ""
+	}
+	if k.curInlined || folded.Value != st.Value {
+		// A nest made perfect by inlining a scalar temporary (see
+		// inlineScalarTemps), or one with constant leaves folded: new
+		// forms, emitted for AVX2 only.
+		n.Spec.AVX2Only = true
 	}
 	idx := k.asm.AddMap(n.Spec)
 	var build func(name string, i int) jen.Code
@@ -156,4 +164,98 @@ func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) 
 		}
 	}
 	return calls, "// " + n.Spec.Describe(tiers...) + "."
+}
+
+// asmRegionFill is regionFill's box [lo, hi) of t's buffer set to v as a
+// pointwise kernel without operands (AVX2 only): its contiguous run
+// (the trailing whole axes and the next one), as rows along the longest
+// other axis when the run is short, the other axes in Go loops around
+// the call. nil when the kernel set is off or the box is too small for
+// a call (see asm.MinMapElems).
+func (k *kgen) asmRegionFill(t int, lo, hi []int, v float64) ([][]jen.Code, string) {
+	if k.asm == nil || k.ts[t].st.kind == sConst {
+		return nil, ""
+	}
+	bd := k.p.Tensors[t].BufDims
+	n := len(bd)
+	stride := make([]int, n)
+	for a, s := n-1, 1; a >= 0; a-- {
+		stride[a] = s
+		s *= bd[a]
+	}
+	run, first := 1, n
+	for a := n - 1; a >= 0; a-- {
+		run *= hi[a] - lo[a]
+		first = a
+		if lo[a] != 0 || hi[a] != bd[a] {
+			break
+		}
+	}
+	spec := asm.MapSpec{Elem: k.elem, N: run, Expr: &loopir.Const{Value: v}, Stride0: []bool{}, AVX2Only: true}
+	rows := -1
+	if run < asm.MinMapElems {
+		for b := range first {
+			if hi[b]-lo[b] > 1 && (rows < 0 || hi[b]-lo[b] > hi[rows]-lo[rows]) {
+				rows = b
+			}
+		}
+		if rows < 0 || run < 4 || run*(hi[rows]-lo[rows]) < asm.MinMapElems {
+			return nil, ""
+		}
+		spec.Rows, spec.RowStride = hi[rows]-lo[rows], []int{stride[rows]}
+	}
+	if int64(run)*8 >= 1<<30 {
+		return nil, ""
+	}
+	idx := make([]loopir.IndexExpr, n)
+	vars := make([]int, n)
+	for a := range n {
+		idx[a] = loopir.IndexExpr{Offset: lo[a]}
+		vars[a] = -1
+		if a < first && a != rows && hi[a]-lo[a] > 1 {
+			vars[a] = k.synthVar()
+			idx[a] = loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: 1, Var: vars[a]}}}
+		}
+	}
+	i := k.asm.AddMap(spec)
+	tiers := k.asm.Tiers()
+	calls := make([][]jen.Code, len(tiers))
+	for j, tier := range tiers {
+		if !spec.EmitsIn(tier) {
+			continue
+		}
+		var body jen.Code = jen.Id(k.asm.MapName(i, tier)).Call(jen.Op("&").Add(k.directAccess(t, idx)))
+		for a := n - 1; a >= 0; a-- {
+			if vars[a] >= 0 {
+				body = k.forStmt(vars[a], lo[a], hi[a], 1, true, []jen.Code{body})
+			}
+		}
+		calls[j] = []jen.Code{body}
+	}
+	return calls, "// " + spec.Describe(tiers...) + "."
+}
+
+// foldConstLoads returns e with the loads of constant leaves (sConst)
+// replaced by their value (e itself when it has none).
+func (k *kgen) foldConstLoads(e loopir.Expr) loopir.Expr {
+	switch e := e.(type) {
+	case *loopir.Load:
+		if s := &k.ts[e.Tensor].st; s.kind == sConst {
+			return &loopir.Const{Value: s.value}
+		}
+	case *loopir.Apply:
+		var args []loopir.Expr
+		for i, a := range e.Args {
+			if f := k.foldConstLoads(a); f != a && args == nil {
+				args = append([]loopir.Expr(nil), e.Args...)
+				args[i] = f
+			} else if args != nil {
+				args[i] = f
+			}
+		}
+		if args != nil {
+			return &loopir.Apply{Prim: e.Prim, Args: args}
+		}
+	}
+	return e
 }

@@ -104,10 +104,19 @@ func regroup(dims, ad []int) (groups [][]int, gstride []int, ok bool) {
 
 // kgen generates one kernel function.
 type kgen struct {
-	k     *Kernel
-	p     *loopir.Program
-	elem  string
-	names *namer
+	k *Kernel
+	// p is the kernel's program with its scalar temporaries inlined;
+	// inlined holds the stores that changed (see inlineScalarTemps), and
+	// curInlined tells whether the nest being emitted ends in one.
+	p          *loopir.Program
+	inlined    map[*loopir.Store]bool
+	curInlined bool
+	// absorb maps a zero fill to the nest that absorbs it, absorbAt the
+	// nest's store to the fill (see planAbsorbs).
+	absorb   map[*loopir.Fill]*loopir.Store
+	absorbAt map[*loopir.Store]*loopir.Fill
+	elem     string
+	names    *namer
 	// loopNames[v] names loop variable i<v>; synthetic region loops use
 	// ids from synthBase up.
 	loopNames map[int]string
@@ -220,6 +229,7 @@ func newKgen(kn *Kernel, set *asm.Set, par bool) (*kgen, error) {
 	if !p.Reached(loopir.Padded) {
 		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
 	}
+	k.p, k.inlined = inlineScalarTemps(p, kn.Params)
 	k.ts = make([]ktensor, len(p.Tensors))
 	maxVar, err := k.scan()
 	if err != nil {
@@ -643,7 +653,6 @@ func (k *kgen) directAccess(t int, idx []loopir.IndexExpr) *jen.Statement {
 // regionFill sets t's buffer cells in the box [lo, hi) (per axis, buffer
 // coordinates) to v.
 func (k *kgen) regionFill(t int, lo, hi []int, v float64) []jen.Code {
-	s := &k.ts[t].st
 	full := true
 	for a := range lo {
 		if lo[a] != 0 || hi[a] != k.p.Tensors[t].BufDims[a] {
@@ -657,6 +666,15 @@ func (k *kgen) regionFill(t int, lo, hi []int, v float64) []jen.Code {
 	if full && v == 0 && !math.Signbit(v) {
 		return []jen.Code{jen.Add(k.whole(t)).Op("=").Add(k.storageType(t)).Values()}
 	}
+	if calls, note := k.asmRegionFill(t, lo, hi, v); calls != nil {
+		return k.dispatch(calls, note, k.regionFillGo(t, lo, hi, cv, full))
+	}
+	return k.regionFillGo(t, lo, hi, cv, full)
+}
+
+// regionFillGo is regionFill's Go loops.
+func (k *kgen) regionFillGo(t int, lo, hi []int, cv val, full bool) []jen.Code {
+	s := &k.ts[t].st
 	if full && len(s.adims) == 1 {
 		j := k.synthVar()
 		return []jen.Code{jen.For(jen.Id(k.loopName(j)).Op(":=").Range().Add(k.ref(t))).Block(
@@ -725,6 +743,7 @@ func (k *kgen) function() (jen.Code, error) {
 		}
 	}
 	var body []jen.Code
+	k.planAbsorbs()
 	for _, o := range k.p.Ops {
 		code, err := k.operation(o)
 		if err != nil {
@@ -958,7 +977,7 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 			}
 			out = append(out, code...)
 		case *loopir.Fill:
-			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill {
+			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill || k.absorb[s] != nil {
 				continue
 			}
 			out = append(out, k.fill(s)...)

@@ -653,6 +653,25 @@ func (c *chain) note() string {
 // nest an assembly kernel runs becomes `if flag512 { call } else if
 // flag2 { call } else { loops }`.
 func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
+	k.curInlined = k.inlined[st]
+	defer func() { k.curInlined = false }()
+	var pre []jen.Code
+	if f := k.absorbAt[st]; f != nil {
+		if init == nil {
+			code, ok, err := k.chainAbsorb(loops, st, f)
+			if ok || err != nil {
+				return code, err
+			}
+			k.curInlined = k.inlined[st]
+		}
+		pre = k.fill(f) // the kernel is not there after all
+	}
+	code, err := k.chainNest(loops, st, init)
+	return append(pre, code...), err
+}
+
+// chainNest is chain without a fill to absorb.
+func (k *kgen) chainNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
 	if code, ok, err := k.parChain(loops, st, init, nil); ok || err != nil {
 		return code, err
 	}
@@ -671,14 +690,14 @@ func (k *kgen) chain(loops []*loopir.For, st *loopir.Store, init *float64) ([]je
 }
 
 // dispatch is `if flag512 { calls[0] } else if flag2 { calls[1] } else
-// { code }` after the comment note; a tier whose calls are nil (no
-// kernel in that tier) is left out.
+// { code }` after the comment note; a tier whose calls are nil is left
+// out (an AVX2-only kernel: `if flag2 { calls[1] } else { code }`).
 func (k *kgen) dispatch(calls [][]jen.Code, note string, code []jen.Code) []jen.Code {
 	s := jen.Null()
 	first := true
 	for i, t := range k.asm.Tiers() {
 		if calls[i] == nil {
-			continue
+			continue // the kernel is not emitted for this tier
 		}
 		if !first {
 			s.Else()

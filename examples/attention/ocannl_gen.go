@@ -1359,20 +1359,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	for i0 := range 32 {
-		net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap7AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap7AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1389,9 +1394,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1423,20 +1428,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	for i0 := range 32 {
-		net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
-		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap9AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap9AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1450,18 +1460,23 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	for i0 := range 32 {
-		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-		net_x1_2Row := &net_x1_2[i0]
-		for i1 := range 8 {
-			net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap10AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+			net_x1_2Row := &net_x1_2[i0]
+			for i1 := range 8 {
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap11AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2Row2 := &net_x1_2[i0]
@@ -1475,9 +1490,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap12AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap12AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1494,9 +1509,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap13AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap13AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1521,9 +1536,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap14AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap14AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1539,9 +1554,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap15AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap15AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1570,9 +1585,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap13AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap13AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1623,20 +1638,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	for i0 := range 32 {
-		net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap7AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap7AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1653,9 +1673,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1687,20 +1707,25 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	for i0 := range 32 {
-		net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
-		net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap9AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap9AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1714,18 +1739,23 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	for i0 := range 32 {
-		net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-		net_x2_2Row := &net_x2_2[i0]
-		for i1 := range 8 {
-			net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap10AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
+			net_x2_2Row := &net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap11AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2Row2 := &net_x2_2[i0]
@@ -1739,9 +1769,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap12AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap12AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1758,9 +1788,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap13AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap13AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1799,9 +1829,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap16AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap16AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1835,9 +1865,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1854,7 +1884,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1888,7 +1918,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap19AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
@@ -1902,9 +1932,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1921,9 +1951,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap20AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap20AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3679,20 +3709,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	for i0 := range 32 {
-		net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap7AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap7AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3709,9 +3744,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap8AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3743,20 +3778,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	for i0 := range 32 {
-		net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
-		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap9AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap9AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3770,18 +3810,23 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	for i0 := range 32 {
-		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-		net_x1_2Row := &net_x1_2[i0]
-		for i1 := range 8 {
-			net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap10AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+			net_x1_2Row := &net_x1_2[i0]
+			for i1 := range 8 {
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap11AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2Row2 := &net_x1_2[i0]
@@ -3795,9 +3840,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap12AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap12AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3814,9 +3859,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap13AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap13AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3841,9 +3886,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap14AVX512(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap14AVX2(&net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3859,9 +3904,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap15AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
+		ocannlMap15AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3890,9 +3935,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap13AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap13AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3943,20 +3988,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	for i0 := range 32 {
-		net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 256 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap7AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap7AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3973,9 +4023,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap8AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4007,20 +4057,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	for i0 := range 32 {
-		net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
-		net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap9AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap9AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4034,18 +4089,23 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	for i0 := range 32 {
-		net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-		net_x2_2Row := &net_x2_2[i0]
-		for i1 := range 8 {
-			net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap10AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
+			net_x2_2Row := &net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap11AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2Row2 := &net_x2_2[i0]
@@ -4059,9 +4119,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 256 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap12AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap12AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4078,9 +4138,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap13AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap13AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4119,9 +4179,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap16AVX512(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap16AVX2(&train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4155,9 +4215,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4174,7 +4234,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap18AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4208,7 +4268,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap19AVX2(&train_cross_entropy_1_logp_3[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_2Row := &train_cross_entropy_1_logp_2[i0]
@@ -4222,9 +4282,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap17AVX512(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap17AVX2(&train_cross_entropy_1_logp[0][0][0], &train_cross_entropy_1_z[0][0][0], &train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4241,9 +4301,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp
 	// float32 pointwise kernel over 2560 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap20AVX512(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
+		ocannlMap20AVX2(&train_1[0][0][0], &targets[0][0][0], &train_cross_entropy_1_logp[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4290,13 +4350,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*gNetAttention1WO = [1024]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
 	*gNetLayerNorm1Beta = [32]float32{}
-	scratch.net_x1_grad = [32][8][32]float32{}
 	*gNetDense1W = [2048]float32{}
-	scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
 	*gNetDense1B = [64]float32{}
 	scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	*gNetLinear1W = [2048]float32{}
-	scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
 	*gNetLinear1B = [32]float32{}
 	*gNetLayerNorm2Gamma = [32]float32{}
 	*gNetLayerNorm2Beta = [32]float32{}
@@ -4313,11 +4370,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&train_1_grad[0][0][0], &train_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap21AVX2(&train_1_grad[0][0][0], &train_2_grad[0])
 	} else {
 		train_2_gradV := train_2_grad[0]
 		for i0 := range 32 {
@@ -4331,11 +4386,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap22AVX2(&train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &train_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4350,11 +4403,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap23AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4386,11 +4437,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap22AVX512(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&train_cross_entropy_1_logp_2_grad[0][0][0], &train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_3_gradRow := &train_cross_entropy_1_logp_3_grad[i0]
@@ -4403,11 +4452,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// float32 pointwise kernel over 256 rows of 10 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap23AVX512(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap25AVX2(&train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4423,9 +4470,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap26AVX512(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap26AVX2(&train_cross_entropy_1_z_grad[0][0][0], &train_cross_entropy_1_logp_1_grad[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4440,11 +4487,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap23AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4478,9 +4523,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((t == v1), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap27AVX512(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap27AVX2(&train_cross_entropy_1_logits_grad[0][0][0], &train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4504,11 +4549,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// float32 pointwise kernel over 2560 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap23AVX2(&train_cross_entropy_1_logits_1_grad[0][0][0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4607,11 +4650,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_x2_4_grad[0][0][0], &net_x2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4649,11 +4690,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap29AVX2(&net_x2_1_grad[0][0][0], &net_x2_4_grad[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4688,11 +4727,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap30AVX2(&net_x2_2_grad[0][0][0], &net_x2_3_grad[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_3_gradRow := &net_x2_3_grad[i0]
@@ -4705,11 +4742,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap31AVX2(&net_layer_norm_2_var_grad[0][0][0], &net_x2_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2_gradRow2 := &net_x2_2_grad[i0]
@@ -4749,11 +4784,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap29AVX512(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap32AVX2(&net_layer_norm_2_centered_grad[0][0][0], &pNetLayerNorm2Gamma[0], &net_x2_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4767,20 +4800,23 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
-	for i0 := range 32 {
-		net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
-		net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_2_var_2_grad[0][0][0], &net_layer_norm_2_var_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_var_gradRow2 := &net_layer_norm_2_var_grad[i0]
+			net_layer_norm_2_var_2_gradRow := &net_layer_norm_2_var_2_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_var_2_gradRow[i1][0] += net_layer_norm_2_var_gradRow2[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap34AVX2(&net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4796,9 +4832,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap35AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4815,9 +4851,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap35AVX512(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
+		ocannlMap35AVX2(&net_layer_norm_2_centered_grad[0][0][0], &net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4832,11 +4868,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4868,20 +4902,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-	for i0 := range 32 {
-		net_layer_norm_2_mean_gradRow := &net_layer_norm_2_mean_grad[i0]
-		net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_2_mean_1_grad[0][0][0], &net_layer_norm_2_mean_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_2_mean_gradRow := &net_layer_norm_2_mean_grad[i0]
+			net_layer_norm_2_mean_1_gradRow := &net_layer_norm_2_mean_1_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_mean_1_gradRow[i1][0] += net_layer_norm_2_mean_gradRow[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap36AVX512(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap36AVX2(&net_layer_norm_2_x_grad[0][0][0], &net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4895,12 +4934,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_x1_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
+		scratch.net_x1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_gradRow3 := &net_layer_norm_2_x_grad[i0][i1]
@@ -4913,11 +4951,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_layer_norm_2_x_2_grad[0][0][0], &net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4931,12 +4967,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
+		scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_x_2_gradRow2 := &net_layer_norm_2_x_2_grad[i0][i1]
@@ -4991,11 +5026,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart3Records.Put(rec4)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
-	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap37AVX2(&net_linear_1_x_2_grad[0][0][0], &net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5018,12 +5051,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_linear_1_x_1_grad[0][0][0], &net_linear_1_x_2_grad[0][0][0])
 	} else {
+		scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_linear_1_x_2_gradRow2 := &net_linear_1_x_2_grad[i0][i1]
@@ -5078,11 +5110,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart5Records.Put(rec6)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_x1_4_grad[0][0][0], &scratch.net_x1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5120,11 +5150,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap26AVX512(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap29AVX2(&net_x1_1_grad[0][0][0], &net_x1_4_grad[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5159,11 +5187,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-	// float32 pointwise kernel over 256 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap30AVX2(&net_x1_2_grad[0][0][0], &net_x1_3_grad[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_3_gradRow := &net_x1_3_grad[i0]
@@ -5176,11 +5202,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	// float32 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap31AVX2(&net_layer_norm_1_var_grad[0][0][0], &net_x1_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2_gradRow2 := &net_x1_2_grad[i0]
@@ -5220,11 +5244,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap29AVX512(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap32AVX2(&net_layer_norm_1_centered_grad[0][0][0], &pNetLayerNorm1Gamma[0], &net_x1_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5238,20 +5260,23 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
-	for i0 := range 32 {
-		net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
-		net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_1_var_2_grad[0][0][0], &net_layer_norm_1_var_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_var_gradRow2 := &net_layer_norm_1_var_grad[i0]
+			net_layer_norm_1_var_2_gradRow := &net_layer_norm_1_var_2_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap34AVX2(&net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_var_2_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5267,9 +5292,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap35AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5286,9 +5311,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap35AVX512(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
+		ocannlMap35AVX2(&net_layer_norm_1_centered_grad[0][0][0], &net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_var_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5303,11 +5328,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5339,20 +5362,25 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-	for i0 := range 32 {
-		net_layer_norm_1_mean_gradRow := &net_layer_norm_1_mean_grad[i0]
-		net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&net_layer_norm_1_mean_1_grad[0][0][0], &net_layer_norm_1_mean_grad[0][0][0])
+	} else {
+		for i0 := range 32 {
+			net_layer_norm_1_mean_gradRow := &net_layer_norm_1_mean_grad[i0]
+			net_layer_norm_1_mean_1_gradRow := &net_layer_norm_1_mean_1_grad[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
+			}
 		}
 	}
 
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap36AVX512(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap36AVX2(&net_layer_norm_1_x_grad[0][0][0], &net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5366,11 +5394,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_h_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5384,11 +5410,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_layer_norm_1_x_1_grad[0][0][0], &net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5519,11 +5543,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	// float32 pointwise kernel over 1024 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap34AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap39AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_grad[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5564,9 +5586,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap40AVX512(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap40AVX2(&net_attention_1_ex_grad[0][0][0][0], &net_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5582,11 +5604,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
-	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5603,11 +5623,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5645,9 +5663,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+		ocannlMap42AVX512(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
+		ocannlMap42AVX2(&net_attention_1_scores_grad[0][0][0][0], &net_attention_1_m[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -5673,11 +5691,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
-	// float32 pointwise kernel over 8192 elements (c += div(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap43AVX2(&net_attention_1_scores_1_grad[0][0][0][0], &net_attention_1_scores_grad[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := net_attention_1_scores_2[0]
 		for i0 := range 32 {
@@ -5942,11 +5958,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&net_h_1_grad[0][0][0], &net_h_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -6792,9 +6806,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap44AVX512(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
+		ocannlMap44AVX2(&net_attention_1_scores[0][0][0][0], &net_attention_1_scores_1[0][0][0][0], &net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := net_attention_1_scores_2[0]
 		for i0 := range 64 {
@@ -6833,9 +6847,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap45AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap45AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6854,7 +6868,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
 	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
+		ocannlMap46AVX2(&net_attention_1_ex[0][0][0][0], &net_attention_1_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6892,9 +6906,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap47AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap47AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -6966,9 +6980,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap48AVX512(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
+		ocannlMap48AVX2(&net_layer_norm_1_x[0][0][0], &scratch.net_h[0][0][0], &scratch.net_layer_norm_1_x_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7001,20 +7015,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	for i0 := range 64 {
-		net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
-		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap49AVX2(&net_layer_norm_1_mean[0][0][0], &net_layer_norm_1_mean_1[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
+			net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap50AVX512(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap50AVX2(&net_layer_norm_1_centered[0][0][0], &net_layer_norm_1_x[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7031,9 +7050,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap51AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap51AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7065,20 +7084,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	for i0 := range 64 {
-		net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
-		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap49AVX2(&net_layer_norm_1_var[0][0][0], &net_layer_norm_1_var_2[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
+			net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap52AVX512(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap52AVX2(&net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7092,18 +7116,23 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	for i0 := range 64 {
-		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
-		net_x1_2Row := &net_x1_2[i0]
-		for i1 := range 8 {
-			net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&net_x1_2[0][0][0], &net_layer_norm_1_var[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+			net_x1_2Row := &net_x1_2[i0]
+			for i1 := range 8 {
+				net_x1_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap46AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
+		ocannlMap54AVX2(&net_x1_3[0][0][0], &net_x1_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x1_2Row2 := &net_x1_2[i0]
@@ -7117,9 +7146,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3
 	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap55AVX512(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
+		ocannlMap55AVX2(&net_x1_4[0][0][0], &net_x1_1[0][0][0], &net_x1_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7136,9 +7165,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap56AVX512(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap56AVX2(&scratch.net_x1[0][0][0], &net_x1_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7163,9 +7192,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 512 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap57AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
+		ocannlMap57AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7181,9 +7210,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
 	// float32 pointwise kernel over 32768 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+		ocannlMap58AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+		ocannlMap58AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7212,9 +7241,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap56AVX512(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap56AVX2(&net_layer_norm_2_x_2[0][0][0], &scratch.net_layer_norm_2_x_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7230,9 +7259,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap48AVX512(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
+		ocannlMap48AVX2(&net_layer_norm_2_x[0][0][0], &scratch.net_x1[0][0][0], &net_layer_norm_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7265,20 +7294,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	for i0 := range 64 {
-		net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
-		net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap49AVX2(&net_layer_norm_2_mean[0][0][0], &net_layer_norm_2_mean_1[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_2_mean_1Row := &net_layer_norm_2_mean_1[i0]
+			net_layer_norm_2_meanRow := &net_layer_norm_2_mean[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_meanRow[i1][0] = net_layer_norm_2_mean_1Row[i1][0] / 32
+			}
 		}
 	}
 
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap50AVX512(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
+		ocannlMap50AVX2(&net_layer_norm_2_centered[0][0][0], &net_layer_norm_2_x[0][0][0], &net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7295,9 +7329,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap51AVX512(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap51AVX2(&net_layer_norm_2_var_1[0][0][0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7329,20 +7363,25 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	for i0 := range 64 {
-		net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
-		net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
-		for i1 := range 8 {
-			net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap49AVX2(&net_layer_norm_2_var[0][0][0], &net_layer_norm_2_var_2[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_2_var_2Row := &net_layer_norm_2_var_2[i0]
+			net_layer_norm_2_varRow := &net_layer_norm_2_var[i0]
+			for i1 := range 8 {
+				net_layer_norm_2_varRow[i1][0] = net_layer_norm_2_var_2Row[i1][0] / 32
+			}
 		}
 	}
 
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 512 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap52AVX512(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
+		ocannlMap52AVX2(&net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7356,18 +7395,23 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	for i0 := range 64 {
-		net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
-		net_x2_2Row := &net_x2_2[i0]
-		for i1 := range 8 {
-			net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap53AVX2(&net_x2_2[0][0][0], &net_layer_norm_2_var[0][0][0])
+	} else {
+		for i0 := range 64 {
+			net_layer_norm_2_varRow2 := &net_layer_norm_2_var[i0]
+			net_x2_2Row := &net_x2_2[i0]
+			for i1 := range 8 {
+				net_x2_2Row[i1][0] = net_layer_norm_2_varRow2[i1][0] + 1e-05
+			}
 		}
 	}
 
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap46AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
+		ocannlMap54AVX2(&net_x2_3[0][0][0], &net_x2_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x2_2Row2 := &net_x2_2[i0]
@@ -7381,9 +7425,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3
 	// float32 pointwise kernel over 512 rows of 32 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap55AVX512(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
+		ocannlMap55AVX2(&net_x2_4[0][0][0], &net_x2_1[0][0][0], &net_x2_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7400,9 +7444,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap56AVX512(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap56AVX2(&net_x2[0][0][0], &net_x2_4[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -7441,9 +7485,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// predict = pointwise "+" of _predict.1, net.linear#2.b
 	// float32 pointwise kernel over 512 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap59AVX512(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap59AVX2(&out[0][0][0], &predict_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {

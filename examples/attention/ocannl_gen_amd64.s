@@ -24,10 +24,12 @@ GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
-DATA ocannlConst32<>+8(SB)/4, $0x40000000
-DATA ocannlConst32<>+12(SB)/4, $0xff800000
-DATA ocannlConst32<>+16(SB)/4, $0xbf800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $20
+DATA ocannlConst32<>+8(SB)/4, $0x42000000
+DATA ocannlConst32<>+12(SB)/4, $0x3727c5ac
+DATA ocannlConst32<>+16(SB)/4, $0x40000000
+DATA ocannlConst32<>+20(SB)/4, $0xff800000
+DATA ocannlConst32<>+24(SB)/4, $0xbf800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $28
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
@@ -4490,9 +4492,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4518,9 +4520,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4539,9 +4541,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4568,9 +4570,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4596,9 +4598,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4625,9 +4627,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4654,9 +4656,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float32, x0 *float32)
+// func ocannlMap15AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4674,9 +4676,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4698,9 +4700,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4723,9 +4725,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4746,29 +4748,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (CX), Z0
-	MOVQ         $0x000000a0, CX
-
-e1:
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4791,78 +4773,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x000000a0, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VDIVPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap23AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Z0
-	VMOVUPS.Z    (AX), K1, Z1
-	VADDPS       Z1, Z0, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4893,119 +4806,17 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlConst32<>+8(SB), Z0
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000200, BX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z0, Z2
-	VDIVPS  Z2, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap28AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
 	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
 	VMULPS  Z1, Z0, Z0
@@ -5015,17 +4826,14 @@ e2:
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, CX
 	DECQ    BX
-	JNZ     row1
+	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5049,110 +4857,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000400, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPS    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap33AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000000ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000400, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VDIVPS       Z0, Z1, Z0
-	VMOVUPS.Z    (AX), K1, Z1
-	VADDPS       Z1, Z0, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5173,9 +4880,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5206,33 +4913,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5252,9 +4935,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5277,9 +4960,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5302,9 +4985,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5325,9 +5008,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5353,9 +5036,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5374,9 +5057,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5403,9 +5086,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5431,9 +5114,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5460,9 +5143,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5489,9 +5172,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5509,9 +5192,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9955,9 +9638,30 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9983,9 +9687,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32)
+// func ocannlMap8AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10004,9 +9708,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10033,9 +9737,30 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap11AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10053,9 +9778,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10081,9 +9806,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10110,9 +9835,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10139,9 +9864,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float32, x0 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10159,9 +9884,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10190,9 +9915,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10219,9 +9944,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float32, x0 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10230,31 +9955,31 @@ TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap16AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap18AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap16AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap18AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap16AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap18AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap16AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap16AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap16AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap16AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap16AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap16AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap16AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap16AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap16AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap16AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap16AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap18AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap18AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap18AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap18AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap18AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap18AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap18AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap18AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap18AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap18AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap18AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap16AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap16AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap18AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap18AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap16AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap16AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap18AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap18AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -10265,123 +9990,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap16AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap16AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap16AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap16AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap16AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap16AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap16AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap16AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap16AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap16AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap16AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap16AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap16AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap16AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap16AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap16AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap16AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap16AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap16AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap16AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap16AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap16AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap16AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap16AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap16AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap16AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap16AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap16AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap16AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap16AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap16AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap16AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap16AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap16AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap16AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap16AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap16AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap16AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap16AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap16AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap16AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap16AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap16AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap16AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap16AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap16AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap16AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap16AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap16AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap16AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap16AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap16AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap16AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap16AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap16AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap16AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap16AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap16AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap16AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap16AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap16AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap16AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap16AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap16AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap16AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap16AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap16AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap16AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap16AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap16AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap16AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap16AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap16AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap16AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap16AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap16AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap16AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap16AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap16AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap16AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap16AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap16AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap16AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap16AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap16AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap16AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap16AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap16AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap16AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap16AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap16AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap16AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap16AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap16AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap16AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap16AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap16AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap16AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap16AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap16AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap16AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap16AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap16AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap16AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap16AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap16AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap16AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap16AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap16AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap16AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap16AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap16AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap16AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap18AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap18AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap18AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap18AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap18AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap18AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap18AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap18AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap18AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap18AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap18AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap18AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap18AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap18AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap18AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap18AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap18AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap18AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap18AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap18AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap18AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap18AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap18AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap18AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap18AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap18AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap18AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap18AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap18AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap18AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap18AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap18AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap18AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap18AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap18AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap18AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap18AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap18AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap18AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap18AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap18AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap18AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap18AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap18AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap18AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap18AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap18AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap18AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap18AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap18AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap18AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap18AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap18AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap18AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap18AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap18AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap18AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap18AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap18AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap18AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap18AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap18AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap18AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap18AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap18AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap18AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap18AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap18AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap18AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap18AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap18AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap18AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap18AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap17AVX2(c *float32, x0 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10394,83 +10119,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap17AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap17AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap17AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap17AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap17AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap19AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap19AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap19AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap19AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap19AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap19AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap17AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap19AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap17AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap17AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap19AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap19AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap17AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap17AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap19AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap19AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap19AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap19AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap17AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap19AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap17AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap17AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap17AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap17AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap17AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap17AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap19AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap19AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap19AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap19AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap19AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap17AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap17AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap17AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap17AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap17AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap19AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap19AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap19AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap19AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap19AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap19AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap17AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap19AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap17AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap17AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap19AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap19AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap17AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap17AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap19AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap19AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap19AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap17AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap19AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap17AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap19AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap17AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap17AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap17AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap17AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap19AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap19AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap19AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap19AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap19AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -10482,91 +10207,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap17AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap17AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap17AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap17AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap17AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap17AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap17AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap17AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap17AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap17AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap17AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap17AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap17AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap17AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap17AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap17AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap17AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap17AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap17AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap17AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap17AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap17AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap17AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap17AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap17AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap17AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap17AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap17AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap17AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap17AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap17AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap17AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap17AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap17AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap17AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap17AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap17AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap17AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap17AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap17AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap17AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap17AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap17AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap17AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap17AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap17AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap17AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap17AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap17AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap17AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap17AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap17AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap17AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap17AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap17AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap17AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap17AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap17AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap17AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap17AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap17AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap17AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap17AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap17AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap17AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap17AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap17AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap17AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap17AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap17AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap17AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap17AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap19AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap19AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap19AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap19AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap19AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap19AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap19AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap19AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap19AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap19AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap19AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap19AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap19AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap19AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap19AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap19AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap19AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap19AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap19AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap19AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap19AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap19AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap19AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap19AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap19AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap19AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap19AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap19AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap19AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap19AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap19AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap19AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap19AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap19AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap19AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap19AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap19AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap19AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap19AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap19AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap19AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap19AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap19AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap19AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap19AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap19AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap19AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap19AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap19AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap19AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap19AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap19AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap19AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap19AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap19AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap19AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap19AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap19AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap19AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap19AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap19AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap19AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap19AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap19AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap19AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap19AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap19AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap19AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10587,29 +10312,120 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (CX), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (CX), Y1
 	MOVQ         $0x00000140, CX
 
 e1:
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VADDPS  Y0, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000140, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap23AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000140, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VDIVPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap25AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VBROADCASTSS (CX), Y2
+	VADDPS       Y0, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   Y2, Y1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10632,81 +10448,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000140, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VDIVPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap23AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	VMOVUPS      (AX), Y2
-	VADDPS       Y2, Y1, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	VMASKMOVPS   (AX), Y0, Y2
-	VADDPS       Y2, Y1, Y2
-	VMASKMOVPS   Y2, Y0, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10746,97 +10490,18 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-row1:
-	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
-	MOVQ         $0x00000020, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y0, Y2
-	VDIVPS  Y2, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
 // func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX
 TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000400, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -10852,18 +10517,92 @@ TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, BX
+
+row1:
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Y2
+	VDIVPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+16(SB), Y1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS (CX), Y2
+	VMOVUPS (DX), Y3
+	VMULPS  Y3, Y1, Y3
+	VDIVPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000004, SI
 
 e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -10876,9 +10615,81 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+8(SB), Y1
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Y2
+	VDIVPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap34AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VBROADCASTSS (CX), Y1
+	MOVQ         $0x00000004, BX
+
+e2:
+	VADDPS  Y0, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000400, BX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -10902,34 +10713,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10944,9 +10730,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPS    $0x04, Y0, Y2, Y2
 	VBLENDVPS Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPS    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -10955,19 +10740,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000800, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -10976,22 +10760,21 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000400, BX
 
 row1:
-	VBROADCASTSS (DX), Y0
-	VMOVUPS      (CX), Y1
-	VDIVPS       Y0, Y1, Y0
-	VMOVUPS      (AX), Y1
-	VADDPS       Y1, Y0, Y1
+	VBROADCASTSS (DX), Y1
+	VMOVUPS      (CX), Y2
+	VDIVPS       Y1, Y2, Y1
+	VADDPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, CX
@@ -11001,9 +10784,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -11022,9 +10805,33 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000400, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11053,22 +10860,21 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS (DX), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (DX), Y1
 	MOVQ         $0x00000400, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (CX), Y2
+	VDIVPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -11077,9 +10883,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11099,9 +10905,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11122,9 +10928,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -11133,31 +10939,31 @@ TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap46AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap46AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap40AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap46AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap40AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap40AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap40AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap46AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap46AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap46AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap46AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap46AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap46AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap46AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap46AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap46AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap46AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap46AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap40AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap40AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap46AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap46AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap40AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap40AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap46AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap46AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -11168,123 +10974,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap40AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap40AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap40AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap40AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap40AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap40AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap40AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap40AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap40AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap40AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap40AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap40AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap40AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap40AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap40AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap40AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap46AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap46AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap46AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap46AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap46AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap46AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap46AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap46AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap46AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap46AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap46AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap46AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap46AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap46AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap46AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap46AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap46AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap46AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap46AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap46AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap46AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap46AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap46AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap46AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap46AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap46AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap46AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap46AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap46AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap46AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap46AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap46AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap46AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap46AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap46AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap46AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap46AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap46AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap46AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap46AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap46AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap46AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap46AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap46AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap46AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap46AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap46AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap46AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap46AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap46AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap46AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap46AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap46AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap46AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap46AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap46AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap46AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap46AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap46AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap46AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap46AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap46AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap46AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap46AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap46AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap46AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap46AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap46AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap46AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap46AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap46AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap46AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap46AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap46AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap46AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap46AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap46AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap46AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap46AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap46AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap46AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap46AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap46AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap46AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap46AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap46AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap46AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap46AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap46AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap46AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap46AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap46AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap46AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap46AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap46AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap46AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap46AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap46AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap46AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap46AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap46AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap46AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap46AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap46AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap46AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap46AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap46AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap46AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap46AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap46AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap46AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap46AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap46AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11305,9 +11111,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11328,9 +11134,30 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11356,9 +11183,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -11377,9 +11204,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11406,9 +11233,30 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -11426,9 +11274,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11454,9 +11302,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11483,9 +11331,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11512,9 +11360,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -11532,9 +11380,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11568,7 +11416,7 @@ row1:
 TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+20(SB), Y0
 	MOVQ         $0x00000400, DX
 
 row1:
@@ -11662,7 +11510,7 @@ row1:
 TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+20(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
 	MOVQ         $0x00000100, DX
 
@@ -11867,7 +11715,7 @@ TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+24(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000100, SI
 
@@ -12039,7 +11887,7 @@ TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
+	VBROADCASTSS ocannlConst32<>+24(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000400, SI
 
@@ -12138,7 +11986,7 @@ row2:
 TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	VBROADCASTSS ocannlConst32<>+20(SB), Y0
 	MOVQ         $0x00000800, DX
 
 row1:

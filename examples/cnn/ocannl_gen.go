@@ -570,30 +570,46 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j := range 32 {
-		for j2 := range 8 {
-			for j3 := range 8 {
-				for j4 := range 8 {
-					scratch.net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 16384 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j := range 32 {
+			for j2 := range 8 {
+				for j3 := range 8 {
+					for j4 := range 8 {
+						scratch.net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 32 {
+	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 5 {
-			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
-					for i3 := range 8 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][i1+1][1][0], &scratch.net_max_pool_1_x[0][2*i1+i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+						for i3 := range 8 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
 					}
 				}
 			}
@@ -601,34 +617,58 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j5 := range 32 {
-		for j6 := range 8 {
-			for j7 := range 8 {
-				scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
-			}
-		}
-	}
-	for j8 := range 32 {
-		for j9 := 6; j9 < 8; j9++ {
-			for j10 := range 8 {
-				for j11 := range 8 {
-					scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j5 := range 32 {
+			for j6 := range 8 {
+				for j7 := range 8 {
+					scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
 				}
 			}
 		}
 	}
-	for j12 := range 32 {
-		for j13 := 1; j13 < 6; j13++ {
-			for j14 := range 8 {
-				scratch.net_max_pool_1_y[j12][j13][0][j14] = 0
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else {
+		for j8 := range 32 {
+			for j9 := 6; j9 < 8; j9++ {
+				for j10 := range 8 {
+					for j11 := range 8 {
+						scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
+					}
+				}
 			}
 		}
 	}
-	for j15 := range 32 {
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j12 := 1; j12 < 6; j12++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j12][0][0])
+		}
+	} else {
+		for j13 := range 32 {
+			for j14 := 1; j14 < 6; j14++ {
+				for j15 := range 8 {
+					scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for j16 := 1; j16 < 6; j16++ {
-			for j17 := 6; j17 < 8; j17++ {
-				for j18 := range 8 {
-					scratch.net_max_pool_1_y[j15][j16][j17][j18] = 0
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j16][6][0])
+		}
+	} else {
+		for j17 := range 32 {
+			for j18 := 1; j18 < 6; j18++ {
+				for j19 := 6; j19 < 8; j19++ {
+					for j20 := range 8 {
+						scratch.net_max_pool_1_y[j17][j18][j19][j20] = 0
+					}
 				}
 			}
 		}
@@ -644,9 +684,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX512(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX2(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -664,9 +704,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap9AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap9AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -748,7 +788,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -778,7 +818,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -845,20 +885,20 @@ type ocannlCNNTrainLossPart0 struct {
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 5).
-func (r2 *ocannlCNNTrainLossPart0) Part(j19 int) {
+// Part runs part j21 of the nest (0 <= j21 < 5).
+func (r2 *ocannlCNNTrainLossPart0) Part(j21 int) {
 	pNetConv2Kernel, scratch := r2.pNetConv2Kernel, r2.scratch
 	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j21][i2][0], &scratch.net_max_pool_1_y[0][i1+j21][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j21][i2][0], &scratch.net_max_pool_1_y[0][i1+j21][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -870,14 +910,14 @@ func (r2 *ocannlCNNTrainLossPart0) Part(j19 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j19+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j21+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j19][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j21][i2][i3] = acc3
 					}
 				}
 			}
@@ -1255,8 +1295,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	      for i3 in 0..7:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]
-//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == _scratch[], net.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == (net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]), net.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..31:
@@ -1316,7 +1355,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
-	var scratch2 [1]float32
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -1406,30 +1444,46 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j := range 32 {
-		for j2 := range 8 {
-			for j3 := range 8 {
-				for j4 := range 8 {
-					scratch.net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 16384 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j := range 32 {
+			for j2 := range 8 {
+				for j3 := range 8 {
+					for j4 := range 8 {
+						scratch.net_max_pool_1_y[j][j2][j3][j4] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 32 {
+	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 5 {
-			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
-					for i3 := range 8 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][i1+1][1][0], &scratch.net_max_pool_1_x[0][2*i1+i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+						for i3 := range 8 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
 					}
 				}
 			}
@@ -1437,34 +1491,58 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j5 := range 32 {
-		for j6 := range 8 {
-			for j7 := range 8 {
-				scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
-			}
-		}
-	}
-	for j8 := range 32 {
-		for j9 := 6; j9 < 8; j9++ {
-			for j10 := range 8 {
-				for j11 := range 8 {
-					scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j5 := range 32 {
+			for j6 := range 8 {
+				for j7 := range 8 {
+					scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
 				}
 			}
 		}
 	}
-	for j12 := range 32 {
-		for j13 := 1; j13 < 6; j13++ {
-			for j14 := range 8 {
-				scratch.net_max_pool_1_y[j12][j13][0][j14] = 0
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else {
+		for j8 := range 32 {
+			for j9 := 6; j9 < 8; j9++ {
+				for j10 := range 8 {
+					for j11 := range 8 {
+						scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
+					}
+				}
 			}
 		}
 	}
-	for j15 := range 32 {
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j12 := 1; j12 < 6; j12++ {
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j12][0][0])
+		}
+	} else {
+		for j13 := range 32 {
+			for j14 := 1; j14 < 6; j14++ {
+				for j15 := range 8 {
+					scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for j16 := 1; j16 < 6; j16++ {
-			for j17 := 6; j17 < 8; j17++ {
-				for j18 := range 8 {
-					scratch.net_max_pool_1_y[j15][j16][j17][j18] = 0
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y[0][j16][6][0])
+		}
+	} else {
+		for j17 := range 32 {
+			for j18 := 1; j18 < 6; j18++ {
+				for j19 := 6; j19 < 8; j19++ {
+					for j20 := range 8 {
+						scratch.net_max_pool_1_y[j17][j18][j19][j20] = 0
+					}
 				}
 			}
 		}
@@ -1480,9 +1558,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX512(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap8AVX2(&net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1500,9 +1578,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap9AVX512(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
+		ocannlMap9AVX2(&net_head_x[0][0][0][0], &net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1584,7 +1662,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap10AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -1614,7 +1692,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap11AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -1665,13 +1743,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// zero the gradients
 	*gNetConv1Kernel = [72]float32{}
-	scratch.net_conv1_y_grad = [32][10][10][8]float32{}
 	*gNetConv1Bias = [8]float32{}
-	scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
-	scratch.net_max_pool_1_x_grad = [32][10][10][8]float32{}
 	scratch.net_max_pool_1_y_grad = [32][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
-	scratch.net_conv2_y_grad = [32][5][5][16]float32{}
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadW = [1600]float32{}
 	*gNetHeadB = [4]float32{}
@@ -1875,11 +1949,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap12AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
@@ -1904,12 +1976,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap13AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_conv2_y_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
@@ -1968,86 +2039,150 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	for j22 := range 32 {
-		for j23 := range 8 {
-			for j24 := range 8 {
-				scratch.net_max_pool_1_y[j22][0][j23][j24] = float32(math.Inf(-1))
-			}
-		}
-	}
-	for j25 := range 32 {
-		for j26 := 6; j26 < 8; j26++ {
-			for j27 := range 8 {
-				for j28 := range 8 {
-					scratch.net_max_pool_1_y[j25][j26][j27][j28] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap14AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j24 := range 32 {
+			for j25 := range 8 {
+				for j26 := range 8 {
+					scratch.net_max_pool_1_y[j24][0][j25][j26] = float32(math.Inf(-1))
 				}
 			}
 		}
 	}
-	for j29 := range 32 {
-		for j30 := 1; j30 < 6; j30++ {
-			for j31 := range 8 {
-				scratch.net_max_pool_1_y[j29][j30][0][j31] = float32(math.Inf(-1))
-			}
-		}
-	}
-	for j32 := range 32 {
-		for j33 := 1; j33 < 6; j33++ {
-			for j34 := 6; j34 < 8; j34++ {
-				for j35 := range 8 {
-					scratch.net_max_pool_1_y[j32][j33][j34][j35] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 32 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap15AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else {
+		for j27 := range 32 {
+			for j28 := 6; j28 < 8; j28++ {
+				for j29 := range 8 {
+					for j30 := range 8 {
+						scratch.net_max_pool_1_y[j27][j28][j29][j30] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}
 	}
-	for j36 := range 32 {
-		for j37 := range 8 {
-			for j38 := range 8 {
-				scratch.net_max_pool_1_y_grad[j36][0][j37][j38] = 0
+	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j31 := 1; j31 < 6; j31++ {
+			ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][j31][0][0])
+		}
+	} else {
+		for j32 := range 32 {
+			for j33 := 1; j33 < 6; j33++ {
+				for j34 := range 8 {
+					scratch.net_max_pool_1_y[j32][j33][0][j34] = float32(math.Inf(-1))
+				}
 			}
 		}
 	}
-	for j39 := range 32 {
-		for j40 := 6; j40 < 8; j40++ {
+	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j35 := 1; j35 < 6; j35++ {
+			ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][j35][6][0])
+		}
+	} else {
+		for j36 := range 32 {
+			for j37 := 1; j37 < 6; j37++ {
+				for j38 := 6; j38 < 8; j38++ {
+					for j39 := range 8 {
+						scratch.net_max_pool_1_y[j36][j37][j38][j39] = float32(math.Inf(-1))
+					}
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
+	} else {
+		for j40 := range 32 {
 			for j41 := range 8 {
 				for j42 := range 8 {
-					scratch.net_max_pool_1_y_grad[j39][j40][j41][j42] = 0
+					scratch.net_max_pool_1_y_grad[j40][0][j41][j42] = 0
 				}
 			}
 		}
 	}
-	for j43 := range 32 {
-		for j44 := 1; j44 < 6; j44++ {
-			for j45 := range 8 {
-				scratch.net_max_pool_1_y_grad[j43][j44][0][j45] = 0
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
+	} else {
+		for j43 := range 32 {
+			for j44 := 6; j44 < 8; j44++ {
+				for j45 := range 8 {
+					for j46 := range 8 {
+						scratch.net_max_pool_1_y_grad[j43][j44][j45][j46] = 0
+					}
+				}
 			}
 		}
 	}
-	for j46 := range 32 {
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for j47 := 1; j47 < 6; j47++ {
-			for j48 := 6; j48 < 8; j48++ {
-				for j49 := range 8 {
-					scratch.net_max_pool_1_y_grad[j46][j47][j48][j49] = 0
+			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j47][0][0])
+		}
+	} else {
+		for j48 := range 32 {
+			for j49 := 1; j49 < 6; j49++ {
+				for j50 := range 8 {
+					scratch.net_max_pool_1_y_grad[j48][j49][0][j50] = 0
 				}
 			}
 		}
 	}
-	for i0 := range 32 {
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j51 := 1; j51 < 6; j51++ {
+			ocannlMap7AVX2(&scratch.net_max_pool_1_y_grad[0][j51][6][0])
+		}
+	} else {
+		for j52 := range 32 {
+			for j53 := 1; j53 < 6; j53++ {
+				for j54 := 6; j54 < 8; j54++ {
+					for j55 := range 8 {
+						scratch.net_max_pool_1_y_grad[j52][j53][j54][j55] = 0
+					}
+				}
+			}
+		}
+	}
+	// the zero fill absorbed: float32 pointwise kernel over 32x2 rows of 8 elements (c = add(where(eq(x0,add(x1,x2)),x3,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 8 {
-					for i4 := range 2 {
-						for i5 := range 2 {
-							scratch2[0] = scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_max_pool_1_y_1[i4][i5]
-							var r10 float32
-							if scratch.net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch2[0] {
-								r10 = 1
+				for i4 := range 2 {
+					ocannlMap18AVX2(&scratch.net_max_pool_1_x_grad[0][2*i1+i4][2*i2][0], &scratch.net_max_pool_1_y[0][i1+1][i2+1][0], &scratch.net_max_pool_1_x[0][2*i1+i4][2*i2][0], &net_max_pool_1_y_1[i4][0], &scratch.net_max_pool_1_y_grad[0][i1+1][i2+1][0])
+				}
+			}
+		}
+	} else {
+		scratch.net_max_pool_1_x_grad = [32][10][10][8]float32{}
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 8 {
+						net_max_pool_1_yV := scratch.net_max_pool_1_y[i0][i1+1][i2+1][i3]
+						net_max_pool_1_y_gradV := scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
+						for i4 := range 2 {
+							net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0][2*i1+i4]
+							net_max_pool_1_y_1Row2 := &net_max_pool_1_y_1[i4]
+							net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
+							for i5 := range 2 {
+								var r10 float32
+								if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
+									r10 = 1
+								}
+								r11 := float32(0)
+								if r10 != 0 {
+									r11 = net_max_pool_1_y_gradV
+								}
+								net_max_pool_1_x_gradRow[2*i2+i5][i3] += r11
 							}
-							r11 := float32(0)
-							if r10 != 0 {
-								r11 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
-							}
-							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r11
 						}
 					}
 				}
@@ -2056,17 +2191,16 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
+		scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
+					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						var r12 float32
@@ -2075,7 +2209,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 						}
 						r13 := float32(0)
 						if r12 != 0 {
-							r13 = net_max_pool_1_x_gradRow[i3]
+							r13 = net_max_pool_1_x_gradRow2[i3]
 						}
 						net_max_pool_1_x_1_gradRow[i3] += r13
 					}
@@ -2085,12 +2219,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap20AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
+		scratch.net_conv1_y_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
@@ -2196,20 +2329,20 @@ type ocannlCNNBackwardPart0 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 5).
-func (r2 *ocannlCNNBackwardPart0) Part(j19 int) {
+// Part runs part j21 of the nest (0 <= j21 < 5).
+func (r2 *ocannlCNNBackwardPart0) Part(j21 int) {
 	pNetConv2Kernel, scratch := r2.pNetConv2Kernel, r2.scratch
 	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j21][i2][0], &scratch.net_max_pool_1_y[0][i1+j21][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j21][i2][0], &scratch.net_max_pool_1_y[0][i1+j21][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2221,14 +2354,14 @@ func (r2 *ocannlCNNBackwardPart0) Part(j19 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j19+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j21+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j19][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j21][i2][i3] = acc3
 					}
 				}
 			}
@@ -2246,15 +2379,15 @@ type ocannlCNNBackwardPart1 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r8 *ocannlCNNBackwardPart1) Part(j20 int) {
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r8 *ocannlCNNBackwardPart1) Part(j22 int) {
 	pNetConv2Kernel, scratch := r8.pNetConv2Kernel, r8.scratch
 	// float32 broadcast kernel M=5 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j20][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j20][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j22][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j22][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2262,7 +2395,7 @@ func (r8 *ocannlCNNBackwardPart1) Part(j20 int) {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j20][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j20][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j22][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j22][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2271,11 +2404,11 @@ func (r8 *ocannlCNNBackwardPart1) Part(j20 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j20][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j22][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j20][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j22][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
@@ -2298,15 +2431,15 @@ type ocannlCNNBackwardPart2 struct {
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 3).
-func (r9 *ocannlCNNBackwardPart2) Part(j21 int) {
+// Part runs part j23 of the nest (0 <= j23 < 3).
+func (r9 *ocannlCNNBackwardPart2) Part(j23 int) {
 	gNetConv2Kernel, scratch := r9.gNetConv2Kernel, r9.scratch
 	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j21], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j21][i2][0])
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j23], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j23][i2][0])
 				}
 			}
 		}
@@ -2314,7 +2447,7 @@ func (r9 *ocannlCNNBackwardPart2) Part(j21 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j21], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j21][i2][0])
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j23], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j23][i2][0])
 				}
 			}
 		}
@@ -2326,8 +2459,8 @@ func (r9 *ocannlCNNBackwardPart2) Part(j21 int) {
 						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j21][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j21+8*i5 : 72*i3+24*i4+24*j21+8*i5+8])
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j23][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j23+8*i5 : 72*i3+24*i4+24*j23+8*i5+8])
 								for i6 := range 8 {
 									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
@@ -2496,11 +2629,16 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j4 := range 256 {
-		for j5 := range 8 {
-			for j6 := range 8 {
-				for j7 := range 8 {
-					scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 131072 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j4 := range 256 {
+			for j5 := range 8 {
+				for j6 := range 8 {
+					for j7 := range 8 {
+						scratch.net_max_pool_1_y[j4][j5][j6][j7] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}
@@ -2513,34 +2651,58 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	ocannlCNNPredictPart3Records.Put(rec4)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j9 := range 256 {
-		for j10 := range 8 {
-			for j11 := range 8 {
-				scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
-			}
-		}
-	}
-	for j12 := range 256 {
-		for j13 := 6; j13 < 8; j13++ {
-			for j14 := range 8 {
-				for j15 := range 8 {
-					scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+	// float32 pointwise kernel over 256 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap22AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j9 := range 256 {
+			for j10 := range 8 {
+				for j11 := range 8 {
+					scratch.net_max_pool_1_y[j9][0][j10][j11] = 0
 				}
 			}
 		}
 	}
-	for j16 := range 256 {
-		for j17 := 1; j17 < 6; j17++ {
-			for j18 := range 8 {
-				scratch.net_max_pool_1_y[j16][j17][0][j18] = 0
+	// float32 pointwise kernel over 256 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap23AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else {
+		for j12 := range 256 {
+			for j13 := 6; j13 < 8; j13++ {
+				for j14 := range 8 {
+					for j15 := range 8 {
+						scratch.net_max_pool_1_y[j12][j13][j14][j15] = 0
+					}
+				}
 			}
 		}
 	}
-	for j19 := range 256 {
+	// float32 pointwise kernel over 256 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for j16 := 1; j16 < 6; j16++ {
+			ocannlMap24AVX2(&scratch.net_max_pool_1_y[0][j16][0][0])
+		}
+	} else {
+		for j17 := range 256 {
+			for j18 := 1; j18 < 6; j18++ {
+				for j19 := range 8 {
+					scratch.net_max_pool_1_y[j17][j18][0][j19] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 256 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for j20 := 1; j20 < 6; j20++ {
-			for j21 := 6; j21 < 8; j21++ {
-				for j22 := range 8 {
-					scratch.net_max_pool_1_y[j19][j20][j21][j22] = 0
+			ocannlMap25AVX2(&scratch.net_max_pool_1_y[0][j20][6][0])
+		}
+	} else {
+		for j21 := range 256 {
+			for j22 := 1; j22 < 6; j22++ {
+				for j23 := 6; j23 < 8; j23++ {
+					for j24 := range 8 {
+						scratch.net_max_pool_1_y[j21][j22][j23][j24] = 0
+					}
 				}
 			}
 		}
@@ -2556,9 +2718,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap26AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap26AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2576,9 +2738,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// net.head/x = pointwise relu of _net.head/x.1
 	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap27AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
+		ocannlMap27AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 5 {
@@ -2625,9 +2787,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+		ocannlMap28AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+		ocannlMap28AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &predict_1[i0]
@@ -2779,21 +2941,32 @@ type ocannlCNNPredictPart3 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r5 *ocannlCNNPredictPart3) Part(j8 int) {
 	scratch := r5.scratch
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 32 {
+	// float32 pointwise kernel over 32x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 5 {
-			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
-					for i3 := range 8 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j8][i1+1][1][0], &scratch.net_max_pool_1_x[32*j8][2*i1+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+32*j8][i1+1][i2+1]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+32*j8][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
+						for i3 := range 8 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
 					}
 				}
 			}
@@ -2811,20 +2984,20 @@ type ocannlCNNPredictPart4 struct {
 	scratch         *ocannlCNNPredictScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 5).
-func (r6 *ocannlCNNPredictPart4) Part(j23 int) {
+// Part runs part j25 of the nest (0 <= j25 < 5).
+func (r6 *ocannlCNNPredictPart4) Part(j25 int) {
 	pNetConv2Kernel, scratch := r6.pNetConv2Kernel, r6.scratch
 	// float32 dot kernel M=256 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm9AVX512(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1+j23][i2][0], &scratch.net_max_pool_1_y[0][i1+j23][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm9AVX2(&scratch.net_conv2_y[0][i1+j25][i2][0], &scratch.net_max_pool_1_y[0][i1+j25][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2836,14 +3009,14 @@ func (r6 *ocannlCNNPredictPart4) Part(j23 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j23+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j25+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j23][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j25][i2][i3] = acc3
 					}
 				}
 			}

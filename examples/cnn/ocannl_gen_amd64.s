@@ -1879,9 +1879,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1903,9 +1903,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX512(c *float32, x0 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -1923,107 +1923,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000320, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPS    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap7AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000320, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000640, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPS    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000640, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -2045,9 +1947,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -2065,9 +1967,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4124,9 +4026,146 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000800, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000020, DX
+
+rowb1:
+	MOVQ $0x00000005, BX
+
+row2:
+	VMOVUPS   (CX), Y1
+	VADDPS    Y0, Y1, Y1
+	VMOVUPS   (AX), Y2
+	VMAXPS    Y1, Y2, Y3
+	VMAXPS    Y2, Y1, Y4
+	VANDPS    Y4, Y3, Y3
+	VCMPPS    $0x03, Y1, Y2, Y4
+	VADDPS    Y1, Y2, Y1
+	VBLENDVPS Y4, Y1, Y3, Y1
+	VMOVUPS   Y1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+1888, AX
+	ADDQ      $+2880, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap5AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap6AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+2016, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4153,9 +4192,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32, x0 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4173,9 +4212,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4184,31 +4223,31 @@ TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap4AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap10AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap4AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap10AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap4AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap10AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap4AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap4AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap4AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap4AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap4AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap4AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap4AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap4AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap4AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap4AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap4AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap10AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap10AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap10AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap10AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap4AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap4AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap10AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap10AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap4AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap4AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap10AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap10AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -4219,123 +4258,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap4AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap4AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap4AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap4AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap4AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap4AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap4AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap4AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap4AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap4AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap4AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap4AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap4AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap4AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap4AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap4AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap4AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap4AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap4AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap4AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap4AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap4AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap4AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap4AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap4AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap4AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap4AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap4AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap4AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap4AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap4AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap4AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap4AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap4AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap4AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap4AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap4AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap4AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap4AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap4AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap4AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap4AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap4AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap4AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap4AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap4AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap4AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap4AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap4AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap4AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap4AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap4AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap4AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap4AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap4AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap4AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap4AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap4AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap4AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap4AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap4AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap4AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap4AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap4AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap4AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap4AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap4AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap4AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap4AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap4AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap4AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap4AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap4AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap4AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap4AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap4AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap4AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap4AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap4AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap4AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap4AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap4AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap4AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap4AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap4AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap4AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap4AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap4AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap4AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap4AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap4AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap4AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap4AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap4AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap4AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap4AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap4AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap4AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap4AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap4AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap4AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap4AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap4AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap4AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap4AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap4AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap4AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap4AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap4AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap4AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap4AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap4AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap4AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap10AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap5AVX2(c *float32, x0 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4348,83 +4387,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap5AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap5AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap5AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap5AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap5AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap5AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap11AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap11AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap11AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap11AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap5AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap11AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap5AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap5AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap11AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap5AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap5AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap5AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap5AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap11AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap11AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap11AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap5AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap5AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap5AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap11AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap11AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap11AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap5AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap5AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap11AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap5AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap5AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap5AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap5AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap5AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap5AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap11AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap11AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap11AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap11AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap11AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap5AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap5AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap5AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap5AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap5AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap5AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap11AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap11AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap11AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap11AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap11AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap5AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap11AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap5AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap5AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap11AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap11AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap5AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap5AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap5AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap5AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap11AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap11AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap11AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap5AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap5AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap11AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap11AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap11AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap5AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap5AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap11AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap5AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap5AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap5AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap5AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap5AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap5AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap11AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap11AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap11AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap11AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap11AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -4436,91 +4475,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap5AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap5AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap5AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap5AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap5AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap5AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap5AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap5AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap5AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap5AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap5AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap5AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap5AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap5AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap5AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap5AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap5AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap5AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap5AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap5AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap5AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap5AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap5AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap5AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap5AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap5AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap5AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap5AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap5AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap5AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap5AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap5AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap5AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap5AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap5AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap5AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap5AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap5AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap5AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap5AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap5AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap5AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap5AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap5AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap5AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap5AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap5AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap5AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap5AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap5AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap5AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap5AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap5AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap5AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap5AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap5AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap5AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap5AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap5AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap5AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap5AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap5AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap5AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap5AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap5AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap5AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap5AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap5AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap5AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap5AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap5AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap5AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap5AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap5AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap5AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap5AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap5AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap5AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap5AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap5AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap5AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap11AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4535,9 +4574,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPS    $0x04, Y0, Y2, Y2
 	VBLENDVPS Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPS    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -4546,19 +4584,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000640, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -4567,9 +4604,142 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap14AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap16AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+2016, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, DI
+
+rowb1:
+	MOVQ $0x00000002, R8
+
+row2:
+	VBROADCASTSS (BX), Y2
+	VMOVUPS      (CX), Y3
+	VMOVUPS      (DX), Y4
+	VADDPS       Y2, Y4, Y2
+	VCMPPS       $0x00, Y2, Y3, Y2
+	VBLENDVPS    Y2, Y1, Y0, Y2
+	VMOVUPS      (SI), Y3
+	VCMPPS       $0x04, Y0, Y2, Y2
+	VBLENDVPS    Y2, Y3, Y0, Y2
+	VADDPS       Y0, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	ADDQ         $+32, SI
+	ADDQ         $-32, CX
+	ADDQ         $+4, BX
+	ADDQ         $-32, SI
+	DECQ         R8
+	JNZ          row2
+	ADDQ         $+3136, AX
+	ADDQ         $+2048, CX
+	ADDQ         $+3136, DX
+	ADDQ         $-8, BX
+	ADDQ         $+2048, SI
+	DECQ         DI
+	JNZ          rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4584,9 +4754,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPS    $0x04, Y0, Y2, Y2
 	VBLENDVPS Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPS    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -4595,19 +4764,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000c80, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -4616,9 +4784,109 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00004000, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap23AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000010, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap24AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+2016, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap25AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4645,9 +4913,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4665,9 +4933,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -896,20 +896,25 @@ func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float
 	var out_2 [32][64]float32
 
 	// _out.1 = pointwise "*." of x, _num.1
-	for i0 := range 32 {
-		xRow := &x[i0]
-		out_1Row := &out_1[i0]
-		for i1 := range 64 {
-			out_1Row[i1] = xRow[i1] * 2
+	// float32 pointwise kernel over 2048 elements (c = mul(x0,2)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap1AVX2(&out_1[0][0], &x[0][0])
+	} else {
+		for i0 := range 32 {
+			xRow := &x[i0]
+			out_1Row := &out_1[i0]
+			for i1 := range 64 {
+				out_1Row[i1] = xRow[i1] * 2
+			}
 		}
 	}
 
 	// _out.2 = pointwise "+" of _out.1, b
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&out_2[0][0], &out_1[0][0], &b[0])
+		ocannlMap2AVX512(&out_2[0][0], &out_1[0][0], &b[0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&out_2[0][0], &out_1[0][0], &b[0])
+		ocannlMap2AVX2(&out_2[0][0], &out_1[0][0], &b[0])
 	} else {
 		for i0 := range 32 {
 			out_1Row2 := &out_1[i0]
@@ -923,9 +928,9 @@ func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float
 	// out = pointwise relu of _out.2
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&out[0][0], &out_2[0][0])
+		ocannlMap3AVX512(&out[0][0], &out_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&out[0][0], &out_2[0][0])
+		ocannlMap3AVX2(&out[0][0], &out_2[0][0])
 	} else {
 		for i0 := range 32 {
 			out_2Row2 := &out_2[i0]
@@ -1044,11 +1049,11 @@ func ocannlConv2DPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32,
 	// float32 pointwise kernel over 16 rows of 48 elements (c = x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap3AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap4AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap3AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap4AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -1281,30 +1286,44 @@ func ocannlMaxPool2x2(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 	}
 
 	// out = einsum "@^+" "n | 2*oh<+wh, 2*ow<+ww, c; wh, ww => n | oh, ow, c" of x, _out.1
-	for j := range 2 {
-		for j2 := range 8 {
-			for j3 := range 8 {
-				for j4 := range 8 {
-					out[j][j2][j3][j4] = float32(math.Inf(-1))
+	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap5AVX2(&out[0][0][0][0])
+	} else {
+		for j := range 2 {
+			for j2 := range 8 {
+				for j3 := range 8 {
+					for j4 := range 8 {
+						out[j][j2][j3][j4] = float32(math.Inf(-1))
+					}
 				}
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				outRow := &out[i0][i1][i2]
-				for i4 := range 2 {
-					xRow := &x[i0][2*i1+i4][2*i2]
-					out_1V := out_1[i4][0]
-					xRow2 := &x[i0][2*i1+i4][2*i2+1]
-					out_1V2 := out_1[i4][1]
-					for i3 := range 8 {
-						acc := outRow[i3]
-						acc = max(acc, xRow[i3]+out_1V)
-						acc = max(acc, xRow2[i3]+out_1V2)
-						outRow[i3] = acc
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap6AVX2(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					outRow := &out[i0][i1][i2]
+					for i4 := range 2 {
+						xRow := &x[i0][2*i1+i4][2*i2]
+						out_1V := out_1[i4][0]
+						xRow2 := &x[i0][2*i1+i4][2*i2+1]
+						out_1V2 := out_1[i4][1]
+						for i3 := range 8 {
+							acc := outRow[i3]
+							acc = max(acc, xRow[i3]+out_1V)
+							acc = max(acc, xRow2[i3]+out_1V2)
+							outRow[i3] = acc
+						}
 					}
 				}
 			}
@@ -1689,7 +1708,7 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.1 = pointwise tanh of x
 	// float32 pointwise kernel over 2048 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap4AVX2(&out_1[0][0], &x[0][0])
+		ocannlMap7AVX2(&out_1[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -1703,7 +1722,7 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.2 = pointwise exp of x
 	// float32 pointwise kernel over 2048 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap5AVX2(&out_2[0][0], &x[0][0])
+		ocannlMap8AVX2(&out_2[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow2 := &x[i0]
@@ -1715,18 +1734,23 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	}
 
 	// _out.3 = pointwise "+" of _out.2, _num.1
-	for i0 := range 32 {
-		out_2Row2 := &out_2[i0]
-		out_3Row := &out_3[i0]
-		for i1 := range 64 {
-			out_3Row[i1] = out_2Row2[i1] + 1
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&out_3[0][0], &out_2[0][0])
+	} else {
+		for i0 := range 32 {
+			out_2Row2 := &out_2[i0]
+			out_3Row := &out_3[i0]
+			for i1 := range 64 {
+				out_3Row[i1] = out_2Row2[i1] + 1
+			}
 		}
 	}
 
 	// _out.4 = pointwise log of _out.3
 	// float32 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap6AVX2(&out_4[0][0], &out_3[0][0])
+		ocannlMap10AVX2(&out_4[0][0], &out_3[0][0])
 	} else {
 		for i0 := range 32 {
 			out_3Row2 := &out_3[i0]
@@ -1740,9 +1764,9 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.5 = pointwise "+" of _out.1, _out.4
 	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&out_5[0][0], &out_1[0][0], &out_4[0][0])
+		ocannlMap11AVX512(&out_5[0][0], &out_1[0][0], &out_4[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&out_5[0][0], &out_1[0][0], &out_4[0][0])
+		ocannlMap11AVX2(&out_5[0][0], &out_1[0][0], &out_4[0][0])
 	} else {
 		for i0 := range 32 {
 			out_1Row2 := &out_1[i0]
@@ -1757,9 +1781,9 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.6 = pointwise "*." of x, x
 	// float32 pointwise kernel over 2048 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&out_6[0][0], &x[0][0])
+		ocannlMap12AVX512(&out_6[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&out_6[0][0], &x[0][0])
+		ocannlMap12AVX2(&out_6[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow3 := &x[i0]
@@ -1771,18 +1795,23 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	}
 
 	// _out.7 = pointwise "+" of _out.6, _num.2
-	for i0 := range 32 {
-		out_6Row2 := &out_6[i0]
-		out_7Row := &out_7[i0]
-		for i1 := range 64 {
-			out_7Row[i1] = out_6Row2[i1] + 1
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&out_7[0][0], &out_6[0][0])
+	} else {
+		for i0 := range 32 {
+			out_6Row2 := &out_6[i0]
+			out_7Row := &out_7[i0]
+			for i1 := range 64 {
+				out_7Row[i1] = out_6Row2[i1] + 1
+			}
 		}
 	}
 
 	// _out.8 = pointwise sqrt of _out.7
 	// float32 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&out_8[0][0], &out_7[0][0])
+		ocannlMap13AVX2(&out_8[0][0], &out_7[0][0])
 	} else {
 		for i0 := range 32 {
 			out_7Row2 := &out_7[i0]
@@ -1796,9 +1825,9 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.9 = pointwise "*." of x, x
 	// float32 pointwise kernel over 2048 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&out_9[0][0], &x[0][0])
+		ocannlMap12AVX512(&out_9[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&out_9[0][0], &x[0][0])
+		ocannlMap12AVX2(&out_9[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow4 := &x[i0]
@@ -1810,18 +1839,23 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	}
 
 	// _out.10 = pointwise "+" of _out.9, _num.3
-	for i0 := range 32 {
-		out_9Row2 := &out_9[i0]
-		out_10Row := &out_10[i0]
-		for i1 := range 64 {
-			out_10Row[i1] = out_9Row2[i1] + 2
+	// float32 pointwise kernel over 2048 elements (c = add(x0,2)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap14AVX2(&out_10[0][0], &out_9[0][0])
+	} else {
+		for i0 := range 32 {
+			out_9Row2 := &out_9[i0]
+			out_10Row := &out_10[i0]
+			for i1 := range 64 {
+				out_10Row[i1] = out_9Row2[i1] + 2
+			}
 		}
 	}
 
 	// _out.11 = pointwise recip_sqrt of _out.10
 	// float32 pointwise kernel over 2048 elements (c = recip_sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap10AVX2(&out_11[0][0], &out_10[0][0])
+		ocannlMap15AVX2(&out_11[0][0], &out_10[0][0])
 	} else {
 		for i0 := range 32 {
 			out_10Row2 := &out_10[i0]
@@ -1835,9 +1869,9 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.12 = pointwise "*." of _out.8, _out.11
 	// float32 pointwise kernel over 2048 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&out_12[0][0], &out_8[0][0], &out_11[0][0])
+		ocannlMap16AVX512(&out_12[0][0], &out_8[0][0], &out_11[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&out_12[0][0], &out_8[0][0], &out_11[0][0])
+		ocannlMap16AVX2(&out_12[0][0], &out_8[0][0], &out_11[0][0])
 	} else {
 		for i0 := range 32 {
 			out_8Row2 := &out_8[i0]
@@ -1852,9 +1886,9 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.13 = pointwise "+" of _out.5, _out.12
 	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&out_13[0][0], &out_5[0][0], &out_12[0][0])
+		ocannlMap11AVX512(&out_13[0][0], &out_5[0][0], &out_12[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&out_13[0][0], &out_5[0][0], &out_12[0][0])
+		ocannlMap11AVX2(&out_13[0][0], &out_5[0][0], &out_12[0][0])
 	} else {
 		for i0 := range 32 {
 			out_5Row2 := &out_5[i0]
@@ -1869,7 +1903,7 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.14 = pointwise neg of x
 	// float32 pointwise kernel over 2048 elements (c = neg(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&out_14[0][0], &x[0][0])
+		ocannlMap17AVX2(&out_14[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow5 := &x[i0]
@@ -1883,7 +1917,7 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.15 = pointwise exp2 of _out.14
 	// float32 pointwise kernel over 2048 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&out_15[0][0], &out_14[0][0])
+		ocannlMap18AVX2(&out_15[0][0], &out_14[0][0])
 	} else {
 		for i0 := range 32 {
 			out_14Row2 := &out_14[i0]
@@ -1897,7 +1931,7 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.16 = pointwise sat01 of x
 	// float32 pointwise kernel over 2048 elements (c = sat01(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&out_16[0][0], &x[0][0])
+		ocannlMap19AVX2(&out_16[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow6 := &x[i0]
@@ -1909,18 +1943,23 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	}
 
 	// _out.17 = pointwise "+" of _out.16, _num.4
-	for i0 := range 32 {
-		out_16Row2 := &out_16[i0]
-		out_17Row := &out_17[i0]
-		for i1 := range 64 {
-			out_17Row[i1] = out_16Row2[i1] + 1
+	// float32 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&out_17[0][0], &out_16[0][0])
+	} else {
+		for i0 := range 32 {
+			out_16Row2 := &out_16[i0]
+			out_17Row := &out_17[i0]
+			for i1 := range 64 {
+				out_17Row[i1] = out_16Row2[i1] + 1
+			}
 		}
 	}
 
 	// _out.18 = pointwise log2 of _out.17
 	// float32 pointwise kernel over 2048 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&out_18[0][0], &out_17[0][0])
+		ocannlMap20AVX2(&out_18[0][0], &out_17[0][0])
 	} else {
 		for i0 := range 32 {
 			out_17Row2 := &out_17[i0]
@@ -1934,9 +1973,9 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// _out.19 = pointwise "*." of _out.15, _out.18
 	// float32 pointwise kernel over 2048 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&out_19[0][0], &out_15[0][0], &out_18[0][0])
+		ocannlMap16AVX512(&out_19[0][0], &out_15[0][0], &out_18[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&out_19[0][0], &out_15[0][0], &out_18[0][0])
+		ocannlMap16AVX2(&out_19[0][0], &out_15[0][0], &out_18[0][0])
 	} else {
 		for i0 := range 32 {
 			out_15Row2 := &out_15[i0]
@@ -1951,9 +1990,9 @@ func ocannlTranscendentals(x *[32][64]float32, out *[32][64]float32) {
 	// out = pointwise "+" of _out.13, _out.19
 	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&out[0][0], &out_13[0][0], &out_19[0][0])
+		ocannlMap11AVX512(&out[0][0], &out_13[0][0], &out_19[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&out[0][0], &out_13[0][0], &out_19[0][0])
+		ocannlMap11AVX2(&out[0][0], &out_13[0][0], &out_19[0][0])
 	} else {
 		for i0 := range 32 {
 			out_13Row2 := &out_13[i0]
@@ -2136,7 +2175,7 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.1 = pointwise tanh of x
 	// float64 pointwise kernel over 2048 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&out_1[0][0], &x[0][0])
+		ocannlMap21AVX2(&out_1[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -2150,7 +2189,7 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.2 = pointwise exp of x
 	// float64 pointwise kernel over 2048 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&out_2[0][0], &x[0][0])
+		ocannlMap22AVX2(&out_2[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow2 := &x[i0]
@@ -2162,18 +2201,23 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	}
 
 	// _out.3 = pointwise "+" of _out.2, _num.1
-	for i0 := range 32 {
-		out_2Row2 := &out_2[i0]
-		out_3Row := &out_3[i0]
-		for i1 := range 64 {
-			out_3Row[i1] = out_2Row2[i1] + 1
+	// float64 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap23AVX2(&out_3[0][0], &out_2[0][0])
+	} else {
+		for i0 := range 32 {
+			out_2Row2 := &out_2[i0]
+			out_3Row := &out_3[i0]
+			for i1 := range 64 {
+				out_3Row[i1] = out_2Row2[i1] + 1
+			}
 		}
 	}
 
 	// _out.4 = pointwise log of _out.3
 	// float64 pointwise kernel over 2048 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&out_4[0][0], &out_3[0][0])
+		ocannlMap24AVX2(&out_4[0][0], &out_3[0][0])
 	} else {
 		for i0 := range 32 {
 			out_3Row2 := &out_3[i0]
@@ -2187,9 +2231,9 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.5 = pointwise "+" of _out.1, _out.4
 	// float64 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&out_5[0][0], &out_1[0][0], &out_4[0][0])
+		ocannlMap25AVX512(&out_5[0][0], &out_1[0][0], &out_4[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&out_5[0][0], &out_1[0][0], &out_4[0][0])
+		ocannlMap25AVX2(&out_5[0][0], &out_1[0][0], &out_4[0][0])
 	} else {
 		for i0 := range 32 {
 			out_1Row2 := &out_1[i0]
@@ -2204,9 +2248,9 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.6 = pointwise "*." of x, x
 	// float64 pointwise kernel over 2048 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&out_6[0][0], &x[0][0])
+		ocannlMap26AVX512(&out_6[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&out_6[0][0], &x[0][0])
+		ocannlMap26AVX2(&out_6[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow3 := &x[i0]
@@ -2218,18 +2262,23 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	}
 
 	// _out.7 = pointwise "+" of _out.6, _num.2
-	for i0 := range 32 {
-		out_6Row2 := &out_6[i0]
-		out_7Row := &out_7[i0]
-		for i1 := range 64 {
-			out_7Row[i1] = out_6Row2[i1] + 1
+	// float64 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap23AVX2(&out_7[0][0], &out_6[0][0])
+	} else {
+		for i0 := range 32 {
+			out_6Row2 := &out_6[i0]
+			out_7Row := &out_7[i0]
+			for i1 := range 64 {
+				out_7Row[i1] = out_6Row2[i1] + 1
+			}
 		}
 	}
 
 	// _out.8 = pointwise sqrt of _out.7
 	// float64 pointwise kernel over 2048 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&out_8[0][0], &out_7[0][0])
+		ocannlMap27AVX2(&out_8[0][0], &out_7[0][0])
 	} else {
 		for i0 := range 32 {
 			out_7Row2 := &out_7[i0]
@@ -2243,9 +2292,9 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.9 = pointwise "*." of x, x
 	// float64 pointwise kernel over 2048 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&out_9[0][0], &x[0][0])
+		ocannlMap26AVX512(&out_9[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&out_9[0][0], &x[0][0])
+		ocannlMap26AVX2(&out_9[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow4 := &x[i0]
@@ -2257,18 +2306,23 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	}
 
 	// _out.10 = pointwise "+" of _out.9, _num.3
-	for i0 := range 32 {
-		out_9Row2 := &out_9[i0]
-		out_10Row := &out_10[i0]
-		for i1 := range 64 {
-			out_10Row[i1] = out_9Row2[i1] + 2
+	// float64 pointwise kernel over 2048 elements (c = add(x0,2)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap28AVX2(&out_10[0][0], &out_9[0][0])
+	} else {
+		for i0 := range 32 {
+			out_9Row2 := &out_9[i0]
+			out_10Row := &out_10[i0]
+			for i1 := range 64 {
+				out_10Row[i1] = out_9Row2[i1] + 2
+			}
 		}
 	}
 
 	// _out.11 = pointwise recip_sqrt of _out.10
 	// float64 pointwise kernel over 2048 elements (c = recip_sqrt(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&out_11[0][0], &out_10[0][0])
+		ocannlMap29AVX2(&out_11[0][0], &out_10[0][0])
 	} else {
 		for i0 := range 32 {
 			out_10Row2 := &out_10[i0]
@@ -2282,9 +2336,9 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.12 = pointwise "*." of _out.8, _out.11
 	// float64 pointwise kernel over 2048 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&out_12[0][0], &out_8[0][0], &out_11[0][0])
+		ocannlMap30AVX512(&out_12[0][0], &out_8[0][0], &out_11[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&out_12[0][0], &out_8[0][0], &out_11[0][0])
+		ocannlMap30AVX2(&out_12[0][0], &out_8[0][0], &out_11[0][0])
 	} else {
 		for i0 := range 32 {
 			out_8Row2 := &out_8[i0]
@@ -2299,9 +2353,9 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.13 = pointwise "+" of _out.5, _out.12
 	// float64 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&out_13[0][0], &out_5[0][0], &out_12[0][0])
+		ocannlMap25AVX512(&out_13[0][0], &out_5[0][0], &out_12[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&out_13[0][0], &out_5[0][0], &out_12[0][0])
+		ocannlMap25AVX2(&out_13[0][0], &out_5[0][0], &out_12[0][0])
 	} else {
 		for i0 := range 32 {
 			out_5Row2 := &out_5[i0]
@@ -2316,7 +2370,7 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.14 = pointwise neg of x
 	// float64 pointwise kernel over 2048 elements (c = neg(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&out_14[0][0], &x[0][0])
+		ocannlMap31AVX2(&out_14[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow5 := &x[i0]
@@ -2330,7 +2384,7 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.15 = pointwise exp2 of _out.14
 	// float64 pointwise kernel over 2048 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&out_15[0][0], &out_14[0][0])
+		ocannlMap32AVX2(&out_15[0][0], &out_14[0][0])
 	} else {
 		for i0 := range 32 {
 			out_14Row2 := &out_14[i0]
@@ -2344,7 +2398,7 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.16 = pointwise sat01 of x
 	// float64 pointwise kernel over 2048 elements (c = sat01(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&out_16[0][0], &x[0][0])
+		ocannlMap33AVX2(&out_16[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow6 := &x[i0]
@@ -2356,18 +2410,23 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	}
 
 	// _out.17 = pointwise "+" of _out.16, _num.4
-	for i0 := range 32 {
-		out_16Row2 := &out_16[i0]
-		out_17Row := &out_17[i0]
-		for i1 := range 64 {
-			out_17Row[i1] = out_16Row2[i1] + 1
+	// float64 pointwise kernel over 2048 elements (c = add(x0,1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap23AVX2(&out_17[0][0], &out_16[0][0])
+	} else {
+		for i0 := range 32 {
+			out_16Row2 := &out_16[i0]
+			out_17Row := &out_17[i0]
+			for i1 := range 64 {
+				out_17Row[i1] = out_16Row2[i1] + 1
+			}
 		}
 	}
 
 	// _out.18 = pointwise log2 of _out.17
 	// float64 pointwise kernel over 2048 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&out_18[0][0], &out_17[0][0])
+		ocannlMap34AVX2(&out_18[0][0], &out_17[0][0])
 	} else {
 		for i0 := range 32 {
 			out_17Row2 := &out_17[i0]
@@ -2381,9 +2440,9 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// _out.19 = pointwise "*." of _out.15, _out.18
 	// float64 pointwise kernel over 2048 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&out_19[0][0], &out_15[0][0], &out_18[0][0])
+		ocannlMap30AVX512(&out_19[0][0], &out_15[0][0], &out_18[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&out_19[0][0], &out_15[0][0], &out_18[0][0])
+		ocannlMap30AVX2(&out_19[0][0], &out_15[0][0], &out_18[0][0])
 	} else {
 		for i0 := range 32 {
 			out_15Row2 := &out_15[i0]
@@ -2398,9 +2457,9 @@ func ocannlTranscendentalsF64(x *[32][64]float64, out *[32][64]float64) {
 	// out = pointwise "+" of _out.13, _out.19
 	// float64 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&out[0][0], &out_13[0][0], &out_19[0][0])
+		ocannlMap25AVX512(&out[0][0], &out_13[0][0], &out_19[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&out[0][0], &out_13[0][0], &out_19[0][0])
+		ocannlMap25AVX2(&out[0][0], &out_13[0][0], &out_19[0][0])
 	} else {
 		for i0 := range 32 {
 			out_13Row2 := &out_13[i0]

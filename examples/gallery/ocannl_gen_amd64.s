@@ -34,13 +34,15 @@ GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
-DATA ocannlConst32<>+8(SB)/4, $0xff800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
+DATA ocannlConst32<>+8(SB)/4, $0x40000000
+DATA ocannlConst32<>+12(SB)/4, $0xff800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $16
 
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $24
+DATA ocannlConst64<>+16(SB)/8, $0x4000000000000000
+DATA ocannlConst64<>+24(SB)/8, $0xfff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $32
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -3074,9 +3076,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3103,9 +3105,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float32, x0 *float32)
+// func ocannlMap3AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -3123,9 +3125,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX512(c *float32, x0 *float32)
+// func ocannlMap4AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -3148,9 +3150,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3171,9 +3173,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -3192,9 +3194,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3215,9 +3217,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3238,9 +3240,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float64, x0 *float64)
+// func ocannlMap26AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -3259,9 +3261,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap30AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5799,9 +5801,30 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap1AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5828,9 +5851,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float32, x0 *float32)
+// func ocannlMap3AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -5848,9 +5871,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float32, x0 *float32)
+// func ocannlMap4AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -5873,9 +5896,62 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32)
+// func ocannlMap5AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000080, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000010, DX
+
+rowb1:
+	MOVQ $0x00000008, BX
+
+row2:
+	VMOVUPS   (CX), Y1
+	VADDPS    Y0, Y1, Y1
+	VMOVUPS   (AX), Y2
+	VMAXPS    Y1, Y2, Y3
+	VMAXPS    Y2, Y1, Y4
+	VANDPS    Y4, Y3, Y3
+	VCMPPS    $0x03, Y1, Y2, Y4
+	VADDPS    Y1, Y2, Y1
+	VBLENDVPS Y4, Y1, Y3, Y1
+	VMOVUPS   Y1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+512, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -5887,112 +5963,112 @@ e1:
 	VCVTPS2PD    X0, Y2
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VANDPD       ocannlMap4AVX2Consts<>+0(SB), Y2, Y3
-	VMOVUPD      ocannlMap4AVX2Consts<>+32(SB), Y4
+	VANDPD       ocannlMap7AVX2Consts<>+0(SB), Y2, Y3
+	VMOVUPD      ocannlMap7AVX2Consts<>+32(SB), Y4
 	VMINPD       Y3, Y4, Y4
 	VADDPD       Y4, Y4, Y4
-	VMOVUPD      ocannlMap4AVX2Consts<>+64(SB), Y5
+	VMOVUPD      ocannlMap7AVX2Consts<>+64(SB), Y5
 	VMAXPD       Y4, Y5, Y4
-	VMOVUPD      ocannlMap4AVX2Consts<>+96(SB), Y5
+	VMOVUPD      ocannlMap7AVX2Consts<>+96(SB), Y5
 	VMINPD       Y4, Y5, Y4
-	VMULPD       ocannlMap4AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap7AVX2Consts<>+128(SB), Y4, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VFNMADD231PD ocannlMap4AVX2Consts<>+160(SB), Y5, Y4
-	VFNMADD231PD ocannlMap4AVX2Consts<>+192(SB), Y5, Y4
-	VMOVUPD      ocannlMap4AVX2Consts<>+224(SB), Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+256(SB), Y4, Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+288(SB), Y4, Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+320(SB), Y4, Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+352(SB), Y4, Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+384(SB), Y4, Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+416(SB), Y4, Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+448(SB), Y4, Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+448(SB), Y4, Y6
-	VMULPD       ocannlMap4AVX2Consts<>+416(SB), Y5, Y4
+	VFNMADD231PD ocannlMap7AVX2Consts<>+160(SB), Y5, Y4
+	VFNMADD231PD ocannlMap7AVX2Consts<>+192(SB), Y5, Y4
+	VMOVUPD      ocannlMap7AVX2Consts<>+224(SB), Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+320(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+352(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y4, Y6
+	VMULPD       ocannlMap7AVX2Consts<>+416(SB), Y5, Y4
 	VROUNDPD     $0x01, Y4, Y4
 	VSUBPD       Y4, Y5, Y5
-	VADDPD       ocannlMap4AVX2Consts<>+480(SB), Y4, Y4
-	VPADDQ       ocannlMap4AVX2Consts<>+512(SB), Y4, Y4
+	VADDPD       ocannlMap7AVX2Consts<>+480(SB), Y4, Y4
+	VPADDQ       ocannlMap7AVX2Consts<>+512(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap4AVX2Consts<>+480(SB), Y5, Y5
-	VPADDQ       ocannlMap4AVX2Consts<>+512(SB), Y5, Y5
+	VADDPD       ocannlMap7AVX2Consts<>+480(SB), Y5, Y5
+	VPADDQ       ocannlMap7AVX2Consts<>+512(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y6, Y6
-	VADDPD       ocannlMap4AVX2Consts<>+448(SB), Y6, Y6
-	VMOVUPD      ocannlMap4AVX2Consts<>+544(SB), Y4
+	VADDPD       ocannlMap7AVX2Consts<>+448(SB), Y6, Y6
+	VMOVUPD      ocannlMap7AVX2Consts<>+544(SB), Y4
 	VDIVPD       Y6, Y4, Y4
-	VMOVUPD      ocannlMap4AVX2Consts<>+448(SB), Y5
+	VMOVUPD      ocannlMap7AVX2Consts<>+448(SB), Y5
 	VSUBPD       Y4, Y5, Y4
 	VMULPD       Y2, Y2, Y5
-	VMOVUPD      ocannlMap4AVX2Consts<>+576(SB), Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+608(SB), Y5, Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+640(SB), Y5, Y6
-	VMOVUPD      ocannlMap4AVX2Consts<>+448(SB), Y7
-	VFMADD213PD  ocannlMap4AVX2Consts<>+672(SB), Y5, Y7
-	VFMADD213PD  ocannlMap4AVX2Consts<>+704(SB), Y5, Y7
-	VFMADD213PD  ocannlMap4AVX2Consts<>+736(SB), Y5, Y7
+	VMOVUPD      ocannlMap7AVX2Consts<>+576(SB), Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y5, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+640(SB), Y5, Y6
+	VMOVUPD      ocannlMap7AVX2Consts<>+448(SB), Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+672(SB), Y5, Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+704(SB), Y5, Y7
+	VFMADD213PD  ocannlMap7AVX2Consts<>+736(SB), Y5, Y7
 	VDIVPD       Y7, Y6, Y6
 	VMULPD       Y5, Y6, Y6
 	VFMADD213PD  Y2, Y2, Y6
-	VCMPPD       $0x01, ocannlMap4AVX2Consts<>+768(SB), Y3, Y3
+	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+768(SB), Y3, Y3
 	VBLENDVPD    Y3, Y6, Y4, Y4
-	VANDPD       ocannlMap4AVX2Consts<>+0(SB), Y4, Y4
-	VANDPD       ocannlMap4AVX2Consts<>+800(SB), Y2, Y3
+	VANDPD       ocannlMap7AVX2Consts<>+0(SB), Y4, Y4
+	VANDPD       ocannlMap7AVX2Consts<>+800(SB), Y2, Y3
 	VORPD        Y3, Y4, Y4
 	VCVTPD2PSY   Y4, X1
-	VANDPD       ocannlMap4AVX2Consts<>+0(SB), Y0, Y2
-	VMOVUPD      ocannlMap4AVX2Consts<>+32(SB), Y3
+	VANDPD       ocannlMap7AVX2Consts<>+0(SB), Y0, Y2
+	VMOVUPD      ocannlMap7AVX2Consts<>+32(SB), Y3
 	VMINPD       Y2, Y3, Y3
 	VADDPD       Y3, Y3, Y3
-	VMOVUPD      ocannlMap4AVX2Consts<>+64(SB), Y4
+	VMOVUPD      ocannlMap7AVX2Consts<>+64(SB), Y4
 	VMAXPD       Y3, Y4, Y3
-	VMOVUPD      ocannlMap4AVX2Consts<>+96(SB), Y4
+	VMOVUPD      ocannlMap7AVX2Consts<>+96(SB), Y4
 	VMINPD       Y3, Y4, Y3
-	VMULPD       ocannlMap4AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap7AVX2Consts<>+128(SB), Y3, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VFNMADD231PD ocannlMap4AVX2Consts<>+160(SB), Y4, Y3
-	VFNMADD231PD ocannlMap4AVX2Consts<>+192(SB), Y4, Y3
-	VMOVUPD      ocannlMap4AVX2Consts<>+224(SB), Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+448(SB), Y3, Y5
-	VMULPD       ocannlMap4AVX2Consts<>+416(SB), Y4, Y3
+	VFNMADD231PD ocannlMap7AVX2Consts<>+160(SB), Y4, Y3
+	VFNMADD231PD ocannlMap7AVX2Consts<>+192(SB), Y4, Y3
+	VMOVUPD      ocannlMap7AVX2Consts<>+224(SB), Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y3, Y5
+	VMULPD       ocannlMap7AVX2Consts<>+416(SB), Y4, Y3
 	VROUNDPD     $0x01, Y3, Y3
 	VSUBPD       Y3, Y4, Y4
-	VADDPD       ocannlMap4AVX2Consts<>+480(SB), Y3, Y3
-	VPADDQ       ocannlMap4AVX2Consts<>+512(SB), Y3, Y3
+	VADDPD       ocannlMap7AVX2Consts<>+480(SB), Y3, Y3
+	VPADDQ       ocannlMap7AVX2Consts<>+512(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap4AVX2Consts<>+480(SB), Y4, Y4
-	VPADDQ       ocannlMap4AVX2Consts<>+512(SB), Y4, Y4
+	VADDPD       ocannlMap7AVX2Consts<>+480(SB), Y4, Y4
+	VPADDQ       ocannlMap7AVX2Consts<>+512(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap4AVX2Consts<>+448(SB), Y5, Y5
-	VMOVUPD      ocannlMap4AVX2Consts<>+544(SB), Y3
+	VADDPD       ocannlMap7AVX2Consts<>+448(SB), Y5, Y5
+	VMOVUPD      ocannlMap7AVX2Consts<>+544(SB), Y3
 	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap4AVX2Consts<>+448(SB), Y4
+	VMOVUPD      ocannlMap7AVX2Consts<>+448(SB), Y4
 	VSUBPD       Y3, Y4, Y3
 	VMULPD       Y0, Y0, Y4
-	VMOVUPD      ocannlMap4AVX2Consts<>+576(SB), Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+608(SB), Y4, Y5
-	VFMADD213PD  ocannlMap4AVX2Consts<>+640(SB), Y4, Y5
-	VMOVUPD      ocannlMap4AVX2Consts<>+448(SB), Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+672(SB), Y4, Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+704(SB), Y4, Y6
-	VFMADD213PD  ocannlMap4AVX2Consts<>+736(SB), Y4, Y6
+	VMOVUPD      ocannlMap7AVX2Consts<>+576(SB), Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+608(SB), Y4, Y5
+	VFMADD213PD  ocannlMap7AVX2Consts<>+640(SB), Y4, Y5
+	VMOVUPD      ocannlMap7AVX2Consts<>+448(SB), Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+672(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+704(SB), Y4, Y6
+	VFMADD213PD  ocannlMap7AVX2Consts<>+736(SB), Y4, Y6
 	VDIVPD       Y6, Y5, Y5
 	VMULPD       Y4, Y5, Y5
 	VFMADD213PD  Y0, Y0, Y5
-	VCMPPD       $0x01, ocannlMap4AVX2Consts<>+768(SB), Y2, Y2
+	VCMPPD       $0x01, ocannlMap7AVX2Consts<>+768(SB), Y2, Y2
 	VBLENDVPD    Y2, Y5, Y3, Y3
-	VANDPD       ocannlMap4AVX2Consts<>+0(SB), Y3, Y3
-	VANDPD       ocannlMap4AVX2Consts<>+800(SB), Y0, Y2
+	VANDPD       ocannlMap7AVX2Consts<>+0(SB), Y3, Y3
+	VANDPD       ocannlMap7AVX2Consts<>+800(SB), Y0, Y2
 	VORPD        Y2, Y3, Y3
 	VCVTPD2PSY   Y3, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -6004,115 +6080,115 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap4AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap4AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap4AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap4AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap4AVX2Consts<>+32(SB)/8, $0x4046000000000000
-DATA ocannlMap4AVX2Consts<>+40(SB)/8, $0x4046000000000000
-DATA ocannlMap4AVX2Consts<>+48(SB)/8, $0x4046000000000000
-DATA ocannlMap4AVX2Consts<>+56(SB)/8, $0x4046000000000000
-DATA ocannlMap4AVX2Consts<>+64(SB)/8, $0xc087700000000000
-DATA ocannlMap4AVX2Consts<>+72(SB)/8, $0xc087700000000000
-DATA ocannlMap4AVX2Consts<>+80(SB)/8, $0xc087700000000000
-DATA ocannlMap4AVX2Consts<>+88(SB)/8, $0xc087700000000000
-DATA ocannlMap4AVX2Consts<>+96(SB)/8, $0x4086300000000000
-DATA ocannlMap4AVX2Consts<>+104(SB)/8, $0x4086300000000000
-DATA ocannlMap4AVX2Consts<>+112(SB)/8, $0x4086300000000000
-DATA ocannlMap4AVX2Consts<>+120(SB)/8, $0x4086300000000000
-DATA ocannlMap4AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap4AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap4AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap4AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap4AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap4AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap4AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap4AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap4AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap4AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap4AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap4AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap4AVX2Consts<>+224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap4AVX2Consts<>+232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap4AVX2Consts<>+240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap4AVX2Consts<>+248(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap4AVX2Consts<>+256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap4AVX2Consts<>+264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap4AVX2Consts<>+272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap4AVX2Consts<>+280(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap4AVX2Consts<>+288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap4AVX2Consts<>+296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap4AVX2Consts<>+304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap4AVX2Consts<>+312(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap4AVX2Consts<>+320(SB)/8, $0x3f81111111111111
-DATA ocannlMap4AVX2Consts<>+328(SB)/8, $0x3f81111111111111
-DATA ocannlMap4AVX2Consts<>+336(SB)/8, $0x3f81111111111111
-DATA ocannlMap4AVX2Consts<>+344(SB)/8, $0x3f81111111111111
-DATA ocannlMap4AVX2Consts<>+352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap4AVX2Consts<>+360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap4AVX2Consts<>+368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap4AVX2Consts<>+376(SB)/8, $0x3fa5555555555555
-DATA ocannlMap4AVX2Consts<>+384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap4AVX2Consts<>+392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap4AVX2Consts<>+400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap4AVX2Consts<>+408(SB)/8, $0x3fc5555555555555
-DATA ocannlMap4AVX2Consts<>+416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap4AVX2Consts<>+424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap4AVX2Consts<>+432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap4AVX2Consts<>+440(SB)/8, $0x3fe0000000000000
-DATA ocannlMap4AVX2Consts<>+448(SB)/8, $0x3ff0000000000000
-DATA ocannlMap4AVX2Consts<>+456(SB)/8, $0x3ff0000000000000
-DATA ocannlMap4AVX2Consts<>+464(SB)/8, $0x3ff0000000000000
-DATA ocannlMap4AVX2Consts<>+472(SB)/8, $0x3ff0000000000000
-DATA ocannlMap4AVX2Consts<>+480(SB)/8, $0x4338000000000000
-DATA ocannlMap4AVX2Consts<>+488(SB)/8, $0x4338000000000000
-DATA ocannlMap4AVX2Consts<>+496(SB)/8, $0x4338000000000000
-DATA ocannlMap4AVX2Consts<>+504(SB)/8, $0x4338000000000000
-DATA ocannlMap4AVX2Consts<>+512(SB)/8, $0x00000000000003ff
-DATA ocannlMap4AVX2Consts<>+520(SB)/8, $0x00000000000003ff
-DATA ocannlMap4AVX2Consts<>+528(SB)/8, $0x00000000000003ff
-DATA ocannlMap4AVX2Consts<>+536(SB)/8, $0x00000000000003ff
-DATA ocannlMap4AVX2Consts<>+544(SB)/8, $0x4000000000000000
-DATA ocannlMap4AVX2Consts<>+552(SB)/8, $0x4000000000000000
-DATA ocannlMap4AVX2Consts<>+560(SB)/8, $0x4000000000000000
-DATA ocannlMap4AVX2Consts<>+568(SB)/8, $0x4000000000000000
-DATA ocannlMap4AVX2Consts<>+576(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap4AVX2Consts<>+584(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap4AVX2Consts<>+592(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap4AVX2Consts<>+600(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap4AVX2Consts<>+608(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap4AVX2Consts<>+616(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap4AVX2Consts<>+624(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap4AVX2Consts<>+632(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap4AVX2Consts<>+640(SB)/8, $0xc0993ac030580563
-DATA ocannlMap4AVX2Consts<>+648(SB)/8, $0xc0993ac030580563
-DATA ocannlMap4AVX2Consts<>+656(SB)/8, $0xc0993ac030580563
-DATA ocannlMap4AVX2Consts<>+664(SB)/8, $0xc0993ac030580563
-DATA ocannlMap4AVX2Consts<>+672(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap4AVX2Consts<>+680(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap4AVX2Consts<>+688(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap4AVX2Consts<>+696(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap4AVX2Consts<>+704(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap4AVX2Consts<>+712(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap4AVX2Consts<>+720(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap4AVX2Consts<>+728(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap4AVX2Consts<>+736(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap4AVX2Consts<>+744(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap4AVX2Consts<>+752(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap4AVX2Consts<>+760(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap4AVX2Consts<>+768(SB)/8, $0x3fe4000000000000
-DATA ocannlMap4AVX2Consts<>+776(SB)/8, $0x3fe4000000000000
-DATA ocannlMap4AVX2Consts<>+784(SB)/8, $0x3fe4000000000000
-DATA ocannlMap4AVX2Consts<>+792(SB)/8, $0x3fe4000000000000
-DATA ocannlMap4AVX2Consts<>+800(SB)/8, $0x8000000000000000
-DATA ocannlMap4AVX2Consts<>+808(SB)/8, $0x8000000000000000
-DATA ocannlMap4AVX2Consts<>+816(SB)/8, $0x8000000000000000
-DATA ocannlMap4AVX2Consts<>+824(SB)/8, $0x8000000000000000
-GLOBL ocannlMap4AVX2Consts<>(SB), RODATA|NOPTR, $832
+DATA ocannlMap7AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap7AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap7AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap7AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap7AVX2Consts<>+32(SB)/8, $0x4046000000000000
+DATA ocannlMap7AVX2Consts<>+40(SB)/8, $0x4046000000000000
+DATA ocannlMap7AVX2Consts<>+48(SB)/8, $0x4046000000000000
+DATA ocannlMap7AVX2Consts<>+56(SB)/8, $0x4046000000000000
+DATA ocannlMap7AVX2Consts<>+64(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+72(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+80(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+88(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+96(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+104(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+112(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+120(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+248(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+280(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+312(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+320(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+328(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+336(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+344(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+376(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+408(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+440(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+448(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+456(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+464(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+472(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+480(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+488(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+496(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+504(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+512(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+520(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+528(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+536(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+544(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+552(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+560(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+568(SB)/8, $0x4000000000000000
+DATA ocannlMap7AVX2Consts<>+576(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap7AVX2Consts<>+584(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap7AVX2Consts<>+592(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap7AVX2Consts<>+600(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap7AVX2Consts<>+608(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap7AVX2Consts<>+616(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap7AVX2Consts<>+624(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap7AVX2Consts<>+632(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap7AVX2Consts<>+640(SB)/8, $0xc0993ac030580563
+DATA ocannlMap7AVX2Consts<>+648(SB)/8, $0xc0993ac030580563
+DATA ocannlMap7AVX2Consts<>+656(SB)/8, $0xc0993ac030580563
+DATA ocannlMap7AVX2Consts<>+664(SB)/8, $0xc0993ac030580563
+DATA ocannlMap7AVX2Consts<>+672(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap7AVX2Consts<>+680(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap7AVX2Consts<>+688(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap7AVX2Consts<>+696(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap7AVX2Consts<>+704(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap7AVX2Consts<>+712(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap7AVX2Consts<>+720(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap7AVX2Consts<>+728(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap7AVX2Consts<>+736(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap7AVX2Consts<>+744(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap7AVX2Consts<>+752(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap7AVX2Consts<>+760(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap7AVX2Consts<>+768(SB)/8, $0x3fe4000000000000
+DATA ocannlMap7AVX2Consts<>+776(SB)/8, $0x3fe4000000000000
+DATA ocannlMap7AVX2Consts<>+784(SB)/8, $0x3fe4000000000000
+DATA ocannlMap7AVX2Consts<>+792(SB)/8, $0x3fe4000000000000
+DATA ocannlMap7AVX2Consts<>+800(SB)/8, $0x8000000000000000
+DATA ocannlMap7AVX2Consts<>+808(SB)/8, $0x8000000000000000
+DATA ocannlMap7AVX2Consts<>+816(SB)/8, $0x8000000000000000
+DATA ocannlMap7AVX2Consts<>+824(SB)/8, $0x8000000000000000
+GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $832
 
-// func ocannlMap5AVX2(c *float32, x0 *float32)
+// func ocannlMap8AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6121,31 +6197,31 @@ TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap5AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap8AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap5AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap8AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap5AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap8AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap5AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap5AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap5AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap5AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap5AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap5AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap5AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap5AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap5AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap5AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap5AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap8AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap8AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap8AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap8AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap8AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap5AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap5AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap8AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap8AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap5AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap5AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap8AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap8AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -6156,123 +6232,143 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap5AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap5AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap8AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap8AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap8AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap8AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap8AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap8AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap8AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap8AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap8AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap8AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap8AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap6AVX2(c *float32, x0 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6285,83 +6381,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap6AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap6AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap6AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap6AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap6AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap6AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap10AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap10AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap10AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap10AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap10AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap6AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap10AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap6AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap6AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap10AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap10AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap6AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap6AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap6AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap6AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap6AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap6AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap10AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap6AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap6AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap10AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap6AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap6AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap6AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap6AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap6AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap6AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap10AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap10AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap10AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap10AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap10AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap6AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap6AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap6AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap6AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap6AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap6AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap10AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap10AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap10AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap10AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap10AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap6AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap10AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap6AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap6AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap10AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap10AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap6AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap6AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap6AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap6AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap6AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap6AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap10AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap6AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap10AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap6AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap10AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap6AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap6AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap6AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap6AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap6AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap6AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap10AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap10AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap10AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap10AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap10AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -6373,91 +6469,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap6AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap6AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap6AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap6AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap6AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap6AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap6AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap6AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap6AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap6AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap6AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap6AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap6AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap6AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap6AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap6AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap6AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap6AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap6AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap6AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap6AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap6AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap6AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap6AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap6AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap6AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap6AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap6AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap6AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap6AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap6AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap6AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap6AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap6AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap6AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap6AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap6AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap6AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap6AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap6AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap6AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap6AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap6AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap6AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap6AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap6AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap6AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap6AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap6AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap6AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap6AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap6AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap6AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap6AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap6AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap6AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap6AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap6AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap6AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap6AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap6AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap6AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap6AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap6AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap6AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap6AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap6AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap6AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap6AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap6AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap6AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap6AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap6AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap6AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap6AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap6AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap6AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap6AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap6AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap6AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap6AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap10AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap10AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap10AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap10AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap10AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap10AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap10AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap10AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap10AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap10AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap10AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap10AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap10AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap10AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap10AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap10AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap10AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap10AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap10AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap10AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap10AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap10AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap10AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap10AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap10AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap10AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap10AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap10AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap10AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap10AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap10AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap10AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap10AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap10AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap10AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap10AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap10AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap10AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap10AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap10AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap10AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap10AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap10AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap10AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap10AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap10AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap10AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap10AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap10AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap10AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap10AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap10AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap10AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap10AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap10AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap10AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap10AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap10AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap10AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap10AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6478,9 +6574,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6499,9 +6595,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6519,9 +6615,30 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6533,11 +6650,11 @@ e1:
 	VCVTPS2PD    X0, Y2
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VMOVUPD      ocannlMap10AVX2Consts<>+0(SB), Y3
+	VMOVUPD      ocannlMap15AVX2Consts<>+0(SB), Y3
 	VSQRTPD      Y2, Y2
 	VDIVPD       Y2, Y3, Y3
 	VCVTPD2PSY   Y3, X1
-	VMOVUPD      ocannlMap10AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap15AVX2Consts<>+0(SB), Y2
 	VSQRTPD      Y0, Y0
 	VDIVPD       Y0, Y2, Y2
 	VCVTPD2PSY   Y2, X0
@@ -6550,15 +6667,15 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap10AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
-DATA ocannlMap10AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
-GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $32
+DATA ocannlMap15AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
+GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $32
 
-// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6579,9 +6696,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6590,7 +6707,7 @@ TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS (CX), Y0
-	VXORPS  ocannlMap12AVX2Consts<>+0(SB), Y0, Y0
+	VXORPS  ocannlMap17AVX2Consts<>+0(SB), Y0, Y0
 	VMOVUPS Y0, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -6599,19 +6716,19 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap12AVX2Consts<>+0(SB)/4, $0x80000000
-DATA ocannlMap12AVX2Consts<>+4(SB)/4, $0x80000000
-DATA ocannlMap12AVX2Consts<>+8(SB)/4, $0x80000000
-DATA ocannlMap12AVX2Consts<>+12(SB)/4, $0x80000000
-DATA ocannlMap12AVX2Consts<>+16(SB)/4, $0x80000000
-DATA ocannlMap12AVX2Consts<>+20(SB)/4, $0x80000000
-DATA ocannlMap12AVX2Consts<>+24(SB)/4, $0x80000000
-DATA ocannlMap12AVX2Consts<>+28(SB)/4, $0x80000000
-GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $32
+DATA ocannlMap17AVX2Consts<>+0(SB)/4, $0x80000000
+DATA ocannlMap17AVX2Consts<>+4(SB)/4, $0x80000000
+DATA ocannlMap17AVX2Consts<>+8(SB)/4, $0x80000000
+DATA ocannlMap17AVX2Consts<>+12(SB)/4, $0x80000000
+DATA ocannlMap17AVX2Consts<>+16(SB)/4, $0x80000000
+DATA ocannlMap17AVX2Consts<>+20(SB)/4, $0x80000000
+DATA ocannlMap17AVX2Consts<>+24(SB)/4, $0x80000000
+DATA ocannlMap17AVX2Consts<>+28(SB)/4, $0x80000000
+GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $32
 
-// func ocannlMap13AVX2(c *float32, x0 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6620,29 +6737,29 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VMOVUPD     ocannlMap13AVX2Consts<>+0(SB), Y1
+	VMOVUPD     ocannlMap18AVX2Consts<>+0(SB), Y1
 	VMAXPS      Y0, Y1, Y0
-	VMOVUPD     ocannlMap13AVX2Consts<>+32(SB), Y1
+	VMOVUPD     ocannlMap18AVX2Consts<>+32(SB), Y1
 	VMINPS      Y0, Y1, Y0
 	VROUNDPS    $0x00, Y0, Y1
 	VSUBPS      Y1, Y0, Y0
-	VMOVUPD     ocannlMap13AVX2Consts<>+64(SB), Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+96(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+128(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+160(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS ocannlMap13AVX2Consts<>+288(SB), Y0, Y2
-	VMULPS      ocannlMap13AVX2Consts<>+320(SB), Y1, Y0
+	VMOVUPD     ocannlMap18AVX2Consts<>+64(SB), Y2
+	VFMADD213PS ocannlMap18AVX2Consts<>+96(SB), Y0, Y2
+	VFMADD213PS ocannlMap18AVX2Consts<>+128(SB), Y0, Y2
+	VFMADD213PS ocannlMap18AVX2Consts<>+160(SB), Y0, Y2
+	VFMADD213PS ocannlMap18AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS ocannlMap18AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS ocannlMap18AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS ocannlMap18AVX2Consts<>+288(SB), Y0, Y2
+	VMULPS      ocannlMap18AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS    $0x01, Y0, Y0
 	VSUBPS      Y0, Y1, Y1
-	VADDPS      ocannlMap13AVX2Consts<>+352(SB), Y0, Y0
-	VPADDD      ocannlMap13AVX2Consts<>+384(SB), Y0, Y0
+	VADDPS      ocannlMap18AVX2Consts<>+352(SB), Y0, Y0
+	VPADDD      ocannlMap18AVX2Consts<>+384(SB), Y0, Y0
 	VPSLLD      $0x17, Y0, Y0
 	VMULPS      Y0, Y2, Y2
-	VADDPS      ocannlMap13AVX2Consts<>+352(SB), Y1, Y1
-	VPADDD      ocannlMap13AVX2Consts<>+384(SB), Y1, Y1
+	VADDPS      ocannlMap18AVX2Consts<>+352(SB), Y1, Y1
+	VPADDD      ocannlMap18AVX2Consts<>+384(SB), Y1, Y1
 	VPSLLD      $0x17, Y1, Y1
 	VMULPS      Y1, Y2, Y2
 	VMOVUPS     Y2, (AX)
@@ -6653,115 +6770,115 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap13AVX2Consts<>+0(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+4(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+8(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+12(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+16(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+20(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+24(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+28(SB)/4, $0xc3170000
-DATA ocannlMap13AVX2Consts<>+32(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+36(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+40(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+44(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+48(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+52(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+56(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+60(SB)/4, $0x43010000
-DATA ocannlMap13AVX2Consts<>+64(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+68(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+72(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+76(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+80(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+84(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+88(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+92(SB)/4, $0x377fe5fe
-DATA ocannlMap13AVX2Consts<>+96(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+100(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+104(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+108(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+112(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+116(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+120(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+124(SB)/4, $0x39218489
-DATA ocannlMap13AVX2Consts<>+128(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+132(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+136(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+140(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+144(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+148(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+152(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+156(SB)/4, $0x3aaec3ff
-DATA ocannlMap13AVX2Consts<>+160(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+164(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+168(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+172(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+176(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+180(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+184(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+188(SB)/4, $0x3c1d955b
-DATA ocannlMap13AVX2Consts<>+192(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+196(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+200(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+204(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+208(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+212(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+216(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+220(SB)/4, $0x3d635847
-DATA ocannlMap13AVX2Consts<>+224(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+228(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+232(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+236(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+240(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+244(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+248(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+252(SB)/4, $0x3e75fdf0
-DATA ocannlMap13AVX2Consts<>+256(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+260(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+264(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+268(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+272(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+276(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+280(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+284(SB)/4, $0x3f317218
-DATA ocannlMap13AVX2Consts<>+288(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+292(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+296(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+300(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+304(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+308(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+312(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+316(SB)/4, $0x3f800000
-DATA ocannlMap13AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap13AVX2Consts<>+352(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+356(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+360(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+364(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+368(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+372(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+376(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+380(SB)/4, $0x4b400000
-DATA ocannlMap13AVX2Consts<>+384(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+388(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+392(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+396(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+400(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+404(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+408(SB)/4, $0x0000007f
-DATA ocannlMap13AVX2Consts<>+412(SB)/4, $0x0000007f
-GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $416
+DATA ocannlMap18AVX2Consts<>+0(SB)/4, $0xc3170000
+DATA ocannlMap18AVX2Consts<>+4(SB)/4, $0xc3170000
+DATA ocannlMap18AVX2Consts<>+8(SB)/4, $0xc3170000
+DATA ocannlMap18AVX2Consts<>+12(SB)/4, $0xc3170000
+DATA ocannlMap18AVX2Consts<>+16(SB)/4, $0xc3170000
+DATA ocannlMap18AVX2Consts<>+20(SB)/4, $0xc3170000
+DATA ocannlMap18AVX2Consts<>+24(SB)/4, $0xc3170000
+DATA ocannlMap18AVX2Consts<>+28(SB)/4, $0xc3170000
+DATA ocannlMap18AVX2Consts<>+32(SB)/4, $0x43010000
+DATA ocannlMap18AVX2Consts<>+36(SB)/4, $0x43010000
+DATA ocannlMap18AVX2Consts<>+40(SB)/4, $0x43010000
+DATA ocannlMap18AVX2Consts<>+44(SB)/4, $0x43010000
+DATA ocannlMap18AVX2Consts<>+48(SB)/4, $0x43010000
+DATA ocannlMap18AVX2Consts<>+52(SB)/4, $0x43010000
+DATA ocannlMap18AVX2Consts<>+56(SB)/4, $0x43010000
+DATA ocannlMap18AVX2Consts<>+60(SB)/4, $0x43010000
+DATA ocannlMap18AVX2Consts<>+64(SB)/4, $0x377fe5fe
+DATA ocannlMap18AVX2Consts<>+68(SB)/4, $0x377fe5fe
+DATA ocannlMap18AVX2Consts<>+72(SB)/4, $0x377fe5fe
+DATA ocannlMap18AVX2Consts<>+76(SB)/4, $0x377fe5fe
+DATA ocannlMap18AVX2Consts<>+80(SB)/4, $0x377fe5fe
+DATA ocannlMap18AVX2Consts<>+84(SB)/4, $0x377fe5fe
+DATA ocannlMap18AVX2Consts<>+88(SB)/4, $0x377fe5fe
+DATA ocannlMap18AVX2Consts<>+92(SB)/4, $0x377fe5fe
+DATA ocannlMap18AVX2Consts<>+96(SB)/4, $0x39218489
+DATA ocannlMap18AVX2Consts<>+100(SB)/4, $0x39218489
+DATA ocannlMap18AVX2Consts<>+104(SB)/4, $0x39218489
+DATA ocannlMap18AVX2Consts<>+108(SB)/4, $0x39218489
+DATA ocannlMap18AVX2Consts<>+112(SB)/4, $0x39218489
+DATA ocannlMap18AVX2Consts<>+116(SB)/4, $0x39218489
+DATA ocannlMap18AVX2Consts<>+120(SB)/4, $0x39218489
+DATA ocannlMap18AVX2Consts<>+124(SB)/4, $0x39218489
+DATA ocannlMap18AVX2Consts<>+128(SB)/4, $0x3aaec3ff
+DATA ocannlMap18AVX2Consts<>+132(SB)/4, $0x3aaec3ff
+DATA ocannlMap18AVX2Consts<>+136(SB)/4, $0x3aaec3ff
+DATA ocannlMap18AVX2Consts<>+140(SB)/4, $0x3aaec3ff
+DATA ocannlMap18AVX2Consts<>+144(SB)/4, $0x3aaec3ff
+DATA ocannlMap18AVX2Consts<>+148(SB)/4, $0x3aaec3ff
+DATA ocannlMap18AVX2Consts<>+152(SB)/4, $0x3aaec3ff
+DATA ocannlMap18AVX2Consts<>+156(SB)/4, $0x3aaec3ff
+DATA ocannlMap18AVX2Consts<>+160(SB)/4, $0x3c1d955b
+DATA ocannlMap18AVX2Consts<>+164(SB)/4, $0x3c1d955b
+DATA ocannlMap18AVX2Consts<>+168(SB)/4, $0x3c1d955b
+DATA ocannlMap18AVX2Consts<>+172(SB)/4, $0x3c1d955b
+DATA ocannlMap18AVX2Consts<>+176(SB)/4, $0x3c1d955b
+DATA ocannlMap18AVX2Consts<>+180(SB)/4, $0x3c1d955b
+DATA ocannlMap18AVX2Consts<>+184(SB)/4, $0x3c1d955b
+DATA ocannlMap18AVX2Consts<>+188(SB)/4, $0x3c1d955b
+DATA ocannlMap18AVX2Consts<>+192(SB)/4, $0x3d635847
+DATA ocannlMap18AVX2Consts<>+196(SB)/4, $0x3d635847
+DATA ocannlMap18AVX2Consts<>+200(SB)/4, $0x3d635847
+DATA ocannlMap18AVX2Consts<>+204(SB)/4, $0x3d635847
+DATA ocannlMap18AVX2Consts<>+208(SB)/4, $0x3d635847
+DATA ocannlMap18AVX2Consts<>+212(SB)/4, $0x3d635847
+DATA ocannlMap18AVX2Consts<>+216(SB)/4, $0x3d635847
+DATA ocannlMap18AVX2Consts<>+220(SB)/4, $0x3d635847
+DATA ocannlMap18AVX2Consts<>+224(SB)/4, $0x3e75fdf0
+DATA ocannlMap18AVX2Consts<>+228(SB)/4, $0x3e75fdf0
+DATA ocannlMap18AVX2Consts<>+232(SB)/4, $0x3e75fdf0
+DATA ocannlMap18AVX2Consts<>+236(SB)/4, $0x3e75fdf0
+DATA ocannlMap18AVX2Consts<>+240(SB)/4, $0x3e75fdf0
+DATA ocannlMap18AVX2Consts<>+244(SB)/4, $0x3e75fdf0
+DATA ocannlMap18AVX2Consts<>+248(SB)/4, $0x3e75fdf0
+DATA ocannlMap18AVX2Consts<>+252(SB)/4, $0x3e75fdf0
+DATA ocannlMap18AVX2Consts<>+256(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+260(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+264(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+268(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+272(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+276(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+280(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+284(SB)/4, $0x3f317218
+DATA ocannlMap18AVX2Consts<>+288(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+292(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+296(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+300(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+304(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+308(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+312(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+316(SB)/4, $0x3f800000
+DATA ocannlMap18AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap18AVX2Consts<>+352(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+356(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+360(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+364(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+368(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+372(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+376(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+380(SB)/4, $0x4b400000
+DATA ocannlMap18AVX2Consts<>+384(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+388(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+392(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+396(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+400(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+404(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+408(SB)/4, $0x0000007f
+DATA ocannlMap18AVX2Consts<>+412(SB)/4, $0x0000007f
+GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $416
 
-// func ocannlMap14AVX2(c *float32, x0 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6781,9 +6898,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -6796,85 +6913,85 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap15AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap15AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap15AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap15AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap15AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap20AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap20AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap20AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap20AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap20AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap20AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap15AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap20AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap15AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap15AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap20AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap20AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap15AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap20AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap20AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap20AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap20AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap15AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap20AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap20AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap20AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap20AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y6, Y4, Y4
-	VMULPD       ocannlMap15AVX2Consts<>+448(SB), Y4, Y6
-	VFMADD231PD  ocannlMap15AVX2Consts<>+480(SB), Y4, Y6
+	VMULPD       ocannlMap20AVX2Consts<>+448(SB), Y4, Y6
+	VFMADD231PD  ocannlMap20AVX2Consts<>+480(SB), Y4, Y6
 	VADDPD       Y3, Y6, Y6
-	VCMPPD       $0x01, ocannlMap15AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap15AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap15AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap15AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap15AVX2Consts<>+608(SB), Y2, Y3
+	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap20AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap20AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap20AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap20AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap15AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap15AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap15AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap15AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap20AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap20AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap20AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap20AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap20AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap20AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap15AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap20AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap15AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap20AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap20AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap15AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap20AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap20AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap20AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap20AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap15AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap20AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap20AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap20AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap20AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y5, Y3, Y3
-	VMULPD       ocannlMap15AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD231PD  ocannlMap15AVX2Consts<>+480(SB), Y3, Y5
+	VMULPD       ocannlMap20AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD231PD  ocannlMap20AVX2Consts<>+480(SB), Y3, Y5
 	VADDPD       Y2, Y5, Y5
-	VCMPPD       $0x01, ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap15AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap15AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap15AVX2Consts<>+608(SB), Y0, Y2
+	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap20AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap20AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap20AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap20AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -6886,91 +7003,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap15AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+448(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap15AVX2Consts<>+456(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap15AVX2Consts<>+464(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap15AVX2Consts<>+472(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap15AVX2Consts<>+480(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap15AVX2Consts<>+488(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap15AVX2Consts<>+496(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap15AVX2Consts<>+504(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap15AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap20AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap20AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap20AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap20AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap20AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap20AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap20AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap20AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap20AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap20AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap20AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap20AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap20AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap20AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap20AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap20AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap20AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap20AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap20AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap20AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap20AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap20AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap20AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap20AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap20AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap20AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap20AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap20AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap20AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap20AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap20AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap20AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap20AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap20AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap20AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap20AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap20AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap20AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap20AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap20AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap20AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap20AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap20AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap20AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap20AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap20AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap20AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap20AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap20AVX2Consts<>+448(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap20AVX2Consts<>+456(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap20AVX2Consts<>+464(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap20AVX2Consts<>+472(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap20AVX2Consts<>+480(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap20AVX2Consts<>+488(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap20AVX2Consts<>+496(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap20AVX2Consts<>+504(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap20AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap20AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap20AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap20AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap20AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap20AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap20AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap20AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap20AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap20AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap20AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap20AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap20AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap20AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap20AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap20AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap20AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap16AVX2(c *float64, x0 *float64)
+// func ocannlMap21AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -6979,63 +7096,63 @@ TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VANDPD       ocannlMap16AVX2Consts<>+0(SB), Y0, Y1
-	VMOVUPD      ocannlMap16AVX2Consts<>+32(SB), Y2
+	VANDPD       ocannlMap21AVX2Consts<>+0(SB), Y0, Y1
+	VMOVUPD      ocannlMap21AVX2Consts<>+32(SB), Y2
 	VMINPD       Y1, Y2, Y2
 	VADDPD       Y2, Y2, Y2
-	VMOVUPD      ocannlMap16AVX2Consts<>+64(SB), Y3
+	VMOVUPD      ocannlMap21AVX2Consts<>+64(SB), Y3
 	VMAXPD       Y2, Y3, Y2
-	VMOVUPD      ocannlMap16AVX2Consts<>+96(SB), Y3
+	VMOVUPD      ocannlMap21AVX2Consts<>+96(SB), Y3
 	VMINPD       Y2, Y3, Y2
-	VMULPD       ocannlMap16AVX2Consts<>+128(SB), Y2, Y3
+	VMULPD       ocannlMap21AVX2Consts<>+128(SB), Y2, Y3
 	VROUNDPD     $0x00, Y3, Y3
-	VFNMADD231PD ocannlMap16AVX2Consts<>+160(SB), Y3, Y2
-	VFNMADD231PD ocannlMap16AVX2Consts<>+192(SB), Y3, Y2
-	VMOVUPD      ocannlMap16AVX2Consts<>+224(SB), Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+256(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+288(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+320(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+352(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+384(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+416(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+448(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+480(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+512(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+544(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+576(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+608(SB), Y2, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+608(SB), Y2, Y4
-	VMULPD       ocannlMap16AVX2Consts<>+576(SB), Y3, Y2
+	VFNMADD231PD ocannlMap21AVX2Consts<>+160(SB), Y3, Y2
+	VFNMADD231PD ocannlMap21AVX2Consts<>+192(SB), Y3, Y2
+	VMOVUPD      ocannlMap21AVX2Consts<>+224(SB), Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+256(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+288(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+320(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+352(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+384(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+416(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+448(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+480(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+512(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+544(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+576(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+608(SB), Y2, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+608(SB), Y2, Y4
+	VMULPD       ocannlMap21AVX2Consts<>+576(SB), Y3, Y2
 	VROUNDPD     $0x01, Y2, Y2
 	VSUBPD       Y2, Y3, Y3
-	VADDPD       ocannlMap16AVX2Consts<>+640(SB), Y2, Y2
-	VPADDQ       ocannlMap16AVX2Consts<>+672(SB), Y2, Y2
+	VADDPD       ocannlMap21AVX2Consts<>+640(SB), Y2, Y2
+	VPADDQ       ocannlMap21AVX2Consts<>+672(SB), Y2, Y2
 	VPSLLQ       $0x34, Y2, Y2
 	VMULPD       Y2, Y4, Y4
-	VADDPD       ocannlMap16AVX2Consts<>+640(SB), Y3, Y3
-	VPADDQ       ocannlMap16AVX2Consts<>+672(SB), Y3, Y3
+	VADDPD       ocannlMap21AVX2Consts<>+640(SB), Y3, Y3
+	VPADDQ       ocannlMap21AVX2Consts<>+672(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
 	VMULPD       Y3, Y4, Y4
-	VADDPD       ocannlMap16AVX2Consts<>+608(SB), Y4, Y4
-	VMOVUPD      ocannlMap16AVX2Consts<>+704(SB), Y2
+	VADDPD       ocannlMap21AVX2Consts<>+608(SB), Y4, Y4
+	VMOVUPD      ocannlMap21AVX2Consts<>+704(SB), Y2
 	VDIVPD       Y4, Y2, Y2
-	VMOVUPD      ocannlMap16AVX2Consts<>+608(SB), Y3
+	VMOVUPD      ocannlMap21AVX2Consts<>+608(SB), Y3
 	VSUBPD       Y2, Y3, Y2
 	VMULPD       Y0, Y0, Y3
-	VMOVUPD      ocannlMap16AVX2Consts<>+736(SB), Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+768(SB), Y3, Y4
-	VFMADD213PD  ocannlMap16AVX2Consts<>+800(SB), Y3, Y4
-	VMOVUPD      ocannlMap16AVX2Consts<>+608(SB), Y5
-	VFMADD213PD  ocannlMap16AVX2Consts<>+832(SB), Y3, Y5
-	VFMADD213PD  ocannlMap16AVX2Consts<>+864(SB), Y3, Y5
-	VFMADD213PD  ocannlMap16AVX2Consts<>+896(SB), Y3, Y5
+	VMOVUPD      ocannlMap21AVX2Consts<>+736(SB), Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+768(SB), Y3, Y4
+	VFMADD213PD  ocannlMap21AVX2Consts<>+800(SB), Y3, Y4
+	VMOVUPD      ocannlMap21AVX2Consts<>+608(SB), Y5
+	VFMADD213PD  ocannlMap21AVX2Consts<>+832(SB), Y3, Y5
+	VFMADD213PD  ocannlMap21AVX2Consts<>+864(SB), Y3, Y5
+	VFMADD213PD  ocannlMap21AVX2Consts<>+896(SB), Y3, Y5
 	VDIVPD       Y5, Y4, Y4
 	VMULPD       Y3, Y4, Y4
 	VFMADD213PD  Y0, Y0, Y4
-	VCMPPD       $0x01, ocannlMap16AVX2Consts<>+928(SB), Y1, Y1
+	VCMPPD       $0x01, ocannlMap21AVX2Consts<>+928(SB), Y1, Y1
 	VBLENDVPD    Y1, Y4, Y2, Y2
-	VANDPD       ocannlMap16AVX2Consts<>+0(SB), Y2, Y2
-	VANDPD       ocannlMap16AVX2Consts<>+960(SB), Y0, Y1
+	VANDPD       ocannlMap21AVX2Consts<>+0(SB), Y2, Y2
+	VANDPD       ocannlMap21AVX2Consts<>+960(SB), Y0, Y1
 	VORPD        Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
@@ -7045,135 +7162,135 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap16AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap16AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap16AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap16AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap16AVX2Consts<>+32(SB)/8, $0x4046000000000000
-DATA ocannlMap16AVX2Consts<>+40(SB)/8, $0x4046000000000000
-DATA ocannlMap16AVX2Consts<>+48(SB)/8, $0x4046000000000000
-DATA ocannlMap16AVX2Consts<>+56(SB)/8, $0x4046000000000000
-DATA ocannlMap16AVX2Consts<>+64(SB)/8, $0xc087700000000000
-DATA ocannlMap16AVX2Consts<>+72(SB)/8, $0xc087700000000000
-DATA ocannlMap16AVX2Consts<>+80(SB)/8, $0xc087700000000000
-DATA ocannlMap16AVX2Consts<>+88(SB)/8, $0xc087700000000000
-DATA ocannlMap16AVX2Consts<>+96(SB)/8, $0x4086300000000000
-DATA ocannlMap16AVX2Consts<>+104(SB)/8, $0x4086300000000000
-DATA ocannlMap16AVX2Consts<>+112(SB)/8, $0x4086300000000000
-DATA ocannlMap16AVX2Consts<>+120(SB)/8, $0x4086300000000000
-DATA ocannlMap16AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap16AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap16AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap16AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap16AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap16AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap16AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap16AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap16AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap16AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap16AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap16AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap16AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap16AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap16AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap16AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap16AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap16AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap16AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap16AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap16AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap16AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap16AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap16AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap16AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap16AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap16AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap16AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap16AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap16AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap16AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap16AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap16AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap16AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap16AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap16AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap16AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap16AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap16AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap16AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap16AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap16AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap16AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap16AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap16AVX2Consts<>+480(SB)/8, $0x3f81111111111111
-DATA ocannlMap16AVX2Consts<>+488(SB)/8, $0x3f81111111111111
-DATA ocannlMap16AVX2Consts<>+496(SB)/8, $0x3f81111111111111
-DATA ocannlMap16AVX2Consts<>+504(SB)/8, $0x3f81111111111111
-DATA ocannlMap16AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
-DATA ocannlMap16AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
-DATA ocannlMap16AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
-DATA ocannlMap16AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
-DATA ocannlMap16AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
-DATA ocannlMap16AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
-DATA ocannlMap16AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
-DATA ocannlMap16AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
-DATA ocannlMap16AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+640(SB)/8, $0x4338000000000000
-DATA ocannlMap16AVX2Consts<>+648(SB)/8, $0x4338000000000000
-DATA ocannlMap16AVX2Consts<>+656(SB)/8, $0x4338000000000000
-DATA ocannlMap16AVX2Consts<>+664(SB)/8, $0x4338000000000000
-DATA ocannlMap16AVX2Consts<>+672(SB)/8, $0x00000000000003ff
-DATA ocannlMap16AVX2Consts<>+680(SB)/8, $0x00000000000003ff
-DATA ocannlMap16AVX2Consts<>+688(SB)/8, $0x00000000000003ff
-DATA ocannlMap16AVX2Consts<>+696(SB)/8, $0x00000000000003ff
-DATA ocannlMap16AVX2Consts<>+704(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+712(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+720(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+728(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap16AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap16AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap16AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap16AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap16AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap16AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap16AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap16AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
-DATA ocannlMap16AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
-DATA ocannlMap16AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
-DATA ocannlMap16AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
-DATA ocannlMap16AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap16AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap16AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap16AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap16AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap16AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap16AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap16AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap16AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap16AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap16AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap16AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap16AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
-DATA ocannlMap16AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
-DATA ocannlMap16AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
-DATA ocannlMap16AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
-DATA ocannlMap16AVX2Consts<>+960(SB)/8, $0x8000000000000000
-DATA ocannlMap16AVX2Consts<>+968(SB)/8, $0x8000000000000000
-DATA ocannlMap16AVX2Consts<>+976(SB)/8, $0x8000000000000000
-DATA ocannlMap16AVX2Consts<>+984(SB)/8, $0x8000000000000000
-GLOBL ocannlMap16AVX2Consts<>(SB), RODATA|NOPTR, $992
+DATA ocannlMap21AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap21AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap21AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap21AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap21AVX2Consts<>+32(SB)/8, $0x4046000000000000
+DATA ocannlMap21AVX2Consts<>+40(SB)/8, $0x4046000000000000
+DATA ocannlMap21AVX2Consts<>+48(SB)/8, $0x4046000000000000
+DATA ocannlMap21AVX2Consts<>+56(SB)/8, $0x4046000000000000
+DATA ocannlMap21AVX2Consts<>+64(SB)/8, $0xc087700000000000
+DATA ocannlMap21AVX2Consts<>+72(SB)/8, $0xc087700000000000
+DATA ocannlMap21AVX2Consts<>+80(SB)/8, $0xc087700000000000
+DATA ocannlMap21AVX2Consts<>+88(SB)/8, $0xc087700000000000
+DATA ocannlMap21AVX2Consts<>+96(SB)/8, $0x4086300000000000
+DATA ocannlMap21AVX2Consts<>+104(SB)/8, $0x4086300000000000
+DATA ocannlMap21AVX2Consts<>+112(SB)/8, $0x4086300000000000
+DATA ocannlMap21AVX2Consts<>+120(SB)/8, $0x4086300000000000
+DATA ocannlMap21AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap21AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap21AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap21AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap21AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap21AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap21AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap21AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap21AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap21AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap21AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap21AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap21AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap21AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap21AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap21AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap21AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap21AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap21AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap21AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap21AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap21AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap21AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap21AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap21AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap21AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap21AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap21AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap21AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap21AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap21AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap21AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap21AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap21AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap21AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap21AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap21AVX2Consts<>+480(SB)/8, $0x3f81111111111111
+DATA ocannlMap21AVX2Consts<>+488(SB)/8, $0x3f81111111111111
+DATA ocannlMap21AVX2Consts<>+496(SB)/8, $0x3f81111111111111
+DATA ocannlMap21AVX2Consts<>+504(SB)/8, $0x3f81111111111111
+DATA ocannlMap21AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
+DATA ocannlMap21AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
+DATA ocannlMap21AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
+DATA ocannlMap21AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
+DATA ocannlMap21AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
+DATA ocannlMap21AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
+DATA ocannlMap21AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
+DATA ocannlMap21AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
+DATA ocannlMap21AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
+DATA ocannlMap21AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
+DATA ocannlMap21AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
+DATA ocannlMap21AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
+DATA ocannlMap21AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
+DATA ocannlMap21AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
+DATA ocannlMap21AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
+DATA ocannlMap21AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
+DATA ocannlMap21AVX2Consts<>+640(SB)/8, $0x4338000000000000
+DATA ocannlMap21AVX2Consts<>+648(SB)/8, $0x4338000000000000
+DATA ocannlMap21AVX2Consts<>+656(SB)/8, $0x4338000000000000
+DATA ocannlMap21AVX2Consts<>+664(SB)/8, $0x4338000000000000
+DATA ocannlMap21AVX2Consts<>+672(SB)/8, $0x00000000000003ff
+DATA ocannlMap21AVX2Consts<>+680(SB)/8, $0x00000000000003ff
+DATA ocannlMap21AVX2Consts<>+688(SB)/8, $0x00000000000003ff
+DATA ocannlMap21AVX2Consts<>+696(SB)/8, $0x00000000000003ff
+DATA ocannlMap21AVX2Consts<>+704(SB)/8, $0x4000000000000000
+DATA ocannlMap21AVX2Consts<>+712(SB)/8, $0x4000000000000000
+DATA ocannlMap21AVX2Consts<>+720(SB)/8, $0x4000000000000000
+DATA ocannlMap21AVX2Consts<>+728(SB)/8, $0x4000000000000000
+DATA ocannlMap21AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap21AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap21AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap21AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap21AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap21AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap21AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap21AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap21AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
+DATA ocannlMap21AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
+DATA ocannlMap21AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
+DATA ocannlMap21AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
+DATA ocannlMap21AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap21AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap21AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap21AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap21AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap21AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap21AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap21AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap21AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap21AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap21AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap21AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap21AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
+DATA ocannlMap21AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
+DATA ocannlMap21AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
+DATA ocannlMap21AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
+DATA ocannlMap21AVX2Consts<>+960(SB)/8, $0x8000000000000000
+DATA ocannlMap21AVX2Consts<>+968(SB)/8, $0x8000000000000000
+DATA ocannlMap21AVX2Consts<>+976(SB)/8, $0x8000000000000000
+DATA ocannlMap21AVX2Consts<>+984(SB)/8, $0x8000000000000000
+GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $992
 
-// func ocannlMap17AVX2(c *float64, x0 *float64)
+// func ocannlMap22AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -7182,37 +7299,37 @@ TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap17AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap17AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap17AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap22AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap17AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap17AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap17AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap17AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap22AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap22AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap22AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap22AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap17AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap17AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap22AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap22AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap17AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap17AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap22AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap22AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -7223,91 +7340,111 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap17AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap17AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap17AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap17AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap22AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap22AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap22AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap22AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap22AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap22AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap22AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap22AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap22AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap22AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap22AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap22AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap22AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap22AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap22AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap22AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap22AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap22AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap22AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap22AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap22AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap22AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap22AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap22AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap22AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap22AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap22AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap22AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap22AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap22AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap22AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap22AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap22AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap22AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap22AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap22AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap22AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap22AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap22AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap22AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap22AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap22AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap22AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap22AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap22AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap22AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap22AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap22AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap22AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap22AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap22AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap22AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap22AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap22AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap22AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap22AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap22AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap22AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap22AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap22AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap22AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap22AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap22AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap22AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap22AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap18AVX2(c *float64, x0 *float64)
+// func ocannlMap23AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap24AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -7316,49 +7453,49 @@ TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap18AVX2Consts<>+32(SB), Y0, Y2
+	VCMPPD      $0x01, ocannlMap24AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap24AVX2Consts<>+32(SB), Y0, Y2
 	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap18AVX2Consts<>+64(SB), Y1, Y1
+	VANDPD      ocannlMap24AVX2Consts<>+64(SB), Y1, Y1
 	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap18AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap18AVX2Consts<>+128(SB), Y3, Y3
+	VPOR        ocannlMap24AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap24AVX2Consts<>+128(SB), Y3, Y3
 	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap18AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap18AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap18AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y1, Y4
+	VANDPD      ocannlMap24AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap24AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap24AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap24AVX2Consts<>+256(SB), Y1, Y4
 	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap18AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD      ocannlMap24AVX2Consts<>+192(SB), Y2, Y4
 	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap18AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap18AVX2Consts<>+288(SB), Y1, Y2
+	VSUBPD      ocannlMap24AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap24AVX2Consts<>+288(SB), Y1, Y2
 	VDIVPD      Y2, Y1, Y2
 	VMULPD      Y2, Y2, Y4
 	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap18AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap18AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap18AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap18AVX2Consts<>+416(SB), Y5, Y6
+	VMOVUPD     ocannlMap24AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap24AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap24AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap24AVX2Consts<>+416(SB), Y5, Y6
 	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap18AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap18AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap18AVX2Consts<>+512(SB), Y5, Y4
+	VMOVUPD     ocannlMap24AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap24AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap24AVX2Consts<>+512(SB), Y5, Y4
 	VMULPD      Y5, Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y4, Y4
+	VMULPD      ocannlMap24AVX2Consts<>+256(SB), Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap18AVX2Consts<>+544(SB), Y3, Y6
+	VFMADD231PD ocannlMap24AVX2Consts<>+544(SB), Y3, Y6
 	VSUBPD      Y6, Y4, Y4
 	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap18AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap18AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap18AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap18AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap18AVX2Consts<>+704(SB), Y0, Y1
+	VFMSUB231PD ocannlMap24AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap24AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap24AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap24AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap24AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap24AVX2Consts<>+704(SB), Y0, Y1
 	VBLENDVPD   Y1, Y0, Y4, Y4
 	VMOVUPS     Y4, (AX)
 	ADDQ        $+32, AX
@@ -7368,103 +7505,103 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap18AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap24AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap24AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap24AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap24AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap24AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap24AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap24AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap24AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap24AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap24AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap24AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap24AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap24AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap24AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap24AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap24AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap24AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap24AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap24AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap24AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap24AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap24AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap24AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap24AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap24AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap24AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap24AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap24AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap24AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap24AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap24AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap24AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap24AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap24AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap24AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap24AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap24AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap24AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap24AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap24AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap24AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap24AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap24AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap24AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap24AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap24AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap24AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap24AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap24AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap24AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap24AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap24AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap24AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap24AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap24AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap24AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap24AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap24AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap24AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap24AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap24AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap24AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap24AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap24AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap24AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap24AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap24AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap24AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap24AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap24AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap24AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap24AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap24AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap24AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap24AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap24AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap24AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap24AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap24AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap24AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap24AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap24AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap24AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap24AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap24AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap24AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap24AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap24AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap24AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap24AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap24AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap24AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap24AVX2Consts<>(SB), RODATA|NOPTR, $736
 
-// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7485,9 +7622,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float64, x0 *float64)
+// func ocannlMap26AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -7506,9 +7643,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float64, x0 *float64)
+// func ocannlMap27AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -7526,9 +7663,30 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64)
+// func ocannlMap28AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap29AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -7537,7 +7695,7 @@ TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS (CX), Y0
-	VMOVUPD ocannlMap22AVX2Consts<>+0(SB), Y1
+	VMOVUPD ocannlMap29AVX2Consts<>+0(SB), Y1
 	VSQRTPD Y0, Y0
 	VDIVPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
@@ -7548,15 +7706,15 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap22AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
-GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $32
+DATA ocannlMap29AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
+GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $32
 
-// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7577,9 +7735,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64)
+// func ocannlMap31AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -7588,7 +7746,7 @@ TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS (CX), Y0
-	VXORPD  ocannlMap24AVX2Consts<>+0(SB), Y0, Y0
+	VXORPD  ocannlMap31AVX2Consts<>+0(SB), Y0, Y0
 	VMOVUPS Y0, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -7597,15 +7755,15 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap24AVX2Consts<>+0(SB)/8, $0x8000000000000000
-DATA ocannlMap24AVX2Consts<>+8(SB)/8, $0x8000000000000000
-DATA ocannlMap24AVX2Consts<>+16(SB)/8, $0x8000000000000000
-DATA ocannlMap24AVX2Consts<>+24(SB)/8, $0x8000000000000000
-GLOBL ocannlMap24AVX2Consts<>(SB), RODATA|NOPTR, $32
+DATA ocannlMap31AVX2Consts<>+0(SB)/8, $0x8000000000000000
+DATA ocannlMap31AVX2Consts<>+8(SB)/8, $0x8000000000000000
+DATA ocannlMap31AVX2Consts<>+16(SB)/8, $0x8000000000000000
+DATA ocannlMap31AVX2Consts<>+24(SB)/8, $0x8000000000000000
+GLOBL ocannlMap31AVX2Consts<>(SB), RODATA|NOPTR, $32
 
-// func ocannlMap25AVX2(c *float64, x0 *float64)
+// func ocannlMap32AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -7614,36 +7772,36 @@ TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VMOVUPD     ocannlMap25AVX2Consts<>+0(SB), Y1
+	VMOVUPD     ocannlMap32AVX2Consts<>+0(SB), Y1
 	VMAXPD      Y0, Y1, Y0
-	VMOVUPD     ocannlMap25AVX2Consts<>+32(SB), Y1
+	VMOVUPD     ocannlMap32AVX2Consts<>+32(SB), Y1
 	VMINPD      Y0, Y1, Y0
 	VROUNDPD    $0x00, Y0, Y1
 	VSUBPD      Y1, Y0, Y0
-	VMULPD      ocannlMap25AVX2Consts<>+64(SB), Y0, Y0
-	VMOVUPD     ocannlMap25AVX2Consts<>+96(SB), Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+128(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+160(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD ocannlMap25AVX2Consts<>+480(SB), Y0, Y2
-	VMULPD      ocannlMap25AVX2Consts<>+448(SB), Y1, Y0
+	VMULPD      ocannlMap32AVX2Consts<>+64(SB), Y0, Y0
+	VMOVUPD     ocannlMap32AVX2Consts<>+96(SB), Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+128(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+160(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD ocannlMap32AVX2Consts<>+480(SB), Y0, Y2
+	VMULPD      ocannlMap32AVX2Consts<>+448(SB), Y1, Y0
 	VROUNDPD    $0x01, Y0, Y0
 	VSUBPD      Y0, Y1, Y1
-	VADDPD      ocannlMap25AVX2Consts<>+512(SB), Y0, Y0
-	VPADDQ      ocannlMap25AVX2Consts<>+544(SB), Y0, Y0
+	VADDPD      ocannlMap32AVX2Consts<>+512(SB), Y0, Y0
+	VPADDQ      ocannlMap32AVX2Consts<>+544(SB), Y0, Y0
 	VPSLLQ      $0x34, Y0, Y0
 	VMULPD      Y0, Y2, Y2
-	VADDPD      ocannlMap25AVX2Consts<>+512(SB), Y1, Y1
-	VPADDQ      ocannlMap25AVX2Consts<>+544(SB), Y1, Y1
+	VADDPD      ocannlMap32AVX2Consts<>+512(SB), Y1, Y1
+	VPADDQ      ocannlMap32AVX2Consts<>+544(SB), Y1, Y1
 	VPSLLQ      $0x34, Y1, Y1
 	VMULPD      Y1, Y2, Y2
 	VMOVUPS     Y2, (AX)
@@ -7654,83 +7812,83 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap25AVX2Consts<>+0(SB)/8, $0xc090e00000000000
-DATA ocannlMap25AVX2Consts<>+8(SB)/8, $0xc090e00000000000
-DATA ocannlMap25AVX2Consts<>+16(SB)/8, $0xc090e00000000000
-DATA ocannlMap25AVX2Consts<>+24(SB)/8, $0xc090e00000000000
-DATA ocannlMap25AVX2Consts<>+32(SB)/8, $0x4090040000000000
-DATA ocannlMap25AVX2Consts<>+40(SB)/8, $0x4090040000000000
-DATA ocannlMap25AVX2Consts<>+48(SB)/8, $0x4090040000000000
-DATA ocannlMap25AVX2Consts<>+56(SB)/8, $0x4090040000000000
-DATA ocannlMap25AVX2Consts<>+64(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap25AVX2Consts<>+72(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap25AVX2Consts<>+80(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap25AVX2Consts<>+88(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap25AVX2Consts<>+96(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap25AVX2Consts<>+104(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap25AVX2Consts<>+112(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap25AVX2Consts<>+120(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap25AVX2Consts<>+128(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap25AVX2Consts<>+136(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap25AVX2Consts<>+144(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap25AVX2Consts<>+152(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap25AVX2Consts<>+160(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap25AVX2Consts<>+168(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap25AVX2Consts<>+176(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap25AVX2Consts<>+184(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap25AVX2Consts<>+192(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap25AVX2Consts<>+200(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap25AVX2Consts<>+208(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap25AVX2Consts<>+216(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap25AVX2Consts<>+224(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap25AVX2Consts<>+232(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap25AVX2Consts<>+240(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap25AVX2Consts<>+248(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap25AVX2Consts<>+256(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+264(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+272(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+280(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+288(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+296(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+304(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+312(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap25AVX2Consts<>+320(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap25AVX2Consts<>+328(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap25AVX2Consts<>+336(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap25AVX2Consts<>+344(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap25AVX2Consts<>+352(SB)/8, $0x3f81111111111111
-DATA ocannlMap25AVX2Consts<>+360(SB)/8, $0x3f81111111111111
-DATA ocannlMap25AVX2Consts<>+368(SB)/8, $0x3f81111111111111
-DATA ocannlMap25AVX2Consts<>+376(SB)/8, $0x3f81111111111111
-DATA ocannlMap25AVX2Consts<>+384(SB)/8, $0x3fa5555555555555
-DATA ocannlMap25AVX2Consts<>+392(SB)/8, $0x3fa5555555555555
-DATA ocannlMap25AVX2Consts<>+400(SB)/8, $0x3fa5555555555555
-DATA ocannlMap25AVX2Consts<>+408(SB)/8, $0x3fa5555555555555
-DATA ocannlMap25AVX2Consts<>+416(SB)/8, $0x3fc5555555555555
-DATA ocannlMap25AVX2Consts<>+424(SB)/8, $0x3fc5555555555555
-DATA ocannlMap25AVX2Consts<>+432(SB)/8, $0x3fc5555555555555
-DATA ocannlMap25AVX2Consts<>+440(SB)/8, $0x3fc5555555555555
-DATA ocannlMap25AVX2Consts<>+448(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+456(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+464(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+472(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+480(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+488(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+496(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+504(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+512(SB)/8, $0x4338000000000000
-DATA ocannlMap25AVX2Consts<>+520(SB)/8, $0x4338000000000000
-DATA ocannlMap25AVX2Consts<>+528(SB)/8, $0x4338000000000000
-DATA ocannlMap25AVX2Consts<>+536(SB)/8, $0x4338000000000000
-DATA ocannlMap25AVX2Consts<>+544(SB)/8, $0x00000000000003ff
-DATA ocannlMap25AVX2Consts<>+552(SB)/8, $0x00000000000003ff
-DATA ocannlMap25AVX2Consts<>+560(SB)/8, $0x00000000000003ff
-DATA ocannlMap25AVX2Consts<>+568(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap25AVX2Consts<>(SB), RODATA|NOPTR, $576
+DATA ocannlMap32AVX2Consts<>+0(SB)/8, $0xc090e00000000000
+DATA ocannlMap32AVX2Consts<>+8(SB)/8, $0xc090e00000000000
+DATA ocannlMap32AVX2Consts<>+16(SB)/8, $0xc090e00000000000
+DATA ocannlMap32AVX2Consts<>+24(SB)/8, $0xc090e00000000000
+DATA ocannlMap32AVX2Consts<>+32(SB)/8, $0x4090040000000000
+DATA ocannlMap32AVX2Consts<>+40(SB)/8, $0x4090040000000000
+DATA ocannlMap32AVX2Consts<>+48(SB)/8, $0x4090040000000000
+DATA ocannlMap32AVX2Consts<>+56(SB)/8, $0x4090040000000000
+DATA ocannlMap32AVX2Consts<>+64(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+72(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+80(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+88(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+96(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap32AVX2Consts<>+104(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap32AVX2Consts<>+112(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap32AVX2Consts<>+120(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap32AVX2Consts<>+128(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap32AVX2Consts<>+136(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap32AVX2Consts<>+144(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap32AVX2Consts<>+152(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap32AVX2Consts<>+160(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap32AVX2Consts<>+168(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap32AVX2Consts<>+176(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap32AVX2Consts<>+184(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap32AVX2Consts<>+192(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap32AVX2Consts<>+200(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap32AVX2Consts<>+208(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap32AVX2Consts<>+216(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap32AVX2Consts<>+224(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap32AVX2Consts<>+232(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap32AVX2Consts<>+240(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap32AVX2Consts<>+248(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap32AVX2Consts<>+256(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+264(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+272(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+280(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+288(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+296(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+304(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+312(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+320(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+328(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+336(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+344(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+352(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+360(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+368(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+376(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+384(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+392(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+400(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+408(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+416(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+424(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+432(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+440(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+448(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+456(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+464(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+472(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+480(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+488(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+496(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+504(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+512(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+520(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+528(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+536(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+544(SB)/8, $0x00000000000003ff
+DATA ocannlMap32AVX2Consts<>+552(SB)/8, $0x00000000000003ff
+DATA ocannlMap32AVX2Consts<>+560(SB)/8, $0x00000000000003ff
+DATA ocannlMap32AVX2Consts<>+568(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap32AVX2Consts<>(SB), RODATA|NOPTR, $576
 
-// func ocannlMap26AVX2(c *float64, x0 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -7750,9 +7908,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float64, x0 *float64)
+// func ocannlMap34AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -7761,50 +7919,50 @@ TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap27AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap27AVX2Consts<>+32(SB), Y0, Y2
+	VCMPPD      $0x01, ocannlMap34AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap34AVX2Consts<>+32(SB), Y0, Y2
 	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap27AVX2Consts<>+64(SB), Y1, Y1
+	VANDPD      ocannlMap34AVX2Consts<>+64(SB), Y1, Y1
 	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap27AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap27AVX2Consts<>+128(SB), Y3, Y3
+	VPOR        ocannlMap34AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap34AVX2Consts<>+128(SB), Y3, Y3
 	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap27AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap27AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap27AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap27AVX2Consts<>+256(SB), Y1, Y4
+	VANDPD      ocannlMap34AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap34AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap34AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap34AVX2Consts<>+256(SB), Y1, Y4
 	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap27AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD      ocannlMap34AVX2Consts<>+192(SB), Y2, Y4
 	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap27AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap27AVX2Consts<>+288(SB), Y1, Y2
+	VSUBPD      ocannlMap34AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap34AVX2Consts<>+288(SB), Y1, Y2
 	VDIVPD      Y2, Y1, Y2
 	VMULPD      Y2, Y2, Y4
 	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap27AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap27AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap27AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap27AVX2Consts<>+416(SB), Y5, Y6
+	VMOVUPD     ocannlMap34AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap34AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap34AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap34AVX2Consts<>+416(SB), Y5, Y6
 	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap27AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap27AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap27AVX2Consts<>+512(SB), Y5, Y4
+	VMOVUPD     ocannlMap34AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap34AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap34AVX2Consts<>+512(SB), Y5, Y4
 	VMULPD      Y5, Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap27AVX2Consts<>+256(SB), Y4, Y4
+	VMULPD      ocannlMap34AVX2Consts<>+256(SB), Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y2, Y6, Y6
 	VSUBPD      Y6, Y4, Y4
 	VSUBPD      Y4, Y1, Y1
-	VMULPD      ocannlMap27AVX2Consts<>+544(SB), Y1, Y4
-	VFMADD231PD ocannlMap27AVX2Consts<>+576(SB), Y1, Y4
+	VMULPD      ocannlMap34AVX2Consts<>+544(SB), Y1, Y4
+	VFMADD231PD ocannlMap34AVX2Consts<>+576(SB), Y1, Y4
 	VADDPD      Y3, Y4, Y4
-	VCMPPD      $0x01, ocannlMap27AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap27AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap27AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap27AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap27AVX2Consts<>+704(SB), Y0, Y1
+	VCMPPD      $0x01, ocannlMap34AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap34AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap34AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap34AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap34AVX2Consts<>+704(SB), Y0, Y1
 	VBLENDVPD   Y1, Y0, Y4, Y4
 	VMOVUPS     Y4, (AX)
 	ADDQ        $+32, AX
@@ -7814,99 +7972,99 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap27AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap27AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap27AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap27AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap27AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap27AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap27AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap27AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap27AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap27AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap27AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap27AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap27AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap27AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap27AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap27AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap27AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap27AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap27AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap27AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap27AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap27AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap27AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap27AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap27AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap27AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap27AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap27AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap27AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap27AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap27AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap27AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap27AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap27AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap27AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap27AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap27AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap27AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap27AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap27AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap27AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap27AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap27AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap27AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap27AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap27AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap27AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap27AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap27AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap27AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap27AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap27AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap27AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap27AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap27AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap27AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap27AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap27AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap27AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap27AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap27AVX2Consts<>+544(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap27AVX2Consts<>+552(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap27AVX2Consts<>+560(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap27AVX2Consts<>+568(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap27AVX2Consts<>+576(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+584(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+592(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+600(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap27AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap27AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap27AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap27AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap27AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap27AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap27AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap27AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap27AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap27AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap27AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap27AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap27AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap27AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap27AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap27AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap34AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap34AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap34AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap34AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap34AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap34AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap34AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap34AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap34AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap34AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap34AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap34AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap34AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+544(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap34AVX2Consts<>+552(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap34AVX2Consts<>+560(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap34AVX2Consts<>+568(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap34AVX2Consts<>+576(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap34AVX2Consts<>+584(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap34AVX2Consts<>+592(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap34AVX2Consts<>+600(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap34AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap34AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap34AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap34AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $736
 
 // func ocannlReduce0AVX2(c *float32, x0 *float32)
 // Requires: AVX
@@ -7990,7 +8148,7 @@ row1:
 TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+8(SB), Y0
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	VMOVUPS      ocannlMask32<>+16(SB), Y1
 	MOVQ         $0x00000040, DX
 
@@ -8109,7 +8267,7 @@ row1:
 TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	VBROADCASTSD ocannlConst64<>+24(SB), Y0
 	VMOVUPS      ocannlMask64<>+16(SB), Y1
 	MOVQ         $0x00000030, DX
 

@@ -72,41 +72,41 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
 }
 
-// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
-}
-
 // ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX512 called without assembly") }
+func ocannlMap2AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
+}
 
 // ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
 
-// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
-}
-
-// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX512 called without assembly") }
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX512 called without assembly") }
 
 // ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap11AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
 }
 
-// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
+
+// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap16AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
 }
 
-// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
+}
 
-// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
+// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
+
+// ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap30AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -146,10 +146,10 @@ func ocannlGemm10AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm10AVX2 cal
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
+func ocannlMap1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
 
 // ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
@@ -158,13 +158,13 @@ func ocannlMap3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX2 called wi
 func ocannlMap4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
 
 // ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
+func ocannlMap5AVX2(c *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+func ocannlMap7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
@@ -191,19 +191,19 @@ func ocannlMap14AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX2 called 
 func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+func ocannlMap16AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+func ocannlMap17AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+func ocannlMap19AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
@@ -212,19 +212,40 @@ func ocannlMap21AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX2 called 
 func ocannlMap22AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+func ocannlMap25AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap26AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap27AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+
+// ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap28AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+
+// ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap29AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+
+// ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap30AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
+
+// ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+
+// ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap32AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+
+// ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+
+// ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap34AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

@@ -51,21 +51,6 @@ func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap1AVX512(c *float32, x0 *float32)
 
-// ocannlMap2AVX512 runs a float32 pointwise kernel over 16 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap3AVX512 runs a float32 pointwise kernel over 512 elements: c += where(lt(0,x0),x1,0).
-//
-//go:noescape
-func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap4AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
-//
-//go:noescape
-func ocannlMap4AVX512(c *float32, x0 *float32)
-
 // ocannlMap5AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -116,17 +101,17 @@ func ocannlMap0AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap1AVX2(c *float32, x0 *float32)
 
-// ocannlMap2AVX2 runs a float32 pointwise kernel over 16 elements: c += mul(x0,x1).
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 16 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap3AVX2 runs a float32 pointwise kernel over 512 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap4AVX2(c *float32, x0 *float32)

@@ -762,81 +762,6 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS      (CX), Z1
-	VMULPS       Z0, Z1, Z0
-	VMOVUPS      (AX), Z1
-	VADDPS       Z1, Z0, Z1
-	VMOVUPS      Z1, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	ADDQ         $-64, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPS    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap4AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
 // func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
@@ -1660,18 +1585,17 @@ TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000020, BX
 
 row1:
-	VBROADCASTSS (DX), Y0
+	VBROADCASTSS (DX), Y1
 	MOVQ         $0x00000002, SI
 
 e2:
-	VMOVUPS (CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -1701,9 +1625,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPS    $0x04, Y0, Y2, Y2
 	VBLENDVPS Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPS    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -1718,13 +1641,12 @@ TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000040, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX

@@ -45,19 +45,6 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 // ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap1AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
 
-// ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
-}
-
-// ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap3AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap3AVX512 called without assembly")
-}
-
-// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX512 called without assembly") }
-
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap5AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap5AVX512 called without assembly")

@@ -3773,30 +3773,44 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j := range 4 {
-		for j2 := range 6 {
-			for j3 := range 6 {
-				for j4 := range 4 {
-					net_max_pool_1_y[j][j2][j3][j4] = math.Inf(-1)
+	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j := range 4 {
+			for j2 := range 6 {
+				for j3 := range 6 {
+					for j4 := range 4 {
+						net_max_pool_1_y[j][j2][j3][j4] = math.Inf(-1)
+					}
 				}
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 4 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1][i2]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
-					for i3 := range 4 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
+	// float64 pointwise kernel over 24x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap3AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1][i2]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+						for i3 := range 4 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
 					}
 				}
 			}
@@ -3843,9 +3857,9 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
 	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap4AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap4AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -3863,9 +3877,9 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
 	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap5AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap5AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -4591,8 +4605,7 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 //	      for i3 in 0..5:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = net.max_pool#2/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#2/y.1[i4, i5]
-//	            net.max_pool#2/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#2/y[i0, i1, i2, i3] == _scratch[], net.max_pool#2/y.grad[i0, i1, i2, i3], 0)
+//	            net.max_pool#2/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#2/y[i0, i1, i2, i3] == (net.max_pool#2/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#2/y.1[i4, i5]), net.max_pool#2/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
 //	for i0 in 0..3:
@@ -4642,8 +4655,7 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 //	      for i3 in 0..3:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]
-//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1, i2, i3] == _scratch[], net.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.max_pool#1/y[i0, i1, i2, i3] == (net.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.max_pool#1/y.1[i4, i5]), net.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..3:
@@ -4728,7 +4740,6 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
-	var scratch [1]float64
 
 	// net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
@@ -4803,30 +4814,44 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	for j := range 4 {
-		for j2 := range 6 {
-			for j3 := range 6 {
-				for j4 := range 4 {
-					net_max_pool_1_y[j][j2][j3][j4] = math.Inf(-1)
+	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&net_max_pool_1_y[0][0][0][0])
+	} else {
+		for j := range 4 {
+			for j2 := range 6 {
+				for j3 := range 6 {
+					for j4 := range 4 {
+						net_max_pool_1_y[j][j2][j3][j4] = math.Inf(-1)
+					}
 				}
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 4 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1][i2]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
-					for i3 := range 4 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
+	// float64 pointwise kernel over 24x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap3AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i4][i5][0], &net_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					net_max_pool_1_yRow := &net_max_pool_1_y[i0][i1][i2]
+					for i4 := range 2 {
+						net_max_pool_1_xRow2 := &net_max_pool_1_x[i0][2*i1+i4][2*i2]
+						net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
+						net_max_pool_1_xRow3 := &net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
+						net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+						for i3 := range 4 {
+							acc2 := net_max_pool_1_yRow[i3]
+							acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+							acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+							net_max_pool_1_yRow[i3] = acc2
+						}
 					}
 				}
 			}
@@ -4873,9 +4898,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
 	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap4AVX512(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap4AVX2(&net_max_pool_2_x_1[0][0][0][0], &net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -4893,9 +4918,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
 	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap5AVX512(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
+		ocannlMap5AVX2(&net_max_pool_2_x[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -5543,18 +5568,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 6 {
+					net_max_pool_2_yV := net_max_pool_2_y[i0][i1][i2][i3]
+					net_max_pool_2_y_gradV := net_max_pool_2_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
+						net_max_pool_2_xRow4 := &net_max_pool_2_x[i0][2*i1+i4]
+						net_max_pool_2_y_1Row2 := &net_max_pool_2_y_1[i4]
+						net_max_pool_2_x_gradRow := &net_max_pool_2_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							scratch[0] = net_max_pool_2_x[i0][2*i1+i4][2*i2+i5][i3] + net_max_pool_2_y_1[i4][i5]
 							var r11 float64
-							if net_max_pool_2_y[i0][i1][i2][i3] == scratch[0] {
+							if net_max_pool_2_yV == (net_max_pool_2_xRow4[2*i2+i5][i3] + net_max_pool_2_y_1Row2[i5]) {
 								r11 = 1
 							}
 							r12 := float64(0)
 							if r11 != 0 {
-								r12 = net_max_pool_2_y_grad[i0][i1][i2][i3]
+								r12 = net_max_pool_2_y_gradV
 							}
-							net_max_pool_2_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r12
+							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r12
 						}
 					}
 				}
@@ -5563,17 +5592,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
-	// float64 pointwise kernel over 384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap6AVX2(&net_max_pool_2_x_1_grad[0][0][0][0], &net_max_pool_2_x_1[0][0][0][0], &net_max_pool_2_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_max_pool_2_x_1Row3 := &net_max_pool_2_x_1[i0][i1][i2]
-					net_max_pool_2_x_gradRow := &net_max_pool_2_x_grad[i0][i1][i2]
+					net_max_pool_2_x_gradRow2 := &net_max_pool_2_x_grad[i0][i1][i2]
 					net_max_pool_2_x_1_gradRow := &net_max_pool_2_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
 						var r13 float64
@@ -5582,7 +5609,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						}
 						r14 := float64(0)
 						if r13 != 0 {
-							r14 = net_max_pool_2_x_gradRow[i3]
+							r14 = net_max_pool_2_x_gradRow2[i3]
 						}
 						net_max_pool_2_x_1_gradRow[i3] += r14
 					}
@@ -5592,11 +5619,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
-	// float64 pointwise kernel over 384 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap7AVX2(&net_conv2d_valid_2_y_grad[0][0][0][0], &net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -5706,18 +5731,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		for i1 := range 6 {
 			for i2 := range 6 {
 				for i3 := range 4 {
+					net_max_pool_1_yV := net_max_pool_1_y[i0][i1][i2][i3]
+					net_max_pool_1_y_gradV := net_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
+						net_max_pool_1_xRow4 := &net_max_pool_1_x[i0][2*i1+i4]
+						net_max_pool_1_y_1Row2 := &net_max_pool_1_y_1[i4]
+						net_max_pool_1_x_gradRow := &net_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							scratch[0] = net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_max_pool_1_y_1[i4][i5]
 							var r15 float64
-							if net_max_pool_1_y[i0][i1][i2][i3] == scratch[0] {
+							if net_max_pool_1_yV == (net_max_pool_1_xRow4[2*i2+i5][i3] + net_max_pool_1_y_1Row2[i5]) {
 								r15 = 1
 							}
 							r16 := float64(0)
 							if r15 != 0 {
-								r16 = net_max_pool_1_y_grad[i0][i1][i2][i3]
+								r16 = net_max_pool_1_y_gradV
 							}
-							net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r16
+							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r16
 						}
 					}
 				}
@@ -5726,17 +5755,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	// float64 pointwise kernel over 2304 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap8AVX2(&net_max_pool_1_x_1_grad[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0], &net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
 					net_max_pool_1_x_1Row3 := &net_max_pool_1_x_1[i0][i1][i2]
-					net_max_pool_1_x_gradRow := &net_max_pool_1_x_grad[i0][i1][i2]
+					net_max_pool_1_x_gradRow2 := &net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r17 float64
@@ -5745,7 +5772,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						}
 						r18 := float64(0)
 						if r17 != 0 {
-							r18 = net_max_pool_1_x_gradRow[i3]
+							r18 = net_max_pool_1_x_gradRow2[i3]
 						}
 						net_max_pool_1_x_1_gradRow[i3] += r18
 					}
@@ -5755,11 +5782,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
-	// float64 pointwise kernel over 2304 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap9AVX2(&net_conv2d_valid_1_y_grad[0][0][0][0], &net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 12 {
@@ -6036,9 +6061,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
 	// float64 pointwise kernel over 144 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap10AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap10AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -6054,9 +6079,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap11AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap11AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -6644,9 +6669,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap12AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap12AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -6665,11 +6690,11 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap11AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap13AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap11AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap13AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -6729,9 +6754,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -6749,9 +6774,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -6779,11 +6804,16 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
-	for j3 := range 2 {
-		for j4 := range 7 {
-			for j5 := range 7 {
-				for j6 := range 4 {
-					net_vgg_block_2_max_pool_1_y[j3][j4][j5][j6] = math.Inf(-1)
+	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+	} else {
+		for j3 := range 2 {
+			for j4 := range 7 {
+				for j5 := range 7 {
+					for j6 := range 4 {
+						net_vgg_block_2_max_pool_1_y[j3][j4][j5][j6] = math.Inf(-1)
+					}
 				}
 			}
 		}
@@ -7571,8 +7601,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..5:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = net.vgg_block#1.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#1.max_pool#1/y.1[i4, i5]
-//	            net.vgg_block#1.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.vgg_block#1.max_pool#1/y[i0, i1, i2, i3] == _scratch[], net.vgg_block#1.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            net.vgg_block#1.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.vgg_block#1.max_pool#1/y[i0, i1, i2, i3] == (net.vgg_block#1.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#1.max_pool#1/y.1[i4, i5]), net.vgg_block#1.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
 //	for i0 in 0..1:
@@ -7668,8 +7697,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..3:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = net.vgg_block#2.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#2.max_pool#1/y.1[i4, i5]
-//	            net.vgg_block#2.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.vgg_block#2.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == _scratch[], net.vgg_block#2.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	            net.vgg_block#2.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(net.vgg_block#2.max_pool#1/y[i0, i1 + 1, i2 + 1, i3] == (net.vgg_block#2.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _net.vgg_block#2.max_pool#1/y.1[i4, i5]), net.vgg_block#2.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 //	for i0 in 0..1:
@@ -7800,7 +7828,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
-	var scratch [1]float64
 	// imagesPad is images with padding margins: the interior is copied on entry.
 	for j := range 2 {
 		for j2 := range 8 {
@@ -7848,9 +7875,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap12AVX512(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap12AVX2(&net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -7869,11 +7896,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap11AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap13AVX512(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap11AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap13AVX2(&net_vgg_block_2_conv2d_1_x[i0][1][1][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -7933,9 +7960,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX512(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX2(&net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -7953,9 +7980,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -7983,11 +8010,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
-	for j3 := range 2 {
-		for j4 := range 7 {
-			for j5 := range 7 {
-				for j6 := range 4 {
-					net_vgg_block_2_max_pool_1_y[j3][j4][j5][j6] = math.Inf(-1)
+	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+	} else {
+		for j3 := range 2 {
+			for j4 := range 7 {
+				for j5 := range 7 {
+					for j6 := range 4 {
+						net_vgg_block_2_max_pool_1_y[j3][j4][j5][j6] = math.Inf(-1)
+					}
 				}
 			}
 		}
@@ -8529,18 +8561,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 6 {
+					net_vgg_block_1_max_pool_1_yV := net_vgg_block_1_max_pool_1_y[i0][i1][i2][i3]
+					net_vgg_block_1_max_pool_1_y_gradV := net_vgg_block_1_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
+						net_vgg_block_1_max_pool_1_xRow4 := &net_vgg_block_1_max_pool_1_x[i0][2*i1+i4]
+						net_vgg_block_1_max_pool_1_y_1Row2 := &net_vgg_block_1_max_pool_1_y_1[i4]
+						net_vgg_block_1_max_pool_1_x_gradRow := &net_vgg_block_1_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							scratch[0] = net_vgg_block_1_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_vgg_block_1_max_pool_1_y_1[i4][i5]
 							var r7 float64
-							if net_vgg_block_1_max_pool_1_y[i0][i1][i2][i3] == scratch[0] {
+							if net_vgg_block_1_max_pool_1_yV == (net_vgg_block_1_max_pool_1_xRow4[2*i2+i5][i3] + net_vgg_block_1_max_pool_1_y_1Row2[i5]) {
 								r7 = 1
 							}
 							r8 := float64(0)
 							if r7 != 0 {
-								r8 = net_vgg_block_1_max_pool_1_y_grad[i0][i1][i2][i3]
+								r8 = net_vgg_block_1_max_pool_1_y_gradV
 							}
-							net_vgg_block_1_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r8
+							net_vgg_block_1_max_pool_1_x_gradRow[2*i2+i5][i3] += r8
 						}
 					}
 				}
@@ -8553,7 +8589,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_max_pool_1_x_1Row3 := &net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
-				net_vgg_block_1_max_pool_1_x_gradRow := &net_vgg_block_1_max_pool_1_x_grad[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_x_gradRow2 := &net_vgg_block_1_max_pool_1_x_grad[i0][i1][i2]
 				net_vgg_block_1_max_pool_1_x_1_gradRow := &net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 6 {
 					var r9 float64
@@ -8562,7 +8598,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 					}
 					r10 := float64(0)
 					if r9 != 0 {
-						r10 = net_vgg_block_1_max_pool_1_x_gradRow[i3]
+						r10 = net_vgg_block_1_max_pool_1_x_gradRow2[i3]
 					}
 					net_vgg_block_1_max_pool_1_x_1_gradRow[i3] += r10
 				}
@@ -8899,18 +8935,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 4 {
+					net_vgg_block_2_max_pool_1_yV := net_vgg_block_2_max_pool_1_y[i0][i1+1][i2+1][i3]
+					net_vgg_block_2_max_pool_1_y_gradV := net_vgg_block_2_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
 					for i4 := range 2 {
+						net_vgg_block_2_max_pool_1_xRow4 := &net_vgg_block_2_max_pool_1_x[i0][2*i1+i4]
+						net_vgg_block_2_max_pool_1_y_1Row2 := &net_vgg_block_2_max_pool_1_y_1[i4]
+						net_vgg_block_2_max_pool_1_x_gradRow := &net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							scratch[0] = net_vgg_block_2_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_vgg_block_2_max_pool_1_y_1[i4][i5]
 							var r13 float64
-							if net_vgg_block_2_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch[0] {
+							if net_vgg_block_2_max_pool_1_yV == (net_vgg_block_2_max_pool_1_xRow4[2*i2+i5][i3] + net_vgg_block_2_max_pool_1_y_1Row2[i5]) {
 								r13 = 1
 							}
 							r14 := float64(0)
 							if r13 != 0 {
-								r14 = net_vgg_block_2_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
+								r14 = net_vgg_block_2_max_pool_1_y_gradV
 							}
-							net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r14
+							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r14
 						}
 					}
 				}
@@ -8919,17 +8959,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
-	// float64 pointwise kernel over 512 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_vgg_block_2_max_pool_1_x_1Row3 := &net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_x_gradRow := &net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_gradRow2 := &net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_x_1_gradRow := &net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r15 float64
@@ -8938,7 +8976,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						}
 						r16 := float64(0)
 						if r15 != 0 {
-							r16 = net_vgg_block_2_max_pool_1_x_gradRow[i3]
+							r16 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
 						}
 						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r16
 					}
@@ -8948,11 +8986,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
-	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap17AVX2(&net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -9092,14 +9128,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-	// float64 pointwise kernel over 8 rows of 32 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
+	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap15AVX512(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap15AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap18AVX2(&net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -9125,11 +9157,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
-	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap17AVX2(&net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -9502,9 +9532,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap12AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap12AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -9523,11 +9553,11 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap11AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap13AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap11AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap13AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -9587,9 +9617,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9661,9 +9691,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9710,9 +9740,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9730,9 +9760,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
 	// float64 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap20AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap20AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -9751,9 +9781,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10573,9 +10603,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap12AVX512(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap12AVX2(&net_stem_1[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -10594,11 +10624,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap11AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap13AVX512(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap11AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
+			ocannlMap13AVX2(&net_stem[i0][1][1][0], &net_stem_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -10658,9 +10688,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10732,9 +10762,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_main[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10781,9 +10811,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX512(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX2(&net_basic_block_1_shortcut[0][0][0][0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10801,9 +10831,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut
 	// float64 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap20AVX512(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
+		ocannlMap20AVX2(&net_global_avg_pool_1_x_1[0][0][0][0], &net_basic_block_1_main[0][0][0][0], &net_basic_block_1_shortcut[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10822,9 +10852,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap21AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11174,24 +11204,27 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
-			net_global_avg_pool_1_s_gradV := net_global_avg_pool_1_s_grad[i0][i1]
-			for i2 := range 4 {
-				net_global_avg_pool_1_x_gradRow := &net_global_avg_pool_1_x_grad[i0][i2]
-				for i3 := range 4 {
-					net_global_avg_pool_1_x_gradRow[i3][i1] += net_global_avg_pool_1_s_gradV
+	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap22AVX2(&net_global_avg_pool_1_x_grad[0][0][0][0], &net_global_avg_pool_1_s_grad[0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				net_global_avg_pool_1_s_gradV := net_global_avg_pool_1_s_grad[i0][i1]
+				for i2 := range 4 {
+					net_global_avg_pool_1_x_gradRow := &net_global_avg_pool_1_x_grad[i0][i2]
+					for i3 := range 4 {
+						net_global_avg_pool_1_x_gradRow[i3][i1] += net_global_avg_pool_1_s_gradV
+					}
 				}
 			}
 		}
 	}
 
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
-	// float64 pointwise kernel over 256 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap23AVX2(&net_global_avg_pool_1_x_1_grad[0][0][0][0], &net_global_avg_pool_1_x_1[0][0][0][0], &net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11216,11 +11249,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
-	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_basic_block_1_main_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11236,11 +11267,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
-	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_basic_block_1_shortcut_grad[0][0][0][0], &net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11256,11 +11285,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
-	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11355,11 +11382,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
-	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11509,33 +11534,36 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_basic_block_1_h_1Row3 := &net_basic_block_1_h_1[i0][i1][i2]
-				net_basic_block_1_h_gradRow2 := &net_basic_block_1_h_grad[i0][i1+1][i2+1]
-				net_basic_block_1_h_1_gradRow := &net_basic_block_1_h_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					var r8 float64
-					if 0 < net_basic_block_1_h_1Row3[i3] {
-						r8 = 1
+	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap25AVX2(&net_basic_block_1_h_1_grad[0][0][0][0], &net_basic_block_1_h_1[0][0][0][0], &net_basic_block_1_h_grad[0][1][1][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_block_1_h_1Row3 := &net_basic_block_1_h_1[i0][i1][i2]
+					net_basic_block_1_h_gradRow2 := &net_basic_block_1_h_grad[i0][i1+1][i2+1]
+					net_basic_block_1_h_1_gradRow := &net_basic_block_1_h_1_grad[i0][i1][i2]
+					for i3 := range 8 {
+						var r8 float64
+						if 0 < net_basic_block_1_h_1Row3[i3] {
+							r8 = 1
+						}
+						r9 := float64(0)
+						if r8 != 0 {
+							r9 = net_basic_block_1_h_gradRow2[i3]
+						}
+						net_basic_block_1_h_1_gradRow[i3] += r9
 					}
-					r9 := float64(0)
-					if r8 != 0 {
-						r9 = net_basic_block_1_h_gradRow2[i3]
-					}
-					net_basic_block_1_h_1_gradRow[i3] += r9
 				}
 			}
 		}
 	}
 
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
-	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -11673,14 +11701,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-	// float64 pointwise kernel over 8 rows of 32 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
+	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap15AVX512(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap15AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
+			ocannlMap18AVX2(&net_stem_1_grad[i0][0][0][0], &net_stem_1[i0][0][0][0], &net_stem_grad[i0][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -11706,11 +11730,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-	// float64 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap17AVX2(&net_conv2d_1_y_grad[0][0][0][0], &net_stem_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -13059,9 +13081,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap26AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap26AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -13637,9 +13659,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap27AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap27AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -13657,9 +13679,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap28AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap28AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14437,9 +14459,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap27AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap27AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14457,9 +14479,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap28AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap28AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14859,11 +14881,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
-	// float64 pointwise kernel over 360 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap29AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -14888,11 +14908,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
-	// float64 pointwise kernel over 360 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap30AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -16484,7 +16502,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1
 	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1[0][0][0][0])
+		ocannlMap31AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -17114,7 +17132,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1
 	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1[0][0][0][0])
+		ocannlMap31AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -17646,7 +17664,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap32AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -20607,7 +20625,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1
 	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1[0][0][0][0])
+		ocannlMap31AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -21237,7 +21255,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1
 	// float64 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1[0][0][0][0])
+		ocannlMap31AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -21769,7 +21787,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap32AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -25819,7 +25837,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap33AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -26365,7 +26383,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap33AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -27996,7 +28014,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap33AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -28542,7 +28560,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap33AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {

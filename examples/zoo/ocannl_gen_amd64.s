@@ -5997,9 +5997,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6021,156 +6021,14 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000030, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000030, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
 // func ocannlMap5AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
 	MOVQ         $0x00000030, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000120, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap7AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000120, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000000f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000090, BX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000048, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -6193,7 +6051,7 @@ TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSD ocannlConst64<>+8(SB), Z0
 	MOVL         $0x0000000f, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000090, BX
 
 row1:
 	VMOVUPD.Z (CX), K1, Z0
@@ -6210,6 +6068,50 @@ row1:
 // func ocannlMap11AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000048, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMAXPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000080, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z0
+	VMOVUPD.Z (DX), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap13AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6233,9 +6135,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float64, x0 *float64)
+// func ocannlMap14AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6253,92 +6155,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000040, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000008, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      SI
-	JNZ       e2
-	ADDQ      $+96, DX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6360,9 +6179,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap20AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6383,9 +6202,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float64, x0 *float64)
+// func ocannlMap21AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6403,58 +6222,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap26AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000020, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap21AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6477,9 +6247,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap27AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6501,9 +6271,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float64, x0 *float64)
+// func ocannlMap28AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -6513,55 +6283,6 @@ TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
 e1:
 	VMOVUPS (CX), Z1
 	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x0000002d, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPD    $0x01, Z2, Z0, K1
-	VBLENDMPD Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPD    $0x04, Z0, Z3, K1
-	VBLENDMPD Z2, Z0, K1, Z4
-	VMOVUPS   (AX), Z2
-	VADDPD    Z2, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap25AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x0000002d, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
@@ -12004,9 +11725,62 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap2AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	MOVQ         $0x00000090, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD (DX), Y0
+	MOVQ         $0x00000018, DX
+
+rowb1:
+	MOVQ $0x00000006, BX
+
+row2:
+	VMOVUPS   (CX), Y1
+	VADDPD    Y0, Y1, Y1
+	VMOVUPS   (AX), Y2
+	VMAXPD    Y1, Y2, Y3
+	VMAXPD    Y2, Y1, Y4
+	VANDPD    Y4, Y3, Y3
+	VCMPPD    $0x03, Y1, Y2, Y4
+	VADDPD    Y1, Y2, Y1
+	VBLENDVPD Y4, Y1, Y3, Y1
+	VMOVUPS   Y1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+384, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12035,9 +11809,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap3AVX2(c *float64, x0 *float64)
+// func ocannlMap5AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12055,9 +11829,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12072,58 +11846,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap5AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000060, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000240, BX
-
-e1:
-	VMOVUPS   (CX), Y2
-	VCMPPD    $0x01, Y2, Y0, Y2
-	VBLENDVPD Y2, Y1, Y0, Y2
-	VMOVUPS   (DX), Y3
-	VCMPPD    $0x04, Y0, Y2, Y2
-	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12138,13 +11862,12 @@ TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000240, DX
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000060, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -12156,6 +11879,53 @@ e1:
 // func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
 TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000240, BX
+
+e1:
+	VMOVUPS   (CX), Y2
+	VCMPPD    $0x01, Y2, Y0, Y2
+	VBLENDVPD Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPD    $0x04, Y0, Y2, Y2
+	VBLENDVPD Y2, Y3, Y0, Y2
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap9AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000240, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12177,9 +11947,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float64, x0 *float64)
+// func ocannlMap11AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12197,9 +11967,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12221,9 +11991,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64, x0 *float64)
+// func ocannlMap13AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12247,9 +12017,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float64, x0 *float64)
+// func ocannlMap14AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12267,9 +12037,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap15AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	MOVQ         $0x00000062, CX
+
+e1:
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12284,9 +12071,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12295,19 +12081,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float64, x0 *float64)
+// func ocannlMap17AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000080, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -12316,9 +12101,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12336,9 +12121,8 @@ e2:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12350,9 +12134,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12379,9 +12163,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12402,9 +12186,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float64, x0 *float64)
+// func ocannlMap21AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12422,9 +12206,41 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap22AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000002, DX
+
+rowb1:
+	MOVQ $0x00000010, BX
+
+row2:
+	MOVQ $0x00000002, SI
+
+e3:
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    SI
+	JNZ     e3
+	ADDQ    $-64, CX
+	DECQ    BX
+	JNZ     row2
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12439,9 +12255,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12450,19 +12265,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float64, x0 *float64)
+// func ocannlMap24AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000040, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -12471,9 +12285,48 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float64, x0 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000002, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000008, DI
+
+e3:
+	VMOVUPS   (CX), Y2
+	VCMPPD    $0x01, Y2, Y0, Y2
+	VBLENDVPD Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPD    $0x04, Y0, Y2, Y2
+	VBLENDVPD Y2, Y3, Y0, Y2
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $+192, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+1344, DX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12491,9 +12344,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12522,9 +12375,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float64, x0 *float64)
+// func ocannlMap28AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12542,9 +12395,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12559,9 +12412,8 @@ e1:
 	VMOVUPS   (DX), Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
-	VMOVUPS   (AX), Y3
-	VADDPD    Y3, Y2, Y3
-	VMOVUPS   Y3, (AX)
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -12570,19 +12422,18 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float64, x0 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x0000005a, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
@@ -12591,9 +12442,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float64, x0 *float64)
+// func ocannlMap31AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12602,37 +12453,37 @@ TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap26AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap31AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap26AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap31AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap26AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap31AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap26AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap26AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap26AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap26AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap26AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap31AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap31AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap31AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap31AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap31AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap26AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap26AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap31AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap31AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap26AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap26AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap31AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap31AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12643,91 +12494,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap26AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap26AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap26AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap26AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap26AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap26AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap26AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap26AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap26AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap26AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap26AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap26AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap26AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap26AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap26AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap26AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap26AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap26AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap26AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap26AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap26AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap26AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap26AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap26AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap26AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap26AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap26AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap26AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap26AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap26AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap26AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap26AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap26AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap26AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap26AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap26AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap26AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap26AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap26AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap26AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap26AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap26AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap26AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap26AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap26AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap26AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap26AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap26AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap26AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap26AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap26AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap26AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap26AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap26AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap26AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap26AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap26AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap26AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap26AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap26AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap26AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap26AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap26AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap26AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap26AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap26AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap26AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap26AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap26AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap26AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap26AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap26AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap26AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap26AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap26AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap26AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap26AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap26AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap26AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap26AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap26AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap31AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap31AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap31AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap31AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap31AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap31AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap31AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap31AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap31AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap31AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap31AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap31AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap31AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap31AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap31AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap31AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap31AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap31AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap31AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap31AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap31AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap31AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap31AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap31AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap31AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap31AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap31AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap31AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap31AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap31AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap31AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap31AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap31AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap31AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap31AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap31AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap31AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap31AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap31AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap31AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap31AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap31AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap31AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap31AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap31AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap31AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap31AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap31AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap31AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap31AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap31AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap31AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap31AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap31AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap31AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap31AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap31AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap31AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap31AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap31AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap31AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap27AVX2(c *float64, x0 *float64)
+// func ocannlMap32AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12736,37 +12587,37 @@ TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap27AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap32AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap27AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap32AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap27AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap32AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap27AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap27AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap27AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap27AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap27AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap32AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap32AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap32AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap32AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap32AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap27AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap27AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap32AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap32AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap27AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap27AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap32AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap32AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12777,91 +12628,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap27AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap27AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap27AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap27AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap27AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap27AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap27AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap27AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap27AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap27AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap27AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap27AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap27AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap27AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap27AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap27AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap27AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap27AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap27AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap27AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap27AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap27AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap27AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap27AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap27AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap27AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap27AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap27AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap27AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap27AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap27AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap27AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap27AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap27AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap27AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap27AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap27AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap27AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap27AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap27AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap27AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap27AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap27AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap27AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap27AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap27AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap27AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap27AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap27AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap27AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap27AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap27AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap27AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap27AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap27AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap27AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap27AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap27AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap27AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap27AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap27AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap27AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap27AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap27AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap27AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap27AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap27AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap27AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap27AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap27AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap27AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap32AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap32AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap32AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap32AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap32AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap32AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap32AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap32AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap32AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap32AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap32AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap32AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap32AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap32AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap32AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap32AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap32AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap32AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap32AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap32AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap32AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap32AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap32AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap32AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap32AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap32AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap32AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap32AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap32AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap32AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap32AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap32AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap32AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap32AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap32AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap32AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap32AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap32AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap32AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap32AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap32AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap32AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap32AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap32AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap32AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap32AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap32AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap32AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap32AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap28AVX2(c *float64, x0 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -12870,37 +12721,37 @@ TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap28AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap33AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap33AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap28AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap33AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap28AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap28AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap28AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap28AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap28AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap33AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap33AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap33AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap33AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap33AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap28AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap28AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap33AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap33AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap28AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap28AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap33AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap33AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12911,87 +12762,87 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap28AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap28AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap28AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap28AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap28AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap28AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap28AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap28AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap28AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap28AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap28AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap28AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap28AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap28AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap28AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap28AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap28AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap28AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap28AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap28AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap28AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap28AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap28AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap28AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap28AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap28AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap28AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap28AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap28AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap28AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap28AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap28AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap28AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap28AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap28AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap28AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap28AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap28AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap28AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap28AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap28AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap28AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap28AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap28AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap28AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap28AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap28AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap28AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap28AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap28AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap28AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap28AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap28AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap28AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap28AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap28AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap28AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap28AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap28AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap28AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap28AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap28AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap28AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap28AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap28AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap28AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap28AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap28AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap33AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap33AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap33AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap33AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap33AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap33AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap33AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap33AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap33AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap33AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap33AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap33AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap33AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap33AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap33AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap33AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap33AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap33AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap33AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap33AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap33AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap33AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap33AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap33AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap33AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap33AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap33AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap33AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap33AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap33AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap33AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap33AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap33AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap33AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap33AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap33AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap33AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $640
 
 // func ocannlReduce0AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX

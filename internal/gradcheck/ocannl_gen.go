@@ -38275,14 +38275,12 @@ func ocannlMaxPoolObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64, out *
 //	      for i3 in 0..1:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = img[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]
-//	            img.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(objective.max_pool#1/y[i0, i1, i2, i3] == _scratch[], objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            img.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(objective.max_pool#1/y[i0, i1, i2, i3] == (img[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]), objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 func ocannlMaxPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]float64, loss *[1]float64) {
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][2]float64
 	var objective_max_pool_1_y_grad [2][2][2][2]float64
 	var objective_grad [1]float64
-	var scratch [1]float64
 
 	// _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
@@ -38364,18 +38362,22 @@ func ocannlMaxPoolBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 2 {
+					objective_max_pool_1_yV := objective_max_pool_1_y[i0][i1][i2][i3]
+					objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
+						pImgRow3 := (*[3]float64)(pImg[32*i0+16*i1+8*i4+4*i2+i3 : 32*i0+16*i1+8*i4+4*i2+i3+3])
+						objective_max_pool_1_y_1Row2 := &objective_max_pool_1_y_1[i4]
+						gImgRow := (*[3]float64)(gImg[32*i0+16*i1+8*i4+4*i2+i3 : 32*i0+16*i1+8*i4+4*i2+i3+3])
 						for i5 := range 2 {
-							scratch[0] = pImg[32*i0+16*i1+8*i4+4*i2+2*i5+i3] + objective_max_pool_1_y_1[i4][i5]
 							var r2 float64
-							if objective_max_pool_1_y[i0][i1][i2][i3] == scratch[0] {
+							if objective_max_pool_1_yV == (pImgRow3[2*i5] + objective_max_pool_1_y_1Row2[i5]) {
 								r2 = 1
 							}
 							r3 := float64(0)
 							if r2 != 0 {
-								r3 = objective_max_pool_1_y_grad[i0][i1][i2][i3]
+								r3 = objective_max_pool_1_y_gradV
 							}
-							gImg[32*i0+16*i1+8*i4+4*i2+2*i5+i3] += r3
+							gImgRow[2*i5] += r3
 						}
 					}
 				}
@@ -38548,14 +38550,12 @@ func ocannlMaxPoolOverlapObjectiveLoss(r *[2][2][2][2]float64, pImg *[64]float64
 //	      for i3 in 0..1:
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            _scratch[] = img[i0, i1 + i4, i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]
-//	            img.grad[i0, i1 + i4, i2 + i5, i3] += where(objective.max_pool#1/y[i0, i1, i2, i3] == _scratch[], objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            img.grad[i0, i1 + i4, i2 + i5, i3] += where(objective.max_pool#1/y[i0, i1, i2, i3] == (img[i0, i1 + i4, i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]), objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gImg *[64]float64, loss *[1]float64) {
 	var objective_max_pool_1_y_1 [3][3]float64
 	var objective_max_pool_1_y [2][2][2][2]float64
 	var objective_max_pool_1_y_grad [2][2][2][2]float64
 	var objective_grad [1]float64
-	var scratch [1]float64
 
 	// _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 3 {
@@ -38626,18 +38626,22 @@ func ocannlMaxPoolOverlapBackward(r *[2][2][2][2]float64, pImg *[64]float64, gIm
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 2 {
+					objective_max_pool_1_yV := objective_max_pool_1_y[i0][i1][i2][i3]
+					objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
+						pImgRow2 := (*[5]float64)(pImg[32*i0+8*i1+8*i4+2*i2+i3 : 32*i0+8*i1+8*i4+2*i2+i3+5])
+						objective_max_pool_1_y_1Row3 := &objective_max_pool_1_y_1[i4]
+						gImgRow := (*[5]float64)(gImg[32*i0+8*i1+8*i4+2*i2+i3 : 32*i0+8*i1+8*i4+2*i2+i3+5])
 						for i5 := range 3 {
-							scratch[0] = pImg[32*i0+8*i1+8*i4+2*i2+2*i5+i3] + objective_max_pool_1_y_1[i4][i5]
 							var r2 float64
-							if objective_max_pool_1_y[i0][i1][i2][i3] == scratch[0] {
+							if objective_max_pool_1_yV == (pImgRow2[2*i5] + objective_max_pool_1_y_1Row3[i5]) {
 								r2 = 1
 							}
 							r3 := float64(0)
 							if r2 != 0 {
-								r3 = objective_max_pool_1_y_grad[i0][i1][i2][i3]
+								r3 = objective_max_pool_1_y_gradV
 							}
-							gImg[32*i0+8*i1+8*i4+2*i2+2*i5+i3] += r3
+							gImgRow[2*i5] += r3
 						}
 					}
 				}
@@ -38942,8 +38946,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	      for i3 in 0..2:
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
-//	            _scratch[] = objective.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]
-//	            objective.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(objective.max_pool#1/y[i0, i1, i2, i3] == _scratch[], objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
+//	            objective.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(objective.max_pool#1/y[i0, i1, i2, i3] == (objective.max_pool#1/x[i0, 2*i1 + i4, 2*i2 + i5, i3] + _objective.max_pool#1/y.1[i4, i5]), objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 2 (objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _objective.max_pool#1/x.1.grad
 //	for i0 in 0..1:
@@ -38994,7 +38997,6 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 	var objective_max_pool_1_x_grad [2][4][4][3]float64
 	var objective_max_pool_1_y_grad [2][2][2][3]float64
 	var objective_grad [1]float64
-	var scratch [1]float64
 
 	// objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel
 	// reduction accumulated in a local variable.
@@ -39128,18 +39130,22 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 3 {
+					objective_max_pool_1_yV := objective_max_pool_1_y[i0][i1][i2][i3]
+					objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
+						objective_max_pool_1_xRow4 := &objective_max_pool_1_x[i0][2*i1+i4]
+						objective_max_pool_1_y_1Row2 := &objective_max_pool_1_y_1[i4]
+						objective_max_pool_1_x_gradRow := &objective_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							scratch[0] = objective_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + objective_max_pool_1_y_1[i4][i5]
 							var r3 float64
-							if objective_max_pool_1_y[i0][i1][i2][i3] == scratch[0] {
+							if objective_max_pool_1_yV == (objective_max_pool_1_xRow4[2*i2+i5][i3] + objective_max_pool_1_y_1Row2[i5]) {
 								r3 = 1
 							}
 							r4 := float64(0)
 							if r3 != 0 {
-								r4 = objective_max_pool_1_y_grad[i0][i1][i2][i3]
+								r4 = objective_max_pool_1_y_gradV
 							}
-							objective_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r4
+							objective_max_pool_1_x_gradRow[2*i2+i5][i3] += r4
 						}
 					}
 				}
@@ -39152,7 +39158,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		for i1 := range 4 {
 			for i2 := range 4 {
 				objective_max_pool_1_x_1Row3 := &objective_max_pool_1_x_1[i0][i1][i2]
-				objective_max_pool_1_x_gradRow := &objective_max_pool_1_x_grad[i0][i1][i2]
+				objective_max_pool_1_x_gradRow2 := &objective_max_pool_1_x_grad[i0][i1][i2]
 				objective_max_pool_1_x_1_gradRow := &objective_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 3 {
 					var r5 float64
@@ -39161,7 +39167,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 					}
 					r6 := float64(0)
 					if r5 != 0 {
-						r6 = objective_max_pool_1_x_gradRow[i3]
+						r6 = objective_max_pool_1_x_gradRow2[i3]
 					}
 					objective_max_pool_1_x_1_gradRow[i3] += r6
 				}
@@ -40076,19 +40082,16 @@ func ocannlTropicalSameObjectiveLoss(r *[3]float64, pA *[12]float64, pB *[12]flo
 //	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _scratch[] = a[i0, i1] + b[i0, i1]
-//	    a.grad[i0, i1] += where(_objective.1[i0] == _scratch[], _objective.1.grad[i0], 0)
+//	    a.grad[i0, i1] += where(_objective.1[i0] == (a[i0, i1] + b[i0, i1]), _objective.1.grad[i0], 0)
 //
 //	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): s = v1 + v2; g2 =+ where((t == s), g, 0); g2 is b.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _scratch[] = a[i0, i1] + b[i0, i1]
-//	    b.grad[i0, i1] += where(_objective.1[i0] == _scratch[], _objective.1.grad[i0], 0)
+//	    b.grad[i0, i1] += where(_objective.1[i0] == (a[i0, i1] + b[i0, i1]), _objective.1.grad[i0], 0)
 func ocannlTropicalSameBackward(r *[3]float64, pA *[12]float64, pB *[12]float64, gA *[12]float64, gB *[12]float64, loss *[1]float64) {
 	var objective_1 [3]float64
 	var objective_1_grad [3]float64
 	var objective_grad [1]float64
-	var scratch [1]float64
 
 	// _objective.1 = einsum "@^+" "ij; ij => i" of a, b
 	// reduction accumulated in a local variable.
@@ -40125,33 +40128,41 @@ func ocannlTropicalSameBackward(r *[3]float64, pA *[12]float64, pB *[12]float64,
 
 	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is a.grad
 	for i0 := range 3 {
+		objective_1V := objective_1[i0]
+		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pBRow2 := (*[4]float64)(pB[4*i0 : 4*i0+4])
+		objective_1_gradV := objective_1_grad[i0]
+		gARow := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			scratch[0] = pA[4*i0+i1] + pB[4*i0+i1]
 			var r2 float64
-			if objective_1[i0] == scratch[0] {
+			if objective_1V == (pARow2[i1] + pBRow2[i1]) {
 				r2 = 1
 			}
 			r3 := float64(0)
 			if r2 != 0 {
-				r3 = objective_1_grad[i0]
+				r3 = objective_1_gradV
 			}
-			gA[4*i0+i1] += r3
+			gARow[i1] += r3
 		}
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; ij => i" of a, b): s = v1 + v2; g2 =+ where((t == s), g, 0); g2 is b.grad
 	for i0 := range 3 {
+		objective_1V2 := objective_1[i0]
+		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		pBRow3 := (*[4]float64)(pB[4*i0 : 4*i0+4])
+		objective_1_gradV2 := objective_1_grad[i0]
+		gBRow := (*[4]float64)(gB[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			scratch[0] = pA[4*i0+i1] + pB[4*i0+i1]
 			var r4 float64
-			if objective_1[i0] == scratch[0] {
+			if objective_1V2 == (pARow3[i1] + pBRow3[i1]) {
 				r4 = 1
 			}
 			r5 := float64(0)
 			if r4 != 0 {
-				r5 = objective_1_grad[i0]
+				r5 = objective_1_gradV2
 			}
-			gB[4*i0+i1] += r5
+			gBRow[i1] += r5
 		}
 	}
 }
@@ -40262,20 +40273,17 @@ func ocannlTropicalMatmulObjectiveLoss(r *[3][2]float64, pA *[12]float64, pB *[8
 //	for i0 in 0..2:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
-//	      _scratch[] = a[i0, i2] + b[i2, i1]
-//	      a.grad[i0, i2] += where(_objective.1[i0, i1] == _scratch[], _objective.1.grad[i0, i1], 0)
+//	      a.grad[i0, i2] += where(_objective.1[i0, i1] == (a[i0, i2] + b[i2, i1]), _objective.1.grad[i0, i1], 0)
 //
 //	# backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): s = v1 + v2; g2 =+ where((t == s), g, 0); g2 is b.grad
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _scratch[] = a[i0, i2] + b[i2, i1]
-//	      b.grad[i2, i1] += where(_objective.1[i0, i1] == _scratch[], _objective.1.grad[i0, i1], 0)
+//	      b.grad[i2, i1] += where(_objective.1[i0, i1] == (a[i0, i2] + b[i2, i1]), _objective.1.grad[i0, i1], 0)
 func ocannlTropicalMatmulBackward(r *[3][2]float64, pA *[12]float64, pB *[8]float64, gA *[12]float64, gB *[8]float64, loss *[1]float64) {
 	var objective_1 [3][2]float64
 	var objective_1_grad [3][2]float64
 	var objective_grad [1]float64
-	var scratch [1]float64
 
 	// _objective.1 = einsum "@^+" "ij; jk => ik" of a, b
 	// reduction accumulated in a local variable.
@@ -40321,37 +40329,58 @@ func ocannlTropicalMatmulBackward(r *[3][2]float64, pA *[12]float64, pB *[8]floa
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is a.grad
+	// i1 unrolled and jammed into i2.
+	pBRow2 := (*[7]float64)(pB[0:7])
+	pBRow3 := (*[7]float64)(pB[1:8])
 	for i0 := range 3 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				scratch[0] = pA[4*i0+i2] + pB[2*i2+i1]
-				var r2 float64
-				if objective_1[i0][i1] == scratch[0] {
-					r2 = 1
-				}
-				r3 := float64(0)
-				if r2 != 0 {
-					r3 = objective_1_grad[i0][i1]
-				}
-				gA[4*i0+i2] += r3
+		gARow := (*[4]float64)(gA[4*i0 : 4*i0+4])
+		objective_1V := objective_1[i0][0]
+		pARow2 := (*[4]float64)(pA[4*i0 : 4*i0+4])
+		objective_1_gradV := objective_1_grad[i0][0]
+		objective_1V2 := objective_1[i0][1]
+		objective_1_gradV2 := objective_1_grad[i0][1]
+		for i2 := range 4 {
+			acc3 := gARow[i2]
+			var r2 float64
+			if objective_1V == (pARow2[i2] + pBRow2[2*i2]) {
+				r2 = 1
 			}
+			r3 := float64(0)
+			if r2 != 0 {
+				r3 = objective_1_gradV
+			}
+			acc3 += r3
+			var r4 float64
+			if objective_1V2 == (pARow2[i2] + pBRow3[2*i2]) {
+				r4 = 1
+			}
+			r5 := float64(0)
+			if r4 != 0 {
+				r5 = objective_1_gradV2
+			}
+			acc3 += r5
+			gARow[i2] = acc3
 		}
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^+" "ij; jk => ik" of a, b): s = v1 + v2; g2 =+ where((t == s), g, 0); g2 is b.grad
 	for i0 := range 3 {
+		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		for i1 := range 2 {
+			objective_1V3 := objective_1[i0][i1]
+			pBRow4 := (*[7]float64)(pB[i1 : i1+7])
+			objective_1_gradV3 := objective_1_grad[i0][i1]
+			gBRow := (*[7]float64)(gB[i1 : i1+7])
 			for i2 := range 4 {
-				scratch[0] = pA[4*i0+i2] + pB[2*i2+i1]
-				var r4 float64
-				if objective_1[i0][i1] == scratch[0] {
-					r4 = 1
+				var r6 float64
+				if objective_1V3 == (pARow3[i2] + pBRow4[2*i2]) {
+					r6 = 1
 				}
-				r5 := float64(0)
-				if r4 != 0 {
-					r5 = objective_1_grad[i0][i1]
+				r7 := float64(0)
+				if r6 != 0 {
+					r7 = objective_1_gradV3
 				}
-				gB[2*i2+i1] += r5
+				gBRow[2*i2] += r7
 			}
 		}
 	}

@@ -1,0 +1,170 @@
+package gocode
+
+import (
+	"math"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// maxAbsorbCells bounds the nests whose cells planAbsorbs enumerates.
+const maxAbsorbCells = 1 << 22
+
+// planAbsorbs finds the zero fills (of whole local arrays, the zeroing of
+// gradients) that the next statement touching the tensor overwrites
+// anyway: a perfect nest adding a value that does not read the tensor
+// into each of its cells exactly once, as a pointwise map kernel. The
+// kernel then stores `f + 0` (the sum with the zero the fill left, -0
+// included) and the fill moves into the Go branch (AVX2 only: a new
+// form). It fills k.absorb (fill -> the nest's store) and k.absorbAt.
+func (k *kgen) planAbsorbs() {
+	k.absorb, k.absorbAt = map[*loopir.Fill]*loopir.Store{}, map[*loopir.Store]*loopir.Fill{}
+	if k.asm == nil {
+		return
+	}
+	var top []loopir.Stmt
+	for _, o := range k.p.Ops {
+		top = append(top, o.Body...)
+	}
+	for i, s := range top {
+		f, ok := s.(*loopir.Fill)
+		if !ok || f.Value != 0 || math.Signbit(f.Value) || !k.absorbable(f.Tensor) {
+			continue
+		}
+		for _, next := range top[i+1:] {
+			if !stmtTouches(next, f.Tensor) {
+				continue
+			}
+			if fr, isFor := next.(*loopir.For); isFor {
+				if loops, st, perfectNest := perfect(fr); perfectNest && k.absorbingNest(loops, st, f.Tensor) {
+					k.absorb[f] = st
+					k.absorbAt[st] = f
+				}
+			}
+			break
+		}
+	}
+}
+
+// absorbable: t is a local array (not a parameter, a constant or a
+// padded buffer) small enough to check cell by cell.
+func (k *kgen) absorbable(t int) bool {
+	s := &k.ts[t].st
+	ti := &k.p.Tensors[t]
+	return s.kind == sLocal && s.param == nil && k.pin[t] == nil && !padded(ti) && ti.Size() <= maxAbsorbCells
+}
+
+// absorbingNest reports whether the nest adds into every cell of t once,
+// without reading t, and classifies as a map kernel when it overwrites.
+func (k *kgen) absorbingNest(loops []*loopir.For, st *loopir.Store, t int) bool {
+	if st.Tensor != t || !st.Accumulate || st.Accum != "add" || exprLoads(st.Value, t) {
+		return false
+	}
+	if k.par && k.parSplitWould(loops, st) {
+		return false
+	}
+	ow := overwriteStore(st)
+	ow.Value = k.foldConstLoads(ow.Value)
+	if asm.ClassifyMapNew(k.p, loops, ow, k.elem, nil, true) == nil {
+		return false
+	}
+	return coversOnce(loops, st.Index, k.p.Tensors[t].BufDims)
+}
+
+// parSplitWould reports whether the nest would run on the pool (its
+// parts would not absorb the fill).
+func (k *kgen) parSplitWould(loops []*loopir.For, st *loopir.Store) bool {
+	l, _ := k.parSplit(loops, st)
+	return l != nil
+}
+
+// overwriteStore is st (an addition into the cell) as the store of the
+// cell's zero plus the value: `c = f + 0`.
+func overwriteStore(st *loopir.Store) *loopir.Store {
+	ow := *st
+	ow.Accumulate, ow.Accum = false, ""
+	ow.Value = &loopir.Apply{Prim: "add", Args: []loopir.Expr{st.Value, &loopir.Const{Value: 0}}}
+	return &ow
+}
+
+// coversOnce reports whether the nest's index visits every cell of a
+// buffer of dims bd exactly once.
+func coversOnce(loops []*loopir.For, idx []loopir.IndexExpr, bd []int) bool {
+	size := prod(bd)
+	n := 1
+	for _, l := range loops {
+		n *= l.Extent
+	}
+	if n != size || len(idx) != len(bd) {
+		return false
+	}
+	seen := make([]bool, size)
+	vals := map[int]int{}
+	var walk func(i int) bool
+	walk = func(i int) bool {
+		if i == len(loops) {
+			off := 0
+			for a, x := range idx {
+				v := x.Offset
+				for _, tm := range x.Terms {
+					v += tm.Coeff * vals[tm.Var]
+				}
+				if v < 0 || v >= bd[a] {
+					return false
+				}
+				off = off*bd[a] + v
+			}
+			if seen[off] {
+				return false
+			}
+			seen[off] = true
+			return true
+		}
+		for v := range loops[i].Extent {
+			vals[loops[i].Var] = v
+			if !walk(i + 1) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(0)
+}
+
+// stmtTouches reports whether s reads or writes tensor t.
+func stmtTouches(s loopir.Stmt, t int) bool {
+	found := false
+	visitStmts([]loopir.Stmt{s}, func(s loopir.Stmt) {
+		switch s := s.(type) {
+		case *loopir.Store:
+			found = found || s.Tensor == t || exprLoads(s.Value, t)
+		case *loopir.Fill:
+			found = found || s.Tensor == t
+		case *loopir.ResetPadding:
+			found = found || s.Tensor == t
+		case *loopir.FetchStmt:
+			found = found || s.Tensor == t
+		}
+	})
+	return found
+}
+
+// chainAbsorb emits a nest that absorbs the zero fill f (see
+// planAbsorbs): the AVX2 kernel stores f + 0, the Go branch fills and
+// runs the loops. ok is false when the kernel is not available after
+// all (the caller emits the fill and the nest as usual).
+func (k *kgen) chainAbsorb(loops []*loopir.For, st *loopir.Store, f *loopir.Fill) ([]jen.Code, bool, error) {
+	k.curInlined = true // a new form: AVX2 only
+	calls, note := k.asmMapNest(loops, overwriteStore(st), nil)
+	if calls == nil {
+		return nil, false, nil
+	}
+	code := k.fill(f)
+	goCode, err := k.chainGo(loops, st, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	code = append(code, goCode...)
+	return k.dispatch(calls, "// the zero fill absorbed: "+note[3:], code), true, nil
+}

@@ -1,0 +1,176 @@
+package gocode
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/internal/testutil"
+	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/rt/cpu"
+)
+
+// A 2x2 max pool of stride 2 over 16 images of 10x10x8 (the CNN demo's
+// shape at half its batch), whose forward and backward nests become the
+// AVX2-only map kernels: the -inf fill, the max accumulation, and the
+// backward's compare-and-select once its scalar temporary is inlined;
+// the zeroing of m's gradient is absorbed by the first nest adding into
+// it, which then stores.
+const poolLossSrc = `
+input x : 16 | 10, 10, 8
+leaf win : 2, 2 = 0
+let m = x @^+ "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." win
+let l = (m *. m) ++ "...|... => 0"`
+
+// TestGeneratedMapKernels runs the max-pool forward and backward kernels
+// with the assembly kernels, in the AVX2 tier (where the CPU has it) and
+// with OCANNLGEN_CPU=purego (the Go loops), against the interpreter. The
+// inputs lie on a grid, so windows hold ties (the gradient goes to every
+// winner).
+func TestGeneratedMapKernels(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the assembly kernels are amd64 only")
+	}
+	bs := []*built{
+		buildBackward(t, ecase{"PoolBackward32", "float32", poolLossSrc, []pspec{pa("x"), out(pa("l"))}}, "l", []string{"x"}),
+		buildBackward(t, ecase{"PoolBackward64", "float64", poolLossSrc, []pspec{pa("x"), out(pa("l"))}}, "l", []string{"x"}),
+	}
+	// The same kernels with their locals in a scratch poisoned with NaN
+	// (run twice): an absorbed zero fill of a scratch array is real code.
+	bs = append(bs, withScratch(bs[0], "PoolBackward32S", 0), withScratch(bs[1], "PoolBackward64S", 0))
+	var ks []*Kernel
+	for _, b := range bs {
+		ks = append(ks, b.k)
+	}
+	set := asm.NewSet(asm.Tiers()...)
+	src, err := Render(&File{Package: "main", Kernels: ks, Asm: set})
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	for _, b := range bs {
+		fn := funcText(t, string(src), b.k.Name)
+		for _, want := range []string{"(c = -Inf): AVX2 (also on AVX-512 machines)", "(c max= add(x0,0)): AVX2 (also on AVX-512 machines)", "(c += where(eq(x0,add(x1,0)),x2,0)): AVX2 (also on AVX-512 machines)",
+			"the zero fill absorbed: "} {
+			if !strings.Contains(fn, want) {
+				t.Errorf("%s: no kernel %q:\n%s", b.k.Name, want, fn)
+			}
+		}
+	}
+	files, err := set.Files("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h strings.Builder
+	h.WriteString(harnessHead)
+	h.WriteString(scratchPoison)
+	h.WriteString("func main() {\n\tfmt.Println(\"!avx2\", ocannlAVX2)\n")
+	for _, b := range bs {
+		if b.k.Scratch != "" {
+			harnessCallScratch(&h, b, true)
+		} else {
+			harnessCall(&h, b)
+		}
+	}
+	h.WriteString("}\n")
+	dir := asmModule(t, src, []byte(h.String()), files)
+	for _, tier := range []string{"", "purego"} {
+		out, err := testutil.GoCmd(t, dir, append(goEnv, "GOFLAGS=-mod=mod", "OCANNLGEN_CPU="+tier), "run", ".")
+		if err != nil {
+			t.Fatalf("go run (OCANNLGEN_CPU=%q): %v\n%s", tier, err, head(out, 4000))
+		}
+		got, other := parseOutputs(t, out)
+		wantAVX2 := fmt.Sprint(tier == "" && cpu.Supported("AVX", "FMA3"))
+		if other["!avx2"] != wantAVX2 {
+			t.Errorf("OCANNLGEN_CPU=%q: ocannlAVX2 is %s, want %s", tier, other["!avx2"], wantAVX2)
+		}
+		checkOutputs(t, "OCANNLGEN_CPU="+tier, bs, got)
+	}
+}
+
+// asmModule writes a module holding the kernels, main and the assembly
+// files, requiring this repository (the generated stubs import rt/cpu).
+func asmModule(t *testing.T, src, main []byte, files map[string][]byte) string {
+	t.Helper()
+	all := map[string][]byte{"kernels.go": src, "main.go": main}
+	for name, data := range files {
+		all[name] = data
+	}
+	dir := testutil.WriteModule(t, all)
+	root := testutil.RepoRoot(t)
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod := fmt.Sprintf("module gentest\n\ngo 1.26\n\nrequire (\n\tgithub.com/ocannlgen/ocannlgen v0.0.0\n\tgithub.com/klauspost/cpuid/v2 v2.4.2\n)\n\nreplace github.com/ocannlgen/ocannlgen => %s\n", root)
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// checkOutputs compares every output parameter with the interpreter's
+// values (and fails on an all-zero expectation, which would check
+// nothing).
+func checkOutputs(t *testing.T, run string, bs []*built, got map[string][]float64) {
+	t.Helper()
+	for _, b := range bs {
+		tol := tolerance(b.c.elem)
+		for i, ps := range b.c.params {
+			if !ps.out {
+				continue
+			}
+			calls := []string{b.k.Name}
+			if b.k.Scratch != "" {
+				calls = append(calls, b.k.Name+"#2") // the second call
+			}
+			for _, call := range calls {
+				g, want := got[call+" "+ps.name], b.want[i]
+				if len(g) != len(want) {
+					t.Fatalf("%s: %s %s: got %d values, want %d", run, call, ps.name, len(g), len(want))
+				}
+				for j := range want {
+					if !testutil.CloseRel(g[j], want[j], tol) {
+						t.Errorf("%s: %s %s[%d] = %v, interpreter %v", run, call, ps.name, j, g[j], want[j])
+						break
+					}
+				}
+			}
+			want := b.want[i]
+			if fmt.Sprint(want) == fmt.Sprint(make([]float64, len(want))) {
+				t.Errorf("%s: %s %s: all zeros (the test checks nothing)", run, b.k.Name, ps.name)
+			}
+		}
+	}
+}
+
+// TestCoversOnce: the absorption check accepts a nest visiting each cell
+// once (in any order) and rejects one missing or repeating cells.
+func TestCoversOnce(t *testing.T) {
+	v := func(c, x int) loopir.IndexExpr {
+		return loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: c, Var: x}}}
+	}
+	loops := []*loopir.For{{Var: 0, Extent: 4}, {Var: 1, Extent: 3}}
+	cases := []struct {
+		idx  []loopir.IndexExpr
+		bd   []int
+		want bool
+	}{
+		{[]loopir.IndexExpr{v(1, 0), v(1, 1)}, []int{4, 3}, true},
+		{[]loopir.IndexExpr{v(1, 1), v(1, 0)}, []int{3, 4}, true}, // transposed
+		{[]loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 3, Var: 0}, {Coeff: 1, Var: 1}}}}, []int{12}, true},
+		{[]loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 2, Var: 0}, {Coeff: 1, Var: 1}}}}, []int{12}, false}, // overlaps
+		{[]loopir.IndexExpr{v(1, 0), v(1, 1)}, []int{4, 4}, false},                                                  // misses a column
+	}
+	for i, c := range cases {
+		if got := coversOnce(loops, c.idx, c.bd); got != c.want {
+			t.Errorf("case %d: coversOnce = %v, want %v", i, got, c.want)
+		}
+	}
+}
