@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // sumTask writes, into out[i], a fixed-order sum depending on i only.
@@ -219,5 +220,105 @@ func TestRecords(t *testing.T) {
 	r.Put(a)
 	if n := testing.AllocsPerRun(100, func() { r.Put(r.Get()) }); n != 0 {
 		t.Fatalf("Get/Put allocate %v", n)
+	}
+}
+
+// A region runs many nests back to back (a kernel call): every part of
+// every nest runs once, with the serial results, on 1 to 7 threads,
+// with and without region spinning.
+func TestPoolRegion(t *testing.T) {
+	for _, threads := range []int{1, 2, 4, 7} {
+		for _, spin := range []time.Duration{0, DefaultRegionSpin} {
+			p := NewPool(threads)
+			p.SetRegionSpin(spin)
+			for range 30 {
+				r := p.Enter()
+				for _, parts := range []int{0, 1, 2, 3, 16, 33} {
+					task := newSumTask(parts)
+					for i := range task.out {
+						task.out[i] = -1
+					}
+					r.Run(task, parts)
+					want := serial(parts)
+					for i := range want {
+						if task.out[i] != want[i] {
+							t.Fatalf("threads %d parts %d: out[%d] = %v, want %v", threads, parts, i, task.out[i], want[i])
+						}
+					}
+				}
+				r.Leave()
+			}
+			p.Close()
+		}
+	}
+	var zero Region
+	task := &countTask{hits: make([]int32, 5)}
+	zero.Run(task, 5)
+	zero.Leave()
+	if task.hits[4] != 1 {
+		t.Fatalf("zero Region ran part 4 %d times, want 1", task.hits[4])
+	}
+}
+
+// Several goroutines enter regions of one pool at once (several models
+// sharing a pool), and a region's holder calls Run and Enter on the same
+// pool again (serial, never a deadlock): every part runs once.
+func TestPoolRegionConcurrent(t *testing.T) {
+	p := NewPool(3)
+	defer p.Close()
+	want := serial(24)
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := newSumTask(24)
+			for it := range 40 {
+				r := p.Enter()
+				for range 3 {
+					r.Run(st, 24)
+					if g == 0 && it%2 == 0 {
+						p.Run(st, 24) // inside our own region: serial
+						inner := p.Enter()
+						inner.Run(st, 24)
+						inner.Leave()
+					}
+					for i := range want {
+						if st.out[i] != want[i] {
+							t.Error("mismatch")
+							r.Leave()
+							return
+						}
+					}
+				}
+				r.Leave()
+			}
+		}()
+	}
+	wg.Wait()
+	// After the regions the workers serve plain calls again.
+	task := &countTask{hits: make([]int32, 16)}
+	for range 50 {
+		p.Run(task, 16)
+	}
+	for i, h := range task.hits {
+		if h != 50 {
+			t.Fatalf("part %d ran %d times, want 50", i, h)
+		}
+	}
+}
+
+func TestPoolRegionAllocs(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	task := newSumTask(8)
+	p.Run(task, 8) // start the workers
+	if a := testing.AllocsPerRun(100, func() {
+		r := p.Enter()
+		r.Run(task, 8)
+		r.Run(task, 8)
+		r.Leave()
+	}); a != 0 {
+		t.Fatalf("a region allocates %v per call", a)
 	}
 }
