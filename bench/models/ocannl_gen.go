@@ -843,6 +843,9 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	var train_1 [256][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 5 parts of i1 on the pool.
@@ -850,7 +853,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	pool.Run(rec, 5)
+	region.Run(rec, 5)
 	*rec = ocannlCNNTrainLossPart0{}
 	ocannlCNNTrainLossPart0Records.Put(rec)
 
@@ -859,7 +862,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	rec2 := ocannlCNNTrainLossPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlCNNTrainLossPart1{}
 	ocannlCNNTrainLossPart1Records.Put(rec2)
 
@@ -867,7 +870,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlCNNTrainLossPart2Records.Get()
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlCNNTrainLossPart2{}
 	ocannlCNNTrainLossPart2Records.Put(rec3)
 
@@ -892,7 +895,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlCNNTrainLossPart3Records.Get()
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlCNNTrainLossPart3{}
 	ocannlCNNTrainLossPart3Records.Put(rec4)
 
@@ -933,7 +936,7 @@ func ocannlCNNTrainLoss(images *[256][12][12][1]float32, labels *[256][4]float32
 	rec5 := ocannlCNNTrainLossPart4Records.Get()
 	rec5.pNetConv2Kernel = pNetConv2Kernel
 	rec5.scratch = scratch
-	pool.Run(rec5, 5)
+	region.Run(rec5, 5)
 	*rec5 = ocannlCNNTrainLossPart4{}
 	ocannlCNNTrainLossPart4Records.Put(rec5)
 
@@ -1766,6 +1769,9 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	var train_3_grad [1]float32
 	var train_grad [1]float32
 	var scratch2 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 5 parts of i1 on the pool.
@@ -1773,7 +1779,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	pool.Run(rec, 5)
+	region.Run(rec, 5)
 	*rec = ocannlCNNBackwardPart0{}
 	ocannlCNNBackwardPart0Records.Put(rec)
 
@@ -1782,7 +1788,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec2 := ocannlCNNBackwardPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlCNNBackwardPart1{}
 	ocannlCNNBackwardPart1Records.Put(rec2)
 
@@ -1790,7 +1796,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlCNNBackwardPart2Records.Get()
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlCNNBackwardPart2{}
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
@@ -1815,7 +1821,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlCNNBackwardPart3Records.Get()
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlCNNBackwardPart3{}
 	ocannlCNNBackwardPart3Records.Put(rec4)
 
@@ -1856,7 +1862,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec5 := ocannlCNNBackwardPart4Records.Get()
 	rec5.pNetConv2Kernel = pNetConv2Kernel
 	rec5.scratch = scratch
-	pool.Run(rec5, 5)
+	region.Run(rec5, 5)
 	*rec5 = ocannlCNNBackwardPart4{}
 	ocannlCNNBackwardPart4Records.Put(rec5)
 
@@ -2363,7 +2369,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlCNNBackwardPart5Records.Get()
 	rec6.scratch = scratch
-	pool.Run(rec6, 8)
+	region.Run(rec6, 8)
 	// The 8 partial sums, added in part order.
 	for j25 := range 16 {
 		acc12 := gNetConv2Bias[j25]
@@ -2385,7 +2391,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec7 := ocannlCNNBackwardPart6Records.Get()
 	rec7.pNetConv2Kernel = pNetConv2Kernel
 	rec7.scratch = scratch
-	pool.Run(rec7, 8)
+	region.Run(rec7, 8)
 	*rec7 = ocannlCNNBackwardPart6{}
 	ocannlCNNBackwardPart6Records.Put(rec7)
 
@@ -2394,7 +2400,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec8 := ocannlCNNBackwardPart7Records.Get()
 	rec8.gNetConv2Kernel = gNetConv2Kernel
 	rec8.scratch = scratch
-	pool.Run(rec8, 3)
+	region.Run(rec8, 3)
 	*rec8 = ocannlCNNBackwardPart7{}
 	ocannlCNNBackwardPart7Records.Put(rec8)
 
@@ -2490,7 +2496,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlCNNBackwardPart8Records.Get()
 	rec9.scratch = scratch
-	pool.Run(rec9, 8)
+	region.Run(rec9, 8)
 	*rec9 = ocannlCNNBackwardPart8{}
 	ocannlCNNBackwardPart8Records.Put(rec9)
 
@@ -2498,7 +2504,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlCNNBackwardPart9Records.Get()
 	rec10.scratch = scratch
-	pool.Run(rec10, 8)
+	region.Run(rec10, 8)
 	*rec10 = ocannlCNNBackwardPart9{}
 	ocannlCNNBackwardPart9Records.Put(rec10)
 
@@ -2506,7 +2512,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlCNNBackwardPart10Records.Get()
 	rec11.scratch = scratch
-	pool.Run(rec11, 8)
+	region.Run(rec11, 8)
 	// The 8 partial sums, added in part order.
 	for j59 := range 8 {
 		acc14 := gNetConv1Bias[j59]
@@ -2529,7 +2535,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	rec12.gNetConv1Kernel = gNetConv1Kernel
 	rec12.images = images
 	rec12.scratch = scratch
-	pool.Run(rec12, 3)
+	region.Run(rec12, 3)
 	*rec12 = ocannlCNNBackwardPart11{}
 	ocannlCNNBackwardPart11Records.Put(rec12)
 }
@@ -3550,6 +3556,9 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	var train_cross_entropy_1_logp_3 [256][8][1]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// 8 parts of i0 on the pool.
@@ -3557,7 +3566,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec.pNetEmb = pNetEmb
 	rec.tokens = tokens
 	rec.scratch = scratch
-	pool.Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlReverserTrainLossPart0{}
 	ocannlReverserTrainLossPart0Records.Put(rec)
 
@@ -3589,7 +3598,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec2 := ocannlReverserTrainLossPart1Records.Get()
 	rec2.pNetAttention1WQ = pNetAttention1WQ
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlReverserTrainLossPart1{}
 	ocannlReverserTrainLossPart1Records.Put(rec2)
 
@@ -3598,7 +3607,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec3 := ocannlReverserTrainLossPart2Records.Get()
 	rec3.pNetAttention1WK = pNetAttention1WK
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlReverserTrainLossPart2{}
 	ocannlReverserTrainLossPart2Records.Put(rec3)
 
@@ -3607,7 +3616,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec4 := ocannlReverserTrainLossPart3Records.Get()
 	rec4.pNetAttention1WV = pNetAttention1WV
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlReverserTrainLossPart3{}
 	ocannlReverserTrainLossPart3Records.Put(rec4)
 
@@ -3615,7 +3624,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserTrainLossPart4Records.Get()
 	rec5.scratch = scratch
-	pool.Run(rec5, 8)
+	region.Run(rec5, 8)
 	*rec5 = ocannlReverserTrainLossPart4{}
 	ocannlReverserTrainLossPart4Records.Put(rec5)
 
@@ -3647,7 +3656,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserTrainLossPart5Records.Get()
 	rec6.scratch = scratch
-	pool.Run(rec6, 8)
+	region.Run(rec6, 8)
 	*rec6 = ocannlReverserTrainLossPart5{}
 	ocannlReverserTrainLossPart5Records.Put(rec6)
 
@@ -3676,7 +3685,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserTrainLossPart6Records.Get()
 	rec7.scratch = scratch
-	pool.Run(rec7, 8)
+	region.Run(rec7, 8)
 	*rec7 = ocannlReverserTrainLossPart6{}
 	ocannlReverserTrainLossPart6Records.Put(rec7)
 
@@ -3684,7 +3693,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec8 := ocannlReverserTrainLossPart7Records.Get()
 	rec8.scratch = scratch
-	pool.Run(rec8, 8)
+	region.Run(rec8, 8)
 	*rec8 = ocannlReverserTrainLossPart7{}
 	ocannlReverserTrainLossPart7Records.Put(rec8)
 
@@ -3716,7 +3725,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserTrainLossPart8Records.Get()
 	rec9.scratch = scratch
-	pool.Run(rec9, 8)
+	region.Run(rec9, 8)
 	*rec9 = ocannlReverserTrainLossPart8{}
 	ocannlReverserTrainLossPart8Records.Put(rec9)
 
@@ -3725,7 +3734,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec10 := ocannlReverserTrainLossPart9Records.Get()
 	rec10.pNetAttention1WO = pNetAttention1WO
 	rec10.scratch = scratch
-	pool.Run(rec10, 8)
+	region.Run(rec10, 8)
 	*rec10 = ocannlReverserTrainLossPart9{}
 	ocannlReverserTrainLossPart9Records.Put(rec10)
 
@@ -3752,7 +3761,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlReverserTrainLossPart10Records.Get()
 	rec11.scratch = scratch
-	pool.Run(rec11, 8)
+	region.Run(rec11, 8)
 	*rec11 = ocannlReverserTrainLossPart10{}
 	ocannlReverserTrainLossPart10Records.Put(rec11)
 
@@ -3806,7 +3815,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserTrainLossPart11Records.Get()
 	rec12.scratch = scratch
-	pool.Run(rec12, 8)
+	region.Run(rec12, 8)
 	*rec12 = ocannlReverserTrainLossPart11{}
 	ocannlReverserTrainLossPart11Records.Put(rec12)
 
@@ -3897,7 +3906,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec13 := ocannlReverserTrainLossPart12Records.Get()
 	rec13.pNetDense1W = pNetDense1W
 	rec13.scratch = scratch
-	pool.Run(rec13, 8)
+	region.Run(rec13, 8)
 	*rec13 = ocannlReverserTrainLossPart12{}
 	ocannlReverserTrainLossPart12Records.Put(rec13)
 
@@ -3906,7 +3915,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec14 := ocannlReverserTrainLossPart13Records.Get()
 	rec14.pNetDense1B = pNetDense1B
 	rec14.scratch = scratch
-	pool.Run(rec14, 8)
+	region.Run(rec14, 8)
 	*rec14 = ocannlReverserTrainLossPart13{}
 	ocannlReverserTrainLossPart13Records.Put(rec14)
 
@@ -3914,7 +3923,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlReverserTrainLossPart14Records.Get()
 	rec15.scratch = scratch
-	pool.Run(rec15, 8)
+	region.Run(rec15, 8)
 	*rec15 = ocannlReverserTrainLossPart14{}
 	ocannlReverserTrainLossPart14Records.Put(rec15)
 
@@ -3923,7 +3932,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec16 := ocannlReverserTrainLossPart15Records.Get()
 	rec16.pNetLinear1W = pNetLinear1W
 	rec16.scratch = scratch
-	pool.Run(rec16, 8)
+	region.Run(rec16, 8)
 	*rec16 = ocannlReverserTrainLossPart15{}
 	ocannlReverserTrainLossPart15Records.Put(rec16)
 
@@ -3968,7 +3977,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec17 := ocannlReverserTrainLossPart16Records.Get()
 	rec17.scratch = scratch
-	pool.Run(rec17, 8)
+	region.Run(rec17, 8)
 	*rec17 = ocannlReverserTrainLossPart16{}
 	ocannlReverserTrainLossPart16Records.Put(rec17)
 
@@ -4022,7 +4031,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlReverserTrainLossPart17Records.Get()
 	rec18.scratch = scratch
-	pool.Run(rec18, 8)
+	region.Run(rec18, 8)
 	*rec18 = ocannlReverserTrainLossPart17{}
 	ocannlReverserTrainLossPart17Records.Put(rec18)
 
@@ -4113,7 +4122,7 @@ func ocannlReverserTrainLoss(tokens *[256][8][10]float32, targets *[256][8][10]f
 	rec19 := ocannlReverserTrainLossPart18Records.Get()
 	rec19.pNetLinear2W = pNetLinear2W
 	rec19.scratch = scratch
-	pool.Run(rec19, 8)
+	region.Run(rec19, 8)
 	*rec19 = ocannlReverserTrainLossPart18{}
 	ocannlReverserTrainLossPart18Records.Put(rec19)
 
@@ -6120,6 +6129,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// 8 parts of i0 on the pool.
@@ -6127,7 +6139,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec.pNetEmb = pNetEmb
 	rec.tokens = tokens
 	rec.scratch = scratch
-	pool.Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlReverserBackwardPart0{}
 	ocannlReverserBackwardPart0Records.Put(rec)
 
@@ -6159,7 +6171,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec2 := ocannlReverserBackwardPart1Records.Get()
 	rec2.pNetAttention1WQ = pNetAttention1WQ
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlReverserBackwardPart1{}
 	ocannlReverserBackwardPart1Records.Put(rec2)
 
@@ -6168,7 +6180,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec3 := ocannlReverserBackwardPart2Records.Get()
 	rec3.pNetAttention1WK = pNetAttention1WK
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlReverserBackwardPart2{}
 	ocannlReverserBackwardPart2Records.Put(rec3)
 
@@ -6177,7 +6189,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec4 := ocannlReverserBackwardPart3Records.Get()
 	rec4.pNetAttention1WV = pNetAttention1WV
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlReverserBackwardPart3{}
 	ocannlReverserBackwardPart3Records.Put(rec4)
 
@@ -6185,7 +6197,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlReverserBackwardPart4Records.Get()
 	rec5.scratch = scratch
-	pool.Run(rec5, 8)
+	region.Run(rec5, 8)
 	*rec5 = ocannlReverserBackwardPart4{}
 	ocannlReverserBackwardPart4Records.Put(rec5)
 
@@ -6217,7 +6229,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserBackwardPart5Records.Get()
 	rec6.scratch = scratch
-	pool.Run(rec6, 8)
+	region.Run(rec6, 8)
 	*rec6 = ocannlReverserBackwardPart5{}
 	ocannlReverserBackwardPart5Records.Put(rec6)
 
@@ -6246,7 +6258,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlReverserBackwardPart6Records.Get()
 	rec7.scratch = scratch
-	pool.Run(rec7, 8)
+	region.Run(rec7, 8)
 	*rec7 = ocannlReverserBackwardPart6{}
 	ocannlReverserBackwardPart6Records.Put(rec7)
 
@@ -6254,7 +6266,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec8 := ocannlReverserBackwardPart7Records.Get()
 	rec8.scratch = scratch
-	pool.Run(rec8, 8)
+	region.Run(rec8, 8)
 	*rec8 = ocannlReverserBackwardPart7{}
 	ocannlReverserBackwardPart7Records.Put(rec8)
 
@@ -6286,7 +6298,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlReverserBackwardPart8Records.Get()
 	rec9.scratch = scratch
-	pool.Run(rec9, 8)
+	region.Run(rec9, 8)
 	*rec9 = ocannlReverserBackwardPart8{}
 	ocannlReverserBackwardPart8Records.Put(rec9)
 
@@ -6295,7 +6307,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec10 := ocannlReverserBackwardPart9Records.Get()
 	rec10.pNetAttention1WO = pNetAttention1WO
 	rec10.scratch = scratch
-	pool.Run(rec10, 8)
+	region.Run(rec10, 8)
 	*rec10 = ocannlReverserBackwardPart9{}
 	ocannlReverserBackwardPart9Records.Put(rec10)
 
@@ -6322,7 +6334,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlReverserBackwardPart10Records.Get()
 	rec11.scratch = scratch
-	pool.Run(rec11, 8)
+	region.Run(rec11, 8)
 	*rec11 = ocannlReverserBackwardPart10{}
 	ocannlReverserBackwardPart10Records.Put(rec11)
 
@@ -6376,7 +6388,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlReverserBackwardPart11Records.Get()
 	rec12.scratch = scratch
-	pool.Run(rec12, 8)
+	region.Run(rec12, 8)
 	*rec12 = ocannlReverserBackwardPart11{}
 	ocannlReverserBackwardPart11Records.Put(rec12)
 
@@ -6467,7 +6479,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec13 := ocannlReverserBackwardPart12Records.Get()
 	rec13.pNetDense1W = pNetDense1W
 	rec13.scratch = scratch
-	pool.Run(rec13, 8)
+	region.Run(rec13, 8)
 	*rec13 = ocannlReverserBackwardPart12{}
 	ocannlReverserBackwardPart12Records.Put(rec13)
 
@@ -6476,7 +6488,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec14 := ocannlReverserBackwardPart13Records.Get()
 	rec14.pNetDense1B = pNetDense1B
 	rec14.scratch = scratch
-	pool.Run(rec14, 8)
+	region.Run(rec14, 8)
 	*rec14 = ocannlReverserBackwardPart13{}
 	ocannlReverserBackwardPart13Records.Put(rec14)
 
@@ -6484,7 +6496,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlReverserBackwardPart14Records.Get()
 	rec15.scratch = scratch
-	pool.Run(rec15, 8)
+	region.Run(rec15, 8)
 	*rec15 = ocannlReverserBackwardPart14{}
 	ocannlReverserBackwardPart14Records.Put(rec15)
 
@@ -6493,7 +6505,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec16 := ocannlReverserBackwardPart15Records.Get()
 	rec16.pNetLinear1W = pNetLinear1W
 	rec16.scratch = scratch
-	pool.Run(rec16, 8)
+	region.Run(rec16, 8)
 	*rec16 = ocannlReverserBackwardPart15{}
 	ocannlReverserBackwardPart15Records.Put(rec16)
 
@@ -6538,7 +6550,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec17 := ocannlReverserBackwardPart16Records.Get()
 	rec17.scratch = scratch
-	pool.Run(rec17, 8)
+	region.Run(rec17, 8)
 	*rec17 = ocannlReverserBackwardPart16{}
 	ocannlReverserBackwardPart16Records.Put(rec17)
 
@@ -6592,7 +6604,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlReverserBackwardPart17Records.Get()
 	rec18.scratch = scratch
-	pool.Run(rec18, 8)
+	region.Run(rec18, 8)
 	*rec18 = ocannlReverserBackwardPart17{}
 	ocannlReverserBackwardPart17Records.Put(rec18)
 
@@ -6683,7 +6695,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec19 := ocannlReverserBackwardPart18Records.Get()
 	rec19.pNetLinear2W = pNetLinear2W
 	rec19.scratch = scratch
-	pool.Run(rec19, 8)
+	region.Run(rec19, 8)
 	*rec19 = ocannlReverserBackwardPart18{}
 	ocannlReverserBackwardPart18Records.Put(rec19)
 
@@ -7118,7 +7130,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec20 := ocannlReverserBackwardPart19Records.Get()
 	rec20.gNetLinear2W = gNetLinear2W
 	rec20.scratch = scratch
-	pool.Run(rec20, 5)
+	region.Run(rec20, 5)
 	*rec20 = ocannlReverserBackwardPart19{}
 	ocannlReverserBackwardPart19Records.Put(rec20)
 
@@ -7127,7 +7139,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec21 := ocannlReverserBackwardPart20Records.Get()
 	rec21.pNetLinear2W = pNetLinear2W
 	rec21.scratch = scratch
-	pool.Run(rec21, 8)
+	region.Run(rec21, 8)
 	*rec21 = ocannlReverserBackwardPart20{}
 	ocannlReverserBackwardPart20Records.Put(rec21)
 
@@ -7153,7 +7165,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlReverserBackwardPart21Records.Get()
 	rec22.scratch = scratch
-	pool.Run(rec22, 8)
+	region.Run(rec22, 8)
 	// The 8 partial sums, added in part order.
 	for j23 := range 32 {
 		acc25 := gNetLayerNorm2Beta[j23]
@@ -7193,7 +7205,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlReverserBackwardPart22Records.Get()
 	rec23.scratch = scratch
-	pool.Run(rec23, 8)
+	region.Run(rec23, 8)
 	*rec23 = ocannlReverserBackwardPart22{}
 	ocannlReverserBackwardPart22Records.Put(rec23)
 
@@ -7234,7 +7246,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlReverserBackwardPart23Records.Get()
 	rec24.scratch = scratch
-	pool.Run(rec24, 8)
+	region.Run(rec24, 8)
 	// The 8 partial sums, added in part order.
 	for j26 := range 32 {
 		acc28 := gNetLayerNorm2Gamma[j26]
@@ -7356,7 +7368,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec25 := ocannlReverserBackwardPart24Records.Get()
 	rec25.scratch = scratch
-	pool.Run(rec25, 8)
+	region.Run(rec25, 8)
 	*rec25 = ocannlReverserBackwardPart24{}
 	ocannlReverserBackwardPart24Records.Put(rec25)
 
@@ -7445,7 +7457,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec26 := ocannlReverserBackwardPart25Records.Get()
 	rec26.scratch = scratch
-	pool.Run(rec26, 8)
+	region.Run(rec26, 8)
 	// The 8 partial sums, added in part order.
 	for j29 := range 32 {
 		acc31 := gNetLinear1B[j29]
@@ -7467,7 +7479,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec27 := ocannlReverserBackwardPart26Records.Get()
 	rec27.gNetLinear1W = gNetLinear1W
 	rec27.scratch = scratch
-	pool.Run(rec27, 8)
+	region.Run(rec27, 8)
 	*rec27 = ocannlReverserBackwardPart26{}
 	ocannlReverserBackwardPart26Records.Put(rec27)
 
@@ -7476,7 +7488,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec28 := ocannlReverserBackwardPart27Records.Get()
 	rec28.pNetLinear1W = pNetLinear1W
 	rec28.scratch = scratch
-	pool.Run(rec28, 8)
+	region.Run(rec28, 8)
 	*rec28 = ocannlReverserBackwardPart27{}
 	ocannlReverserBackwardPart27Records.Put(rec28)
 
@@ -7484,7 +7496,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec29 := ocannlReverserBackwardPart28Records.Get()
 	rec29.scratch = scratch
-	pool.Run(rec29, 8)
+	region.Run(rec29, 8)
 	*rec29 = ocannlReverserBackwardPart28{}
 	ocannlReverserBackwardPart28Records.Put(rec29)
 
@@ -7492,7 +7504,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec30 := ocannlReverserBackwardPart29Records.Get()
 	rec30.scratch = scratch
-	pool.Run(rec30, 8)
+	region.Run(rec30, 8)
 	*rec30 = ocannlReverserBackwardPart29{}
 	ocannlReverserBackwardPart29Records.Put(rec30)
 
@@ -7500,7 +7512,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec31 := ocannlReverserBackwardPart30Records.Get()
 	rec31.scratch = scratch
-	pool.Run(rec31, 8)
+	region.Run(rec31, 8)
 	// The 8 partial sums, added in part order.
 	for j35 := range 64 {
 		acc34 := gNetDense1B[j35]
@@ -7522,7 +7534,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec32 := ocannlReverserBackwardPart31Records.Get()
 	rec32.gNetDense1W = gNetDense1W
 	rec32.scratch = scratch
-	pool.Run(rec32, 8)
+	region.Run(rec32, 8)
 	*rec32 = ocannlReverserBackwardPart31{}
 	ocannlReverserBackwardPart31Records.Put(rec32)
 
@@ -7531,7 +7543,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec33 := ocannlReverserBackwardPart32Records.Get()
 	rec33.pNetDense1W = pNetDense1W
 	rec33.scratch = scratch
-	pool.Run(rec33, 8)
+	region.Run(rec33, 8)
 	*rec33 = ocannlReverserBackwardPart32{}
 	ocannlReverserBackwardPart32Records.Put(rec33)
 
@@ -7557,7 +7569,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec34 := ocannlReverserBackwardPart33Records.Get()
 	rec34.scratch = scratch
-	pool.Run(rec34, 8)
+	region.Run(rec34, 8)
 	// The 8 partial sums, added in part order.
 	for j39 := range 32 {
 		acc37 := gNetLayerNorm1Beta[j39]
@@ -7597,7 +7609,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec35 := ocannlReverserBackwardPart34Records.Get()
 	rec35.scratch = scratch
-	pool.Run(rec35, 8)
+	region.Run(rec35, 8)
 	*rec35 = ocannlReverserBackwardPart34{}
 	ocannlReverserBackwardPart34Records.Put(rec35)
 
@@ -7638,7 +7650,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec36 := ocannlReverserBackwardPart35Records.Get()
 	rec36.scratch = scratch
-	pool.Run(rec36, 8)
+	region.Run(rec36, 8)
 	// The 8 partial sums, added in part order.
 	for j42 := range 32 {
 		acc40 := gNetLayerNorm1Gamma[j42]
@@ -7760,7 +7772,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec37 := ocannlReverserBackwardPart36Records.Get()
 	rec37.scratch = scratch
-	pool.Run(rec37, 8)
+	region.Run(rec37, 8)
 	*rec37 = ocannlReverserBackwardPart36{}
 	ocannlReverserBackwardPart36Records.Put(rec37)
 
@@ -7832,7 +7844,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec38 := ocannlReverserBackwardPart37Records.Get()
 	rec38.gNetAttention1WO = gNetAttention1WO
 	rec38.scratch = scratch
-	pool.Run(rec38, 8)
+	region.Run(rec38, 8)
 	*rec38 = ocannlReverserBackwardPart37{}
 	ocannlReverserBackwardPart37Records.Put(rec38)
 
@@ -7841,7 +7853,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec39 := ocannlReverserBackwardPart38Records.Get()
 	rec39.pNetAttention1WO = pNetAttention1WO
 	rec39.scratch = scratch
-	pool.Run(rec39, 8)
+	region.Run(rec39, 8)
 	*rec39 = ocannlReverserBackwardPart38{}
 	ocannlReverserBackwardPart38Records.Put(rec39)
 
@@ -7849,7 +7861,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec40 := ocannlReverserBackwardPart39Records.Get()
 	rec40.scratch = scratch
-	pool.Run(rec40, 8)
+	region.Run(rec40, 8)
 	*rec40 = ocannlReverserBackwardPart39{}
 	ocannlReverserBackwardPart39Records.Put(rec40)
 
@@ -7857,7 +7869,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec41 := ocannlReverserBackwardPart40Records.Get()
 	rec41.scratch = scratch
-	pool.Run(rec41, 8)
+	region.Run(rec41, 8)
 	*rec41 = ocannlReverserBackwardPart40{}
 	ocannlReverserBackwardPart40Records.Put(rec41)
 
@@ -7886,7 +7898,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec42 := ocannlReverserBackwardPart41Records.Get()
 	rec42.scratch = scratch
-	pool.Run(rec42, 8)
+	region.Run(rec42, 8)
 	*rec42 = ocannlReverserBackwardPart41{}
 	ocannlReverserBackwardPart41Records.Put(rec42)
 
@@ -7955,7 +7967,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec43 := ocannlReverserBackwardPart42Records.Get()
 	rec43.scratch = scratch
-	pool.Run(rec43, 8)
+	region.Run(rec43, 8)
 	*rec43 = ocannlReverserBackwardPart42{}
 	ocannlReverserBackwardPart42Records.Put(rec43)
 
@@ -8014,7 +8026,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec44 := ocannlReverserBackwardPart43Records.Get()
 	rec44.scratch = scratch
-	pool.Run(rec44, 8)
+	region.Run(rec44, 8)
 	*rec44 = ocannlReverserBackwardPart43{}
 	ocannlReverserBackwardPart43Records.Put(rec44)
 
@@ -8022,7 +8034,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	// 8 parts of i0 on the pool.
 	rec45 := ocannlReverserBackwardPart44Records.Get()
 	rec45.scratch = scratch
-	pool.Run(rec45, 8)
+	region.Run(rec45, 8)
 	*rec45 = ocannlReverserBackwardPart44{}
 	ocannlReverserBackwardPart44Records.Put(rec45)
 
@@ -8031,7 +8043,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec46 := ocannlReverserBackwardPart45Records.Get()
 	rec46.gNetAttention1WV = gNetAttention1WV
 	rec46.scratch = scratch
-	pool.Run(rec46, 8)
+	region.Run(rec46, 8)
 	*rec46 = ocannlReverserBackwardPart45{}
 	ocannlReverserBackwardPart45Records.Put(rec46)
 
@@ -8040,7 +8052,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec47 := ocannlReverserBackwardPart46Records.Get()
 	rec47.pNetAttention1WV = pNetAttention1WV
 	rec47.scratch = scratch
-	pool.Run(rec47, 8)
+	region.Run(rec47, 8)
 	*rec47 = ocannlReverserBackwardPart46{}
 	ocannlReverserBackwardPart46Records.Put(rec47)
 
@@ -8049,7 +8061,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec48 := ocannlReverserBackwardPart47Records.Get()
 	rec48.gNetAttention1WK = gNetAttention1WK
 	rec48.scratch = scratch
-	pool.Run(rec48, 8)
+	region.Run(rec48, 8)
 	*rec48 = ocannlReverserBackwardPart47{}
 	ocannlReverserBackwardPart47Records.Put(rec48)
 
@@ -8058,7 +8070,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec49 := ocannlReverserBackwardPart48Records.Get()
 	rec49.pNetAttention1WK = pNetAttention1WK
 	rec49.scratch = scratch
-	pool.Run(rec49, 8)
+	region.Run(rec49, 8)
 	*rec49 = ocannlReverserBackwardPart48{}
 	ocannlReverserBackwardPart48Records.Put(rec49)
 
@@ -8067,7 +8079,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec50 := ocannlReverserBackwardPart49Records.Get()
 	rec50.gNetAttention1WQ = gNetAttention1WQ
 	rec50.scratch = scratch
-	pool.Run(rec50, 8)
+	region.Run(rec50, 8)
 	*rec50 = ocannlReverserBackwardPart49{}
 	ocannlReverserBackwardPart49Records.Put(rec50)
 
@@ -8076,7 +8088,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec51 := ocannlReverserBackwardPart50Records.Get()
 	rec51.pNetAttention1WQ = pNetAttention1WQ
 	rec51.scratch = scratch
-	pool.Run(rec51, 8)
+	region.Run(rec51, 8)
 	*rec51 = ocannlReverserBackwardPart50{}
 	ocannlReverserBackwardPart50Records.Put(rec51)
 
@@ -8103,7 +8115,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec52 := ocannlReverserBackwardPart51Records.Get()
 	rec52.gNetPos = gNetPos
 	rec52.scratch = scratch
-	pool.Run(rec52, 8)
+	region.Run(rec52, 8)
 	*rec52 = ocannlReverserBackwardPart51{}
 	ocannlReverserBackwardPart51Records.Put(rec52)
 
@@ -8113,7 +8125,7 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec53.gNetEmb = gNetEmb
 	rec53.tokens = tokens
 	rec53.scratch = scratch
-	pool.Run(rec53, 8)
+	region.Run(rec53, 8)
 	*rec53 = ocannlReverserBackwardPart52{}
 	ocannlReverserBackwardPart52Records.Put(rec53)
 }

@@ -134,9 +134,12 @@ type kgen struct {
 	parPre []jen.Code
 	// parDecls are the task record types and methods of the parallel
 	// nests, rendered after the function; pool names the function's
-	// pool parameter ("" when it takes none).
+	// pool parameter ("" when it takes none); region names the
+	// rt.Region the function enters before its first statement and
+	// leaves when it returns ("" when it has no parallel nest).
 	parDecls []jen.Code
 	pool     string
+	region   string
 	// parLocal marks the tensors a nest large enough to run in parallel
 	// touches: with a scratch, they go there whatever their size (a
 	// stack array cannot be shared with the pool's goroutines).
@@ -815,6 +818,7 @@ func (k *kgen) function() (jen.Code, error) {
 		}
 	}
 	pro = append(pro, copies...)
+	pro = append(pro, k.enterRegion()...)
 	if len(pro) > 0 && len(body) > 0 {
 		pro = append(pro, jen.Line())
 	}

@@ -357,14 +357,13 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 		}
 		out = append(out, jen.Id(rec).Dot(n).Op("=").Add(v))
 	}
-	pool := jen.Qual(rtPath, "DefaultPool").Call()
-	if k.k.PoolParam {
-		if k.pool == "" {
-			k.pool = k.names.fresh("pool")
-		}
-		pool = jen.Id(k.pool)
+	if k.region == "" {
+		k.region = k.names.fresh("region")
 	}
-	out = append(out, jen.Add(pool).Dot("Run").Call(jen.Id(rec), jen.Lit(parts)))
+	if k.k.PoolParam && k.pool == "" {
+		k.pool = k.names.fresh("pool")
+	}
+	out = append(out, jen.Id(k.region).Dot("Run").Call(jen.Id(rec), jen.Lit(parts)))
 	if red != nil {
 		out = append(out, red.combine(rec)...)
 	}
@@ -373,6 +372,25 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 		jen.Id(recs).Dot("Put").Call(jen.Id(rec)),
 	)
 	return out
+}
+
+// enterRegion is the kernel's entry into its pool's region (nothing when
+// it has no parallel nest): the workers are woken once per call and stay
+// awake between its nests (rt.Region), and the deferred Leave gives them
+// back however the function returns.
+func (k *kgen) enterRegion() []jen.Code {
+	if k.region == "" {
+		return nil
+	}
+	pool := jen.Qual(rtPath, "DefaultPool").Call()
+	if k.pool != "" {
+		pool = jen.Id(k.pool)
+	}
+	return []jen.Code{
+		jen.Comment("// The parallel nests below run in one region of the pool (see rt.Region)."),
+		jen.Id(k.region).Op(":=").Add(pool).Dot("Enter").Call(),
+		jen.Defer().Id(k.region).Dot("Leave").Call(),
+	}
 }
 
 // parLocals marks the tensors of the perfect nests that may run in

@@ -65,7 +65,7 @@ func renderPar(t *testing.T, src, scratch string) string {
 // the local, and the function takes the pool.
 func TestParallelRule(t *testing.T) {
 	big := renderPar(t, "input a : 256, 256\ninput b : 256, 256\nlet c = a +* \"ij;jk=>ik\" b", "")
-	for _, want := range []string{"type KPart0 struct", "func (r *KPart0) Part(j int)", "rt.DefaultPool().Run(rec, 8)", "var KPart0Records rt.Records[KPart0]", "*rec = KPart0{}"} {
+	for _, want := range []string{"type KPart0 struct", "func (r *KPart0) Part(j int)", "region := rt.DefaultPool().Enter()", "defer region.Leave()", "region.Run(rec, 8)", "var KPart0Records rt.Records[KPart0]", "*rec = KPart0{}"} {
 		if !strings.Contains(big, want) {
 			t.Errorf("256^3 matmul: no %q in\n%s", want, big)
 		}
@@ -79,7 +79,7 @@ func TestParallelRule(t *testing.T) {
 		t.Errorf("a nest reading a 64 KiB stack local runs in parallel:\n%s", s)
 	}
 	s := renderPar(t, local, "KScratch")
-	for _, want := range []string{"pool *rt.Pool, scratch *KScratch)", "pool.Run(rec, 8)", "scratch *KScratch\n"} {
+	for _, want := range []string{"pool *rt.Pool, scratch *KScratch)", "region := pool.Enter()", "region.Run(rec, 8)", "scratch *KScratch\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("with a scratch: no %q in\n%s", want, s)
 		}
@@ -91,7 +91,7 @@ func TestParallelRule(t *testing.T) {
 // sums the kernel adds in part order.
 func TestParallelReduce(t *testing.T) {
 	s := renderPar(t, "input a : 4096, 16\ninput b : 16\nlet c = a +* \"bc;c=>c\" b", "")
-	for _, want := range []string{"cPartial [8][16]float32", "rt.DefaultPool().Run(rec, 8)", "// The 8 partial sums, added in part order.",
+	for _, want := range []string{"cPartial [8][16]float32", "region := rt.DefaultPool().Enter()", "region.Run(rec, 8)", "// The 8 partial sums, added in part order.",
 		"+= rec.cPartial[0][", "+= rec.cPartial[7][", "cPartial[j] = [16]float32{}"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("no %q in\n%s", want, s)

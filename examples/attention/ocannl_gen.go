@@ -974,6 +974,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	var train_1 [32][8][10]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -1484,7 +1487,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	rec := ocannlReverserTrainLossPart0Records.Get()
 	rec.pNetDense1W = pNetDense1W
 	rec.scratch = scratch
-	pool.Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlReverserTrainLossPart0{}
 	ocannlReverserTrainLossPart0Records.Put(rec)
 
@@ -1533,7 +1536,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	rec2 := ocannlReverserTrainLossPart1Records.Get()
 	rec2.pNetLinear1W = pNetLinear1W
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlReverserTrainLossPart1{}
 	ocannlReverserTrainLossPart1Records.Put(rec2)
 
@@ -3224,6 +3227,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -3734,7 +3740,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec := ocannlReverserBackwardPart0Records.Get()
 	rec.pNetDense1W = pNetDense1W
 	rec.scratch = scratch
-	pool.Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlReverserBackwardPart0{}
 	ocannlReverserBackwardPart0Records.Put(rec)
 
@@ -3783,7 +3789,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec2 := ocannlReverserBackwardPart1Records.Get()
 	rec2.pNetLinear1W = pNetLinear1W
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlReverserBackwardPart1{}
 	ocannlReverserBackwardPart1Records.Put(rec2)
 
@@ -4797,7 +4803,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec3 := ocannlReverserBackwardPart2Records.Get()
 	rec3.gNetLinear1W = gNetLinear1W
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlReverserBackwardPart2{}
 	ocannlReverserBackwardPart2Records.Put(rec3)
 
@@ -4806,7 +4812,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec4 := ocannlReverserBackwardPart3Records.Get()
 	rec4.pNetLinear1W = pNetLinear1W
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlReverserBackwardPart3{}
 	ocannlReverserBackwardPart3Records.Put(rec4)
 
@@ -4879,7 +4885,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec5 := ocannlReverserBackwardPart4Records.Get()
 	rec5.gNetDense1W = gNetDense1W
 	rec5.scratch = scratch
-	pool.Run(rec5, 8)
+	region.Run(rec5, 8)
 	*rec5 = ocannlReverserBackwardPart4{}
 	ocannlReverserBackwardPart4Records.Put(rec5)
 
@@ -4888,7 +4894,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec6 := ocannlReverserBackwardPart5Records.Get()
 	rec6.pNetDense1W = pNetDense1W
 	rec6.scratch = scratch
-	pool.Run(rec6, 8)
+	region.Run(rec6, 8)
 	*rec6 = ocannlReverserBackwardPart5{}
 	ocannlReverserBackwardPart5Records.Put(rec6)
 
@@ -6459,6 +6465,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	var net_x2_4 [64][8][32]float32
 	var net_x2 [64][8][32]float32
 	var predict_1 [64][8][10]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
 	// float32 dot kernel M=32 N=512 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -6511,7 +6520,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec := ocannlReverserPredictPart0Records.Get()
 	rec.pNetAttention1WQ = pNetAttention1WQ
 	rec.scratch = scratch
-	pool.Run(rec, 8)
+	region.Run(rec, 8)
 	*rec = ocannlReverserPredictPart0{}
 	ocannlReverserPredictPart0Records.Put(rec)
 
@@ -6520,7 +6529,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec2 := ocannlReverserPredictPart1Records.Get()
 	rec2.pNetAttention1WK = pNetAttention1WK
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlReverserPredictPart1{}
 	ocannlReverserPredictPart1Records.Put(rec2)
 
@@ -6529,7 +6538,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec3 := ocannlReverserPredictPart2Records.Get()
 	rec3.pNetAttention1WV = pNetAttention1WV
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlReverserPredictPart2{}
 	ocannlReverserPredictPart2Records.Put(rec3)
 
@@ -6724,7 +6733,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec4 := ocannlReverserPredictPart3Records.Get()
 	rec4.pNetAttention1WO = pNetAttention1WO
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlReverserPredictPart3{}
 	ocannlReverserPredictPart3Records.Put(rec4)
 
@@ -6906,7 +6915,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec5 := ocannlReverserPredictPart4Records.Get()
 	rec5.pNetDense1W = pNetDense1W
 	rec5.scratch = scratch
-	pool.Run(rec5, 8)
+	region.Run(rec5, 8)
 	*rec5 = ocannlReverserPredictPart4{}
 	ocannlReverserPredictPart4Records.Put(rec5)
 
@@ -6955,7 +6964,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	rec6 := ocannlReverserPredictPart5Records.Get()
 	rec6.pNetLinear1W = pNetLinear1W
 	rec6.scratch = scratch
-	pool.Run(rec6, 8)
+	region.Run(rec6, 8)
 	*rec6 = ocannlReverserPredictPart5{}
 	ocannlReverserPredictPart5Records.Put(rec6)
 

@@ -481,6 +481,9 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	var train_1 [32][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -637,7 +640,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	rec := ocannlCNNTrainLossPart0Records.Get()
 	rec.pNetConv2Kernel = pNetConv2Kernel
 	rec.scratch = scratch
-	pool.Run(rec, 5)
+	region.Run(rec, 5)
 	*rec = ocannlCNNTrainLossPart0{}
 	ocannlCNNTrainLossPart0Records.Put(rec)
 
@@ -1292,6 +1295,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_3_grad [1]float32
 	var train_grad [1]float32
 	var scratch2 [1]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// float32 dot kernel M=32 N=8 K=3x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -1448,7 +1454,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	rec := ocannlCNNBackwardPart0Records.Get()
 	rec.pNetConv2Kernel = pNetConv2Kernel
 	rec.scratch = scratch
-	pool.Run(rec, 5)
+	region.Run(rec, 5)
 	*rec = ocannlCNNBackwardPart0{}
 	ocannlCNNBackwardPart0Records.Put(rec)
 
@@ -1884,7 +1890,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	rec2 := ocannlCNNBackwardPart1Records.Get()
 	rec2.pNetConv2Kernel = pNetConv2Kernel
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlCNNBackwardPart1{}
 	ocannlCNNBackwardPart1Records.Put(rec2)
 
@@ -1893,7 +1899,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	rec3 := ocannlCNNBackwardPart2Records.Get()
 	rec3.gNetConv2Kernel = gNetConv2Kernel
 	rec3.scratch = scratch
-	pool.Run(rec3, 3)
+	region.Run(rec3, 3)
 	*rec3 = ocannlCNNBackwardPart2{}
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
@@ -2384,6 +2390,9 @@ var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
 //	    predict[i0, i1] = _predict.1[i0, i1] + net.head.b[i1]
 func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[256][4]float32, pool *rt.Pool, scratch *ocannlCNNPredictScratch) {
 	var predict_1 [256][4]float32
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
 
 	// net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 	// 5 parts of i1 on the pool.
@@ -2391,7 +2400,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	rec.images = images
 	rec.pNetConv1Kernel = pNetConv1Kernel
 	rec.scratch = scratch
-	pool.Run(rec, 5)
+	region.Run(rec, 5)
 	*rec = ocannlCNNPredictPart0{}
 	ocannlCNNPredictPart0Records.Put(rec)
 
@@ -2400,7 +2409,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	rec2 := ocannlCNNPredictPart1Records.Get()
 	rec2.pNetConv1Bias = pNetConv1Bias
 	rec2.scratch = scratch
-	pool.Run(rec2, 8)
+	region.Run(rec2, 8)
 	*rec2 = ocannlCNNPredictPart1{}
 	ocannlCNNPredictPart1Records.Put(rec2)
 
@@ -2408,7 +2417,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlCNNPredictPart2Records.Get()
 	rec3.scratch = scratch
-	pool.Run(rec3, 8)
+	region.Run(rec3, 8)
 	*rec3 = ocannlCNNPredictPart2{}
 	ocannlCNNPredictPart2Records.Put(rec3)
 
@@ -2433,7 +2442,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlCNNPredictPart3Records.Get()
 	rec4.scratch = scratch
-	pool.Run(rec4, 8)
+	region.Run(rec4, 8)
 	*rec4 = ocannlCNNPredictPart3{}
 	ocannlCNNPredictPart3Records.Put(rec4)
 
@@ -2474,7 +2483,7 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	rec5 := ocannlCNNPredictPart4Records.Get()
 	rec5.pNetConv2Kernel = pNetConv2Kernel
 	rec5.scratch = scratch
-	pool.Run(rec5, 5)
+	region.Run(rec5, 5)
 	*rec5 = ocannlCNNPredictPart4{}
 	ocannlCNNPredictPart4Records.Put(rec5)
 
