@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -34,10 +35,12 @@ type scaleCase struct {
 // spend more CPU time to finish sooner.
 func scaling(reps int, only string) {
 	runtime.GOMAXPROCS(2)
-	// Config 1: one thread; 2: two; 3: two, with workers spinning 2000
-	// times for the next nest before they sleep (rt.Pool.SetSpin).
+	// Config 1: one thread; 2: two (a kernel call's region keeps the
+	// worker awake between its nests, rt.DefaultRegionSpin); 3: two, with
+	// the worker sleeping between nests (rt.Pool.SetRegionSpin(0): every
+	// nest wakes it, as before regions).
 	pools := map[int]*rt.Pool{1: rt.NewPool(1), 2: rt.NewPool(2), 3: rt.NewPool(2)}
-	pools[3].SetSpin(2000)
+	pools[3].SetRegionSpin(0)
 	genSet := func(th int) { kernels.SetTier(bestTier()); rt.SetDefaultPool(pools[th]) }
 	r := rand.New(rand.NewPCG(3, 4))
 	var cases []scaleCase
@@ -102,7 +105,7 @@ func scaling(reps int, only string) {
 	)
 
 	fmt.Println()
-	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, spinning workers | speedup | median speedups | CPU µs/call: 1 thread, 2, 2 spinning (best) |")
+	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, worker asleep between nests | speedup | median speedups | process CPU µs/call: 1 thread, 2, 2 asleep (best) |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	cfgs := []int{1, 2, 3}
 	for _, c := range cases {
@@ -120,12 +123,12 @@ func scaling(reps int, only string) {
 			for range reps {
 				for _, th := range cfgs {
 					im.set(th)
-					t0, c0 := time.Now(), cpuNow()
+					t0, c0 := time.Now(), procCPU()
 					for range iters[th] {
 						im.run()
 					}
 					wall[th] = append(wall[th], float64(time.Since(t0).Microseconds())/float64(iters[th]))
-					cpu[th] = append(cpu[th], float64((cpuNow()-c0).Microseconds())/float64(iters[th]))
+					cpu[th] = append(cpu[th], float64((procCPU()-c0).Microseconds())/float64(iters[th]))
 				}
 			}
 			b1, b2, b3 := slices.Min(wall[1]), slices.Min(wall[2]), slices.Min(wall[3])
@@ -145,4 +148,15 @@ func bestTier() string {
 		}
 	}
 	return "go"
+}
+
+// procCPU is the CPU time of the whole process, all threads (Linux
+// CLOCK_PROCESS_CPUTIME_ID): the pool's workers count, and a goroutine
+// moving between threads does not skew it (the thread clock of cpuNow
+// did, giving negative times).
+func procCPU() time.Duration {
+	const clockProcessCPUTime = 2 // CLOCK_PROCESS_CPUTIME_ID
+	var ts syscall.Timespec
+	_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockProcessCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
+	return time.Duration(ts.Nano())
 }

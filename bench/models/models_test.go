@@ -67,3 +67,31 @@ func TestThreadsBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTrainStep times the two demos' training steps on pools of 1
+// and 2 threads (profile a step with -cpuprofile; bench -scaling makes
+// the interleaved comparison of docs/benchmarks.md).
+func BenchmarkTrainStep(b *testing.B) {
+	cx, cy := cnnBatch()
+	rx, ry := revBatch()
+	for _, th := range []int{1, 2} {
+		p := rt.NewPool(th)
+		b.Run("CNN/threads="+string(rune('0'+th)), func(b *testing.B) {
+			c := new(CNN)
+			c.Init(1)
+			c.Pool = p
+			for b.Loop() {
+				c.TrainStep(&cx, &cy)
+			}
+		})
+		b.Run("attention/threads="+string(rune('0'+th)), func(b *testing.B) {
+			r := new(Reverser)
+			r.Init(1)
+			r.Pool = p
+			for b.Loop() {
+				r.TrainStep(&rx, &ry)
+			}
+		})
+		p.Close()
+	}
+}

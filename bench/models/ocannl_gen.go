@@ -1768,7 +1768,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
-	var scratch2 [1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
@@ -2469,30 +2468,6 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			}
 		}
 	}
-	for i0 := range 256 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i3 := range 8 {
-					for i4 := range 2 {
-						for i5 := range 2 {
-							scratch2[0] = scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
-							var r15 float32
-							if scratch.net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch2[0] {
-								r15 = 1
-							}
-							r16 := float32(0)
-							if r15 != 0 {
-								r16 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
-							}
-							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r16
-						}
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlCNNBackwardPart8Records.Get()
 	rec9.scratch = scratch
@@ -2500,7 +2475,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*rec9 = ocannlCNNBackwardPart8{}
 	ocannlCNNBackwardPart8Records.Put(rec9)
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
+	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlCNNBackwardPart9Records.Get()
 	rec10.scratch = scratch
@@ -2508,36 +2483,44 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*rec10 = ocannlCNNBackwardPart9{}
 	ocannlCNNBackwardPart9Records.Put(rec10)
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlCNNBackwardPart10Records.Get()
 	rec11.scratch = scratch
 	region.Run(rec11, 8)
-	// The 8 partial sums, added in part order.
-	for j59 := range 8 {
-		acc14 := gNetConv1Bias[j59]
-		acc14 += rec11.gNetConv1BiasPartial[0][j59]
-		acc14 += rec11.gNetConv1BiasPartial[1][j59]
-		acc14 += rec11.gNetConv1BiasPartial[2][j59]
-		acc14 += rec11.gNetConv1BiasPartial[3][j59]
-		acc14 += rec11.gNetConv1BiasPartial[4][j59]
-		acc14 += rec11.gNetConv1BiasPartial[5][j59]
-		acc14 += rec11.gNetConv1BiasPartial[6][j59]
-		acc14 += rec11.gNetConv1BiasPartial[7][j59]
-		gNetConv1Bias[j59] = acc14
-	}
 	*rec11 = ocannlCNNBackwardPart10{}
 	ocannlCNNBackwardPart10Records.Put(rec11)
 
-	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	// 3 parts of i4 on the pool.
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
+	// 8 parts of i0 on the pool.
 	rec12 := ocannlCNNBackwardPart11Records.Get()
-	rec12.gNetConv1Kernel = gNetConv1Kernel
-	rec12.images = images
 	rec12.scratch = scratch
-	region.Run(rec12, 3)
+	region.Run(rec12, 8)
+	// The 8 partial sums, added in part order.
+	for j60 := range 8 {
+		acc14 := gNetConv1Bias[j60]
+		acc14 += rec12.gNetConv1BiasPartial[0][j60]
+		acc14 += rec12.gNetConv1BiasPartial[1][j60]
+		acc14 += rec12.gNetConv1BiasPartial[2][j60]
+		acc14 += rec12.gNetConv1BiasPartial[3][j60]
+		acc14 += rec12.gNetConv1BiasPartial[4][j60]
+		acc14 += rec12.gNetConv1BiasPartial[5][j60]
+		acc14 += rec12.gNetConv1BiasPartial[6][j60]
+		acc14 += rec12.gNetConv1BiasPartial[7][j60]
+		gNetConv1Bias[j60] = acc14
+	}
 	*rec12 = ocannlCNNBackwardPart11{}
 	ocannlCNNBackwardPart11Records.Put(rec12)
+
+	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
+	// 3 parts of i4 on the pool.
+	rec13 := ocannlCNNBackwardPart12Records.Get()
+	rec13.gNetConv1Kernel = gNetConv1Kernel
+	rec13.images = images
+	rec13.scratch = scratch
+	region.Run(rec13, 3)
+	*rec13 = ocannlCNNBackwardPart12{}
+	ocannlCNNBackwardPart12Records.Put(rec13)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2909,30 +2892,26 @@ type ocannlCNNBackwardPart8 struct {
 }
 
 // Part runs part j56 of the nest (0 <= j56 < 8).
-func (r19 *ocannlCNNBackwardPart8) Part(j56 int) {
-	scratch := r19.scratch
-	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1[32*j56][0][0][0], &scratch.net_max_pool_1_x_grad[32*j56][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_max_pool_1_x_1_grad[32*j56][0][0][0], &scratch.net_max_pool_1_x_1[32*j56][0][0][0], &scratch.net_max_pool_1_x_grad[32*j56][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j56][i1][i2]
-					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j56][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j56][i1][i2]
-					for i3 := range 8 {
-						var r17 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r17 = 1
+func (r17 *ocannlCNNBackwardPart8) Part(j56 int) {
+	scratch := r17.scratch
+	var scratch2 [1]float32
+	for i0 := range 32 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i3 := range 8 {
+					for i4 := range 2 {
+						for i5 := range 2 {
+							scratch2[0] = scratch.net_max_pool_1_x[i0+32*j56][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
+							var r15 float32
+							if scratch.net_max_pool_1_y[i0+32*j56][i1+1][i2+1][i3] == scratch2[0] {
+								r15 = 1
+							}
+							r16 := float32(0)
+							if r15 != 0 {
+								r16 = scratch.net_max_pool_1_y_grad[i0+32*j56][i1+1][i2+1][i3]
+							}
+							scratch.net_max_pool_1_x_grad[i0+32*j56][2*i1+i4][2*i2+i5][i3] += r16
 						}
-						r18 := float32(0)
-						if r17 != 0 {
-							r18 = net_max_pool_1_x_gradRow[i3]
-						}
-						net_max_pool_1_x_1_gradRow[i3] += r18
 					}
 				}
 			}
@@ -2952,19 +2931,28 @@ type ocannlCNNBackwardPart9 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r20 *ocannlCNNBackwardPart9) Part(j57 int) {
 	scratch := r20.scratch
-	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_conv1_y_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0])
+		ocannlMap15AVX512(&scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1[32*j57][0][0][0], &scratch.net_max_pool_1_x_grad[32*j57][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_conv1_y_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0])
+		ocannlMap15AVX2(&scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1[32*j57][0][0][0], &scratch.net_max_pool_1_x_grad[32*j57][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j57][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j57][i1][i2]
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j57][i1][i2]
+					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j57][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j57][i1][i2]
 					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+						var r18 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r18 = 1
+						}
+						r19 := float32(0)
+						if r18 != 0 {
+							r19 = net_max_pool_1_x_gradRow[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r19
 					}
 				}
 			}
@@ -2978,23 +2966,55 @@ var ocannlCNNBackwardPart9Records rt.Records[ocannlCNNBackwardPart9]
 // ocannlCNNBackwardPart10 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart10 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv1BiasPartial [8][8]float32
+	scratch *ocannlCNNBackwardScratch
 }
 
 // Part runs part j58 of the nest (0 <= j58 < 8).
 func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
-	scratch, gNetConv1BiasPartial := r21.scratch, &r21.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j58] = [8]float32{}
+	scratch := r21.scratch
+	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&scratch.net_conv1_y_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&scratch.net_conv1_y_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j58][i1][i2]
+					for i3 := range 8 {
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart10Records holds the free ocannlCNNBackwardPart10 records.
+var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
+
+// ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart11 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r22 *ocannlCNNBackwardPart11) Part(j59 int) {
+	scratch, gNetConv1BiasPartial := r22.scratch, &r22.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j59] = [8]float32{}
 	// i2 unrolled by 4 and jammed into i3.
-	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j58]
+	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j59]
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2+3]
+				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
+				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+1]
+				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+2]
+				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+3]
 				for i3 := range 8 {
 					acc13 := gNetConv1BiasPartialRow[i3]
 					acc13 += net_max_pool_1_x_1_gradRow3[i3]
@@ -3005,7 +3025,7 @@ func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
 				}
 			}
 			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
+				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
 				for i3 := range 8 {
 					gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
 				}
@@ -3014,26 +3034,26 @@ func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
 	}
 }
 
-// ocannlCNNBackwardPart10Records holds the free ocannlCNNBackwardPart10 records.
-var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
+// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
+var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
 
-// ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
 // for each 1 values of i4 (see rt.Pool).
-type ocannlCNNBackwardPart11 struct {
+type ocannlCNNBackwardPart12 struct {
 	gNetConv1Kernel *[72]float32
 	images          *[256][12][12][1]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 3).
-func (r22 *ocannlCNNBackwardPart11) Part(j60 int) {
-	gNetConv1Kernel, images, scratch := r22.gNetConv1Kernel, r22.images, r22.scratch
+// Part runs part j61 of the nest (0 <= j61 < 3).
+func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
+	gNetConv1Kernel, images, scratch := r23.gNetConv1Kernel, r23.images, r23.scratch
 	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j60], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j60][i2][0])
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j61], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j61][i2][0])
 				}
 			}
 		}
@@ -3041,7 +3061,7 @@ func (r22 *ocannlCNNBackwardPart11) Part(j60 int) {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j60], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j60][i2][0])
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j61], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j61][i2][0])
 				}
 			}
 		}
@@ -3052,8 +3072,8 @@ func (r22 *ocannlCNNBackwardPart11) Part(j60 int) {
 					for i3 := range 8 {
 						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
-							imagesRow2 := &images[i0][i1+i4+j60]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j60 : 9*i3+3*i4+3*j60+3])
+							imagesRow2 := &images[i0][i1+i4+j61]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j61 : 9*i3+3*i4+3*j61+3])
 							for i5 := range 3 {
 								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -3065,8 +3085,8 @@ func (r22 *ocannlCNNBackwardPart11) Part(j60 int) {
 	}
 }
 
-// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
-var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
+// ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
+var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //

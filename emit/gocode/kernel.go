@@ -57,6 +57,9 @@ type tstore struct {
 	// struct (accessed as scratch.name), whose contents on entry are
 	// whatever the previous call left.
 	scratch bool
+	// partLocal: a private temporary of a parallel plain nest, declared
+	// in its Part method only (see parPlain).
+	partLocal bool
 }
 
 // regroup maps the tensor dims onto the array dims ad: consecutive
@@ -813,7 +816,7 @@ func (k *kgen) function() (jen.Code, error) {
 	pro = append(pro, views...)
 	pro = append(pro, zero...)
 	for t := range k.ts {
-		if s := &k.ts[t].st; s.kind == sLocal && s.used && !s.scratch {
+		if s := &k.ts[t].st; s.kind == sLocal && s.used && !s.scratch && !s.partLocal {
 			pro = append(pro, jen.Var().Id(s.name).Add(k.storageType(t)))
 		}
 	}
@@ -979,7 +982,7 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 					init = &elide.fill.Value
 				}
 				code, err = k.chain(loops, st, init)
-			} else {
+			} else if code, ok, err = k.parPlain(s); !ok && err == nil {
 				code, err = k.plainFor(s)
 			}
 			if err != nil {

@@ -2,6 +2,7 @@ package gocode
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
@@ -274,7 +275,7 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if len(k.parPre) > 0 {
 		before = append(before, jen.If(k.tierFlags()).Block(k.parPre...))
 	}
-	return append(before, k.parRun(st, split, parts, part, body, nil)...), true, nil
+	return append(before, k.parRun(parTensors(st), split, parts, part, body, nil)...), true, nil
 }
 
 // tierFlags is `flag512 || flag2`.
@@ -290,9 +291,9 @@ func (k *kgen) tierFlags() *jen.Statement {
 }
 
 // parRun declares the task record of a parallel nest (a struct of the
-// storage the part reads and writes, and its Part method running body)
+// storage ts the part reads and writes, and its Part method running body)
 // and returns the statements that fill a record and run its parts.
-func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body []jen.Code, red *parRed) []jen.Code {
+func (k *kgen) parRun(ts []int, split *loopir.For, parts, part int, body []jen.Code, red *parRed) []jen.Code {
 	idx := len(k.parDecls) / 3
 	typ := k.k.Name + "Part" + strconv.Itoa(idx)
 	recs := typ + "Records"
@@ -301,10 +302,7 @@ func (k *kgen) parRun(st *loopir.Store, split *loopir.For, parts, part int, body
 	var set []string
 	var addr []bool // the field takes the address of a local array
 	scratch := false
-	for _, t := range parTensors(st) {
-		if red != nil && t == st.Tensor {
-			continue // the parts write their partial sums only
-		}
+	for _, t := range ts {
 		s := &k.ts[t].st
 		switch {
 		case s.kind == sConst:
@@ -409,6 +407,11 @@ func (k *kgen) parLocals() {
 		}
 		loops, st, ok := perfect(f)
 		if !ok {
+			if shared, _, ok := k.parPlainPlan(f, true); ok {
+				for _, t := range shared {
+					k.parLocal[t] = true
+				}
+			}
 			return
 		}
 		if _, worth := k.parWorth(loops, st); worth && len(loops) >= 2 && !exprLoads(st.Value, st.Tensor) {
@@ -536,5 +539,261 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 		}
 		return append([]jen.Code{jen.Comment(fmt.Sprintf("// The %d partial sums, added in part order.", parts))}, code...)
 	}
-	return k.parRun(st, split, parts, part, body, red), true, nil
+	// The parts write their partial sums only, not the stored tensor.
+	return k.parRun(parTensors(st)[1:], split, parts, part, body, red), true, nil
+}
+
+// Parallel plain nests (parPlain). A loop nest that is not perfect (its
+// body holds several stores, or loops one after another) runs in parts
+// of its outermost loop L when every iteration of L writes only its own
+// cells and reads only the cells it wrote: every tensor the nest writes
+// either has an axis indexed by exactly the same c*L+offset in every
+// store and load of the nest (a partitioned tensor), or is a stack
+// temporary of this nest alone, written before it is read in the same
+// loop body at the same cell (a private temporary: each part declares
+// its own). The parts run L's values in order and everything inside as
+// the serial nest does, so each cell gets the same updates in the same
+// order: the same bits as the serial nest, on any number of threads.
+// The size rule is the Go loops' (ParMinGoIters iterations of the
+// stores, summed).
+
+// plainAccess is one store or load of a tensor in a plain nest: its
+// index, the loop body holding it (its statement list) and its position
+// there, and whether it is a store (overwriting unless accum).
+type plainAccess struct {
+	idx   []loopir.IndexExpr
+	body  *[]loopir.Stmt
+	pos   int
+	store bool
+	accum bool
+}
+
+// plainNest is what parPlainPlan learns about a plain nest.
+type plainNest struct {
+	access  map[int][]plainAccess // by tensor
+	written map[int]bool
+	iters   int // innermost iterations of the stores, summed
+}
+
+// scanPlain records the accesses of the loop tree f (mult: iterations of
+// the loops around it); ok is false for a statement other than a loop
+// or a store.
+func (pn *plainNest) scan(f *loopir.For, mult int) bool {
+	mult *= f.Extent
+	for i, s := range f.Body {
+		switch s := s.(type) {
+		case *loopir.For:
+			if !pn.scan(s, mult) {
+				return false
+			}
+		case *loopir.Store:
+			pn.iters += mult
+			visitExpr(s.Value, func(l *loopir.Load) {
+				pn.access[l.Tensor] = append(pn.access[l.Tensor], plainAccess{idx: l.Index, body: &f.Body, pos: i})
+			})
+			pn.access[s.Tensor] = append(pn.access[s.Tensor], plainAccess{idx: s.Index, body: &f.Body, pos: i, store: true, accum: s.Accumulate})
+			pn.written[s.Tensor] = true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// normIndex drops the terms with a zero coefficient.
+func normIndex(x loopir.IndexExpr) loopir.IndexExpr {
+	y := loopir.IndexExpr{Offset: x.Offset}
+	for _, t := range x.Terms {
+		if t.Coeff != 0 {
+			y.Terms = append(y.Terms, t)
+		}
+	}
+	return y
+}
+
+func sameIndex(a, b loopir.IndexExpr) bool {
+	a, b = normIndex(a), normIndex(b)
+	return a.Offset == b.Offset && slices.Equal(a.Terms, b.Terms)
+}
+
+// partitioned reports whether some axis of every access is the same
+// c*v + offset (c != 0): iteration v of the loop touches only its cells.
+func partitioned(acc []plainAccess, v int) bool {
+	for a := range acc[0].idx {
+		x := normIndex(acc[0].idx[a])
+		if len(x.Terms) != 1 || x.Terms[0].Var != v {
+			continue
+		}
+		same := true
+		for _, ac := range acc[1:] {
+			same = same && len(ac.idx) == len(acc[0].idx) && sameIndex(ac.idx[a], x)
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+// private reports whether every access is in one loop body at one cell
+// and the first is an overwriting store not reading the tensor: each
+// iteration writes the cell before it reads it.
+func private(acc []plainAccess) bool {
+	first := acc[0]
+	for _, ac := range acc {
+		if ac.body != first.body || len(ac.idx) != len(first.idx) {
+			return false
+		}
+		for a := range ac.idx {
+			if !sameIndex(ac.idx[a], first.idx[a]) {
+				return false
+			}
+		}
+		if ac.pos < first.pos {
+			first = ac
+		}
+	}
+	for _, ac := range acc {
+		if ac.pos == first.pos && (!ac.store || ac.accum) {
+			return false
+		}
+	}
+	return true
+}
+
+// progRefs counts the stores and loads of tensor t in the program.
+func (k *kgen) progRefs(t int) int {
+	n := 0
+	var walk func(s loopir.Stmt)
+	walk = func(s loopir.Stmt) {
+		switch s := s.(type) {
+		case *loopir.For:
+			for _, b := range s.Body {
+				walk(b)
+			}
+		case *loopir.Store:
+			if s.Tensor == t {
+				n++
+			}
+			visitExpr(s.Value, func(l *loopir.Load) {
+				if l.Tensor == t {
+					n++
+				}
+			})
+		case *loopir.Fill:
+			if s.Tensor == t {
+				n++
+			}
+		case *loopir.ResetPadding:
+			if s.Tensor == t {
+				n++
+			}
+		case *loopir.FetchStmt:
+			if s.Tensor == t {
+				n++
+			}
+		}
+	}
+	for _, o := range k.p.Ops {
+		for _, s := range o.Body {
+			walk(s)
+		}
+	}
+	return n
+}
+
+// parPlainPlan decides whether plain nest f runs in parts of its
+// outermost loop: the tensors the records carry (shared) and the
+// private temporaries each part declares; ok is false when it stays
+// serial. local: stack locals are accepted as shared (parLocals asks
+// which tensors to move to the scratch).
+func (k *kgen) parPlainPlan(f *loopir.For, local bool) (shared, priv []int, ok bool) {
+	if !k.par || k.inLoop > 0 || parParts(f.Extent) == 0 {
+		return nil, nil, false
+	}
+	pn := &plainNest{access: map[int][]plainAccess{}, written: map[int]bool{}}
+	if !pn.scan(f, 1) || pn.iters < ParMinGoIters {
+		return nil, nil, false
+	}
+	ts := make([]int, 0, len(pn.access))
+	for t := range pn.access {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	for _, t := range ts {
+		s := &k.ts[t].st
+		acc := pn.access[t]
+		if pn.written[t] && !partitioned(acc, f.Var) {
+			// Before the storage is decided (local), only the structure.
+			if !private(acc) || k.progRefs(t) != len(acc) || k.isParam(t) ||
+				!local && (s.kind != sLocal || s.scratch || s.param != nil || k.pin[t] != nil) {
+				return nil, nil, false
+			}
+			priv = append(priv, t)
+			continue
+		}
+		if !local && (pn.written[t] && s.kind == sConst || s.kind == sLocal && !s.scratch && !k.heapLocal(t)) {
+			return nil, nil, false
+		}
+		shared = append(shared, t)
+	}
+	return shared, priv, true
+}
+
+// isParam reports whether tensor t is bound to a parameter.
+func (k *kgen) isParam(t int) bool {
+	for i := range k.k.Params {
+		if k.k.Params[i].Tensor == t {
+			return true
+		}
+	}
+	return false
+}
+
+// splitStmt rewrites loop variable v as (size)*part + v in a loop tree.
+func splitStmt(s loopir.Stmt, v, part, size int) loopir.Stmt {
+	switch s := s.(type) {
+	case *loopir.For:
+		body := make([]loopir.Stmt, len(s.Body))
+		for i, b := range s.Body {
+			body[i] = splitStmt(b, v, part, size)
+		}
+		return &loopir.For{Var: s.Var, Extent: s.Extent, Body: body}
+	case *loopir.Store:
+		return &loopir.Store{Tensor: s.Tensor, Index: splitIndex(s.Index, v, part, size),
+			Value: splitExpr(s.Value, v, part, size), Accum: s.Accum, Accumulate: s.Accumulate}
+	}
+	return s
+}
+
+// parPlain emits plain nest f as parts of its outermost loop run by the
+// pool, when parPlainPlan allows it; ok is false otherwise (nothing
+// emitted).
+func (k *kgen) parPlain(f *loopir.For) ([]jen.Code, bool, error) {
+	shared, priv, ok := k.parPlainPlan(f, false)
+	if !ok {
+		return nil, false, nil
+	}
+	parts := parParts(f.Extent)
+	size := f.Extent / parts
+	part := k.synthVar()
+	f2 := splitStmt(f, f.Var, part, size).(*loopir.For)
+	f2.Extent = size
+	k.free, k.parPre = map[int]bool{part: true}, nil
+	code, err := k.plainFor(f2)
+	pre := k.parPre
+	k.free, k.parPre = nil, nil
+	if err != nil {
+		return nil, false, err
+	}
+	if len(pre) > 0 {
+		return nil, false, k.fail("parallel plain nest: unexpected assembly pre-fill")
+	}
+	var body []jen.Code
+	for _, t := range priv {
+		s := &k.ts[t].st
+		s.partLocal = true
+		body = append(body, jen.Var().Id(s.name).Add(k.storageType(t)))
+	}
+	return k.parRun(shared, f, parts, part, append(body, code...), nil), true, nil
 }

@@ -102,3 +102,51 @@ func TestParallelReduce(t *testing.T) {
 		t.Errorf("a max reduction was split:\n%s", s)
 	}
 }
+
+// TestPlainAccessRules: a plain nest over i0 may run in parts of i0 when
+// each written tensor is partitioned by i0 (one axis indexed by the same
+// c*i0+offset everywhere) or a private temporary (written, then read, at
+// one cell of one loop body).
+func TestPlainAccessRules(t *testing.T) {
+	ix := func(off int, terms ...loopir.IndexTerm) loopir.IndexExpr {
+		return loopir.IndexExpr{Terms: terms, Offset: off}
+	}
+	i0, i1 := loopir.IndexTerm{Coeff: 1, Var: 0}, loopir.IndexTerm{Coeff: 1, Var: 1}
+	two0 := loopir.IndexTerm{Coeff: 2, Var: 0}
+	zero1 := loopir.IndexTerm{Coeff: 0, Var: 1}
+	b1, b2 := new([]loopir.Stmt), new([]loopir.Stmt)
+	acc := func(body *[]loopir.Stmt, pos int, store, accum bool, idx ...loopir.IndexExpr) plainAccess {
+		return plainAccess{idx: idx, body: body, pos: pos, store: store, accum: accum}
+	}
+	for _, c := range []struct {
+		name string
+		acc  []plainAccess
+		want bool
+	}{
+		{"x[i0][i1] stored, x[i0][i1+1] read", []plainAccess{acc(b1, 1, true, true, ix(0, i0), ix(0, i1)), acc(b2, 0, false, false, ix(0, i0, zero1), ix(1, i1))}, true},
+		{"x[2*i0+1] everywhere", []plainAccess{acc(b1, 0, true, false, ix(1, two0)), acc(b1, 1, false, false, ix(1, two0))}, true},
+		{"x[i0] stored, x[i0+1] read", []plainAccess{acc(b1, 0, true, false, ix(0, i0)), acc(b1, 1, false, false, ix(1, i0))}, false},
+		{"x[i0+i1]", []plainAccess{acc(b1, 0, true, false, ix(0, i0, i1))}, false},
+		{"x[i1] only", []plainAccess{acc(b1, 0, true, false, ix(0, i1))}, false},
+	} {
+		if got := partitioned(c.acc, 0); got != c.want {
+			t.Errorf("partitioned(%s) = %v, want %v", c.name, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		acc  []plainAccess
+		want bool
+	}{
+		{"s[0] = ..., then read", []plainAccess{acc(b1, 1, false, false, ix(0)), acc(b1, 0, true, false, ix(0)), acc(b1, 2, false, false, ix(0))}, true},
+		{"read before the store", []plainAccess{acc(b1, 0, false, false, ix(0)), acc(b1, 1, true, false, ix(0))}, false},
+		{"accumulated first", []plainAccess{acc(b1, 0, true, true, ix(0)), acc(b1, 1, false, false, ix(0))}, false},
+		{"read by its own store's value", []plainAccess{acc(b1, 0, true, false, ix(0)), acc(b1, 0, false, false, ix(0))}, false},
+		{"read in another body", []plainAccess{acc(b1, 0, true, false, ix(0)), acc(b2, 1, false, false, ix(0))}, false},
+		{"read at another cell", []plainAccess{acc(b1, 0, true, false, ix(0, i1)), acc(b1, 1, false, false, ix(1, i1))}, false},
+	} {
+		if got := private(c.acc); got != c.want {
+			t.Errorf("private(%s) = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

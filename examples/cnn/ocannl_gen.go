@@ -881,7 +881,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	net.max_pool#1/x: 32 | 10,10,8 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
-//	_net.max_pool#1/y.1: 2,2 (let, local)
+//	_net.max_pool#1/y.1: 2,2 (let, local, in scratch field net_max_pool_1_y_1)
 //	net.max_pool#1/y: 32 | 5,5,8 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2.kernel: 3,3,8 -> 16 (param, parameter pNetConv2Kernel)
 //	net.conv2/y: 32 | 5,5,16 (let, local, in scratch field net_conv2_y)
@@ -1266,7 +1266,6 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	          for i5 in 0..2:
 //	            net.conv1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1/y.grad[i0, i1, i2, i3]
 func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, gNetConv1Kernel *[72]float32, gNetConv1Bias *[8]float32, gNetConv2Kernel *[1152]float32, gNetConv2Bias *[16]float32, gNetHeadW *[1600]float32, gNetHeadB *[4]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlCNNBackwardScratch) {
-	var net_max_pool_1_y_1 [2][2]float32
 	var net_head_x_1 [32][5][5][16]float32
 	var net_head_x [32][5][5][16]float32
 	var train_cross_entropy_1_logits_1 [32][4]float32
@@ -1294,7 +1293,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
-	var scratch2 [1]float32
 	// The parallel nests below run in one region of the pool (see rt.Region).
 	region := pool.Enter()
 	defer region.Leave()
@@ -1380,7 +1378,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &net_max_pool_1_y_1[i0]
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_1_y_1Row[i1] = 0
 		}
@@ -1403,9 +1401,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
 				for i4 := range 2 {
 					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
+					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
 					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
+					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 					for i3 := range 8 {
 						acc2 := net_max_pool_1_yRow[i3]
 						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
@@ -1968,28 +1966,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i3 := range 8 {
-					for i4 := range 2 {
-						for i5 := range 2 {
-							scratch2[0] = scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+i5][i3] + net_max_pool_1_y_1[i4][i5]
-							var r10 float32
-							if scratch.net_max_pool_1_y[i0][i1+1][i2+1][i3] == scratch2[0] {
-								r10 = 1
-							}
-							r11 := float32(0)
-							if r10 != 0 {
-								r11 = scratch.net_max_pool_1_y_grad[i0][i1+1][i2+1][i3]
-							}
-							scratch.net_max_pool_1_x_grad[i0][2*i1+i4][2*i2+i5][i3] += r11
-						}
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlCNNBackwardPart3Records.Get()
+	rec4.scratch = scratch
+	region.Run(rec4, 8)
+	*rec4 = ocannlCNNBackwardPart3{}
+	ocannlCNNBackwardPart3Records.Put(rec4)
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
@@ -2005,15 +1987,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r12 float32
+						var r13 float32
 						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r12 = 1
+							r13 = 1
 						}
-						r13 := float32(0)
-						if r12 != 0 {
-							r13 = net_max_pool_1_x_gradRow[i3]
+						r14 := float32(0)
+						if r13 != 0 {
+							r14 = net_max_pool_1_x_gradRow[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r13
+						net_max_pool_1_x_1_gradRow[i3] += r14
 					}
 				}
 			}
@@ -2111,6 +2093,7 @@ type ocannlCNNBackwardScratch struct {
 	net_conv1_y             [32][10][10][8]float32
 	net_max_pool_1_x_1      [32][10][10][8]float32
 	net_max_pool_1_x        [32][10][10][8]float32
+	net_max_pool_1_y_1      [2][2]float32
 	net_max_pool_1_y        [32][8][8][8]float32
 	net_conv2_y             [32][5][5][16]float32
 	net_conv1_y_grad        [32][10][10][8]float32
@@ -2273,6 +2256,43 @@ func (r9 *ocannlCNNBackwardPart2) Part(j21 int) {
 
 // ocannlCNNBackwardPart2Records holds the free ocannlCNNBackwardPart2 records.
 var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
+
+// ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart3 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r12 *ocannlCNNBackwardPart3) Part(j50 int) {
+	scratch := r12.scratch
+	var scratch2 [1]float32
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i3 := range 8 {
+					for i4 := range 2 {
+						for i5 := range 2 {
+							scratch2[0] = scratch.net_max_pool_1_x[i0+4*j50][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
+							var r10 float32
+							if scratch.net_max_pool_1_y[i0+4*j50][i1+1][i2+1][i3] == scratch2[0] {
+								r10 = 1
+							}
+							r11 := float32(0)
+							if r10 != 0 {
+								r11 = scratch.net_max_pool_1_y_grad[i0+4*j50][i1+1][i2+1][i3]
+							}
+							scratch.net_max_pool_1_x_grad[i0+4*j50][2*i1+i4][2*i2+i5][i3] += r11
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart3Records holds the free ocannlCNNBackwardPart3 records.
+var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
 
 // ocannlCNNPredict runs a tensor program generated by ocannlgen.
 //
