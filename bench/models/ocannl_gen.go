@@ -2056,16 +2056,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// zero the gradients
 	*gNetConv1Kernel = [72]float32{}
-	scratch.net_conv1_y_grad = [256][10][10][8]float32{}
+	// 8 parts of the cleared arrays on the pool.
+	rec6 := ocannlCNNBackwardPart5Records.Get()
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlCNNBackwardPart5{}
+	ocannlCNNBackwardPart5Records.Put(rec6)
 	*gNetConv1Bias = [8]float32{}
-	scratch.net_max_pool_1_x_1_grad = [256][10][10][8]float32{}
-	scratch.net_max_pool_1_x_grad = [256][10][10][8]float32{}
-	scratch.net_max_pool_1_y_grad = [256][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
-	scratch.net_conv2_y_grad = [256][5][5][16]float32{}
 	*gNetConv2Bias = [16]float32{}
-	scratch.net_head_x_1_grad = [256][5][5][16]float32{}
-	scratch.net_head_x_grad = [256][5][5][16]float32{}
 	*gNetHeadW = [1600]float32{}
 	*gNetHeadB = [4]float32{}
 
@@ -2223,15 +2222,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 			for i1 := range 4 {
-				var r8 float32
+				var r9 float32
 				if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-					r8 = 1
+					r9 = 1
 				}
-				r9 := float32(0)
-				if r8 != 0 {
-					r9 = train_cross_entropy_1_m_gradV
+				r10 := float32(0)
+				if r9 != 0 {
+					r10 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r9
+				train_cross_entropy_1_logits_gradRow2[i1] += r10
 			}
 		}
 	}
@@ -2329,15 +2328,15 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0][i1][i2]
 					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r10 float32
+						var r11 float32
 						if 0 < net_head_x_1Row3[i3] {
-							r10 = 1
+							r11 = 1
 						}
-						r11 := float32(0)
-						if r10 != 0 {
-							r11 = net_head_x_gradRow2[i3]
+						r12 := float32(0)
+						if r11 != 0 {
+							r12 = net_head_x_gradRow2[i3]
 						}
-						net_head_x_1_gradRow[i3] += r11
+						net_head_x_1_gradRow[i3] += r12
 					}
 				}
 			}
@@ -2366,116 +2365,108 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlCNNBackwardPart5Records.Get()
-	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	// The 8 partial sums, added in part order.
-	for j25 := range 16 {
-		acc12 := gNetConv2Bias[j25]
-		acc12 += rec6.gNetConv2BiasPartial[0][j25]
-		acc12 += rec6.gNetConv2BiasPartial[1][j25]
-		acc12 += rec6.gNetConv2BiasPartial[2][j25]
-		acc12 += rec6.gNetConv2BiasPartial[3][j25]
-		acc12 += rec6.gNetConv2BiasPartial[4][j25]
-		acc12 += rec6.gNetConv2BiasPartial[5][j25]
-		acc12 += rec6.gNetConv2BiasPartial[6][j25]
-		acc12 += rec6.gNetConv2BiasPartial[7][j25]
-		gNetConv2Bias[j25] = acc12
-	}
-	*rec6 = ocannlCNNBackwardPart5{}
-	ocannlCNNBackwardPart5Records.Put(rec6)
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
-	// 8 parts of i0 on the pool.
 	rec7 := ocannlCNNBackwardPart6Records.Get()
-	rec7.pNetConv2Kernel = pNetConv2Kernel
 	rec7.scratch = scratch
 	region.Run(rec7, 8)
+	// The 8 partial sums, added in part order.
+	for j26 := range 16 {
+		acc12 := gNetConv2Bias[j26]
+		acc12 += rec7.gNetConv2BiasPartial[0][j26]
+		acc12 += rec7.gNetConv2BiasPartial[1][j26]
+		acc12 += rec7.gNetConv2BiasPartial[2][j26]
+		acc12 += rec7.gNetConv2BiasPartial[3][j26]
+		acc12 += rec7.gNetConv2BiasPartial[4][j26]
+		acc12 += rec7.gNetConv2BiasPartial[5][j26]
+		acc12 += rec7.gNetConv2BiasPartial[6][j26]
+		acc12 += rec7.gNetConv2BiasPartial[7][j26]
+		gNetConv2Bias[j26] = acc12
+	}
 	*rec7 = ocannlCNNBackwardPart6{}
 	ocannlCNNBackwardPart6Records.Put(rec7)
 
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 3 parts of i4 on the pool.
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// 8 parts of i0 on the pool.
 	rec8 := ocannlCNNBackwardPart7Records.Get()
-	rec8.gNetConv2Kernel = gNetConv2Kernel
+	rec8.pNetConv2Kernel = pNetConv2Kernel
 	rec8.scratch = scratch
-	region.Run(rec8, 3)
+	region.Run(rec8, 8)
 	*rec8 = ocannlCNNBackwardPart7{}
 	ocannlCNNBackwardPart7Records.Put(rec8)
 
-	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	for j28 := range 256 {
-		for j29 := range 8 {
-			for j30 := range 8 {
-				scratch.net_max_pool_1_y[j28][0][j29][j30] = float32(math.Inf(-1))
-			}
-		}
-	}
-	for j31 := range 256 {
-		for j32 := 6; j32 < 8; j32++ {
-			for j33 := range 8 {
-				for j34 := range 8 {
-					scratch.net_max_pool_1_y[j31][j32][j33][j34] = float32(math.Inf(-1))
-				}
-			}
-		}
-	}
-	for j35 := range 256 {
-		for j36 := 1; j36 < 6; j36++ {
-			for j37 := range 8 {
-				scratch.net_max_pool_1_y[j35][j36][0][j37] = float32(math.Inf(-1))
-			}
-		}
-	}
-	for j38 := range 256 {
-		for j39 := 1; j39 < 6; j39++ {
-			for j40 := 6; j40 < 8; j40++ {
-				for j41 := range 8 {
-					scratch.net_max_pool_1_y[j38][j39][j40][j41] = float32(math.Inf(-1))
-				}
-			}
-		}
-	}
-	for j42 := range 256 {
-		for j43 := range 8 {
-			for j44 := range 8 {
-				scratch.net_max_pool_1_y_grad[j42][0][j43][j44] = 0
-			}
-		}
-	}
-	for j45 := range 256 {
-		for j46 := 6; j46 < 8; j46++ {
-			for j47 := range 8 {
-				for j48 := range 8 {
-					scratch.net_max_pool_1_y_grad[j45][j46][j47][j48] = 0
-				}
-			}
-		}
-	}
-	for j49 := range 256 {
-		for j50 := 1; j50 < 6; j50++ {
-			for j51 := range 8 {
-				scratch.net_max_pool_1_y_grad[j49][j50][0][j51] = 0
-			}
-		}
-	}
-	for j52 := range 256 {
-		for j53 := 1; j53 < 6; j53++ {
-			for j54 := 6; j54 < 8; j54++ {
-				for j55 := range 8 {
-					scratch.net_max_pool_1_y_grad[j52][j53][j54][j55] = 0
-				}
-			}
-		}
-	}
-	// 8 parts of i0 on the pool.
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// 3 parts of i4 on the pool.
 	rec9 := ocannlCNNBackwardPart8Records.Get()
+	rec9.gNetConv2Kernel = gNetConv2Kernel
 	rec9.scratch = scratch
-	region.Run(rec9, 8)
+	region.Run(rec9, 3)
 	*rec9 = ocannlCNNBackwardPart8{}
 	ocannlCNNBackwardPart8Records.Put(rec9)
 
-	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
+	for j29 := range 256 {
+		for j30 := range 8 {
+			for j31 := range 8 {
+				scratch.net_max_pool_1_y[j29][0][j30][j31] = float32(math.Inf(-1))
+			}
+		}
+	}
+	for j32 := range 256 {
+		for j33 := 6; j33 < 8; j33++ {
+			for j34 := range 8 {
+				for j35 := range 8 {
+					scratch.net_max_pool_1_y[j32][j33][j34][j35] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+	for j36 := range 256 {
+		for j37 := 1; j37 < 6; j37++ {
+			for j38 := range 8 {
+				scratch.net_max_pool_1_y[j36][j37][0][j38] = float32(math.Inf(-1))
+			}
+		}
+	}
+	for j39 := range 256 {
+		for j40 := 1; j40 < 6; j40++ {
+			for j41 := 6; j41 < 8; j41++ {
+				for j42 := range 8 {
+					scratch.net_max_pool_1_y[j39][j40][j41][j42] = float32(math.Inf(-1))
+				}
+			}
+		}
+	}
+	for j43 := range 256 {
+		for j44 := range 8 {
+			for j45 := range 8 {
+				scratch.net_max_pool_1_y_grad[j43][0][j44][j45] = 0
+			}
+		}
+	}
+	for j46 := range 256 {
+		for j47 := 6; j47 < 8; j47++ {
+			for j48 := range 8 {
+				for j49 := range 8 {
+					scratch.net_max_pool_1_y_grad[j46][j47][j48][j49] = 0
+				}
+			}
+		}
+	}
+	for j50 := range 256 {
+		for j51 := 1; j51 < 6; j51++ {
+			for j52 := range 8 {
+				scratch.net_max_pool_1_y_grad[j50][j51][0][j52] = 0
+			}
+		}
+	}
+	for j53 := range 256 {
+		for j54 := 1; j54 < 6; j54++ {
+			for j55 := 6; j55 < 8; j55++ {
+				for j56 := range 8 {
+					scratch.net_max_pool_1_y_grad[j53][j54][j55][j56] = 0
+				}
+			}
+		}
+	}
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlCNNBackwardPart9Records.Get()
 	rec10.scratch = scratch
@@ -2483,7 +2474,7 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*rec10 = ocannlCNNBackwardPart9{}
 	ocannlCNNBackwardPart9Records.Put(rec10)
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
+	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// 8 parts of i0 on the pool.
 	rec11 := ocannlCNNBackwardPart10Records.Get()
 	rec11.scratch = scratch
@@ -2491,36 +2482,44 @@ func ocannlCNNBackward(images *[256][12][12][1]float32, labels *[256][4]float32,
 	*rec11 = ocannlCNNBackwardPart10{}
 	ocannlCNNBackwardPart10Records.Put(rec11)
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlCNNBackwardPart11Records.Get()
 	rec12.scratch = scratch
 	region.Run(rec12, 8)
-	// The 8 partial sums, added in part order.
-	for j60 := range 8 {
-		acc14 := gNetConv1Bias[j60]
-		acc14 += rec12.gNetConv1BiasPartial[0][j60]
-		acc14 += rec12.gNetConv1BiasPartial[1][j60]
-		acc14 += rec12.gNetConv1BiasPartial[2][j60]
-		acc14 += rec12.gNetConv1BiasPartial[3][j60]
-		acc14 += rec12.gNetConv1BiasPartial[4][j60]
-		acc14 += rec12.gNetConv1BiasPartial[5][j60]
-		acc14 += rec12.gNetConv1BiasPartial[6][j60]
-		acc14 += rec12.gNetConv1BiasPartial[7][j60]
-		gNetConv1Bias[j60] = acc14
-	}
 	*rec12 = ocannlCNNBackwardPart11{}
 	ocannlCNNBackwardPart11Records.Put(rec12)
 
-	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-	// 3 parts of i4 on the pool.
+	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
+	// 8 parts of i0 on the pool.
 	rec13 := ocannlCNNBackwardPart12Records.Get()
-	rec13.gNetConv1Kernel = gNetConv1Kernel
-	rec13.images = images
 	rec13.scratch = scratch
-	region.Run(rec13, 3)
+	region.Run(rec13, 8)
+	// The 8 partial sums, added in part order.
+	for j61 := range 8 {
+		acc14 := gNetConv1Bias[j61]
+		acc14 += rec13.gNetConv1BiasPartial[0][j61]
+		acc14 += rec13.gNetConv1BiasPartial[1][j61]
+		acc14 += rec13.gNetConv1BiasPartial[2][j61]
+		acc14 += rec13.gNetConv1BiasPartial[3][j61]
+		acc14 += rec13.gNetConv1BiasPartial[4][j61]
+		acc14 += rec13.gNetConv1BiasPartial[5][j61]
+		acc14 += rec13.gNetConv1BiasPartial[6][j61]
+		acc14 += rec13.gNetConv1BiasPartial[7][j61]
+		gNetConv1Bias[j61] = acc14
+	}
 	*rec13 = ocannlCNNBackwardPart12{}
 	ocannlCNNBackwardPart12Records.Put(rec13)
+
+	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
+	// 3 parts of i4 on the pool.
+	rec14 := ocannlCNNBackwardPart13Records.Get()
+	rec14.gNetConv1Kernel = gNetConv1Kernel
+	rec14.images = images
+	rec14.scratch = scratch
+	region.Run(rec14, 3)
+	*rec14 = ocannlCNNBackwardPart13{}
+	ocannlCNNBackwardPart13Records.Put(rec14)
 }
 
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
@@ -2746,25 +2745,46 @@ func (r6 *ocannlCNNBackwardPart4) Part(j23 int) {
 var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 
 // ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// clearing 1/8 of the first dim of 7 arrays (see rt.Pool).
 type ocannlCNNBackwardPart5 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r8 *ocannlCNNBackwardPart5) Part(j24 int) {
+	scratch := r8.scratch
+	clear(scratch.net_conv1_y_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_max_pool_1_x_1_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_max_pool_1_x_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_max_pool_1_y_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_conv2_y_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_head_x_1_grad[32*j24 : 32*j24+32])
+	clear(scratch.net_head_x_grad[32*j24 : 32*j24+32])
+}
+
+// ocannlCNNBackwardPart5Records holds the free ocannlCNNBackwardPart5 records.
+var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
+
+// ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart6 struct {
 	scratch              *ocannlCNNBackwardScratch
 	gNetConv2BiasPartial [8][16]float32
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r12 *ocannlCNNBackwardPart5) Part(j24 int) {
-	scratch, gNetConv2BiasPartial := r12.scratch, &r12.gNetConv2BiasPartial
-	gNetConv2BiasPartial[j24] = [16]float32{}
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r13 *ocannlCNNBackwardPart6) Part(j25 int) {
+	scratch, gNetConv2BiasPartial := r13.scratch, &r13.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j25] = [16]float32{}
 	// i2 unrolled and jammed into i3.
-	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
+	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j25]
 	for i0 := range 32 {
 		for i1 := range 5 {
-			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j24][i1][0]
-			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j24][i1][1]
-			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j24][i1][2]
-			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j24][i1][3]
-			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j24][i1][4]
+			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+32*j25][i1][0]
+			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+32*j25][i1][1]
+			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+32*j25][i1][2]
+			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+32*j25][i1][3]
+			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+32*j25][i1][4]
 			for i3 := range 16 {
 				acc11 := gNetConv2BiasPartialRow[i3]
 				acc11 += net_head_x_1_gradRow3[i3]
@@ -2778,25 +2798,25 @@ func (r12 *ocannlCNNBackwardPart5) Part(j24 int) {
 	}
 }
 
-// ocannlCNNBackwardPart5Records holds the free ocannlCNNBackwardPart5 records.
-var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
+// ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
+var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
 
-// ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart6 struct {
+type ocannlCNNBackwardPart7 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
-	pNetConv2Kernel, scratch := r13.pNetConv2Kernel, r13.scratch
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
+	pNetConv2Kernel, scratch := r14.pNetConv2Kernel, r14.scratch
 	// float32 broadcast kernel M=32 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j26][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j26][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[32*j27][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j27][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2804,7 +2824,7 @@ func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j26][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j26][i1][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[32*j27][i1+i4][i2][0], &scratch.net_conv2_y_grad[32*j27][i1][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2813,65 +2833,13 @@ func (r13 *ocannlCNNBackwardPart6) Part(j26 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j26][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+32*j27][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j26][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+32*j27][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
-var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
-
-// ocannlCNNBackwardPart7 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
-type ocannlCNNBackwardPart7 struct {
-	gNetConv2Kernel *[1152]float32
-	scratch         *ocannlCNNBackwardScratch
-}
-
-// Part runs part j27 of the nest (0 <= j27 < 3).
-func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
-	gNetConv2Kernel, scratch := r14.gNetConv2Kernel, r14.scratch
-	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j27], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j27][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j27], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j27][i2][0])
-				}
-			}
-		}
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j27][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j27+8*i5 : 72*i3+24*i4+24*j27+8*i5+8])
-								for i6 := range 8 {
-									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
 							}
 						}
@@ -2885,32 +2853,47 @@ func (r14 *ocannlCNNBackwardPart7) Part(j27 int) {
 // ocannlCNNBackwardPart7Records holds the free ocannlCNNBackwardPart7 records.
 var ocannlCNNBackwardPart7Records rt.Records[ocannlCNNBackwardPart7]
 
-// ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlCNNBackwardPart8 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
 type ocannlCNNBackwardPart8 struct {
-	scratch *ocannlCNNBackwardScratch
+	gNetConv2Kernel *[1152]float32
+	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r17 *ocannlCNNBackwardPart8) Part(j56 int) {
-	scratch := r17.scratch
-	var scratch2 [1]float32
-	for i0 := range 32 {
+// Part runs part j28 of the nest (0 <= j28 < 3).
+func (r15 *ocannlCNNBackwardPart8) Part(j28 int) {
+	gNetConv2Kernel, scratch := r15.gNetConv2Kernel, r15.scratch
+	// float32 broadcast kernel M=16 N=24 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
-				for i3 := range 8 {
-					for i4 := range 2 {
-						for i5 := range 2 {
-							scratch2[0] = scratch.net_max_pool_1_x[i0+32*j56][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
-							var r15 float32
-							if scratch.net_max_pool_1_y[i0+32*j56][i1+1][i2+1][i3] == scratch2[0] {
-								r15 = 1
+				for i4 := range 1 {
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j28], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j28][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i4 := range 1 {
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j28], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j28][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					for i3 := range 16 {
+						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j28][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j28+8*i5 : 72*i3+24*i4+24*j28+8*i5+8])
+								for i6 := range 8 {
+									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+								}
 							}
-							r16 := float32(0)
-							if r15 != 0 {
-								r16 = scratch.net_max_pool_1_y_grad[i0+32*j56][i1+1][i2+1][i3]
-							}
-							scratch.net_max_pool_1_x_grad[i0+32*j56][2*i1+i4][2*i2+i5][i3] += r16
 						}
 					}
 				}
@@ -2929,30 +2912,26 @@ type ocannlCNNBackwardPart9 struct {
 }
 
 // Part runs part j57 of the nest (0 <= j57 < 8).
-func (r20 *ocannlCNNBackwardPart9) Part(j57 int) {
-	scratch := r20.scratch
-	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1[32*j57][0][0][0], &scratch.net_max_pool_1_x_grad[32*j57][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_max_pool_1_x_1_grad[32*j57][0][0][0], &scratch.net_max_pool_1_x_1[32*j57][0][0][0], &scratch.net_max_pool_1_x_grad[32*j57][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j57][i1][i2]
-					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j57][i1][i2]
-					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j57][i1][i2]
-					for i3 := range 8 {
-						var r18 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r18 = 1
+func (r18 *ocannlCNNBackwardPart9) Part(j57 int) {
+	scratch := r18.scratch
+	var scratch2 [1]float32
+	for i0 := range 32 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				for i3 := range 8 {
+					for i4 := range 2 {
+						for i5 := range 2 {
+							scratch2[0] = scratch.net_max_pool_1_x[i0+32*j57][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
+							var r16 float32
+							if scratch.net_max_pool_1_y[i0+32*j57][i1+1][i2+1][i3] == scratch2[0] {
+								r16 = 1
+							}
+							r17 := float32(0)
+							if r16 != 0 {
+								r17 = scratch.net_max_pool_1_y_grad[i0+32*j57][i1+1][i2+1][i3]
+							}
+							scratch.net_max_pool_1_x_grad[i0+32*j57][2*i1+i4][2*i2+i5][i3] += r17
 						}
-						r19 := float32(0)
-						if r18 != 0 {
-							r19 = net_max_pool_1_x_gradRow[i3]
-						}
-						net_max_pool_1_x_1_gradRow[i3] += r19
 					}
 				}
 			}
@@ -2972,19 +2951,28 @@ type ocannlCNNBackwardPart10 struct {
 // Part runs part j58 of the nest (0 <= j58 < 8).
 func (r21 *ocannlCNNBackwardPart10) Part(j58 int) {
 	scratch := r21.scratch
-	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_conv1_y_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+		ocannlMap15AVX512(&scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1[32*j58][0][0][0], &scratch.net_max_pool_1_x_grad[32*j58][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_conv1_y_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0])
+		ocannlMap15AVX2(&scratch.net_max_pool_1_x_1_grad[32*j58][0][0][0], &scratch.net_max_pool_1_x_1[32*j58][0][0][0], &scratch.net_max_pool_1_x_grad[32*j58][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j58][i1][i2]
+					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0+32*j58][i1][i2]
+					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0+32*j58][i1][i2]
+					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0+32*j58][i1][i2]
 					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+						var r19 float32
+						if 0 < net_max_pool_1_x_1Row3[i3] {
+							r19 = 1
+						}
+						r20 := float32(0)
+						if r19 != 0 {
+							r20 = net_max_pool_1_x_gradRow[i3]
+						}
+						net_max_pool_1_x_1_gradRow[i3] += r20
 					}
 				}
 			}
@@ -2998,23 +2986,55 @@ var ocannlCNNBackwardPart10Records rt.Records[ocannlCNNBackwardPart10]
 // ocannlCNNBackwardPart11 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart11 struct {
-	scratch              *ocannlCNNBackwardScratch
-	gNetConv1BiasPartial [8][8]float32
+	scratch *ocannlCNNBackwardScratch
 }
 
 // Part runs part j59 of the nest (0 <= j59 < 8).
 func (r22 *ocannlCNNBackwardPart11) Part(j59 int) {
-	scratch, gNetConv1BiasPartial := r22.scratch, &r22.gNetConv1BiasPartial
-	gNetConv1BiasPartial[j59] = [8]float32{}
+	scratch := r22.scratch
+	// float32 pointwise kernel over 25600 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&scratch.net_conv1_y_grad[32*j59][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j59][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap16AVX2(&scratch.net_conv1_y_grad[32*j59][0][0][0], &scratch.net_max_pool_1_x_1_grad[32*j59][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 10 {
+				for i2 := range 10 {
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
+					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0+32*j59][i1][i2]
+					for i3 := range 8 {
+						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
+var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
+
+// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart12 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r23 *ocannlCNNBackwardPart12) Part(j60 int) {
+	scratch, gNetConv1BiasPartial := r23.scratch, &r23.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j60] = [8]float32{}
 	// i2 unrolled by 4 and jammed into i3.
-	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j59]
+	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j60]
 	for i0 := range 32 {
 		for i1 := range 10 {
 			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2+3]
+				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+32*j60][i1][i2]
+				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+32*j60][i1][i2+1]
+				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+32*j60][i1][i2+2]
+				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+32*j60][i1][i2+3]
 				for i3 := range 8 {
 					acc13 := gNetConv1BiasPartialRow[i3]
 					acc13 += net_max_pool_1_x_1_gradRow3[i3]
@@ -3025,7 +3045,7 @@ func (r22 *ocannlCNNBackwardPart11) Part(j59 int) {
 				}
 			}
 			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j59][i1][i2]
+				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+32*j60][i1][i2]
 				for i3 := range 8 {
 					gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
 				}
@@ -3034,26 +3054,26 @@ func (r22 *ocannlCNNBackwardPart11) Part(j59 int) {
 	}
 }
 
-// ocannlCNNBackwardPart11Records holds the free ocannlCNNBackwardPart11 records.
-var ocannlCNNBackwardPart11Records rt.Records[ocannlCNNBackwardPart11]
+// ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
+var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
 
-// ocannlCNNBackwardPart12 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// ocannlCNNBackwardPart13 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
 // for each 1 values of i4 (see rt.Pool).
-type ocannlCNNBackwardPart12 struct {
+type ocannlCNNBackwardPart13 struct {
 	gNetConv1Kernel *[72]float32
 	images          *[256][12][12][1]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 3).
-func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
-	gNetConv1Kernel, images, scratch := r23.gNetConv1Kernel, r23.images, r23.scratch
+// Part runs part j62 of the nest (0 <= j62 < 3).
+func (r24 *ocannlCNNBackwardPart13) Part(j62 int) {
+	gNetConv1Kernel, images, scratch := r24.gNetConv1Kernel, r24.images, r24.scratch
 	// float32 broadcast kernel M=8 N=3 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j61], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j61][i2][0])
+					ocannlGemm7AVX512(&gNetConv1Kernel[3*i4+3*j62], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j62][i2][0])
 				}
 			}
 		}
@@ -3061,7 +3081,7 @@ func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
 		for i1 := range 10 {
 			for i2 := range 10 {
 				for i4 := range 1 {
-					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j61], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j61][i2][0])
+					ocannlGemm7AVX2(&gNetConv1Kernel[3*i4+3*j62], &scratch.net_conv1_y_grad[0][i1][i2][0], &images[0][i1+i4+j62][i2][0])
 				}
 			}
 		}
@@ -3072,8 +3092,8 @@ func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
 					for i3 := range 8 {
 						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
-							imagesRow2 := &images[i0][i1+i4+j61]
-							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j61 : 9*i3+3*i4+3*j61+3])
+							imagesRow2 := &images[i0][i1+i4+j62]
+							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4+3*j62 : 9*i3+3*i4+3*j62+3])
 							for i5 := range 3 {
 								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
 							}
@@ -3085,8 +3105,8 @@ func (r23 *ocannlCNNBackwardPart12) Part(j61 int) {
 	}
 }
 
-// ocannlCNNBackwardPart12Records holds the free ocannlCNNBackwardPart12 records.
-var ocannlCNNBackwardPart12Records rt.Records[ocannlCNNBackwardPart12]
+// ocannlCNNBackwardPart13Records holds the free ocannlCNNBackwardPart13 records.
+var ocannlCNNBackwardPart13Records rt.Records[ocannlCNNBackwardPart13]
 
 // ocannlReverserTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -6861,62 +6881,31 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// zero the gradients
 	*gNetEmb = [320]float32{}
-	scratch.net_h_1_grad = [256][8][32]float32{}
+	// 8 parts of the cleared arrays on the pool.
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.scratch = scratch
+	region.Run(rec20, 8)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
 	*gNetPos = [256]float32{}
-	scratch.net_h_grad = [256][8][32]float32{}
 	*gNetAttention1WQ = [1024]float32{}
-	scratch.net_attention_1_q_grad = [256][8][4][8]float32{}
 	*gNetAttention1WK = [1024]float32{}
-	scratch.net_attention_1_k_grad = [256][8][4][8]float32{}
 	*gNetAttention1WV = [1024]float32{}
-	scratch.net_attention_1_v_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_scores_1_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_scores_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_m_grad = [256][8][4][1]float32{}
-	scratch.net_attention_1_ex_1_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_ex_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_attn_1_grad = [256][8][4][1]float32{}
-	scratch.net_attention_1_attn_grad = [256][8][4][8]float32{}
-	scratch.net_attention_1_ctx_grad = [256][8][4][8]float32{}
 	*gNetAttention1WO = [1024]float32{}
-	scratch.net_layer_norm_1_x_1_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_1_x_grad = [256][8][32]float32{}
 	scratch.net_layer_norm_1_mean_grad = [256][8][1]float32{}
-	scratch.net_layer_norm_1_centered_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_1_var_1_grad = [256][8][32]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
-	scratch.net_x1_1_grad = [256][8][32]float32{}
 	scratch.net_x1_3_grad = [256][8][1]float32{}
-	scratch.net_x1_4_grad = [256][8][32]float32{}
 	*gNetLayerNorm1Beta = [32]float32{}
-	scratch.net_x1_grad = [256][8][32]float32{}
 	*gNetDense1W = [2048]float32{}
-	scratch.net_linear_1_x_1_grad = [256][8][64]float32{}
 	*gNetDense1B = [64]float32{}
-	scratch.net_linear_1_x_2_grad = [256][8][64]float32{}
-	scratch.net_linear_1_x_grad = [256][8][64]float32{}
 	*gNetLinear1W = [2048]float32{}
-	scratch.net_layer_norm_2_x_1_grad = [256][8][32]float32{}
 	*gNetLinear1B = [32]float32{}
-	scratch.net_layer_norm_2_x_2_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_2_x_grad = [256][8][32]float32{}
 	scratch.net_layer_norm_2_mean_grad = [256][8][1]float32{}
-	scratch.net_layer_norm_2_centered_grad = [256][8][32]float32{}
-	scratch.net_layer_norm_2_var_1_grad = [256][8][32]float32{}
 	*gNetLayerNorm2Gamma = [32]float32{}
-	scratch.net_x2_1_grad = [256][8][32]float32{}
 	scratch.net_x2_3_grad = [256][8][1]float32{}
-	scratch.net_x2_4_grad = [256][8][32]float32{}
 	*gNetLayerNorm2Beta = [32]float32{}
-	scratch.net_x2_grad = [256][8][32]float32{}
 	*gNetLinear2W = [320]float32{}
-	scratch.train_cross_entropy_1_logits_1_grad = [256][8][10]float32{}
 	*gNetLinear2B = [10]float32{}
-	scratch.train_cross_entropy_1_logits_grad = [256][8][10]float32{}
-	scratch.train_cross_entropy_1_z_grad = [256][8][10]float32{}
-	scratch.train_cross_entropy_1_logp_1_grad = [256][8][10]float32{}
-	scratch.train_cross_entropy_1_logp_grad = [256][8][10]float32{}
-	scratch.train_1_grad = [256][8][10]float32{}
 
 	// train.grad = 1
 	train_grad[0] = 1
@@ -7094,15 +7083,15 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 				train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r21 float32
+					var r22 float32
 					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r21 = 1
+						r22 = 1
 					}
-					r22 := float32(0)
-					if r21 != 0 {
-						r22 = train_cross_entropy_1_m_gradV
+					r23 := float32(0)
+					if r22 != 0 {
+						r23 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r22
+					train_cross_entropy_1_logits_gradRow2[i2] += r23
 				}
 			}
 		}
@@ -7147,21 +7136,21 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 	// 5 parts of i2 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.gNetLinear2W = gNetLinear2W
-	rec20.scratch = scratch
-	region.Run(rec20, 5)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.gNetLinear2W = gNetLinear2W
+	rec21.scratch = scratch
+	region.Run(rec21, 5)
+	*rec21 = ocannlReverserBackwardPart20{}
+	ocannlReverserBackwardPart20Records.Put(rec21)
 
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserBackwardPart20Records.Get()
-	rec21.pNetLinear2W = pNetLinear2W
-	rec21.scratch = scratch
-	region.Run(rec21, 8)
-	*rec21 = ocannlReverserBackwardPart20{}
-	ocannlReverserBackwardPart20Records.Put(rec21)
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.pNetLinear2W = pNetLinear2W
+	rec22.scratch = scratch
+	region.Run(rec22, 8)
+	*rec22 = ocannlReverserBackwardPart21{}
+	ocannlReverserBackwardPart21Records.Put(rec22)
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
@@ -7183,24 +7172,24 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.scratch = scratch
-	region.Run(rec22, 8)
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.scratch = scratch
+	region.Run(rec23, 8)
 	// The 8 partial sums, added in part order.
-	for j23 := range 32 {
-		acc25 := gNetLayerNorm2Beta[j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[0][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[1][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[2][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[3][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[4][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[5][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[6][j23]
-		acc25 += rec22.gNetLayerNorm2BetaPartial[7][j23]
-		gNetLayerNorm2Beta[j23] = acc25
+	for j24 := range 32 {
+		acc25 := gNetLayerNorm2Beta[j24]
+		acc25 += rec23.gNetLayerNorm2BetaPartial[0][j24]
+		acc25 += rec23.gNetLayerNorm2BetaPartial[1][j24]
+		acc25 += rec23.gNetLayerNorm2BetaPartial[2][j24]
+		acc25 += rec23.gNetLayerNorm2BetaPartial[3][j24]
+		acc25 += rec23.gNetLayerNorm2BetaPartial[4][j24]
+		acc25 += rec23.gNetLayerNorm2BetaPartial[5][j24]
+		acc25 += rec23.gNetLayerNorm2BetaPartial[6][j24]
+		acc25 += rec23.gNetLayerNorm2BetaPartial[7][j24]
+		gNetLayerNorm2Beta[j24] = acc25
 	}
-	*rec22 = ocannlReverserBackwardPart21{}
-	ocannlReverserBackwardPart21Records.Put(rec22)
+	*rec23 = ocannlReverserBackwardPart22{}
+	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
@@ -7223,11 +7212,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.scratch = scratch
-	region.Run(rec23, 8)
-	*rec23 = ocannlReverserBackwardPart22{}
-	ocannlReverserBackwardPart22Records.Put(rec23)
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.scratch = scratch
+	region.Run(rec24, 8)
+	*rec24 = ocannlReverserBackwardPart23{}
+	ocannlReverserBackwardPart23Records.Put(rec24)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
@@ -7264,24 +7253,24 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.scratch = scratch
-	region.Run(rec24, 8)
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.scratch = scratch
+	region.Run(rec25, 8)
 	// The 8 partial sums, added in part order.
-	for j26 := range 32 {
-		acc28 := gNetLayerNorm2Gamma[j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[0][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[1][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[2][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[3][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[4][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[5][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[6][j26]
-		acc28 += rec24.gNetLayerNorm2GammaPartial[7][j26]
-		gNetLayerNorm2Gamma[j26] = acc28
+	for j27 := range 32 {
+		acc28 := gNetLayerNorm2Gamma[j27]
+		acc28 += rec25.gNetLayerNorm2GammaPartial[0][j27]
+		acc28 += rec25.gNetLayerNorm2GammaPartial[1][j27]
+		acc28 += rec25.gNetLayerNorm2GammaPartial[2][j27]
+		acc28 += rec25.gNetLayerNorm2GammaPartial[3][j27]
+		acc28 += rec25.gNetLayerNorm2GammaPartial[4][j27]
+		acc28 += rec25.gNetLayerNorm2GammaPartial[5][j27]
+		acc28 += rec25.gNetLayerNorm2GammaPartial[6][j27]
+		acc28 += rec25.gNetLayerNorm2GammaPartial[7][j27]
+		gNetLayerNorm2Gamma[j27] = acc28
 	}
-	*rec24 = ocannlReverserBackwardPart23{}
-	ocannlReverserBackwardPart23Records.Put(rec24)
+	*rec25 = ocannlReverserBackwardPart24{}
+	ocannlReverserBackwardPart24Records.Put(rec25)
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
@@ -7386,11 +7375,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.scratch = scratch
-	region.Run(rec25, 8)
-	*rec25 = ocannlReverserBackwardPart24{}
-	ocannlReverserBackwardPart24Records.Put(rec25)
+	rec26 := ocannlReverserBackwardPart25Records.Get()
+	rec26.scratch = scratch
+	region.Run(rec26, 8)
+	*rec26 = ocannlReverserBackwardPart25{}
+	ocannlReverserBackwardPart25Records.Put(rec26)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	for i0 := range 256 {
@@ -7475,52 +7464,44 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserBackwardPart25Records.Get()
-	rec26.scratch = scratch
-	region.Run(rec26, 8)
-	// The 8 partial sums, added in part order.
-	for j29 := range 32 {
-		acc31 := gNetLinear1B[j29]
-		acc31 += rec26.gNetLinear1BPartial[0][j29]
-		acc31 += rec26.gNetLinear1BPartial[1][j29]
-		acc31 += rec26.gNetLinear1BPartial[2][j29]
-		acc31 += rec26.gNetLinear1BPartial[3][j29]
-		acc31 += rec26.gNetLinear1BPartial[4][j29]
-		acc31 += rec26.gNetLinear1BPartial[5][j29]
-		acc31 += rec26.gNetLinear1BPartial[6][j29]
-		acc31 += rec26.gNetLinear1BPartial[7][j29]
-		gNetLinear1B[j29] = acc31
-	}
-	*rec26 = ocannlReverserBackwardPart25{}
-	ocannlReverserBackwardPart25Records.Put(rec26)
-
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// 8 parts of i2 on the pool.
 	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.gNetLinear1W = gNetLinear1W
 	rec27.scratch = scratch
 	region.Run(rec27, 8)
+	// The 8 partial sums, added in part order.
+	for j30 := range 32 {
+		acc31 := gNetLinear1B[j30]
+		acc31 += rec27.gNetLinear1BPartial[0][j30]
+		acc31 += rec27.gNetLinear1BPartial[1][j30]
+		acc31 += rec27.gNetLinear1BPartial[2][j30]
+		acc31 += rec27.gNetLinear1BPartial[3][j30]
+		acc31 += rec27.gNetLinear1BPartial[4][j30]
+		acc31 += rec27.gNetLinear1BPartial[5][j30]
+		acc31 += rec27.gNetLinear1BPartial[6][j30]
+		acc31 += rec27.gNetLinear1BPartial[7][j30]
+		gNetLinear1B[j30] = acc31
+	}
 	*rec27 = ocannlReverserBackwardPart26{}
 	ocannlReverserBackwardPart26Records.Put(rec27)
 
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// 8 parts of i2 on the pool.
 	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.pNetLinear1W = pNetLinear1W
+	rec28.gNetLinear1W = gNetLinear1W
 	rec28.scratch = scratch
 	region.Run(rec28, 8)
 	*rec28 = ocannlReverserBackwardPart27{}
 	ocannlReverserBackwardPart27Records.Put(rec28)
 
-	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	// 8 parts of i0 on the pool.
 	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.pNetLinear1W = pNetLinear1W
 	rec29.scratch = scratch
 	region.Run(rec29, 8)
 	*rec29 = ocannlReverserBackwardPart28{}
 	ocannlReverserBackwardPart28Records.Put(rec29)
 
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
+	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// 8 parts of i0 on the pool.
 	rec30 := ocannlReverserBackwardPart29Records.Get()
 	rec30.scratch = scratch
@@ -7528,44 +7509,52 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec30 = ocannlReverserBackwardPart29{}
 	ocannlReverserBackwardPart29Records.Put(rec30)
 
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	// 8 parts of i0 on the pool.
 	rec31 := ocannlReverserBackwardPart30Records.Get()
 	rec31.scratch = scratch
 	region.Run(rec31, 8)
-	// The 8 partial sums, added in part order.
-	for j35 := range 64 {
-		acc34 := gNetDense1B[j35]
-		acc34 += rec31.gNetDense1BPartial[0][j35]
-		acc34 += rec31.gNetDense1BPartial[1][j35]
-		acc34 += rec31.gNetDense1BPartial[2][j35]
-		acc34 += rec31.gNetDense1BPartial[3][j35]
-		acc34 += rec31.gNetDense1BPartial[4][j35]
-		acc34 += rec31.gNetDense1BPartial[5][j35]
-		acc34 += rec31.gNetDense1BPartial[6][j35]
-		acc34 += rec31.gNetDense1BPartial[7][j35]
-		gNetDense1B[j35] = acc34
-	}
 	*rec31 = ocannlReverserBackwardPart30{}
 	ocannlReverserBackwardPart30Records.Put(rec31)
 
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
-	// 8 parts of i2 on the pool.
+	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
+	// 8 parts of i0 on the pool.
 	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.gNetDense1W = gNetDense1W
 	rec32.scratch = scratch
 	region.Run(rec32, 8)
+	// The 8 partial sums, added in part order.
+	for j36 := range 64 {
+		acc34 := gNetDense1B[j36]
+		acc34 += rec32.gNetDense1BPartial[0][j36]
+		acc34 += rec32.gNetDense1BPartial[1][j36]
+		acc34 += rec32.gNetDense1BPartial[2][j36]
+		acc34 += rec32.gNetDense1BPartial[3][j36]
+		acc34 += rec32.gNetDense1BPartial[4][j36]
+		acc34 += rec32.gNetDense1BPartial[5][j36]
+		acc34 += rec32.gNetDense1BPartial[6][j36]
+		acc34 += rec32.gNetDense1BPartial[7][j36]
+		gNetDense1B[j36] = acc34
+	}
 	*rec32 = ocannlReverserBackwardPart31{}
 	ocannlReverserBackwardPart31Records.Put(rec32)
 
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
+	// 8 parts of i2 on the pool.
 	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.pNetDense1W = pNetDense1W
+	rec33.gNetDense1W = gNetDense1W
 	rec33.scratch = scratch
 	region.Run(rec33, 8)
 	*rec33 = ocannlReverserBackwardPart32{}
 	ocannlReverserBackwardPart32Records.Put(rec33)
+
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+	// 8 parts of i0 on the pool.
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.pNetDense1W = pNetDense1W
+	rec34.scratch = scratch
+	region.Run(rec34, 8)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
@@ -7587,24 +7576,24 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
-	region.Run(rec34, 8)
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.scratch = scratch
+	region.Run(rec35, 8)
 	// The 8 partial sums, added in part order.
-	for j39 := range 32 {
-		acc37 := gNetLayerNorm1Beta[j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[0][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[1][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[2][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[3][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[4][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[5][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[6][j39]
-		acc37 += rec34.gNetLayerNorm1BetaPartial[7][j39]
-		gNetLayerNorm1Beta[j39] = acc37
+	for j40 := range 32 {
+		acc37 := gNetLayerNorm1Beta[j40]
+		acc37 += rec35.gNetLayerNorm1BetaPartial[0][j40]
+		acc37 += rec35.gNetLayerNorm1BetaPartial[1][j40]
+		acc37 += rec35.gNetLayerNorm1BetaPartial[2][j40]
+		acc37 += rec35.gNetLayerNorm1BetaPartial[3][j40]
+		acc37 += rec35.gNetLayerNorm1BetaPartial[4][j40]
+		acc37 += rec35.gNetLayerNorm1BetaPartial[5][j40]
+		acc37 += rec35.gNetLayerNorm1BetaPartial[6][j40]
+		acc37 += rec35.gNetLayerNorm1BetaPartial[7][j40]
+		gNetLayerNorm1Beta[j40] = acc37
 	}
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += div(x0,x1)): AVX512, AVX2.
@@ -7627,11 +7616,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.scratch = scratch
-	region.Run(rec35, 8)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
+	region.Run(rec36, 8)
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// float32 pointwise kernel over 2048 elements (c += div(x0,mul(2,x1))): AVX512, AVX2.
@@ -7668,24 +7657,24 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.scratch = scratch
-	region.Run(rec36, 8)
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
+	region.Run(rec37, 8)
 	// The 8 partial sums, added in part order.
-	for j42 := range 32 {
-		acc40 := gNetLayerNorm1Gamma[j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[0][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[1][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[2][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[3][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[4][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[5][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[6][j42]
-		acc40 += rec36.gNetLayerNorm1GammaPartial[7][j42]
-		gNetLayerNorm1Gamma[j42] = acc40
+	for j43 := range 32 {
+		acc40 := gNetLayerNorm1Gamma[j43]
+		acc40 += rec37.gNetLayerNorm1GammaPartial[0][j43]
+		acc40 += rec37.gNetLayerNorm1GammaPartial[1][j43]
+		acc40 += rec37.gNetLayerNorm1GammaPartial[2][j43]
+		acc40 += rec37.gNetLayerNorm1GammaPartial[3][j43]
+		acc40 += rec37.gNetLayerNorm1GammaPartial[4][j43]
+		acc40 += rec37.gNetLayerNorm1GammaPartial[5][j43]
+		acc40 += rec37.gNetLayerNorm1GammaPartial[6][j43]
+		acc40 += rec37.gNetLayerNorm1GammaPartial[7][j43]
+		gNetLayerNorm1Gamma[j43] = acc40
 	}
-	*rec36 = ocannlReverserBackwardPart35{}
-	ocannlReverserBackwardPart35Records.Put(rec36)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// float32 pointwise kernel over 2048 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
@@ -7790,11 +7779,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.scratch = scratch
-	region.Run(rec37, 8)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
+	region.Run(rec38, 8)
+	*rec38 = ocannlReverserBackwardPart37{}
+	ocannlReverserBackwardPart37Records.Put(rec38)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	for i0 := range 256 {
@@ -7861,37 +7850,37 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.gNetAttention1WO = gNetAttention1WO
-	rec38.scratch = scratch
-	region.Run(rec38, 8)
-	*rec38 = ocannlReverserBackwardPart37{}
-	ocannlReverserBackwardPart37Records.Put(rec38)
-
-	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
-	// 8 parts of i0 on the pool.
 	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.pNetAttention1WO = pNetAttention1WO
+	rec39.gNetAttention1WO = gNetAttention1WO
 	rec39.scratch = scratch
 	region.Run(rec39, 8)
 	*rec39 = ocannlReverserBackwardPart38{}
 	ocannlReverserBackwardPart38Records.Put(rec39)
 
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
+	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	// 8 parts of i0 on the pool.
 	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.pNetAttention1WO = pNetAttention1WO
 	rec40.scratch = scratch
 	region.Run(rec40, 8)
 	*rec40 = ocannlReverserBackwardPart39{}
 	ocannlReverserBackwardPart39Records.Put(rec40)
 
-	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	// 8 parts of i0 on the pool.
 	rec41 := ocannlReverserBackwardPart40Records.Get()
 	rec41.scratch = scratch
 	region.Run(rec41, 8)
 	*rec41 = ocannlReverserBackwardPart40{}
 	ocannlReverserBackwardPart40Records.Put(rec41)
+
+	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
+	// 8 parts of i0 on the pool.
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
+	region.Run(rec42, 8)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += div(x0,x1)): AVX512, AVX2.
@@ -7916,11 +7905,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.scratch = scratch
-	region.Run(rec42, 8)
-	*rec42 = ocannlReverserBackwardPart41{}
-	ocannlReverserBackwardPart41Records.Put(rec42)
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
+	region.Run(rec43, 8)
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += x0): AVX512, AVX2.
@@ -7985,11 +7974,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
-	region.Run(rec43, 8)
-	*rec43 = ocannlReverserBackwardPart42{}
-	ocannlReverserBackwardPart42Records.Put(rec43)
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.scratch = scratch
+	region.Run(rec44, 8)
+	*rec44 = ocannlReverserBackwardPart43{}
+	ocannlReverserBackwardPart43Records.Put(rec44)
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((t == v1), g, 0); g1 is net.attention#1/scores.grad
 	// float32 pointwise kernel over 8192 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
@@ -8006,15 +7995,15 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0][i1][i2][0]
 					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r49 float32
+						var r50 float32
 						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r49 = 1
+							r50 = 1
 						}
-						r50 := float32(0)
-						if r49 != 0 {
-							r50 = net_attention_1_m_gradV
+						r51 := float32(0)
+						if r50 != 0 {
+							r51 = net_attention_1_m_gradV
 						}
-						net_attention_1_scores_gradRow2[i3] += r50
+						net_attention_1_scores_gradRow2[i3] += r51
 					}
 				}
 			}
@@ -8044,73 +8033,73 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.scratch = scratch
-	region.Run(rec44, 8)
-	*rec44 = ocannlReverserBackwardPart43{}
-	ocannlReverserBackwardPart43Records.Put(rec44)
-
-	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
-	// 8 parts of i0 on the pool.
 	rec45 := ocannlReverserBackwardPart44Records.Get()
 	rec45.scratch = scratch
 	region.Run(rec45, 8)
 	*rec45 = ocannlReverserBackwardPart44{}
 	ocannlReverserBackwardPart44Records.Put(rec45)
 
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
+	// 8 parts of i0 on the pool.
 	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.gNetAttention1WV = gNetAttention1WV
 	rec46.scratch = scratch
 	region.Run(rec46, 8)
 	*rec46 = ocannlReverserBackwardPart45{}
 	ocannlReverserBackwardPart45Records.Put(rec46)
 
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
+	// 8 parts of i3 on the pool.
 	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.pNetAttention1WV = pNetAttention1WV
+	rec47.gNetAttention1WV = gNetAttention1WV
 	rec47.scratch = scratch
 	region.Run(rec47, 8)
 	*rec47 = ocannlReverserBackwardPart46{}
 	ocannlReverserBackwardPart46Records.Put(rec47)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.gNetAttention1WK = gNetAttention1WK
+	rec48.pNetAttention1WV = pNetAttention1WV
 	rec48.scratch = scratch
 	region.Run(rec48, 8)
 	*rec48 = ocannlReverserBackwardPart47{}
 	ocannlReverserBackwardPart47Records.Put(rec48)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	// 8 parts of i3 on the pool.
 	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.pNetAttention1WK = pNetAttention1WK
+	rec49.gNetAttention1WK = gNetAttention1WK
 	rec49.scratch = scratch
 	region.Run(rec49, 8)
 	*rec49 = ocannlReverserBackwardPart48{}
 	ocannlReverserBackwardPart48Records.Put(rec49)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
 	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.gNetAttention1WQ = gNetAttention1WQ
+	rec50.pNetAttention1WK = pNetAttention1WK
 	rec50.scratch = scratch
 	region.Run(rec50, 8)
 	*rec50 = ocannlReverserBackwardPart49{}
 	ocannlReverserBackwardPart49Records.Put(rec50)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// 8 parts of i3 on the pool.
 	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.pNetAttention1WQ = pNetAttention1WQ
+	rec51.gNetAttention1WQ = gNetAttention1WQ
 	rec51.scratch = scratch
 	region.Run(rec51, 8)
 	*rec51 = ocannlReverserBackwardPart50{}
 	ocannlReverserBackwardPart50Records.Put(rec51)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.pNetAttention1WQ = pNetAttention1WQ
+	rec52.scratch = scratch
+	region.Run(rec52, 8)
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	// float32 pointwise kernel over 65536 elements (c += x0): AVX512, AVX2.
@@ -8132,22 +8121,22 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.gNetPos = gNetPos
-	rec52.scratch = scratch
-	region.Run(rec52, 8)
-	*rec52 = ocannlReverserBackwardPart51{}
-	ocannlReverserBackwardPart51Records.Put(rec52)
-
-	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-	// 8 parts of i2 on the pool.
 	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.gNetEmb = gNetEmb
-	rec53.tokens = tokens
+	rec53.gNetPos = gNetPos
 	rec53.scratch = scratch
 	region.Run(rec53, 8)
 	*rec53 = ocannlReverserBackwardPart52{}
 	ocannlReverserBackwardPart52Records.Put(rec53)
+
+	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
+	// 8 parts of i2 on the pool.
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.gNetEmb = gNetEmb
+	rec54.tokens = tokens
+	rec54.scratch = scratch
+	region.Run(rec54, 8)
+	*rec54 = ocannlReverserBackwardPart53{}
+	ocannlReverserBackwardPart53Records.Put(rec54)
 }
 
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
@@ -8880,83 +8869,81 @@ func (r20 *ocannlReverserBackwardPart18) Part(j19 int) {
 // ocannlReverserBackwardPart18Records holds the free ocannlReverserBackwardPart18 records.
 var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
 
-// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
-// for each 2 values of i2 (see rt.Pool).
+// ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// clearing 1/8 of the first dim of 37 arrays (see rt.Pool).
 type ocannlReverserBackwardPart19 struct {
-	gNetLinear2W *[320]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 5).
-func (r23 *ocannlReverserBackwardPart19) Part(j20 int) {
-	gNetLinear2W, scratch := r23.gNetLinear2W, r23.scratch
-	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetLinear2W[64*j20], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j20], &scratch.net_x2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetLinear2W[64*j20], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j20], &scratch.net_x2[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_x2Row3 := &scratch.net_x2[i0][i1]
-				for i2 := range 2 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j20]
-					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j20 : 32*i2+64*j20+32])
-					for i3 := range 32 {
-						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
-					}
-				}
-			}
-		}
-	}
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r21 *ocannlReverserBackwardPart19) Part(j20 int) {
+	scratch := r21.scratch
+	clear(scratch.net_h_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_h_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_q_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_k_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_v_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_scores_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_scores_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_m_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_ex_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_ex_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_attn_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_attn_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_attention_1_ctx_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_layer_norm_1_x_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_layer_norm_1_x_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_layer_norm_1_centered_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_layer_norm_1_var_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_x1_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_x1_4_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_x1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_linear_1_x_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_linear_1_x_2_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_linear_1_x_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_layer_norm_2_x_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_layer_norm_2_x_2_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_layer_norm_2_x_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_layer_norm_2_centered_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_layer_norm_2_var_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_x2_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_x2_4_grad[32*j20 : 32*j20+32])
+	clear(scratch.net_x2_grad[32*j20 : 32*j20+32])
+	clear(scratch.train_cross_entropy_1_logits_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.train_cross_entropy_1_logits_grad[32*j20 : 32*j20+32])
+	clear(scratch.train_cross_entropy_1_z_grad[32*j20 : 32*j20+32])
+	clear(scratch.train_cross_entropy_1_logp_1_grad[32*j20 : 32*j20+32])
+	clear(scratch.train_cross_entropy_1_logp_grad[32*j20 : 32*j20+32])
+	clear(scratch.train_1_grad[32*j20 : 32*j20+32])
 }
 
 // ocannlReverserBackwardPart19Records holds the free ocannlReverserBackwardPart19 records.
 var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
 
-// ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 5 parts, one
+// for each 2 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart20 struct {
-	pNetLinear2W *[320]float32
+	gNetLinear2W *[320]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
+// Part runs part j21 of the nest (0 <= j21 < 5).
 func (r24 *ocannlReverserBackwardPart20) Part(j21 int) {
-	pNetLinear2W, scratch := r24.pNetLinear2W, r24.scratch
-	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	gNetLinear2W, scratch := r24.gNetLinear2W, r24.scratch
+	// float32 broadcast kernel M=2 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j21][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j21][0][0], &pNetLinear2W[0])
+		ocannlGemm15AVX512(&gNetLinear2W[64*j21], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j21], &scratch.net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j21][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j21][0][0], &pNetLinear2W[0])
+		ocannlGemm15AVX2(&gNetLinear2W[64*j21], &scratch.train_cross_entropy_1_logits_1_grad[0][0][2*j21], &scratch.net_x2[0][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j21][i1]
-				for i2 := 0; i2 < 8; i2 += 4 {
-					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2]
-					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2+1]
-					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2+2]
-					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2+3]
+				net_x2Row3 := &scratch.net_x2[i0][i1]
+				for i2 := range 2 {
+					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2*j21]
+					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2+64*j21 : 32*i2+64*j21+32])
 					for i3 := range 32 {
-						acc23 := net_x2_gradRow[i3]
-						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_x2_gradRow[i3] = acc23
-					}
-				}
-				for i2 := 8; i2 < 10; i2++ {
-					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j21][i1][i2]
-					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
 					}
 				}
 			}
@@ -8970,22 +8957,75 @@ var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
 // ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart21 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	pNetLinear2W *[320]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r25 *ocannlReverserBackwardPart21) Part(j22 int) {
-	scratch, gNetLayerNorm2BetaPartial := r25.scratch, &r25.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j22] = [32]float32{}
+	pNetLinear2W, scratch := r25.pNetLinear2W, r25.scratch
+	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm16AVX512(&scratch.net_x2_grad[32*j22][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j22][0][0], &pNetLinear2W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm16AVX2(&scratch.net_x2_grad[32*j22][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j22][0][0], &pNetLinear2W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_x2_gradRow := &scratch.net_x2_grad[i0+32*j22][i1]
+				for i2 := 0; i2 < 8; i2 += 4 {
+					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j22][i1][i2]
+					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j22][i1][i2+1]
+					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j22][i1][i2+2]
+					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j22][i1][i2+3]
+					for i3 := range 32 {
+						acc23 := net_x2_gradRow[i3]
+						acc23 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
+						acc23 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
+						acc23 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
+						acc23 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						net_x2_gradRow[i3] = acc23
+					}
+				}
+				for i2 := 8; i2 < 10; i2++ {
+					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
+					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j22][i1][i2]
+					for i3 := range 32 {
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
+var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
+
+// ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart22 struct {
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
+}
+
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r26 *ocannlReverserBackwardPart22) Part(j23 int) {
+	scratch, gNetLayerNorm2BetaPartial := r26.scratch, &r26.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j23] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j22]
+	gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j23]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j22][i1]
-			net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j22][i1+1]
-			net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j22][i1+2]
-			net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j22][i1+3]
+			net_x2_gradRow3 := &scratch.net_x2_grad[i0+32*j23][i1]
+			net_x2_gradRow4 := &scratch.net_x2_grad[i0+32*j23][i1+1]
+			net_x2_gradRow5 := &scratch.net_x2_grad[i0+32*j23][i1+2]
+			net_x2_gradRow6 := &scratch.net_x2_grad[i0+32*j23][i1+3]
 			for i2 := range 32 {
 				acc24 := gNetLayerNorm2BetaPartialRow[i2]
 				acc24 += net_x2_gradRow3[i2]
@@ -8998,59 +9038,59 @@ func (r25 *ocannlReverserBackwardPart21) Part(j22 int) {
 	}
 }
 
-// ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
-var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
-
-// ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart22 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r26 *ocannlReverserBackwardPart22) Part(j24 int) {
-	scratch := r26.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j24][i1]
-			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j24][i1]
-			v := scratch.net_x2_3[i0+32*j24][i1][0] * scratch.net_x2_3[i0+32*j24][i1][0]
-			acc26 := scratch.net_x2_3_grad[i0+32*j24][i1][0]
-			for i2 := range 32 {
-				acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
-			}
-			scratch.net_x2_3_grad[i0+32*j24][i1][0] = acc26
-		}
-	}
-}
-
 // ocannlReverserBackwardPart22Records holds the free ocannlReverserBackwardPart22 records.
 var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
 
 // ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart23 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm2GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r27 *ocannlReverserBackwardPart23) Part(j25 int) {
-	scratch, gNetLayerNorm2GammaPartial := r27.scratch, &r27.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j25] = [32]float32{}
+	scratch := r27.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+32*j25][i1]
+			net_x2_1Row3 := &scratch.net_x2_1[i0+32*j25][i1]
+			v := scratch.net_x2_3[i0+32*j25][i1][0] * scratch.net_x2_3[i0+32*j25][i1][0]
+			acc26 := scratch.net_x2_3_grad[i0+32*j25][i1][0]
+			for i2 := range 32 {
+				acc26 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+			}
+			scratch.net_x2_3_grad[i0+32*j25][i1][0] = acc26
+		}
+	}
+}
+
+// ocannlReverserBackwardPart23Records holds the free ocannlReverserBackwardPart23 records.
+var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
+
+// ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart24 struct {
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm2GammaPartial [8][32]float32
+}
+
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r28 *ocannlReverserBackwardPart24) Part(j26 int) {
+	scratch, gNetLayerNorm2GammaPartial := r28.scratch, &r28.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j26] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j25]
+	gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j26]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j25][i1]
-			net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1]
-			net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j25][i1+1]
-			net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+1]
-			net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j25][i1+2]
-			net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+2]
-			net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j25][i1+3]
-			net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j25][i1+3]
+			net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+32*j26][i1]
+			net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+32*j26][i1]
+			net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+32*j26][i1+1]
+			net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+32*j26][i1+1]
+			net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+32*j26][i1+2]
+			net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+32*j26][i1+2]
+			net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+32*j26][i1+3]
+			net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+32*j26][i1+3]
 			for i2 := range 32 {
 				acc27 := gNetLayerNorm2GammaPartialRow[i2]
 				acc27 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
@@ -9063,53 +9103,53 @@ func (r27 *ocannlReverserBackwardPart23) Part(j25 int) {
 	}
 }
 
-// ocannlReverserBackwardPart23Records holds the free ocannlReverserBackwardPart23 records.
-var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
-
-// ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart24 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r28 *ocannlReverserBackwardPart24) Part(j27 int) {
-	scratch := r28.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j27][i1]
-			acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j27][i1][0]
-			for i2 := range 32 {
-				acc29 -= net_layer_norm_2_centered_gradRow5[i2]
-			}
-			scratch.net_layer_norm_2_mean_grad[i0+32*j27][i1][0] = acc29
-		}
-	}
-}
-
 // ocannlReverserBackwardPart24Records holds the free ocannlReverserBackwardPart24 records.
 var ocannlReverserBackwardPart24Records rt.Records[ocannlReverserBackwardPart24]
 
 // ocannlReverserBackwardPart25 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart25 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear1BPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r29 *ocannlReverserBackwardPart25) Part(j28 int) {
-	scratch, gNetLinear1BPartial := r29.scratch, &r29.gNetLinear1BPartial
-	gNetLinear1BPartial[j28] = [32]float32{}
+	scratch := r29.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+32*j28][i1]
+			acc29 := scratch.net_layer_norm_2_mean_grad[i0+32*j28][i1][0]
+			for i2 := range 32 {
+				acc29 -= net_layer_norm_2_centered_gradRow5[i2]
+			}
+			scratch.net_layer_norm_2_mean_grad[i0+32*j28][i1][0] = acc29
+		}
+	}
+}
+
+// ocannlReverserBackwardPart25Records holds the free ocannlReverserBackwardPart25 records.
+var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
+
+// ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart26 struct {
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1BPartial [8][32]float32
+}
+
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r30 *ocannlReverserBackwardPart26) Part(j29 int) {
+	scratch, gNetLinear1BPartial := r30.scratch, &r30.gNetLinear1BPartial
+	gNetLinear1BPartial[j29] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLinear1BPartialRow := &gNetLinear1BPartial[j28]
+	gNetLinear1BPartialRow := &gNetLinear1BPartial[j29]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1]
-			net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+1]
-			net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+2]
-			net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j28][i1+3]
+			net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j29][i1]
+			net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j29][i1+1]
+			net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j29][i1+2]
+			net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+32*j29][i1+3]
 			for i2 := range 32 {
 				acc30 := gNetLinear1BPartialRow[i2]
 				acc30 += net_layer_norm_2_x_2_gradRow3[i2]
@@ -9122,79 +9162,33 @@ func (r29 *ocannlReverserBackwardPart25) Part(j28 int) {
 	}
 }
 
-// ocannlReverserBackwardPart25Records holds the free ocannlReverserBackwardPart25 records.
-var ocannlReverserBackwardPart25Records rt.Records[ocannlReverserBackwardPart25]
-
-// ocannlReverserBackwardPart26 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart26 struct {
-	gNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
-}
-
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r30 *ocannlReverserBackwardPart26) Part(j30 int) {
-	gNetLinear1W, scratch := r30.gNetLinear1W, r30.scratch
-	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j30], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j30], &scratch.net_linear_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j30], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j30], &scratch.net_linear_1_x[0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j30]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j30 : 64*i2+256*j30+64])
-					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
 // ocannlReverserBackwardPart26Records holds the free ocannlReverserBackwardPart26 records.
 var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
 
 // ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart27 struct {
-	pNetLinear1W *[2048]float32
+	gNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r31 *ocannlReverserBackwardPart27) Part(j31 int) {
-	pNetLinear1W, scratch := r31.pNetLinear1W, r31.scratch
-	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	gNetLinear1W, scratch := r31.gNetLinear1W, r31.scratch
+	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j31][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j31][0][0], &pNetLinear1W[0])
+		ocannlGemm17AVX512(&gNetLinear1W[256*j31], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j31], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j31][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j31][0][0], &pNetLinear1W[0])
+		ocannlGemm17AVX2(&gNetLinear1W[256*j31], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j31], &scratch.net_linear_1_x[0][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j31][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j31][i1][i2+3]
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 4 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j31]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j31 : 64*i2+256*j31+64])
 					for i3 := range 64 {
-						acc32 := net_linear_1_x_gradRow[i3]
-						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc32 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc32 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc32 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc32
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -9208,33 +9202,40 @@ var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
 // ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart28 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j32 of the nest (0 <= j32 < 8).
-func (r34 *ocannlReverserBackwardPart28) Part(j32 int) {
-	scratch := r34.scratch
-	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
+func (r32 *ocannlReverserBackwardPart28) Part(j32 int) {
+	pNetLinear1W, scratch := r32.pNetLinear1W, r32.scratch
+	// float32 broadcast kernel M=256 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j32][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j32][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_linear_1_x_2_grad[32*j32][0][0], &scratch.net_linear_1_x_2[32*j32][0][0], &scratch.net_linear_1_x_grad[32*j32][0][0])
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j32][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j32][0][0], &pNetLinear1W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j32][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j32][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j32][i1]
-				for i2 := range 64 {
-					var r32 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r32 = 1
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j32][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j32][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j32][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j32][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j32][i1][i2+3]
+					for i3 := range 64 {
+						acc32 := net_linear_1_x_gradRow[i3]
+						acc32 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc32 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc32 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc32 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc32
 					}
-					r33 := float32(0)
-					if r32 != 0 {
-						r33 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r33
 				}
 			}
 		}
@@ -9253,18 +9254,27 @@ type ocannlReverserBackwardPart29 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r35 *ocannlReverserBackwardPart29) Part(j33 int) {
 	scratch := r35.scratch
-	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
+		ocannlMap45AVX512(&scratch.net_linear_1_x_2_grad[32*j33][0][0], &scratch.net_linear_1_x_2[32*j33][0][0], &scratch.net_linear_1_x_grad[32*j33][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_linear_1_x_1_grad[32*j33][0][0], &scratch.net_linear_1_x_2_grad[32*j33][0][0])
+		ocannlMap45AVX2(&scratch.net_linear_1_x_2_grad[32*j33][0][0], &scratch.net_linear_1_x_2[32*j33][0][0], &scratch.net_linear_1_x_grad[32*j33][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j33][i1]
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j33][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j33][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j33][i1]
 				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+					var r33 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r33 = 1
+					}
+					r34 := float32(0)
+					if r33 != 0 {
+						r34 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r34
 				}
 			}
 		}
@@ -9277,22 +9287,52 @@ var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 // ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart30 struct {
-	scratch            *ocannlReverserBackwardScratch
-	gNetDense1BPartial [8][64]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r36 *ocannlReverserBackwardPart30) Part(j34 int) {
-	scratch, gNetDense1BPartial := r36.scratch, &r36.gNetDense1BPartial
-	gNetDense1BPartial[j34] = [64]float32{}
+	scratch := r36.scratch
+	// float32 pointwise kernel over 16384 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.net_linear_1_x_1_grad[32*j34][0][0], &scratch.net_linear_1_x_2_grad[32*j34][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_linear_1_x_1_grad[32*j34][0][0], &scratch.net_linear_1_x_2_grad[32*j34][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j34][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
+var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
+
+// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart31 struct {
+	scratch            *ocannlReverserBackwardScratch
+	gNetDense1BPartial [8][64]float32
+}
+
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r37 *ocannlReverserBackwardPart31) Part(j35 int) {
+	scratch, gNetDense1BPartial := r37.scratch, &r37.gNetDense1BPartial
+	gNetDense1BPartial[j35] = [64]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetDense1BPartialRow := &gNetDense1BPartial[j34]
+	gNetDense1BPartialRow := &gNetDense1BPartial[j35]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1]
-			net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+1]
-			net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+2]
-			net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j34][i1+3]
+			net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j35][i1]
+			net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j35][i1+1]
+			net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j35][i1+2]
+			net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j35][i1+3]
 			for i2 := range 64 {
 				acc33 := gNetDense1BPartialRow[i2]
 				acc33 += net_linear_1_x_2_gradRow3[i2]
@@ -9305,31 +9345,31 @@ func (r36 *ocannlReverserBackwardPart30) Part(j34 int) {
 	}
 }
 
-// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
-var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
+// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
+var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 
-// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart31 struct {
+type ocannlReverserBackwardPart32 struct {
 	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j36 of the nest (0 <= j36 < 8).
-func (r37 *ocannlReverserBackwardPart31) Part(j36 int) {
-	gNetDense1W, scratch := r37.gNetDense1W, r37.scratch
+// Part runs part j37 of the nest (0 <= j37 < 8).
+func (r38 *ocannlReverserBackwardPart32) Part(j37 int) {
+	gNetDense1W, scratch := r38.gNetDense1W, r38.scratch
 	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j36], &scratch.net_linear_1_x_1_grad[0][0][8*j36], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX512(&gNetDense1W[256*j37], &scratch.net_linear_1_x_1_grad[0][0][8*j37], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j36], &scratch.net_linear_1_x_1_grad[0][0][8*j36], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX2(&gNetDense1W[256*j37], &scratch.net_linear_1_x_1_grad[0][0][8*j37], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j36]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j36 : 32*i2+256*j36+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j37]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j37 : 32*i2+256*j37+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
@@ -9339,38 +9379,38 @@ func (r37 *ocannlReverserBackwardPart31) Part(j36 int) {
 	}
 }
 
-// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
-var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
+// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
+var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
 
-// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart32 struct {
+type ocannlReverserBackwardPart33 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j37 of the nest (0 <= j37 < 8).
-func (r38 *ocannlReverserBackwardPart32) Part(j37 int) {
-	pNetDense1W, scratch := r38.pNetDense1W, r38.scratch
+// Part runs part j38 of the nest (0 <= j38 < 8).
+func (r39 *ocannlReverserBackwardPart33) Part(j38 int) {
+	pNetDense1W, scratch := r39.pNetDense1W, r39.scratch
 	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j37][0][0], &scratch.net_linear_1_x_1_grad[32*j37][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j38][0][0], &scratch.net_linear_1_x_1_grad[32*j38][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j37][0][0], &scratch.net_linear_1_x_1_grad[32*j37][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j38][0][0], &scratch.net_linear_1_x_1_grad[32*j38][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j37][i1]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j38][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2]
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j38][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2+1]
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j38][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2+2]
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j38][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j37][i1][i2+3]
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j38][i1][i2+3]
 					for i3 := range 32 {
 						acc35 := net_x1_gradRow2[i3]
 						acc35 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
@@ -9385,28 +9425,28 @@ func (r38 *ocannlReverserBackwardPart32) Part(j37 int) {
 	}
 }
 
-// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
-var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
+// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
+var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 
-// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart33 struct {
+type ocannlReverserBackwardPart34 struct {
 	scratch                   *ocannlReverserBackwardScratch
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r39 *ocannlReverserBackwardPart33) Part(j38 int) {
-	scratch, gNetLayerNorm1BetaPartial := r39.scratch, &r39.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j38] = [32]float32{}
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r40 *ocannlReverserBackwardPart34) Part(j39 int) {
+	scratch, gNetLayerNorm1BetaPartial := r40.scratch, &r40.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j39] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j38]
+	gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j39]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j38][i1]
-			net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j38][i1+1]
-			net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j38][i1+2]
-			net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j38][i1+3]
+			net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j39][i1]
+			net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j39][i1+1]
+			net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j39][i1+2]
+			net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j39][i1+3]
 			for i2 := range 32 {
 				acc36 := gNetLayerNorm1BetaPartialRow[i2]
 				acc36 += net_x1_gradRow4[i2]
@@ -9419,59 +9459,59 @@ func (r39 *ocannlReverserBackwardPart33) Part(j38 int) {
 	}
 }
 
-// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
-var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
-
-// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart34 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r40 *ocannlReverserBackwardPart34) Part(j40 int) {
-	scratch := r40.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j40][i1]
-			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j40][i1]
-			v2 := scratch.net_x1_3[i0+32*j40][i1][0] * scratch.net_x1_3[i0+32*j40][i1][0]
-			acc38 := scratch.net_x1_3_grad[i0+32*j40][i1][0]
-			for i2 := range 32 {
-				acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
-			}
-			scratch.net_x1_3_grad[i0+32*j40][i1][0] = acc38
-		}
-	}
-}
-
 // ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
 var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
 
 // ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart35 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm1GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r41 *ocannlReverserBackwardPart35) Part(j41 int) {
-	scratch, gNetLayerNorm1GammaPartial := r41.scratch, &r41.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j41] = [32]float32{}
+	scratch := r41.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j41][i1]
+			net_x1_1Row3 := &scratch.net_x1_1[i0+32*j41][i1]
+			v2 := scratch.net_x1_3[i0+32*j41][i1][0] * scratch.net_x1_3[i0+32*j41][i1][0]
+			acc38 := scratch.net_x1_3_grad[i0+32*j41][i1][0]
+			for i2 := range 32 {
+				acc38 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+			}
+			scratch.net_x1_3_grad[i0+32*j41][i1][0] = acc38
+		}
+	}
+}
+
+// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
+var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
+
+// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart36 struct {
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
+}
+
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r42 *ocannlReverserBackwardPart36) Part(j42 int) {
+	scratch, gNetLayerNorm1GammaPartial := r42.scratch, &r42.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j42] = [32]float32{}
 	// i1 unrolled by 4 and jammed into i2.
-	gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j41]
+	gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j42]
 	for i0 := range 32 {
 		for i1 := 0; i1 < 8; i1 += 4 {
-			net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j41][i1]
-			net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1]
-			net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j41][i1+1]
-			net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+1]
-			net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j41][i1+2]
-			net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+2]
-			net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j41][i1+3]
-			net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j41][i1+3]
+			net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j42][i1]
+			net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j42][i1]
+			net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j42][i1+1]
+			net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j42][i1+1]
+			net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j42][i1+2]
+			net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j42][i1+2]
+			net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j42][i1+3]
+			net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j42][i1+3]
 			for i2 := range 32 {
 				acc39 := gNetLayerNorm1GammaPartialRow[i2]
 				acc39 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
@@ -9484,63 +9524,27 @@ func (r41 *ocannlReverserBackwardPart35) Part(j41 int) {
 	}
 }
 
-// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
-var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
-
-// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart36 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r42 *ocannlReverserBackwardPart36) Part(j43 int) {
-	scratch := r42.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j43][i1]
-			acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j43][i1][0]
-			for i2 := range 32 {
-				acc41 -= net_layer_norm_1_centered_gradRow5[i2]
-			}
-			scratch.net_layer_norm_1_mean_grad[i0+32*j43][i1][0] = acc41
-		}
-	}
-}
-
 // ocannlReverserBackwardPart36Records holds the free ocannlReverserBackwardPart36 records.
 var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 
 // ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart37 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j44 of the nest (0 <= j44 < 8).
 func (r43 *ocannlReverserBackwardPart37) Part(j44 int) {
-	gNetAttention1WO, scratch := r43.gNetAttention1WO, r43.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
-	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j44], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j44], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j44], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j44], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j44]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j44+8*i3 : 32*i2+128*j44+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
-					}
-				}
+	scratch := r43.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
+			net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j44][i1]
+			acc41 := scratch.net_layer_norm_1_mean_grad[i0+32*j44][i1][0]
+			for i2 := range 32 {
+				acc41 -= net_layer_norm_1_centered_gradRow5[i2]
 			}
+			scratch.net_layer_norm_1_mean_grad[i0+32*j44][i1][0] = acc41
 		}
 	}
 }
@@ -9549,30 +9553,30 @@ func (r43 *ocannlReverserBackwardPart37) Part(j44 int) {
 var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
 
 // ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart38 struct {
-	pNetAttention1WO *[1024]float32
+	gNetAttention1WO *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j45 of the nest (0 <= j45 < 8).
 func (r44 *ocannlReverserBackwardPart38) Part(j45 int) {
-	pNetAttention1WO, scratch := r44.pNetAttention1WO, r44.scratch
-	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	gNetAttention1WO, scratch := r44.gNetAttention1WO, r44.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j45][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j45][0][0], &pNetAttention1WO[0])
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j45], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j45], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j45][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j45][0][0], &pNetAttention1WO[0])
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j45], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j45], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 256 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j45][i1][i2]
+				for i2 := range 4 {
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j45]
 					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j45][i1][i3]
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j45+8*i3 : 32*i2+128*j45+8*i3+8])
 						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
 						}
 					}
 				}
@@ -9587,44 +9591,28 @@ var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j46 of the nest (0 <= j46 < 8).
 func (r45 *ocannlReverserBackwardPart39) Part(j46 int) {
-	scratch := r45.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetAttention1WO, scratch := r45.pNetAttention1WO, r45.scratch
+	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_v[i0+32*j46][0][i2][0])
-			}
-		}
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j46][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j46][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j46][0][i2][0], &scratch.net_attention_1_v[i0+32*j46][0][i2][0])
-			}
-		}
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j46][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j46][0][0], &pNetAttention1WO[0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j46]
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j46][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i2][i3+3]
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j46][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j46][i1][i3]
 						for i4 := range 8 {
-							acc42 := net_attention_1_attn_gradRow[i4]
-							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc42
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
 					}
 				}
@@ -9645,29 +9633,38 @@ type ocannlReverserBackwardPart40 struct {
 // Part runs part j47 of the nest (0 <= j47 < 8).
 func (r46 *ocannlReverserBackwardPart40) Part(j47 int) {
 	scratch := r46.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j47][0][i2][0], &scratch.net_attention_1_attn[i0+32*j47][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j47][0][i2][0])
+				ocannlGemm23AVX512(&scratch.net_attention_1_attn_grad[i0+32*j47][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j47][0][i2][0], &scratch.net_attention_1_v[i0+32*j47][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j47][0][i2][0], &scratch.net_attention_1_attn[i0+32*j47][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j47][0][i2][0])
+				ocannlGemm23AVX2(&scratch.net_attention_1_attn_grad[i0+32*j47][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j47][0][i2][0], &scratch.net_attention_1_v[i0+32*j47][0][i2][0])
 			}
 		}
 	} else {
+		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j47]
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j47]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j47][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j47][i1][i2][i3]
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j47][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j47][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j47][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j47][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j47][i1][i2][i3+3]
 						for i4 := range 8 {
-							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+							acc42 := net_attention_1_attn_gradRow[i4]
+							acc42 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc42 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc42 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc42 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc42
 						}
 					}
 				}
@@ -9688,18 +9685,32 @@ type ocannlReverserBackwardPart41 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r47 *ocannlReverserBackwardPart41) Part(j48 int) {
 	scratch := r47.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 32 {
 			for i2 := range 4 {
-				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j48][i1][i2]
-				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j48][i1][i2]
-				v3 := scratch.net_attention_1_attn_1[i0+32*j48][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j48][i1][i2][0]
-				acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j48][i1][i2][0]
-				for i3 := range 8 {
-					acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+				ocannlGemm24AVX512(&scratch.net_attention_1_v_grad[i0+32*j48][0][i2][0], &scratch.net_attention_1_attn[i0+32*j48][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j48][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX2(&scratch.net_attention_1_v_grad[i0+32*j48][0][i2][0], &scratch.net_attention_1_attn[i0+32*j48][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j48][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 32 {
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j48]
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j48][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j48][i1][i2][i3]
+						for i4 := range 8 {
+							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
+						}
+					}
 				}
-				scratch.net_attention_1_attn_1_grad[i0+32*j48][i1][i2][0] = acc43
 			}
 		}
 	}
@@ -9721,12 +9732,14 @@ func (r48 *ocannlReverserBackwardPart42) Part(j49 int) {
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j49][i1][i2]
-				acc44 := scratch.net_attention_1_m_grad[i0+32*j49][i1][i2][0]
+				net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j49][i1][i2]
+				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j49][i1][i2]
+				v3 := scratch.net_attention_1_attn_1[i0+32*j49][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j49][i1][i2][0]
+				acc43 := scratch.net_attention_1_attn_1_grad[i0+32*j49][i1][i2][0]
 				for i3 := range 8 {
-					acc44 -= net_attention_1_ex_1_gradRow3[i3]
+					acc43 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 				}
-				scratch.net_attention_1_m_grad[i0+32*j49][i1][i2][0] = acc44
+				scratch.net_attention_1_attn_1_grad[i0+32*j49][i1][i2][0] = acc43
 			}
 		}
 	}
@@ -9742,46 +9755,18 @@ type ocannlReverserBackwardPart43 struct {
 }
 
 // Part runs part j50 of the nest (0 <= j50 < 8).
-func (r51 *ocannlReverserBackwardPart43) Part(j50 int) {
-	scratch := r51.scratch
-	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		for i0 := range 32 {
+func (r49 *ocannlReverserBackwardPart43) Part(j50 int) {
+	scratch := r49.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		for i1 := range 8 {
 			for i2 := range 4 {
-				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_k[i0+32*j50][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 32 {
-			for i2 := range 4 {
-				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j50][0][i2][0], &scratch.net_attention_1_k[i0+32*j50][0][i2][0])
-			}
-		}
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j50][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j50][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j50][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j50][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j50][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j50][i3+3][i2]
-						for i4 := range 8 {
-							acc45 := net_attention_1_q_gradRow[i4]
-							acc45 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc45 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc45 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc45 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc45
-						}
-					}
+				net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j50][i1][i2]
+				acc44 := scratch.net_attention_1_m_grad[i0+32*j50][i1][i2][0]
+				for i3 := range 8 {
+					acc44 -= net_attention_1_ex_1_gradRow3[i3]
 				}
+				scratch.net_attention_1_m_grad[i0+32*j50][i1][i2][0] = acc44
 			}
 		}
 	}
@@ -9803,25 +9788,37 @@ func (r52 *ocannlReverserBackwardPart44) Part(j51 int) {
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_q[i0+32*j51][0][i2][0])
+				ocannlGemm25AVX512(&scratch.net_attention_1_q_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_k[i0+32*j51][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_q[i0+32*j51][0][i2][0])
+				ocannlGemm25AVX2(&scratch.net_attention_1_q_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j51][0][i2][0], &scratch.net_attention_1_k[i0+32*j51][0][i2][0])
 			}
 		}
 	} else {
+		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j51][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j51][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j51][i3][i2]
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j51][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j51][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j51][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j51][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j51][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j51][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j51][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j51][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j51][i3+3][i2]
 						for i4 := range 8 {
-							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
+							acc45 := net_attention_1_q_gradRow[i4]
+							acc45 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc45 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc45 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc45 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc45
 						}
 					}
 				}
@@ -9834,34 +9831,37 @@ func (r52 *ocannlReverserBackwardPart44) Part(j51 int) {
 var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r53 *ocannlReverserBackwardPart45) Part(j52 int) {
-	gNetAttention1WV, scratch := r53.gNetAttention1WV, r53.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	scratch := r53.scratch
+	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j52], &scratch.net_attention_1_v_grad[0][0][0][i3+j52], &scratch.net_h[0][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX512(&scratch.net_attention_1_k_grad[i0+32*j52][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j52][0][i2][0], &scratch.net_attention_1_q[i0+32*j52][0][i2][0])
+			}
 		}
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j52], &scratch.net_attention_1_v_grad[0][0][0][i3+j52], &scratch.net_h[0][0][0])
+		for i0 := range 32 {
+			for i2 := range 4 {
+				ocannlGemm24AVX2(&scratch.net_attention_1_k_grad[i0+32*j52][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j52][0][i2][0], &scratch.net_attention_1_q[i0+32*j52][0][i2][0])
+			}
 		}
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j52]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j52 : 256*i2+32*i3+32*j52+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j52][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j52][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j52][i3][i2]
+						for i4 := range 8 {
+							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
 						}
 					}
 				}
@@ -9874,35 +9874,75 @@ func (r53 *ocannlReverserBackwardPart45) Part(j52 int) {
 var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 
 // ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 1 values of i3 (see rt.Pool).
 type ocannlReverserBackwardPart46 struct {
-	pNetAttention1WV *[1024]float32
+	gNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r54 *ocannlReverserBackwardPart46) Part(j53 int) {
-	pNetAttention1WV, scratch := r54.pNetAttention1WV, r54.scratch
+	gNetAttention1WV, scratch := r54.gNetAttention1WV, r54.scratch
+	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	if ocannlAVX512 {
+		for i3 := range 1 {
+			ocannlGemm26AVX512(&gNetAttention1WV[32*i3+32*j53], &scratch.net_attention_1_v_grad[0][0][0][i3+j53], &scratch.net_h[0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i3 := range 1 {
+			ocannlGemm26AVX2(&gNetAttention1WV[32*i3+32*j53], &scratch.net_attention_1_v_grad[0][0][0][i3+j53], &scratch.net_h[0][0][0])
+		}
+	} else {
+		for i0 := range 256 {
+			for i1 := range 8 {
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j53]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j53 : 256*i2+32*i3+32*j53+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart46Records holds the free ocannlReverserBackwardPart46 records.
+var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
+
+// ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart47 struct {
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
+}
+
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
+	pNetAttention1WV, scratch := r55.pNetAttention1WV, r55.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j53][0][0], &scratch.net_attention_1_v_grad[32*j53][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j54][0][0], &scratch.net_attention_1_v_grad[32*j54][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j53][0][0], &scratch.net_attention_1_v_grad[32*j53][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j54][0][0], &scratch.net_attention_1_v_grad[32*j54][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j53][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j54][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j54][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j54][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j54][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j53][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j54][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc46 := net_h_gradRow2[i4]
 							acc46 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
@@ -9918,27 +9958,27 @@ func (r54 *ocannlReverserBackwardPart46) Part(j53 int) {
 	}
 }
 
-// ocannlReverserBackwardPart46Records holds the free ocannlReverserBackwardPart46 records.
-var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
+// ocannlReverserBackwardPart47Records holds the free ocannlReverserBackwardPart47 records.
+var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
 
-// ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart47 struct {
+type ocannlReverserBackwardPart48 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
-	gNetAttention1WK, scratch := r55.gNetAttention1WK, r55.scratch
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r56 *ocannlReverserBackwardPart48) Part(j55 int) {
+	gNetAttention1WK, scratch := r56.gNetAttention1WK, r56.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j54], &scratch.net_attention_1_k_grad[0][0][0][i3+j54], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WK[32*i3+32*j55], &scratch.net_attention_1_k_grad[0][0][0][i3+j55], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j54], &scratch.net_attention_1_k_grad[0][0][0][i3+j54], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WK[32*i3+32*j55], &scratch.net_attention_1_k_grad[0][0][0][i3+j55], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -9946,8 +9986,8 @@ func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j54]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j54 : 256*i2+32*i3+32*j54+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j55]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j55 : 256*i2+32*i3+32*j55+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -9958,39 +9998,39 @@ func (r55 *ocannlReverserBackwardPart47) Part(j54 int) {
 	}
 }
 
-// ocannlReverserBackwardPart47Records holds the free ocannlReverserBackwardPart47 records.
-var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
+// ocannlReverserBackwardPart48Records holds the free ocannlReverserBackwardPart48 records.
+var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
 
-// ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart48 struct {
+type ocannlReverserBackwardPart49 struct {
 	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r56 *ocannlReverserBackwardPart48) Part(j55 int) {
-	pNetAttention1WK, scratch := r56.pNetAttention1WK, r56.scratch
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
+	pNetAttention1WK, scratch := r57.pNetAttention1WK, r57.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j55][0][0], &scratch.net_attention_1_k_grad[32*j55][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j56][0][0], &scratch.net_attention_1_k_grad[32*j56][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j55][0][0], &scratch.net_attention_1_k_grad[32*j55][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j56][0][0], &scratch.net_attention_1_k_grad[32*j56][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j55][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j56][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j56][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j56][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j56][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j55][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j56][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc47 := net_h_gradRow3[i4]
 							acc47 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
@@ -10006,27 +10046,27 @@ func (r56 *ocannlReverserBackwardPart48) Part(j55 int) {
 	}
 }
 
-// ocannlReverserBackwardPart48Records holds the free ocannlReverserBackwardPart48 records.
-var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
+// ocannlReverserBackwardPart49Records holds the free ocannlReverserBackwardPart49 records.
+var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 
-// ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlReverserBackwardPart49 struct {
+type ocannlReverserBackwardPart50 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
-	gNetAttention1WQ, scratch := r57.gNetAttention1WQ, r57.scratch
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
+	gNetAttention1WQ, scratch := r58.gNetAttention1WQ, r58.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
 		for i3 := range 1 {
-			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j56], &scratch.net_attention_1_q_grad[0][0][0][i3+j56], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX512(&gNetAttention1WQ[32*i3+32*j57], &scratch.net_attention_1_q_grad[0][0][0][i3+j57], &scratch.net_h[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i3 := range 1 {
-			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j56], &scratch.net_attention_1_q_grad[0][0][0][i3+j56], &scratch.net_h[0][0][0])
+			ocannlGemm26AVX2(&gNetAttention1WQ[32*i3+32*j57], &scratch.net_attention_1_q_grad[0][0][0][i3+j57], &scratch.net_h[0][0][0])
 		}
 	} else {
 		for i0 := range 256 {
@@ -10034,8 +10074,8 @@ func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j56]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j56 : 256*i2+32*i3+32*j56+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j57]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j57 : 256*i2+32*i3+32*j57+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -10046,39 +10086,39 @@ func (r57 *ocannlReverserBackwardPart49) Part(j56 int) {
 	}
 }
 
-// ocannlReverserBackwardPart49Records holds the free ocannlReverserBackwardPart49 records.
-var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
+// ocannlReverserBackwardPart50Records holds the free ocannlReverserBackwardPart50 records.
+var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
 
-// ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart50 struct {
+type ocannlReverserBackwardPart51 struct {
 	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
-	pNetAttention1WQ, scratch := r58.pNetAttention1WQ, r58.scratch
+// Part runs part j58 of the nest (0 <= j58 < 8).
+func (r59 *ocannlReverserBackwardPart51) Part(j58 int) {
+	pNetAttention1WQ, scratch := r59.pNetAttention1WQ, r59.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_h_grad[32*j57][0][0], &scratch.net_attention_1_q_grad[32*j57][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm22AVX512(&scratch.net_h_grad[32*j58][0][0], &scratch.net_attention_1_q_grad[32*j58][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_h_grad[32*j57][0][0], &scratch.net_attention_1_q_grad[32*j57][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm22AVX2(&scratch.net_h_grad[32*j58][0][0], &scratch.net_attention_1_q_grad[32*j58][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j57][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j58][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j58][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j58][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j58][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j57][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j58][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc48 := net_h_gradRow4[i4]
 							acc48 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
@@ -10094,23 +10134,23 @@ func (r58 *ocannlReverserBackwardPart50) Part(j57 int) {
 	}
 }
 
-// ocannlReverserBackwardPart50Records holds the free ocannlReverserBackwardPart50 records.
-var ocannlReverserBackwardPart50Records rt.Records[ocannlReverserBackwardPart50]
+// ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
+var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
 
-// ocannlReverserBackwardPart51 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart51 struct {
+type ocannlReverserBackwardPart52 struct {
 	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r59 *ocannlReverserBackwardPart51) Part(j58 int) {
-	gNetPos, scratch := r59.gNetPos, r59.scratch
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r60 *ocannlReverserBackwardPart52) Part(j59 int) {
+	gNetPos, scratch := r60.gNetPos, r60.scratch
 	for i0 := range 256 {
 		for i1 := range 1 {
-			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j58]
-			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j58 : 32*i1+32*j58+32])
+			net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j59]
+			gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j59 : 32*i1+32*j59+32])
 			for i2 := range 32 {
 				gNetPosRow[i2] += net_h_gradRow6[i2]
 			}
@@ -10118,32 +10158,32 @@ func (r59 *ocannlReverserBackwardPart51) Part(j58 int) {
 	}
 }
 
-// ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
-var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
+// ocannlReverserBackwardPart52Records holds the free ocannlReverserBackwardPart52 records.
+var ocannlReverserBackwardPart52Records rt.Records[ocannlReverserBackwardPart52]
 
-// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart53 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart52 struct {
+type ocannlReverserBackwardPart53 struct {
 	gNetEmb *[320]float32
 	tokens  *[256][8][10]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r60 *ocannlReverserBackwardPart52) Part(j59 int) {
-	gNetEmb, tokens, scratch := r60.gNetEmb, r60.tokens, r60.scratch
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r61 *ocannlReverserBackwardPart53) Part(j60 int) {
+	gNetEmb, tokens, scratch := r61.gNetEmb, r61.tokens, r61.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEmb[40*j59], &scratch.net_h_1_grad[0][0][4*j59], &tokens[0][0][0])
+		ocannlGemm27AVX512(&gNetEmb[40*j60], &scratch.net_h_1_grad[0][0][4*j60], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEmb[40*j59], &scratch.net_h_1_grad[0][0][4*j59], &tokens[0][0][0])
+		ocannlGemm27AVX2(&gNetEmb[40*j60], &scratch.net_h_1_grad[0][0][4*j60], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j59]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j59 : 10*i2+40*j59+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j60]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j60 : 10*i2+40*j60+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -10153,5 +10193,5 @@ func (r60 *ocannlReverserBackwardPart52) Part(j59 int) {
 	}
 }
 
-// ocannlReverserBackwardPart52Records holds the free ocannlReverserBackwardPart52 records.
-var ocannlReverserBackwardPart52Records rt.Records[ocannlReverserBackwardPart52]
+// ocannlReverserBackwardPart53Records holds the free ocannlReverserBackwardPart53 records.
+var ocannlReverserBackwardPart53Records rt.Records[ocannlReverserBackwardPart53]

@@ -951,7 +951,8 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 	if elide == nil {
 		asmFill = k.asmFillElision(o)
 	}
-	for _, s := range o.Body {
+	done := map[*loopir.Fill]bool{} // fills run in parallel with an earlier one
+	for i, s := range o.Body {
 		switch s := s.(type) {
 		case *loopir.FetchStmt:
 			before := k.ts[s.Tensor].refs
@@ -965,7 +966,15 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 			}
 			out = append(out, code...)
 		case *loopir.Fill:
-			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill {
+			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill || done[s] {
+				continue
+			}
+			if !k.parFillable(s) {
+				out = append(out, k.fill(s)...)
+				continue
+			}
+			if code, ok := k.fillRun(o.Body[i:], elide, asmFill, done); ok {
+				out = append(out, code...)
 				continue
 			}
 			out = append(out, k.fill(s)...)
@@ -1006,6 +1015,41 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 	}
 	desc := strings.ReplaceAll(o.Desc, "\n", " ")
 	return append([]jen.Code{jen.Comment("// " + desc)}, out...), nil
+}
+
+// fillRun runs the fills at the head of stmts (the first one
+// parFillable) that may run in parts together on the pool, when they
+// are enough work; it marks them done. The other fills of the run stay
+// where they are.
+func (k *kgen) fillRun(stmts []loopir.Stmt, elide, asmFill *elision, done map[*loopir.Fill]bool) ([]jen.Code, bool) {
+	var fills []*loopir.Fill
+	others := map[int]bool{} // the tensors of the fills staying serial
+	for _, s := range stmts {
+		f, ok := s.(*loopir.Fill)
+		if !ok {
+			break
+		}
+		if done[f] || elide != nil && f == elide.fill || asmFill != nil && f == asmFill.fill {
+			continue
+		}
+		if k.parFillable(f) {
+			fills = append(fills, f)
+		} else {
+			others[f.Tensor] = true
+		}
+	}
+	for _, f := range fills {
+		if others[f.Tensor] {
+			return nil, false // moving the clear would reorder two fills of one tensor
+		}
+	}
+	code, ok := k.parFills(fills)
+	if ok {
+		for _, f := range fills {
+			done[f] = true
+		}
+	}
+	return code, ok
 }
 
 // noteWrites updates the freshness and margin knowledge after stores.

@@ -2,6 +2,7 @@ package gocode
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -294,6 +295,13 @@ func (k *kgen) tierFlags() *jen.Statement {
 // storage ts the part reads and writes, and its Part method running body)
 // and returns the statements that fill a record and run its parts.
 func (k *kgen) parRun(ts []int, split *loopir.For, parts, part int, body []jen.Code, red *parRed) []jen.Code {
+	what := k.loopName(split.Var)
+	return k.parRunDoc(ts, fmt.Sprintf("for each %d values of %s", split.Extent/parts, what), what, parts, part, body, red)
+}
+
+// parRunDoc is parRun with the record's documentation: each says which
+// share of the work a part does, what what the parts split.
+func (k *kgen) parRunDoc(ts []int, each, what string, parts, part int, body []jen.Code, red *parRed) []jen.Code {
 	idx := len(k.parDecls) / 3
 	typ := k.k.Name + "Part" + strconv.Itoa(idx)
 	recs := typ + "Records"
@@ -336,7 +344,7 @@ func (k *kgen) parRun(ts []int, split *loopir.For, parts, part int, body []jen.C
 	method := append(append([]jen.Code{jen.List(bind...).Op(":=").List(vals...)}, clear...), body...)
 	k.parDecls = append(k.parDecls,
 		jen.Comment(fmt.Sprintf("// %s is the task record of a loop nest of %s that runs in %d parts, one\n"+
-			"// for each %d values of %s (see rt.Pool).", typ, k.k.Name, parts, split.Extent/parts, k.loopName(split.Var))).Line().
+			"// %s (see rt.Pool).", typ, k.k.Name, parts, each)).Line().
 			Type().Id(typ).Struct(fields...),
 		jen.Comment(fmt.Sprintf("// Part runs part %s of the nest (0 <= %s < %d).", pname, pname, parts)).Line().
 			Func().Params(jen.Id(recv).Op("*").Id(typ)).Id("Part").Params(jen.Id(pname).Int()).Block(method...),
@@ -345,7 +353,7 @@ func (k *kgen) parRun(ts []int, split *loopir.For, parts, part int, body []jen.C
 	)
 	rec := k.names.fresh("rec")
 	out := []jen.Code{
-		jen.Comment(fmt.Sprintf("// %d parts of %s on the pool.", parts, k.loopName(split.Var))),
+		jen.Comment(fmt.Sprintf("// %d parts of %s on the pool.", parts, what)),
 		jen.Id(rec).Op(":=").Id(recs).Dot("Get").Call(),
 	}
 	for i, n := range set {
@@ -796,4 +804,64 @@ func (k *kgen) parPlain(f *loopir.For) ([]jen.Code, bool, error) {
 		body = append(body, jen.Var().Id(s.name).Add(k.storageType(t)))
 	}
 	return k.parRun(shared, f, parts, part, append(body, code...), nil), true, nil
+}
+
+// ParMinFillCells is the least number of cells of the zero fills in a
+// row of an operation (the gradients zeroed before a backward pass)
+// handed to the pool: a memory clear runs about ten times faster per
+// cell than a Go loop iteration.
+const ParMinFillCells = 1 << 17
+
+// fillParts is the number of parts of a parallel run of fills; a fill
+// takes part when its array's first dim is a multiple.
+const fillParts = 8
+
+// minParFill is the least number of cells of a fill run in parts
+// (smaller ones are cleared at once before the parts).
+const minParFill = 1 << 12
+
+// parFillable reports whether fill s may run in parts: a fill with +0
+// (a memory clear) of at least minParFill cells of a shared array (a parameter, a scratch field or a
+// heap local) whose first dim splits into fillParts, that the kernel
+// must emit (not a fresh local).
+func (k *kgen) parFillable(s *loopir.Fill) bool {
+	if !k.par || k.inLoop > 0 || s.Value != 0 || math.Signbit(s.Value) {
+		return false
+	}
+	kt := &k.ts[s.Tensor]
+	st := &kt.st
+	if st.kind == sConst || kt.fresh || len(st.adims) == 0 || st.adims[0]%fillParts != 0 || st.size < minParFill {
+		return false
+	}
+	return st.kind != sLocal || st.scratch || k.heapLocal(s.Tensor)
+}
+
+// parFills emits fills (each parFillable) as fillParts parts on the
+// pool when they clear at least ParMinFillCells cells: part p clears
+// rows [p*d/fillParts, (p+1)*d/fillParts) of each array's first dim d.
+// ok is false when they stay serial (nothing emitted). The cells are
+// zeros whatever thread clears them.
+func (k *kgen) parFills(fills []*loopir.Fill) ([]jen.Code, bool) {
+	cells := 0
+	for _, f := range fills {
+		cells += k.ts[f.Tensor].st.size
+	}
+	if cells < ParMinFillCells {
+		return nil, false
+	}
+	part := k.synthVar()
+	j := jen.Id(k.loopName(part))
+	var body []jen.Code
+	var ts []int
+	for _, f := range fills {
+		t := f.Tensor
+		rows := k.ts[t].st.adims[0] / fillParts
+		body = append(body, jen.Id("clear").Call(k.ref(t).Index(jen.Lit(rows).Op("*").Add(j), jen.Lit(rows).Op("*").Add(j).Op("+").Lit(rows))))
+		k.ts[t].fresh = false
+		k.ts[t].marginKnown, k.ts[t].marginVal = true, 0
+		if !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	return k.parRunDoc(ts, fmt.Sprintf("clearing 1/%d of the first dim of %d arrays", fillParts, len(ts)), "the cleared arrays", fillParts, part, body, nil), true
 }
