@@ -33,13 +33,14 @@ type scaleCase struct {
 // kernels and training steps on an rt.Pool of 1 and of 2 threads, and
 // OpenBLAS with 1 and 2 threads. Wall time, not CPU time: two threads
 // spend more CPU time to finish sooner.
-func scaling(reps int, only string) {
+func scaling(reps int, only string, spin time.Duration) {
 	runtime.GOMAXPROCS(2)
 	// Config 1: one thread; 2: two (a kernel call's region keeps the
-	// worker awake between its nests, rt.DefaultRegionSpin); 3: two, with
+	// worker awake between its nests for up to spin); 3: two, with
 	// the worker sleeping between nests (rt.Pool.SetRegionSpin(0): every
 	// nest wakes it, as before regions).
 	pools := map[int]*rt.Pool{1: rt.NewPool(1), 2: rt.NewPool(2), 3: rt.NewPool(2)}
+	pools[2].SetRegionSpin(spin)
 	pools[3].SetRegionSpin(0)
 	genSet := func(th int) { kernels.SetTier(bestTier()); rt.SetDefaultPool(pools[th]) }
 	r := rand.New(rand.NewPCG(3, 4))
@@ -105,6 +106,7 @@ func scaling(reps int, only string) {
 	)
 
 	fmt.Println()
+	fmt.Printf("CPUs this process gets with 2 busy goroutines (before the table): %.2f\n", cpusAvailable())
 	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, worker asleep between nests | speedup | median speedups | process CPU µs/call: 1 thread, 2, 2 asleep (best) |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	cfgs := []int{1, 2, 3}
@@ -159,4 +161,27 @@ func procCPU() time.Duration {
 	var ts syscall.Timespec
 	_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockProcessCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
 	return time.Duration(ts.Nano())
+}
+
+// cpusAvailable is the CPU time two busy goroutines get per unit of wall
+// time over 200 ms: about 2 on an idle 2-core machine, less when other
+// processes (or other containers' cgroups) take the cores. Under 1.9 the
+// 2-thread column cannot show the kernels' scaling.
+func cpusAvailable() float64 {
+	c0, t0 := procCPU(), time.Now()
+	done := make(chan int)
+	for range 2 {
+		go func() {
+			x := 0
+			for time.Since(t0) < 200*time.Millisecond {
+				for i := range 10000 {
+					x += i
+				}
+			}
+			done <- x
+		}()
+	}
+	<-done
+	<-done
+	return float64(procCPU()-c0) / float64(time.Since(t0))
 }

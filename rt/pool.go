@@ -99,6 +99,11 @@ type job struct {
 // handing out parts wastes little CPU time.
 const DefaultRegionSpin = 200 * time.Microsecond
 
+// preemptedGap is the time between two looks at the clock of a polling
+// worker (128 polls apart, well under a microsecond) beyond which it
+// takes the thread to have been preempted.
+const preemptedGap = 20 * time.Microsecond
+
 // NewPool returns a pool of n threads (the calling goroutine counts as
 // one); n <= 0 means runtime.GOMAXPROCS(0) at the time of the call.
 // NewPool(1) runs everything on the calling goroutine. Workers are
@@ -188,7 +193,7 @@ func (p *Pool) pending(last uint64) bool {
 // yielding in between. It returns the epoch of the last job served.
 func (p *Pool) serve(last uint64) uint64 {
 	yields, polls := 0, 0
-	var since time.Time
+	var since, prev time.Time
 	for {
 		e := p.epoch.Load()
 		if j := p.cur.Load(); j != nil && e != last {
@@ -198,18 +203,29 @@ func (p *Pool) serve(last uint64) uint64 {
 				last = e
 			}
 			j.release()
-			yields, polls, since = 0, 0, time.Time{}
+			yields, polls, since, prev = 0, 0, time.Time{}, time.Time{}
 			continue
 		}
 		if p.region.Load() {
-			if polls++; polls%64 == 0 {
+			// Poll without yielding (the next nest is picked up within
+			// a few hundred nanoseconds); look at the clock every 128
+			// polls and let other goroutines of this P run every 2048.
+			// A gap between two looks far longer than 128 polls take
+			// means the OS ran something else on this core: the machine
+			// has no idle core, where a polling worker only takes CPU
+			// time from others (and from the caller), so it sleeps.
+			if polls++; polls%128 == 0 {
 				now := time.Now()
-				if since.IsZero() {
+				switch {
+				case since.IsZero():
 					since = now
-				} else if now.Sub(since) > time.Duration(p.regionSpin.Load()) {
+				case now.Sub(since) > time.Duration(p.regionSpin.Load()), now.Sub(prev) > preemptedGap:
 					return last
 				}
-				runtime.Gosched()
+				prev = now
+				if polls%2048 == 0 {
+					runtime.Gosched()
+				}
 			}
 			continue
 		}
