@@ -109,37 +109,43 @@ func scaling(reps int, only string, spin time.Duration) {
 	fmt.Printf("CPUs this process gets with 2 busy goroutines (before the table): %.2f\n", cpusAvailable())
 	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, worker asleep between nests | speedup | median speedups | process CPU µs/call: 1 thread, 2, 2 asleep (best) |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-	cfgs := []int{1, 2, 3}
 	for _, c := range cases {
 		if only != "" && !strings.Contains(c.name, only) {
 			continue
 		}
 		for _, im := range c.impls {
-			iters := map[int]int{}
-			for _, th := range cfgs {
-				im.set(th)
-				im.run()
-				iters[th] = calibrate(im.run)
-			}
-			wall, cpu := map[int][]float64{}, map[int][]float64{}
-			for range reps {
-				for _, th := range cfgs {
-					im.set(th)
-					t0, c0 := time.Now(), procCPU()
-					for range iters[th] {
-						im.run()
-					}
-					wall[th] = append(wall[th], float64(time.Since(t0).Microseconds())/float64(iters[th]))
-					cpu[th] = append(cpu[th], float64((procCPU()-c0).Microseconds())/float64(iters[th]))
-				}
-			}
-			b1, b2, b3 := slices.Min(wall[1]), slices.Min(wall[2]), slices.Min(wall[3])
-			fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.2fx | %.2fx, %.2fx | %.0f, %.0f, %.0f |\n", c.name, im.name, b1, b2, b1/b2, b3, b1/b3,
-				median(wall[1])/median(wall[2]), median(wall[1])/median(wall[3]), slices.Min(cpu[1]), slices.Min(cpu[2]), slices.Min(cpu[3]))
+			timeImpl(c.name, im, reps)
 		}
 	}
 	blasThreads(1)
 	rt.SetDefaultPool(pools[1])
+}
+
+// timeImpl prints one row: the interleaved turns of the three configs,
+// best and median wall time per call, and process CPU time.
+func timeImpl(name string, im scaleImpl, reps int) {
+	cfgs := []int{1, 2, 3}
+	iters := map[int]int{}
+	for _, th := range cfgs {
+		im.set(th)
+		im.run()
+		iters[th] = calibrate(im.run)
+	}
+	wall, cpu := map[int][]float64{}, map[int][]float64{}
+	for range reps {
+		for _, th := range cfgs {
+			im.set(th)
+			t0, c0 := time.Now(), procCPU()
+			for range iters[th] {
+				im.run()
+			}
+			wall[th] = append(wall[th], float64(time.Since(t0).Microseconds())/float64(iters[th]))
+			cpu[th] = append(cpu[th], float64((procCPU()-c0).Microseconds())/float64(iters[th]))
+		}
+	}
+	b1, b2, b3 := slices.Min(wall[1]), slices.Min(wall[2]), slices.Min(wall[3])
+	fmt.Printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.2fx | %.2fx, %.2fx | %.0f, %.0f, %.0f |\n", name, im.name, b1, b2, b1/b2, b3, b1/b3,
+		median(wall[1])/median(wall[2]), median(wall[1])/median(wall[3]), slices.Min(cpu[1]), slices.Min(cpu[2]), slices.Min(cpu[3]))
 }
 
 // bestTier is the best assembly tier this CPU runs.
