@@ -39,7 +39,8 @@ import (
 const (
 	// ParMinGoIters is the least number of innermost iterations of a
 	// nest of Go loops handed to the pool (about 10-30 us of work,
-	// against a few microseconds to wake a worker).
+	// against a few microseconds to wake a worker), an iteration
+	// computing a transcendental function counting more (goCost).
 	ParMinGoIters = 1 << 15
 	// ParMinAsmIters is the least number of multiply-adds of a nest an
 	// assembly kernel runs handed to the pool (the kernels do 30-100
@@ -106,22 +107,48 @@ func (k *kgen) heapLocal(t int) bool {
 }
 
 // parWorth applies the size rule to a perfect nest; n0 is its assembly
-// kernel, if any.
+// kernel, if any. Go loops count goCost iterations per iteration.
 func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok bool) {
 	iters := 1
 	for _, l := range loops {
 		iters *= l.Extent
 	}
-	min := ParMinGoIters
 	if k.asm != nil {
 		n0 = asm.Classify(k.p, loops, st, k.elem, false)
 		if n0 != nil {
-			min = ParMinAsmIters
-		} else if asm.ClassifyMap(k.p, loops, st, k.elem) != nil {
-			min = ParMinMapIters
+			return n0, iters >= ParMinAsmIters
+		}
+		if asm.ClassifyMap(k.p, loops, st, k.elem) != nil {
+			return nil, iters >= ParMinMapIters
 		}
 	}
-	return n0, iters >= min
+	return nil, iters*goCost(st.Value) >= ParMinGoIters
+}
+
+// transcendentalCost is what a call of a math package function (exp,
+// log, tanh, ...) counts for in goCost: about ten times a multiply-add
+// iteration of the Go loops.
+const transcendentalCost = 8
+
+// goCost is the cost of computing e once in Go loops, in iterations:
+// 1, plus transcendentalCost per transcendental primitive (a 256x8x10
+// softmax exp does 2^14 iterations but as much work as 2^17).
+func goCost(e loopir.Expr) int {
+	c := 1
+	var walk func(e loopir.Expr)
+	walk = func(e loopir.Expr) {
+		if a, ok := e.(*loopir.Apply); ok {
+			switch a.Prim {
+			case "exp", "log", "exp2", "log2", "sin", "cos", "tanh", "pow":
+				c += transcendentalCost
+			}
+			for _, x := range a.Args {
+				walk(x)
+			}
+		}
+	}
+	walk(e)
+	return c
 }
 
 // parSplit chooses the loop of a nest to split and its parts (nil: the
@@ -595,7 +622,7 @@ func (pn *plainNest) scan(f *loopir.For, mult int) bool {
 				return false
 			}
 		case *loopir.Store:
-			pn.iters += mult
+			pn.iters += mult * goCost(s.Value)
 			visitExpr(s.Value, func(l *loopir.Load) {
 				pn.access[l.Tensor] = append(pn.access[l.Tensor], plainAccess{idx: l.Index, body: &f.Body, pos: i})
 			})

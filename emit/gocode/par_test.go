@@ -150,3 +150,20 @@ func TestPlainAccessRules(t *testing.T) {
 		}
 	}
 }
+
+func TestGoCost(t *testing.T) {
+	x := &loopir.Load{Tensor: 0}
+	for _, c := range []struct {
+		e    loopir.Expr
+		want int
+	}{
+		{x, 1},
+		{&loopir.Apply{Prim: "add", Args: []loopir.Expr{x, x}}, 1},
+		{&loopir.Apply{Prim: "exp", Args: []loopir.Expr{x}}, 1 + transcendentalCost},
+		{&loopir.Apply{Prim: "mul", Args: []loopir.Expr{&loopir.Apply{Prim: "log", Args: []loopir.Expr{x}}, &loopir.Apply{Prim: "tanh", Args: []loopir.Expr{x}}}}, 1 + 2*transcendentalCost},
+	} {
+		if got := goCost(c.e); got != c.want {
+			t.Errorf("goCost(%v) = %d, want %d", c.e, got, c.want)
+		}
+	}
+}

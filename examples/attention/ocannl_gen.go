@@ -472,8 +472,8 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	_net.attention#1/scores.2: 1 (let, local)
 //	net.attention#1/scores: 32,8 | 8 -> 4 (let, local)
 //	net.attention#1/m: 32,8 | 1 -> 4 (let, local)
-//	_net.attention#1/ex.1: 32,8 | 8 -> 4 (let, local)
-//	net.attention#1/ex: 32,8 | 8 -> 4 (let, local)
+//	_net.attention#1/ex.1: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex_1)
+//	net.attention#1/ex: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
 //	_net.attention#1/attn.1: 32,8 | 1 -> 4 (let, local)
 //	net.attention#1/attn: 32,8 | 8 -> 4 (let, local)
 //	net.attention#1/ctx: 32,8 | 4,8 (let, local)
@@ -932,8 +932,6 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	var net_attention_1_scores_2 [1]float32
 	var net_attention_1_scores [32][8][4][8]float32
 	var net_attention_1_m [32][8][4][1]float32
-	var net_attention_1_ex_1 [32][8][4][8]float32
-	var net_attention_1_ex [32][8][4][8]float32
 	var net_attention_1_attn_1 [32][8][4][1]float32
 	var net_attention_1_attn [32][8][4][8]float32
 	var net_attention_1_ctx [32][8][4][8]float32
@@ -1174,16 +1172,16 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap2AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap2AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
 					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
+					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
 					}
@@ -1193,24 +1191,19 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1Row2 := &net_attention_1_ex_1[i0][i1][i2]
-				net_attention_1_exRow := &net_attention_1_ex[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlReverserTrainLossPart0Records.Get()
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlReverserTrainLossPart0{}
+	ocannlReverserTrainLossPart0Records.Put(rec)
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
+				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0][i1][i2]
 				acc7 := float32(0)
 				for i3 := range 8 {
 					acc7 += net_attention_1_exRow2[i3]
@@ -1223,14 +1216,14 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
 					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
 					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
 					for i3 := range 8 {
@@ -1484,12 +1477,12 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i2 on the pool.
-	rec := ocannlReverserTrainLossPart0Records.Get()
-	rec.pNetDense1W = pNetDense1W
-	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlReverserTrainLossPart0{}
-	ocannlReverserTrainLossPart0Records.Put(rec)
+	rec2 := ocannlReverserTrainLossPart1Records.Get()
+	rec2.pNetDense1W = pNetDense1W
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlReverserTrainLossPart1{}
+	ocannlReverserTrainLossPart1Records.Put(rec2)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -1521,11 +1514,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r2 := net_linear_1_x_2Row2[i2]
-					if !(r2 > 0) {
-						r2 = 0
+					r3 := net_linear_1_x_2Row2[i2]
+					if !(r3 > 0) {
+						r3 = 0
 					}
-					net_linear_1_xRow[i2] = r2
+					net_linear_1_xRow[i2] = r3
 				}
 			}
 		}
@@ -1533,12 +1526,12 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec2 := ocannlReverserTrainLossPart1Records.Get()
-	rec2.pNetLinear1W = pNetLinear1W
-	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlReverserTrainLossPart1{}
-	ocannlReverserTrainLossPart1Records.Put(rec2)
+	rec3 := ocannlReverserTrainLossPart2Records.Get()
+	rec3.pNetLinear1W = pNetLinear1W
+	rec3.scratch = scratch
+	region.Run(rec3, 8)
+	*rec3 = ocannlReverserTrainLossPart2{}
+	ocannlReverserTrainLossPart2Records.Put(rec3)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -1898,6 +1891,8 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 // ocannlReverserTrainLossScratch holds the local arrays of ocannlReverserTrainLoss too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserTrainLossScratch struct {
+	net_attention_1_ex_1 [32][8][4][8]float32
+	net_attention_1_ex   [32][8][4][8]float32
 	net_x1               [32][8][32]float32
 	net_linear_1_x_1     [32][8][64]float32
 	net_linear_1_x       [32][8][64]float32
@@ -1905,32 +1900,21 @@ type ocannlReverserTrainLossScratch struct {
 }
 
 // ocannlReverserTrainLossPart0 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart0 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserTrainLossScratch
+	scratch *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserTrainLossPart0) Part(j int) {
-	pNetDense1W, scratch := r.pNetDense1W, r.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j : 32*i2+256*j+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j] = acc12
+	scratch := r.scratch
+	for i0 := range 4 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+4*j][i1][i2]
+				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+4*j][i1][i2]
+				for i3 := range 8 {
+					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
 				}
 			}
 		}
@@ -1941,32 +1925,32 @@ func (r *ocannlReverserTrainLossPart0) Part(j int) {
 var ocannlReverserTrainLossPart0Records rt.Records[ocannlReverserTrainLossPart0]
 
 // ocannlReverserTrainLossPart1 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserTrainLossPart1 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r3 *ocannlReverserTrainLossPart1) Part(j2 int) {
-	pNetLinear1W, scratch := r3.pNetLinear1W, r3.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r2 *ocannlReverserTrainLossPart1) Part(j2 int) {
+	pNetDense1W, scratch := r2.pNetDense1W, r2.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j2], &pNetDense1W[256*j2], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j2], &pNetDense1W[256*j2], &scratch.net_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j2][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j2 : 32*i2+256*j2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
-					scratch.net_layer_norm_2_x_1[i0+4*j2][i1][i2] = acc13
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j2] = acc12
 				}
 			}
 		}
@@ -1975,6 +1959,42 @@ func (r3 *ocannlReverserTrainLossPart1) Part(j2 int) {
 
 // ocannlReverserTrainLossPart1Records holds the free ocannlReverserTrainLossPart1 records.
 var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
+
+// ocannlReverserTrainLossPart2 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart2 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 8).
+func (r4 *ocannlReverserTrainLossPart2) Part(j3 int) {
+	pNetLinear1W, scratch := r4.pNetLinear1W, r4.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j3][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j3][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j3][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j3][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j3][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j3][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart2Records holds the free ocannlReverserTrainLossPart2 records.
+var ocannlReverserTrainLossPart2Records rt.Records[ocannlReverserTrainLossPart2]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -1999,8 +2019,8 @@ var ocannlReverserTrainLossPart1Records rt.Records[ocannlReverserTrainLossPart1]
 //	_net.attention#1/scores.2: 1 (let, local)
 //	net.attention#1/scores: 32,8 | 8 -> 4 (let, local)
 //	net.attention#1/m: 32,8 | 1 -> 4 (let, local)
-//	_net.attention#1/ex.1: 32,8 | 8 -> 4 (let, local)
-//	net.attention#1/ex: 32,8 | 8 -> 4 (let, local)
+//	_net.attention#1/ex.1: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex_1)
+//	net.attention#1/ex: 32,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
 //	_net.attention#1/attn.1: 32,8 | 1 -> 4 (let, local)
 //	net.attention#1/attn: 32,8 | 8 -> 4 (let, local)
 //	net.attention#1/ctx: 32,8 | 4,8 (let, local)
@@ -3134,8 +3154,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	var net_attention_1_scores_2 [1]float32
 	var net_attention_1_scores [32][8][4][8]float32
 	var net_attention_1_m [32][8][4][1]float32
-	var net_attention_1_ex_1 [32][8][4][8]float32
-	var net_attention_1_ex [32][8][4][8]float32
 	var net_attention_1_attn_1 [32][8][4][1]float32
 	var net_attention_1_attn [32][8][4][8]float32
 	var net_attention_1_ctx [32][8][4][8]float32
@@ -3427,16 +3445,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap2AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap2AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
 					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
+					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
 					}
@@ -3446,24 +3464,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-	for i0 := range 32 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1Row2 := &net_attention_1_ex_1[i0][i1][i2]
-				net_attention_1_exRow := &net_attention_1_ex[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlReverserBackwardPart0Records.Get()
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlReverserBackwardPart0{}
+	ocannlReverserBackwardPart0Records.Put(rec)
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
+				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0][i1][i2]
 				acc7 := float32(0)
 				for i3 := range 8 {
 					acc7 += net_attention_1_exRow2[i3]
@@ -3476,14 +3489,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 1024 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap3AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap3AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
 					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
 					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
 					for i3 := range 8 {
@@ -3737,12 +3750,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i2 on the pool.
-	rec := ocannlReverserBackwardPart0Records.Get()
-	rec.pNetDense1W = pNetDense1W
-	rec.scratch = scratch
-	region.Run(rec, 8)
-	*rec = ocannlReverserBackwardPart0{}
-	ocannlReverserBackwardPart0Records.Put(rec)
+	rec2 := ocannlReverserBackwardPart1Records.Get()
+	rec2.pNetDense1W = pNetDense1W
+	rec2.scratch = scratch
+	region.Run(rec2, 8)
+	*rec2 = ocannlReverserBackwardPart1{}
+	ocannlReverserBackwardPart1Records.Put(rec2)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -3774,11 +3787,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				net_linear_1_x_2Row2 := &net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r2 := net_linear_1_x_2Row2[i2]
-					if !(r2 > 0) {
-						r2 = 0
+					r3 := net_linear_1_x_2Row2[i2]
+					if !(r3 > 0) {
+						r3 = 0
 					}
-					net_linear_1_xRow[i2] = r2
+					net_linear_1_xRow[i2] = r3
 				}
 			}
 		}
@@ -3786,12 +3799,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec2 := ocannlReverserBackwardPart1Records.Get()
-	rec2.pNetLinear1W = pNetLinear1W
-	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlReverserBackwardPart1{}
-	ocannlReverserBackwardPart1Records.Put(rec2)
+	rec3 := ocannlReverserBackwardPart2Records.Get()
+	rec3.pNetLinear1W = pNetLinear1W
+	rec3.scratch = scratch
+	region.Run(rec3, 8)
+	*rec3 = ocannlReverserBackwardPart2{}
+	ocannlReverserBackwardPart2Records.Put(rec3)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -4345,15 +4358,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r4 float32
+					var r5 float32
 					if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i2] {
-						r4 = 1
+						r5 = 1
 					}
-					r5 := float32(0)
-					if r4 != 0 {
-						r5 = train_cross_entropy_1_m_gradV
+					r6 := float32(0)
+					if r5 != 0 {
+						r6 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r5
+					train_cross_entropy_1_logits_gradRow2[i2] += r6
 				}
 			}
 		}
@@ -4800,21 +4813,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec3 := ocannlReverserBackwardPart2Records.Get()
-	rec3.gNetLinear1W = gNetLinear1W
-	rec3.scratch = scratch
-	region.Run(rec3, 8)
-	*rec3 = ocannlReverserBackwardPart2{}
-	ocannlReverserBackwardPart2Records.Put(rec3)
-
-	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// 8 parts of i0 on the pool.
 	rec4 := ocannlReverserBackwardPart3Records.Get()
-	rec4.pNetLinear1W = pNetLinear1W
+	rec4.gNetLinear1W = gNetLinear1W
 	rec4.scratch = scratch
 	region.Run(rec4, 8)
 	*rec4 = ocannlReverserBackwardPart3{}
 	ocannlReverserBackwardPart3Records.Put(rec4)
+
+	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlReverserBackwardPart4Records.Get()
+	rec5.pNetLinear1W = pNetLinear1W
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlReverserBackwardPart4{}
+	ocannlReverserBackwardPart4Records.Put(rec5)
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	// float32 pointwise kernel over 16384 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
@@ -4829,15 +4842,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0][i1]
 				net_linear_1_x_2_gradRow := &net_linear_1_x_2_grad[i0][i1]
 				for i2 := range 64 {
-					var r8 float32
+					var r9 float32
 					if 0 < net_linear_1_x_2Row3[i2] {
-						r8 = 1
+						r9 = 1
 					}
-					r9 := float32(0)
-					if r8 != 0 {
-						r9 = net_linear_1_x_gradRow2[i2]
+					r10 := float32(0)
+					if r9 != 0 {
+						r10 = net_linear_1_x_gradRow2[i2]
 					}
-					net_linear_1_x_2_gradRow[i2] += r9
+					net_linear_1_x_2_gradRow[i2] += r10
 				}
 			}
 		}
@@ -4882,21 +4895,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec5 := ocannlReverserBackwardPart4Records.Get()
-	rec5.gNetDense1W = gNetDense1W
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlReverserBackwardPart4{}
-	ocannlReverserBackwardPart4Records.Put(rec5)
-
-	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
-	// 8 parts of i0 on the pool.
 	rec6 := ocannlReverserBackwardPart5Records.Get()
-	rec6.pNetDense1W = pNetDense1W
+	rec6.gNetDense1W = gNetDense1W
 	rec6.scratch = scratch
 	region.Run(rec6, 8)
 	*rec6 = ocannlReverserBackwardPart5{}
 	ocannlReverserBackwardPart5Records.Put(rec6)
+
+	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlReverserBackwardPart6Records.Get()
+	rec7.pNetDense1W = pNetDense1W
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlReverserBackwardPart6{}
+	ocannlReverserBackwardPart6Records.Put(rec7)
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	// float32 pointwise kernel over 8192 elements (c += x0): AVX512, AVX2.
@@ -5346,7 +5359,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		for i1 := range 8 {
 			for i2 := range 4 {
 				net_attention_1_attn_gradRow3 := &net_attention_1_attn_grad[i0][i1][i2]
-				net_attention_1_exRow4 := &net_attention_1_ex[i0][i1][i2]
+				net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0][i1][i2]
 				v3 := net_attention_1_attn_1[i0][i1][i2][0] * net_attention_1_attn_1[i0][i1][i2][0]
 				acc37 := net_attention_1_attn_1_grad[i0][i1][i2][0]
 				for i3 := range 8 {
@@ -5380,15 +5393,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX512(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &net_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX2(&net_attention_1_ex_1_grad[0][0][0][0], &net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_ex_gradRow3 := &net_attention_1_ex_grad[i0][i1][i2]
-					net_attention_1_exRow5 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0][i1][i2]
 					net_attention_1_ex_1_gradRow := &net_attention_1_ex_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
@@ -5448,15 +5461,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 					net_attention_1_m_gradV := net_attention_1_m_grad[i0][i1][i2][0]
 					net_attention_1_scores_gradRow2 := &net_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r12 float32
+						var r13 float32
 						if net_attention_1_mV2 == net_attention_1_scoresRow4[i3] {
-							r12 = 1
+							r13 = 1
 						}
-						r13 := float32(0)
-						if r12 != 0 {
-							r13 = net_attention_1_m_gradV
+						r14 := float32(0)
+						if r13 != 0 {
+							r14 = net_attention_1_m_gradV
 						}
-						net_attention_1_scores_gradRow2[i3] += r13
+						net_attention_1_scores_gradRow2[i3] += r14
 					}
 				}
 			}
@@ -5786,6 +5799,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserBackwardScratch struct {
+	net_attention_1_ex_1      [32][8][4][8]float32
+	net_attention_1_ex        [32][8][4][8]float32
 	net_x1                    [32][8][32]float32
 	net_linear_1_x_1          [32][8][64]float32
 	net_linear_1_x            [32][8][64]float32
@@ -5797,32 +5812,21 @@ type ocannlReverserBackwardScratch struct {
 }
 
 // ocannlReverserBackwardPart0 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart0 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserBackwardPart0) Part(j int) {
-	pNetDense1W, scratch := r.pNetDense1W, r.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j], &pNetDense1W[256*j], &scratch.net_x1[0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j : 32*i2+256*j+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
-					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j] = acc12
+	scratch := r.scratch
+	for i0 := range 4 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+4*j][i1][i2]
+				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+4*j][i1][i2]
+				for i3 := range 8 {
+					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
 				}
 			}
 		}
@@ -5833,32 +5837,32 @@ func (r *ocannlReverserBackwardPart0) Part(j int) {
 var ocannlReverserBackwardPart0Records rt.Records[ocannlReverserBackwardPart0]
 
 // ocannlReverserBackwardPart1 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart1 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r3 *ocannlReverserBackwardPart1) Part(j2 int) {
-	pNetLinear1W, scratch := r3.pNetLinear1W, r3.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r2 *ocannlReverserBackwardPart1) Part(j2 int) {
+	pNetDense1W, scratch := r2.pNetDense1W, r2.scratch
+	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j2], &pNetDense1W[256*j2], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j2][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j2][0][0])
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j2], &pNetDense1W[256*j2], &scratch.net_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j2][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				net_x1Row2 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j2 : 32*i2+256*j2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
-					scratch.net_layer_norm_2_x_1[i0+4*j2][i1][i2] = acc13
+					scratch.net_linear_1_x_1[i0][i1][i2+8*j2] = acc12
 				}
 			}
 		}
@@ -5869,30 +5873,32 @@ func (r3 *ocannlReverserBackwardPart1) Part(j2 int) {
 var ocannlReverserBackwardPart1Records rt.Records[ocannlReverserBackwardPart1]
 
 // ocannlReverserBackwardPart2 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart2 struct {
-	gNetLinear1W *[2048]float32
+	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
-func (r6 *ocannlReverserBackwardPart2) Part(j3 int) {
-	gNetLinear1W, scratch := r6.gNetLinear1W, r6.scratch
-	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r4 *ocannlReverserBackwardPart2) Part(j3 int) {
+	pNetLinear1W, scratch := r4.pNetLinear1W, r4.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1W[256*j3], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j3], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j3][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j3][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1W[256*j3], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j3], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j3][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j3][0][0])
 	} else {
-		for i0 := range 32 {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j3]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j3 : 64*i2+256*j3+64])
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j3][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
 					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
 					}
+					scratch.net_layer_norm_2_x_1[i0+4*j3][i1][i2] = acc13
 				}
 			}
 		}
@@ -5903,34 +5909,68 @@ func (r6 *ocannlReverserBackwardPart2) Part(j3 int) {
 var ocannlReverserBackwardPart2Records rt.Records[ocannlReverserBackwardPart2]
 
 // ocannlReverserBackwardPart3 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart3 struct {
-	pNetLinear1W *[2048]float32
+	gNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r7 *ocannlReverserBackwardPart3) Part(j4 int) {
-	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
+	gNetLinear1W, scratch := r7.gNetLinear1W, r7.scratch
+	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&gNetLinear1W[256*j4], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j4], &scratch.net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&gNetLinear1W[256*j4], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j4], &scratch.net_linear_1_x[0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 8 {
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 4 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j4]
+					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j4 : 64*i2+256*j4+64])
+					for i3 := range 64 {
+						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart3Records holds the free ocannlReverserBackwardPart3 records.
+var ocannlReverserBackwardPart3Records rt.Records[ocannlReverserBackwardPart3]
+
+// ocannlReverserBackwardPart4 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart4 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r8 *ocannlReverserBackwardPart4) Part(j5 int) {
+	pNetLinear1W, scratch := r8.pNetLinear1W, r8.scratch
 	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j4][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j4][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j5][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j5][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j4][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j4][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j5][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j5][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j4][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j5][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2]
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j5][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2+1]
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j5][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2+2]
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j5][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j4][i1][i2+3]
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j5][i1][i2+3]
 					for i3 := range 64 {
 						acc29 := net_linear_1_x_gradRow[i3]
 						acc29 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
@@ -5945,31 +5985,31 @@ func (r7 *ocannlReverserBackwardPart3) Part(j4 int) {
 	}
 }
 
-// ocannlReverserBackwardPart3Records holds the free ocannlReverserBackwardPart3 records.
-var ocannlReverserBackwardPart3Records rt.Records[ocannlReverserBackwardPart3]
+// ocannlReverserBackwardPart4Records holds the free ocannlReverserBackwardPart4 records.
+var ocannlReverserBackwardPart4Records rt.Records[ocannlReverserBackwardPart4]
 
-// ocannlReverserBackwardPart4 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart5 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart4 struct {
+type ocannlReverserBackwardPart5 struct {
 	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j5 of the nest (0 <= j5 < 8).
-func (r10 *ocannlReverserBackwardPart4) Part(j5 int) {
-	gNetDense1W, scratch := r10.gNetDense1W, r10.scratch
+// Part runs part j6 of the nest (0 <= j6 < 8).
+func (r11 *ocannlReverserBackwardPart5) Part(j6 int) {
+	gNetDense1W, scratch := r11.gNetDense1W, r11.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[256*j5], &scratch.net_linear_1_x_1_grad[0][0][8*j5], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX512(&gNetDense1W[256*j6], &scratch.net_linear_1_x_1_grad[0][0][8*j6], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[256*j5], &scratch.net_linear_1_x_1_grad[0][0][8*j5], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX2(&gNetDense1W[256*j6], &scratch.net_linear_1_x_1_grad[0][0][8*j6], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j5]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j5 : 32*i2+256*j5+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j6]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j6 : 32*i2+256*j6+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
@@ -5979,38 +6019,38 @@ func (r10 *ocannlReverserBackwardPart4) Part(j5 int) {
 	}
 }
 
-// ocannlReverserBackwardPart4Records holds the free ocannlReverserBackwardPart4 records.
-var ocannlReverserBackwardPart4Records rt.Records[ocannlReverserBackwardPart4]
+// ocannlReverserBackwardPart5Records holds the free ocannlReverserBackwardPart5 records.
+var ocannlReverserBackwardPart5Records rt.Records[ocannlReverserBackwardPart5]
 
-// ocannlReverserBackwardPart5 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart6 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart5 struct {
+type ocannlReverserBackwardPart6 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j6 of the nest (0 <= j6 < 8).
-func (r11 *ocannlReverserBackwardPart5) Part(j6 int) {
-	pNetDense1W, scratch := r11.pNetDense1W, r11.scratch
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r12 *ocannlReverserBackwardPart6) Part(j7 int) {
+	pNetDense1W, scratch := r12.pNetDense1W, r12.scratch
 	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j6][0][0], &scratch.net_linear_1_x_1_grad[4*j6][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j7][0][0], &scratch.net_linear_1_x_1_grad[4*j7][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j6][0][0], &scratch.net_linear_1_x_1_grad[4*j6][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j7][0][0], &scratch.net_linear_1_x_1_grad[4*j7][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j6][i1]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j7][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2]
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j7][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2+1]
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j7][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2+2]
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j7][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j6][i1][i2+3]
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j7][i1][i2+3]
 					for i3 := range 32 {
 						acc31 := net_x1_gradRow2[i3]
 						acc31 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
@@ -6025,8 +6065,8 @@ func (r11 *ocannlReverserBackwardPart5) Part(j6 int) {
 	}
 }
 
-// ocannlReverserBackwardPart5Records holds the free ocannlReverserBackwardPart5 records.
-var ocannlReverserBackwardPart5Records rt.Records[ocannlReverserBackwardPart5]
+// ocannlReverserBackwardPart6Records holds the free ocannlReverserBackwardPart6 records.
+var ocannlReverserBackwardPart6Records rt.Records[ocannlReverserBackwardPart6]
 
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //
@@ -6050,8 +6090,8 @@ var ocannlReverserBackwardPart5Records rt.Records[ocannlReverserBackwardPart5]
 //	_net.attention#1/scores.2: 1 (let, local)
 //	net.attention#1/scores: 64,8 | 8 -> 4 (let, local)
 //	net.attention#1/m: 64,8 | 1 -> 4 (let, local)
-//	_net.attention#1/ex.1: 64,8 | 8 -> 4 (let, local)
-//	net.attention#1/ex: 64,8 | 8 -> 4 (let, local)
+//	_net.attention#1/ex.1: 64,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex_1)
+//	net.attention#1/ex: 64,8 | 8 -> 4 (let, local, in scratch field net_attention_1_ex)
 //	_net.attention#1/attn.1: 64,8 | 1 -> 4 (let, local)
 //	net.attention#1/attn: 64,8 | 8 -> 4 (let, local)
 //	net.attention#1/ctx: 64,8 | 4,8 (let, local, in scratch field net_attention_1_ctx)
@@ -6436,8 +6476,6 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	var net_attention_1_scores_2 [1]float32
 	var net_attention_1_scores [64][8][4][8]float32
 	var net_attention_1_m [64][8][4][1]float32
-	var net_attention_1_ex_1 [64][8][4][8]float32
-	var net_attention_1_ex [64][8][4][8]float32
 	var net_attention_1_attn_1 [64][8][4][1]float32
 	var net_attention_1_attn [64][8][4][8]float32
 	var net_layer_norm_1_x [64][8][32]float32
@@ -6617,16 +6655,16 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_attention_1_ex_1[0][0][0][0], &net_attention_1_scores[0][0][0][0], &net_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
 					net_attention_1_scoresRow3 := &net_attention_1_scores[i0][i1][i2]
 					net_attention_1_mV := net_attention_1_m[i0][i1][i2][0]
-					net_attention_1_ex_1Row := &net_attention_1_ex_1[i0][i1][i2]
+					net_attention_1_ex_1Row := &scratch.net_attention_1_ex_1[i0][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1Row[i3] = net_attention_1_scoresRow3[i3] - net_attention_1_mV
 					}
@@ -6636,24 +6674,19 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// net.attention#1/ex = pointwise exp of _net.attention#1/ex.1
-	for i0 := range 64 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_ex_1Row2 := &net_attention_1_ex_1[i0][i1][i2]
-				net_attention_1_exRow := &net_attention_1_ex[i0][i1][i2]
-				for i3 := range 8 {
-					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlReverserPredictPart3Records.Get()
+	rec4.scratch = scratch
+	region.Run(rec4, 8)
+	*rec4 = ocannlReverserPredictPart3{}
+	ocannlReverserPredictPart3Records.Put(rec4)
 
 	// _net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex
 	// reduction accumulated in a local variable.
 	for i0 := range 64 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_exRow2 := &net_attention_1_ex[i0][i1][i2]
+				net_attention_1_exRow2 := &scratch.net_attention_1_ex[i0][i1][i2]
 				acc7 := float32(0)
 				for i3 := range 8 {
 					acc7 += net_attention_1_exRow2[i3]
@@ -6666,14 +6699,14 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1
 	// float32 pointwise kernel over 2048 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap36AVX512(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&net_attention_1_attn[0][0][0][0], &net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
+		ocannlMap36AVX2(&net_attention_1_attn[0][0][0][0], &scratch.net_attention_1_ex[0][0][0][0], &net_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_exRow3 := &net_attention_1_ex[i0][i1][i2]
+					net_attention_1_exRow3 := &scratch.net_attention_1_ex[i0][i1][i2]
 					net_attention_1_attn_1V := net_attention_1_attn_1[i0][i1][i2][0]
 					net_attention_1_attnRow := &net_attention_1_attn[i0][i1][i2]
 					for i3 := range 8 {
@@ -6730,12 +6763,12 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlReverserPredictPart3Records.Get()
-	rec4.pNetAttention1WO = pNetAttention1WO
-	rec4.scratch = scratch
-	region.Run(rec4, 8)
-	*rec4 = ocannlReverserPredictPart3{}
-	ocannlReverserPredictPart3Records.Put(rec4)
+	rec5 := ocannlReverserPredictPart4Records.Get()
+	rec5.pNetAttention1WO = pNetAttention1WO
+	rec5.scratch = scratch
+	region.Run(rec5, 8)
+	*rec5 = ocannlReverserPredictPart4{}
+	ocannlReverserPredictPart4Records.Put(rec5)
 
 	// net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1
 	// float32 pointwise kernel over 16384 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -6912,12 +6945,12 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlReverserPredictPart4Records.Get()
-	rec5.pNetDense1W = pNetDense1W
-	rec5.scratch = scratch
-	region.Run(rec5, 8)
-	*rec5 = ocannlReverserPredictPart4{}
-	ocannlReverserPredictPart4Records.Put(rec5)
+	rec6 := ocannlReverserPredictPart5Records.Get()
+	rec6.pNetDense1W = pNetDense1W
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlReverserPredictPart5{}
+	ocannlReverserPredictPart5Records.Put(rec6)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
 	// float32 pointwise kernel over 512 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -6949,11 +6982,11 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
 				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					r6 := net_linear_1_x_2Row2[i2]
-					if !(r6 > 0) {
-						r6 = 0
+					r7 := net_linear_1_x_2Row2[i2]
+					if !(r7 > 0) {
+						r7 = 0
 					}
-					net_linear_1_xRow[i2] = r6
+					net_linear_1_xRow[i2] = r7
 				}
 			}
 		}
@@ -6961,12 +6994,12 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlReverserPredictPart5Records.Get()
-	rec6.pNetLinear1W = pNetLinear1W
-	rec6.scratch = scratch
-	region.Run(rec6, 8)
-	*rec6 = ocannlReverserPredictPart5{}
-	ocannlReverserPredictPart5Records.Put(rec6)
+	rec7 := ocannlReverserPredictPart6Records.Get()
+	rec7.pNetLinear1W = pNetLinear1W
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlReverserPredictPart6{}
+	ocannlReverserPredictPart6Records.Put(rec7)
 
 	// _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -7208,6 +7241,8 @@ type ocannlReverserPredictScratch struct {
 	net_attention_1_q    [64][8][4][8]float32
 	net_attention_1_k    [64][8][4][8]float32
 	net_attention_1_v    [64][8][4][8]float32
+	net_attention_1_ex_1 [64][8][4][8]float32
+	net_attention_1_ex   [64][8][4][8]float32
 	net_attention_1_ctx  [64][8][4][8]float32
 	net_layer_norm_1_x_1 [64][8][32]float32
 	net_x1               [64][8][32]float32
@@ -7334,32 +7369,19 @@ var ocannlReverserPredictPart2Records rt.Records[ocannlReverserPredictPart2]
 // ocannlReverserPredictPart3 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart3 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserPredictScratch
+	scratch *ocannlReverserPredictScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserPredictPart3) Part(j4 int) {
-	pNetAttention1WO, scratch := r4.pNetAttention1WO, r4.scratch
-	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j4][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j4][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j4][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j4][0][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 8 {
-				for i2 := range 32 {
-					acc9 := float32(0)
-					for i3 := range 4 {
-						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j4][i1][i3]
-						for i4 := range 8 {
-							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
-						}
-					}
-					scratch.net_layer_norm_1_x_1[i0+8*j4][i1][i2] = acc9
+	scratch := r4.scratch
+	for i0 := range 8 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_ex_1Row2 := &scratch.net_attention_1_ex_1[i0+8*j4][i1][i2]
+				net_attention_1_exRow := &scratch.net_attention_1_ex[i0+8*j4][i1][i2]
+				for i3 := range 8 {
+					net_attention_1_exRow[i3] = float32(math.Exp(float64(net_attention_1_ex_1Row2[i3])))
 				}
 			}
 		}
@@ -7372,30 +7394,32 @@ var ocannlReverserPredictPart3Records rt.Records[ocannlReverserPredictPart3]
 // ocannlReverserPredictPart4 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart4 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserPredictScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserPredictScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserPredictPart4) Part(j5 int) {
-	pNetDense1W, scratch := r5.pNetDense1W, r5.scratch
-	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetAttention1WO, scratch := r5.pNetAttention1WO, r5.scratch
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j5][0][0], &pNetDense1W[0], &scratch.net_x1[8*j5][0][0])
+		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j5][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j5][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j5][0][0], &pNetDense1W[0], &scratch.net_x1[8*j5][0][0])
+		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j5][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j5][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0+8*j5][i1]
-				for i2 := range 64 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					acc12 := float32(0)
-					for i3 := range 32 {
-						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
+				for i2 := range 32 {
+					acc9 := float32(0)
+					for i3 := range 4 {
+						pNetAttention1WORow := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctxRow2 := &scratch.net_attention_1_ctx[i0+8*j5][i1][i3]
+						for i4 := range 8 {
+							acc9 += pNetAttention1WORow[i4] * net_attention_1_ctxRow2[i4]
+						}
 					}
-					scratch.net_linear_1_x_1[i0+8*j5][i1][i2] = acc12
+					scratch.net_layer_norm_1_x_1[i0+8*j5][i1][i2] = acc9
 				}
 			}
 		}
@@ -7408,30 +7432,30 @@ var ocannlReverserPredictPart4Records rt.Records[ocannlReverserPredictPart4]
 // ocannlReverserPredictPart5 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlReverserPredictPart5 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserPredictScratch
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserPredictScratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
-func (r7 *ocannlReverserPredictPart5) Part(j6 int) {
-	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r6 *ocannlReverserPredictPart5) Part(j6 int) {
+	pNetDense1W, scratch := r6.pNetDense1W, r6.scratch
+	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j6][0][0])
+		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j6][0][0], &pNetDense1W[0], &scratch.net_x1[8*j6][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j6][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j6][0][0])
+		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j6][0][0], &pNetDense1W[0], &scratch.net_x1[8*j6][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j6][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				net_x1Row2 := &scratch.net_x1[i0+8*j6][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					acc12 := float32(0)
+					for i3 := range 32 {
+						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
-					scratch.net_layer_norm_2_x_1[i0+8*j6][i1][i2] = acc13
+					scratch.net_linear_1_x_1[i0+8*j6][i1][i2] = acc12
 				}
 			}
 		}
@@ -7440,3 +7464,39 @@ func (r7 *ocannlReverserPredictPart5) Part(j6 int) {
 
 // ocannlReverserPredictPart5Records holds the free ocannlReverserPredictPart5 records.
 var ocannlReverserPredictPart5Records rt.Records[ocannlReverserPredictPart5]
+
+// ocannlReverserPredictPart6 is the task record of a loop nest of ocannlReverserPredict that runs in 8 parts, one
+// for each 8 values of i0 (see rt.Pool).
+type ocannlReverserPredictPart6 struct {
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserPredictScratch
+}
+
+// Part runs part j7 of the nest (0 <= j7 < 8).
+func (r8 *ocannlReverserPredictPart6) Part(j7 int) {
+	pNetLinear1W, scratch := r8.pNetLinear1W, r8.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j7][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j7][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j7][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j7][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 8 {
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+8*j7][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+8*j7][i1][i2] = acc13
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserPredictPart6Records holds the free ocannlReverserPredictPart6 records.
+var ocannlReverserPredictPart6Records rt.Records[ocannlReverserPredictPart6]
