@@ -36,12 +36,14 @@ type scaleCase struct {
 func scaling(reps int, only string, spin time.Duration) {
 	runtime.GOMAXPROCS(2)
 	// Config 1: one thread; 2: two (a kernel call's region keeps the
-	// worker awake between its nests for up to spin); 3: two, with
-	// the worker sleeping between nests (rt.Pool.SetRegionSpin(0): every
-	// nest wakes it, as before regions).
+	// worker awake between its nests for up to spin; a straggling worker
+	// makes the pool back off to one thread for a while); 3: two, as
+	// before regions: the worker sleeps between nests
+	// (rt.Pool.SetRegionSpin(0): every nest wakes it) and no back-off.
 	pools := map[int]*rt.Pool{1: rt.NewPool(1), 2: rt.NewPool(2), 3: rt.NewPool(2)}
 	pools[2].SetRegionSpin(spin)
 	pools[3].SetRegionSpin(0)
+	pools[3].SetStraggleBackoff(0)
 	genSet := func(th int) { kernels.SetTier(bestTier()); rt.SetDefaultPool(pools[th]) }
 	r := rand.New(rand.NewPCG(3, 4))
 	var cases []scaleCase
@@ -107,7 +109,7 @@ func scaling(reps int, only string, spin time.Duration) {
 
 	fmt.Println()
 	fmt.Printf("CPUs this process gets with 2 busy goroutines (before the table): %.2f\n", cpusAvailable())
-	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, worker asleep between nests | speedup | median speedups | process CPU µs/call: 1 thread, 2, 2 asleep (best) |")
+	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, worker asleep between nests, no back-off | speedup | median speedups | process CPU µs/call: 1 thread, 2, 2 asleep (best) |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, c := range cases {
 		if only != "" && !strings.Contains(c.name, only) {

@@ -70,6 +70,15 @@ type Pool struct {
 	// for the next nest before it sleeps; see SetRegionSpin.
 	regionSpin atomic.Int64
 	job        job
+
+	// The straggler back-off (see SetStraggleBackoff), in nanoseconds
+	// since t0: calls run serially before serialUntil; backoff is the
+	// last back-off's length, lastStraggle when it began.
+	t0           time.Time
+	maxBackoff   atomic.Int64
+	serialUntil  atomic.Int64
+	backoff      atomic.Int64
+	lastStraggle atomic.Int64
 }
 
 // poolWorker is one worker goroutine's wake-up channel and whether it
@@ -113,8 +122,9 @@ func NewPool(n int) *Pool {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	p := &Pool{n: max(n, 1)}
+	p := &Pool{n: max(n, 1), t0: time.Now()}
 	p.regionSpin.Store(int64(DefaultRegionSpin))
+	p.maxBackoff.Store(int64(DefaultMaxBackoff))
 	return p
 }
 
@@ -272,15 +282,18 @@ func (j *job) release() {
 	}
 }
 
-// work runs parts of the job until none is left.
-func (j *job) work() {
+// work runs parts of the job until none is left; it returns how many
+// it ran.
+func (j *job) work() int {
 	t, parts := j.task, j.parts
+	n := 0
 	for {
 		i := j.next.Add(1) - 1
 		if i >= parts {
-			return
+			return n
 		}
 		t.Part(int(i))
+		n++
 	}
 }
 
@@ -317,7 +330,7 @@ func (p *Pool) Enter() Region {
 // enter takes the workers for at most want threads and wakes them.
 func (p *Pool) enter(want int) Region {
 	threads := min(want, runtime.GOMAXPROCS(0))
-	if threads <= 1 || !p.mu.TryLock() {
+	if threads <= 1 || p.backingOff() || !p.mu.TryLock() {
 		return Region{}
 	}
 	if p.closed {
@@ -353,7 +366,7 @@ func (r Region) Leave() {
 // Run runs t.Part(i) for every i in 0..parts-1 on the region's threads
 // and returns when all have returned (a barrier). It allocates nothing.
 func (r Region) Run(t Task, parts int) {
-	if r.p == nil || parts <= 1 {
+	if r.p == nil || parts <= 1 || r.p.backingOff() {
 		for i := range parts {
 			t.Part(i)
 		}
@@ -375,7 +388,9 @@ func (r Region) run(t Task, parts int, inRegion bool) {
 	p.epoch.Add(1)
 	p.cur.Store(j)
 	r.wake()
-	j.work()
+	start := time.Now()
+	mine := j.work()
+	done := time.Now()
 	p.cur.Store(nil)
 	if inRegion {
 		var since time.Time
@@ -400,8 +415,71 @@ func (r Region) run(t Task, parts int, inRegion bool) {
 			<-j.done
 		}
 		j.waiting.Store(false)
+		if mine > 0 {
+			p.noteWait(time.Since(done), done.Sub(start)/time.Duration(mine))
+		}
 	}
 	j.task = nil
+}
+
+// Straggler back-off: on an oversubscribed machine (more runnable
+// threads than cores) the OS may stop a worker in the middle of a part
+// for milliseconds, and the caller waits for it at the barrier: two
+// threads then run far slower than one. A pool that sees it backs off:
+// its calls run serially for a while, then try the workers again.
+const (
+	// straggleWait is the least barrier wait taken for a straggler
+	// (also more than two of the caller's parts took).
+	straggleWait = time.Millisecond
+	// minBackoff is the first back-off; each straggler within a second
+	// of the last doubles it, up to SetStraggleBackoff's limit.
+	minBackoff = 20 * time.Millisecond
+	// DefaultMaxBackoff is the longest back-off unless
+	// Pool.SetStraggleBackoff says otherwise.
+	DefaultMaxBackoff = time.Second
+)
+
+// SetStraggleBackoff sets the longest time the pool runs calls serially
+// after a worker straggled (kept the caller waiting at a barrier over a
+// millisecond, and over twice as long as the caller's own parts took:
+// the OS had taken its core); 0 turns the back-off off. It may be called
+// at any time. Results never depend on it.
+func (p *Pool) SetStraggleBackoff(limit time.Duration) {
+	if p == nil {
+		p = DefaultPool()
+	}
+	p.maxBackoff.Store(int64(max(limit, 0)))
+	if limit <= 0 {
+		p.serialUntil.Store(0)
+	}
+}
+
+// now is the time since the pool was made, in nanoseconds.
+func (p *Pool) now() int64 { return int64(time.Since(p.t0)) }
+
+// backingOff reports whether calls run serially after a straggler.
+func (p *Pool) backingOff() bool {
+	u := p.serialUntil.Load()
+	return u != 0 && p.now() < u
+}
+
+// noteWait judges a barrier wait (the caller's parts took part each):
+// a straggler starts or lengthens a back-off. Only the goroutine holding
+// the workers calls it.
+func (p *Pool) noteWait(wait, part time.Duration) {
+	limit := p.maxBackoff.Load()
+	if limit <= 0 || wait < straggleWait || wait < 2*part {
+		return
+	}
+	now := p.now()
+	b := int64(minBackoff)
+	if last := p.lastStraggle.Load(); last != 0 && now-last < int64(time.Second) {
+		b = 2 * p.backoff.Load()
+	}
+	b = min(b, limit)
+	p.backoff.Store(b)
+	p.lastStraggle.Store(now)
+	p.serialUntil.Store(now + b)
 }
 
 // Run runs t.Part(i) for every i in 0..parts-1 and returns when all

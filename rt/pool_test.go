@@ -322,3 +322,54 @@ func TestPoolRegionAllocs(t *testing.T) {
 		t.Fatalf("a region allocates %v per call", a)
 	}
 }
+
+// A straggler (a barrier wait over straggleWait and over two of the
+// caller's parts) makes the pool run serially for minBackoff, doubling
+// while stragglers follow within a second, up to the limit; short waits
+// and a limit of 0 do nothing; the parts still all run once.
+func TestPoolStraggleBackoff(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	p.noteWait(straggleWait/2, time.Microsecond)
+	p.noteWait(2*straggleWait, 3*straggleWait/2)
+	if p.backingOff() {
+		t.Fatal("backing off after waits that are no stragglers")
+	}
+	p.noteWait(2*straggleWait, time.Microsecond)
+	if !p.backingOff() || p.backoff.Load() != int64(minBackoff) {
+		t.Fatalf("after a straggler: backing off %v for %v, want %v", p.backingOff(), time.Duration(p.backoff.Load()), minBackoff)
+	}
+	if r := p.Enter(); r.p != nil {
+		r.Leave()
+		t.Fatal("Enter got the workers while backing off")
+	}
+	task := &countTask{hits: make([]int32, 8)}
+	p.Run(task, 8)
+	r := Region{p: p, threads: 2} // a region entered before the straggler
+	r.Run(task, 8)
+	for i, h := range task.hits {
+		if h != 2 {
+			t.Fatalf("part %d ran %d times, want 2", i, h)
+		}
+	}
+	p.noteWait(2*straggleWait, time.Microsecond)
+	if got := time.Duration(p.backoff.Load()); got != 2*minBackoff {
+		t.Fatalf("second straggler: back-off %v, want %v", got, 2*minBackoff)
+	}
+	p.SetStraggleBackoff(3 * minBackoff)
+	p.noteWait(2*straggleWait, time.Microsecond)
+	if got := time.Duration(p.backoff.Load()); got != 3*minBackoff {
+		t.Fatalf("third straggler: back-off %v, want the limit %v", got, 3*minBackoff)
+	}
+	p.serialUntil.Store(p.now() - 1) // the back-off is over
+	if r := p.Enter(); r.p == nil {
+		t.Fatal("Enter still serial after the back-off")
+	} else {
+		r.Leave()
+	}
+	p.SetStraggleBackoff(0)
+	p.noteWait(time.Second, time.Microsecond)
+	if p.backingOff() {
+		t.Fatal("backing off with the back-off turned off")
+	}
+}
