@@ -820,8 +820,7 @@ func (k *kgen) function() (jen.Code, error) {
 			pro = append(pro, jen.Var().Id(s.name).Add(k.storageType(t)))
 		}
 	}
-	pro = append(pro, copies...)
-	pro = append(pro, k.enterRegion()...)
+	pro = append(append(pro, copies...), k.enterRegion()...)
 	if len(pro) > 0 && len(body) > 0 {
 		pro = append(pro, jen.Line())
 	}
