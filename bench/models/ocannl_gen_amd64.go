@@ -171,7 +171,7 @@ func ocannlMap1AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap3AVX512 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap3AVX512(c *float32, x0 *float32)
@@ -221,12 +221,12 @@ func ocannlMap11AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap13AVX512 runs a float32 pointwise kernel over 102400 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap13AVX512 runs a float32 pointwise kernel over 12800 elements: c += where(lt(0,x0),x1,0).
 //
 //go:noescape
 func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap14AVX512 runs a float32 pointwise kernel over 102400 elements: c += x0.
+// ocannlMap14AVX512 runs a float32 pointwise kernel over 12800 elements: c += x0.
 //
 //go:noescape
 func ocannlMap14AVX512(c *float32, x0 *float32)
@@ -246,7 +246,7 @@ func ocannlMap16AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX512 runs a float32 pointwise kernel over 65536 elements: c = div(x0,x1).
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
@@ -261,7 +261,7 @@ func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 65536 elements: c = add(x0,x1).
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
@@ -271,7 +271,7 @@ func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap23AVX512 runs a float32 pointwise kernel over 65536 elements: c = mul(x0,x0).
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 8192 elements: c = mul(x0,x0).
 //
 //go:noescape
 func ocannlMap23AVX512(c *float32, x0 *float32)
@@ -346,7 +346,7 @@ func ocannlMap36AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap38AVX512 runs a float32 pointwise kernel over 65536 elements: c += x0.
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 8192 elements: c += x0.
 //
 //go:noescape
 func ocannlMap38AVX512(c *float32, x0 *float32)
@@ -376,7 +376,7 @@ func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap43AVX512(c *float32, x0 *float32)
 
-// ocannlMap44AVX512 runs a float32 pointwise kernel over 65536 elements: c += mul(x0,x1).
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
@@ -406,7 +406,7 @@ func ocannlMap48AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap50AVX512 runs a float32 pointwise kernel over 65536 elements: c += div(x0,x1).
+// ocannlMap50AVX512 runs a float32 pointwise kernel over 8192 elements: c += div(x0,x1).
 //
 //go:noescape
 func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
@@ -566,7 +566,7 @@ func ocannlMap1AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap3AVX2 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap3AVX2(c *float32, x0 *float32)
@@ -616,12 +616,12 @@ func ocannlMap11AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap13AVX2 runs a float32 pointwise kernel over 102400 elements: c += where(lt(0,x0),x1,0).
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 12800 elements: c += where(lt(0,x0),x1,0).
 //
 //go:noescape
 func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 102400 elements: c += x0.
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 12800 elements: c += x0.
 //
 //go:noescape
 func ocannlMap14AVX2(c *float32, x0 *float32)
@@ -641,7 +641,7 @@ func ocannlMap16AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 65536 elements: c = div(x0,x1).
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
@@ -656,7 +656,7 @@ func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 65536 elements: c = add(x0,x1).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
@@ -666,7 +666,7 @@ func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 65536 elements: c = mul(x0,x0).
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 8192 elements: c = mul(x0,x0).
 //
 //go:noescape
 func ocannlMap23AVX2(c *float32, x0 *float32)
@@ -741,7 +741,7 @@ func ocannlMap36AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap38AVX2 runs a float32 pointwise kernel over 65536 elements: c += x0.
+// ocannlMap38AVX2 runs a float32 pointwise kernel over 8192 elements: c += x0.
 //
 //go:noescape
 func ocannlMap38AVX2(c *float32, x0 *float32)
@@ -771,7 +771,7 @@ func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap43AVX2(c *float32, x0 *float32)
 
-// ocannlMap44AVX2 runs a float32 pointwise kernel over 65536 elements: c += mul(x0,x1).
+// ocannlMap44AVX2 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
@@ -801,7 +801,7 @@ func ocannlMap48AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap50AVX2 runs a float32 pointwise kernel over 65536 elements: c += div(x0,x1).
+// ocannlMap50AVX2 runs a float32 pointwise kernel over 8192 elements: c += div(x0,x1).
 //
 //go:noescape
 func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)

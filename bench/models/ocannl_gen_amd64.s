@@ -6632,7 +6632,7 @@ TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001900, BX
+	MOVQ         $0x00000320, BX
 
 row1:
 	VMOVUPS (CX), Z0
@@ -6655,7 +6655,7 @@ TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00001900, DX
+	MOVQ         $0x00000320, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -6895,7 +6895,7 @@ TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00001900, BX
+	MOVQ         $0x00000320, BX
 
 e1:
 	VMOVUPS   (CX), Z2
@@ -6922,7 +6922,7 @@ TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001900, DX
+	MOVQ         $0x00000320, DX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -7017,7 +7017,7 @@ TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00001000, DX
+	MOVQ         $0x00000200, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -7040,7 +7040,7 @@ TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -7065,7 +7065,7 @@ TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -7088,7 +7088,7 @@ TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, BX
+	MOVQ         $0x00000200, BX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -7111,7 +7111,7 @@ TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -7138,7 +7138,7 @@ TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, DX
+	MOVQ         $0x00000200, DX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -7160,7 +7160,7 @@ TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000002, SI
@@ -7189,7 +7189,7 @@ TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -7217,7 +7217,7 @@ TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000002, SI
@@ -7513,7 +7513,7 @@ TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, DX
+	MOVQ         $0x00000200, DX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -7535,7 +7535,7 @@ TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -7613,7 +7613,7 @@ TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000002, SI
@@ -7643,7 +7643,7 @@ TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -7670,7 +7670,7 @@ TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, BX
+	MOVQ         $0x00000200, BX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -7746,7 +7746,7 @@ TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000000ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -7772,7 +7772,7 @@ TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000000ff, DX
 	KMOVW        DX, K1
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 row1:
 	VBROADCASTSS (CX), Z0
@@ -7797,7 +7797,7 @@ TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVL         $0x000000ff, SI
 	KMOVW        SI, K1
-	MOVQ         $0x00002000, SI
+	MOVQ         $0x00000400, SI
 
 row1:
 	VBROADCASTSS (CX), Z2
@@ -7828,7 +7828,7 @@ TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	VBROADCASTSS (DX), Z0
-	MOVQ         $0x00001000, DX
+	MOVQ         $0x00000200, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -14603,7 +14603,7 @@ TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00001900, BX
+	MOVQ         $0x00000320, BX
 
 row1:
 	MOVQ $0x00000002, SI
@@ -14631,7 +14631,7 @@ TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00003200, DX
+	MOVQ         $0x00000640, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -14867,7 +14867,7 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00003200, BX
+	MOVQ         $0x00000640, BX
 
 e1:
 	VMOVUPS   (CX), Y2
@@ -14894,7 +14894,7 @@ TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00003200, DX
+	MOVQ         $0x00000640, DX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -14989,7 +14989,7 @@ TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 e1:
 	VMOVUPS (CX), Y1
@@ -15010,7 +15010,7 @@ TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -15033,7 +15033,7 @@ TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -15056,7 +15056,7 @@ TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -15079,7 +15079,7 @@ TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -15106,7 +15106,7 @@ TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -15128,7 +15128,7 @@ TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -15157,7 +15157,7 @@ TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -15185,7 +15185,7 @@ TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -15504,7 +15504,7 @@ TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -15526,7 +15526,7 @@ TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -15604,7 +15604,7 @@ TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, BX
+	MOVQ         $0x00000100, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -15634,7 +15634,7 @@ TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -15661,7 +15661,7 @@ TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -15735,7 +15735,7 @@ TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, BX
+	MOVQ         $0x00000400, BX
 
 row1:
 	VBROADCASTSS (DX), Y0
@@ -15759,7 +15759,7 @@ TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 row1:
 	VBROADCASTSS (CX), Y0
@@ -15782,7 +15782,7 @@ TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00002000, SI
+	MOVQ         $0x00000400, SI
 
 row1:
 	VBROADCASTSS (CX), Y2
@@ -15813,7 +15813,7 @@ TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS (DX), Y0
-	MOVQ         $0x00002000, DX
+	MOVQ         $0x00000400, DX
 
 e1:
 	VMOVUPS (CX), Y1

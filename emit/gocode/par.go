@@ -119,10 +119,34 @@ func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok
 			return n0, iters >= ParMinAsmIters
 		}
 		if asm.ClassifyMap(k.p, loops, st, k.elem) != nil {
-			return nil, iters >= ParMinMapIters
+			return nil, iters >= k.minMapIters()
 		}
 	}
-	return nil, iters*goCost(st.Value) >= ParMinGoIters
+	return nil, iters*goCost(st.Value) >= k.minGoIters()
+}
+
+// ParModelDiv divides ParMinGoIters and ParMinMapIters in a model's
+// kernels (Kernel.PoolParam): their nests run in one region per call,
+// where handing a nest to an awake worker costs about a microsecond
+// instead of a wake-up, so smaller nests pay (the attention step's
+// 65536-element pointwise maps and 2048x8 Go loops, 17% of its time
+// serial before).
+const ParModelDiv = 4
+
+// minGoIters and minMapIters are the Go-loop and map thresholds of
+// this kernel.
+func (k *kgen) minGoIters() int {
+	if k.k.PoolParam {
+		return ParMinGoIters / ParModelDiv
+	}
+	return ParMinGoIters
+}
+
+func (k *kgen) minMapIters() int {
+	if k.k.PoolParam {
+		return ParMinMapIters / ParModelDiv
+	}
+	return ParMinMapIters
 }
 
 // transcendentalCost is what a call of a math package function (exp,
@@ -747,7 +771,7 @@ func (k *kgen) parPlainPlan(f *loopir.For, local bool) (shared, priv []int, ok b
 		return nil, nil, false
 	}
 	pn := &plainNest{access: map[int][]plainAccess{}, written: map[int]bool{}}
-	if !pn.scan(f, 1) || pn.iters < ParMinGoIters {
+	if !pn.scan(f, 1) || pn.iters < k.minGoIters() {
 		return nil, nil, false
 	}
 	ts := make([]int, 0, len(pn.access))

@@ -356,7 +356,7 @@ func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX512 runs a float32 pointwise kernel over 32768 elements: c = relu(x0).
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 4096 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap44AVX512(c *float32, x0 *float32)
@@ -706,7 +706,7 @@ func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX2 runs a float32 pointwise kernel over 32768 elements: c = relu(x0).
+// ocannlMap44AVX2 runs a float32 pointwise kernel over 4096 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap44AVX2(c *float32, x0 *float32)

@@ -5466,7 +5466,7 @@ TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -5494,7 +5494,7 @@ TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000800, DX
+	MOVQ         $0x00000100, DX
 
 e1:
 	VMOVUPS (CX), Z1
@@ -10784,7 +10784,7 @@ TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	MOVQ $0x00000008, SI
@@ -10812,7 +10812,7 @@ TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00001000, DX
+	MOVQ         $0x00000200, DX
 
 e1:
 	VMOVUPS (CX), Y1

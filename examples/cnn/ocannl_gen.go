@@ -304,7 +304,7 @@ func (r *ocannlCNNRunner) Predict(images *[256][12][12][1]float32) *[256][4]floa
 //	net.max_pool#1/x: 32 | 10,10,8 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
-//	_net.max_pool#1/y.1: 2,2 (let, local)
+//	_net.max_pool#1/y.1: 2,2 (let, local, in scratch field net_max_pool_1_y_1)
 //	net.max_pool#1/y: 32 | 5,5,8 (let, local, in scratch field net_max_pool_1_y)
 //	net.conv2.kernel: 3,3,8 -> 16 (param, parameter pNetConv2Kernel)
 //	net.conv2/y: 32 | 5,5,16 (let, local, in scratch field net_conv2_y)
@@ -467,7 +467,6 @@ func (r *ocannlCNNRunner) Predict(images *[256][12][12][1]float32) *[256][4]floa
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
 func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlCNNTrainLossScratch) {
-	var net_max_pool_1_y_1 [2][2]float32
 	var net_head_x_1 [32][5][5][16]float32
 	var net_head_x [32][5][5][16]float32
 	var train_cross_entropy_1_logits_1 [32][4]float32
@@ -566,7 +565,7 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 
 	// _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 	for i0 := range 2 {
-		net_max_pool_1_y_1Row := &net_max_pool_1_y_1[i0]
+		net_max_pool_1_y_1Row := &scratch.net_max_pool_1_y_1[i0]
 		for i1 := range 2 {
 			net_max_pool_1_y_1Row[i1] = 0
 		}
@@ -582,67 +581,53 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := net_max_pool_1_y_1[i4][1]
-					for i3 := range 8 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlCNNTrainLossPart0Records.Get()
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlCNNTrainLossPart0{}
+	ocannlCNNTrainLossPart0Records.Put(rec)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j5 := range 32 {
-		for j6 := range 8 {
-			for j7 := range 8 {
-				scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
+	for j6 := range 32 {
+		for j7 := range 8 {
+			for j8 := range 8 {
+				scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
 			}
 		}
 	}
-	for j8 := range 32 {
-		for j9 := 6; j9 < 8; j9++ {
-			for j10 := range 8 {
-				for j11 := range 8 {
-					scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
+	for j9 := range 32 {
+		for j10 := 6; j10 < 8; j10++ {
+			for j11 := range 8 {
+				for j12 := range 8 {
+					scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
 				}
 			}
 		}
 	}
-	for j12 := range 32 {
-		for j13 := 1; j13 < 6; j13++ {
-			for j14 := range 8 {
-				scratch.net_max_pool_1_y[j12][j13][0][j14] = 0
+	for j13 := range 32 {
+		for j14 := 1; j14 < 6; j14++ {
+			for j15 := range 8 {
+				scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
 			}
 		}
 	}
-	for j15 := range 32 {
-		for j16 := 1; j16 < 6; j16++ {
-			for j17 := 6; j17 < 8; j17++ {
-				for j18 := range 8 {
-					scratch.net_max_pool_1_y[j15][j16][j17][j18] = 0
+	for j16 := range 32 {
+		for j17 := 1; j17 < 6; j17++ {
+			for j18 := 6; j18 < 8; j18++ {
+				for j19 := range 8 {
+					scratch.net_max_pool_1_y[j16][j17][j18][j19] = 0
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec := ocannlCNNTrainLossPart0Records.Get()
-	rec.pNetConv2Kernel = pNetConv2Kernel
-	rec.scratch = scratch
-	region.Run(rec, 5)
-	*rec = ocannlCNNTrainLossPart0{}
-	ocannlCNNTrainLossPart0Records.Put(rec)
+	rec2 := ocannlCNNTrainLossPart1Records.Get()
+	rec2.pNetConv2Kernel = pNetConv2Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 5)
+	*rec2 = ocannlCNNTrainLossPart1{}
+	ocannlCNNTrainLossPart1Records.Put(rec2)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -677,11 +662,11 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 					net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
 					net_head_xRow := &net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r3 := net_head_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
+						r4 := net_head_x_1Row2[i3]
+						if !(r4 > 0) {
+							r4 = 0
 						}
-						net_head_xRow[i3] = r3
+						net_head_xRow[i3] = r4
 					}
 				}
 			}
@@ -812,31 +797,66 @@ type ocannlCNNTrainLossScratch struct {
 	net_conv1_y        [32][10][10][8]float32
 	net_max_pool_1_x_1 [32][10][10][8]float32
 	net_max_pool_1_x   [32][10][10][8]float32
+	net_max_pool_1_y_1 [2][2]float32
 	net_max_pool_1_y   [32][8][8][8]float32
 	net_conv2_y        [32][5][5][16]float32
 }
 
-// ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// ocannlCNNTrainLossPart0 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlCNNTrainLossPart0 struct {
+	scratch *ocannlCNNTrainLossScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r2 *ocannlCNNTrainLossPart0) Part(j5 int) {
+	scratch := r2.scratch
+	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+4*j5][i1+1][i2+1]
+				for i4 := range 2 {
+					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+4*j5][2*i1+i4][2*i2]
+					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+4*j5][2*i1+i4][2*i2+1]
+					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
+					for i3 := range 8 {
+						acc2 := net_max_pool_1_yRow[i3]
+						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+						net_max_pool_1_yRow[i3] = acc2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNTrainLossPart0Records holds the free ocannlCNNTrainLossPart0 records.
+var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
+
+// ocannlCNNTrainLossPart1 is the task record of a loop nest of ocannlCNNTrainLoss that runs in 5 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlCNNTrainLossPart1 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNTrainLossScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 5).
-func (r2 *ocannlCNNTrainLossPart0) Part(j19 int) {
-	pNetConv2Kernel, scratch := r2.pNetConv2Kernel, r2.scratch
+// Part runs part j20 of the nest (0 <= j20 < 5).
+func (r3 *ocannlCNNTrainLossPart1) Part(j20 int) {
+	pNetConv2Kernel, scratch := r3.pNetConv2Kernel, r3.scratch
 	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j20][i2][0], &scratch.net_max_pool_1_y[0][i1+j20][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j20][i2][0], &scratch.net_max_pool_1_y[0][i1+j20][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -848,14 +868,14 @@ func (r2 *ocannlCNNTrainLossPart0) Part(j19 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j19+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j20+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j19][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j20][i2][i3] = acc3
 					}
 				}
 			}
@@ -863,8 +883,8 @@ func (r2 *ocannlCNNTrainLossPart0) Part(j19 int) {
 	}
 }
 
-// ocannlCNNTrainLossPart0Records holds the free ocannlCNNTrainLossPart0 records.
-var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
+// ocannlCNNTrainLossPart1Records holds the free ocannlCNNTrainLossPart1 records.
+var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 
 // ocannlCNNBackward runs a tensor program generated by ocannlgen.
 //
@@ -912,7 +932,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	net.conv2.kernel.grad: [16 3 3 8] (let, output parameter gNetConv2Kernel)
 //	net.conv2/y.grad: [32 5 5 16] (let, local, in scratch field net_conv2_y_grad)
 //	net.conv2.bias.grad: [16] (let, output parameter gNetConv2Bias)
-//	_net.head/x.1.grad: [32 5 5 16] (let, local)
+//	_net.head/x.1.grad: [32 5 5 16] (let, local, in scratch field net_head_x_1_grad)
 //	net.head/x.grad: [32 5 5 16] (let, local)
 //	net.head.w.grad: [4 5 5 16] (let, output parameter gNetHeadW)
 //	_train.cross_entropy#1/logits.1.grad: [32 4] (let, local)
@@ -1279,7 +1299,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	var train_1 [32][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_head_x_1_grad [32][5][5][16]float32
 	var net_head_x_grad [32][5][5][16]float32
 	var train_cross_entropy_1_logits_1_grad [32][4]float32
 	var train_cross_entropy_1_logits_grad [32][4]float32
@@ -1394,67 +1413,53 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 5 {
-			for i2 := range 5 {
-				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0][i1+1][i2+1]
-				for i4 := range 2 {
-					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2]
-					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0][2*i1+i4][2*i2+1]
-					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
-					for i3 := range 8 {
-						acc2 := net_max_pool_1_yRow[i3]
-						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
-						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
-						net_max_pool_1_yRow[i3] = acc2
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec := ocannlCNNBackwardPart0Records.Get()
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	*rec = ocannlCNNBackwardPart0{}
+	ocannlCNNBackwardPart0Records.Put(rec)
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	for j5 := range 32 {
-		for j6 := range 8 {
-			for j7 := range 8 {
-				scratch.net_max_pool_1_y[j5][0][j6][j7] = 0
+	for j6 := range 32 {
+		for j7 := range 8 {
+			for j8 := range 8 {
+				scratch.net_max_pool_1_y[j6][0][j7][j8] = 0
 			}
 		}
 	}
-	for j8 := range 32 {
-		for j9 := 6; j9 < 8; j9++ {
-			for j10 := range 8 {
-				for j11 := range 8 {
-					scratch.net_max_pool_1_y[j8][j9][j10][j11] = 0
+	for j9 := range 32 {
+		for j10 := 6; j10 < 8; j10++ {
+			for j11 := range 8 {
+				for j12 := range 8 {
+					scratch.net_max_pool_1_y[j9][j10][j11][j12] = 0
 				}
 			}
 		}
 	}
-	for j12 := range 32 {
-		for j13 := 1; j13 < 6; j13++ {
-			for j14 := range 8 {
-				scratch.net_max_pool_1_y[j12][j13][0][j14] = 0
+	for j13 := range 32 {
+		for j14 := 1; j14 < 6; j14++ {
+			for j15 := range 8 {
+				scratch.net_max_pool_1_y[j13][j14][0][j15] = 0
 			}
 		}
 	}
-	for j15 := range 32 {
-		for j16 := 1; j16 < 6; j16++ {
-			for j17 := 6; j17 < 8; j17++ {
-				for j18 := range 8 {
-					scratch.net_max_pool_1_y[j15][j16][j17][j18] = 0
+	for j16 := range 32 {
+		for j17 := 1; j17 < 6; j17++ {
+			for j18 := 6; j18 < 8; j18++ {
+				for j19 := range 8 {
+					scratch.net_max_pool_1_y[j16][j17][j18][j19] = 0
 				}
 			}
 		}
 	}
 	// 5 parts of i1 on the pool.
-	rec := ocannlCNNBackwardPart0Records.Get()
-	rec.pNetConv2Kernel = pNetConv2Kernel
-	rec.scratch = scratch
-	region.Run(rec, 5)
-	*rec = ocannlCNNBackwardPart0{}
-	ocannlCNNBackwardPart0Records.Put(rec)
+	rec2 := ocannlCNNBackwardPart1Records.Get()
+	rec2.pNetConv2Kernel = pNetConv2Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 5)
+	*rec2 = ocannlCNNBackwardPart1{}
+	ocannlCNNBackwardPart1Records.Put(rec2)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
 	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -1489,11 +1494,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_head_x_1Row2 := &net_head_x_1[i0][i1][i2]
 					net_head_xRow := &net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r3 := net_head_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
+						r4 := net_head_x_1Row2[i3]
+						if !(r4 > 0) {
+							r4 = 0
 						}
-						net_head_xRow[i3] = r3
+						net_head_xRow[i3] = r4
 					}
 				}
 			}
@@ -1627,6 +1632,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	*gNetConv2Kernel = [1152]float32{}
 	scratch.net_conv2_y_grad = [32][5][5][16]float32{}
 	*gNetConv2Bias = [16]float32{}
+	scratch.net_head_x_1_grad = [32][5][5][16]float32{}
 	*gNetHeadW = [1600]float32{}
 	*gNetHeadB = [4]float32{}
 
@@ -1729,15 +1735,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 4 {
-			var r4 float32
+			var r5 float32
 			if train_cross_entropy_1_mV2 == train_cross_entropy_1_logitsRow4[i1] {
-				r4 = 1
+				r5 = 1
 			}
-			r5 := float32(0)
-			if r4 != 0 {
-				r5 = train_cross_entropy_1_m_gradV
+			r6 := float32(0)
+			if r5 != 0 {
+				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r5
+			train_cross_entropy_1_logits_gradRow2[i1] += r6
 		}
 	}
 
@@ -1816,26 +1822,26 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 	// float32 pointwise kernel over 12800 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap4AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
+		ocannlMap4AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &net_head_x_1[0][0][0][0], &net_head_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					net_head_x_1Row3 := &net_head_x_1[i0][i1][i2]
 					net_head_x_gradRow2 := &net_head_x_grad[i0][i1][i2]
-					net_head_x_1_gradRow := &net_head_x_1_grad[i0][i1][i2]
+					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r6 float32
+						var r7 float32
 						if 0 < net_head_x_1Row3[i3] {
-							r6 = 1
+							r7 = 1
 						}
-						r7 := float32(0)
-						if r6 != 0 {
-							r7 = net_head_x_gradRow2[i3]
+						r8 := float32(0)
+						if r7 != 0 {
+							r8 = net_head_x_gradRow2[i3]
 						}
-						net_head_x_1_gradRow[i3] += r7
+						net_head_x_1_gradRow[i3] += r8
 					}
 				}
 			}
@@ -1845,14 +1851,14 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
 	// float32 pointwise kernel over 12800 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+		ocannlMap5AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &net_head_x_1_grad[0][0][0][0])
+		ocannlMap5AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1_gradRow2 := &net_head_x_1_grad[i0][i1][i2]
+					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0][i1][i2]
 					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0][i1][i2]
 					for i3 := range 16 {
 						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
@@ -1863,115 +1869,115 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
-	// i2 unrolled and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 5 {
-			net_head_x_1_gradRow3 := &net_head_x_1_grad[i0][i1][0]
-			net_head_x_1_gradRow4 := &net_head_x_1_grad[i0][i1][1]
-			net_head_x_1_gradRow5 := &net_head_x_1_grad[i0][i1][2]
-			net_head_x_1_gradRow6 := &net_head_x_1_grad[i0][i1][3]
-			net_head_x_1_gradRow7 := &net_head_x_1_grad[i0][i1][4]
-			for i3 := range 16 {
-				acc11 := gNetConv2Bias[i3]
-				acc11 += net_head_x_1_gradRow3[i3]
-				acc11 += net_head_x_1_gradRow4[i3]
-				acc11 += net_head_x_1_gradRow5[i3]
-				acc11 += net_head_x_1_gradRow6[i3]
-				acc11 += net_head_x_1_gradRow7[i3]
-				gNetConv2Bias[i3] = acc11
-			}
-		}
-	}
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 8 parts of i0 on the pool.
-	rec2 := ocannlCNNBackwardPart1Records.Get()
-	rec2.pNetConv2Kernel = pNetConv2Kernel
-	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlCNNBackwardPart1{}
-	ocannlCNNBackwardPart1Records.Put(rec2)
-
-	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
-	// 3 parts of i4 on the pool.
 	rec3 := ocannlCNNBackwardPart2Records.Get()
-	rec3.gNetConv2Kernel = gNetConv2Kernel
 	rec3.scratch = scratch
-	region.Run(rec3, 3)
+	region.Run(rec3, 8)
+	// The 8 partial sums, added in part order.
+	for j22 := range 16 {
+		acc12 := gNetConv2Bias[j22]
+		acc12 += rec3.gNetConv2BiasPartial[0][j22]
+		acc12 += rec3.gNetConv2BiasPartial[1][j22]
+		acc12 += rec3.gNetConv2BiasPartial[2][j22]
+		acc12 += rec3.gNetConv2BiasPartial[3][j22]
+		acc12 += rec3.gNetConv2BiasPartial[4][j22]
+		acc12 += rec3.gNetConv2BiasPartial[5][j22]
+		acc12 += rec3.gNetConv2BiasPartial[6][j22]
+		acc12 += rec3.gNetConv2BiasPartial[7][j22]
+		gNetConv2Bias[j22] = acc12
+	}
 	*rec3 = ocannlCNNBackwardPart2{}
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlCNNBackwardPart3Records.Get()
+	rec4.pNetConv2Kernel = pNetConv2Kernel
+	rec4.scratch = scratch
+	region.Run(rec4, 8)
+	*rec4 = ocannlCNNBackwardPart3{}
+	ocannlCNNBackwardPart3Records.Put(rec4)
+
+	// backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
+	// 3 parts of i4 on the pool.
+	rec5 := ocannlCNNBackwardPart4Records.Get()
+	rec5.gNetConv2Kernel = gNetConv2Kernel
+	rec5.scratch = scratch
+	region.Run(rec5, 3)
+	*rec5 = ocannlCNNBackwardPart4{}
+	ocannlCNNBackwardPart4Records.Put(rec5)
+
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): s = v1 + v2; g1 =+ where((t == s), g, 0); g1 is net.max_pool#1/x.grad
-	for j22 := range 32 {
-		for j23 := range 8 {
-			for j24 := range 8 {
-				scratch.net_max_pool_1_y[j22][0][j23][j24] = float32(math.Inf(-1))
-			}
-		}
-	}
 	for j25 := range 32 {
-		for j26 := 6; j26 < 8; j26++ {
+		for j26 := range 8 {
 			for j27 := range 8 {
-				for j28 := range 8 {
-					scratch.net_max_pool_1_y[j25][j26][j27][j28] = float32(math.Inf(-1))
-				}
+				scratch.net_max_pool_1_y[j25][0][j26][j27] = float32(math.Inf(-1))
 			}
 		}
 	}
-	for j29 := range 32 {
-		for j30 := 1; j30 < 6; j30++ {
-			for j31 := range 8 {
-				scratch.net_max_pool_1_y[j29][j30][0][j31] = float32(math.Inf(-1))
+	for j28 := range 32 {
+		for j29 := 6; j29 < 8; j29++ {
+			for j30 := range 8 {
+				for j31 := range 8 {
+					scratch.net_max_pool_1_y[j28][j29][j30][j31] = float32(math.Inf(-1))
+				}
 			}
 		}
 	}
 	for j32 := range 32 {
 		for j33 := 1; j33 < 6; j33++ {
-			for j34 := 6; j34 < 8; j34++ {
-				for j35 := range 8 {
-					scratch.net_max_pool_1_y[j32][j33][j34][j35] = float32(math.Inf(-1))
-				}
+			for j34 := range 8 {
+				scratch.net_max_pool_1_y[j32][j33][0][j34] = float32(math.Inf(-1))
 			}
 		}
 	}
-	for j36 := range 32 {
-		for j37 := range 8 {
-			for j38 := range 8 {
-				scratch.net_max_pool_1_y_grad[j36][0][j37][j38] = 0
+	for j35 := range 32 {
+		for j36 := 1; j36 < 6; j36++ {
+			for j37 := 6; j37 < 8; j37++ {
+				for j38 := range 8 {
+					scratch.net_max_pool_1_y[j35][j36][j37][j38] = float32(math.Inf(-1))
+				}
 			}
 		}
 	}
 	for j39 := range 32 {
-		for j40 := 6; j40 < 8; j40++ {
+		for j40 := range 8 {
 			for j41 := range 8 {
-				for j42 := range 8 {
-					scratch.net_max_pool_1_y_grad[j39][j40][j41][j42] = 0
-				}
+				scratch.net_max_pool_1_y_grad[j39][0][j40][j41] = 0
 			}
 		}
 	}
-	for j43 := range 32 {
-		for j44 := 1; j44 < 6; j44++ {
-			for j45 := range 8 {
-				scratch.net_max_pool_1_y_grad[j43][j44][0][j45] = 0
+	for j42 := range 32 {
+		for j43 := 6; j43 < 8; j43++ {
+			for j44 := range 8 {
+				for j45 := range 8 {
+					scratch.net_max_pool_1_y_grad[j42][j43][j44][j45] = 0
+				}
 			}
 		}
 	}
 	for j46 := range 32 {
 		for j47 := 1; j47 < 6; j47++ {
-			for j48 := 6; j48 < 8; j48++ {
-				for j49 := range 8 {
-					scratch.net_max_pool_1_y_grad[j46][j47][j48][j49] = 0
+			for j48 := range 8 {
+				scratch.net_max_pool_1_y_grad[j46][j47][0][j48] = 0
+			}
+		}
+	}
+	for j49 := range 32 {
+		for j50 := 1; j50 < 6; j50++ {
+			for j51 := 6; j51 < 8; j51++ {
+				for j52 := range 8 {
+					scratch.net_max_pool_1_y_grad[j49][j50][j51][j52] = 0
 				}
 			}
 		}
 	}
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlCNNBackwardPart3Records.Get()
-	rec4.scratch = scratch
-	region.Run(rec4, 8)
-	*rec4 = ocannlCNNBackwardPart3{}
-	ocannlCNNBackwardPart3Records.Put(rec4)
+	rec6 := ocannlCNNBackwardPart5Records.Get()
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlCNNBackwardPart5{}
+	ocannlCNNBackwardPart5Records.Put(rec6)
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// float32 pointwise kernel over 25600 elements (c += where(lt(0,x0),x1,0)): AVX512, AVX2.
@@ -1987,15 +1993,15 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 					net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
-						var r13 float32
+						var r15 float32
 						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r13 = 1
+							r15 = 1
 						}
-						r14 := float32(0)
-						if r13 != 0 {
-							r14 = net_max_pool_1_x_gradRow[i3]
+						r16 := float32(0)
+						if r15 != 0 {
+							r16 = net_max_pool_1_x_gradRow[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r14
+						net_max_pool_1_x_1_gradRow[i3] += r16
 					}
 				}
 			}
@@ -2023,31 +2029,25 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
-	// i2 unrolled by 4 and jammed into i3.
-	for i0 := range 32 {
-		for i1 := range 10 {
-			for i2 := 0; i2 < 8; i2 += 4 {
-				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
-				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
-				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
-				for i3 := range 8 {
-					acc12 := gNetConv1Bias[i3]
-					acc12 += net_max_pool_1_x_1_gradRow3[i3]
-					acc12 += net_max_pool_1_x_1_gradRow4[i3]
-					acc12 += net_max_pool_1_x_1_gradRow5[i3]
-					acc12 += net_max_pool_1_x_1_gradRow6[i3]
-					gNetConv1Bias[i3] = acc12
-				}
-			}
-			for i2 := 8; i2 < 10; i2++ {
-				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-				for i3 := range 8 {
-					gNetConv1Bias[i3] += net_max_pool_1_x_1_gradRow7[i3]
-				}
-			}
-		}
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlCNNBackwardPart6Records.Get()
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	// The 8 partial sums, added in part order.
+	for j55 := range 8 {
+		acc14 := gNetConv1Bias[j55]
+		acc14 += rec7.gNetConv1BiasPartial[0][j55]
+		acc14 += rec7.gNetConv1BiasPartial[1][j55]
+		acc14 += rec7.gNetConv1BiasPartial[2][j55]
+		acc14 += rec7.gNetConv1BiasPartial[3][j55]
+		acc14 += rec7.gNetConv1BiasPartial[4][j55]
+		acc14 += rec7.gNetConv1BiasPartial[5][j55]
+		acc14 += rec7.gNetConv1BiasPartial[6][j55]
+		acc14 += rec7.gNetConv1BiasPartial[7][j55]
+		gNetConv1Bias[j55] = acc14
 	}
+	*rec7 = ocannlCNNBackwardPart6{}
+	ocannlCNNBackwardPart6Records.Put(rec7)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 	// float32 broadcast kernel M=8 N=3 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -2101,29 +2101,64 @@ type ocannlCNNBackwardScratch struct {
 	net_max_pool_1_x_grad   [32][10][10][8]float32
 	net_max_pool_1_y_grad   [32][8][8][8]float32
 	net_conv2_y_grad        [32][5][5][16]float32
+	net_head_x_1_grad       [32][5][5][16]float32
 }
 
-// ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlCNNBackwardPart0 struct {
+	scratch *ocannlCNNBackwardScratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r2 *ocannlCNNBackwardPart0) Part(j5 int) {
+	scratch := r2.scratch
+	// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 5 {
+				net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+4*j5][i1+1][i2+1]
+				for i4 := range 2 {
+					net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+4*j5][2*i1+i4][2*i2]
+					net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
+					net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+4*j5][2*i1+i4][2*i2+1]
+					net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
+					for i3 := range 8 {
+						acc2 := net_max_pool_1_yRow[i3]
+						acc2 = max(acc2, net_max_pool_1_xRow2[i3]+net_max_pool_1_y_1V)
+						acc2 = max(acc2, net_max_pool_1_xRow3[i3]+net_max_pool_1_y_1V2)
+						net_max_pool_1_yRow[i3] = acc2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart0Records holds the free ocannlCNNBackwardPart0 records.
+var ocannlCNNBackwardPart0Records rt.Records[ocannlCNNBackwardPart0]
+
+// ocannlCNNBackwardPart1 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlCNNBackwardPart1 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 5).
-func (r2 *ocannlCNNBackwardPart0) Part(j19 int) {
-	pNetConv2Kernel, scratch := r2.pNetConv2Kernel, r2.scratch
+// Part runs part j20 of the nest (0 <= j20 < 5).
+func (r3 *ocannlCNNBackwardPart1) Part(j20 int) {
+	pNetConv2Kernel, scratch := r3.pNetConv2Kernel, r3.scratch
 	// float32 dot kernel M=32 N=16 K=24x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX512(&scratch.net_conv2_y[0][i1+j20][i2][0], &scratch.net_max_pool_1_y[0][i1+j20][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i2 := range 5 {
-				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j19][i2][0], &scratch.net_max_pool_1_y[0][i1+j19][i2][0], &pNetConv2Kernel[0])
+				ocannlGemm1AVX2(&scratch.net_conv2_y[0][i1+j20][i2][0], &scratch.net_max_pool_1_y[0][i1+j20][i2][0], &pNetConv2Kernel[0])
 			}
 		}
 	} else {
@@ -2135,14 +2170,14 @@ func (r2 *ocannlCNNBackwardPart0) Part(j19 int) {
 						acc3 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j19+i4][i2+i5]
+								net_max_pool_1_yRow2 := &scratch.net_max_pool_1_y[i0][i1+j20+i4][i2+i5]
 								pNetConv2KernelRow := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
 									acc3 += net_max_pool_1_yRow2[i6] * pNetConv2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2_y[i0][i1+j19][i2][i3] = acc3
+						scratch.net_conv2_y[i0][i1+j20][i2][i3] = acc3
 					}
 				}
 			}
@@ -2150,25 +2185,61 @@ func (r2 *ocannlCNNBackwardPart0) Part(j19 int) {
 	}
 }
 
-// ocannlCNNBackwardPart0Records holds the free ocannlCNNBackwardPart0 records.
-var ocannlCNNBackwardPart0Records rt.Records[ocannlCNNBackwardPart0]
+// ocannlCNNBackwardPart1Records holds the free ocannlCNNBackwardPart1 records.
+var ocannlCNNBackwardPart1Records rt.Records[ocannlCNNBackwardPart1]
 
-// ocannlCNNBackwardPart1 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// ocannlCNNBackwardPart2 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart1 struct {
+type ocannlCNNBackwardPart2 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv2BiasPartial [8][16]float32
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r9 *ocannlCNNBackwardPart2) Part(j21 int) {
+	scratch, gNetConv2BiasPartial := r9.scratch, &r9.gNetConv2BiasPartial
+	gNetConv2BiasPartial[j21] = [16]float32{}
+	// i2 unrolled and jammed into i3.
+	gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j21]
+	for i0 := range 4 {
+		for i1 := range 5 {
+			net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+4*j21][i1][0]
+			net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+4*j21][i1][1]
+			net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+4*j21][i1][2]
+			net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+4*j21][i1][3]
+			net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+4*j21][i1][4]
+			for i3 := range 16 {
+				acc11 := gNetConv2BiasPartialRow[i3]
+				acc11 += net_head_x_1_gradRow3[i3]
+				acc11 += net_head_x_1_gradRow4[i3]
+				acc11 += net_head_x_1_gradRow5[i3]
+				acc11 += net_head_x_1_gradRow6[i3]
+				acc11 += net_head_x_1_gradRow7[i3]
+				gNetConv2BiasPartialRow[i3] = acc11
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart2Records holds the free ocannlCNNBackwardPart2 records.
+var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
+
+// ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart3 struct {
 	pNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r8 *ocannlCNNBackwardPart1) Part(j20 int) {
-	pNetConv2Kernel, scratch := r8.pNetConv2Kernel, r8.scratch
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r10 *ocannlCNNBackwardPart3) Part(j23 int) {
+	pNetConv2Kernel, scratch := r10.pNetConv2Kernel, r10.scratch
 	// float32 broadcast kernel M=5 N=24 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j20][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j20][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j23][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j23][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2176,7 +2247,7 @@ func (r8 *ocannlCNNBackwardPart1) Part(j20 int) {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j20][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j20][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j23][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j23][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2185,11 +2256,11 @@ func (r8 *ocannlCNNBackwardPart1) Part(j20 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j20][i1][i2][i3]
+						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j23][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j20][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j23][i1+i4][i2+i5]
 								for i6 := range 8 {
 									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
 								}
@@ -2202,25 +2273,25 @@ func (r8 *ocannlCNNBackwardPart1) Part(j20 int) {
 	}
 }
 
-// ocannlCNNBackwardPart1Records holds the free ocannlCNNBackwardPart1 records.
-var ocannlCNNBackwardPart1Records rt.Records[ocannlCNNBackwardPart1]
+// ocannlCNNBackwardPart3Records holds the free ocannlCNNBackwardPart3 records.
+var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
 
-// ocannlCNNBackwardPart2 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
+// ocannlCNNBackwardPart4 is the task record of a loop nest of ocannlCNNBackward that runs in 3 parts, one
 // for each 1 values of i4 (see rt.Pool).
-type ocannlCNNBackwardPart2 struct {
+type ocannlCNNBackwardPart4 struct {
 	gNetConv2Kernel *[1152]float32
 	scratch         *ocannlCNNBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 3).
-func (r9 *ocannlCNNBackwardPart2) Part(j21 int) {
-	gNetConv2Kernel, scratch := r9.gNetConv2Kernel, r9.scratch
+// Part runs part j24 of the nest (0 <= j24 < 3).
+func (r11 *ocannlCNNBackwardPart4) Part(j24 int) {
+	gNetConv2Kernel, scratch := r11.gNetConv2Kernel, r11.scratch
 	// float32 broadcast kernel M=16 N=24 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 1 {
-					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j21], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j21][i2][0])
+					ocannlGemm6AVX512(&gNetConv2Kernel[24*i4+24*j24], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j24][i2][0])
 				}
 			}
 		}
@@ -2228,7 +2299,7 @@ func (r9 *ocannlCNNBackwardPart2) Part(j21 int) {
 		for i1 := range 5 {
 			for i2 := range 5 {
 				for i4 := range 1 {
-					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j21], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j21][i2][0])
+					ocannlGemm6AVX2(&gNetConv2Kernel[24*i4+24*j24], &scratch.net_conv2_y_grad[0][i1][i2][0], &scratch.net_max_pool_1_y[0][i1+i4+j24][i2][0])
 				}
 			}
 		}
@@ -2240,8 +2311,8 @@ func (r9 *ocannlCNNBackwardPart2) Part(j21 int) {
 						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
 							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j21][i2+i5]
-								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j21+8*i5 : 72*i3+24*i4+24*j21+8*i5+8])
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4+j24][i2+i5]
+								gNetConv2KernelRow := (*[8]float32)(gNetConv2Kernel[72*i3+24*i4+24*j24+8*i5 : 72*i3+24*i4+24*j24+8*i5+8])
 								for i6 := range 8 {
 									gNetConv2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
 								}
@@ -2254,18 +2325,18 @@ func (r9 *ocannlCNNBackwardPart2) Part(j21 int) {
 	}
 }
 
-// ocannlCNNBackwardPart2Records holds the free ocannlCNNBackwardPart2 records.
-var ocannlCNNBackwardPart2Records rt.Records[ocannlCNNBackwardPart2]
+// ocannlCNNBackwardPart4Records holds the free ocannlCNNBackwardPart4 records.
+var ocannlCNNBackwardPart4Records rt.Records[ocannlCNNBackwardPart4]
 
-// ocannlCNNBackwardPart3 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// ocannlCNNBackwardPart5 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlCNNBackwardPart3 struct {
+type ocannlCNNBackwardPart5 struct {
 	scratch *ocannlCNNBackwardScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r12 *ocannlCNNBackwardPart3) Part(j50 int) {
-	scratch := r12.scratch
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r14 *ocannlCNNBackwardPart5) Part(j53 int) {
+	scratch := r14.scratch
 	var scratch2 [1]float32
 	for i0 := range 4 {
 		for i1 := range 5 {
@@ -2273,16 +2344,16 @@ func (r12 *ocannlCNNBackwardPart3) Part(j50 int) {
 				for i3 := range 8 {
 					for i4 := range 2 {
 						for i5 := range 2 {
-							scratch2[0] = scratch.net_max_pool_1_x[i0+4*j50][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
-							var r10 float32
-							if scratch.net_max_pool_1_y[i0+4*j50][i1+1][i2+1][i3] == scratch2[0] {
-								r10 = 1
+							scratch2[0] = scratch.net_max_pool_1_x[i0+4*j53][2*i1+i4][2*i2+i5][i3] + scratch.net_max_pool_1_y_1[i4][i5]
+							var r12 float32
+							if scratch.net_max_pool_1_y[i0+4*j53][i1+1][i2+1][i3] == scratch2[0] {
+								r12 = 1
 							}
-							r11 := float32(0)
-							if r10 != 0 {
-								r11 = scratch.net_max_pool_1_y_grad[i0+4*j50][i1+1][i2+1][i3]
+							r13 := float32(0)
+							if r12 != 0 {
+								r13 = scratch.net_max_pool_1_y_grad[i0+4*j53][i1+1][i2+1][i3]
 							}
-							scratch.net_max_pool_1_x_grad[i0+4*j50][2*i1+i4][2*i2+i5][i3] += r11
+							scratch.net_max_pool_1_x_grad[i0+4*j53][2*i1+i4][2*i2+i5][i3] += r13
 						}
 					}
 				}
@@ -2291,8 +2362,50 @@ func (r12 *ocannlCNNBackwardPart3) Part(j50 int) {
 	}
 }
 
-// ocannlCNNBackwardPart3Records holds the free ocannlCNNBackwardPart3 records.
-var ocannlCNNBackwardPart3Records rt.Records[ocannlCNNBackwardPart3]
+// ocannlCNNBackwardPart5Records holds the free ocannlCNNBackwardPart5 records.
+var ocannlCNNBackwardPart5Records rt.Records[ocannlCNNBackwardPart5]
+
+// ocannlCNNBackwardPart6 is the task record of a loop nest of ocannlCNNBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlCNNBackwardPart6 struct {
+	scratch              *ocannlCNNBackwardScratch
+	gNetConv1BiasPartial [8][8]float32
+}
+
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r17 *ocannlCNNBackwardPart6) Part(j54 int) {
+	scratch, gNetConv1BiasPartial := r17.scratch, &r17.gNetConv1BiasPartial
+	gNetConv1BiasPartial[j54] = [8]float32{}
+	// i2 unrolled by 4 and jammed into i3.
+	gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j54]
+	for i0 := range 4 {
+		for i1 := range 10 {
+			for i2 := 0; i2 < 8; i2 += 4 {
+				net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j54][i1][i2]
+				net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j54][i1][i2+1]
+				net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j54][i1][i2+2]
+				net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j54][i1][i2+3]
+				for i3 := range 8 {
+					acc13 := gNetConv1BiasPartialRow[i3]
+					acc13 += net_max_pool_1_x_1_gradRow3[i3]
+					acc13 += net_max_pool_1_x_1_gradRow4[i3]
+					acc13 += net_max_pool_1_x_1_gradRow5[i3]
+					acc13 += net_max_pool_1_x_1_gradRow6[i3]
+					gNetConv1BiasPartialRow[i3] = acc13
+				}
+			}
+			for i2 := 8; i2 < 10; i2++ {
+				net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j54][i1][i2]
+				for i3 := range 8 {
+					gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNBackwardPart6Records holds the free ocannlCNNBackwardPart6 records.
+var ocannlCNNBackwardPart6Records rt.Records[ocannlCNNBackwardPart6]
 
 // ocannlCNNPredict runs a tensor program generated by ocannlgen.
 //
@@ -2508,48 +2621,21 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	ocannlCNNPredictPart4Records.Put(rec5)
 
 	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// float32 pointwise kernel over 6400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlCNNPredictPart5Records.Get()
+	rec6.pNetConv2Bias = pNetConv2Bias
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
+	*rec6 = ocannlCNNPredictPart5{}
+	ocannlCNNPredictPart5Records.Put(rec6)
 
 	// net.head/x = pointwise relu of _net.head/x.1
-	// float32 pointwise kernel over 102400 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else {
-		for i0 := range 256 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
-					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
-					for i3 := range 16 {
-						r7 := net_head_x_1Row2[i3]
-						if !(r7 > 0) {
-							r7 = 0
-						}
-						net_head_xRow[i3] = r7
-					}
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlCNNPredictPart6Records.Get()
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
+	*rec7 = ocannlCNNPredictPart6{}
+	ocannlCNNPredictPart6Records.Put(rec7)
 
 	// _predict.1 = compose "*" of net.head.w, net.head/x
 	// float32 dot kernel M=4 N=256 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -2579,9 +2665,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+		ocannlMap8AVX512(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
+		ocannlMap8AVX2(&out[0][0], &predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &predict_1[i0]
@@ -2807,3 +2893,72 @@ func (r6 *ocannlCNNPredictPart4) Part(j23 int) {
 
 // ocannlCNNPredictPart4Records holds the free ocannlCNNPredictPart4 records.
 var ocannlCNNPredictPart4Records rt.Records[ocannlCNNPredictPart4]
+
+// ocannlCNNPredictPart5 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart5 struct {
+	pNetConv2Bias *[16]float32
+	scratch       *ocannlCNNPredictScratch
+}
+
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r7 *ocannlCNNPredictPart5) Part(j24 int) {
+	pNetConv2Bias, scratch := r7.pNetConv2Bias, r7.scratch
+	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&scratch.net_head_x_1[32*j24][0][0][0], &scratch.net_conv2_y[32*j24][0][0][0], &pNetConv2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap2AVX2(&scratch.net_head_x_1[32*j24][0][0][0], &scratch.net_conv2_y[32*j24][0][0][0], &pNetConv2Bias[0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_conv2_yRow := &scratch.net_conv2_y[i0+32*j24][i1][i2]
+					net_head_x_1Row := &scratch.net_head_x_1[i0+32*j24][i1][i2]
+					for i3 := range 16 {
+						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart5Records holds the free ocannlCNNPredictPart5 records.
+var ocannlCNNPredictPart5Records rt.Records[ocannlCNNPredictPart5]
+
+// ocannlCNNPredictPart6 is the task record of a loop nest of ocannlCNNPredict that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlCNNPredictPart6 struct {
+	scratch *ocannlCNNPredictScratch
+}
+
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r9 *ocannlCNNPredictPart6) Part(j25 int) {
+	scratch := r9.scratch
+	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_head_x[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap3AVX2(&scratch.net_head_x[32*j25][0][0][0], &scratch.net_head_x_1[32*j25][0][0][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i2 := range 5 {
+					net_head_x_1Row2 := &scratch.net_head_x_1[i0+32*j25][i1][i2]
+					net_head_xRow := &scratch.net_head_x[i0+32*j25][i1][i2]
+					for i3 := range 16 {
+						r8 := net_head_x_1Row2[i3]
+						if !(r8 > 0) {
+							r8 = 0
+						}
+						net_head_xRow[i3] = r8
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCNNPredictPart6Records holds the free ocannlCNNPredictPart6 records.
+var ocannlCNNPredictPart6Records rt.Records[ocannlCNNPredictPart6]

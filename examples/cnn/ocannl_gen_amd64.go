@@ -111,20 +111,10 @@ func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap7AVX512(c *float32, x0 *float32)
 
-// ocannlMap8AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap9AVX512 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap9AVX512(c *float32, x0 *float32)
-
-// ocannlMap10AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=8 K=3 (3x3 tile); strides C 800,1 A 144,1 B 1,9.
 //
@@ -221,17 +211,7 @@ func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap7AVX2(c *float32, x0 *float32)
 
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 102400 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap9AVX2(c *float32, x0 *float32)
-
-// ocannlMap10AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)

@@ -2028,50 +2028,6 @@ TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001900, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00001900, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x0000000f, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000100, BX
@@ -4273,55 +4229,6 @@ e1:
 // func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
 TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00001900, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00003200, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

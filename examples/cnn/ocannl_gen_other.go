@@ -104,14 +104,6 @@ func ocannlMap8AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
 }
 
-// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
-
-// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
-}
-
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -171,9 +163,3 @@ func ocannlMap7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX2 called wi
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap8AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
-
-// ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
-
-// ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
