@@ -79,6 +79,7 @@ type Pool struct {
 	serialUntil  atomic.Int64
 	backoff      atomic.Int64
 	lastStraggle atomic.Int64
+	absent       int // nests in a row the worker took no part of (under mu)
 }
 
 // poolWorker is one worker goroutine's wake-up channel and whether it
@@ -338,6 +339,7 @@ func (p *Pool) enter(want int) Region {
 		return Region{}
 	}
 	p.once.Do(p.start)
+	p.absent = 0 // the workers are just being woken
 	return Region{p: p, threads: threads}
 }
 
@@ -392,6 +394,7 @@ func (r Region) run(t Task, parts int, inRegion bool) {
 	mine := j.work()
 	done := time.Now()
 	p.cur.Store(nil)
+	p.noteParts(mine, parts)
 	if inRegion {
 		var since time.Time
 		for i := 1; j.refs.Load() != 0; i++ {
@@ -424,9 +427,10 @@ func (r Region) run(t Task, parts int, inRegion bool) {
 
 // Straggler back-off: on an oversubscribed machine (more runnable
 // threads than cores) the OS may stop a worker in the middle of a part
-// for milliseconds, and the caller waits for it at the barrier: two
-// threads then run far slower than one. A pool that sees it backs off:
-// its calls run serially for a while, then try the workers again.
+// for milliseconds, and the caller waits for it at the barrier, or not
+// run it at all while it polls: two threads then run slower than one. A
+// pool that sees either backs off: its calls run serially for a while,
+// then try the workers again.
 const (
 	// straggleWait is the least barrier wait taken for a straggler
 	// (also more than two of the caller's parts took).
@@ -437,6 +441,9 @@ const (
 	// DefaultMaxBackoff is the longest back-off unless
 	// Pool.SetStraggleBackoff says otherwise.
 	DefaultMaxBackoff = time.Second
+	// absentNests is how many nests in a row the caller runs every part
+	// of before the pool backs off.
+	absentNests = 8
 )
 
 // SetStraggleBackoff sets the longest time the pool runs calls serially
@@ -467,8 +474,31 @@ func (p *Pool) backingOff() bool {
 // a straggler starts or lengthens a back-off. Only the goroutine holding
 // the workers calls it.
 func (p *Pool) noteWait(wait, part time.Duration) {
+	if wait >= straggleWait && wait >= 2*part {
+		p.backOff()
+	}
+}
+
+// noteParts counts the nests whose parts the caller ran all of (the
+// worker, polling or woken, took none: the OS is not running it);
+// absentNests in a row start or lengthen a back-off. Only the goroutine
+// holding the workers calls it.
+func (p *Pool) noteParts(mine, parts int) {
+	if mine < parts {
+		p.absent = 0
+		return
+	}
+	if p.absent++; p.absent >= absentNests {
+		p.absent = 0
+		p.backOff()
+	}
+}
+
+// backOff starts a back-off, or doubles it when the last one began less
+// than a second ago (up to the limit).
+func (p *Pool) backOff() {
 	limit := p.maxBackoff.Load()
-	if limit <= 0 || wait < straggleWait || wait < 2*part {
+	if limit <= 0 {
 		return
 	}
 	now := p.now()

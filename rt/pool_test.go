@@ -373,3 +373,25 @@ func TestPoolStraggleBackoff(t *testing.T) {
 		t.Fatal("backing off with the back-off turned off")
 	}
 }
+
+// absentNests nests in a row whose parts the caller ran all of (the
+// worker never got a core) back off too; a nest the worker helped with
+// restarts the count.
+func TestPoolAbsentWorkerBackoff(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	for range absentNests - 1 {
+		p.noteParts(8, 8)
+	}
+	p.noteParts(5, 8)
+	for range absentNests - 1 {
+		p.noteParts(8, 8)
+	}
+	if p.backingOff() {
+		t.Fatal("backing off before absentNests nests in a row")
+	}
+	p.noteParts(8, 8)
+	if !p.backingOff() {
+		t.Fatal("not backing off after absentNests nests in a row")
+	}
+}
